@@ -1,0 +1,51 @@
+// Package slices renders a Plan into the files that partition the host:
+// systemd slices, drop-ins, per-partition kubelet, containerd and allocator
+// units, the hugepages oneshot, and (through kubeletgen) each kubelet's
+// KubeletConfiguration. Render is a pure function; `render` and `apply` use
+// the same one.
+package slices
+
+import (
+	"io/fs"
+)
+
+// File is one rendered file. Path is relative to the target root
+// ("etc/systemd/system/node0.slice"), so the same bundle can be written to
+// "/" by apply or to a scratch directory by `render --out`.
+type File struct {
+	Path    string      `json:"path"`
+	Mode    fs.FileMode `json:"mode"`
+	Content []byte      `json:"-"`
+}
+
+// Phase orders unit actions in apply: lower phases start first.
+type Phase int
+
+// Phases, in start order.
+const (
+	PhaseSlice     Phase = iota // nodeX.slice, system.slice locks
+	PhaseHugepages              // the hugepages oneshot
+	PhaseRuntime                // containerd-nodeX.service
+	PhaseAllocator              // numa-allocator@nodeX.service
+	PhaseKubelet                // kubelet-nodeX.service
+)
+
+// Unit is a systemd unit the bundle defines and what apply does with it.
+type Unit struct {
+	Name      string `json:"name"` // "kubelet-node0.service"
+	Phase     Phase  `json:"phase"`
+	Partition string `json:"partition,omitempty"` // "" for host-wide units
+	Enable    bool   `json:"enable"`
+	Start     bool   `json:"start"`
+	// Files are the bundle paths whose change requires a restart of this unit.
+	Files []string `json:"files"`
+}
+
+// Bundle is the whole rendered result.
+type Bundle struct {
+	Files []File `json:"files"` // sorted by Path
+	Units []Unit `json:"units"` // sorted by Phase, then Name
+	// KernelCmdline reserves each node's hugepages at boot without
+	// fragmentation (Linux >= 5.16), for the user's boot loader.
+	KernelCmdline string `json:"kernelCmdline"`
+}
