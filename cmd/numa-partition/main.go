@@ -56,6 +56,8 @@ func newApp() *cli.App {
 			allocationsCommand(),
 			simulateCommand(),
 			versionCommand(),
+			completionCommand(),
+			manCommand(),
 		},
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
