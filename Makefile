@@ -7,7 +7,7 @@ LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK_VERSION := v0.8.2
 DEMO_SYSFS ?= testdata/sysfs/hwloc-32amd64-4s2n4c-cgroup2/sys
 
-.PHONY: build test lint bench demo fuzz e2e clean
+.PHONY: build test lint bench demo fuzz e2e clean generate check-generated deb test-deb
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/numa-partition
@@ -37,3 +37,40 @@ fuzz:
 
 clean:
 	rm -rf bin
+
+# Generated documentation checked into packaging/: the man page and shell
+# completions come from the CLI definitions; `check-generated` (run by CI)
+# fails when they are stale.
+NFPM_VERSION := v2.45.2
+DEB_VERSION = $(shell packaging/deb-version.sh '$(VERSION)')
+GENERATED_DIR := packaging
+
+generate: build
+	$(BIN) man > $(GENERATED_DIR)/man/numa-partition.8
+	$(BIN) completion bash > $(GENERATED_DIR)/completions/numa-partition.bash
+	$(BIN) completion zsh > $(GENERATED_DIR)/completions/_numa-partition
+	$(BIN) completion fish > $(GENERATED_DIR)/completions/numa-partition.fish
+
+check-generated: build
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	$(BIN) man > $$tmp/numa-partition.8; \
+	$(BIN) completion bash > $$tmp/numa-partition.bash; \
+	$(BIN) completion zsh > $$tmp/_numa-partition; \
+	$(BIN) completion fish > $$tmp/numa-partition.fish; \
+	diff -u $(GENERATED_DIR)/man/numa-partition.8 $$tmp/numa-partition.8 && \
+	diff -u $(GENERATED_DIR)/completions/numa-partition.bash $$tmp/numa-partition.bash && \
+	diff -u $(GENERATED_DIR)/completions/_numa-partition $$tmp/_numa-partition && \
+	diff -u $(GENERATED_DIR)/completions/numa-partition.fish $$tmp/numa-partition.fish || \
+	{ echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+
+# Debian package (nfpm from the Go module proxy, pinned).
+deb: build
+	mkdir -p dist
+	gzip -9n < $(GENERATED_DIR)/man/numa-partition.8 > dist/numa-partition.8.gz
+	GOARCH=$$($(GO) env GOARCH) NUMA_PARTITION_VERSION=$(DEB_VERSION) \
+	  $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION) package \
+	  --config packaging/nfpm.yaml --packager deb --target dist/
+
+# Installs the package into a scratch root with dpkg and checks its contents.
+test-deb: deb
+	packaging/test-deb.sh dist/numa-partition_*.deb
