@@ -22,6 +22,15 @@ type Host struct {
 	MemoryNodes bitmask.NodeSet `json:"memoryNodes"`
 	// ExcludedNodes are NUMA nodes left out of every partition on purpose.
 	ExcludedNodes bitmask.NodeSet `json:"excludedNodes"`
+	// OnlineCPUs are every online CPU of the machine: what kubelet (through
+	// cadvisor) counts as capacity, so each kubelet's reservedSystemCPUs is
+	// OnlineCPUs minus its partition's CPUs. Render falls back to the union
+	// of the reserved and partition CPUs when empty.
+	OnlineCPUs bitmask.CPUSet `json:"onlineCPUs"`
+	// ExcludedMemory describes ExcludedNodes like Partition.Memory does:
+	// every kubelet must reserve those nodes' memory entirely, and the
+	// hugepages oneshot sets their page counts too.
+	ExcludedMemory []NodeMemory `json:"excludedMemory,omitempty"`
 }
 
 // Partition is one future Kubernetes Node.
