@@ -1,0 +1,92 @@
+// Package topologymanager merges NUMA topology hints exactly as kubelet 1.37's
+// Topology Manager does (policies none, best-effort, restricted,
+// single-numa-node; options prefer-closest-numa-nodes and
+// max-allowable-numa-nodes), without enumerating the Cartesian product of
+// the providers' hint lists. The layout follows kubelet's
+// pkg/kubelet/cm/topologymanager: one file per policy, the merge in merge.go.
+package topologymanager
+
+import (
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+)
+
+// Hint is kubelet's TopologyHint. A nil Affinity means "don't care" (any
+// NUMA node); a non-nil empty Affinity is a real, impossible affinity.
+type Hint struct {
+	Affinity  *bitmask.NodeSet `json:"affinity"`
+	Preferred bool             `json:"preferred"`
+}
+
+// ProviderHints is one hint provider's answer: resource name -> hints.
+// A nil or empty map means "no preference"; a nil list means "don't care"
+// for that resource; a non-nil empty list means "no possible affinity".
+type ProviderHints map[string][]Hint
+
+// NewHint returns a hint for the given nodes.
+func NewHint(preferred bool, ids ...int) Hint {
+	s := bitmask.NewNodeSet(ids...)
+	return Hint{Affinity: &s, Preferred: preferred}
+}
+
+// DontCare is the hint {nil, preferred}.
+func DontCare(preferred bool) Hint { return Hint{Preferred: preferred} }
+
+// Equal compares two hints, nil affinity distinct from an empty one.
+func (h Hint) Equal(o Hint) bool {
+	if h.Preferred != o.Preferred || (h.Affinity == nil) != (o.Affinity == nil) {
+		return false
+	}
+	return h.Affinity == nil || *h.Affinity == *o.Affinity
+}
+
+// String is "{0-1 preferred}" / "{nil false}" for test failures and logs.
+func (h Hint) String() string {
+	a := "nil"
+	if h.Affinity != nil {
+		a = "[" + h.Affinity.String() + "]"
+	}
+	if h.Preferred {
+		return "{" + a + " preferred}"
+	}
+	return "{" + a + " not-preferred}"
+}
+
+// Flatten turns the providers' answers into one hint list per resource, as
+// kubelet's filterProvidersHints does (semantics 5.1.1). The order of lists
+// does not influence the merge result.
+func Flatten(providers []ProviderHints) [][]Hint {
+	var lists [][]Hint
+	for _, p := range providers {
+		if len(p) == 0 {
+			lists = append(lists, []Hint{DontCare(true)})
+			continue
+		}
+		for _, l := range p {
+			switch {
+			case l == nil:
+				lists = append(lists, []Hint{DontCare(true)})
+			case len(l) == 0:
+				lists = append(lists, []Hint{DontCare(false)})
+			default:
+				lists = append(lists, l)
+			}
+		}
+	}
+	return lists
+}
+
+// filterSingleNUMA keeps, in each list, the preferred hints that are
+// don't-care or exactly one node (semantics 5.1.2).
+func filterSingleNUMA(lists [][]Hint) [][]Hint {
+	out := make([][]Hint, len(lists))
+	for i, l := range lists {
+		kept := make([]Hint, 0, len(l))
+		for _, h := range l {
+			if h.Preferred && (h.Affinity == nil || h.Affinity.Len() == 1) {
+				kept = append(kept, h)
+			}
+		}
+		out[i] = kept
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+package topologymanager
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+)
+
+// Policy names, as in the kubelet configuration (topologyManagerPolicy).
+const (
+	PolicyNone           = "none"
+	PolicyBestEffort     = "best-effort"
+	PolicyRestricted     = "restricted"
+	PolicySingleNUMANode = "single-numa-node"
+)
+
+// Policy option names (topologyManagerPolicyOptions).
+const (
+	OptionPreferClosestNUMANodes = "prefer-closest-numa-nodes"
+	OptionMaxAllowableNUMANodes  = "max-allowable-numa-nodes"
+)
+
+// DefaultMaxAllowableNUMANodes is kubelet's limit without the option.
+const DefaultMaxAllowableNUMANodes = 8
+
+// MaxNUMANodes is this implementation's limit on the nodes of one
+// partition: masks are handled as 64-bit words internally.
+const MaxNUMANodes = 64
+
+// Tie-break strategies between masks of equal size (and equal distance
+// with prefer-closest-numa-nodes).
+const (
+	// TieBreakPack is kubelet's: the numerically lowest mask wins.
+	TieBreakPack = "pack"
+	// TieBreakSpread: the least-loaded mask (Options.Load) wins, then the
+	// numerically lowest. Not a kubelet behaviour.
+	TieBreakSpread = "spread"
+)
+
+// Options configure a Policy.
+type Options struct {
+	Policy string
+	// NUMANodes are the machine's (the partition's) node ids.
+	NUMANodes []int
+	// Distances[i][j] is the SLIT distance; required with PreferClosestNUMANodes.
+	Distances              map[int]map[int]int
+	PreferClosestNUMANodes bool
+	// MaxAllowableNUMANodes: 0 means kubelet's default, 8.
+	MaxAllowableNUMANodes int
+	// TieBreak: "" or TieBreakPack (kubelet), or TieBreakSpread.
+	TieBreak string
+	// Load scores a mask for TieBreakSpread (lower wins); required with it.
+	Load func(bitmask.NodeSet) float64
+}
+
+// Policy merges the providers' hints into the best hint and an admit
+// decision, like kubelet's topologymanager.Policy.
+type Policy interface {
+	Name() string
+	Merge(providers []ProviderHints) (best Hint, admit bool)
+}
+
+// ParsePolicyOptions reads kubelet's topologyManagerPolicyOptions map
+// (semantics 5.1.10): unknown options are errors, booleans are parsed with
+// strconv.ParseBool, max-allowable-numa-nodes must be an integer >= 8.
+func ParsePolicyOptions(opts map[string]string) (preferClosest bool, maxAllowable int, err error) {
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := opts[k]
+		switch k {
+		case OptionPreferClosestNUMANodes:
+			preferClosest, err = strconv.ParseBool(v)
+			if err != nil {
+				return false, 0, fmt.Errorf("topology manager option %s=%q: not a boolean: %w", k, v, err)
+			}
+		case OptionMaxAllowableNUMANodes:
+			maxAllowable, err = strconv.Atoi(v)
+			if err != nil {
+				return false, 0, fmt.Errorf("topology manager option %s=%q: not an integer: %w", k, v, err)
+			}
+			if maxAllowable < DefaultMaxAllowableNUMANodes {
+				return false, 0, fmt.Errorf("topology manager option %s=%d: must be at least %d", k, maxAllowable, DefaultMaxAllowableNUMANodes)
+			}
+		default:
+			return false, 0, fmt.Errorf("unknown topology manager policy option %q (allowed: %s, %s)", k, OptionPreferClosestNUMANodes, OptionMaxAllowableNUMANodes)
+		}
+	}
+	return preferClosest, maxAllowable, nil
+}
+
+// New validates the options and returns the policy (semantics 5.1.10).
+func New(o Options) (Policy, error) {
+	switch o.Policy {
+	case PolicyNone, PolicyBestEffort, PolicyRestricted, PolicySingleNUMANode:
+	default:
+		return nil, fmt.Errorf("topology manager policy %q: allowed are %s, %s, %s, %s", o.Policy, PolicyNone, PolicyBestEffort, PolicyRestricted, PolicySingleNUMANode)
+	}
+	maxAllowable := o.MaxAllowableNUMANodes
+	if maxAllowable == 0 {
+		maxAllowable = DefaultMaxAllowableNUMANodes
+	}
+	if maxAllowable < DefaultMaxAllowableNUMANodes {
+		return nil, fmt.Errorf("topology manager option %s=%d: must be at least %d", OptionMaxAllowableNUMANodes, o.MaxAllowableNUMANodes, DefaultMaxAllowableNUMANodes)
+	}
+	if len(o.NUMANodes) == 0 {
+		return nil, errors.New("topology manager: no NUMA nodes")
+	}
+	if o.Policy == PolicyNone {
+		return nonePolicy{}, nil
+	}
+	if len(o.NUMANodes) > maxAllowable {
+		return nil, fmt.Errorf("topology manager policy %s: unsupported on machines with more than %d NUMA Nodes (%d nodes; raise %s)", o.Policy, maxAllowable, len(o.NUMANodes), OptionMaxAllowableNUMANodes)
+	}
+	m, err := newMerger(o)
+	if err != nil {
+		return nil, err
+	}
+	switch o.Policy {
+	case PolicyBestEffort:
+		return bestEffortPolicy{m}, nil
+	case PolicyRestricted:
+		return restrictedPolicy{m}, nil
+	default:
+		return singleNUMANodePolicy{m}, nil
+	}
+}
