@@ -176,7 +176,10 @@ func newRuntime(c *Config, ex func(key, value, def string) string) Runtime {
 // excluded nodes (every online CPU is the host's or one partition's), and
 // the memory nodes its own processes use.
 func newHost(m *machine, c *Config, reserved bitmask.CPUSet, excluded bitmask.NodeSet, col *collector) Host {
-	h := Host{ReservedCPUs: reserved.Union(m.cpusOf(excluded)), ExcludedNodes: excluded}
+	h := Host{ReservedCPUs: reserved.Union(m.cpusOf(excluded)), ExcludedNodes: excluded, OnlineCPUs: m.online}
+	for _, id := range excluded.IDs() {
+		h.ExcludedMemory = append(h.ExcludedMemory, NodeMemory{Node: id, TotalBytes: m.memory[id], Hugepages: []HugepagePlan{}})
+	}
 	if c.Host.MemoryNodes.Set {
 		nodes := c.Host.MemoryNodes.Nodes
 		switch {
