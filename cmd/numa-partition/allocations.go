@@ -1,18 +1,133 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/partition/allocd"
 )
 
-// allocationsCommand is a placeholder until its issue lands.
+const allocDefaultSocketDir = "/run/numa-partition"
+
+// allocClientFlags are shared by admit, release and allocations: which
+// daemon(s) to talk to.
+func allocClientFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "partition", Aliases: []string{"p"}, Usage: "partition `NAME` (default: every partition / the one matching the pod)"},
+		&cli.StringFlag{Name: "socket-dir", Value: allocDefaultSocketDir, Usage: "`DIR` holding the daemons' NAME.sock sockets"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output format: table or json (same as the global --output)"},
+	}
+}
+
+// allocOutput lets --output follow the command as well as precede it.
+func allocOutput(c *cli.Context) (string, error) {
+	f := c.String("output")
+	if f == "" {
+		lineage := c.Lineage()
+		f = lineage[len(lineage)-1].String("output")
+	}
+	switch f {
+	case "", "table":
+		return "table", nil
+	case "json":
+		return "json", nil
+	}
+	return "", fmt.Errorf("--output %q: allowed are table, json", f)
+}
+
+type allocTarget struct {
+	partition string
+	client    allocd.Client
+}
+
+// allocTargets are the daemons to ask: the one of --partition, or every
+// NAME.sock in --socket-dir.
+func allocTargets(c *cli.Context) ([]allocTarget, error) {
+	dir := c.String("socket-dir")
+	if name := c.String("partition"); name != "" {
+		return []allocTarget{{name, allocd.Client{Socket: filepath.Join(dir, name+".sock")}}}, nil
+	}
+	socks, err := filepath.Glob(filepath.Join(dir, "*.sock"))
+	if err != nil {
+		return nil, err
+	}
+	if len(socks) == 0 {
+		return nil, fmt.Errorf("no allocator daemon sockets in %s: is any partition applied and its allocator running? (numa-partition status)", dir)
+	}
+	sort.Strings(socks)
+	var out []allocTarget
+	for _, s := range socks {
+		out = append(out, allocTarget{strings.TrimSuffix(filepath.Base(s), ".sock"), allocd.Client{Socket: s}})
+	}
+	return out, nil
+}
+
 func allocationsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "allocations",
-		Usage: "not implemented yet",
-		Action: func(*cli.Context) error {
-			return errors.New("allocations: not implemented yet")
+		Usage: "list the pods holding NUMA memory, per partition",
+		Flags: allocClientFlags(),
+		Action: func(c *cli.Context) error {
+			format, err := allocOutput(c)
+			if err != nil {
+				return err
+			}
+			targets, err := allocTargets(c)
+			if err != nil {
+				return err
+			}
+			lists, err := allocCollect(c.Context, targets)
+			if format == "json" {
+				if werr := writeJSON(c.App.Writer, lists); werr != nil {
+					return werr
+				}
+				return err
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "PARTITION\tPOD\tUID\tPINNED\tCONTAINER\tNUMA\tMEMORY")
+			for _, l := range lists {
+				for _, a := range l.Allocations {
+					if len(a.Containers) == 0 {
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t-\t-\t-\n", l.Partition, a.Pod, a.PodUID, a.Pinned)
+					}
+					for _, ctr := range a.Containers {
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", l.Partition, a.Pod, a.PodUID, a.Pinned, ctr.Name, ctr.NUMANodes, allocResourceList(ctr.Memory))
+					}
+				}
+			}
+			if ferr := tw.Flush(); ferr != nil {
+				return ferr
+			}
+			return err
 		},
 	}
+}
+
+// allocCollect asks every target; a daemon that does not answer is reported
+// after the others are listed (exit status 1), not silently skipped.
+func allocCollect(ctx context.Context, targets []allocTarget) ([]allocd.AllocationsResponse, error) {
+	lists := []allocd.AllocationsResponse{}
+	var failed []string
+	for _, t := range targets {
+		l, err := t.client.Allocations(ctx)
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", t.partition, err))
+			continue
+		}
+		lists = append(lists, l)
+	}
+	if len(failed) > 0 {
+		for _, f := range failed {
+			fmt.Fprintln(os.Stderr, "numa-partition: allocations:", f)
+		}
+		return lists, exitError{code: 1, msg: fmt.Sprintf("%d of %d allocator daemons did not answer", len(failed), len(targets))}
+	}
+	return lists, nil
 }

@@ -2,17 +2,153 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/allocd"
 )
 
-// allocatorCommand is a placeholder until its issue lands.
 func allocatorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "allocator",
-		Usage: "not implemented yet",
-		Action: func(*cli.Context) error {
-			return errors.New("allocator: not implemented yet")
+		Usage: "the per-partition memory allocator daemon (runs inside the partition's slice)",
+		Subcommands: []*cli.Command{
+			allocatorServeCommand(),
+			allocatorResetStateCommand(),
 		},
 	}
+}
+
+func allocatorServeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve one partition's allocator API on its Unix socket (systemd Type=notify)",
+		Description: "Restores the partition's checkpoint, then serves /v1/admit, /v1/release/{uid},\n" +
+			"/v1/allocations, /v1/state, /v1/healthz and /metrics over HTTP on a Unix socket.\n" +
+			"The partition's memory comes from --allocator-config, or else from planning\n" +
+			"--config on the machine found under --sysfs. See docs/allocator-daemon.md.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "partition", Required: true, Usage: "partition `NAME` (node0, ...)"},
+			&cli.StringFlag{Name: "socket", Usage: "API socket `PATH` (default /run/numa-partition/NAME.sock)"},
+			&cli.StringFlag{Name: "state-dir", Usage: "checkpoint `DIR` (default /var/lib/numa-partition/NAME)"},
+			&cli.StringFlag{Name: "socket-group", Usage: "`GROUP` (name or gid) allowed on the socket besides root; the socket becomes 0660"},
+			&cli.StringFlag{Name: "metrics-addr", Usage: "also serve /metrics on this loopback `HOST:PORT`"},
+			&cli.StringFlag{Name: "allocator-config", Usage: "JSON `FILE` of the allocator configuration (nodes, policy, scope); bypasses --config"},
+			&cli.StringSliceFlag{Name: "label", Usage: "node label `KEY=VALUE` of the partition, reported to `admit` for nodeSelector matching (repeatable; default: the plan's labels)"},
+			&cli.Int64Flag{Name: "max-request-bytes", Value: allocd.DefaultMaxRequestBytes, Usage: "largest request body accepted"},
+		},
+		Action: func(c *cli.Context) error {
+			name := c.String("partition")
+			opts := allocd.Options{
+				Partition:       name,
+				Socket:          allocStringOr(c.String("socket"), allocd.DefaultSocket(name)),
+				StateDir:        allocStringOr(c.String("state-dir"), allocd.DefaultStateDir(name)),
+				SocketGroup:     c.String("socket-group"),
+				MetricsAddr:     c.String("metrics-addr"),
+				MaxRequestBytes: c.Int64("max-request-bytes"),
+				Version:         currentBuild().Version,
+			}
+			labels, err := allocParseLabels(c.StringSlice("label"))
+			if err != nil {
+				return err
+			}
+			opts.Labels = labels
+			if file := c.String("allocator-config"); file != "" {
+				cfg, err := allocd.ReadConfigFile(file)
+				if err != nil {
+					return err
+				}
+				opts.Config = cfg
+			} else if err := allocConfigFromPlan(c, &opts); err != nil {
+				return err
+			}
+			return allocd.Run(c.Context, opts)
+		},
+	}
+}
+
+// allocConfigFromPlan fills opts from the plan of --config on the machine
+// under --sysfs; explicit flags win over the plan's paths.
+var allocConfigFromPlan = func(c *cli.Context, opts *allocd.Options) error {
+	return errors.New("--allocator-config is required: this build cannot plan the partition from --config yet")
+}
+
+func allocatorResetStateCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "reset-state",
+		Usage: "move a partition's checkpoint aside so its daemon starts with no allocations",
+		Description: "The recovery for a checkpoint the daemon refuses (corrupted, or allocations that no\n" +
+			"longer fit the memory). The daemon must be stopped. The old file is renamed, never\n" +
+			"deleted. Pods still running keep their memory but the allocator forgets it: drain\n" +
+			"the partition's node first, or re-admit its pods afterwards.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "partition", Required: true, Usage: "partition `NAME`"},
+			&cli.StringFlag{Name: "state-dir", Usage: "checkpoint `DIR` (default /var/lib/numa-partition/NAME)"},
+		},
+		Action: func(c *cli.Context) error {
+			dir := allocStringOr(c.String("state-dir"), allocd.DefaultStateDir(c.String("partition")))
+			unlock, err := allocd.LockStateDir(dir)
+			if err != nil {
+				return fmt.Errorf("%w: stop the daemon first (systemctl stop)", err)
+			}
+			defer unlock()
+			path := filepath.Join(dir, allocd.CheckpointName)
+			if _, err := os.Stat(path); err != nil {
+				return fmt.Errorf("nothing to reset: %w", err)
+			}
+			aside := fmt.Sprintf("%s.reset-%s", path, time.Now().UTC().Format("20060102T150405Z"))
+			if err := os.Rename(path, aside); err != nil {
+				return fmt.Errorf("moving checkpoint aside: %w", err)
+			}
+			fmt.Fprintf(c.App.Writer, "moved %s to %s; the daemon will start with no allocations\n", path, aside)
+			return nil
+		},
+	}
+}
+
+func allocStringOr(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
+}
+
+func allocParseLabels(kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--label %q: want KEY=VALUE", kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// allocResourceList formats a container's memory: "memory 1Gi, hugepages-2Mi 512Mi".
+func allocResourceList(m map[allocator.ResourceName]uint64) string {
+	names := make([]string, 0, len(m))
+	for r := range m {
+		names = append(names, string(r))
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, r := range names {
+		parts = append(parts, r+" "+units.FormatBytes(m[allocator.ResourceName(r)]))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
 }

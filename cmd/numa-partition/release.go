@@ -2,17 +2,70 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/partition/allocd"
 )
 
-// releaseCommand is a placeholder until its issue lands.
 func releaseCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "release",
-		Usage: "not implemented yet",
-		Action: func(*cli.Context) error {
-			return errors.New("release: not implemented yet")
+		Name:      "release",
+		Usage:     "free the NUMA memory of a pod by its UID",
+		ArgsUsage: "POD-UID",
+		Description: "Without --partition every partition's daemon is asked; the UID is released where it\n" +
+			"is held. Exit status 1 when no partition holds it.",
+		Flags: allocClientFlags(),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 || c.Args().First() == "" {
+				return fmt.Errorf("release takes exactly one pod UID, got %d arguments", c.NArg())
+			}
+			uid := c.Args().First()
+			format, err := allocOutput(c)
+			if err != nil {
+				return err
+			}
+			targets, err := allocTargets(c)
+			if err != nil {
+				return err
+			}
+			var problems []error
+			for _, t := range targets {
+				resp, err := t.client.Release(c.Context, uid)
+				var apiErr *allocd.APIError
+				if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+					continue
+				}
+				if err != nil {
+					problems = append(problems, fmt.Errorf("%s: %w", t.partition, err))
+					continue
+				}
+				if format == "json" {
+					return writeJSON(c.App.Writer, resp)
+				}
+				fmt.Fprintf(c.App.Writer, "released pod %s in partition %s\n", uid, resp.Partition)
+				return nil
+			}
+			if len(problems) > 0 {
+				return fmt.Errorf("pod %s not released: %w", uid, errors.Join(problems...))
+			}
+			return exitError{code: 1, msg: fmt.Sprintf("pod %s has no allocation in %s", uid, allocTargetNames(targets))}
 		},
 	}
+}
+
+func allocTargetNames(ts []allocTarget) string {
+	if len(ts) == 1 {
+		return "partition " + ts[0].partition
+	}
+	names := ""
+	for i, t := range ts {
+		if i > 0 {
+			names += ", "
+		}
+		names += t.partition
+	}
+	return "any partition (" + names + ")"
 }
