@@ -5,7 +5,11 @@
 // allocator consume as pure input.
 //
 // The JSON form of Topology is the stable output of `numa-partition discover
-// --output json` and is documented in the README.
+// --output json` and is documented in docs/discover.md.
+//
+// Sockets, nodes and cores hold online CPUs only: an offline CPU cannot be
+// put in a cpuset, so planning must not see it. Offline CPUs keep whatever
+// the kernel says about them in Topology.CPUs.
 package numa
 
 import (
@@ -16,7 +20,7 @@ import (
 type Topology struct {
 	Sockets []Socket    `json:"sockets"`
 	Nodes   []Node      `json:"nodes"` // ascending by ID
-	CPUs    []CPU       `json:"cpus"`  // ascending by ID; every possible or present CPU
+	CPUs    []CPU       `json:"cpus"`  // ascending by ID; every present CPU
 	PCI     []PCIDevice `json:"pciDevices"`
 
 	Online   bitmask.CPUSet `json:"online"`
@@ -34,12 +38,13 @@ type Topology struct {
 type Socket struct {
 	ID    int             `json:"id"`
 	Nodes bitmask.NodeSet `json:"nodes"` // NUMA nodes holding this socket's CPUs
-	CPUs  bitmask.CPUSet  `json:"cpus"`
-	Cores []Core          `json:"cores"`
+	CPUs  bitmask.CPUSet  `json:"cpus"`  // online CPUs
+	Cores []Core          `json:"cores"` // ascending by lowest CPU
 }
 
-// Core is a group of SMT siblings (thread_siblings_list). CoreID is the
-// kernel's core_id, which is not unique per socket on every machine.
+// Core is a group of online SMT siblings (thread_siblings_list). CoreID is
+// the kernel's core_id of its lowest CPU, which is not unique per socket on
+// every machine. Node is -1 when no node lists the core's CPUs.
 type Core struct {
 	CoreID int            `json:"coreId"`
 	Socket int            `json:"socket"`
@@ -58,7 +63,8 @@ const (
 	NodeEmpty        NodeKind = "empty"
 )
 
-// Node is one NUMA node.
+// Node is one NUMA node. CPUs are its online CPUs, each CPU in exactly one
+// node; Kind follows from CPUs and MemoryBytes.
 type Node struct {
 	ID          int            `json:"id"`
 	Kind        NodeKind       `json:"kind"`
@@ -66,7 +72,8 @@ type Node struct {
 	MemoryBytes uint64         `json:"memoryBytes"` // MemTotal of node meminfo
 	FreeBytes   uint64         `json:"freeBytes"`   // MemFree of node meminfo
 	Hugepages   []Hugepages    `json:"hugepages"`   // ascending by page size
-	// Distances to every node of Topology.Nodes, in the same order.
+	// Distances to every node of Topology.Nodes, in the same order:
+	// Distances[i] is the distance to Topology.Nodes[i].
 	Distances []int `json:"distances"`
 }
 
@@ -78,8 +85,8 @@ type Hugepages struct {
 	Surplus  uint64 `json:"surplus"`
 }
 
-// CPU is one logical CPU. Offline CPUs have no topology files: their Core,
-// Socket and Node are -1 unless a node's cpulist names them.
+// CPU is one logical CPU. Offline CPUs have no topology files: their Core
+// and Socket are -1, and Node is -1 unless a node's cpulist names them.
 type CPU struct {
 	ID     int  `json:"id"`
 	Core   int  `json:"core"`   // core_id
@@ -89,12 +96,14 @@ type CPU struct {
 }
 
 // PCIDevice is a PCI function and its NUMA locality; Node is -1 when the
-// firmware does not say (most devices on most machines).
+// firmware does not say (most devices on most machines). Class, Vendor and
+// Device are the kernel's hex strings ("0x020000"), empty when the sysfs
+// tree lacks the file (dumps often keep numa_node only).
 type PCIDevice struct {
 	Address string `json:"address"` // 0000:3b:00.0
-	Class   uint32 `json:"class"`   // PCI class code, e.g. 0x020000 Ethernet
-	Vendor  uint16 `json:"vendor"`
-	Device  uint16 `json:"device"`
+	Class   string `json:"class"`   // PCI class code, e.g. 0x020000 Ethernet
+	Vendor  string `json:"vendor"`
+	Device  string `json:"device"`
 	Node    int    `json:"node"`
 }
 

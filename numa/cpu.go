@@ -1,0 +1,166 @@
+package numa
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+)
+
+const cpuDir = "devices/system/cpu"
+
+// cpuSets are the machine-wide CPU sets of devices/system/cpu.
+type cpuSets struct {
+	online, offline, possible, present bitmask.CPUSet
+	dirs                               []int // cpuN directories, ascending
+}
+
+// readCPUSets reads online/offline/possible/present. Old kernels and some
+// snapshot tools have none of them; then the cpuN directories are the
+// present CPUs and cpuN/online (absent for a CPU that cannot be offlined)
+// says which are online. Each assumption is a warning.
+func (f FS) readCPUSets(w *warnings) (cpuSets, error) {
+	var cs cpuSets
+	dirs, ok, err := idDirs(f.path(cpuDir), "cpu", bitmask.MaxCPUs)
+	if err != nil {
+		return cs, err
+	}
+	if !ok || len(dirs) == 0 {
+		return cs, fmt.Errorf("%s: no cpuN directories: %s is not a sysfs root", f.path(cpuDir), f.root)
+	}
+	cs.dirs = dirs
+	fromDirs := bitmask.NewCPUSet(dirs...)
+
+	var found [4]bool
+	for i, item := range []struct {
+		name string
+		set  *bitmask.CPUSet
+	}{{"online", &cs.online}, {"offline", &cs.offline}, {"possible", &cs.possible}, {"present", &cs.present}} {
+		*item.set, found[i], err = f.readCPUList(f.path(cpuDir, item.name))
+		if err != nil {
+			return cs, err
+		}
+	}
+	onlineOK, offlineOK, possibleOK, presentOK := found[0], found[1], found[2], found[3]
+
+	var missing []string
+	if !presentOK {
+		cs.present = fromDirs
+		missing = append(missing, "present (taking the cpuN directories "+fromDirs.String()+")")
+	}
+	if !possibleOK {
+		cs.possible = cs.present
+		missing = append(missing, "possible (taking the present CPUs)")
+	}
+	if !onlineOK {
+		cs.online, err = f.onlineFromDirs(dirs, w)
+		if err != nil {
+			return cs, err
+		}
+		missing = append(missing, "online (taking CPUs whose cpuN/online is absent or 1: "+cs.online.String()+")")
+	}
+	if len(missing) > 0 {
+		w.add("%s: missing %s", cpuDir, strings.Join(missing, "; "))
+	}
+	if !offlineOK {
+		cs.offline = cs.possible.Difference(cs.online)
+	}
+	if beyond := cs.offline.Difference(cs.possible); !beyond.IsEmpty() {
+		w.add("%s/offline names CPUs %s that are not possible (possible: %s)", cpuDir, beyond, cs.possible)
+	}
+	if odd := cs.online.Difference(cs.present); !odd.IsEmpty() {
+		w.add("CPUs %s are online but not present; counting them as present", odd)
+		cs.present = cs.present.Union(odd)
+	}
+	return cs, nil
+}
+
+// onlineFromDirs reads cpuN/online for each CPU directory. The file is
+// absent for CPUs that cannot be offlined (often cpu0); an empty file is
+// what some dump tools leave for a value they could not read. Both count
+// as online, and the empty ones are reported.
+func (f FS) onlineFromDirs(dirs []int, w *warnings) (bitmask.CPUSet, error) {
+	var online, empty []int
+	for _, id := range dirs {
+		path := f.path(cpuDir, "cpu"+strconv.Itoa(id), "online")
+		s, ok, err := f.read(path)
+		if err != nil {
+			return bitmask.CPUSet{}, err
+		}
+		switch {
+		case !ok:
+			online = append(online, id)
+		case s == "":
+			online = append(online, id)
+			empty = append(empty, id)
+		case s == "1":
+			online = append(online, id)
+		case s != "0":
+			return bitmask.CPUSet{}, invalid(path, s, fmt.Errorf("want 0 or 1"))
+		}
+	}
+	if len(empty) > 0 {
+		w.add("cpuN/online is empty for CPUs %s (dump tool could not read it): taking them as online", bitmask.NewCPUSet(empty...))
+	}
+	return bitmask.NewCPUSet(online...), nil
+}
+
+// cpuTopology is what cpuN/topology says about one CPU.
+type cpuTopology struct {
+	pkg, core int
+	siblings  bitmask.CPUSet
+	// hasSiblings is false on kernels without thread_siblings(_list).
+	hasSiblings bool
+}
+
+// readCPUTopology reads cpuN/topology; ok is false when the CPU has none
+// (offline CPUs on current kernels) or lacks package or core id.
+func (f FS) readCPUTopology(id int, w *warnings) (cpuTopology, bool, error) {
+	dir := f.path(cpuDir, "cpu"+strconv.Itoa(id), "topology")
+	var t cpuTopology
+	// physical_package_id is -1 on PowerVM and large and sparse on
+	// Kunpeng and Itanium; any int32 is kept as it is.
+	pkg, pkgOK, err := f.readInt(dir+"/physical_package_id", math.MinInt32, math.MaxInt32)
+	if err != nil {
+		return t, false, err
+	}
+	core, coreOK, err := f.readInt(dir+"/core_id", math.MinInt32, math.MaxInt32)
+	if err != nil {
+		return t, false, err
+	}
+	if !pkgOK || !coreOK {
+		return t, false, nil
+	}
+	t.pkg, t.core = int(pkg), int(core)
+	t.siblings, t.hasSiblings, err = f.readSiblings(dir, w)
+	if err != nil {
+		return t, false, err
+	}
+	if t.hasSiblings && !t.siblings.Has(id) {
+		return t, false, invalid(dir+"/thread_siblings_list", t.siblings.String(), fmt.Errorf("the siblings of cpu%d do not include cpu%d", id, id))
+	}
+	return t, true, nil
+}
+
+// readSiblings reads thread_siblings_list, or the names newer kernels use
+// (core_cpus_list), or the masks of old kernels.
+func (f FS) readSiblings(dir string, w *warnings) (bitmask.CPUSet, bool, error) {
+	for _, names := range [][2]string{
+		{"thread_siblings_list", "thread_siblings"},
+		{"core_cpus_list", "core_cpus"},
+	} {
+		set, ok, mismatch, err := f.readCPUs(dir+"/"+names[0], dir+"/"+names[1])
+		if err != nil {
+			return bitmask.CPUSet{}, false, err
+		}
+		if mismatch != "" {
+			w.add("%s", mismatch)
+		}
+		if ok {
+			return set, true, nil
+		}
+	}
+	return bitmask.CPUSet{}, false, nil
+}

@@ -1,0 +1,158 @@
+package numa
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/numa/units"
+)
+
+const nodeDir = "devices/system/node"
+
+// rawNode is one nodeN directory as read, before CPUs are reconciled
+// across nodes.
+type rawNode struct {
+	id        int
+	cpus      bitmask.CPUSet // as the node lists them, offline CPUs included
+	meminfo   nodeMeminfo    // nil when the file is missing
+	hugepages []Hugepages
+	distances []int // as read; ordered by the kernel's online nodes
+}
+
+// readNodes reads every nodeN directory, ascending by id. ok is false when
+// the kernel has no node directory (CONFIG_NUMA=n) or it has no nodes.
+func (f FS) readNodes(w *warnings) ([]rawNode, bool, error) {
+	ids, ok, err := idDirs(f.path(nodeDir), "node", bitmask.MaxNodes)
+	if err != nil || !ok || len(ids) == 0 {
+		return nil, false, err
+	}
+	nodes := make([]rawNode, 0, len(ids))
+	for _, id := range ids {
+		n, err := f.readNode(id, w)
+		if err != nil {
+			return nil, false, err
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, true, nil
+}
+
+func (f FS) readNode(id int, w *warnings) (rawNode, error) {
+	dir := f.path(nodeDir, "node"+strconv.Itoa(id))
+	n := rawNode{id: id, hugepages: []Hugepages{}}
+
+	cpus, ok, mismatch, err := f.readCPUs(dir+"/cpulist", dir+"/cpumap")
+	if err != nil {
+		return n, err
+	}
+	if mismatch != "" {
+		w.add("%s (the dump was edited)", mismatch)
+	}
+	if !ok {
+		w.add("node%d: neither cpulist nor cpumap exists: the node has no CPUs", id)
+	}
+	n.cpus = cpus
+
+	path := dir + "/meminfo"
+	s, ok, err := f.read(path)
+	if err != nil {
+		return n, err
+	}
+	if ok {
+		if n.meminfo, err = parseNodeMeminfo(id, s); err != nil {
+			return n, invalid(path, s, err)
+		}
+	} else {
+		w.add("node%d: meminfo is missing: memory reported as 0", id)
+	}
+
+	if n.hugepages, err = f.readHugepages(dir + "/hugepages"); err != nil {
+		return n, err
+	}
+
+	path = dir + "/distance"
+	s, ok, err = f.read(path)
+	if err != nil {
+		return n, err
+	}
+	if ok {
+		if n.distances, err = parseDistances(s); err != nil {
+			return n, invalid(path, s, err)
+		}
+	}
+	return n, nil
+}
+
+// parseDistances parses a node's distance line: ACPI SLIT values, 10 for
+// local, at most 255.
+func parseDistances(s string) ([]int, error) {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("empty")
+	}
+	d := make([]int, len(fields))
+	for i, field := range fields {
+		v, err := parseDecimal(field, 0, 255)
+		if err != nil {
+			return nil, fmt.Errorf("distance %q: %w", field, err)
+		}
+		d[i] = int(v)
+	}
+	return d, nil
+}
+
+// readHugepages reads hugepages/hugepages-<size>kB/{nr,free,surplus}_hugepages
+// for every page size the kernel offers on this node, ascending by size.
+func (f FS) readHugepages(dir string) ([]Hugepages, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []Hugepages{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", dir, err)
+	}
+	pages := []Hugepages{}
+	for _, e := range entries {
+		name := e.Name()
+		sizeText, ok := strings.CutPrefix(name, "hugepages-")
+		if !ok {
+			continue
+		}
+		size, err := units.ParseKernelKB(sizeText)
+		if err != nil || size == 0 {
+			return nil, fmt.Errorf("%s: entry %q is not hugepages-<size>kB", dir, name)
+		}
+		h := Hugepages{PageSize: size}
+		for _, v := range []struct {
+			file string
+			dst  *uint64
+		}{{"nr_hugepages", &h.Total}, {"free_hugepages", &h.Free}, {"surplus_hugepages", &h.Surplus}} {
+			path := dir + "/" + name + "/" + v.file
+			n, ok, err := f.readUint(path)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("%s: missing (every hugepages-<size> directory has it)", path)
+			}
+			*v.dst = n
+		}
+		pages = append(pages, h)
+	}
+	slices.SortFunc(pages, func(a, b Hugepages) int {
+		switch {
+		case a.PageSize < b.PageSize:
+			return -1
+		case a.PageSize > b.PageSize:
+			return 1
+		}
+		return 0
+	})
+	return pages, nil
+}
