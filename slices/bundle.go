@@ -48,4 +48,7 @@ type Bundle struct {
 	// KernelCmdline reserves each node's hugepages at boot without
 	// fragmentation (Linux >= 5.16), for the user's boot loader.
 	KernelCmdline string `json:"kernelCmdline"`
+	// Warnings say where the bundle had to compromise (a partition without
+	// host-reserved CPUs, a shared runtime). Never silent.
+	Warnings []string `json:"warnings"`
 }

@@ -1,0 +1,233 @@
+package kubeletgen
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition"
+)
+
+// How each kubelet ends up offering exactly its partition.
+//
+// kubelet (through cadvisor) sees the whole machine: every online CPU,
+// every NUMA node, MemTotal and every hugepage. What it offers is
+//
+//	allocatable.cpu    = |online CPUs| − |reservedSystemCPUs|
+//	                     (reservedSystemCPUs replaces the cpu of
+//	                     systemReserved and kubeReserved)
+//	allocatable.memory = MemTotal − Σ hugepages − (kubeReserved +
+//	                     systemReserved + evictionHard)
+//
+// and the Static memory manager builds, per NUMA node n,
+//
+//	allocatable(n) = total(n) − reservedMemory(n) − hugepages(n)
+//
+// insisting that Σ_n reservedMemory(n) = kubeReserved + systemReserved +
+// evictionHard for each memory type. So, for partition p:
+//
+//   - reservedSystemCPUs = online − p.CPUs: the other partitions' CPUs, the
+//     host's and p's own host-reserved ones. allocatable.cpu = |p.CPUs|.
+//   - reservedMemory(n) = total(n) − hugepages(n) on every foreign node
+//     (the whole node: the memory manager subtracts hugepages itself, so
+//     reserving total(n) would underflow its uint64 table), and
+//     p.Memory[n].ReservedBytes on p's own nodes. Every foreign node ends
+//     with allocatable 0, every own node with total − hugepages − reserved.
+//   - R = Σ_n reservedMemory(n); kubeReserved and evictionHard are the
+//     plan's, systemReserved = R − kubeReserved − evictionHard: the
+//     foreign nodes are "system" memory as far as this kubelet knows.
+//     Then allocatable.memory = Σ_{n∈p} (total(n) − hugepages(n) −
+//     reserved(n)): p's share, and the memory manager agrees node by node.
+//
+// Hugepages cannot be reserved: kubelet accepts only cpu, memory,
+// ephemeral-storage and pid in systemReserved/kubeReserved, and a
+// hugepages-<size> reservedMemory entry must add up to their (zero)
+// hugepages value. Every Node therefore reports the machine's hugepages as
+// capacity; the memory manager still pins a Guaranteed pod's hugepages to
+// the node that holds its memory, and only p's nodes have memory for it.
+
+// onlineCPUs are the CPUs kubelet counts as capacity. Plans made before
+// Host.OnlineCPUs existed still carry every online CPU in the reserved and
+// partition sets (except on excluded nodes, which such plans cannot have).
+func onlineCPUs(plan *partition.Plan) bitmask.CPUSet {
+	if !plan.Host.OnlineCPUs.IsEmpty() {
+		return plan.Host.OnlineCPUs
+	}
+	all := plan.Host.ReservedCPUs
+	for _, p := range plan.Partitions {
+		all = all.Union(p.CPUs).Union(p.HostReservedCPUs)
+	}
+	return all
+}
+
+// ReservedSystemCPUs is every online CPU that is not one of p's pod CPUs.
+func ReservedSystemCPUs(plan *partition.Plan, p *partition.Partition) (bitmask.CPUSet, error) {
+	online := onlineCPUs(plan)
+	if p.CPUs.IsEmpty() {
+		return bitmask.CPUSet{}, fmt.Errorf("partition %s has no CPUs for pods: kubelet's static CPU manager needs at least one", p.Name)
+	}
+	if extra := p.CPUs.Difference(online); !extra.IsEmpty() {
+		return bitmask.CPUSet{}, fmt.Errorf("partition %s: CPUs %s are not online (online: %s); kubelet refuses reservedSystemCPUs outside the online set", p.Name, extra, online)
+	}
+	reserved := online.Difference(p.CPUs)
+	if reserved.IsEmpty() {
+		// Static policy refuses a zero reservation: the shared pool could
+		// be emptied.
+		return bitmask.CPUSet{}, fmt.Errorf("partition %s holds every online CPU (%s): the static CPU manager needs at least one reserved CPU; reserve one for the host", p.Name, online)
+	}
+	return reserved, nil
+}
+
+// machineMemory is every NUMA node's memory as the plan describes it:
+// the partitions' nodes and the excluded ones, ascending by node.
+func machineMemory(plan *partition.Plan) ([]partition.NodeMemory, error) {
+	var all []partition.NodeMemory
+	seen := map[int]string{}
+	add := func(owner string, ms []partition.NodeMemory) error {
+		for _, m := range ms {
+			if prev, ok := seen[m.Node]; ok {
+				return fmt.Errorf("NUMA node %d is described twice (%s and %s)", m.Node, prev, owner)
+			}
+			seen[m.Node] = owner
+			all = append(all, m)
+		}
+		return nil
+	}
+	for _, p := range plan.Partitions {
+		if err := add("partition "+p.Name, p.Memory); err != nil {
+			return nil, err
+		}
+		for _, id := range p.Nodes.IDs() {
+			if _, ok := seen[id]; !ok {
+				return nil, fmt.Errorf("partition %s: NUMA node %d has no memory description", p.Name, id)
+			}
+		}
+	}
+	if err := add("host.excludedMemory", plan.Host.ExcludedMemory); err != nil {
+		return nil, err
+	}
+	for _, id := range plan.Host.ExcludedNodes.IDs() {
+		if _, ok := seen[id]; !ok {
+			return nil, fmt.Errorf("excluded NUMA node %d has no memory description in host.excludedMemory: every kubelet must reserve it whole", id)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Node < all[j].Node })
+	return all, nil
+}
+
+// HugepageBytes is the memory a node's planned hugepages take.
+func HugepageBytes(m partition.NodeMemory) uint64 {
+	var sum uint64
+	for _, h := range m.Hugepages {
+		sum += h.PageSize * h.Count
+	}
+	return sum
+}
+
+// NodeReservation is reservedMemory for one NUMA node of one kubelet.
+type NodeReservation struct {
+	Node   int
+	Bytes  uint64
+	Own    bool // the node belongs to the partition
+	// Allocatable is what the memory manager offers on the node:
+	// total − hugepages − Bytes (0 on every foreign node).
+	Allocatable uint64
+}
+
+// ReservedMemory derives each node's reservedMemory "memory" value for
+// partition p (see the derivation above), ascending by node, and its sum.
+// Nodes whose reservation is 0 are left out: kubelet's docs ask not to
+// list zero limits.
+func ReservedMemory(plan *partition.Plan, p *partition.Partition) ([]NodeReservation, uint64, error) {
+	all, err := machineMemory(plan)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []NodeReservation
+	var sum uint64
+	for _, m := range all {
+		huge := HugepageBytes(m)
+		if huge > m.TotalBytes {
+			return nil, 0, fmt.Errorf("NUMA node %d: planned hugepages (%d bytes) exceed its memory (%d bytes)", m.Node, huge, m.TotalBytes)
+		}
+		r := NodeReservation{Node: m.Node, Own: p.Nodes.Has(m.Node)}
+		if r.Own {
+			if m.ReservedBytes > m.TotalBytes-huge {
+				return nil, 0, fmt.Errorf("partition %s, NUMA node %d: reserved memory %d bytes exceeds what hugepages leave (%d bytes)", p.Name, m.Node, m.ReservedBytes, m.TotalBytes-huge)
+			}
+			r.Bytes = m.ReservedBytes
+		} else {
+			r.Bytes = m.TotalBytes - huge
+		}
+		r.Allocatable = m.TotalBytes - huge - r.Bytes
+		if r.Bytes > 0 {
+			out = append(out, r)
+		}
+		sum += r.Bytes
+	}
+	return out, sum, nil
+}
+
+// MemoryReservations splits the total reservation R into kubeReserved,
+// systemReserved and evictionHard (bytes): kubeReserved and evictionHard
+// as planned, systemReserved takes the rest, foreign nodes included.
+func MemoryReservations(p *partition.Partition, total uint64) (kube, system, eviction uint64, err error) {
+	kube, eviction = p.Kubelet.KubeReservedMemory, p.Kubelet.EvictionHardMemory
+	if total < kube+eviction {
+		return 0, 0, 0, fmt.Errorf("partition %s: its nodes' reserved memory plus the foreign nodes (%d bytes) is less than kubeReserved + evictionHard (%d + %d bytes); raise the nodes' reservation", p.Name, total, kube, eviction)
+	}
+	return kube, total - kube - eviction, eviction, nil
+}
+
+// CPUManagerPolicyOptions are the plan's options plus
+// strict-cpu-reservation, without which best-effort and burstable pods get
+// the reserved CPUs too, i.e. the other partitions' CPUs, and fail to
+// start with "permission denied" from the cgroup cpuset.
+func CPUManagerPolicyOptions(p *partition.Partition) (map[string]string, error) {
+	out := map[string]string{}
+	for k, v := range p.Kubelet.CPUManagerPolicyOptions {
+		out[k] = v
+	}
+	if p.Kubelet.CPUManagerPolicy != "static" {
+		return out, nil
+	}
+	if v, ok := out["strict-cpu-reservation"]; ok && v != "true" {
+		return nil, fmt.Errorf("partition %s: cpuManagerPolicyOptions strict-cpu-reservation=%q: it must be \"true\" (the reserved CPUs are the other partitions')", p.Name, v)
+	}
+	out["strict-cpu-reservation"] = "true"
+	return out, nil
+}
+
+// maxDefaultNUMANodes is kubelet's maxAllowableNUMANodes.
+const maxDefaultNUMANodes = 8
+
+// TopologyManagerPolicyOptions are the plan's options plus
+// max-allowable-numa-nodes when the machine has more NUMA nodes than
+// kubelet's default limit of 8: kubelet counts the whole machine's nodes,
+// not the partition's, and refuses to start otherwise.
+func TopologyManagerPolicyOptions(plan *partition.Plan, p *partition.Partition) (map[string]string, error) {
+	out := map[string]string{}
+	for k, v := range p.Kubelet.TopologyManagerOptions {
+		out[k] = v
+	}
+	if p.Kubelet.TopologyManagerPolicy == "none" || p.Kubelet.TopologyManagerPolicy == "" {
+		return out, nil
+	}
+	nodes := plan.Host.ExcludedNodes
+	for _, q := range plan.Partitions {
+		nodes = nodes.Union(q.Nodes)
+	}
+	if nodes.Len() <= maxDefaultNUMANodes {
+		return out, nil
+	}
+	if v, ok := out["max-allowable-numa-nodes"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < nodes.Len() {
+			return nil, fmt.Errorf("partition %s: topologyManagerPolicyOptions max-allowable-numa-nodes=%q: the machine has %d NUMA nodes, use at least that", p.Name, v, nodes.Len())
+		}
+		return out, nil
+	}
+	out["max-allowable-numa-nodes"] = strconv.Itoa(nodes.Len())
+	return out, nil
+}

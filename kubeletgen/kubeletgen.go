@@ -1,0 +1,198 @@
+// Package kubeletgen builds each partition's KubeletConfiguration with the
+// official k8s.io/kubelet/config/v1beta1 types. derive.go holds the
+// arithmetic that makes every kubelet offer exactly its partition; this
+// file places the results and the plan's per-instance settings.
+package kubeletgen
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition"
+)
+
+// ClientCAFile is where kubeadm puts the cluster CA; kubelet needs it to
+// accept the API server's client certificate (logs, exec, port-forward).
+const ClientCAFile = "/etc/kubernetes/pki/ca.crt"
+
+// Config builds partition p's KubeletConfiguration.
+func Config(plan *partition.Plan, p *partition.Partition) (*kubeletv1beta1.KubeletConfiguration, error) {
+	k := &p.Kubelet
+	if want := "/" + p.Slice; k.CgroupRoot != want {
+		return nil, fmt.Errorf("partition %s: kubelet cgroupRoot %q must be %q: its pods must nest in the partition's slice", p.Name, k.CgroupRoot, want)
+	}
+	if k.Port <= 0 || k.Port > 65535 || k.HealthzPort <= 0 || k.HealthzPort > 65535 || k.ReadOnlyPort < 0 || k.ReadOnlyPort > 65535 {
+		return nil, fmt.Errorf("partition %s: kubelet ports port=%d healthzPort=%d readOnlyPort=%d: allowed are 1-65535 (readOnlyPort 0 = off)", p.Name, k.Port, k.HealthzPort, k.ReadOnlyPort)
+	}
+	if p.Runtime.Endpoint == "" {
+		return nil, fmt.Errorf("partition %s: runtime endpoint is empty", p.Name)
+	}
+
+	c := &kubeletv1beta1.KubeletConfiguration{}
+	c.Kind = "KubeletConfiguration"
+	c.APIVersion = kubeletv1beta1.SchemeGroupVersion.String()
+
+	// Instance identity: what must differ between sibling kubelets.
+	c.CgroupDriver = "systemd"
+	c.CgroupRoot = k.CgroupRoot
+	c.CgroupsPerQOS = ptr(true)
+	c.Port = int32(k.Port)
+	c.HealthzPort = ptr(int32(k.HealthzPort))
+	c.HealthzBindAddress = "127.0.0.1"
+	c.ReadOnlyPort = int32(k.ReadOnlyPort)
+	c.ContainerRuntimeEndpoint = p.Runtime.Endpoint
+	c.StaticPodPath = k.StaticPodPath
+	c.PodLogsDir = k.PodLogsDir
+	if k.MaxPods > 0 {
+		c.MaxPods = int32(k.MaxPods)
+	}
+	taints, err := Taints(p.Taints)
+	if err != nil {
+		return nil, fmt.Errorf("partition %s: %w", p.Name, err)
+	}
+	c.RegisterWithTaints = taints
+
+	// Secure serving as kubeadm sets it up.
+	c.Authentication.Anonymous.Enabled = ptr(false)
+	c.Authentication.Webhook.Enabled = ptr(true)
+	c.Authentication.X509.ClientCAFile = ClientCAFile
+	c.Authorization.Mode = kubeletv1beta1.KubeletAuthorizationModeWebhook
+	c.RotateCertificates = true
+
+	// CPUs.
+	c.CPUManagerPolicy = k.CPUManagerPolicy
+	reservedCPUs, err := ReservedSystemCPUs(plan, p)
+	if err != nil {
+		return nil, err
+	}
+	c.ReservedSystemCPUs = reservedCPUs.String()
+	if c.CPUManagerPolicyOptions, err = CPUManagerPolicyOptions(p); err != nil {
+		return nil, err
+	}
+
+	// Memory.
+	nodes, total, err := ReservedMemory(plan, p)
+	if err != nil {
+		return nil, err
+	}
+	kube, system, eviction, err := MemoryReservations(p, total)
+	if err != nil {
+		return nil, err
+	}
+	c.KubeReserved = map[string]string{"memory": units.FormatBytes(kube)}
+	c.SystemReserved = map[string]string{"memory": units.FormatBytes(system)}
+	c.EvictionHard = map[string]string{"memory.available": units.FormatBytes(eviction)}
+	// Without this, naming one hard threshold drops kubelet's other
+	// defaults (nodefs, imagefs).
+	c.MergeDefaultEvictionSettings = ptr(true)
+	c.EnforceNodeAllocatable = []string{"pods"}
+	c.MemoryManagerPolicy = k.MemoryManagerPolicy
+	if k.MemoryManagerPolicy == "Static" {
+		for _, n := range nodes {
+			c.ReservedMemory = append(c.ReservedMemory, kubeletv1beta1.MemoryReservation{
+				NumaNode: int32(n.Node),
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(int64(n.Bytes), resource.BinarySI)},
+			})
+		}
+	}
+
+	// Topology.
+	c.TopologyManagerPolicy = k.TopologyManagerPolicy
+	c.TopologyManagerScope = k.TopologyManagerScope
+	if c.TopologyManagerPolicyOptions, err = TopologyManagerPolicyOptions(plan, p); err != nil {
+		return nil, err
+	}
+	if len(c.TopologyManagerPolicyOptions) == 0 {
+		c.TopologyManagerPolicyOptions = nil
+	}
+	if len(c.CPUManagerPolicyOptions) == 0 {
+		c.CPUManagerPolicyOptions = nil
+	}
+	return c, nil
+}
+
+// Taints parses the plan's "key=value:Effect" (or "key:Effect") taints.
+func Taints(specs []string) ([]corev1.Taint, error) {
+	var out []corev1.Taint
+	for _, s := range specs {
+		kv, effect, ok := strings.Cut(s, ":")
+		if !ok {
+			return nil, fmt.Errorf("taint %q: want key=value:Effect", s)
+		}
+		switch corev1.TaintEffect(effect) {
+		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		default:
+			return nil, fmt.Errorf("taint %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", s, effect)
+		}
+		key, value, _ := strings.Cut(kv, "=")
+		if key == "" {
+			return nil, fmt.Errorf("taint %q: empty key", s)
+		}
+		out = append(out, corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)})
+	}
+	return out, nil
+}
+
+// Marshal writes c as YAML with a header naming the partition, leaving
+// out the zero values the v1beta1 types would otherwise spell out
+// ("syncFrequency: 0s"), so the file shows only what was decided.
+func Marshal(partitionName string, c *kubeletv1beta1.KubeletConfiguration) ([]byte, error) {
+	raw, err := yaml.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encoding KubeletConfiguration of %s: %w", partitionName, err)
+	}
+	var tree map[string]any
+	if err := yaml.Unmarshal(raw, &tree); err != nil {
+		return nil, fmt.Errorf("re-reading KubeletConfiguration of %s: %w", partitionName, err)
+	}
+	// logging is never set here; its zero value is all "0".
+	delete(tree, "logging")
+	pruneZero(tree)
+	body, err := yaml.Marshal(tree)
+	if err != nil {
+		return nil, fmt.Errorf("encoding KubeletConfiguration of %s: %w", partitionName, err)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# KubeletConfiguration of numa-partition %s, rendered by numa-partition;\n", partitionName)
+	b.WriteString("# `numa-partition apply` overwrites this file. See docs/render.md for the\n")
+	b.WriteString("# derivation of reservedSystemCPUs, reservedMemory and the reservations.\n")
+	b.Write(body)
+	return b.Bytes(), nil
+}
+
+// pruneZero removes zero durations, empty strings and maps left empty.
+// Numbers are kept: every number this package sets means something.
+func pruneZero(m map[string]any) {
+	for k, v := range m {
+		switch x := v.(type) {
+		case string:
+			if x == "" || x == "0s" {
+				delete(m, k)
+			}
+		case map[string]any:
+			pruneZero(x)
+			if len(x) == 0 {
+				delete(m, k)
+			}
+		}
+	}
+}
+
+// Unmarshal decodes a rendered file strictly with the official types:
+// an unknown or misspelt field is an error.
+func Unmarshal(b []byte) (*kubeletv1beta1.KubeletConfiguration, error) {
+	c := &kubeletv1beta1.KubeletConfiguration{}
+	if err := yaml.UnmarshalStrict(b, c); err != nil {
+		return nil, fmt.Errorf("decoding KubeletConfiguration: %w", err)
+	}
+	return c, nil
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,149 @@
+package slices
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition"
+)
+
+// HugepageSpec is one node's pool of one page size: what
+// `numa-partition hugepages apply` sets, written NODE:SIZE=COUNT
+// ("1:1Gi=4").
+type HugepageSpec struct {
+	Node     int
+	PageSize uint64 // bytes
+	Count    uint64
+}
+
+func (s HugepageSpec) String() string {
+	return fmt.Sprintf("%d:%s=%d", s.Node, units.FormatBytes(s.PageSize), s.Count)
+}
+
+// ParseHugepageSpec reads NODE:SIZE=COUNT back.
+func ParseHugepageSpec(s string) (HugepageSpec, error) {
+	node, rest, ok := strings.Cut(s, ":")
+	size, count, ok2 := strings.Cut(rest, "=")
+	if !ok || !ok2 {
+		return HugepageSpec{}, fmt.Errorf("hugepage spec %q: want NODE:SIZE=COUNT, e.g. 1:1Gi=4", s)
+	}
+	n, err := strconv.Atoi(node)
+	if err != nil || n < 0 || node[0] == '+' {
+		return HugepageSpec{}, fmt.Errorf("hugepage spec %q: node %q is not a NUMA node id", s, node)
+	}
+	ps, err := units.ParseBytes(size)
+	if err != nil || ps == 0 || ps&(ps-1) != 0 {
+		return HugepageSpec{}, fmt.Errorf("hugepage spec %q: page size %q is not a power of two like 2Mi or 1Gi", s, size)
+	}
+	c, err := strconv.ParseUint(count, 10, 64)
+	if err != nil || count[0] == '+' {
+		return HugepageSpec{}, fmt.Errorf("hugepage spec %q: count %q is not a number of pages", s, count)
+	}
+	return HugepageSpec{Node: n, PageSize: ps, Count: c}, nil
+}
+
+// hugepagePlan lists every planned pool, the partitions' nodes and the
+// excluded ones, zero counts included (a zero frees a pool the memory
+// manager would otherwise count wrong).
+func hugepagePlan(plan *partition.Plan) ([]HugepageSpec, error) {
+	var out []HugepageSpec
+	seen := map[[2]uint64]bool{}
+	add := func(ms []partition.NodeMemory) error {
+		for _, m := range ms {
+			for _, h := range m.Hugepages {
+				key := [2]uint64{uint64(m.Node), h.PageSize}
+				if seen[key] {
+					return fmt.Errorf("NUMA node %d: hugepages of %s are planned twice", m.Node, units.FormatBytes(h.PageSize))
+				}
+				seen[key] = true
+				out = append(out, HugepageSpec{Node: m.Node, PageSize: h.PageSize, Count: h.Count})
+			}
+		}
+		return nil
+	}
+	for _, p := range plan.Partitions {
+		if err := add(p.Memory); err != nil {
+			return nil, err
+		}
+	}
+	if err := add(plan.Host.ExcludedMemory); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// HugepageSpecs are the oneshot's arguments, largest pages first: 1 GiB
+// pages need contiguous memory, so they are taken before 2 MiB pages
+// fragment it. Within a size, ascending by node.
+func HugepageSpecs(plan *partition.Plan) ([]string, error) {
+	specs, err := hugepagePlan(plan)
+	if err != nil {
+		return nil, err
+	}
+	SortForAllocation(specs)
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.String()
+	}
+	return out, nil
+}
+
+// SortForAllocation orders specs largest page size first, then by node.
+func SortForAllocation(specs []HugepageSpec) {
+	sort.Slice(specs, func(i, j int) bool {
+		if specs[i].PageSize != specs[j].PageSize {
+			return specs[i].PageSize > specs[j].PageSize
+		}
+		return specs[i].Node < specs[j].Node
+	})
+}
+
+// KernelCmdline reserves the planned pages per node at boot, before memory
+// fragments (per-node syntax: Linux >= 5.16):
+// "hugepagesz=2M hugepages=0:512,1:512 hugepagesz=1G hugepages=0:4,1:4".
+// Sizes ascend; nodes with no pages are left out. Empty when nothing is
+// planned. The error of an inconsistent plan is reported by Render.
+func KernelCmdline(plan *partition.Plan) string {
+	specs, err := hugepagePlan(plan)
+	if err != nil {
+		return ""
+	}
+	bySize := map[uint64][]string{}
+	var sizes []uint64
+	sort.Slice(specs, func(i, j int) bool {
+		if specs[i].PageSize != specs[j].PageSize {
+			return specs[i].PageSize < specs[j].PageSize
+		}
+		return specs[i].Node < specs[j].Node
+	})
+	for _, s := range specs {
+		if s.Count == 0 {
+			continue
+		}
+		if _, ok := bySize[s.PageSize]; !ok {
+			sizes = append(sizes, s.PageSize)
+		}
+		bySize[s.PageSize] = append(bySize[s.PageSize], fmt.Sprintf("%d:%d", s.Node, s.Count))
+	}
+	var parts []string
+	for _, size := range sizes {
+		parts = append(parts, "hugepagesz="+kernelSize(size)+" hugepages="+strings.Join(bySize[size], ","))
+	}
+	return strings.Join(parts, " ")
+}
+
+// kernelSize spells a page size the way the kernel's memparse reads it.
+func kernelSize(b uint64) string {
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"G", 30}, {"M", 20}, {"K", 10}} {
+		if b%(1<<u.shift) == 0 {
+			return strconv.FormatUint(b>>u.shift, 10) + u.suffix
+		}
+	}
+	return strconv.FormatUint(b, 10)
+}

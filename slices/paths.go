@@ -1,0 +1,65 @@
+package slices
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Where rendered files go, relative to the target root.
+const (
+	unitDir = "etc/systemd/system"
+	// dropInName sorts after distribution drop-ins (10-…) and before the
+	// user's own (60-local.conf), which therefore win.
+	dropInName = "50-numa-partition.conf"
+	// PlanPath keeps the plan the bundle was rendered from, for status and
+	// remove to compare against.
+	PlanPath = "etc/numa-partition/plan.json"
+
+	// HugepagesUnit allocates every node's hugepages before any kubelet.
+	HugepagesUnit = "numa-partition-hugepages.service"
+	// AllocatorTemplate is the allocator's template unit.
+	AllocatorTemplate = "numa-allocator@.service"
+)
+
+// hostUnits are the units outside the partitions whose CPUs and memory
+// nodes are locked to the host's: every process systemd starts outside a
+// partition lives in one of them.
+var hostUnits = []struct{ name, section string }{
+	{"init.scope", "Scope"},
+	{"machine.slice", "Slice"},
+	{"system.slice", "Slice"},
+	{"user.slice", "Slice"},
+}
+
+// Unit names of a partition.
+func kubeletUnit(name string) string    { return "kubelet-" + name + ".service" }
+func containerdUnit(name string) string { return "containerd-" + name + ".service" }
+func allocatorUnit(name string) string  { return "numa-allocator@" + name + ".service" }
+
+func unitPath(unit string) string         { return unitDir + "/" + unit }
+func dropInPath(unit string) string       { return unitDir + "/" + unit + ".d/" + dropInName }
+func rootRelative(abs string) string      { return strings.TrimPrefix(abs, "/") }
+func isCleanAbs(p string) bool            { return strings.HasPrefix(p, "/") && path.Clean(p) == p && p != "/" }
+func quoteless(s string) bool             { return safeArg.MatchString(s) }
+func unitSafe(s string) bool              { return s != "" && safeArg.MatchString(s) }
+func describe(field, value string) string { return fmt.Sprintf("%s %q", field, value) }
+
+// safeArg is what rendered command lines accept unquoted: no whitespace,
+// no quotes, no '$' (expansion), '%' (systemd specifiers), '\' or ';'. It
+// covers paths, flags, label and taint syntax.
+var safeArg = regexp.MustCompile(`^[A-Za-z0-9._/:=,@+\-]+$`)
+
+// partitionName is what a partition may be called: it becomes a slice
+// name, where '-' means nesting, and a kubelet cgroup name, where kubelet
+// forbids '_'.
+var partitionName = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+
+// absPath checks a plan path that becomes a file or a unit setting.
+func absPath(field, p string) error {
+	if !isCleanAbs(p) || !quoteless(p) {
+		return fmt.Errorf("%s: want a clean absolute path of letters, digits and ._-/+@:=,", describe(field, p))
+	}
+	return nil
+}

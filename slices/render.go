@@ -1,0 +1,464 @@
+package slices
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/numa-partition/numa-partition/kubeletgen"
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/templates"
+)
+
+// Options are the few things a bundle needs that are not in the plan:
+// where numa-partition itself and its config live on the target host.
+type Options struct {
+	// Binary is numa-partition's path on the target host, for the units
+	// that run it (the allocators and the hugepages oneshot).
+	Binary string
+	// ConfigPath is the config the allocators read.
+	ConfigPath string
+}
+
+// Defaults for Options.
+const (
+	DefaultBinary     = "/usr/local/bin/numa-partition"
+	DefaultConfigPath = "/etc/numa-partition/config.toml"
+)
+
+// DefaultOptions are the paths `make install` and the docs use.
+func DefaultOptions() Options {
+	return Options{Binary: DefaultBinary, ConfigPath: DefaultConfigPath}
+}
+
+// Render renders plan with DefaultOptions.
+func Render(plan partition.Plan) (Bundle, error) {
+	return RenderWith(plan, DefaultOptions())
+}
+
+// RenderWith turns a plan into the files that partition the host. It is a
+// pure function: same plan and options, byte-identical bundle.
+func RenderWith(plan partition.Plan, opt Options) (Bundle, error) {
+	if err := absPath("binary", opt.Binary); err != nil {
+		return Bundle{}, err
+	}
+	if err := absPath("config path", opt.ConfigPath); err != nil {
+		return Bundle{}, err
+	}
+	if err := checkPartitions(&plan); err != nil {
+		return Bundle{}, err
+	}
+	r := renderer{plan: &plan, opt: opt, files: map[string]File{}}
+	if err := r.host(); err != nil {
+		return Bundle{}, err
+	}
+	for i := range plan.Partitions {
+		if err := r.partition(&plan.Partitions[i]); err != nil {
+			return Bundle{}, fmt.Errorf("partition %s: %w", plan.Partitions[i].Name, err)
+		}
+	}
+	if err := r.allocatorTemplate(); err != nil {
+		return Bundle{}, err
+	}
+	if err := r.hugepages(); err != nil {
+		return Bundle{}, err
+	}
+	planJSON, err := json.MarshalIndent(plan, "", "  ")
+	if err != nil {
+		return Bundle{}, fmt.Errorf("encoding the plan: %w", err)
+	}
+	if err := r.add(PlanPath, append(planJSON, '\n')); err != nil {
+		return Bundle{}, err
+	}
+	return r.bundle(), nil
+}
+
+// checkPartitions refuses plans whose names or paths cannot become units.
+func checkPartitions(plan *partition.Plan) error {
+	if len(plan.Partitions) == 0 {
+		return fmt.Errorf("the plan has no partitions: nothing to render")
+	}
+	seen := map[string]bool{}
+	for _, p := range plan.Partitions {
+		if !partitionName.MatchString(p.Name) {
+			return fmt.Errorf("partition name %q: use lower-case letters and digits, starting with a letter (systemd reads '-' as slice nesting and kubelet forbids '_')", p.Name)
+		}
+		if seen[p.Name] {
+			return fmt.Errorf("partition name %q is used twice", p.Name)
+		}
+		seen[p.Name] = true
+		if p.Slice != p.Name+".slice" {
+			return fmt.Errorf("partition %s: slice %q must be %q", p.Name, p.Slice, p.Name+".slice")
+		}
+		if p.Nodes.Len() == 0 {
+			return fmt.Errorf("partition %s has no NUMA nodes", p.Name)
+		}
+	}
+	return nil
+}
+
+type renderer struct {
+	plan     *partition.Plan
+	opt      Options
+	files    map[string]File
+	units    []Unit
+	warnings []string
+}
+
+func (r *renderer) add(path string, content []byte) error {
+	if _, dup := r.files[path]; dup {
+		return fmt.Errorf("two rendered files share the path /%s", path)
+	}
+	r.files[path] = File{Path: path, Mode: 0o644, Content: content}
+	return nil
+}
+
+func (r *renderer) template(path, name string, data any) error {
+	b, err := templates.Execute(name, data)
+	if err != nil {
+		return err
+	}
+	return r.add(path, b)
+}
+
+func (r *renderer) bundle() Bundle {
+	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings}
+	for _, f := range r.files {
+		b.Files = append(b.Files, f)
+	}
+	sort.Slice(b.Files, func(i, j int) bool { return b.Files[i].Path < b.Files[j].Path })
+	b.Units = r.units
+	for i := range b.Units {
+		sort.Strings(b.Units[i].Files)
+	}
+	sort.SliceStable(b.Units, func(i, j int) bool {
+		if b.Units[i].Phase != b.Units[j].Phase {
+			return b.Units[i].Phase < b.Units[j].Phase
+		}
+		return b.Units[i].Name < b.Units[j].Name
+	})
+	return b
+}
+
+// host locks everything outside the partitions to the host's CPUs and
+// memory nodes.
+func (r *renderer) host() error {
+	h := r.plan.Host
+	if h.ReservedCPUs.IsEmpty() {
+		return fmt.Errorf("host.reservedCPUs is empty: systemd, sshd and the runtimes need at least one CPU")
+	}
+	if h.MemoryNodes.Len() == 0 {
+		return fmt.Errorf("host.memoryNodes is empty: the host's processes need a memory node")
+	}
+	for _, u := range hostUnits {
+		path := dropInPath(u.name)
+		err := r.template(path, "host.dropin.tmpl", map[string]string{
+			"Section":     u.section,
+			"AllowedCPUs": h.ReservedCPUs.String(),
+			"MemoryNodes": h.MemoryNodes.String(),
+		})
+		if err != nil {
+			return err
+		}
+		// Slices and scopes take new limits at daemon-reload or through
+		// SetUnitProperties; they are never restarted.
+		r.units = append(r.units, Unit{Name: u.name, Phase: PhaseSlice, Files: []string{path}})
+	}
+	return nil
+}
+
+// cpuView is the CPU and memory placement of a partition's daemon.
+type cpuView struct {
+	AllowedCPUs, CPUAffinity, MemoryNodes string
+}
+
+// daemonCPUs is where a partition's kubelet, containerd and allocator
+// run: the host-reserved CPUs on the partition's own nodes, so that they
+// never compete with the pods for the CPUs the CPU manager hands out
+// exclusively, and their memory stays on the partition's nodes. A
+// partition without such CPUs runs them on its pod CPUs (with a warning).
+func (r *renderer) daemonCPUs(p *partition.Partition) bitmask.CPUSet {
+	if !p.HostReservedCPUs.IsEmpty() {
+		return p.HostReservedCPUs
+	}
+	r.warnings = append(r.warnings, fmt.Sprintf("partition %s has no host-reserved CPU on its nodes: its kubelet, containerd and allocator share its pods' CPUs %s (reserve a CPU on one of NUMA nodes %s to avoid it)", p.Name, p.CPUs, p.Nodes))
+	return p.CPUs
+}
+
+func memoryNodes(p *partition.Partition) bitmask.NodeSet {
+	if p.MemoryNodes.Len() > 0 {
+		return p.MemoryNodes
+	}
+	return p.Nodes
+}
+
+// partition renders one partition's slice, runtime, allocator drop-in,
+// kubelet unit and KubeletConfiguration.
+//
+// Where the daemons live: kubelet, containerd and the allocator run in the
+// partition's own slice (nodeX.slice), next to nodeX-kubepods.slice that
+// kubelet creates for the pods, pinned to daemonCPUs. That keeps
+// everything a partition costs (shims, image pulls, kubelet itself)
+// accounted to it and on its own memory nodes, gives one handle to stop
+// the whole partition (systemctl stop nodeX.slice), and — through
+// strict-cpu-reservation — keeps those daemon CPUs out of every pod's
+// cpuset. nodeX.slice therefore allows the pods' CPUs plus daemonCPUs.
+func (r *renderer) partition(p *partition.Partition) error {
+	for _, f := range []struct{ field, path string }{
+		{"kubelet.configPath", p.Kubelet.ConfigPath},
+		{"kubelet.binary", p.Kubelet.Binary},
+		{"kubelet.rootDir", p.Kubelet.RootDir},
+		{"kubelet.certDir", p.Kubelet.CertDir},
+		{"kubelet.kubeconfig", p.Kubelet.Kubeconfig},
+		{"kubelet.bootstrapKubeconfig", p.Kubelet.BootstrapKubeconfig},
+	} {
+		if err := absPath(f.field, f.path); err != nil {
+			return err
+		}
+	}
+	daemon := r.daemonCPUs(p)
+	mems := memoryNodes(p)
+	cpu := cpuView{AllowedCPUs: daemon.String(), CPUAffinity: daemon.String(), MemoryNodes: mems.String()}
+
+	slicePath := unitPath(p.Slice)
+	err := r.template(slicePath, "partition.slice.tmpl", map[string]string{
+		"Name":        p.Name,
+		"Nodes":       p.Nodes.String(),
+		"PodCPUs":     p.CPUs.String(),
+		"DaemonCPUs":  daemon.String(),
+		"AllowedCPUs": p.CPUs.Union(daemon).String(),
+		"MemoryNodes": mems.String(),
+	})
+	if err != nil {
+		return err
+	}
+	r.units = append(r.units, Unit{Name: p.Slice, Phase: PhaseSlice, Partition: p.Name, Start: true, Files: []string{slicePath}})
+
+	cfg, err := kubeletgen.Config(r.plan, p)
+	if err != nil {
+		return err
+	}
+	cfgYAML, err := kubeletgen.Marshal(p.Name, cfg)
+	if err != nil {
+		return err
+	}
+	cfgPath := rootRelative(p.Kubelet.ConfigPath)
+	if err := r.add(cfgPath, cfgYAML); err != nil {
+		return err
+	}
+
+	k := kubeletView{
+		Name: p.Name, NodeName: p.NodeName, Nodes: p.Nodes.String(), Slice: p.Slice, CPU: cpu,
+		Wants: []string{allocatorUnit(p.Name)},
+		After: []string{HugepagesUnit, allocatorUnit(p.Name)},
+	}
+	k.Requires = []string{HugepagesUnit}
+	kubeletFiles := []string{unitPath(kubeletUnit(p.Name)), cfgPath}
+	args, err := kubeletArgs(p)
+	if err != nil {
+		return err
+	}
+	switch p.Runtime.Kind {
+	case partition.RuntimeContainerd:
+		if err := r.containerd(p, cpu); err != nil {
+			return err
+		}
+		k.After = append(k.After, containerdUnit(p.Name))
+		k.BindsTo = containerdUnit(p.Name)
+		k.ExecStart = joinNamespace(p, args)
+	case partition.RuntimeShared:
+		r.warnings = append(r.warnings, fmt.Sprintf("partition %s uses the shared runtime %s: its kubelet shares /var/lib/kubelet/device-plugins with every other kubelet (kubernetes#120626), so device plugins work for one partition at most", p.Name, p.Runtime.Endpoint))
+		k.ExecStart = continued(args)
+	default:
+		return fmt.Errorf("runtime kind %q: allowed are %q and %q", p.Runtime.Kind, partition.RuntimeContainerd, partition.RuntimeShared)
+	}
+	sort.Strings(k.After)
+	if err := r.template(unitPath(kubeletUnit(p.Name)), "kubelet.service.tmpl", k); err != nil {
+		return err
+	}
+	r.units = append(r.units, Unit{Name: kubeletUnit(p.Name), Phase: PhaseKubelet, Partition: p.Name, Enable: true, Start: true, Files: kubeletFiles})
+	return r.allocatorDropIn(p, cpu)
+}
+
+type kubeletView struct {
+	Name, NodeName, Nodes, Slice string
+	Wants, After, Requires       []string
+	BindsTo                      string
+	ExecStartPre                 []string
+	ExecStart                    string
+	CPU                          cpuView
+}
+
+// kubeletArgs are the flag-only settings: kubelet has no config field for
+// them (kubernetes PR #76556 was closed unmerged).
+func kubeletArgs(p *partition.Partition) ([]string, error) {
+	k := p.Kubelet
+	args := []string{
+		k.Binary,
+		"--config=" + k.ConfigPath,
+		"--kubeconfig=" + k.Kubeconfig,
+		"--bootstrap-kubeconfig=" + k.BootstrapKubeconfig,
+		"--cert-dir=" + k.CertDir,
+		"--root-dir=" + k.RootDir,
+	}
+	if p.NodeName != "" {
+		args = append(args, "--hostname-override="+p.NodeName)
+	}
+	if len(p.Labels) > 0 {
+		keys := make([]string, 0, len(p.Labels))
+		for key := range p.Labels {
+			keys = append(keys, key)
+		}
+		sort.Strings(keys)
+		pairs := make([]string, len(keys))
+		for i, key := range keys {
+			pairs[i] = key + "=" + p.Labels[key]
+		}
+		args = append(args, "--node-labels="+strings.Join(pairs, ","))
+	}
+	args = append(args, k.ExtraArgs...)
+	for _, a := range args {
+		if !safeArg.MatchString(a) {
+			return nil, fmt.Errorf("kubelet argument %q: allowed are letters, digits and ._-/+@:=, (no spaces, quotes, '$' or '%%')", a)
+		}
+	}
+	return args, nil
+}
+
+// continued writes a command line one argument per line.
+func continued(args []string) string {
+	return strings.Join(args, " \\\n    ")
+}
+
+// joinNamespace runs kubelet inside its containerd's mount namespace.
+//
+// Why not BindPaths= on kubelet as well: systemd builds a service's mount
+// namespace as a slave of the host's, and mounts made inside never
+// propagate back ("what's disconnected is disconnected"). kubelet mounts
+// every pod's secrets, projected tokens and CSI volumes; in a namespace of
+// its own those mounts would be invisible to containerd, which bind-mounts
+// them into the containers — every pod would see empty volumes. Sharing
+// containerd's namespace keeps one view for kubelet, containerd and the
+// containers, device-plugins directory included. kubelet is BindsTo= and
+// PartOf= its containerd: a new containerd means a new namespace, so
+// kubelet restarts with it and remounts its volumes.
+func joinNamespace(p *partition.Partition, args []string) string {
+	unit := containerdUnit(p.Name)
+	// "$$" is systemd's escape for a literal "$" seen by the shell.
+	script := fmt.Sprintf(`pid=$$(systemctl show --property=MainPID --value %s); `+
+		`if [ "$${pid:-0}" -le 0 ]; then echo "%s is not running: kubelet-%s joins its mount namespace" >&2; exit 1; fi; `+
+		`exec nsenter --mount=/proc/$$pid/ns/mnt -- %s`, unit, unit, p.Name, strings.Join(args, " \\\n    "))
+	return "/bin/sh -c '" + script + "'"
+}
+
+// containerd renders the partition's own containerd: unit and config.
+func (r *renderer) containerd(p *partition.Partition, cpu cpuView) error {
+	rt := p.Runtime
+	for _, f := range []struct{ field, path string }{
+		{"runtime.binary", rt.Binary},
+		{"runtime.configPath", rt.ConfigPath},
+		{"runtime.rootDir", rt.RootDir},
+		{"runtime.stateDir", rt.StateDir},
+		{"kubelet.devicePluginsDir", p.Kubelet.DevicePluginsDir},
+	} {
+		if err := absPath(f.field, f.path); err != nil {
+			return err
+		}
+	}
+	socket, ok := strings.CutPrefix(rt.Endpoint, "unix://")
+	if !ok || absPath("runtime.endpoint", socket) != nil {
+		return fmt.Errorf("runtime.endpoint %q: want unix:// followed by a clean absolute path", rt.Endpoint)
+	}
+	if p.Kubelet.DevicePluginsDir == "/var/lib/kubelet/device-plugins" {
+		return fmt.Errorf("kubelet.devicePluginsDir %q is the shared path itself: give the partition its own directory", p.Kubelet.DevicePluginsDir)
+	}
+	cfgPath := rootRelative(rt.ConfigPath)
+	err := r.template(cfgPath, "containerd.toml.tmpl", map[string]string{
+		"Name": p.Name, "Root": rt.RootDir, "State": rt.StateDir, "Socket": socket,
+	})
+	if err != nil {
+		return err
+	}
+	unit := containerdUnit(p.Name)
+	err = r.template(unitPath(unit), "containerd.service.tmpl", map[string]any{
+		"Name": p.Name, "Nodes": p.Nodes.String(), "Slice": p.Slice, "CPU": cpu,
+		"DevicePluginsDir": p.Kubelet.DevicePluginsDir,
+		"ExecStart":        rt.Binary + " --config " + rt.ConfigPath,
+	})
+	if err != nil {
+		return err
+	}
+	r.units = append(r.units, Unit{Name: unit, Phase: PhaseRuntime, Partition: p.Name, Enable: true, Start: true, Files: []string{unitPath(unit), cfgPath}})
+	return nil
+}
+
+// allocatorTemplate renders numa-allocator@.service, shared by every
+// partition's instance.
+func (r *renderer) allocatorTemplate() error {
+	exec := fmt.Sprintf("%s --config %s allocator serve --partition %%i", r.opt.Binary, r.opt.ConfigPath)
+	return r.template(unitPath(AllocatorTemplate), "numa-allocator@.service.tmpl", map[string]string{"ExecStart": exec})
+}
+
+// allocatorDropIn pins one allocator instance and names its directories.
+func (r *renderer) allocatorDropIn(p *partition.Partition, cpu cpuView) error {
+	a := p.Allocator
+	if err := absPath("allocator.socket", a.Socket); err != nil {
+		return err
+	}
+	if err := absPath("allocator.stateDir", a.StateDir); err != nil {
+		return err
+	}
+	runDir, ok := strings.CutPrefix(dirOf(a.Socket), "/run/")
+	if !ok {
+		return fmt.Errorf("allocator.socket %q: must lie under /run/ (systemd's RuntimeDirectory= creates it)", a.Socket)
+	}
+	stateDir, ok := strings.CutPrefix(a.StateDir, "/var/lib/")
+	if !ok {
+		return fmt.Errorf("allocator.stateDir %q: must lie under /var/lib/ (systemd's StateDirectory= creates it)", a.StateDir)
+	}
+	unit := allocatorUnit(p.Name)
+	path := dropInPath(unit)
+	err := r.template(path, "allocator.dropin.tmpl", map[string]any{"CPU": cpu, "RuntimeDirectory": runDir, "StateDirectory": stateDir})
+	if err != nil {
+		return err
+	}
+	r.units = append(r.units, Unit{Name: unit, Phase: PhaseAllocator, Partition: p.Name, Enable: true, Start: true,
+		Files: []string{unitPath(AllocatorTemplate), path}})
+	return nil
+}
+
+func dirOf(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
+}
+
+// hugepages renders the oneshot that sets every node's pools.
+func (r *renderer) hugepages() error {
+	specs, err := HugepageSpecs(r.plan)
+	if err != nil {
+		return err
+	}
+	args := append([]string{r.opt.Binary, "hugepages", "apply"}, specs...)
+	var before []string
+	for _, p := range r.plan.Partitions {
+		before = append(before, kubeletUnit(p.Name))
+	}
+	cmdline := KernelCmdline(r.plan)
+	if cmdline == "" {
+		cmdline = "(no hugepages planned)"
+	}
+	path := unitPath(HugepagesUnit)
+	err = r.template(path, "hugepages.service.tmpl", map[string]any{
+		"ExecStart": continued(args), "Before": before, "KernelCmdline": cmdline,
+	})
+	if err != nil {
+		return err
+	}
+	r.units = append(r.units, Unit{Name: HugepagesUnit, Phase: PhaseHugepages, Enable: true, Start: true, Files: []string{path}})
+	return nil
+}
