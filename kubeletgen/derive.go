@@ -127,9 +127,9 @@ func HugepageBytes(m partition.NodeMemory) uint64 {
 
 // NodeReservation is reservedMemory for one NUMA node of one kubelet.
 type NodeReservation struct {
-	Node   int
-	Bytes  uint64
-	Own    bool // the node belongs to the partition
+	Node  int
+	Bytes uint64
+	Own   bool // the node belongs to the partition
 	// Allocatable is what the memory manager offers on the node:
 	// total − hugepages − Bytes (0 on every foreign node).
 	Allocatable uint64

@@ -51,4 +51,3 @@ func Execute(name string, data any) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
-
