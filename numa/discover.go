@@ -247,7 +247,7 @@ func (f FS) fillDistances(t *Topology, raw []rawNode, w *warnings) error {
 			}
 		}
 		if ids == nil {
-			return invalid(f.path(nodeDir, "node"+strconv.Itoa(r.id), "distance"), fmt.Sprint(r.distances),
+			return invalid(f.path(nodeDir, "node"+strconv.Itoa(r.id), "distance"), r.distText,
 				fmt.Errorf("%d values, but there are %d nodes (%s)", len(r.distances), dirs.Len(), dirs))
 		}
 		node.Distances = make([]int, len(t.Nodes))

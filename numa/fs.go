@@ -229,7 +229,7 @@ func idDirs(dir, prefix string, limit int) ([]int, bool, error) {
 		}
 		n, err := parseDecimal(num, 0, int64(limit-1))
 		if err != nil {
-			return nil, false, fmt.Errorf("%s: entry %q is not %s<id>: %w", dir, name, prefix, err)
+			return nil, false, fmt.Errorf("%s/%s: not %s<id>: %w", dir, name, prefix, err)
 		}
 		ids = append(ids, int(n))
 	}

@@ -23,6 +23,7 @@ type rawNode struct {
 	meminfo   nodeMeminfo    // nil when the file is missing
 	hugepages []Hugepages
 	distances []int // as read; ordered by the kernel's online nodes
+	distText  string
 }
 
 // readNodes reads every nodeN directory, ascending by id. ok is false when
@@ -82,6 +83,7 @@ func (f FS) readNode(id int, w *warnings) (rawNode, error) {
 		return n, err
 	}
 	if ok {
+		n.distText = s
 		if n.distances, err = parseDistances(s); err != nil {
 			return n, invalid(path, s, err)
 		}
@@ -126,7 +128,7 @@ func (f FS) readHugepages(dir string) ([]Hugepages, error) {
 		}
 		size, err := units.ParseKernelKB(sizeText)
 		if err != nil || size == 0 {
-			return nil, fmt.Errorf("%s: entry %q is not hugepages-<size>kB", dir, name)
+			return nil, fmt.Errorf("%s/%s: a hugepages directory must be named hugepages-<size>kB", dir, name)
 		}
 		h := Hugepages{PageSize: size}
 		for _, v := range []struct {
