@@ -81,7 +81,15 @@ func (c *collector) err() error {
 	}
 	out := append(Errors(nil), c.errs...)
 	sort.SliceStable(out, func(i, j int) bool {
-		return out[i].Line < out[j].Line
+		return lineOrder(out[i].Line) < lineOrder(out[j].Line)
 	})
 	return out
+}
+
+// lineOrder puts errors without a line after the located ones.
+func lineOrder(l int) int {
+	if l == 0 {
+		return int(^uint(0) >> 1)
+	}
+	return l
 }

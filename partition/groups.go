@@ -110,6 +110,9 @@ func socketSets(m *machine, avail bitmask.NodeSet) []bitmask.NodeSet {
 // nodes); two partitions can never share a CPU, so such nodes become one
 // partition, with a warning.
 func mergeOverlapping(m *machine, sets []bitmask.NodeSet, warn func(string, ...any)) []bitmask.NodeSet {
+	if cpus, nodes := m.sharedCPUs(); !cpus.IsEmpty() {
+		warn("CPUs %s are listed on several of nodes %s (a firmware error); nodes sharing CPUs form one partition", cpus, nodes)
+	}
 	out := append([]bitmask.NodeSet(nil), sets...)
 	for merged := true; merged; {
 		merged = false
@@ -118,9 +121,6 @@ func mergeOverlapping(m *machine, sets []bitmask.NodeSet, warn func(string, ...a
 				shared := m.cpusOf(out[i]).Intersect(m.cpusOf(out[j]))
 				if out[i].Intersect(out[j]).IsEmpty() && shared.IsEmpty() {
 					continue
-				}
-				if out[i].Intersect(out[j]).IsEmpty() {
-					warn("nodes %s and %s both list CPUs %s (a firmware error); they form one partition", out[i], out[j], shared)
 				}
 				out[i] = out[i].Union(out[j])
 				out = append(out[:j], out[j+1:]...)

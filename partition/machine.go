@@ -122,3 +122,14 @@ func (m *machine) nodesOfCPUs(cpus bitmask.CPUSet) bitmask.NodeSet {
 	}
 	return s
 }
+
+// sharedCPUs are online CPUs that more than one node lists, and those nodes.
+func (m *machine) sharedCPUs() (bitmask.CPUSet, bitmask.NodeSet) {
+	var seen, shared bitmask.CPUSet
+	for _, n := range m.t.Nodes {
+		cpus := m.nodeCPUs[n.ID]
+		shared = shared.Union(seen.Intersect(cpus))
+		seen = seen.Union(cpus)
+	}
+	return shared, m.nodesOfCPUs(shared)
+}

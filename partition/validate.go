@@ -66,12 +66,16 @@ func validatePlan(m *machine, c *Config, plan *Plan, perPart []settings, col *co
 		if s.p == nil || s.p.Name == "" {
 			nameKey = ""
 		}
+		// A bad name or hostname also makes a bad node name: report the cause only.
+		nameOK := plan.Hostname != ""
 		if msg := checkName(p.Name); msg != "" {
 			col.add(nameKey, "%s", msg)
+			nameOK = false
 		}
 		if prev, dup := names[p.Name]; dup {
 			col.add(nameKey, "partitions %d (nodes %s) and %d (nodes %s) are both named %q; names must be unique",
 				prev, plan.Partitions[prev].Nodes, i, p.Nodes, p.Name)
+			nameOK = false
 		}
 		names[p.Name] = i
 
@@ -84,9 +88,11 @@ func validatePlan(m *machine, c *Config, plan *Plan, perPart []settings, col *co
 		}
 
 		for _, msg := range validation.IsDNS1123Subdomain(p.NodeName) {
-			col.add(s.key["node_name"], "node name %q of partition %s: %s", p.NodeName, p.Name, msg)
+			if nameOK {
+				col.add(s.key["node_name"], "node name %q of partition %s: %s", p.NodeName, p.Name, msg)
+			}
 		}
-		if prev, dup := nodeNames[p.NodeName]; dup {
+		if prev, dup := nodeNames[p.NodeName]; dup && nameOK {
 			col.add(s.key["node_name"], "partitions %s and %s both get node name %q; add {partition} to the template",
 				plan.Partitions[prev].Name, p.Name, p.NodeName)
 		}
@@ -261,6 +267,7 @@ func checkPorts(c *Config, plan *Plan, col *collector) {
 func checkPaths(plan *Plan, col *collector) {
 	type use struct{ partition string }
 	seen := map[string]use{}
+	var shared []string // paths already reported: what lies under them is the same mistake
 	for _, p := range plan.Partitions {
 		kl := p.Kubelet
 		list := [][2]string{
@@ -291,11 +298,24 @@ func checkPaths(plan *Plan, col *collector) {
 				continue // one binary serves every partition
 			}
 			clean := path.Clean(v)
+			if under(clean, shared) {
+				continue
+			}
 			if prev, dup := seen[clean]; dup && prev.partition != p.Name {
+				shared = append(shared, clean)
 				col.add(key, "partitions %s and %s both get %s; put {partition} in the template", prev.partition, p.Name, clean)
 				continue
 			}
 			seen[clean] = use{p.Name}
 		}
 	}
+}
+
+func under(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }
