@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -173,7 +175,7 @@ func Parse(name string, data []byte) (*Config, error) {
 			e := &ConfigError{File: name, Line: pe.Position.Line, Key: pe.LastKey, Msg: strings.TrimPrefix(pe.Message, "toml: ")}
 			return nil, Errors{e}
 		}
-		return nil, Errors{{File: name, Msg: strings.TrimPrefix(err.Error(), "toml: ")}}
+		return nil, Errors{decodeError(name, err)}
 	}
 	c.src = newSource(name, string(data))
 	col := collector{src: c.src}
@@ -206,4 +208,17 @@ func (c *Config) File() string {
 		return ""
 	}
 	return c.src.name
+}
+
+// typeErrRe matches toml's type errors, which are not ParseErrors:
+// `toml: line 2 (last key "kubelet.max_pods"): incompatible types: ...`.
+var typeErrRe = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (.*)$`)
+
+func decodeError(name string, err error) *ConfigError {
+	m := typeErrRe.FindStringSubmatch(err.Error())
+	if m == nil {
+		return &ConfigError{File: name, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+	}
+	line, _ := strconv.Atoi(m[1])
+	return &ConfigError{File: name, Line: line, Key: m[2], Msg: m[3]}
 }

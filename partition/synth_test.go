@@ -10,12 +10,12 @@ import (
 // core, then their siblings.
 type spec struct {
 	sockets, nodesPerSocket, coresPerNode, threads int
-	memOnly   int    // CPU-less nodes added after the CPU nodes
-	nodeIDs   []int  // sparse node ids (CPU nodes then memory-only); default 0..n-1
-	socketIDs []int  // physical_package_id per socket; default 0..n-1
-	offline   []int  // offline CPU ids
-	mem       uint64 // bytes per node; default 16Gi
-	pageSizes []uint64
+	memOnly                                        int    // CPU-less nodes added after the CPU nodes
+	nodeIDs                                        []int  // sparse node ids (CPU nodes then memory-only); default 0..n-1
+	socketIDs                                      []int  // physical_package_id per socket; default 0..n-1
+	offline                                        []int  // offline CPU ids
+	mem                                            uint64 // bytes per node; default 16Gi
+	pageSizes                                      []uint64
 	// near[k] is the CPU node index memory-only node k is nearest to
 	// (distance 20, others 40); default all 80 (a tie).
 	near []int
