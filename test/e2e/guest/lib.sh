@@ -1,0 +1,64 @@
+# lib.sh — helpers for the guest's scenario steps (sourced, bash).
+# A step is a script that exits 0 when everything it asserts holds; it
+# explains every failure on a line starting with "FAIL:".
+set -uo pipefail
+export PATH=/e2e/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+. /e2e/env
+STATE=/run/e2e           # shared between steps of one boot
+mkdir -p "$STATE"
+FAILED=0
+
+fail() { echo "FAIL: $*" >&2; FAILED=1; }
+die() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "  ok: $*"; }
+# finish ends a step: non-zero when any fail was recorded.
+finish() { exit "$FAILED"; }
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+  if [ "$2" = "$3" ]; then ok "$1 = $3"; else fail "$1 is '$2', want '$3'"; fi
+}
+
+# requires STEP: stop early when a step this one builds on failed.
+requires() {
+  [ -e "$STATE/passed-$1" ] || die "needs step '$1', which did not pass in this boot"
+}
+
+# status_field PID FIELD, e.g. Cpus_allowed_list
+status_field() { awk -v f="$2:" '$1==f{print $2}' "/proc/$1/status"; }
+
+# cgroup_of PID: the process's cgroup path (v2: unified; v1: name=systemd).
+cgroup_of() {
+  if [ "$E2E_MODE" = v2 ]; then sed -n 's/^0:://p' "/proc/$1/cgroup"
+  else sed -n 's/^[0-9]*:name=systemd://p' "/proc/$1/cgroup"; fi
+}
+
+# run CMD...: show the command and its output; return its status.
+run() {
+  echo "  \$ $*"
+  "$@"
+}
+
+# wait_until SECONDS DESCRIPTION CMD...: poll CMD every half second.
+wait_until() {
+  local limit=$1 what=$2; shift 2
+  local end=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    if [ $SECONDS -ge $end ]; then fail "timed out after ${limit}s waiting for $what"; return 1; fi
+    sleep 0.5
+  done
+  ok "$what"
+}
+
+# http_get PORT PATH: body of a plain HTTP GET on 127.0.0.1 (no curl here).
+http_get() {
+  local body
+  exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+  printf 'GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n' "$2" >&3
+  body=$(cat <&3)
+  exec 3<&-
+  case "$body" in "HTTP/1."?" 200"*) printf '%s\n' "${body##*$'\r\n\r\n'}" ;; *) return 1 ;; esac
+}
+
+# unit_prop UNIT PROPERTY
+unit_prop() { systemctl show -p "$2" --value "$1"; }

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# image.sh — build (once) the e2e VM's kernel and root filesystem from Debian
+# packages only, and print the directory that holds them.
+#
+# Output, cached under .cache/e2e/image-<key>/ where <key> hashes this script
+# (change the recipe and the image is rebuilt, otherwise it is reused):
+#   vmlinuz      Debian's stock kernel (linux-image-amd64's current ABI)
+#   base.cpio    debootstrapped bookworm + the few kernel modules the guest
+#                needs, packed as an initramfs whose own root runs systemd as
+#                PID 1 (no disk, no switch_root)
+#   manifest.txt kernel version and the guest's package list
+#
+# Why an initramfs-as-root: no block device, no partitioning tools, no
+# loop mounts on the host; the kernel unpacks it straight into RAM, and each
+# run appends a small payload archive (binaries, scenario) to it.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cache=${E2E_CACHE:-$repo/.cache/e2e}
+key=$(cat "$0" | sha256sum | cut -c1-16)
+out=$cache/image-$key
+log() { echo "e2e image: $*" >&2; }
+
+if [ -f "$out/base.cpio" ] && [ -f "$out/vmlinuz" ]; then
+  log "cached $out"
+  echo "$out"
+  exit 0
+fi
+[ "$(id -u)" = 0 ] || { log "building the image needs root (debootstrap, device nodes); run as root"; exit 1; }
+for t in debootstrap cpio depmod modprobe dpkg apt-get; do
+  command -v "$t" >/dev/null || { log "missing $t: run test/e2e/setup.sh"; exit 1; }
+done
+
+mkdir -p "$cache"
+# Drop images built by other versions of this recipe.
+find "$cache" -maxdepth 1 -name 'image-*' ! -name "image-$key" -exec rm -rf {} +
+work=$(mktemp -d "$cache/build-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+t0=$SECONDS
+
+# --- kernel: the package linux-image-amd64 currently points at; only the
+# vmlinuz and a handful of modules are kept (the .deb unpacks to ~400 MB).
+kpkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+[ -n "$kpkg" ] || { log "cannot resolve linux-image-amd64 (apt-get update?)"; exit 1; }
+log "kernel package $kpkg"
+(cd "$work" && apt-get download -q "$kpkg" >/dev/null)
+dpkg -x "$work"/"$kpkg"_*.deb "$work/kernel"
+kver=$(ls "$work/kernel/lib/modules")
+log "kernel $kver unpacked ($((SECONDS - t0)) s)"
+
+# --- root: minbase + systemd/dbus, jq for the scenario's JSON checks, and
+# Debian's real containerd (with runc) as the partitions' runtime.
+mirror=${E2E_MIRROR:-$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}
+mirror=${mirror:-http://deb.debian.org/debian}
+root=$work/root
+log "debootstrap bookworm from $mirror (about 2 minutes)"
+debootstrap --variant=minbase \
+  --include=systemd,systemd-sysv,dbus,procps,jq,containerd,runc \
+  bookworm "$root" "$mirror" > "$work/debootstrap.log" 2>&1 \
+  || { tail -30 "$work/debootstrap.log" >&2; log "debootstrap failed"; exit 1; }
+log "debootstrap done ($((SECONDS - t0)) s)"
+
+# Trim what a test VM never reads; every MB is unpacked into guest RAM.
+rm -rf "$root"/usr/share/{doc,man,locale,info}/* "$root"/var/cache/apt/* \
+       "$root"/var/lib/apt/lists/* "$root"/usr/bin/containerd-stress
+
+# Kernel modules: minbase has no udev, so nothing is loaded by modalias;
+# virtio-pci + 9p carry the host share, overlay serves containerd.
+mods="virtio_pci 9pnet_virtio 9p overlay"
+depmod -b "$work/kernel" "$kver"
+for m in $mods; do
+  modprobe -d "$work/kernel" -S "$kver" --show-depends "$m" | awk '$1=="insmod"{print $2}'
+done | sort -u | while read -r ko; do
+  rel=${ko#"$work/kernel"}
+  mkdir -p "$root$(dirname "$rel")"
+  cp "$ko" "$root$rel"
+done
+cp "$work/kernel/lib/modules/$kver"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$kver/"
+depmod -b "$root" "$kver"
+printf '%s\n' $mods > "$root/etc/modules-load.d/e2e.conf"
+
+sd=$root/etc/systemd/system
+mkdir -p "$root/mnt/share" "$root/e2e"
+# The host share (results out, nothing in: the payload is in the initramfs).
+cat > "$sd/mnt-share.mount" <<'UNIT'
+[Unit]
+Description=e2e host share (virtio 9p)
+After=systemd-modules-load.service
+Requires=systemd-modules-load.service
+[Mount]
+What=share
+Where=/mnt/share
+Type=9p
+Options=trans=virtio,version=9p2000.L,msize=1048576
+UNIT
+# The scenario, pulled in by systemd.wants= on the kernel command line; the
+# VM powers off when it ends, whatever the outcome.
+cat > "$sd/numa-e2e.service" <<'UNIT'
+[Unit]
+Description=numa-partition e2e scenario
+After=multi-user.target mnt-share.mount
+Requires=mnt-share.mount
+SuccessAction=poweroff-force
+FailureAction=poweroff-force
+[Service]
+Type=oneshot
+ExecStart=/bin/sh -c 'exec /e2e/guest/scenario.sh >/dev/ttyS1 2>&1'
+TimeoutStartSec=12min
+UNIT
+# Without udev dev-ttyS0.device never appears: a serial getty would hold
+# the boot for 90 s. Timers only cost time.
+for u in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer dpkg-db-backup.timer \
+         fstrim.timer systemd-tmpfiles-clean.timer serial-getty@ttyS0.service \
+         serial-getty@ttyS1.service getty.target containerd.service; do
+  ln -sf /dev/null "$sd/$u"
+done
+# Every daemon-reload re-runs all generators (0.5-1 s each under TCG). Keep
+# fstab and debug (debug implements systemd.wants= on the command line).
+mkdir -p "$root/etc/systemd/system-generators"
+for g in "$root"/lib/systemd/system-generators/*; do
+  case "$(basename "$g")" in
+    systemd-fstab-generator|systemd-debug-generator) ;;
+    *) ln -sf /dev/null "$root/etc/systemd/system-generators/$(basename "$g")" ;;
+  esac
+done
+echo numa-e2e > "$root/etc/hostname"
+: > "$root/etc/machine-id"
+
+mkdir -p "$work/out"
+(cd "$root" && find . -xdev | LC_ALL=C sort | cpio -o -H newc --quiet) > "$work/out/base.cpio"
+cp "$work/kernel/boot/vmlinuz-$kver" "$work/out/vmlinuz"
+{
+  echo "kernel $kpkg $kver"
+  echo "mirror $mirror"
+  chroot "$root" dpkg-query -W -f='${Package} ${Version}\n'
+} > "$work/out/manifest.txt"
+rm -rf "$out"
+mv "$work/out" "$out"
+log "built $out in $((SECONDS - t0)) s: base.cpio $(du -m "$out/base.cpio" | cut -f1) MB"
+echo "$out"

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# run.sh — numa-partition's end-to-end test on an emulated 2-socket,
+# 2-NUMA-node machine: boots Debian's kernel in QEMU with systemd as PID 1,
+# once with cgroup v2 and once with cgroup v1, runs the scenario of
+# test/e2e/guest/ inside each boot, brings the results back over a 9p share
+# and exits non-zero, naming every failed step, when anything failed.
+#
+# Environment:
+#   E2E_MODES      cgroup modes to boot, in order (default "v2 v1")
+#   E2E_STEPS      comma-separated step names to run (default: all; a partial
+#                  run is for development and says so loudly)
+#   E2E_TIMEOUT    hard limit per boot in seconds (default 420)
+#   E2E_ACCEL/E2E_CPU  QEMU accelerator and CPU (default tcg / qemu64,+pdpe1gb;
+#                  on a host with a working /dev/kvm: kvm / host)
+#   BIN            the numa-partition binary (default bin/numa-partition,
+#                  built static by `make build`)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cd "$repo"
+cache=${E2E_CACHE:-$repo/.cache/e2e}
+modes=${E2E_MODES:-v2 v1}
+timeout_s=${E2E_TIMEOUT:-420}
+accel=${E2E_ACCEL:-tcg,thread=single}
+cpu=${E2E_CPU:-qemu64,+pdpe1gb} # +pdpe1gb: the guest gets 1 GiB hugepage directories
+bin=${BIN:-bin/numa-partition}
+log() { echo "e2e: $*" >&2; }
+t_start=$SECONDS
+
+for t in qemu-system-x86_64 cpio timeout; do
+  command -v "$t" >/dev/null || { log "missing $t: run test/e2e/setup.sh (as root)"; exit 1; }
+done
+
+# --- binaries: static, so the guest's libc does not matter.
+if [ ! -x "$bin" ]; then
+  log "building $bin"
+  CGO_ENABLED=0 go build -trimpath -o "$bin" ./cmd/numa-partition
+fi
+case "$(ldd "$bin" 2>&1 || true)" in *"not a dynamic executable"*) ;; *) log "$bin is not statically linked; build it with CGO_ENABLED=0 (make build)"; exit 1 ;; esac
+payload=$cache/payload
+rm -rf "$payload"; mkdir -p "$payload/e2e/bin"
+cp "$bin" "$payload/e2e/bin/numa-partition"
+CGO_ENABLED=0 go build -trimpath -o "$payload/e2e/bin/standin-kubelet" ./test/standin-kubelet
+cp -r "$here/guest" "$payload/e2e/guest"
+
+# --- image: cached, rebuilt only when image.sh changes.
+image=$("$here/image.sh")
+log "image $image ($(head -1 "$image/manifest.txt"))"
+
+overall=0
+summary=()
+for mode in $modes; do
+  case $mode in
+    v2) unified=1 ;;
+    v1) unified=0 ;;
+    *) log "E2E_MODES: unknown mode $mode (allowed: v2 v1)"; exit 2 ;;
+  esac
+  out=$cache/runs/$mode
+  rm -rf "$out"; mkdir -p "$out/share"
+  printf 'E2E_MODE=%q\nE2E_STEPS=%q\n' "$mode" "${E2E_STEPS:-}" > "$payload/e2e/env"
+  (cd "$payload" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$out/payload.cpio"
+  cat "$image/base.cpio" "$out/payload.cpio" > "$out/initrd.cpio"
+  log "booting cgroup $mode (2 sockets, 2 NUMA nodes, 4 vCPUs; limit ${timeout_s}s); logs in $out"
+  t0=$SECONDS
+  rc=0
+  timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+    -machine q35 -accel "$accel" -cpu "$cpu" \
+    -smp 4,sockets=2,cores=2,threads=1 -m 2G \
+    -object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
+    -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1 \
+    -numa dist,src=0,dst=1,val=20 \
+    -kernel "$image/vmlinuz" -initrd "$out/initrd.cpio" \
+    -append "console=ttyS0 rdinit=/sbin/init systemd.unified_cgroup_hierarchy=$unified systemd.wants=numa-e2e.service panic=-1 loglevel=4 mitigations=off" \
+    -virtfs local,path="$out/share",mount_tag=share,security_model=none,id=share \
+    -serial file:"$out/console.log" -serial file:"$out/scenario.log" \
+    -display none -monitor none -nic none -no-reboot || rc=$?
+  wall=$((SECONDS - t0))
+  rm -f "$out/initrd.cpio" "$out/payload.cpio"
+  results=$out/share/results.tsv
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    log "cgroup $mode: QEMU killed after ${timeout_s}s (E2E_TIMEOUT)"
+  elif [ "$rc" != 0 ]; then
+    log "cgroup $mode: QEMU exited with $rc"
+  fi
+  if ! grep -aq '^=== E2E END' "$out/scenario.log" 2>/dev/null || [ ! -s "$results" ]; then
+    log "cgroup $mode: the scenario did not finish (no END marker or no results); last console lines:"
+    tail -25 "$out/console.log" >&2 || true
+    echo "--- scenario.log tail" >&2; tail -25 "$out/scenario.log" >&2 || true
+    overall=1
+    summary+=("$mode: DID NOT FINISH (qemu rc=$rc, ${wall}s)")
+    continue
+  fi
+  pass=$(awk -F'\t' '$2=="PASS"' "$results" | wc -l)
+  fail=$(awk -F'\t' '$2=="FAIL"' "$results" | wc -l)
+  skip=$(awk -F'\t' '$2=="SKIP"' "$results" | wc -l)
+  summary+=("$mode: $pass passed, $fail failed, $skip not selected; boot+scenario ${wall}s, $(grep -a '^=== E2E END' "$out/scenario.log" | grep -o 'uptime=[0-9.]*')")
+  printf '\n%-8s %-22s %-5s %7s  %s\n' MODE STEP RESULT SECONDS MESSAGE
+  awk -F'\t' -v m="$mode" '{printf "%-8s %-22s %-5s %7s  %s\n", m, $1, $2, $3, $4}' "$results"
+  if [ "$fail" != 0 ]; then
+    overall=1
+    awk -F'\t' '$2=="FAIL"{print $1}' "$results" | while read -r s; do
+      echo; echo "----- cgroup $mode, step $s failed; its output:"
+      tail -40 "$out/share/steps/$s.log" 2>/dev/null || echo "(no log)"
+    done
+    echo "(journal of the boot: $out/share/journal.txt)"
+  fi
+done
+
+echo
+echo "== e2e summary ($((SECONDS - t_start))s total)"
+printf '  %s\n' "${summary[@]}"
+if [ -n "${E2E_STEPS:-}" ]; then
+  echo "  NOTE: only E2E_STEPS=$E2E_STEPS ran; this is not a full e2e run"
+fi
+if [ "$overall" != 0 ]; then echo "e2e: FAILED"; exit 1; fi
+echo "e2e: PASSED"
