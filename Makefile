@@ -35,6 +35,12 @@ fuzz:
 	$(GO) test ./numa/bitmask -run '^$$' -fuzz '^FuzzCPUMask$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./numa/bitmask -run '^$$' -fuzz '^FuzzNodeList$$' -fuzztime $(FUZZTIME)
 
+# End-to-end on an emulated 2-socket, 2-NUMA-node QEMU VM (cgroup v2, then
+# v1), systemd as PID 1; needs root and test/e2e/setup.sh's packages. See
+# test/e2e/README.md.
+e2e: build
+	BIN=$(BIN) test/e2e/run.sh
+
 clean:
 	rm -rf bin
 
