@@ -2,39 +2,258 @@ package allocator
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/allocator/kubevirt"
+	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
+	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 )
 
-var errNotImplemented = errors.New("allocator: not implemented yet")
+// Scopes (topologyManagerScope).
+const (
+	ScopeContainer = "container"
+	ScopePod       = "pod"
+)
+
+// Admission failure reasons, kubelet's.
+const (
+	ReasonTopologyAffinity = "TopologyAffinityError"
+	ReasonUnexpected       = "UnexpectedAdmissionError"
+)
+
+// Hints are other providers' hints (CPU manager, device plugins) merged
+// with the memory manager's. In container scope Containers[name] is used
+// for each container; in pod scope Pod is used once.
+type Hints struct {
+	Pod        []topologymanager.ProviderHints            `json:"pod,omitempty"`
+	Containers map[string][]topologymanager.ProviderHints `json:"containers,omitempty"`
+}
 
 // Allocator is one partition's Memory Manager + Topology Manager.
 type Allocator struct {
-	cfg Config
+	cfg    Config
+	policy topologymanager.Policy
+	mm     *memorymanager.Static
+	pods   map[types.UID]Decision
 }
 
 // New validates cfg and returns an allocator with empty tables.
-func New(cfg Config) (*Allocator, error) { return nil, errNotImplemented }
+func New(cfg Config) (*Allocator, error) {
+	if cfg.Policy == "" {
+		cfg.Policy = topologymanager.PolicyNone
+	}
+	switch cfg.Scope {
+	case "":
+		cfg.Scope = ScopeContainer
+	case ScopeContainer, ScopePod:
+	default:
+		return nil, fmt.Errorf("scope %q: allowed are %s, %s", cfg.Scope, ScopeContainer, ScopePod)
+	}
+	switch cfg.KubeVirtOverhead {
+	case "":
+		cfg.KubeVirtOverhead = kubevirt.OverheadCurrent
+	case kubevirt.OverheadCurrent, kubevirt.OverheadV026:
+	default:
+		return nil, fmt.Errorf("kubevirtOverhead %q: allowed are %s, %s", cfg.KubeVirtOverhead, kubevirt.OverheadCurrent, kubevirt.OverheadV026)
+	}
+	mm, err := memorymanager.NewStatic(cfg.Nodes)
+	if err != nil {
+		return nil, fmt.Errorf("nodes: %w", err)
+	}
+	pol, err := topologymanager.New(topologymanager.Options{
+		Policy:                 cfg.Policy,
+		NUMANodes:              mm.NodeIDs(),
+		Distances:              cfg.Distances,
+		PreferClosestNUMANodes: cfg.PreferClosestNUMA,
+		MaxAllowableNUMANodes:  cfg.MaxAllowableNUMANodes,
+		TieBreak:               cfg.TieBreak,
+		Load:                   mm.Load,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	return &Allocator{cfg: cfg, policy: pol, mm: mm, pods: map[types.UID]Decision{}}, nil
+}
 
-// Admit decides for one Pod.
-func (a *Allocator) Admit(pod *corev1.Pod) (Decision, error) { return Decision{}, errNotImplemented }
+// Config returns the effective configuration (defaults filled in).
+func (a *Allocator) Config() Config { return a.cfg }
 
-// AdmitVMI computes the virt-launcher pod of a VMI manifest and admits it.
-func (a *Allocator) AdmitVMI(manifest []byte) (Decision, error) {
-	return Decision{}, errNotImplemented
+// Admit decides for one Pod. A rejection is not an error: Admitted=false
+// with a Reason. error is for invalid input and names the field.
+// Non-guaranteed pods are admitted unpinned.
+func (a *Allocator) Admit(pod *corev1.Pod) (Decision, error) { return a.AdmitWithHints(pod, Hints{}) }
+
+// AdmitVMI computes the virt-launcher pod of a VMI manifest (JSON or YAML)
+// with the configured overhead formula, then admits it.
+func (a *Allocator) AdmitVMI(manifest []byte) (Decision, error) { return a.AdmitVMIWithHints(manifest, Hints{}) }
+
+// AdmitVMIWithHints is AdmitVMI with other providers' hints.
+func (a *Allocator) AdmitVMIWithHints(manifest []byte, extra Hints) (Decision, error) {
+	pod, err := kubevirt.LauncherPod(manifest, a.cfg.KubeVirtOverhead)
+	if err != nil {
+		return Decision{}, err
+	}
+	return a.AdmitWithHints(pod, extra)
+}
+
+// AdmitWithHints is Admit with other providers' hints merged in.
+func (a *Allocator) AdmitWithHints(pod *corev1.Pod, extra Hints) (Decision, error) {
+	if pod == nil {
+		return Decision{}, errors.New("pod: nil")
+	}
+	if pod.UID == "" {
+		return Decision{}, errors.New("pod metadata.uid: empty (every pod needs a unique uid)")
+	}
+	if _, ok := a.pods[pod.UID]; ok {
+		return Decision{}, fmt.Errorf("pod metadata.uid %q: already admitted (release it first)", pod.UID)
+	}
+	p, err := toPod(pod)
+	if err != nil {
+		return Decision{}, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	d := Decision{PodUID: pod.UID, Pod: pod.Namespace + "/" + pod.Name}
+	// Pod-level resources need PodLevelResourceManagers (off by default in
+	// kubelet 1.37): the memory manager then neither hints nor pins.
+	pinned := isGuaranteed(pod) && pod.Spec.Resources == nil
+	if reason := a.admit(p, pinned, extra, &d); reason != "" {
+		a.mm.RemovePod(p.UID) // kubelet frees these at its next admission (M11)
+		d.Admitted, d.Reason, d.Containers = false, reason, nil
+		return d, nil
+	}
+	a.mm.StartContainers(p)
+	d.Admitted, d.Pinned = true, pinned
+	a.pods[pod.UID] = d
+	return d, nil
+}
+
+// admit runs the scope; it returns a rejection reason or "".
+func (a *Allocator) admit(p *memorymanager.Pod, pinned bool, extra Hints, d *Decision) string {
+	containers := p.Containers()
+	if a.policy.Name() == topologymanager.PolicyNone {
+		// The none scope never asks for hints; Allocate uses the memory
+		// manager's default hint (M12).
+		for _, c := range containers {
+			if reason := a.allocate(p, c, pinned, topologymanager.DontCare(false), d); reason != "" {
+				return reason
+			}
+		}
+		return ""
+	}
+	if a.cfg.Scope == ScopePod {
+		providers := []topologymanager.ProviderHints{nil}
+		if pinned {
+			providers[0] = a.mm.PodHints(p)
+		}
+		providers = append(providers, extra.Pod...)
+		best, ok := a.policy.Merge(providers)
+		if !ok {
+			return topologyError("pod", best)
+		}
+		for _, c := range containers {
+			if reason := a.allocate(p, c, pinned, best, d); reason != "" {
+				return reason
+			}
+		}
+		return ""
+	}
+	for _, c := range containers {
+		providers := []topologymanager.ProviderHints{nil}
+		if pinned {
+			providers[0] = a.mm.ContainerHints(p, c)
+		}
+		providers = append(providers, extra.Containers[c.Name]...)
+		best, ok := a.policy.Merge(providers)
+		if !ok {
+			return topologyError(fmt.Sprintf("container %q", c.Name), best)
+		}
+		if reason := a.allocate(p, c, pinned, best, d); reason != "" {
+			return reason
+		}
+	}
+	return ""
+}
+
+func topologyError(what string, best topologymanager.Hint) string {
+	return fmt.Sprintf("%s: Resources cannot be allocated with Topology locality (%s, best hint %s)", ReasonTopologyAffinity, what, best)
+}
+
+func (a *Allocator) allocate(p *memorymanager.Pod, c *memorymanager.Container, pinned bool, hint topologymanager.Hint, d *Decision) string {
+	if !pinned {
+		return ""
+	}
+	if err := a.mm.Allocate(p, c, hint); err != nil {
+		return fmt.Sprintf("%s: Allocate failed due to %v, which is unexpected (container %q)", ReasonUnexpected, err, c.Name)
+	}
+	cd := ContainerDecision{Name: c.Name, Memory: map[ResourceName]uint64{}}
+	for _, b := range a.mm.Blocks(p.UID)[c.Name] {
+		cd.NUMANodes = bitmask.NewNodeSet(b.NUMAAffinity...)
+	}
+	for name, v := range c.Requests {
+		cd.Memory[name] = v
+	}
+	d.Containers = append(d.Containers, cd)
+	return ""
 }
 
 // Release frees a pod's memory; false if the pod is unknown.
-func (a *Allocator) Release(uid types.UID) (bool, error) { return false, errNotImplemented }
+func (a *Allocator) Release(uid types.UID) (bool, error) {
+	if uid == "" {
+		return false, errors.New("pod uid: empty")
+	}
+	if _, ok := a.pods[uid]; !ok {
+		return false, nil
+	}
+	a.mm.RemovePod(string(uid))
+	delete(a.pods, uid)
+	return true, nil
+}
 
 // Allocations returns the admitted pods sorted by UID.
-func (a *Allocator) Allocations() []Allocation { return nil }
+func (a *Allocator) Allocations() []Allocation {
+	out := make([]Allocation, 0, len(a.pods))
+	for _, d := range a.pods {
+		out = append(out, copyDecision(d))
+	}
+	slices.SortFunc(out, func(x, y Allocation) int {
+		switch {
+		case x.PodUID < y.PodUID:
+			return -1
+		case x.PodUID > y.PodUID:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func copyDecision(d Decision) Decision {
+	c := d
+	c.Containers = make([]ContainerDecision, len(d.Containers))
+	for i, cd := range d.Containers {
+		m := make(map[ResourceName]uint64, len(cd.Memory))
+		for k, v := range cd.Memory {
+			m[k] = v
+		}
+		c.Containers[i] = ContainerDecision{Name: cd.Name, NUMANodes: cd.NUMANodes, Memory: m}
+	}
+	if len(d.Containers) == 0 {
+		c.Containers = nil
+	}
+	return c
+}
 
 // State returns a deep copy of the state.
-func (a *Allocator) State() State { return State{} }
-
-// Restore rebuilds an allocator from a checkpointed State.
-func Restore(cfg Config, st State) (*Allocator, []string, error) {
-	return nil, nil, errNotImplemented
+func (a *Allocator) State() State {
+	st := State{Machine: a.mm.Machine(), Allocations: a.Allocations(), Blocks: map[types.UID]map[string][]Block{}}
+	for uid := range a.pods {
+		if bs := a.mm.Blocks(string(uid)); len(bs) > 0 {
+			st.Blocks[uid] = bs
+		}
+	}
+	return st
 }

@@ -7,23 +7,19 @@ package allocator
 
 import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
 	"k8s.io/apimachinery/pkg/types"
 )
 
 // ResourceName is "memory" or a hugepage resource ("hugepages-2Mi",
 // units.HugepageResource).
-type ResourceName string
+type ResourceName = memorymanager.ResourceName
 
 // ResourceMemory is ordinary memory.
-const ResourceMemory ResourceName = "memory"
+const ResourceMemory = memorymanager.ResourceMemory
 
 // NodeResources is one NUMA node of the partition.
-type NodeResources struct {
-	ID        int                     `json:"id"`
-	Memory    uint64                  `json:"memory"`    // node MemTotal bytes
-	Hugepages map[uint64]uint64       `json:"hugepages"` // page size bytes -> total bytes (pages*size)
-	Reserved  map[ResourceName]uint64 `json:"reserved"`  // systemReserved per resource
-}
+type NodeResources = memorymanager.NodeResources
 
 // Config describes a partition and its kubelet Topology/Memory Manager settings.
 type Config struct {
@@ -58,24 +54,21 @@ type ContainerDecision struct {
 type Allocation = Decision
 
 // MemoryTable is one per (NUMA node, resource). Invariants after every
-// operation: Allocatable = TotalMemSize - SystemReserved; Free + Reserved = Allocatable.
-type MemoryTable struct {
-	TotalMemSize   uint64 `json:"total"`
-	SystemReserved uint64 `json:"systemReserved"`
-	Allocatable    uint64 `json:"allocatable"`
-	Reserved       uint64 `json:"reserved"`
-	Free           uint64 `json:"free"`
-}
+// operation: Allocatable = TotalMemSize - SystemReserved; Free + Reserved =
+// Allocatable. For "memory" TotalMemSize excludes the node's hugepage pools.
+type MemoryTable = memorymanager.MemoryTable
 
 // NodeState is the Memory Manager's per-node state.
-type NodeState struct {
-	NumberOfAssignments int                          `json:"numberOfAssignments"`
-	MemoryMap           map[ResourceName]MemoryTable `json:"memoryMap"`
-	Cells               []int                        `json:"cells"` // group of nodes
-}
+type NodeState = memorymanager.NodeState
+
+// Block is one container's pinned memory of one resource.
+type Block = memorymanager.Block
 
 // State is the checkpointable state of an allocator.
 type State struct {
 	Machine     map[int]NodeState `json:"machine"`     // by node id
 	Allocations []Allocation      `json:"allocations"` // sorted by pod UID
+	// Blocks are the pinned containers' memory blocks by pod and container,
+	// what Restore needs to rebuild the Node Map exactly.
+	Blocks map[types.UID]map[string][]Block `json:"blocks,omitempty"`
 }

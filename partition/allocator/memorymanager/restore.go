@@ -1,0 +1,132 @@
+package memorymanager
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+	"sort"
+
+	"github.com/numa-partition/numa-partition/numa/units"
+)
+
+// Drift lists every (node, resource) whose capacity in a checkpointed Node
+// Map differs from this partition's, and nodes present in only one.
+func (s *Static) Drift(nm map[int]NodeState) []string {
+	var notes []string
+	cur := s.m.export()
+	for id, n := range cur {
+		old, ok := nm[id]
+		if !ok {
+			notes = append(notes, fmt.Sprintf("node %d: new since the checkpoint", id))
+			continue
+		}
+		for _, r := range s.m.resources {
+			o, c := old.MemoryMap[r], n.MemoryMap[r]
+			if o.TotalMemSize != c.TotalMemSize || o.SystemReserved != c.SystemReserved {
+				notes = append(notes, fmt.Sprintf("node %d %s: total %s reserved %s, was total %s reserved %s", id, r,
+					units.FormatBytes(c.TotalMemSize), units.FormatBytes(c.SystemReserved), units.FormatBytes(o.TotalMemSize), units.FormatBytes(o.SystemReserved)))
+			}
+		}
+		for r := range old.MemoryMap {
+			if _, ok := s.m.resourceIndex(r); !ok {
+				notes = append(notes, fmt.Sprintf("node %d %s: gone since the checkpoint", id, r))
+			}
+		}
+	}
+	for id := range nm {
+		if _, ok := cur[id]; !ok {
+			notes = append(notes, fmt.Sprintf("node %d: gone since the checkpoint", id))
+		}
+	}
+	sort.Strings(notes)
+	return notes
+}
+
+// Adopt takes a checkpointed Node Map and blocks verbatim; the hardware
+// must not have drifted (see Drift). order gives each pod's containers in
+// allocation order.
+func (s *Static) Adopt(nm map[int]NodeState, blocks map[string]map[string][]Block, order map[string][]string) error {
+	if d := s.Drift(nm); len(d) > 0 {
+		return fmt.Errorf("checkpoint does not match the partition: %s", d[0])
+	}
+	if err := CheckInvariants(nm); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	m := s.m.clone()
+	for i, id := range m.ids {
+		n := nm[id]
+		for ri, r := range m.resources {
+			m.tables[i][ri] = n.MemoryMap[r]
+		}
+		m.assignments[i] = n.NumberOfAssignments
+		cells, err := m.maskOf(n.Cells)
+		if err != nil {
+			return fmt.Errorf("checkpoint node %d cells: %w", id, err)
+		}
+		m.cells[i] = cells
+	}
+	// The assignments must be exactly what the blocks account for.
+	count := make([]int, len(m.ids))
+	for pod, bs := range blocks {
+		for name, list := range bs {
+			if !slices.Contains(order[pod], name) {
+				return fmt.Errorf("checkpoint pod %s container %s: blocks without an allocation", pod, name)
+			}
+			for _, b := range list {
+				mask, err := m.maskOf(b.NUMAAffinity)
+				if err != nil || mask == 0 {
+					return fmt.Errorf("checkpoint pod %s container %s: block affinity %v: not in this partition", pod, name, b.NUMAAffinity)
+				}
+				for x := mask; x != 0; x &= x - 1 {
+					count[bits.TrailingZeros64(x)]++
+				}
+			}
+		}
+	}
+	if !slices.Equal(count, m.assignments) {
+		return fmt.Errorf("checkpoint: numberOfAssignments %v do not match the blocks (%v)", m.assignments, count)
+	}
+	s.m = m
+	s.blocks, s.order = map[string]map[string][]Block{}, map[string][]string{}
+	for pod, names := range order {
+		for _, name := range names {
+			if bs, ok := blocks[pod][name]; ok {
+				s.setBlocks(pod, name, bs)
+			}
+		}
+	}
+	return nil
+}
+
+// Recharge pins a container's existing blocks on this (possibly changed)
+// partition, as Allocate would on their affinity; an error when they no
+// longer fit or break the single/cross-NUMA rule. Nothing changes on error.
+func (s *Static) Recharge(podUID, name string, bs []Block) error {
+	for _, b := range bs {
+		mask, err := s.m.maskOf(b.NUMAAffinity)
+		if err != nil || mask == 0 {
+			return fmt.Errorf("pod %s container %s: %s on nodes %v: not in this partition", podUID, name, b.Type, b.NUMAAffinity)
+		}
+		col, ok := s.m.resourceIndex(b.Type)
+		if !ok && b.Size > 0 {
+			return fmt.Errorf("pod %s container %s: %s no longer exists on this partition", podUID, name, b.Type)
+		}
+		if s.violates(mask) {
+			return fmt.Errorf("pod %s container %s: nodes %v break the single/cross-NUMA rule", podUID, name, b.NUMAAffinity)
+		}
+		if ok && s.sum(mask, col, true) < b.Size {
+			return fmt.Errorf("pod %s container %s: %s of %s on nodes %v no longer fits (%s free)", podUID, name,
+				units.FormatBytes(b.Size), b.Type, b.NUMAAffinity, units.FormatBytes(s.sum(mask, col, true)))
+		}
+	}
+	for _, b := range bs {
+		mask, _ := s.m.maskOf(b.NUMAAffinity)
+		col, ok := s.m.resourceIndex(b.Type)
+		if !ok {
+			col = -1
+		}
+		s.charge(mask, col, b.Size)
+	}
+	s.setBlocks(podUID, name, bs)
+	return nil
+}

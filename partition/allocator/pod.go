@@ -1,0 +1,131 @@
+package allocator
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
+)
+
+// effective returns a container's requests as the API server defaults
+// them: a missing request takes the limit.
+func effective(c *corev1.Container) (req, lim corev1.ResourceList) {
+	req = corev1.ResourceList{}
+	for name, q := range c.Resources.Requests {
+		req[name] = q
+	}
+	for name, q := range c.Resources.Limits {
+		if _, ok := req[name]; !ok {
+			req[name] = q
+		}
+	}
+	return req, c.Resources.Limits
+}
+
+// isGuaranteed is kubelet's GetPodQOS == Guaranteed (M3): every container,
+// init containers included, has cpu and memory limits above 0, and the
+// pod's summed cpu/memory requests equal its summed limits.
+func isGuaranteed(pod *corev1.Pod) bool {
+	requests, limits := map[corev1.ResourceName]*resource.Quantity{}, map[corev1.ResourceName]*resource.Quantity{}
+	add := func(m map[corev1.ResourceName]*resource.Quantity, name corev1.ResourceName, q resource.Quantity) {
+		if m[name] == nil {
+			c := q.DeepCopy()
+			m[name] = &c
+			return
+		}
+		m[name].Add(q)
+	}
+	guaranteed := true
+	all := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	for i := range all {
+		req, lim := effective(&all[i])
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if q, ok := req[name]; ok && q.Sign() > 0 {
+				add(requests, name, q)
+			}
+			if q, ok := lim[name]; ok && q.Sign() > 0 {
+				add(limits, name, q)
+			} else {
+				guaranteed = false
+			}
+		}
+	}
+	if !guaranteed || len(requests) != len(limits) {
+		return false
+	}
+	for name, r := range requests {
+		if l, ok := limits[name]; !ok || l.Cmp(*r) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func isRestartable(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// memoryRequests returns a container's memory and hugepages-* requests in
+// bytes; field names the container in errors.
+func memoryRequests(c *corev1.Container, field string) (map[memorymanager.ResourceName]uint64, error) {
+	req, _ := effective(c)
+	out := map[memorymanager.ResourceName]uint64{}
+	for name, q := range req {
+		if name != corev1.ResourceMemory && !strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
+			continue
+		}
+		if strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
+			size, err := units.ParseBytes(strings.TrimPrefix(string(name), corev1.ResourceHugePagesPrefix))
+			if err != nil || size == 0 {
+				return nil, fmt.Errorf("%s.resources: %q is not a hugepage resource (hugepages-<size>, e.g. hugepages-2Mi)", field, name)
+			}
+			name = corev1.ResourceName(units.HugepageResource(size)) // canonical spelling
+		}
+		b, err := units.QuantityBytes(q, string(name))
+		if err != nil {
+			return nil, fmt.Errorf("%s.resources.requests[%s]: %w", field, name, err)
+		}
+		out[memorymanager.ResourceName(name)] = b
+	}
+	return out, nil
+}
+
+// toPod converts a Guaranteed pod for the static policy.
+func toPod(pod *corev1.Pod) (*memorymanager.Pod, error) {
+	p := &memorymanager.Pod{UID: string(pod.UID)}
+	seen := map[string]bool{}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		field := fmt.Sprintf("spec.initContainers[%d]", i)
+		req, err := memoryRequests(c, field)
+		if err != nil {
+			return nil, err
+		}
+		if c.Name == "" || seen[c.Name] {
+			return nil, fmt.Errorf("%s.name %q: empty or duplicate", field, c.Name)
+		}
+		seen[c.Name] = true
+		p.Init = append(p.Init, memorymanager.Container{Name: c.Name, Requests: req, Init: true, Restartable: isRestartable(c)})
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		field := fmt.Sprintf("spec.containers[%d]", i)
+		req, err := memoryRequests(c, field)
+		if err != nil {
+			return nil, err
+		}
+		if c.Name == "" || seen[c.Name] {
+			return nil, fmt.Errorf("%s.name %q: empty or duplicate", field, c.Name)
+		}
+		seen[c.Name] = true
+		p.App = append(p.App, memorymanager.Container{Name: c.Name, Requests: req})
+	}
+	if len(p.App) == 0 {
+		return nil, fmt.Errorf("spec.containers: the pod has no containers")
+	}
+	return p, nil
+}
