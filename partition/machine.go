@@ -133,3 +133,13 @@ func (m *machine) sharedCPUs() (bitmask.CPUSet, bitmask.NodeSet) {
 	}
 	return shared, m.nodesOfCPUs(shared)
 }
+
+// orphanCPUs are online CPUs no node lists (a dump without node0's
+// directory); no partition can own them.
+func (m *machine) orphanCPUs() bitmask.CPUSet {
+	var listed bitmask.CPUSet
+	for _, cpus := range m.nodeCPUs {
+		listed = listed.Union(cpus)
+	}
+	return m.online.Difference(listed)
+}

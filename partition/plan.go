@@ -35,6 +35,9 @@ func NewPlan(t *numa.Topology, c *Config) (*Plan, error) {
 
 	groups, excluded := planGroups(m, c, col, warn)
 	reserved := reservedCPUs(m, c.Host.ReservedCPUs, groups, col, warn)
+	if orphans := m.orphanCPUs(); !orphans.IsEmpty() {
+		warn("online CPUs %s are on no NUMA node that sysfs lists; they stay with the host", orphans)
+	}
 	matchOverrides(m, c, groups, col)
 
 	plan := &Plan{Hostname: hostname, Partitions: make([]Partition, 0, len(groups))}
@@ -173,10 +176,11 @@ func newRuntime(c *Config, ex func(key, value, def string) string) Runtime {
 }
 
 // newHost is what the host keeps: the reserved CPUs plus the CPUs of
-// excluded nodes (every online CPU is the host's or one partition's), and
+// excluded nodes and of no node (every online CPU is the host's or one
+// partition's), and
 // the memory nodes its own processes use.
 func newHost(m *machine, c *Config, reserved bitmask.CPUSet, excluded bitmask.NodeSet, col *collector) Host {
-	h := Host{ReservedCPUs: reserved.Union(m.cpusOf(excluded)), ExcludedNodes: excluded, OnlineCPUs: m.online}
+	h := Host{ReservedCPUs: reserved.Union(m.cpusOf(excluded)).Union(m.orphanCPUs()), ExcludedNodes: excluded, OnlineCPUs: m.online}
 	for _, id := range excluded.IDs() {
 		h.ExcludedMemory = append(h.ExcludedMemory, NodeMemory{Node: id, TotalBytes: m.memory[id], Hugepages: []HugepagePlan{}})
 	}

@@ -17,7 +17,7 @@ func reservedCPUs(m *machine, value string, groups []group, col *collector, warn
 	if value == "" || value == ReservedCPUsAuto {
 		cpus := autoReservedCPUs(m, groups, warn)
 		if cpus.IsEmpty() {
-			col.add(keyReservedCPUs, "\"auto\" found no online core to reserve (discovery found no sockets with online CPUs); give a CPU list like \"0,4\"")
+			col.add(keyReservedCPUs, "\"auto\" found no core to reserve: every socket's first online core would leave a partition without CPUs, or discovery found no sockets; give a CPU list like \"0,4\"")
 		} else if 4*cpus.Len() > m.online.Len() {
 			warn("host.reserved_cpus = \"auto\" reserves %d of %d online CPUs (%s), one core per socket; give a CPU list to reserve fewer", cpus.Len(), m.online.Len(), cpus)
 		}
