@@ -1,18 +1,259 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/numa/units"
 )
 
-// discoverCommand is a placeholder until its issue lands.
 func discoverCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "discover",
-		Usage: "not implemented yet",
-		Action: func(*cli.Context) error {
-			return errors.New("discover: not implemented yet")
+		Usage: "show the machine's NUMA topology as read from sysfs",
+		Description: "Reads sockets, NUMA nodes, cores, CPUs, per-node memory and hugepages, node\n" +
+			"distances and PCI locality from --sysfs (default /sys; a dump's sys/ works too).\n" +
+			"Prints a tree, or with --output json the schema documented in docs/discover.md.\n" +
+			"Anything discovery had to assume is listed under warnings.",
+		Action: func(c *cli.Context) error {
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
+			}
+			topo, err := numa.NewFS(c.String("sysfs")).Discover()
+			if err != nil {
+				return fmt.Errorf("discover: %w", err)
+			}
+			for _, w := range topo.Warnings {
+				slog.Warn("discover", "warning", w)
+			}
+			if format == "json" {
+				return writeJSON(c.App.Writer, topo)
+			}
+			return writeTopologyTree(c.App.Writer, topo)
 		},
 	}
+}
+
+// writeTopologyTree prints socket → node → cores, then nodes without CPUs
+// (memory-only, GPU memory), then CPUs outside any node, then warnings.
+func writeTopologyTree(out io.Writer, t *numa.Topology) error {
+	p := &printer{w: out}
+	cores := 0
+	for _, s := range t.Sockets {
+		cores += len(s.Cores)
+	}
+	p.line(0, "machine: %s, %s, %s, %s", plural(len(t.Sockets), "socket"), plural(len(t.Nodes), "NUMA node"),
+		plural(cores, "core"), plural(t.Online.Len(), "online CPU"))
+	p.line(1, "CPUs online %s; offline %s; present %s; possible %s", orNone(t.Online), orNone(t.Offline), orNone(t.Present), orNone(t.Possible))
+
+	shown := map[int]bool{}
+	for _, s := range t.Sockets {
+		p.line(0, "socket %d: %s, CPUs %s, nodes %s", s.ID, plural(len(s.Cores), "core"), s.CPUs, orNoneNodes(s.Nodes))
+		for _, id := range s.Nodes.IDs() {
+			n, _ := t.Node(id)
+			var nodeCores []numa.Core
+			for _, c := range s.Cores {
+				if c.Node == id {
+					nodeCores = append(nodeCores, c)
+				}
+			}
+			p.node(t, n, s.CPUs.Intersect(n.CPUs), nodeCores, shown[id])
+			shown[id] = true
+		}
+		var loose []string
+		for _, c := range s.Cores {
+			if c.Node < 0 {
+				loose = append(loose, c.CPUs.String())
+			}
+		}
+		if len(loose) > 0 {
+			p.line(1, "in no node: cores %s", strings.Join(loose, " "))
+		}
+	}
+	var rest []numa.Node
+	for _, n := range t.Nodes {
+		if !shown[n.ID] {
+			rest = append(rest, n)
+		}
+	}
+	if len(rest) > 0 {
+		p.line(0, "nodes without a socket:")
+		for i := range rest {
+			p.node(t, &rest[i], rest[i].CPUs, nil, false)
+		}
+	}
+	unlocal := 0
+	for _, d := range t.PCI {
+		if d.Node < 0 {
+			unlocal++
+		}
+	}
+	if len(t.PCI) > 0 {
+		p.line(0, "PCI: %s, %d without NUMA locality (numa_node -1)", plural(len(t.PCI), "device"), unlocal)
+	}
+	if len(t.Warnings) > 0 {
+		p.line(0, "warnings:")
+		for _, w := range t.Warnings {
+			p.line(1, "- %s", w)
+		}
+	}
+	return p.err
+}
+
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) line(depth int, format string, args ...any) {
+	if p.err != nil {
+		return
+	}
+	_, p.err = fmt.Fprintf(p.w, "%s%s\n", strings.Repeat("  ", depth), fmt.Sprintf(format, args...))
+}
+
+// node prints one node under a socket; a node shared by sockets is
+// described in full only the first time.
+func (p *printer) node(t *numa.Topology, n *numa.Node, cpus bitmask.CPUSet, cores []numa.Core, again bool) {
+	head := fmt.Sprintf("node %d (%s): CPUs %s", n.ID, n.Kind, orNone(cpus))
+	if again {
+		p.line(1, "%s (node shown above)", head)
+		return
+	}
+	p.line(1, "%s", head)
+	if len(cores) > 0 {
+		p.line(2, "%s", describeCores(cores))
+	}
+	if off := offlineCPUs(t, n.ID); !off.IsEmpty() {
+		p.line(2, "offline CPUs: %s", off)
+	}
+	p.line(2, "memory: %s total, %s free", humanBytes(n.MemoryBytes), humanBytes(n.FreeBytes))
+	if len(n.Hugepages) > 0 {
+		sizes := make([]string, len(n.Hugepages))
+		for i, h := range n.Hugepages {
+			sizes[i] = fmt.Sprintf("%s %d total/%d free", units.FormatBytes(h.PageSize), h.Total, h.Free)
+			if h.Surplus > 0 {
+				sizes[i] += fmt.Sprintf("/%d surplus", h.Surplus)
+			}
+		}
+		p.line(2, "hugepages: %s", strings.Join(sizes, ", "))
+	}
+	if len(n.Distances) == len(t.Nodes) {
+		d := make([]string, len(n.Distances))
+		for i, v := range n.Distances {
+			d[i] = strconv.Itoa(t.Nodes[i].ID) + ":" + distance(v)
+		}
+		p.line(2, "distances: %s", strings.Join(d, " "))
+	}
+	p.pci(t, n.ID)
+}
+
+// describeCores lists SMT sibling groups; without SMT a count says it all.
+func describeCores(cores []numa.Core) string {
+	groups := make([]string, len(cores))
+	smt := false
+	for i, c := range cores {
+		groups[i] = c.CPUs.String()
+		smt = smt || c.CPUs.Len() > 1
+	}
+	if !smt {
+		return fmt.Sprintf("cores: %d, one CPU each", len(cores))
+	}
+	return fmt.Sprintf("cores: %d, SMT siblings %s", len(cores), strings.Join(groups, " "))
+}
+
+func distance(v int) string {
+	if v < 0 {
+		return "?"
+	}
+	return strconv.Itoa(v)
+}
+
+// pci prints the node's local devices: a count per class and the
+// addresses of the devices placement cares about (NICs, storage, GPUs).
+func (p *printer) pci(t *numa.Topology, node int) {
+	var local []numa.PCIDevice
+	for _, d := range t.PCI {
+		if d.Node == node {
+			local = append(local, d)
+		}
+	}
+	if len(local) == 0 {
+		return
+	}
+	byClass := map[string]int{}
+	var notable []string
+	for _, d := range local {
+		name := numa.PCIClassName(d.Class)
+		switch name {
+		case "":
+			name = "class unknown"
+		case "network", "storage", "display", "accelerator", "processor":
+			notable = append(notable, d.Address+" "+name)
+		}
+		byClass[name]++
+	}
+	classes := make([]string, 0, len(byClass))
+	for name, n := range byClass {
+		classes = append(classes, fmt.Sprintf("%s %d", name, n))
+	}
+	sort.Strings(classes)
+	p.line(2, "PCI devices (%d): %s", len(local), strings.Join(classes, ", "))
+	for _, n := range notable {
+		p.line(3, "%s", n)
+	}
+}
+
+func offlineCPUs(t *numa.Topology, node int) bitmask.CPUSet {
+	var ids []int
+	for _, c := range t.CPUs {
+		if c.Node == node && !c.Online {
+			ids = append(ids, c.ID)
+		}
+	}
+	return bitmask.NewCPUSet(ids...)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+func orNone(s bitmask.CPUSet) string {
+	if s.IsEmpty() {
+		return "none"
+	}
+	return s.String()
+}
+
+func orNoneNodes(s bitmask.NodeSet) string {
+	if s.IsEmpty() {
+		return "none"
+	}
+	return s.String()
+}
+
+// humanBytes prints a size for people: 125.6 GiB. JSON keeps bytes.
+func humanBytes(b uint64) string {
+	const unit = 1024
+	if b < unit {
+		return strconv.FormatUint(b, 10) + " B"
+	}
+	div, exp := uint64(unit), 0
+	for n := b / unit; n >= unit; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
 }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func runDiscover(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	app := newApp()
+	app.Writer = &out
+	app.ErrWriter = &out
+	err := app.Run(append([]string{"numa-partition", "--log-level", "error"}, args...))
+	return out.String(), err
+}
+
+func fixtureSys(name string) string {
+	return filepath.Join("..", "..", "testdata", "sysfs", name, "sys")
+}
+
+func TestDiscoverTree(t *testing.T) {
+	out, err := runDiscover(t, "--sysfs", fixtureSys("hwloc-nvidiagpunumanodes"), "discover")
+	require.NoError(t, err)
+	for _, want := range []string{
+		"machine: 2 sockets, 8 NUMA nodes, 8 cores, 32 online CPUs",
+		"socket 8: 4 cores, CPUs 88-103, nodes 8",
+		"  node 8 (cpu+memory): CPUs 88-103",
+		"    cores: 4, SMT siblings 88-91 92-95 96-99 100-103",
+		"    distances: 0:40 8:10 250:80 251:80 252:80 253:80 254:80 255:80",
+		"    hugepages: 2Mi 0 total/0 free, 1Gi 0 total/0 free",
+		"nodes without a socket:\n  node 250 (memory-only): CPUs none\n    memory: 15.0 GiB total",
+		"warnings:\n  - devices/system/node/node0/cpulist says",
+	} {
+		assert.Contains(t, out, want)
+	}
+}
+
+func TestDiscoverTreePCI(t *testing.T) {
+	out, err := runDiscover(t, "--sysfs", fixtureSys("hwloc-40intel64-2g2n4c+pcilocality"), "discover")
+	require.NoError(t, err)
+	assert.Contains(t, out, "    PCI devices (1): class unknown 1\n")
+	assert.Contains(t, out, "PCI: 37 devices, 36 without NUMA locality (numa_node -1)")
+	assert.NotContains(t, out, "warnings:")
+}
+
+// TestDiscoverJSONSchema pins the documented fields of --output json.
+func TestDiscoverJSONSchema(t *testing.T) {
+	out, err := runDiscover(t, "--sysfs", fixtureSys("hwloc-offline-cpu0-node0"), "--output", "json", "discover")
+	require.NoError(t, err)
+	var doc struct {
+		Sockets []struct {
+			ID    *int    `json:"id"`
+			Nodes *string `json:"nodes"`
+			CPUs  *string `json:"cpus"`
+			Cores []struct {
+				CoreID *int    `json:"coreId"`
+				Socket *int    `json:"socket"`
+				Node   *int    `json:"node"`
+				CPUs   *string `json:"cpus"`
+			} `json:"cores"`
+		} `json:"sockets"`
+		Nodes []struct {
+			ID          *int    `json:"id"`
+			Kind        *string `json:"kind"`
+			CPUs        *string `json:"cpus"`
+			MemoryBytes *uint64 `json:"memoryBytes"`
+			FreeBytes   *uint64 `json:"freeBytes"`
+			Hugepages   []struct {
+				PageSize *uint64 `json:"pageSize"`
+				Total    *uint64 `json:"total"`
+				Free     *uint64 `json:"free"`
+				Surplus  *uint64 `json:"surplus"`
+			} `json:"hugepages"`
+			Distances []int `json:"distances"`
+		} `json:"nodes"`
+		CPUs []struct {
+			ID     *int  `json:"id"`
+			Core   *int  `json:"core"`
+			Socket *int  `json:"socket"`
+			Node   *int  `json:"node"`
+			Online *bool `json:"online"`
+		} `json:"cpus"`
+		PCI      []any    `json:"pciDevices"`
+		Online   *string  `json:"online"`
+		Offline  *string  `json:"offline"`
+		Possible *string  `json:"possible"`
+		Present  *string  `json:"present"`
+		Warnings []string `json:"warnings"`
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&doc), out)
+
+	require.Len(t, doc.Sockets, 2)
+	assert.Equal(t, 1, *doc.Sockets[1].ID)
+	assert.Equal(t, "1", *doc.Sockets[1].Nodes)
+	assert.Equal(t, "", *doc.Sockets[0].Nodes)
+	require.Len(t, doc.Nodes, 1)
+	n := doc.Nodes[0]
+	assert.Equal(t, 1, *n.ID)
+	assert.Equal(t, "cpu+memory", *n.Kind)
+	assert.Equal(t, "5,7,9,11,13,15,17,19", *n.CPUs)
+	assert.Equal(t, uint64(67108864*1024), *n.MemoryBytes)
+	require.Len(t, n.Hugepages, 2)
+	assert.Equal(t, uint64(2<<20), *n.Hugepages[0].PageSize)
+	assert.NotNil(t, n.Hugepages[0].Total)
+	assert.NotNil(t, n.Hugepages[0].Free)
+	assert.Equal(t, []int{10}, n.Distances)
+	require.Len(t, doc.CPUs, 24)
+	assert.Equal(t, 0, *doc.CPUs[0].ID)
+	assert.False(t, *doc.CPUs[0].Online)
+	assert.Equal(t, -1, *doc.CPUs[0].Socket)
+	assert.Equal(t, 1, *doc.CPUs[1].Node, "offline cpu1 is named by node1's cpulist")
+	assert.True(t, *doc.CPUs[5].Online)
+	assert.Equal(t, 2, *doc.CPUs[5].Core)
+	assert.Equal(t, "4-20", *doc.Online)
+	assert.NotNil(t, doc.PCI)
+	assert.Len(t, doc.Warnings, 5)
+}
+
+func TestDiscoverErrors(t *testing.T) {
+	_, err := runDiscover(t, "--sysfs", t.TempDir(), "discover")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not a sysfs root")
+
+	root := t.TempDir()
+	path := filepath.Join(root, "devices", "system", "cpu")
+	require.NoError(t, os.MkdirAll(filepath.Join(path, "cpu0"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(path, "online"), []byte("0-x\n"), 0o644))
+	_, err = runDiscover(t, "--sysfs", root, "discover")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), filepath.Join(path, "online")+`: invalid content "0-x"`)
+
+	_, err = runDiscover(t, "--sysfs", fixtureSys("qemu-2node-v2"), "--output", "yaml", "discover")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "allowed are table, json")
+}
