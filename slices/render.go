@@ -105,6 +105,8 @@ type renderer struct {
 	files    map[string]File
 	units    []Unit
 	warnings []string
+	// sharedRuntime lists the partitions without a containerd of their own.
+	sharedRuntime []string
 }
 
 func (r *renderer) add(path string, content []byte) error {
@@ -124,6 +126,9 @@ func (r *renderer) template(path, name string, data any) error {
 }
 
 func (r *renderer) bundle() Bundle {
+	if len(r.sharedRuntime) > 1 {
+		r.warnings = append(r.warnings, fmt.Sprintf("partitions %s share one container runtime: their kubelets share /var/lib/kubelet/device-plugins (kubernetes#120626), so device plugins work for one of them at most", strings.Join(r.sharedRuntime, ", ")))
+	}
 	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings}
 	for _, f := range r.files {
 		b.Files = append(b.Files, f)
@@ -269,7 +274,7 @@ func (r *renderer) partition(p *partition.Partition) error {
 		k.BindsTo = containerdUnit(p.Name)
 		k.ExecStart = joinNamespace(p, args)
 	case partition.RuntimeShared:
-		r.warnings = append(r.warnings, fmt.Sprintf("partition %s uses the shared runtime %s: its kubelet shares /var/lib/kubelet/device-plugins with every other kubelet (kubernetes#120626), so device plugins work for one partition at most", p.Name, p.Runtime.Endpoint))
+		r.sharedRuntime = append(r.sharedRuntime, p.Name)
 		k.ExecStart = continued(args)
 	default:
 		return fmt.Errorf("runtime kind %q: allowed are %q and %q", p.Runtime.Kind, partition.RuntimeContainerd, partition.RuntimeShared)

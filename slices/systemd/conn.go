@@ -142,6 +142,14 @@ func (c *Conn) RestartUnit(ctx context.Context, name string) error {
 	return c.job(ctx, "restart", name, c.c.RestartUnitContext)
 }
 
+// ResetFailed implements Manager.
+func (c *Conn) ResetFailed(ctx context.Context, name string) error {
+	if err := c.c.ResetFailedUnitContext(ctx, name); err != nil {
+		return fmt.Errorf("reset-failed %s: %w", name, err)
+	}
+	return nil
+}
+
 // EnableUnitFiles implements Manager.
 func (c *Conn) EnableUnitFiles(ctx context.Context, names []string) error {
 	if len(names) == 0 {

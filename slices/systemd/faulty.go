@@ -84,3 +84,9 @@ func (f *Faulty) DisableUnitFiles(ctx context.Context, names []string) error {
 func (f *Faulty) SetUnitProperties(ctx context.Context, name string, props ...Property) error {
 	return f.do("set-property "+name, func() error { return f.Manager.SetUnitProperties(ctx, name, props...) })
 }
+
+// ResetFailed implements Manager. It is only used while rolling back, so
+// it is passed through and not counted.
+func (f *Faulty) ResetFailed(ctx context.Context, name string) error {
+	return f.Manager.ResetFailed(ctx, name)
+}

@@ -21,6 +21,8 @@ type Manager interface {
 	StartUnit(ctx context.Context, name string) error
 	StopUnit(ctx context.Context, name string) error
 	RestartUnit(ctx context.Context, name string) error
+	// ResetFailed clears a unit's "failed" state (`systemctl reset-failed`).
+	ResetFailed(ctx context.Context, name string) error
 	// EnableUnitFiles and DisableUnitFiles change the persistent
 	// [Install] symlinks under /etc (not /run).
 	EnableUnitFiles(ctx context.Context, names []string) error

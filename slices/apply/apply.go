@@ -1,0 +1,264 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/numa-partition/numa-partition/partition"
+	bundle "github.com/numa-partition/numa-partition/slices"
+	"github.com/numa-partition/numa-partition/slices/systemd"
+)
+
+// Options are apply's inputs besides the plan and the bundle.
+type Options struct {
+	Root    string // "/" on a host; a sandbox's root in tests
+	Sysfs   string // hugepage pools; "/sys" on a host
+	Systemd systemd.Manager
+	DryRun  bool
+	Version string
+	// CgroupMode overrides detection (tests).
+	CgroupMode CgroupMode
+	BeforeStep func(i int, s Step) error
+	Log        *slog.Logger
+	Now        func() time.Time
+}
+
+// Report is what an apply did (or, with DryRun, would do). Its JSON form
+// is the output of `apply --output json`.
+type Report struct {
+	DryRun     bool        `json:"dryRun"`
+	Changed    bool        `json:"changed"`
+	Generation int         `json:"generation"`
+	CgroupMode CgroupMode  `json:"cgroupMode"`
+	Steps      []string    `json:"steps"`
+	Diff       string      `json:"diff,omitempty"`
+	Warnings   []string    `json:"warnings"`
+	Shortfalls []Shortfall `json:"hugepageShortfalls,omitempty"`
+	Seconds    float64     `json:"seconds"`
+}
+
+func (o *Options) defaults() {
+	if o.Root == "" {
+		o.Root = "/"
+	}
+	if o.Sysfs == "" {
+		o.Sysfs = filepath.Join(o.Root, "sys")
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Apply brings the host to the plan's bundle, transactionally: under the
+// apply lock, it gathers the host's state, plans the steps, refuses
+// planned ports that are taken, and runs the steps, rolling everything
+// back on the first failure (the error is then a *StepError).
+func Apply(ctx context.Context, o Options, plan *partition.Plan, b bundle.Bundle) (*Report, error) {
+	t0 := time.Now()
+	o.defaults()
+	if !o.DryRun {
+		lock, err := AcquireLock(o.Root)
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Release()
+	}
+	mode := o.CgroupMode
+	if mode == "" {
+		var err error
+		if mode, err = DetectCgroupMode(o.Root); err != nil {
+			return nil, err
+		}
+	}
+	rep := &Report{DryRun: o.DryRun, CgroupMode: mode, Steps: []string{}, Warnings: []string{}}
+	if w := CgroupWarning(mode); w != "" {
+		rep.Warnings = append(rep.Warnings, w)
+		o.Log.Warn(w)
+	}
+	d, err := NewDesired(plan, b, mode)
+	if err != nil {
+		return nil, err
+	}
+	prev, err := ReadRecord(o.Root)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := Gather(ctx, o.Root, o.Sysfs, o.Systemd, d, prev)
+	if err != nil {
+		return nil, err
+	}
+	steps := Plan(d, cur)
+	rep.Changed = len(steps) > 0
+	for _, s := range steps {
+		rep.Steps = append(rep.Steps, s.String())
+	}
+	rep.Generation = 0
+	if prev != nil {
+		rep.Generation = prev.Generation
+	}
+	if o.DryRun {
+		rep.Diff = Diff(steps, cur)
+		rep.Seconds = time.Since(t0).Seconds()
+		return rep, nil
+	}
+	if !rep.Changed {
+		rep.Seconds = time.Since(t0).Seconds()
+		return rep, nil
+	}
+	// Refuse before touching anything.
+	if err := checkPorts(o.Root, d.Ports); err != nil {
+		return nil, err
+	}
+	rec := newRecord(o, plan, d, cur, prev, mode)
+	ex := &Executor{Root: o.Root, Sysfs: o.Sysfs, Systemd: o.Systemd, Record: rec, BeforeStep: o.BeforeStep, Log: o.Log}
+	res, err := ex.Run(ctx, steps, cur)
+	if err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(steps, func(s Step) bool { return s.Kind == KindRecord }) {
+		rep.Generation = rec.Generation
+	}
+	rep.Shortfalls = res.Shortfalls
+	for _, sf := range res.Shortfalls {
+		rep.Warnings = append(rep.Warnings, "hugepage shortfall: "+sf.String())
+	}
+	rep.Seconds = time.Since(t0).Seconds()
+	return rep, nil
+}
+
+// Gather reads what Plan compares against: the files at every desired and
+// recorded path, the state of every desired and recorded unit, and the
+// hugepage pools.
+func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desired, prev *Record) (Current, error) {
+	c := Current{Files: map[string]FileState{}, Units: map[string]systemd.UnitInfo{}, Hugepages: map[HugepageKey]uint64{}, Record: prev}
+	paths := map[string]bool{}
+	for _, f := range d.Files {
+		paths[f.Path] = true
+	}
+	names := map[string]bool{}
+	for _, u := range d.Units {
+		names[u.Name] = true
+	}
+	if prev != nil {
+		for _, f := range prev.Files {
+			paths[f.Path] = true
+		}
+		for _, u := range prev.Units {
+			names[u.Name] = true
+		}
+	}
+	for p := range paths {
+		fs, ok, err := readFileState(filepath.Join(root, p))
+		if err != nil {
+			return c, fmt.Errorf("reading the host: %w", err)
+		}
+		if ok {
+			c.Files[p] = fs
+		}
+	}
+	for n := range names {
+		u, err := m.Unit(ctx, n)
+		if err != nil {
+			return c, fmt.Errorf("reading the host: %w", err)
+		}
+		c.Units[n] = u
+	}
+	for _, h := range d.Hugepages {
+		p := hugepageFile(sysfs, h.Node, h.PageSize, "nr_hugepages")
+		n, err := readCount(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return c, fmt.Errorf("the plan wants %s, but %s does not exist: no such node or page size on this host", h, p)
+		}
+		if err != nil {
+			return c, fmt.Errorf("reading the host: %w", err)
+		}
+		c.Hugepages[HugepageKey{h.Node, h.PageSize}] = n
+	}
+	return c, nil
+}
+
+func newRecord(o Options, plan *partition.Plan, d Desired, cur Current, prev *Record, mode CgroupMode) *Record {
+	r := &Record{Generation: 1, AppliedAt: o.Now().UTC(), Version: o.Version, CgroupMode: mode,
+		Units: d.Units, Slices: d.Slices, Files: []RecordFile{}, Hugepages: []HugepageTarget{}, Partitions: []RecordPartition{}}
+	if prev != nil {
+		r.Generation = prev.Generation + 1
+	}
+	for _, f := range d.Files {
+		rf := RecordFile{Path: f.Path, SHA256: hashOf(f.Content), Mode: f.Mode.Perm()}
+		if pf, ours := prev.file(f.Path); ours {
+			rf.Original = pf.Original
+		} else if _, existed := cur.Files[f.Path]; existed {
+			rf.Original = true
+		}
+		r.Files = append(r.Files, rf)
+	}
+	for _, h := range d.Hugepages {
+		h.Before = cur.Hugepages[HugepageKey{h.Node, h.PageSize}]
+		if prev != nil {
+			for _, ph := range prev.Hugepages {
+				if ph.Node == h.Node && ph.PageSize == h.PageSize {
+					h.Before = ph.Before
+				}
+			}
+		}
+		r.Hugepages = append(r.Hugepages, h)
+	}
+	if plan != nil {
+		r.Hostname = plan.Hostname
+		r.ReservedCPUs = plan.Host.ReservedCPUs.String()
+		for _, p := range plan.Partitions {
+			r.Partitions = append(r.Partitions, RecordPartition{Name: p.Name, Slice: p.Slice, Nodes: p.Nodes.String(),
+				CPUs: p.CPUs.String(), KubeletHealthz: p.Kubelet.HealthzPort, AllocatorSocket: p.Allocator.Socket})
+		}
+	} else {
+		for _, u := range d.Units {
+			if u.Partition != "" && strings.HasSuffix(u.Name, ".slice") {
+				r.Partitions = append(r.Partitions, RecordPartition{Name: u.Partition, Slice: u.Name})
+			}
+		}
+	}
+	return r
+}
+
+// Diff is the unified diff of the file steps: what --dry-run prints.
+func Diff(steps []Step, cur Current) string {
+	var b strings.Builder
+	for _, s := range steps {
+		if s.Kind != KindWrite && s.Kind != KindRemove {
+			continue
+		}
+		old := cur.Files[s.Path]
+		ud := difflib.UnifiedDiff{
+			A: difflib.SplitLines(string(old.Content)), B: difflib.SplitLines(string(s.Content)),
+			FromFile: "a/" + s.Path, ToFile: "b/" + s.Path, Context: 3,
+		}
+		if _, ok := cur.Files[s.Path]; !ok {
+			ud.FromFile = "/dev/null"
+		}
+		if s.Kind == KindRemove {
+			ud.ToFile = "/dev/null"
+		}
+		text, err := difflib.GetUnifiedDiffString(ud)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", s.Path, err)
+			continue
+		}
+		if text == "" { // same content, other mode
+			fmt.Fprintf(&b, "mode change /%s: %s -> %s\n", s.Path, old.Mode.Perm(), s.Mode.Perm())
+		}
+		b.WriteString(text)
+	}
+	return b.String()
+}

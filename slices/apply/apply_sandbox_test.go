@@ -1,0 +1,158 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/slices/systemd"
+)
+
+// TestApplyReapplyRemove is the life cycle against the real systemd:
+// apply starts everything and the properties read back over D-Bus, a second
+// apply changes nothing, a change restarts only what it touches, remove
+// leaves the host as it was.
+func TestApplyReapplyRemove(t *testing.T) {
+	e := newEnv(t)
+	f := newFixture(2)
+	ctx := context.Background()
+	before := e.snapshot(t, f)
+
+	rep, err := e.apply(t, f, nil)
+	must(t, err)
+	if !rep.Changed || rep.Generation != 1 {
+		t.Fatalf("first apply: changed=%v generation=%d, want true, 1", rep.Changed, rep.Generation)
+	}
+	t.Logf("cgroup mode %s, %d steps:\n%s", rep.CgroupMode, len(rep.Steps), strings.Join(rep.Steps, "\n"))
+
+	for _, u := range f.bundle.Units {
+		info, err := e.m.Unit(ctx, u.Name)
+		must(t, err)
+		if !info.Active() {
+			t.Errorf("%s is %s/%s, want active", u.Name, info.ActiveState, info.SubState)
+		}
+		if u.Enable && info.UnitFileState != "enabled" {
+			t.Errorf("%s UnitFileState = %q, want enabled", u.Name, info.UnitFileState)
+		}
+	}
+	for i, p := range f.plan.Partitions {
+		info, err := e.m.Unit(ctx, p.Slice)
+		must(t, err)
+		if !info.AllowedCPUs.Equal(p.CPUs) || info.AllowedMemoryNodes != bitmask.NewNodeSet(0) {
+			t.Errorf("%s AllowedCPUs=%s AllowedMemoryNodes=%s, want %s and 0", p.Slice, info.AllowedCPUs, info.AllowedMemoryNodes, p.CPUs)
+		}
+		kubelet, err := e.m.Unit(ctx, "kubelet-"+p.Name+".service")
+		must(t, err)
+		if !strings.HasPrefix(kubelet.ControlGroup, "/"+p.Slice+"/") {
+			t.Errorf("kubelet of %s runs in %s, want under /%s", p.Name, kubelet.ControlGroup, p.Slice)
+		}
+		if rep.CgroupMode != CgroupV2 {
+			// Enforced on v1 too: the drop-in's CPUAffinity and the cpuset v1 group.
+			got := procStatus(t, e, kubelet.MainPID, "Cpus_allowed_list")
+			if got != p.CPUs.String() {
+				t.Errorf("kubelet of %s: Cpus_allowed_list %s, want %s", p.Name, got, p.CPUs)
+			}
+			g := cpusetV1Group(e.sb.Root, sliceCgroup(p.Slice))
+			if cpus, err := g.read("cpuset.cpus"); err != nil || cpus != p.CPUs.String() {
+				t.Errorf("cpuset v1 of %s: cpus %q, %v; want %s", p.Slice, cpus, err, p.CPUs)
+			}
+			if procs, _ := g.read("cgroup.procs"); len(strings.Fields(procs)) != 2 {
+				t.Errorf("cpuset v1 of %s holds %q, want the runtime's and the kubelet's pids", p.Slice, procs)
+			}
+		}
+		want := uint64(4 + i)
+		if n, err := readCount(hugepageFile(e.sysfs, i%2, testPageSize, "nr_hugepages")); err != nil || n != want {
+			t.Errorf("node%d hugepages = %d, %v; want %d", i%2, n, err, want)
+		}
+	}
+	rec, err := ReadRecord(e.sb.Root)
+	must(t, err)
+	if rec == nil || rec.Generation != 1 || len(rec.Files) != len(f.bundle.Files)+2*len(f.plan.Partitions)*boolInt(rep.CgroupMode != CgroupV2) {
+		t.Fatalf("record after apply: %+v", rec)
+	}
+	for _, rf := range rec.Files {
+		b, err := os.ReadFile(e.sb.Path(rf.Path))
+		must(t, err)
+		if hashOf(b) != rf.SHA256 {
+			t.Errorf("record hash of %s does not match the file", rf.Path)
+		}
+	}
+
+	// The same inputs again: nothing to do, nothing written, no reload.
+	kubeletPID := mainPID(t, e, "kubelet-tnode0.service")
+	recBytes, _ := os.ReadFile(e.sb.Path(RecordPath))
+	faulty := &systemd.Faulty{Manager: e.m}
+	rep, err = e.apply(t, f, func(o *Options) { o.Systemd = faulty })
+	must(t, err)
+	if rep.Changed || len(rep.Steps) != 0 || faulty.Count() != 0 {
+		t.Fatalf("re-apply: changed=%v steps=%v systemd calls=%v, want no changes", rep.Changed, rep.Steps, faulty.Calls)
+	}
+	if b, _ := os.ReadFile(e.sb.Path(RecordPath)); string(b) != string(recBytes) {
+		t.Error("re-apply rewrote the record")
+	}
+
+	// A change to one kubelet restarts that kubelet only.
+	kf := f.file("kubelet-tnode1.service")
+	kf.Content = append(kf.Content, []byte("# changed\n")...)
+	faulty = &systemd.Faulty{Manager: e.m}
+	rep, err = e.apply(t, f, func(o *Options) { o.Systemd = faulty })
+	must(t, err)
+	wantCalls := []string{"daemon-reload", "enable [kubelet-tnode1.service]", "restart kubelet-tnode1.service"}
+	if strings.Join(faulty.Calls, "|") != strings.Join(wantCalls, "|") || rep.Generation != 2 {
+		t.Errorf("change of one kubelet: calls %q generation %d; want %q, 2", faulty.Calls, rep.Generation, wantCalls)
+	}
+	if got := mainPID(t, e, "kubelet-tnode0.service"); got != kubeletPID {
+		t.Errorf("kubelet-tnode0 was restarted (pid %d -> %d) though it did not change", kubeletPID, got)
+	}
+
+	rrep, err := Remove(ctx, e.opts())
+	must(t, err)
+	if rrep.Generation != 2 {
+		t.Errorf("remove removed generation %d, want 2", rrep.Generation)
+	}
+	if d := diffStates(before, e.snapshot(t, f)); len(d) > 0 {
+		t.Errorf("remove did not restore the host:\n%s", strings.Join(d, "\n"))
+	}
+	if _, err := os.Stat(e.sb.Path(RecordPath)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("record still there after remove: %v", err)
+	}
+	if _, err := os.Stat(e.sb.Path("run/systemd/system.control/tnode0.slice.d")); err == nil {
+		if ents, _ := os.ReadDir(e.sb.Path("run/systemd/system.control/tnode0.slice.d")); len(ents) > 0 {
+			t.Errorf("runtime properties of tnode0.slice left behind: %v", ents)
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func mainPID(t *testing.T, e *env, unit string) uint32 {
+	t.Helper()
+	info, err := e.m.Unit(context.Background(), unit)
+	must(t, err)
+	if info.MainPID == 0 {
+		t.Fatalf("%s has no MainPID (%s/%s)", unit, info.ActiveState, info.SubState)
+	}
+	return info.MainPID
+}
+
+// procStatus reads a field of /proc/<pid>/status of a sandbox process.
+func procStatus(t *testing.T, e *env, pid uint32, field string) string {
+	t.Helper()
+	b, err := os.ReadFile(e.sb.Path("proc/" + itoa(int(pid)) + "/status"))
+	must(t, err)
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && k == field {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return ""
+}

@@ -1,0 +1,312 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/numa-partition/numa-partition/slices/systemd"
+)
+
+// Executor runs Plan's steps against a host and undoes them on failure.
+type Executor struct {
+	Root    string // the host's root, "/" in production
+	Sysfs   string // the sysfs holding the hugepage pools, "/sys" in production
+	Systemd systemd.Manager
+	// Record is written by the record step.
+	Record *Record
+	// BeforeStep, when set, runs before each step and fails it by
+	// returning an error: the fault injection of the tests.
+	BeforeStep func(i int, s Step) error
+	Log        *slog.Logger
+}
+
+// Result is what a successful run did.
+type Result struct {
+	Steps      []Step      `json:"steps"`
+	Shortfalls []Shortfall `json:"hugepageShortfalls,omitempty"`
+	Duration   time.Duration
+}
+
+// StepError is a failed transaction: which step failed, why, and how the
+// rollback went.
+type StepError struct {
+	Index, Total int
+	Step         Step
+	Err          error
+	// Rollback is nil when the host was restored.
+	Rollback error
+}
+
+func (e *StepError) Error() string {
+	msg := fmt.Sprintf("step %d/%d, %s: %v", e.Index+1, e.Total, e.Step, e.Err)
+	if e.Rollback != nil {
+		return msg + "; ROLLBACK INCOMPLETE, the host needs attention: " + e.Rollback.Error()
+	}
+	return msg + "; rolled back: previous files and unit states restored"
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+// undo is one journal entry. File-level entries are undone first, then
+// systemd is reloaded, then the unit-level entries (which need the old
+// unit files loaded).
+type undo struct {
+	files bool
+	what  string
+	run   func(ctx context.Context) error
+}
+
+// Run executes steps in order. cur is what Gather read before planning:
+// the undo journal restores it.
+func (e *Executor) Run(ctx context.Context, steps []Step, cur Current) (*Result, error) {
+	t0 := time.Now()
+	log := e.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	res := &Result{Steps: steps}
+	var journal []undo
+	reloaded := false
+	for i, s := range steps {
+		log.Debug("apply step", "index", i+1, "of", len(steps), "step", s.String())
+		var err error
+		if e.BeforeStep != nil {
+			err = e.BeforeStep(i, s)
+		}
+		if err == nil {
+			var u []undo
+			u, err = e.do(ctx, s, cur, res)
+			// Undo entries are kept even for the failing step: a job
+			// that timed out may still have run.
+			journal = append(journal, u...)
+		}
+		if s.Kind == KindReload {
+			reloaded = true
+		}
+		if err != nil {
+			log.Error("apply step failed, rolling back", "step", s.String(), "err", err)
+			rb := e.rollback(journal, reloaded)
+			return nil, &StepError{Index: i, Total: len(steps), Step: s, Err: err, Rollback: rb}
+		}
+	}
+	res.Duration = time.Since(t0)
+	return res, nil
+}
+
+// rollback runs the journal backwards with a fresh context (the caller's
+// may be what failed).
+func (e *Executor) rollback(journal []undo, reloaded bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var errs []error
+	files := 0
+	for i := len(journal) - 1; i >= 0; i-- {
+		if j := journal[i]; j.files {
+			files++
+			if err := j.run(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("undo %s: %w", j.what, err))
+			}
+		}
+	}
+	if files > 0 || reloaded {
+		if err := e.Systemd.Reload(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("undo: %w", err))
+		}
+	}
+	for i := len(journal) - 1; i >= 0; i-- {
+		if j := journal[i]; !j.files {
+			if err := j.run(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("undo %s: %w", j.what, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (e *Executor) path(rel string) string { return filepath.Join(e.Root, rel) }
+
+// do runs one step and returns how to undo it.
+func (e *Executor) do(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	m := e.Systemd
+	st := cur.Units[s.Unit]
+	switch s.Kind {
+	case KindStop:
+		return []undo{e.restoreActive(s.Unit, st)}, m.StopUnit(ctx, s.Unit)
+
+	case KindDisable:
+		u := undo{files: true, what: "disable " + s.Unit, run: func(ctx context.Context) error {
+			if st.Enabled() {
+				return m.EnableUnitFiles(ctx, []string{s.Unit})
+			}
+			return nil
+		}}
+		return []undo{u}, m.DisableUnitFiles(ctx, []string{s.Unit})
+
+	case KindWrite, KindRemove:
+		p := e.path(s.Path)
+		old, existed := cur.Files[s.Path]
+		u := undo{files: true, what: string(s.Kind) + " /" + s.Path, run: func(context.Context) error {
+			if existed {
+				return writeFileAtomic(p, old.Content, old.Mode)
+			}
+			return removeFile(p)
+		}}
+		if s.Kind == KindRemove {
+			return []undo{u}, e.removeOwned(s.Path, cur.Record)
+		}
+		if existed {
+			if _, ours := cur.Record.file(s.Path); !ours {
+				if err := e.keepOriginal(s.Path, old); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if err := writeFileAtomic(p, s.Content, s.Mode); err != nil {
+			return []undo{u}, fmt.Errorf("writing %s: %w", p, err)
+		}
+		return []undo{u}, nil
+
+	case KindReload:
+		return nil, m.Reload(ctx)
+
+	case KindHugepages:
+		h := *s.Hugepages
+		u := undo{what: "hugepages " + h.String(), run: func(context.Context) error {
+			_, err := setHugepages(e.Sysfs, HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Before})
+			return err
+		}}
+		got, err := setHugepages(e.Sysfs, h)
+		if err == nil && got < h.Count {
+			sf := Shortfall{Node: h.Node, PageSize: h.PageSize, Wanted: h.Count, Got: got}
+			res.Shortfalls = append(res.Shortfalls, sf)
+			e.logger().Warn("hugepage shortfall", "detail", sf.String())
+		}
+		return []undo{u}, err
+
+	case KindStart:
+		return []undo{e.restoreActive(s.Unit, st)}, m.StartUnit(ctx, s.Unit)
+
+	case KindRestart:
+		return []undo{e.restoreActive(s.Unit, st)}, m.RestartUnit(ctx, s.Unit)
+
+	case KindSetCPUs:
+		u := undo{what: "set-property " + s.Unit, run: func(ctx context.Context) error {
+			return m.SetUnitProperties(ctx, s.Unit, systemd.AllowedCPUs(st.AllowedCPUs), systemd.AllowedMemoryNodes(st.AllowedMemoryNodes))
+		}}
+		return []undo{u}, m.SetUnitProperties(ctx, s.Unit, systemd.AllowedCPUs(s.CPUs), systemd.AllowedMemoryNodes(s.Mems))
+
+	case KindCPUSetV1:
+		g := cpusetV1Group(e.Root, sliceCgroup(s.Unit))
+		existed := g.exists()
+		oldCPUs, _ := g.read("cpuset.cpus")
+		oldMems, _ := g.read("cpuset.mems")
+		u := undo{what: "cpuset v1 " + s.Unit, run: func(context.Context) error {
+			if !existed {
+				return g.remove()
+			}
+			return g.set(oldCPUs, oldMems)
+		}}
+		return []undo{u}, g.set(s.CPUs.String(), s.Mems.String())
+
+	case KindAttachV1:
+		info, err := m.Unit(ctx, s.Unit)
+		if err != nil {
+			return nil, err
+		}
+		if info.ControlGroup == "" {
+			return nil, nil // a oneshot that has exited has no processes
+		}
+		_, err = cpusetV1Group(e.Root, sliceCgroup(s.Slice)).attach(e.Root, info.ControlGroup)
+		return nil, err
+
+	case KindEnable:
+		u := undo{files: true, what: "enable " + s.Unit, run: func(ctx context.Context) error {
+			if !st.Enabled() {
+				return m.DisableUnitFiles(ctx, []string{s.Unit})
+			}
+			return nil
+		}}
+		return []undo{u}, m.EnableUnitFiles(ctx, []string{s.Unit})
+
+	case KindRecord:
+		p := e.path(RecordPath)
+		old, existed, err := readFileState(p)
+		if err != nil {
+			return nil, err
+		}
+		u := undo{files: true, what: "record", run: func(context.Context) error {
+			if existed {
+				return writeFileAtomic(p, old.Content, old.Mode)
+			}
+			return removeFile(p)
+		}}
+		b, err := e.Record.marshal()
+		if err != nil {
+			return nil, err
+		}
+		return []undo{u}, writeFileAtomic(p, b, 0o644)
+	}
+	return nil, fmt.Errorf("unknown step kind %q", s.Kind)
+}
+
+func (e *Executor) logger() *slog.Logger {
+	if e.Log != nil {
+		return e.Log
+	}
+	return slog.Default()
+}
+
+// restoreActive undoes a start, restart or stop: a unit that was active is
+// restarted (with the restored files), one that was not is stopped and its
+// failed state cleared.
+func (e *Executor) restoreActive(unit string, before systemd.UnitInfo) undo {
+	return undo{what: "state of " + unit, run: func(ctx context.Context) error {
+		if before.Active() {
+			return e.Systemd.RestartUnit(ctx, unit)
+		}
+		err := e.Systemd.StopUnit(ctx, unit)
+		_ = e.Systemd.ResetFailed(ctx, unit) // not loaded or not failed: nothing to clear
+		return err
+	}}
+}
+
+// keepOriginal saves a file numa-partition did not write before it is
+// first replaced, for remove.
+func (e *Executor) keepOriginal(rel string, old FileState) error {
+	p := filepath.Join(e.Root, OriginalsDir, rel)
+	if _, err := os.Stat(p); err == nil {
+		return nil // the first original wins
+	}
+	if err := writeFileAtomic(p, old.Content, old.Mode); err != nil {
+		return fmt.Errorf("keeping the original of /%s: %w", rel, err)
+	}
+	return nil
+}
+
+// removeOwned deletes a file apply wrote, or puts back the original it
+// replaced.
+func (e *Executor) removeOwned(rel string, r *Record) error {
+	p := e.path(rel)
+	if f, ok := r.file(rel); ok && f.Original {
+		orig := filepath.Join(e.Root, OriginalsDir, rel)
+		fs, ok, err := readFileState(orig)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := writeFileAtomic(p, fs.Content, fs.Mode); err != nil {
+				return fmt.Errorf("restoring the original of %s: %w", p, err)
+			}
+			return removeFile(orig)
+		}
+	}
+	if err := removeFile(p); err != nil {
+		return fmt.Errorf("removing %s: %w", p, err)
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition"
+	bundle "github.com/numa-partition/numa-partition/slices"
+	"github.com/numa-partition/numa-partition/slices/systemd"
+	"github.com/numa-partition/numa-partition/test/sandbox"
+)
+
+func TestMain(m *testing.M) { os.Exit(sandbox.Main(m)) }
+
+// env is one test's view of the shared sandbox: a D-Bus connection, a
+// writable fake sysfs for the hugepage pools, and options for apply.
+type env struct {
+	sb    *sandbox.Sandbox
+	m     *systemd.Conn
+	sysfs string
+}
+
+const testPageSize = 2 << 20
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	sb := sandbox.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := sb.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.JobTimeout = 20 * time.Second
+	e := &env{sb: sb, m: m, sysfs: t.TempDir()}
+	for node := range 2 {
+		p := hugepageFile(e.sysfs, node, testPageSize, "nr_hugepages")
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte("0\n"), 0o644))
+	}
+	t.Cleanup(func() {
+		// Leave the shared sandbox as the next test expects it: nothing applied.
+		if _, err := Remove(context.Background(), e.opts()); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		m.Close()
+	})
+	return e
+}
+
+func (e *env) opts() Options {
+	return Options{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m, Version: "test"}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fixture is a hand-built plan and bundle: n partitions "tnodeI" with a
+// slice, a runtime and a kubelet (sleep infinity), and a host-wide
+// hugepages oneshot.
+type fixture struct {
+	plan   *partition.Plan
+	bundle bundle.Bundle
+}
+
+func newFixture(n int) *fixture {
+	f := &fixture{plan: &partition.Plan{Hostname: "sandbox"}}
+	unitDir := "etc/systemd/system/"
+	add := func(u bundle.Unit, content string) {
+		p := unitDir + u.Name
+		u.Files = append([]string{p}, u.Files...)
+		f.bundle.Files = append(f.bundle.Files, bundle.File{Path: p, Mode: 0o644, Content: []byte(content)})
+		f.bundle.Units = append(f.bundle.Units, u)
+	}
+	add(bundle.Unit{Name: "tnuma-hugepages.service", Phase: bundle.PhaseHugepages, Enable: true, Start: true},
+		"[Unit]\nDescription=test hugepages oneshot\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n")
+	for i := range n {
+		name := fmt.Sprintf("tnode%d", i)
+		cpu := i % 2 // the CI machine has 2 CPUs and one node
+		slice := name + ".slice"
+		add(bundle.Unit{Name: slice, Phase: bundle.PhaseSlice, Partition: name, Start: true},
+			fmt.Sprintf("[Unit]\nDescription=partition %s\nBefore=slices.target\n[Slice]\nAllowedCPUs=%d\nAllowedMemoryNodes=0\n", name, cpu))
+		add(bundle.Unit{Name: "containerd-" + name + ".service", Phase: bundle.PhaseRuntime, Partition: name, Enable: true, Start: true},
+			fmt.Sprintf("[Unit]\nDescription=runtime of %s\n[Service]\nSlice=%s\nExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\n", name, slice))
+		add(bundle.Unit{Name: "kubelet-" + name + ".service", Phase: bundle.PhaseKubelet, Partition: name, Enable: true, Start: true},
+			fmt.Sprintf("[Unit]\nDescription=kubelet of %s\nAfter=containerd-%s.service\nRequires=containerd-%s.service\n[Service]\nSlice=%s\nExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\n", name, name, name, slice))
+		f.plan.Partitions = append(f.plan.Partitions, partition.Partition{
+			Index: i, Name: name, Slice: slice,
+			Nodes: bitmask.NewNodeSet(0), CPUs: bitmask.NewCPUSet(cpu), MemoryNodes: bitmask.NewNodeSet(0),
+			Memory:  []partition.NodeMemory{{Node: i % 2, Hugepages: []partition.HugepagePlan{{PageSize: testPageSize, Count: uint64(4 + i)}}}},
+			Kubelet: partition.Kubelet{Port: 20250 + 10*i, HealthzPort: 20248 + 10*i},
+		})
+	}
+	return f
+}
+
+// file returns a bundle file for editing.
+func (f *fixture) file(name string) *bundle.File {
+	for i := range f.bundle.Files {
+		if strings.HasSuffix(f.bundle.Files[i].Path, "/"+name) {
+			return &f.bundle.Files[i]
+		}
+	}
+	panic("no file " + name)
+}
+
+func (e *env) apply(t testing.TB, f *fixture, mod func(*Options)) (*Report, error) {
+	t.Helper()
+	o := e.opts()
+	if mod != nil {
+		mod(&o)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return Apply(ctx, o, f.plan, f.bundle)
+}
+
+// hostState is what a rollback must restore: every file apply may touch
+// and every unit's state.
+type hostState struct {
+	Files map[string]string
+	Units map[string]string
+	Pages map[string]string
+}
+
+func (e *env) snapshot(t testing.TB, f *fixture) hostState {
+	t.Helper()
+	s := hostState{Files: map[string]string{}, Units: map[string]string{}, Pages: map[string]string{}}
+	for _, bf := range f.bundle.Files {
+		p := e.sb.Path(bf.Path)
+		b, err := os.ReadFile(p)
+		if err == nil {
+			s.Files[bf.Path] = string(b)
+		}
+		// drop-ins apply adds on cgroup v1
+		ds, _ := filepath.Glob(p + ".d/*")
+		for _, d := range ds {
+			b, _ := os.ReadFile(d)
+			s.Files[d] = string(b)
+		}
+	}
+	if b, err := os.ReadFile(e.sb.Path(RecordPath)); err == nil {
+		s.Files[RecordPath] = string(b)
+	}
+	ctx := context.Background()
+	for _, u := range f.bundle.Units {
+		info, err := e.m.Unit(ctx, u.Name)
+		must(t, err)
+		st := info.ActiveState + "/" + info.SubState + " " + info.UnitFileState
+		if strings.HasSuffix(u.Name, ".slice") && info.LoadState == "loaded" {
+			st += " cpus=" + info.AllowedCPUs.String() + " mems=" + info.AllowedMemoryNodes.String()
+		}
+		s.Units[u.Name] = st
+	}
+	ps, _ := filepath.Glob(filepath.Join(e.sysfs, "devices/system/node/*/hugepages/*/nr_hugepages"))
+	for _, p := range ps {
+		b, _ := os.ReadFile(p)
+		s.Pages[p] = strings.TrimSpace(string(b))
+	}
+	return s
+}
+
+func diffStates(a, b hostState) []string {
+	var d []string
+	cmp := func(kind string, x, y map[string]string) {
+		for k, v := range x {
+			if y[k] != v {
+				d = append(d, fmt.Sprintf("%s %s: %q -> %q", kind, k, v, y[k]))
+			}
+		}
+		for k, v := range y {
+			if _, ok := x[k]; !ok {
+				d = append(d, fmt.Sprintf("%s %s: (absent) -> %q", kind, k, v))
+			}
+		}
+	}
+	cmp("file", a.Files, b.Files)
+	cmp("unit", a.Units, b.Units)
+	cmp("hugepages", a.Pages, b.Pages)
+	return d
+}

@@ -1,0 +1,163 @@
+package apply
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+
+	bundle "github.com/numa-partition/numa-partition/slices"
+)
+
+// Plan turns the difference between what is desired and what is on the
+// host into ordered steps. It is pure; the step order is the one in the
+// package documentation. An empty result means "no changes".
+func Plan(d Desired, c Current) []Step {
+	var steps []Step
+	desiredUnits := map[string]bool{}
+	for _, u := range d.Units {
+		desiredUnits[u.Name] = true
+	}
+
+	// 1. units of the previous generation that are gone: stop in reverse
+	// start order, then disable.
+	if c.Record != nil {
+		gone := slices.DeleteFunc(slices.Clone(c.Record.Units), func(u bundle.Unit) bool { return desiredUnits[u.Name] })
+		for _, u := range slices.Backward(gone) {
+			if c.Units[u.Name].ActiveState != "inactive" && c.Units[u.Name].ActiveState != "" {
+				steps = append(steps, Step{Kind: KindStop, Unit: u.Name, Reason: "no longer planned"})
+			}
+		}
+		for _, u := range gone {
+			if u.Enable && c.Units[u.Name].Enabled() {
+				steps = append(steps, Step{Kind: KindDisable, Unit: u.Name, Reason: "no longer planned"})
+			}
+		}
+	}
+
+	// 2. files.
+	changed := map[string]bool{}
+	desiredFiles := map[string]bool{}
+	for _, f := range d.Files {
+		desiredFiles[f.Path] = true
+		cur, ok := c.Files[f.Path]
+		mode := f.Mode.Perm()
+		if mode == 0 {
+			mode = 0o644
+		}
+		switch {
+		case !ok:
+			steps = append(steps, Step{Kind: KindWrite, Path: f.Path, Content: f.Content, Mode: mode, Reason: "new"})
+		case !bytes.Equal(cur.Content, f.Content):
+			steps = append(steps, Step{Kind: KindWrite, Path: f.Path, Content: f.Content, Mode: mode, Reason: "changed"})
+		case cur.Mode.Perm() != mode:
+			steps = append(steps, Step{Kind: KindWrite, Path: f.Path, Content: f.Content, Mode: mode, Reason: "mode " + cur.Mode.Perm().String()})
+		default:
+			continue
+		}
+		changed[f.Path] = true
+	}
+	if c.Record != nil {
+		for _, rf := range c.Record.Files {
+			if _, exists := c.Files[rf.Path]; exists && !desiredFiles[rf.Path] {
+				steps = append(steps, Step{Kind: KindRemove, Path: rf.Path, Reason: "no longer rendered"})
+				changed[rf.Path] = true
+			}
+		}
+	}
+
+	// 3. reload when a file changed.
+	if len(changed) > 0 {
+		steps = append(steps, Step{Kind: KindReload})
+	}
+
+	// 4. hugepages.
+	for _, h := range d.Hugepages {
+		cur, ok := c.Hugepages[HugepageKey{h.Node, h.PageSize}]
+		if !ok || cur != h.Count {
+			h := h
+			h.Before = cur
+			steps = append(steps, Step{Kind: KindHugepages, Hugepages: &h})
+		}
+	}
+
+	unitChanged := func(u bundle.Unit) bool {
+		return slices.ContainsFunc(u.Files, func(p string) bool { return changed[p] })
+	}
+	sets := map[string]SliceSet{}
+	for _, s := range d.Slices {
+		sets[s.Unit] = s
+	}
+	v1 := d.CgroupMode != CgroupV2
+
+	// 5. slices: start, set CPUs live, cpuset v1 group.
+	v1Regrouped := map[string]bool{}
+	for _, u := range d.Units {
+		if !strings.HasSuffix(u.Name, ".slice") {
+			continue
+		}
+		st := c.Units[u.Name]
+		started := false
+		if u.Start && !st.Active() {
+			steps = append(steps, Step{Kind: KindStart, Unit: u.Name, Reason: "not active"})
+			started = true
+		}
+		s, ok := sets[u.Name]
+		if !ok {
+			continue
+		}
+		live := !st.AllowedCPUs.Equal(s.CPUs) || st.AllowedMemoryNodes != s.Mems
+		if live || unitChanged(u) {
+			steps = append(steps, Step{Kind: KindSetCPUs, Unit: u.Name, CPUs: s.CPUs, Mems: s.Mems})
+		}
+		if v1 && u.Partition != "" && (live || unitChanged(u) || started) {
+			steps = append(steps, Step{Kind: KindCPUSetV1, Unit: u.Name, CPUs: s.CPUs, Mems: s.Mems})
+			v1Regrouped[u.Partition] = true
+		}
+	}
+
+	// 6. enable, then start or restart services in phase order.
+	for _, u := range d.Units {
+		if u.Enable && (!c.Units[u.Name].Enabled() || unitChanged(u)) {
+			steps = append(steps, Step{Kind: KindEnable, Unit: u.Name})
+		}
+	}
+	for _, u := range d.Units {
+		if strings.HasSuffix(u.Name, ".slice") || !u.Start {
+			continue
+		}
+		st := c.Units[u.Name]
+		switch {
+		case !st.Active():
+			steps = append(steps, Step{Kind: KindStart, Unit: u.Name, Reason: "not active"})
+		case unitChanged(u):
+			steps = append(steps, Step{Kind: KindRestart, Unit: u.Name, Reason: "files changed"})
+		case v1Regrouped[u.Partition] && strings.HasSuffix(u.Name, ".service"):
+		default:
+			continue
+		}
+		if v1 && u.Partition != "" && strings.HasSuffix(u.Name, ".service") {
+			if slice := partitionSlice(d.Units, u.Partition); slice != "" {
+				steps = append(steps, Step{Kind: KindAttachV1, Unit: u.Name, Slice: slice})
+			}
+		}
+	}
+
+	// 7. record, when what the record says changed.
+	if len(changed) > 0 || c.Record == nil ||
+		slices.ContainsFunc(steps, func(s Step) bool { return s.Kind == KindHugepages || s.Kind == KindSetCPUs }) {
+		steps = append(steps, Step{Kind: KindRecord})
+	}
+	return steps
+}
+
+func partitionSlice(us []bundle.Unit, part string) string {
+	for _, u := range us {
+		if u.Partition == part && strings.HasSuffix(u.Name, ".slice") {
+			return u.Name
+		}
+	}
+	return ""
+}
+
+// Changed says whether steps change anything.
+func Changed(steps []Step) bool { return len(steps) > 0 }

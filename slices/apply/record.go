@@ -1,0 +1,96 @@
+package apply
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	bundle "github.com/numa-partition/numa-partition/slices"
+)
+
+// Record is the applied generation, kept in RecordPath: what apply wrote
+// and started, so that the next apply can diff against it, status can see
+// drift and remove can undo it. Its JSON form is stable (docs/apply.md).
+type Record struct {
+	Generation int        `json:"generation"`
+	AppliedAt  time.Time  `json:"appliedAt"`
+	Version    string     `json:"version,omitempty"`
+	CgroupMode CgroupMode `json:"cgroupMode"`
+	Hostname   string     `json:"hostname,omitempty"`
+	// ReservedCPUs are the host's CPUs (system.slice and friends).
+	ReservedCPUs string           `json:"reservedCPUs,omitempty"`
+	Files        []RecordFile     `json:"files"`
+	Units        []bundle.Unit    `json:"units"`
+	Slices       []SliceSet       `json:"slices"`
+	Hugepages    []HugepageTarget `json:"hugepages"`
+	// Partitions maps partition names to their health endpoints, for status.
+	Partitions []RecordPartition `json:"partitions"`
+}
+
+// RecordFile is one file apply owns.
+type RecordFile struct {
+	Path   string      `json:"path"`
+	SHA256 string      `json:"sha256"`
+	Mode   fs.FileMode `json:"mode"`
+	// Original is true when another file was at this path before the
+	// first apply; it is kept under OriginalsDir and restored by remove.
+	Original bool `json:"original,omitempty"`
+}
+
+// RecordPartition is what status needs to know about a partition.
+type RecordPartition struct {
+	Name            string `json:"name"`
+	Slice           string `json:"slice"`
+	Nodes           string `json:"nodes"`
+	CPUs            string `json:"cpus"`
+	KubeletHealthz  int    `json:"kubeletHealthzPort,omitempty"`
+	AllocatorSocket string `json:"allocatorSocket,omitempty"`
+}
+
+func hashOf(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// ReadRecord reads root's record; nil, nil when there is none.
+func ReadRecord(root string) (*Record, error) {
+	p := filepath.Join(root, RecordPath)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the applied record: %w", err)
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a numa-partition record: %w", p, err)
+	}
+	return &r, nil
+}
+
+func (r *Record) file(path string) (RecordFile, bool) {
+	if r == nil {
+		return RecordFile{}, false
+	}
+	for _, f := range r.Files {
+		if f.Path == path {
+			return f, true
+		}
+	}
+	return RecordFile{}, false
+}
+
+func (r *Record) marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

@@ -1,0 +1,116 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// RemoveReport is what remove did.
+type RemoveReport struct {
+	Generation int      `json:"generation"` // the generation removed, 0 when none
+	Actions    []string `json:"actions"`
+	Seconds    float64  `json:"seconds"`
+}
+
+// runtimeControlDir is where systemd keeps `set-property --runtime` drop-ins.
+const runtimeControlDir = "run/systemd/system.control"
+
+// Remove undoes the applied generation: stops and disables its units,
+// deletes its files (putting back originals it replaced), drops the
+// runtime properties it set, frees the hugepages it allocated, reloads
+// and deletes the record. It goes on after a failing action, so that as
+// much as possible is undone, and returns all failures together.
+func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
+	t0 := time.Now()
+	o.defaults()
+	lock, err := AcquireLock(o.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	rec, err := ReadRecord(o.Root)
+	if err != nil {
+		return nil, err
+	}
+	rep := &RemoveReport{Actions: []string{}}
+	if rec == nil {
+		rep.Seconds = time.Since(t0).Seconds()
+		return rep, nil
+	}
+	rep.Generation = rec.Generation
+	m := o.Systemd
+	var errs []error
+	act := func(what string, err error) {
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		rep.Actions = append(rep.Actions, what)
+	}
+	for i := len(rec.Units) - 1; i >= 0; i-- {
+		u := rec.Units[i]
+		if u.Partition == "" && strings.HasSuffix(u.Name, ".slice") {
+			continue // a host slice (system.slice): it stays, its properties go below
+		}
+		st, err := m.Unit(ctx, u.Name)
+		if err != nil {
+			act("", err)
+			continue
+		}
+		if st.ActiveState != "inactive" {
+			act("stop "+u.Name, m.StopUnit(ctx, u.Name))
+		}
+	}
+	for _, u := range rec.Units {
+		if u.Enable {
+			act("disable "+u.Name, m.DisableUnitFiles(ctx, []string{u.Name}))
+		}
+	}
+	ex := &Executor{Root: o.Root, Systemd: m}
+	for i := len(rec.Files) - 1; i >= 0; i-- {
+		f := rec.Files[i]
+		what := "delete /" + f.Path
+		if f.Original {
+			what = "restore the original /" + f.Path
+		}
+		act(what, ex.removeOwned(f.Path, rec))
+	}
+	for _, s := range rec.Slices {
+		for _, prop := range []string{"AllowedCPUs", "AllowedMemoryNodes"} {
+			p := filepath.Join(o.Root, runtimeControlDir, s.Unit+".d", "50-"+prop+".conf")
+			if _, err := os.Stat(p); err == nil {
+				act("drop runtime "+prop+" of "+s.Unit, removeFile(p))
+			}
+		}
+		if rec.CgroupMode != CgroupV2 {
+			g := cpusetV1Group(o.Root, sliceCgroup(s.Unit))
+			if g.exists() {
+				act("remove the cpuset v1 group of "+s.Unit, g.remove())
+			}
+		}
+	}
+	for _, h := range rec.Hugepages {
+		if cur, err := readCount(hugepageFile(o.Sysfs, h.Node, h.PageSize, "nr_hugepages")); err == nil && cur == h.Before {
+			continue
+		}
+		back := HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Before}
+		_, err := setHugepages(o.Sysfs, back)
+		act("hugepages "+back.String(), err)
+	}
+	act("daemon-reload", m.Reload(ctx))
+	for _, u := range rec.Units {
+		_ = m.ResetFailed(ctx, u.Name) // most are not loaded any more
+	}
+	if err := errors.Join(errs...); err != nil {
+		return rep, fmt.Errorf("remove of generation %d incomplete (the record is kept, run remove again): %w", rec.Generation, err)
+	}
+	act("delete the record", removeFile(filepath.Join(o.Root, RecordPath)))
+	_ = os.Remove(filepath.Join(o.Root, OriginalsDir)) // only when empty
+	rep.Seconds = time.Since(t0).Seconds()
+	return rep, errors.Join(errs...)
+}

@@ -1,0 +1,149 @@
+package apply
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/slices"
+	"github.com/numa-partition/numa-partition/slices/systemd"
+)
+
+// Paths of numa-partition's own state, relative to the root.
+const (
+	RecordPath = "var/lib/numa-partition/applied.json"
+	// OriginalsDir keeps files that existed before numa-partition first
+	// wrote to their path, so remove can put them back.
+	OriginalsDir = "var/lib/numa-partition/originals"
+	LockPath     = "run/numa-partition/apply.lock"
+)
+
+// Desired is what apply wants on the host: the bundle's files and units,
+// plus what apply derives from them (slices' CPU sets, the cgroup v1
+// drop-ins, hugepages).
+type Desired struct {
+	Files []slices.File // sorted by Path
+	Units []slices.Unit // start order: phase, then name
+	// Slices are the slice units' CPU and memory-node sets, as rendered.
+	Slices    []SliceSet
+	Hugepages []HugepageTarget
+	// Ports are the TCP ports the plan's daemons will listen on.
+	Ports      []PlannedPort
+	CgroupMode CgroupMode
+}
+
+// SliceSet is one slice's AllowedCPUs= and AllowedMemoryNodes=.
+type SliceSet struct {
+	Unit string          `json:"unit"`
+	CPUs bitmask.CPUSet  `json:"cpus"`
+	Mems bitmask.NodeSet `json:"mems"`
+}
+
+// HugepageTarget is a per-node hugepage count to allocate. Before is what
+// the node had when numa-partition first touched it (restored by remove).
+type HugepageTarget struct {
+	Node     int    `json:"node"`
+	PageSize uint64 `json:"pageSize"`
+	Count    uint64 `json:"count"`
+	Before   uint64 `json:"before"`
+}
+
+func (h HugepageTarget) String() string {
+	return fmt.Sprintf("node%d %s=%d", h.Node, units.HugepageResource(h.PageSize), h.Count)
+}
+
+// PlannedPort is a TCP port a partition's daemon will listen on.
+type PlannedPort struct {
+	Port  int    `json:"port"`
+	Owner string `json:"owner"` // "kubelet-node0.service port"
+	Unit  string `json:"unit"`  // the unit that will own it
+}
+
+// Current is what Gather read from the host.
+type Current struct {
+	// Files holds the content of every path of the Desired files and of
+	// the previous record; a missing path is absent from the map.
+	Files map[string]FileState
+	// Units holds the state of every unit of Desired and of the record.
+	Units map[string]systemd.UnitInfo
+	// Hugepages is nr_hugepages per node and size.
+	Hugepages map[HugepageKey]uint64
+	Record    *Record // nil before the first apply
+}
+
+// FileState is a file on disk.
+type FileState struct {
+	Content []byte
+	Mode    fs.FileMode
+}
+
+// HugepageKey names one node's pool of one page size.
+type HugepageKey struct {
+	Node     int
+	PageSize uint64
+}
+
+// Kind is what a Step does.
+type Kind string
+
+// Step kinds.
+const (
+	KindStop      Kind = "stop"
+	KindDisable   Kind = "disable"
+	KindWrite     Kind = "write"
+	KindRemove    Kind = "remove"
+	KindReload    Kind = "daemon-reload"
+	KindHugepages Kind = "hugepages"
+	KindStart     Kind = "start"
+	KindSetCPUs   Kind = "set-property"
+	KindCPUSetV1  Kind = "cpuset-v1"
+	KindEnable    Kind = "enable"
+	KindRestart   Kind = "restart"
+	KindAttachV1  Kind = "attach-v1"
+	KindRecord    Kind = "record"
+)
+
+// Step is one action of a transaction.
+type Step struct {
+	Kind Kind   `json:"kind"`
+	Path string `json:"path,omitempty"` // write, remove
+	Unit string `json:"unit,omitempty"`
+	// Slice is the slice whose cpuset v1 group a service joins (attach-v1).
+	Slice string `json:"slice,omitempty"`
+	// Content and Mode are what a write puts there.
+	Content []byte      `json:"-"`
+	Mode    fs.FileMode `json:"-"`
+	// Sets for set-property and cpuset-v1.
+	CPUs bitmask.CPUSet  `json:"cpus,omitzero"`
+	Mems bitmask.NodeSet `json:"mems,omitzero"`
+	// Hugepages for hugepages.
+	Hugepages *HugepageTarget `json:"hugepages,omitempty"`
+	// Reason says why the step is needed.
+	Reason string `json:"reason,omitempty"`
+}
+
+func (s Step) String() string {
+	var b strings.Builder
+	b.WriteString(string(s.Kind))
+	switch s.Kind {
+	case KindWrite, KindRemove:
+		b.WriteString(" /" + s.Path)
+	case KindHugepages:
+		b.WriteString(" " + s.Hugepages.String())
+	case KindSetCPUs:
+		fmt.Fprintf(&b, " --runtime %s AllowedCPUs=%s AllowedMemoryNodes=%s", s.Unit, s.CPUs, s.Mems)
+	case KindCPUSetV1:
+		fmt.Fprintf(&b, " %s cpus=%s mems=%s", s.Unit, s.CPUs, s.Mems)
+	case KindAttachV1:
+		fmt.Fprintf(&b, " %s to %s", s.Unit, s.Slice)
+	case KindReload, KindRecord:
+	default:
+		b.WriteString(" " + s.Unit)
+	}
+	if s.Reason != "" {
+		b.WriteString(" (" + s.Reason + ")")
+	}
+	return b.String()
+}

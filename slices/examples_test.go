@@ -1,0 +1,64 @@
+package slices
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/partition"
+)
+
+// example is a machine and a plan for it, rendered by the golden, verify
+// and accounting tests alike.
+type example struct {
+	name  string
+	plan  func(t *testing.T) (partition.Plan, *numa.Topology)
+	sysfs string // "" for hand-built plans
+}
+
+var examples = []example{
+	// The seed recipe's 2-socket machine, plan built by hand.
+	{name: "seed-2socket", plan: func(*testing.T) (partition.Plan, *numa.Topology) { return seedPlan(), nil }},
+	// Real sysfs dumps through discovery and planning.
+	{name: "epyc-8node", sysfs: "hwloc-64amd64-4s2n4ca2co"},
+	{name: "epyc-socket-shared", sysfs: "hwloc-32amd64-4s2n4c-cgroup2"},
+}
+
+// load builds an example's plan: from its sysfs dump and
+// testdata/configs/<name>.toml when it has one.
+func (e example) load(t *testing.T) (partition.Plan, *numa.Topology) {
+	t.Helper()
+	if e.plan != nil {
+		return e.plan(t)
+	}
+	root := filepath.Join("..", "testdata", "sysfs", e.sysfs, "sys")
+	topo, err := numa.NewFS(root).Discover()
+	if err != nil {
+		t.Fatalf("discovering %s: %v", root, err)
+	}
+	cfgPath := filepath.Join("testdata", "configs", e.name+".toml")
+	data, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := partition.Parse(cfgPath, data)
+	if err != nil {
+		t.Fatalf("config %s: %v", cfgPath, err)
+	}
+	plan, err := partition.NewPlan(topo, cfg)
+	if err != nil {
+		t.Fatalf("planning %s with %s: %v", e.sysfs, cfgPath, err)
+	}
+	return *plan, topo
+}
+
+func (e example) render(t *testing.T) (partition.Plan, *numa.Topology, Bundle) {
+	t.Helper()
+	plan, topo := e.load(t)
+	b, err := Render(plan)
+	if err != nil {
+		t.Fatalf("%s: Render: %v", e.name, err)
+	}
+	return plan, topo, b
+}
