@@ -141,11 +141,15 @@ func (s *Sandbox) launch() error {
 
 func (s *Sandbox) waitBoot(ctx context.Context) error {
 	// PID 1 is unshare's only child (the launcher execs unshare).
+	// Before the exec, the launcher's children are its helpers (mkdir, awk):
+	// take only a child that is PID 1 of its own namespace.
 	children := fmt.Sprintf("/proc/%d/task/%d/children", s.cmd.Process.Pid, s.cmd.Process.Pid)
 	for s.PID1 == 0 {
 		if b, err := os.ReadFile(children); err == nil {
-			if f := strings.Fields(string(b)); len(f) > 0 {
-				s.PID1, _ = strconv.Atoi(f[0])
+			for _, c := range strings.Fields(string(b)) {
+				if isNamespacePID1(c) {
+					s.PID1, _ = strconv.Atoi(c)
+				}
 			}
 		}
 		if err := s.pause(ctx); err != nil {
@@ -177,6 +181,21 @@ func (s *Sandbox) waitBoot(ctx context.Context) error {
 			return fmt.Errorf("waiting for system state running (last: %s): %w", last, err)
 		}
 	}
+}
+
+// isNamespacePID1 says whether the process's innermost PID is 1.
+func isNamespacePID1(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && k == "NSpid" {
+			f := strings.Fields(v)
+			return len(f) > 1 && f[len(f)-1] == "1"
+		}
+	}
+	return false
 }
 
 func (s *Sandbox) systemState(ctx context.Context) (string, error) {
