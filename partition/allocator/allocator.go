@@ -90,7 +90,9 @@ func (a *Allocator) Admit(pod *corev1.Pod) (Decision, error) { return a.AdmitWit
 
 // AdmitVMI computes the virt-launcher pod of a VMI manifest (JSON or YAML)
 // with the configured overhead formula, then admits it.
-func (a *Allocator) AdmitVMI(manifest []byte) (Decision, error) { return a.AdmitVMIWithHints(manifest, Hints{}) }
+func (a *Allocator) AdmitVMI(manifest []byte) (Decision, error) {
+	return a.AdmitVMIWithHints(manifest, Hints{})
+}
 
 // AdmitVMIWithHints is AdmitVMI with other providers' hints.
 func (a *Allocator) AdmitVMIWithHints(manifest []byte, extra Hints) (Decision, error) {

@@ -118,7 +118,9 @@ func (v *VMI) vcpus(coresOnly bool) int64 {
 	return cores * sockets * threads
 }
 
-func (v *VMI) dedicated() bool { return v.Spec.Domain.CPU != nil && v.Spec.Domain.CPU.DedicatedCPUPlacement }
+func (v *VMI) dedicated() bool {
+	return v.Spec.Domain.CPU != nil && v.Spec.Domain.CPU.DedicatedCPUPlacement
+}
 
 func (v *VMI) vfio() bool {
 	d := v.Spec.Domain.Devices
