@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -130,7 +129,7 @@ func (f FS) readPCIDevice(dir, address string) (PCIDevice, error) {
 // "0x020000", for display; "" when unknown.
 func PCIClassName(class string) string {
 	code, err := strconv.ParseUint(strings.TrimPrefix(class, "0x"), 16, 32)
-	if err != nil || code > math.MaxUint32 {
+	if err != nil {
 		return ""
 	}
 	names := map[uint64]string{
