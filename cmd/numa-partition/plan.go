@@ -2,17 +2,104 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/partition"
 )
 
-// planCommand is a placeholder until its issue lands.
 func planCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plan",
-		Usage: "not implemented yet",
-		Action: func(*cli.Context) error {
-			return errors.New("plan: not implemented yet")
+		Usage: "show the partitions the config makes of this machine",
+		Description: "Discovers the machine (--sysfs), reads --config and prints the plan: what the\n" +
+			"host keeps, and per partition its NUMA nodes, CPUs, memory, hugepages, ports,\n" +
+			"node name, labels, paths and policies. Nothing on the host changes.\n" +
+			"With --output json it prints the Plan schema documented in docs/plan.md.\n" +
+			"Every problem in the config is reported at once, with file, line and key.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "hostname", Usage: "plan for this host name instead of the config's kubelet.hostname or this machine's"},
+		},
+		Action: func(c *cli.Context) error {
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
+			}
+			plan, _, err := loadPlan(c)
+			if err != nil {
+				return err
+			}
+			for _, w := range plan.Warnings {
+				slog.Warn("plan", "warning", w)
+			}
+			if format == "json" {
+				return writeJSON(c.App.Writer, plan)
+			}
+			return partition.WriteTable(c.App.Writer, plan)
 		},
 	}
+}
+
+// loadPlan is discover → config → plan, shared by every command that needs
+// a plan. The hostname comes from --hostname (when the command has it),
+// then kubelet.hostname, then this machine, so that planning stays pure.
+func loadPlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
+	topo, err := numa.NewFS(c.String("sysfs")).Discover()
+	if err != nil {
+		return nil, nil, fmt.Errorf("discover: %w", err)
+	}
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h := c.String("hostname"); h != "" {
+		cfg.Kubelet.Hostname = h
+	}
+	if cfg.Kubelet.Hostname == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the host name (set kubelet.hostname): %w", err)
+		}
+		cfg.Kubelet.Hostname = h
+	}
+	plan, err := partition.NewPlan(topo, cfg)
+	if err != nil {
+		return nil, nil, configProblems(err)
+	}
+	return plan, topo, nil
+}
+
+// loadConfig reads --config. A missing file at the default path means
+// "all defaults" (with a warning); a missing file that was asked for is an
+// error.
+func loadConfig(c *cli.Context) (*partition.Config, error) {
+	path := c.String("config")
+	cfg, err := partition.LoadFile(path)
+	if err == nil {
+		return cfg, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) && !c.IsSet("config") {
+		slog.Warn("no config file, using the defaults (numa-partition config init writes one)", "path", path)
+		return &partition.Config{}, nil
+	}
+	return nil, configProblems(err)
+}
+
+// configProblems prints a config's problems one per line under a count.
+func configProblems(err error) error {
+	var es partition.Errors
+	if !errors.As(err, &es) || len(es) < 2 {
+		return err
+	}
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = "  " + e.Error()
+	}
+	return fmt.Errorf("%d problems in the config:\n%s", len(es), strings.Join(lines, "\n"))
 }
