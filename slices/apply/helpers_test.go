@@ -31,9 +31,7 @@ const testPageSize = 2 << 20
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	sb := sandbox.Get(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	m, err := sb.Connect(ctx)
+	m, err := sb.Connect()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,8 +30,12 @@ var _ Manager = (*Conn)(nil)
 // Connect opens a connection to systemd. An empty address means the local
 // system: systemd's private socket when running as root, else the system
 // bus. Any other address is a D-Bus bus address, e.g. a sandbox's system bus
-// "unix:path=/proc/<pid1>/root/run/dbus/system_bus_socket".
-func Connect(ctx context.Context, address string) (*Conn, error) {
+// "unix:path=/proc/<pid1>/root/run/dbus/system_bus_socket". The
+// connection lives until Close.
+func Connect(address string) (*Conn, error) {
+	// go-systemd and godbus tie a connection to the context it was opened
+	// with; the caller's context is usually shorter than the connection.
+	ctx := context.Background()
 	var c *sd.Conn
 	var err error
 	switch {

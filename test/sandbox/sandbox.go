@@ -199,7 +199,7 @@ func isNamespacePID1(pid string) bool {
 }
 
 func (s *Sandbox) systemState(ctx context.Context) (string, error) {
-	c, err := systemd.Connect(ctx, s.Bus)
+	c, err := systemd.Connect(s.Bus)
 	if err != nil {
 		return "", err
 	}
@@ -220,8 +220,8 @@ func (s *Sandbox) pause(ctx context.Context) error {
 }
 
 // Connect opens a D-Bus connection to the sandbox's systemd.
-func (s *Sandbox) Connect(ctx context.Context) (*systemd.Conn, error) {
-	return systemd.Connect(ctx, s.Bus)
+func (s *Sandbox) Connect() (*systemd.Conn, error) {
+	return systemd.Connect(s.Bus)
 }
 
 // Path is a path of the sandbox's file system as seen from the host.

@@ -24,7 +24,7 @@ func TestSandboxIsARealIsolatedSystemd(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(comm)) != "systemd" {
 		t.Fatalf("PID 1 comm = %q, %v; want systemd", comm, err)
 	}
-	c, err := s.Connect(ctx)
+	c, err := s.Connect()
 	if err != nil {
 		t.Fatal(err)
 	}
