@@ -1,0 +1,325 @@
+package kubeletgen
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition"
+)
+
+const (
+	mi = uint64(1) << 20
+	gi = uint64(1) << 30
+)
+
+// twoNodes: node0 CPUs 0-3, node1 CPUs 4-7, CPUs 0 and 4 for the host,
+// 16 GiB per node, 1100Mi reserved on each, optional hugepages.
+func twoNodes(hugepages ...partition.HugepagePlan) partition.Plan {
+	plan := partition.Plan{Host: partition.Host{
+		ReservedCPUs: bitmask.MustParseCPUList("0,4"),
+		MemoryNodes:  bitmask.MustParseNodeList("0-1"),
+		OnlineCPUs:   bitmask.MustParseCPUList("0-7"),
+	}}
+	for i := 0; i < 2; i++ {
+		name := []string{"node0", "node1"}[i]
+		plan.Partitions = append(plan.Partitions, partition.Partition{
+			Name: name, Slice: name + ".slice", Nodes: bitmask.NewNodeSet(i),
+			CPUs:             bitmask.NewCPUSet(4*i+1, 4*i+2, 4*i+3),
+			HostReservedCPUs: bitmask.NewCPUSet(4 * i),
+			Memory: []partition.NodeMemory{{Node: i, TotalBytes: 16 * gi, ReservedBytes: 1100 * mi,
+				Hugepages: append([]partition.HugepagePlan(nil), hugepages...)}},
+			Kubelet: partition.Kubelet{
+				CgroupRoot: "/" + name + ".slice", Port: 10250 + 10*i, HealthzPort: 10248 + 10*i,
+				CPUManagerPolicy: "static", MemoryManagerPolicy: "Static",
+				TopologyManagerPolicy: "single-numa-node", TopologyManagerScope: "container",
+				KubeReservedMemory: 500 * mi, SystemReservedMemory: 500 * mi, EvictionHardMemory: 100 * mi,
+			},
+			Runtime: partition.Runtime{Endpoint: "unix:///run/containerd-" + name + "/containerd.sock"},
+		})
+	}
+	return plan
+}
+
+func TestReservedSystemCPUs(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		edit    func(*partition.Plan)
+		want    [2]string
+		wantErr string
+	}{
+		{name: "complement of the partition", want: [2]string{"0,4-7", "0-4"}},
+		{name: "fallback without Host.OnlineCPUs", edit: func(p *partition.Plan) { p.Host.OnlineCPUs = bitmask.CPUSet{} }, want: [2]string{"0,4-7", "0-4"}},
+		{name: "offline CPUs stay out (kubelet refuses them)", edit: func(p *partition.Plan) {
+			p.Host.OnlineCPUs = bitmask.MustParseCPUList("0-6")
+			p.Partitions[1].CPUs = bitmask.MustParseCPUList("5-6")
+		}, want: [2]string{"0,4-6", "0-4"}},
+		{name: "partition CPU not online", edit: func(p *partition.Plan) { p.Host.OnlineCPUs = bitmask.MustParseCPUList("0-6") }, wantErr: "CPUs 7 are not online"},
+		{name: "no pod CPUs", edit: func(p *partition.Plan) { p.Partitions[0].CPUs = bitmask.CPUSet{} }, wantErr: "has no CPUs for pods"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plan := twoNodes()
+			if c.edit != nil {
+				c.edit(&plan)
+			}
+			for i := range plan.Partitions {
+				got, err := ReservedSystemCPUs(&plan, &plan.Partitions[i])
+				if c.wantErr != "" {
+					if err != nil {
+						assert.Contains(t, err.Error(), c.wantErr)
+						return
+					}
+					continue
+				}
+				require.NoError(t, err)
+				assert.Equal(t, c.want[i], got.String(), plan.Partitions[i].Name)
+			}
+			if c.wantErr != "" {
+				t.Fatalf("no partition failed with %q", c.wantErr)
+			}
+		})
+	}
+	t.Run("one partition holding every CPU", func(t *testing.T) {
+		plan := twoNodes()
+		plan.Partitions = plan.Partitions[:1]
+		plan.Host.OnlineCPUs = bitmask.MustParseCPUList("1-3")
+		_, err := ReservedSystemCPUs(&plan, &plan.Partitions[0])
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "at least one reserved CPU")
+	})
+}
+
+func TestReservedMemory(t *testing.T) {
+	hp := []partition.HugepagePlan{{PageSize: 2 * mi, Count: 512}, {PageSize: gi, Count: 4}}
+	for _, c := range []struct {
+		name      string
+		plan      partition.Plan
+		edit      func(*partition.Plan)
+		wantNodes map[int]uint64 // partition node0's reservations
+		wantAlloc map[int]uint64
+		wantErr   string
+	}{
+		{
+			name: "foreign node whole, own node its reservation", plan: twoNodes(),
+			wantNodes: map[int]uint64{0: 1100 * mi, 1: 16 * gi},
+			wantAlloc: map[int]uint64{0: 16*gi - 1100*mi, 1: 0},
+		},
+		{
+			// The memory manager subtracts hugepages itself: reserving
+			// total(n) would underflow its table.
+			name: "hugepages are not reserved twice", plan: twoNodes(hp...),
+			wantNodes: map[int]uint64{0: 1100 * mi, 1: 11 * gi},
+			wantAlloc: map[int]uint64{0: 11*gi - 1100*mi, 1: 0},
+		},
+		{
+			name: "excluded node reserved by everyone", plan: twoNodes(),
+			edit: func(p *partition.Plan) {
+				p.Host.ExcludedNodes = bitmask.NewNodeSet(2)
+				p.Host.ExcludedMemory = []partition.NodeMemory{{Node: 2, TotalBytes: 8 * gi}}
+			},
+			wantNodes: map[int]uint64{0: 1100 * mi, 1: 16 * gi, 2: 8 * gi},
+			wantAlloc: map[int]uint64{0: 16*gi - 1100*mi, 1: 0, 2: 0},
+		},
+		{
+			name: "zero reservation on an own node is left out", plan: twoNodes(),
+			edit:      func(p *partition.Plan) { p.Partitions[0].Memory[0].ReservedBytes = 0 },
+			wantNodes: map[int]uint64{1: 16 * gi},
+			wantAlloc: map[int]uint64{0: 16 * gi, 1: 0},
+		},
+		{
+			name: "excluded node without description", plan: twoNodes(),
+			edit:    func(p *partition.Plan) { p.Host.ExcludedNodes = bitmask.NewNodeSet(2) },
+			wantErr: "excluded NUMA node 2 has no memory description",
+		},
+		{
+			name: "node described twice", plan: twoNodes(),
+			edit:    func(p *partition.Plan) { p.Host.ExcludedMemory = []partition.NodeMemory{{Node: 1, TotalBytes: gi}} },
+			wantErr: "NUMA node 1 is described twice",
+		},
+		{
+			name: "hugepages beyond the node", plan: twoNodes(partition.HugepagePlan{PageSize: gi, Count: 17}),
+			wantErr: "planned hugepages",
+		},
+		{
+			name: "reservation beyond what hugepages leave", plan: twoNodes(partition.HugepagePlan{PageSize: gi, Count: 16}),
+			wantErr: "reserved memory",
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plan := c.plan
+			if c.edit != nil {
+				c.edit(&plan)
+			}
+			nodes, sum, err := ReservedMemory(&plan, &plan.Partitions[0])
+			if c.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), c.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			got := map[int]uint64{}
+			var total uint64
+			for _, n := range nodes {
+				got[n.Node] = n.Bytes
+				total += n.Bytes
+				assert.Equal(t, c.wantAlloc[n.Node], n.Allocatable, "node %d allocatable", n.Node)
+				assert.Equal(t, plan.Partitions[0].Nodes.Has(n.Node), n.Own)
+				assert.NotZero(t, n.Bytes, "zero limits must be left out")
+			}
+			assert.Equal(t, c.wantNodes, got)
+			assert.Equal(t, total, sum)
+		})
+	}
+}
+
+func TestMemoryReservations(t *testing.T) {
+	plan := twoNodes()
+	p := &plan.Partitions[0]
+	kube, system, eviction, err := MemoryReservations(p, 1100*mi+16*gi)
+	require.NoError(t, err)
+	assert.Equal(t, 500*mi, kube)
+	assert.Equal(t, 100*mi, eviction)
+	// The plan's systemReserved plus the whole foreign node.
+	assert.Equal(t, 500*mi+16*gi, system)
+	assert.Equal(t, 1100*mi+16*gi, kube+system+eviction, "kubelet's rule: Σ reservedMemory = kube + system + eviction")
+
+	_, _, _, err = MemoryReservations(p, 500*mi)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "less than kubeReserved + evictionHard")
+}
+
+func TestCPUManagerPolicyOptions(t *testing.T) {
+	plan := twoNodes()
+	p := &plan.Partitions[0]
+	got, err := CPUManagerPolicyOptions(p)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"strict-cpu-reservation": "true"}, got)
+
+	p.Kubelet.CPUManagerPolicyOptions = map[string]string{"full-pcpus-only": "true"}
+	got, err = CPUManagerPolicyOptions(p)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"full-pcpus-only": "true", "strict-cpu-reservation": "true"}, got)
+	assert.Len(t, p.Kubelet.CPUManagerPolicyOptions, 1, "the plan is not modified")
+
+	p.Kubelet.CPUManagerPolicyOptions = map[string]string{"strict-cpu-reservation": "false"}
+	_, err = CPUManagerPolicyOptions(p)
+	require.Error(t, err)
+
+	p.Kubelet.CPUManagerPolicy = "none"
+	p.Kubelet.CPUManagerPolicyOptions = nil
+	got, err = CPUManagerPolicyOptions(p)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+}
+
+func TestTopologyManagerPolicyOptions(t *testing.T) {
+	nineNodes := twoNodes()
+	nineNodes.Host.ExcludedNodes = bitmask.MustParseNodeList("2-8")
+	for _, c := range []struct {
+		name    string
+		plan    partition.Plan
+		policy  string
+		options map[string]string
+		want    map[string]string
+		wantErr string
+	}{
+		{name: "two nodes: nothing added", plan: twoNodes(), policy: "single-numa-node", want: map[string]string{}},
+		{name: "plan options kept", plan: twoNodes(), policy: "restricted", options: map[string]string{"prefer-closest-numa-nodes": "true"}, want: map[string]string{"prefer-closest-numa-nodes": "true"}},
+		{name: "nine nodes: kubelet needs the limit raised", plan: nineNodes, policy: "best-effort", want: map[string]string{"max-allowable-numa-nodes": "9"}},
+		{name: "nine nodes, policy none: no limit", plan: nineNodes, policy: "none", want: map[string]string{}},
+		{name: "nine nodes, limit too low", plan: nineNodes, policy: "best-effort", options: map[string]string{"max-allowable-numa-nodes": "8"}, wantErr: "has 9 NUMA nodes"},
+		{name: "nine nodes, limit given", plan: nineNodes, policy: "best-effort", options: map[string]string{"max-allowable-numa-nodes": "16"}, want: map[string]string{"max-allowable-numa-nodes": "16"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := &c.plan.Partitions[0]
+			p.Kubelet.TopologyManagerPolicy = c.policy
+			p.Kubelet.TopologyManagerOptions = c.options
+			got, err := TopologyManagerPolicyOptions(&c.plan, p)
+			if c.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), c.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.want, got)
+		})
+	}
+}
+
+func TestTaints(t *testing.T) {
+	got, err := Taints([]string{"dedicated=numa:NoSchedule", "maintenance:NoExecute"})
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, "dedicated", got[0].Key)
+	assert.Equal(t, "numa", got[0].Value)
+	assert.Equal(t, "NoSchedule", string(got[0].Effect))
+	assert.Equal(t, "maintenance", got[1].Key)
+	assert.Equal(t, "", got[1].Value)
+	for _, bad := range []string{"novalue", "k=v:Sometimes", "=v:NoSchedule"} {
+		_, err := Taints([]string{bad})
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestConfigFields(t *testing.T) {
+	plan := twoNodes()
+	plan.Partitions[1].Taints = []string{"a=b:NoSchedule"}
+	c, err := Config(&plan, &plan.Partitions[1])
+	require.NoError(t, err)
+	assert.Equal(t, "systemd", c.CgroupDriver)
+	assert.Equal(t, "/node1.slice", c.CgroupRoot)
+	assert.Equal(t, int32(10260), c.Port)
+	assert.Equal(t, int32(10258), *c.HealthzPort)
+	assert.Equal(t, int32(0), c.ReadOnlyPort)
+	assert.Equal(t, "unix:///run/containerd-node1/containerd.sock", c.ContainerRuntimeEndpoint)
+	assert.Equal(t, "0-4", c.ReservedSystemCPUs)
+	assert.Equal(t, "true", c.CPUManagerPolicyOptions["strict-cpu-reservation"])
+	assert.Equal(t, map[string]string{"memory": "500Mi"}, c.KubeReserved)
+	assert.Equal(t, map[string]string{"memory": "16884Mi"}, c.SystemReserved)
+	assert.Equal(t, map[string]string{"memory.available": "100Mi"}, c.EvictionHard)
+	require.Len(t, c.ReservedMemory, 2)
+	assert.Equal(t, int32(0), c.ReservedMemory[0].NumaNode)
+	assert.Equal(t, "16Gi", c.ReservedMemory[0].Limits.Memory().String())
+	assert.Equal(t, "1100Mi", c.ReservedMemory[1].Limits.Memory().String())
+	assert.Equal(t, "single-numa-node", c.TopologyManagerPolicy)
+	require.Len(t, c.RegisterWithTaints, 1)
+
+	plan.Partitions[1].Kubelet.MemoryManagerPolicy = "None"
+	c, err = Config(&plan, &plan.Partitions[1])
+	require.NoError(t, err)
+	assert.Empty(t, c.ReservedMemory, "reservedMemory only with the Static policy")
+	assert.Equal(t, map[string]string{"memory": "16884Mi"}, c.SystemReserved, "allocatable stays the partition's share")
+
+	bad := twoNodes()
+	bad.Partitions[0].Kubelet.CgroupRoot = "/kubepods"
+	_, err = Config(&bad, &bad.Partitions[0])
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `cgroupRoot "/kubepods" must be "/node0.slice"`)
+
+	bad = twoNodes()
+	bad.Partitions[0].Kubelet.Port = 70000
+	_, err = Config(&bad, &bad.Partitions[0])
+	require.Error(t, err)
+}
+
+func TestMarshalRoundTrip(t *testing.T) {
+	plan := twoNodes(partition.HugepagePlan{PageSize: 2 * mi, Count: 512})
+	c, err := Config(&plan, &plan.Partitions[0])
+	require.NoError(t, err)
+	b, err := Marshal("node0", c)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(b), "# KubeletConfiguration of numa-partition node0"))
+	assert.NotContains(t, string(b), ": 0s", "zero durations are left to kubelet's defaults")
+	assert.NotContains(t, string(b), "logging:")
+	back, err := Unmarshal(b)
+	require.NoError(t, err)
+	again, err := Marshal("node0", back)
+	require.NoError(t, err)
+	assert.Equal(t, string(b), string(again))
+
+	_, err = Unmarshal(append(b, []byte("cpuManagerPolicyy: static\n")...))
+	require.Error(t, err, "strict decoding refuses unknown fields")
+}
