@@ -29,9 +29,11 @@ func allocClientFlags() []cli.Flag {
 // allocOutput lets --output follow the command as well as precede it.
 func allocOutput(c *cli.Context) (string, error) {
 	f := c.String("output")
-	if f == "" {
-		lineage := c.Lineage()
-		f = lineage[len(lineage)-1].String("output")
+	for _, parent := range c.Lineage()[1:] {
+		if f != "" {
+			break
+		}
+		f = parent.String("output") // the global flag, on the app's context
 	}
 	switch f {
 	case "", "table":

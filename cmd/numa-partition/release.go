@@ -20,7 +20,7 @@ func releaseCommand() *cli.Command {
 		Flags: allocClientFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 || c.Args().First() == "" {
-				return fmt.Errorf("release takes exactly one pod UID, got %d arguments", c.NArg())
+				return fmt.Errorf("release takes exactly one pod UID after its flags (numa-partition release [--partition NAME] UID), got %d arguments: %q", c.NArg(), c.Args().Slice())
 			}
 			uid := c.Args().First()
 			format, err := allocOutput(c)

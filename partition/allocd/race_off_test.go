@@ -1,0 +1,5 @@
+//go:build !race
+
+package allocd_test
+
+const raceEnabled = false
