@@ -47,6 +47,7 @@ func newApp() *cli.App {
 			planCommand(),
 			configCommand(),
 			renderCommand(),
+			hugepagesCommand(),
 			applyCommand(),
 			statusCommand(),
 			removeCommand(),

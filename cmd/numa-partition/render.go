@@ -2,17 +2,119 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/slices"
 )
 
-// renderCommand is a placeholder until its issue lands.
 func renderCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "render",
-		Usage: "not implemented yet",
-		Action: func(*cli.Context) error {
-			return errors.New("render: not implemented yet")
+		Usage: "write the systemd units, containerd and kubelet configs of the plan to a directory",
+		Description: "Discovers the machine (--sysfs), plans with --config and renders, without\n" +
+			"touching the host, exactly the files apply would install: nodeX.slice,\n" +
+			"the system.slice/user.slice/machine.slice/init.scope locks, kubelet-nodeX and\n" +
+			"containerd-nodeX units, each kubelet's KubeletConfiguration, the allocator\n" +
+			"units and the hugepages oneshot. --out DIR writes them below DIR as they\n" +
+			"would lie below / (DIR/etc/systemd/system/...). It also prints the kernel\n" +
+			"command line that reserves the hugepages per node at boot (Linux >= 5.16).\n" +
+			"docs/render.md explains every file and the kubelet arithmetic.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Usage: "write the tree into this directory (must be empty or absent)"},
+			&cli.StringFlag{Name: "hostname", Usage: "plan for this host name instead of the config's kubelet.hostname or this machine's"},
+			&cli.StringFlag{Name: "binary", Value: slices.DefaultBinary, Usage: "numa-partition's path on the target host, for the units that run it"},
+			&cli.StringFlag{Name: "target-config", Value: slices.DefaultConfigPath, Usage: "config path the allocator units read on the target host"},
+		},
+		Action: func(c *cli.Context) error {
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
+			}
+			plan, _, err := loadPlan(c)
+			if err != nil {
+				return err
+			}
+			b, err := slices.RenderWith(*plan, slices.Options{Binary: c.String("binary"), ConfigPath: c.String("target-config")})
+			if err != nil {
+				return fmt.Errorf("render: %w", err)
+			}
+			for _, w := range append(plan.Warnings, b.Warnings...) {
+				slog.Warn("render", "warning", w)
+			}
+			if out := c.String("out"); out != "" {
+				if err := writeTree(out, b); err != nil {
+					return err
+				}
+			}
+			if format == "json" {
+				return writeJSON(c.App.Writer, b)
+			}
+			return writeRenderSummary(c.App.Writer, c.String("out"), b)
 		},
 	}
+}
+
+// writeTree writes the bundle below dir. It refuses a non-empty dir so
+// that no file of an older render is mistaken for part of this one.
+func writeTree(dir string, b slices.Bundle) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("--out %s: %w", dir, err)
+	case len(entries) > 0:
+		return fmt.Errorf("--out %s is not empty: choose an empty or new directory, so that no file of an older render is mixed in", dir)
+	}
+	for _, f := range b.Files {
+		path := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		if err := os.WriteFile(path, f.Content, f.Mode); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	return nil
+}
+
+func writeRenderSummary(w io.Writer, dir string, b slices.Bundle) error {
+	var err error
+	p := func(format string, args ...any) {
+		if err == nil {
+			_, err = fmt.Fprintf(w, format, args...)
+		}
+	}
+	if dir != "" {
+		p("Wrote %d files below %s:\n", len(b.Files), dir)
+	} else {
+		p("%d files (write them with --out DIR):\n", len(b.Files))
+	}
+	for _, f := range b.Files {
+		p("  /%s\n", f.Path)
+	}
+	p("\nUnits, in start order:\n")
+	for _, u := range b.Units {
+		action := "reload"
+		switch {
+		case u.Enable && u.Start:
+			action = "enable + start"
+		case u.Start:
+			action = "start"
+		}
+		p("  %-40s %s\n", u.Name, action)
+	}
+	p("\nKernel command line (reserves hugepages per node at boot, Linux >= 5.16):\n")
+	if b.KernelCmdline == "" {
+		p("  (no hugepages planned)\n")
+	} else {
+		p("  %s\n", b.KernelCmdline)
+	}
+	return err
 }

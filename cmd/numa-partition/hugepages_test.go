@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/numa-partition/numa-partition/slices"
+)
+
+// fakeSysfs makes nodes 0 and 1 with 2 MiB and 1 GiB pools holding pages.
+func fakeSysfs(t *testing.T, pages map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, node := range []string{"node0", "node1"} {
+		for _, size := range []string{"hugepages-2048kB", "hugepages-1048576kB"} {
+			dir := filepath.Join(root, "devices", "system", "node", node, "hugepages", size)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			v := pages[node+"/"+size]
+			if v == "" {
+				v = "0"
+			}
+			if err := os.WriteFile(filepath.Join(dir, "nr_hugepages"), []byte(v+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
+func specs(t *testing.T, args ...string) []slices.HugepageSpec {
+	t.Helper()
+	var out []slices.HugepageSpec
+	for _, a := range args {
+		s, err := slices.ParseHugepageSpec(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func pool(t *testing.T, root, node, size string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "devices", "system", "node", node, "hugepages", size, "nr_hugepages"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func TestApplyHugepagesLargestFirst(t *testing.T) {
+	root := fakeSysfs(t, nil)
+	var order []string
+	write := func(path string, n uint64) error {
+		order = append(order, filepath.Base(filepath.Dir(path))+"@"+filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(path)))))
+		return writePool(path, n)
+	}
+	var out bytes.Buffer
+	err := applyHugepages(&out, root, specs(t, "0:2Mi=512", "1:2Mi=512", "0:1Gi=4", "1:1Gi=0"), write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(order, " "); got != "hugepages-1048576kB@node0 hugepages-1048576kB@node1 hugepages-2048kB@node0 hugepages-2048kB@node1" {
+		t.Errorf("write order %s: 1 GiB pages must come before 2 MiB pages fragment memory", got)
+	}
+	if pool(t, root, "node0", "hugepages-1048576kB") != "4" || pool(t, root, "node1", "hugepages-2048kB") != "512" {
+		t.Errorf("pools not set")
+	}
+	if !strings.Contains(out.String(), "node 0: 4 pages of 1Gi (were 0)") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+func TestApplyHugepagesShortfallFailsLoudly(t *testing.T) {
+	root := fakeSysfs(t, nil)
+	// The kernel finds only half the 1 GiB pages on node 1.
+	short := func(path string, n uint64) error {
+		if strings.Contains(path, "node1") && strings.Contains(path, "1048576kB") {
+			n /= 2
+		}
+		return writePool(path, n)
+	}
+	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:1Gi=4", "1:1Gi=4", "1:2Mi=8"), short)
+	if err == nil || !strings.Contains(err.Error(), "node 1: wanted 4 pages of 1Gi, the kernel allocated 2") {
+		t.Fatalf("want a shortfall naming node 1, got %v", err)
+	}
+	// The other pools are still set: one run reports every problem.
+	if pool(t, root, "node1", "hugepages-2048kB") != "8" {
+		t.Errorf("node1 2Mi pool not set after the 1Gi shortfall")
+	}
+}
+
+func TestApplyHugepagesPagesInUse(t *testing.T) {
+	root := fakeSysfs(t, nil)
+	stuck := func(path string, n uint64) error { return writePool(path, n+3) }
+	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:2Mi=0"), stuck)
+	if err == nil || !strings.Contains(err.Error(), "3 remain") {
+		t.Fatalf("want pages-in-use error, got %v", err)
+	}
+}
+
+func TestApplyHugepagesUnlistedPool(t *testing.T) {
+	root := fakeSysfs(t, map[string]string{"node1/hugepages-1048576kB": "2"})
+	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:2Mi=8"), writePool)
+	if err == nil || !strings.Contains(err.Error(), "node 1, hugepages-1048576kB holds 2 pages the plan does not list") {
+		t.Fatalf("want unlisted-pool error, got %v", err)
+	}
+}
+
+func TestApplyHugepagesBadInputChangesNothing(t *testing.T) {
+	root := fakeSysfs(t, nil)
+	for _, args := range [][]string{
+		{"0:2Mi=8", "2:2Mi=8"},  // node 2 does not exist
+		{"0:2Mi=8", "0:64Ki=8"}, // unsupported size
+		{"0:2Mi=8", "0:2Mi=16"}, // twice
+	} {
+		err := applyHugepages(&bytes.Buffer{}, root, specs(t, args...), writePool)
+		if err == nil {
+			t.Errorf("%v: want an error", args)
+		}
+		if pool(t, root, "node0", "hugepages-2048kB") != "0" {
+			t.Fatalf("%v: a pool was written despite the error", args)
+		}
+	}
+	for _, bad := range []string{"0:2Mi", "x:2Mi=1", "0:3Mi=1", "0:2Mi=-1", "0-2Mi=1", "+1:2Mi=1"} {
+		if _, err := slices.ParseHugepageSpec(bad); err == nil {
+			t.Errorf("ParseHugepageSpec(%q): want an error", bad)
+		}
+	}
+}
