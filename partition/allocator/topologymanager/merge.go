@@ -131,6 +131,86 @@ func (m *merger) result(d uint64, preferred bool) Hint {
 	return Hint{Affinity: &s, Preferred: preferred}
 }
 
+// chint is a hint compiled for the merge.
+type chint struct {
+	raw   *bitmask.NodeSet // nil: don't care
+	dense uint64           // machine ∧ raw in dense form; the machine for don't care
+	count int              // popcount of the raw mask
+	pref  bool
+}
+
+func (a *chint) sameRaw(b *chint) bool {
+	return a.count == b.count && a.dense == b.dense && *a.raw == *b.raw
+}
+
+// lists is the flattened hint lists (semantics 5.1.1), compiled: list i is
+// hs[ends[i-1]:ends[i]].
+type lists struct {
+	hs   []chint
+	ends []int
+}
+
+func (l *lists) list(i int) []chint {
+	start := 0
+	if i > 0 {
+		start = l.ends[i-1]
+	}
+	return l.hs[start:l.ends[i]]
+}
+
+// compile flattens the providers' answers as kubelet's
+// filterProvidersHints does: a nil or empty provider map and a nil list
+// become [{nil, preferred}], a non-nil empty list [{nil, not preferred}].
+// singleNUMA applies the single-numa-node filter (5.1.2): only preferred
+// hints that are don't-care or exactly one node are kept. It reports false
+// when a list ends up empty (no permutation at all).
+func (m *merger) compile(providers []ProviderHints, singleNUMA bool) (lists, bool) {
+	l := lists{hs: make([]chint, 0, 16), ends: make([]int, 0, 8)}
+	add := func(h Hint) {
+		c := chint{raw: h.Affinity, pref: h.Preferred, dense: m.all}
+		if h.Affinity != nil {
+			c.count = h.Affinity.Len()
+			c.dense = m.dense(*h.Affinity)
+		}
+		if singleNUMA && (!c.pref || (c.raw != nil && c.count != 1)) {
+			return
+		}
+		l.hs = append(l.hs, c)
+	}
+	end := func() bool {
+		if len(l.hs) == 0 || (len(l.ends) > 0 && l.ends[len(l.ends)-1] == len(l.hs)) {
+			return false
+		}
+		l.ends = append(l.ends, len(l.hs))
+		return true
+	}
+	for _, p := range providers {
+		if len(p) == 0 {
+			add(DontCare(true))
+			if !end() {
+				return l, false
+			}
+			continue
+		}
+		for _, hints := range p {
+			switch {
+			case hints == nil:
+				add(DontCare(true))
+			case len(hints) == 0:
+				add(DontCare(false))
+			default:
+				for _, h := range hints {
+					add(h)
+				}
+			}
+			if !end() {
+				return l, false
+			}
+		}
+	}
+	return l, true
+}
+
 // merge computes kubelet's mergeFilteredHints result in closed form
 // (5.1.4-5.1.6) without walking the Cartesian product:
 //
@@ -143,31 +223,30 @@ func (m *merger) result(d uint64, preferred bool) Hint {
 //     reachable non-empty ANDs matters; it is built list by list (at most
 //     2^n masks, 255 at 8 nodes) and the closed-form selection around
 //     BestNonPreferredAffinityCount picks from it.
-func (m *merger) merge(lists [][]Hint) Hint {
-	for _, l := range lists {
-		if len(l) == 0 { // single-numa-node filtered a list empty: no permutation
-			return m.result(m.all, false)
-		}
+func (m *merger) merge(providers []ProviderHints, singleNUMA bool) Hint {
+	l, ok := m.compile(providers, singleNUMA)
+	if !ok { // a list filtered empty: no permutation, no candidate
+		return m.result(m.all, false)
 	}
-	if d, ok := m.bestPreferred(lists); ok {
+	if d, ok := m.bestPreferred(&l); ok {
 		return m.result(d, true)
 	}
-	if d, ok := m.bestNonPreferred(lists); ok {
+	if d, ok := m.bestNonPreferred(&l); ok {
 		return m.result(d, false)
 	}
 	return m.result(m.all, false)
 }
 
-func (m *merger) bestPreferred(lists [][]Hint) (uint64, bool) {
+func (m *merger) bestPreferred(l *lists) (uint64, bool) {
 	// The list with no preferred don't-care and the fewest preferred
 	// masks drives the search: R must be one of its masks.
 	pivot, allNil := -1, true
 	pivotCount := 0
-	for i, l := range lists {
+	for i := range l.ends {
 		hasNil, count := false, 0
-		for _, h := range l {
-			if h.Preferred {
-				if h.Affinity == nil {
+		for _, h := range l.list(i) {
+			if h.pref {
+				if h.raw == nil {
 					hasNil = true
 				} else {
 					count++
@@ -187,43 +266,37 @@ func (m *merger) bestPreferred(lists [][]Hint) (uint64, bool) {
 	}
 	var best uint64
 	found := false
-	consider := func(d uint64) {
-		if d != 0 && (!found || m.better(d, best)) {
-			best, found = d, true
-		}
-	}
 	if allNil {
-		consider(m.all)
+		best, found = m.all, true
 	}
-	tryR := func(r bitmask.NodeSet) {
-		for _, l := range lists {
-			if !hasPreferredNilOr(l, r) {
+	tryR := func(r *chint) {
+		if r.dense == 0 || (found && !m.better(r.dense, best)) {
+			return
+		}
+		for i := range l.ends {
+			if !hasPreferredNilOr(l.list(i), r) {
 				return
 			}
 		}
-		consider(m.dense(r))
+		best, found = r.dense, true
 	}
-	if pivot >= 0 {
-		for _, h := range lists[pivot] {
-			if h.Preferred && h.Affinity != nil {
-				tryR(*h.Affinity)
-			}
+	for i := range l.ends {
+		if pivot >= 0 && i != pivot {
+			continue
 		}
-		return best, found
-	}
-	for _, l := range lists {
-		for _, h := range l {
-			if h.Preferred && h.Affinity != nil {
-				tryR(*h.Affinity)
+		hs := l.list(i)
+		for j := range hs {
+			if hs[j].pref && hs[j].raw != nil {
+				tryR(&hs[j])
 			}
 		}
 	}
 	return best, found
 }
 
-func hasPreferredNilOr(l []Hint, r bitmask.NodeSet) bool {
-	for _, h := range l {
-		if h.Preferred && (h.Affinity == nil || *h.Affinity == r) {
+func hasPreferredNilOr(l []chint, r *chint) bool {
+	for i := range l {
+		if l[i].pref && (l[i].raw == nil || l[i].sameRaw(r)) {
 			return true
 		}
 	}
@@ -232,30 +305,26 @@ func hasPreferredNilOr(l []Hint, r bitmask.NodeSet) bool {
 
 // bestNonPreferredCount is BestNonPreferredAffinityCount (5.1.3): the
 // largest, over lists, of the size of the list's narrowest raw mask.
-func bestNonPreferredCount(lists [][]Hint) int {
+func bestNonPreferredCount(l *lists) int {
 	b := 0
-	for _, l := range lists {
+	for i := range l.ends {
 		narrowest := -1
-		for _, h := range l {
-			if h.Affinity != nil {
-				if c := h.Affinity.Len(); narrowest < 0 || c < narrowest {
-					narrowest = c
-				}
+		for _, h := range l.list(i) {
+			if h.raw != nil && (narrowest < 0 || h.count < narrowest) {
+				narrowest = h.count
 			}
 		}
-		if narrowest > b {
-			b = narrowest
-		}
+		b = max(b, narrowest)
 	}
 	return b
 }
 
-func (m *merger) bestNonPreferred(lists [][]Hint) (uint64, bool) {
-	reach := m.reachable(lists)
+func (m *merger) bestNonPreferred(l *lists) (uint64, bool) {
+	reach := m.reachable(l)
 	if len(reach) == 0 {
 		return 0, false
 	}
-	b := bestNonPreferredCount(lists)
+	b := bestNonPreferredCount(l)
 	// Class: exactly B nodes; else the largest size below B; else any.
 	class := -1
 	for _, d := range reach {
@@ -281,14 +350,21 @@ func (m *merger) bestNonPreferred(lists [][]Hint) (uint64, bool) {
 }
 
 // reachable returns the distinct non-empty ANDs of one hint per list.
-func (m *merger) reachable(lists [][]Hint) []uint64 {
+func (m *merger) reachable(l *lists) []uint64 {
 	if len(m.nodes) <= 8 {
-		return m.reachableSmall(lists)
+		return m.reachableSmall(l)
 	}
 	cur := map[uint64]struct{}{m.all: {}}
-	for _, l := range lists {
+	var vals []uint64
+	for i := range l.ends {
+		vals = vals[:0]
+		for _, h := range l.list(i) {
+			if h.dense != 0 && !slices.Contains(vals, h.dense) {
+				vals = append(vals, h.dense)
+			}
+		}
 		next := make(map[uint64]struct{}, len(cur))
-		for _, v := range m.distinctDense(l) {
+		for _, v := range vals {
 			for s := range cur {
 				if x := s & v; x != 0 {
 					next[x] = struct{}{}
@@ -334,35 +410,16 @@ func (m *merger) keepNarrowest(set map[uint64]struct{}) map[uint64]struct{} {
 	return kept
 }
 
-// distinctDense returns the list's distinct dense masks; a don't-care is
-// the whole machine.
-func (m *merger) distinctDense(l []Hint) []uint64 {
-	out := make([]uint64, 0, len(l))
-	for _, h := range l {
-		d := m.all
-		if h.Affinity != nil {
-			d = m.dense(*h.Affinity)
-		}
-		if !slices.Contains(out, d) {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
 // reachableSmall is reachable for at most 8 nodes with 256-bit sets.
-func (m *merger) reachableSmall(lists [][]Hint) []uint64 {
+func (m *merger) reachableSmall(l *lists) []uint64 {
 	var cur [4]uint64
 	cur[m.all/64] |= 1 << (m.all % 64)
 	var vals [256]uint64
-	for _, l := range lists {
+	for i := range l.ends {
 		var seen [4]uint64
 		nv := 0
-		for _, h := range l {
-			d := m.all
-			if h.Affinity != nil {
-				d = m.dense(*h.Affinity)
-			}
+		for _, h := range l.list(i) {
+			d := h.dense
 			if d != 0 && seen[d/64]&(1<<(d%64)) == 0 {
 				seen[d/64] |= 1 << (d % 64)
 				vals[nv] = d

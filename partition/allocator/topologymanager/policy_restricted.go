@@ -6,6 +6,6 @@ type restrictedPolicy struct{ m *merger }
 func (restrictedPolicy) Name() string { return PolicyRestricted }
 
 func (p restrictedPolicy) Merge(providers []ProviderHints) (Hint, bool) {
-	best := p.m.merge(Flatten(providers))
+	best := p.m.merge(providers, false)
 	return best, best.Preferred
 }

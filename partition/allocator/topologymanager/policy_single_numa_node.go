@@ -8,7 +8,7 @@ type singleNUMANodePolicy struct{ m *merger }
 func (singleNUMANodePolicy) Name() string { return PolicySingleNUMANode }
 
 func (p singleNUMANodePolicy) Merge(providers []ProviderHints) (Hint, bool) {
-	best := p.m.merge(filterSingleNUMA(Flatten(providers)))
+	best := p.m.merge(providers, true)
 	if best.Affinity != nil && *best.Affinity == p.m.machine {
 		best.Affinity = nil
 	}
