@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,7 @@ type env struct {
 	sb    *sandbox.Sandbox
 	m     *systemd.Conn
 	sysfs string
+	log   *slog.Logger
 }
 
 const testPageSize = 2 << 20
@@ -36,7 +38,7 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	m.JobTimeout = 20 * time.Second
-	e := &env{sb: sb, m: m, sysfs: t.TempDir()}
+	e := &env{sb: sb, m: m, sysfs: t.TempDir(), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	for node := range 2 {
 		p := hugepageFile(e.sysfs, node, testPageSize, "nr_hugepages")
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -53,7 +55,7 @@ func newEnv(t testing.TB) *env {
 }
 
 func (e *env) opts() Options {
-	return Options{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m, Version: "test"}
+	return Options{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m, Version: "test", Log: e.log}
 }
 
 func must(t testing.TB, err error) {
