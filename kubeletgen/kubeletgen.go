@@ -6,6 +6,7 @@ package kubeletgen
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -144,12 +145,16 @@ func Taints(specs []string) ([]corev1.Taint, error) {
 // out the zero values the v1beta1 types would otherwise spell out
 // ("syncFrequency: 0s"), so the file shows only what was decided.
 func Marshal(partitionName string, c *kubeletv1beta1.KubeletConfiguration) ([]byte, error) {
-	raw, err := yaml.Marshal(c)
+	// Through JSON (what sigs.k8s.io/yaml does anyway) to a tree, pruned,
+	// then to YAML once.
+	raw, err := json.Marshal(c)
 	if err != nil {
 		return nil, fmt.Errorf("encoding KubeletConfiguration of %s: %w", partitionName, err)
 	}
 	var tree map[string]any
-	if err := yaml.Unmarshal(raw, &tree); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&tree); err != nil {
 		return nil, fmt.Errorf("re-reading KubeletConfiguration of %s: %w", partitionName, err)
 	}
 	// logging is never set here; its zero value is all "0".

@@ -13,13 +13,13 @@ import (
 // and accounting tests alike.
 type example struct {
 	name  string
-	plan  func(t *testing.T) (partition.Plan, *numa.Topology)
+	plan  func(t testing.TB) (partition.Plan, *numa.Topology)
 	sysfs string // "" for hand-built plans
 }
 
 var examples = []example{
 	// The seed recipe's 2-socket machine, plan built by hand.
-	{name: "seed-2socket", plan: func(*testing.T) (partition.Plan, *numa.Topology) { return seedPlan(), nil }},
+	{name: "seed-2socket", plan: func(testing.TB) (partition.Plan, *numa.Topology) { return seedPlan(), nil }},
 	// Real sysfs dumps through discovery and planning.
 	{name: "epyc-8node", sysfs: "hwloc-64amd64-4s2n4ca2co"},
 	{name: "epyc-socket-shared", sysfs: "hwloc-32amd64-4s2n4c-cgroup2"},
@@ -27,7 +27,7 @@ var examples = []example{
 
 // load builds an example's plan: from its sysfs dump and
 // testdata/configs/<name>.toml when it has one.
-func (e example) load(t *testing.T) (partition.Plan, *numa.Topology) {
+func (e example) load(t testing.TB) (partition.Plan, *numa.Topology) {
 	t.Helper()
 	if e.plan != nil {
 		return e.plan(t)
@@ -53,7 +53,7 @@ func (e example) load(t *testing.T) (partition.Plan, *numa.Topology) {
 	return *plan, topo
 }
 
-func (e example) render(t *testing.T) (partition.Plan, *numa.Topology, Bundle) {
+func (e example) render(t testing.TB) (partition.Plan, *numa.Topology, Bundle) {
 	t.Helper()
 	plan, topo := e.load(t)
 	b, err := Render(plan)
