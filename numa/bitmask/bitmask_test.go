@@ -166,3 +166,13 @@ func BenchmarkParseCPUList(b *testing.B) {
 		_, _ = ParseCPUList("0-5,48-53,96-101,144-149")
 	}
 }
+
+func TestNodeSetWord(t *testing.T) {
+	s := NewNodeSet(0, 3, 63, 64, 1023)
+	if got := s.Word(0); got != 1|1<<3|1<<63 {
+		t.Errorf("word 0 = %#x", got)
+	}
+	if s.Word(1) != 1 || s.Word(15) != 1<<63 || s.Word(-1) != 0 || s.Word(16) != 0 {
+		t.Errorf("words 1, 15, -1, 16: %#x %#x %#x %#x", s.Word(1), s.Word(15), s.Word(-1), s.Word(16))
+	}
+}

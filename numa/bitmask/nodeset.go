@@ -90,6 +90,16 @@ func (s NodeSet) Len() int {
 	return n
 }
 
+// Word returns nodes 64*i .. 64*i+63 as a bit pattern (bit j = node
+// 64*i+j), 0 outside the set's range; for callers packing small sets
+// into machine words.
+func (s NodeSet) Word(i int) uint64 {
+	if i < 0 || i >= nodeWords {
+		return 0
+	}
+	return s.w[i]
+}
+
 // IsEmpty reports whether the set has no node.
 func (s NodeSet) IsEmpty() bool { return s == NodeSet{} }
 
