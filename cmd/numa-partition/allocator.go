@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocd"
 )
@@ -76,9 +76,46 @@ func allocatorServeCommand() *cli.Command {
 }
 
 // allocConfigFromPlan fills opts from the plan of --config on the machine
-// under --sysfs; explicit flags win over the plan's paths.
-var allocConfigFromPlan = func(c *cli.Context, opts *allocd.Options) error {
-	return errors.New("--allocator-config is required: this build cannot plan the partition from --config yet")
+// under --sysfs (what the rendered unit runs): the same plan that rendered
+// the partition's kubelet, so both decide alike. Explicit flags win over
+// the plan's paths.
+func allocConfigFromPlan(c *cli.Context, opts *allocd.Options) error {
+	plan, topo, err := loadPlan(c)
+	if err != nil {
+		return err
+	}
+	var p *partition.Partition
+	var names []string
+	for i := range plan.Partitions {
+		names = append(names, plan.Partitions[i].Name)
+		if plan.Partitions[i].Name == opts.Partition {
+			p = &plan.Partitions[i]
+		}
+	}
+	if p == nil {
+		return fmt.Errorf("--partition %q is not in the plan of %s; planned partitions: %s", opts.Partition, c.String("config"), strings.Join(names, ", "))
+	}
+	cfg, err := allocd.ConfigFromPlan(*p, topo)
+	if err != nil {
+		return err
+	}
+	opts.Config = cfg
+	if !c.IsSet("socket") && p.Allocator.Socket != "" {
+		opts.Socket = p.Allocator.Socket
+	}
+	if !c.IsSet("state-dir") && p.Allocator.StateDir != "" {
+		opts.StateDir = p.Allocator.StateDir
+	}
+	if !c.IsSet("socket-group") {
+		opts.SocketGroup = p.Allocator.SocketGroup
+	}
+	if !c.IsSet("metrics-addr") {
+		opts.MetricsAddr = p.Allocator.MetricsAddr
+	}
+	if opts.Labels == nil {
+		opts.Labels = p.Labels
+	}
+	return nil
 }
 
 func allocatorResetStateCommand() *cli.Command {

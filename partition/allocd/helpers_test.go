@@ -132,7 +132,8 @@ type daemonSpec struct {
 	dir       string // state dir; socket and notify socket live here too
 	socketDir string // where the socket goes instead, when set
 	partition string
-	config    string // --allocator-config file
+	config    string   // --allocator-config file; empty: plan from global flags
+	global    []string // global flags (--sysfs, --config)
 	extra     []string
 	env       []string
 }
@@ -169,8 +170,12 @@ func startProcess(t testing.TB, s daemonSpec) *daemon {
 			}
 		}
 	}()
-	args := append([]string{"--log-level", "debug", "allocator", "serve",
-		"--partition", s.partition, "--socket", socket, "--state-dir", s.dir, "--allocator-config", s.config}, s.extra...)
+	args := append(append([]string{"--log-level", "debug"}, s.global...), "allocator", "serve",
+		"--partition", s.partition, "--socket", socket, "--state-dir", s.dir)
+	if s.config != "" {
+		args = append(args, "--allocator-config", s.config)
+	}
+	args = append(args, s.extra...)
 	d.cmd = exec.Command(daemonBinary, args...)
 	d.cmd.Stderr = d.stderr
 	d.cmd.Env = append(append(os.Environ(), "NOTIFY_SOCKET="+notifyPath), s.env...)

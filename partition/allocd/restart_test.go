@@ -165,3 +165,27 @@ func TestCheckpointOfAnotherPartition(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 }
+
+// TestServeFromPlan runs the daemon as the rendered unit does: no
+// --allocator-config, the partition planned from --config on --sysfs.
+func TestServeFromPlan(t *testing.T) {
+	dir := t.TempDir()
+	d := startDaemon(t, daemonSpec{dir: dir, partition: "lowlat",
+		global: []string{"--sysfs", "../../testdata/sysfs/hwloc-32amd64-4s2n4c-cgroup2/sys", "--config", "../../examples/4socket/config.toml"}})
+	h, err := d.Client.Health(context.Background())
+	if err != nil || h.Labels["example.com/pool"] != "lowlat" || h.Partition != "lowlat" {
+		t.Fatalf("health %+v %v", h, err)
+	}
+	st, err := d.Client.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.State.Machine[6]; !ok || len(st.State.Machine) != 2 {
+		t.Fatalf("machine %v, want nodes 6 and 7", mustJSON(st.State.Machine))
+	}
+	code, stderr := startProcess(t, daemonSpec{dir: t.TempDir(), partition: "nosuch",
+		global: []string{"--sysfs", "../../testdata/sysfs/hwloc-32amd64-4s2n4c-cgroup2/sys", "--config", "../../examples/4socket/config.toml"}}).waitExit(30 * time.Second)
+	if code == 0 || !strings.Contains(stderr, `--partition "nosuch" is not in the plan`) || !strings.Contains(stderr, "lowlat") {
+		t.Fatalf("unknown partition: exit %d\n%s", code, stderr)
+	}
+}

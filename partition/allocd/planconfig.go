@@ -1,0 +1,68 @@
+package allocd
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/allocator"
+)
+
+// ConfigFromPlan is the allocator configuration of one planned partition:
+// its nodes' memory and hugepages with the host's reservations on them, the
+// distances between them, and its kubelet's Topology Manager settings. The
+// daemon must decide exactly as that kubelet would, so everything comes
+// from the same plan that rendered the kubelet's configuration.
+func ConfigFromPlan(p partition.Partition, t *numa.Topology) (allocator.Config, error) {
+	cfg := allocator.Config{
+		Policy: p.Kubelet.TopologyManagerPolicy,
+		Scope:  p.Kubelet.TopologyManagerScope,
+	}
+	for _, m := range p.Memory {
+		n := allocator.NodeResources{
+			ID:        m.Node,
+			Memory:    m.TotalBytes,
+			Hugepages: map[uint64]uint64{},
+			Reserved:  map[allocator.ResourceName]uint64{allocator.ResourceMemory: m.ReservedBytes},
+		}
+		for _, h := range m.Hugepages {
+			n.Hugepages[h.PageSize] = h.Count * h.PageSize
+			if h.ReservedCount > 0 {
+				n.Reserved[allocator.ResourceName(units.HugepageResource(h.PageSize))] = h.ReservedCount * h.PageSize
+			}
+		}
+		cfg.Nodes = append(cfg.Nodes, n)
+	}
+	if t != nil {
+		cfg.Distances = map[int]map[int]int{}
+		for _, a := range p.Memory {
+			row := map[int]int{}
+			for _, b := range p.Memory {
+				d, ok := t.Distance(a.Node, b.Node)
+				if !ok {
+					return cfg, fmt.Errorf("partition %s: no distance between NUMA nodes %d and %d in the topology", p.Name, a.Node, b.Node)
+				}
+				row[b.Node] = d
+			}
+			cfg.Distances[a.Node] = row
+		}
+	}
+	opts := p.Kubelet.TopologyManagerOptions
+	if v, ok := opts["prefer-closest-numa-nodes"]; ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return cfg, fmt.Errorf("partition %s: topologyManagerOptions prefer-closest-numa-nodes %q: want true or false", p.Name, v)
+		}
+		cfg.PreferClosestNUMA = b
+	}
+	if v, ok := opts["max-allowable-numa-nodes"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return cfg, fmt.Errorf("partition %s: topologyManagerOptions max-allowable-numa-nodes %q: want a positive integer", p.Name, v)
+		}
+		cfg.MaxAllowableNUMANodes = n
+	}
+	return cfg, nil
+}
