@@ -43,7 +43,6 @@ func dropInPath(unit string) string       { return unitDir + "/" + unit + ".d/" 
 func rootRelative(abs string) string      { return strings.TrimPrefix(abs, "/") }
 func isCleanAbs(p string) bool            { return strings.HasPrefix(p, "/") && path.Clean(p) == p && p != "/" }
 func quoteless(s string) bool             { return safeArg.MatchString(s) }
-func unitSafe(s string) bool              { return s != "" && safeArg.MatchString(s) }
 func describe(field, value string) string { return fmt.Sprintf("%s %q", field, value) }
 
 // safeArg is what rendered command lines accept unquoted: no whitespace,
