@@ -9,6 +9,10 @@ import (
 // calculation (partitions above ExactNodes nodes).
 const boundedBudget = 1 << 15
 
+// boundedHints caps the multi-node sets of unused nodes listed as hints
+// (the numerically smallest are kept).
+const boundedHints = 256
+
 // boundedMasks replaces kubelet's walk over all 2^n node sets for
 // partitions above ExactNodes nodes (kubelet refuses them unless
 // max-allowable-numa-nodes is raised, and then needs exponential time).
@@ -19,14 +23,17 @@ const boundedBudget = 1 << 15
 //   - when no single node is admissible: the admissible sets of unused
 //     nodes of the smallest size s ≥ max(2, minAffinitySize) that has any,
 //     searched up to the size of the smallest admissible group, in
-//     ascending numeric order, until boundedBudget sets have been examined.
+//     ascending numeric order, until boundedBudget sets have been examined
+//     or boundedHints found.
 //
 // minAffinitySize is exact when the smallest fitting size is found within
 // the budget (always, when nodes are uniform). Preferred hints (size ==
 // minAffinitySize) are therefore all listed, so whenever a preferred merge
 // exists the result equals kubelet's. Differences are possible only for
 // non-preferred results that kubelet would build from wider sets than the
-// first admissible size, and when the budget runs out.
+// first admissible size, and when a bound is reached: then the listed
+// multi-node hints are the numerically smallest, which contain kubelet's
+// choice under the default (pack) order without prefer-closest or spread.
 func (s *Static) boundedMasks(podUID string, r request) ([]uint64, int) {
 	n := len(s.m.ids)
 	budget := boundedBudget
@@ -56,6 +63,7 @@ func (s *Static) boundedMasks(podUID string, r request) ([]uint64, int) {
 		}
 	}
 	if singles == 0 {
+		listed := 0
 		for size := max(2, minSize); size <= len(unused) && size <= smallestGroup && budget > 0; size++ {
 			found := false
 			forCombinations(len(unused), size, &budget, func(x uint64) bool {
@@ -66,8 +74,9 @@ func (s *Static) boundedMasks(podUID string, r request) ([]uint64, int) {
 				if s.allocatableFits(mask, r) && s.freeFits(podUID, mask, r) {
 					masks = append(masks, mask)
 					found = true
+					listed++
 				}
-				return false
+				return listed >= boundedHints
 			})
 			if found {
 				break

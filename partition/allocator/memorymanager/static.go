@@ -256,6 +256,12 @@ func (s *Static) exactMasks(podUID string, r request) ([]uint64, int) {
 			masks = append(masks, mask)
 		}
 	}
+	slices.SortFunc(masks, func(a, b uint64) int {
+		if narrower(a, b) {
+			return -1
+		}
+		return 1
+	})
 	return masks, minSize
 }
 
@@ -265,9 +271,12 @@ func (s *Static) toProviderHints(hs []hint, req map[ResourceName]uint64) topolog
 		return out // M5: {} means "no preference" to the Topology Manager
 	}
 	list := make([]topologymanager.Hint, len(hs))
+	sets := make([]bitmask.NodeSet, len(hs)) // one allocation for all masks
 	for i, h := range hs {
-		set := bitmask.NewNodeSet(s.m.idsOf(h.mask)...)
-		list[i] = topologymanager.Hint{Affinity: &set, Preferred: h.preferred}
+		for x := h.mask; x != 0; x &= x - 1 {
+			sets[i] = sets[i].Add(s.m.ids[bits.TrailingZeros64(x)])
+		}
+		list[i] = topologymanager.Hint{Affinity: &sets[i], Preferred: h.preferred}
 	}
 	for name := range req {
 		out[string(name)] = list

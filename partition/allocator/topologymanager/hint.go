@@ -50,4 +50,3 @@ func (h Hint) String() string {
 	}
 	return "{" + a + " not-preferred}"
 }
-

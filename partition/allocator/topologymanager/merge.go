@@ -22,6 +22,8 @@ type merger struct {
 	machine bitmask.NodeSet
 	all     uint64 // dense machine mask
 	closest bool
+	// identity: the machine is nodes 0..n-1, so dense = the set's first word.
+	identity bool
 	dist    [][]int // dense distance matrix, nil without prefer-closest
 	load    func(bitmask.NodeSet) float64
 }
@@ -42,6 +44,7 @@ func newMerger(o Options) (*merger, error) {
 		}
 		m.machine = m.machine.Add(id)
 	}
+	m.identity = nodes[len(nodes)-1] == len(nodes)-1
 	m.closest = o.PreferClosestNUMANodes && o.Policy != PolicySingleNUMANode
 	if m.closest {
 		m.dist = make([][]int, len(nodes))
@@ -71,6 +74,9 @@ func newMerger(o Options) (*merger, error) {
 
 // dense maps a node set to the dense form, dropping non-machine nodes.
 func (m *merger) dense(s bitmask.NodeSet) uint64 {
+	if m.identity {
+		return s.Word(0) & m.all
+	}
 	var d uint64
 	for i, id := range m.nodes {
 		if s.Has(id) {
@@ -148,6 +154,10 @@ func (a *chint) sameRaw(b *chint) bool {
 type lists struct {
 	hs   []chint
 	ends []int
+	// same[i] is true when list i is the very slice of an earlier list
+	// (the memory manager gives every resource one shared list). Such a
+	// list changes nothing for preferred candidates and is skipped there.
+	same []bool
 }
 
 func (l *lists) list(i int) []chint {
@@ -165,7 +175,12 @@ func (l *lists) list(i int) []chint {
 // hints that are don't-care or exactly one node are kept. It reports false
 // when a list ends up empty (no permutation at all).
 func (m *merger) compile(providers []ProviderHints, singleNUMA bool) (lists, bool) {
-	l := lists{hs: make([]chint, 0, 16), ends: make([]int, 0, 8)}
+	l := lists{hs: make([]chint, 0, 16), ends: make([]int, 0, 8), same: make([]bool, 0, 8)}
+	type ident struct {
+		first *Hint
+		n     int
+	}
+	var seen []ident
 	add := func(h Hint) {
 		c := chint{raw: h.Affinity, pref: h.Preferred, dense: m.all}
 		if h.Affinity != nil {
@@ -177,17 +192,24 @@ func (m *merger) compile(providers []ProviderHints, singleNUMA bool) (lists, boo
 		}
 		l.hs = append(l.hs, c)
 	}
-	end := func() bool {
+	end := func(src []Hint) bool {
 		if len(l.hs) == 0 || (len(l.ends) > 0 && l.ends[len(l.ends)-1] == len(l.hs)) {
 			return false
 		}
 		l.ends = append(l.ends, len(l.hs))
+		same := false
+		if len(src) > 0 {
+			id := ident{&src[0], len(src)}
+			same = slices.Contains(seen, id)
+			seen = append(seen, id)
+		}
+		l.same = append(l.same, same)
 		return true
 	}
 	for _, p := range providers {
 		if len(p) == 0 {
 			add(DontCare(true))
-			if !end() {
+			if !end(nil) {
 				return l, false
 			}
 			continue
@@ -203,7 +225,7 @@ func (m *merger) compile(providers []ProviderHints, singleNUMA bool) (lists, boo
 					add(h)
 				}
 			}
-			if !end() {
+			if !end(hints) {
 				return l, false
 			}
 		}
@@ -243,6 +265,9 @@ func (m *merger) bestPreferred(l *lists) (uint64, bool) {
 	pivot, allNil := -1, true
 	pivotCount := 0
 	for i := range l.ends {
+		if l.same[i] {
+			continue
+		}
 		hasNil, count := false, 0
 		for _, h := range l.list(i) {
 			if h.pref {
@@ -274,7 +299,7 @@ func (m *merger) bestPreferred(l *lists) (uint64, bool) {
 			return
 		}
 		for i := range l.ends {
-			if !hasPreferredNilOr(l.list(i), r) {
+			if !l.same[i] && !hasPreferredNilOr(l.list(i), r) {
 				return
 			}
 		}

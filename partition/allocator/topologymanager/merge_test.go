@@ -258,6 +258,10 @@ func genInput(r *rand.Rand, maxPerms int) randomInput {
 				}
 				ph[name] = l
 				perms *= len(l)
+				if r.IntN(4) == 0 { // one shared list for two resources, as the memory manager does
+					ph[name+"-shared"] = l
+					perms *= len(l)
+				}
 			}
 			in.providers = append(in.providers, ph)
 		}
