@@ -24,8 +24,8 @@ type merger struct {
 	closest bool
 	// identity: the machine is nodes 0..n-1, so dense = the set's first word.
 	identity bool
-	dist    [][]int // dense distance matrix, nil without prefer-closest
-	load    func(bitmask.NodeSet) float64
+	dist     [][]int // dense distance matrix, nil without prefer-closest
+	load     func(bitmask.NodeSet) float64
 }
 
 func newMerger(o Options) (*merger, error) {
