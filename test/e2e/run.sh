@@ -9,7 +9,8 @@
 #   E2E_MODES      cgroup modes to boot, in order (default "v2 v1")
 #   E2E_STEPS      comma-separated step names to run (default: all; a partial
 #                  run is for development and says so loudly)
-#   E2E_TIMEOUT    hard limit per boot in seconds (default 420)
+#   E2E_TIMEOUT    hard limit per boot in seconds (default 600)
+#   E2E_PARALLEL   1: boot the modes side by side (default when nproc >= 2)
 #   E2E_ACCEL/E2E_CPU  QEMU accelerator and CPU (default tcg / qemu64,+pdpe1gb;
 #                  on a host with a working /dev/kvm: kvm / host)
 #   BIN            the numa-partition binary (default bin/numa-partition,
@@ -20,7 +21,7 @@ repo=$(cd "$here/../.." && pwd)
 cd "$repo"
 cache=${E2E_CACHE:-$repo/.cache/e2e}
 modes=${E2E_MODES:-v2 v1}
-timeout_s=${E2E_TIMEOUT:-420}
+timeout_s=${E2E_TIMEOUT:-600}
 accel=${E2E_ACCEL:-tcg,thread=single}
 cpu=${E2E_CPU:-qemu64,+pdpe1gb} # +pdpe1gb: the guest gets 1 GiB hugepage directories
 bin=${BIN:-bin/numa-partition}
@@ -47,22 +48,20 @@ cp -r "$here/guest" "$payload/e2e/guest"
 image=$("$here/image.sh")
 log "image $image ($(head -1 "$image/manifest.txt"))"
 
-overall=0
-summary=()
-for mode in $modes; do
-  case $mode in
-    v2) unified=1 ;;
-    v1) unified=0 ;;
-    *) log "E2E_MODES: unknown mode $mode (allowed: v2 v1)"; exit 2 ;;
-  esac
+# boot MODE: one VM run; leaves console.log, scenario.log, share/ and
+# qemu.rc/wall in .cache/e2e/runs/MODE.
+boot() {
+  local mode=$1 unified out t0 rc=0
+  case $mode in v2) unified=1 ;; v1) unified=0 ;; esac
   out=$cache/runs/$mode
-  rm -rf "$out"; mkdir -p "$out/share"
-  printf 'E2E_MODE=%q\nE2E_STEPS=%q\n' "$mode" "${E2E_STEPS:-}" > "$payload/e2e/env"
-  (cd "$payload" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$out/payload.cpio"
+  rm -rf "$out"; mkdir -p "$out/share" "$out/payload"
+  cp -a "$payload/." "$out/payload/"
+  printf 'E2E_MODE=%q\nE2E_STEPS=%q\n' "$mode" "${E2E_STEPS:-}" > "$out/payload/e2e/env"
+  (cd "$out/payload" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$out/payload.cpio"
   cat "$image/base.cpio" "$out/payload.cpio" > "$out/initrd.cpio"
+  rm -rf "$out/payload" "$out/payload.cpio"
   log "booting cgroup $mode (2 sockets, 2 NUMA nodes, 4 vCPUs; limit ${timeout_s}s); logs in $out"
   t0=$SECONDS
-  rc=0
   timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
     -machine q35 -accel "$accel" -cpu "$cpu" \
     -smp 4,sockets=2,cores=2,threads=1 -m 2G \
@@ -74,8 +73,18 @@ for mode in $modes; do
     -virtfs local,path="$out/share",mount_tag=share,security_model=none,id=share \
     -serial file:"$out/console.log" -serial file:"$out/scenario.log" \
     -display none -monitor none -nic none -no-reboot || rc=$?
-  wall=$((SECONDS - t0))
-  rm -f "$out/initrd.cpio" "$out/payload.cpio"
+  echo "$rc" > "$out/qemu.rc"
+  echo $((SECONDS - t0)) > "$out/wall"
+  rm -f "$out/initrd.cpio"
+  log "cgroup $mode: VM done in $((SECONDS - t0))s (qemu rc=$rc)"
+}
+
+# report MODE: print the mode's steps; returns non-zero on any failure.
+report() {
+  local mode=$1 out rc wall results pass fail skip s
+  out=$cache/runs/$mode
+  rc=$(cat "$out/qemu.rc" 2>/dev/null || echo "?")
+  wall=$(cat "$out/wall" 2>/dev/null || echo "?")
   results=$out/share/results.tsv
   if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
     log "cgroup $mode: QEMU killed after ${timeout_s}s (E2E_TIMEOUT)"
@@ -83,28 +92,47 @@ for mode in $modes; do
     log "cgroup $mode: QEMU exited with $rc"
   fi
   if ! grep -aq '^=== E2E END' "$out/scenario.log" 2>/dev/null || [ ! -s "$results" ]; then
-    log "cgroup $mode: the scenario did not finish (no END marker or no results); last console lines:"
-    tail -25 "$out/console.log" >&2 || true
+    log "cgroup $mode: the scenario did not finish (no END marker); last console lines:"
+    tail -15 "$out/console.log" >&2 || true
     echo "--- scenario.log tail" >&2; tail -25 "$out/scenario.log" >&2 || true
-    overall=1
+    if [ -s "$results" ]; then
+      echo "--- steps finished before the end:" >&2
+      awk -F'\t' '{printf "  %-22s %-5s %7s  %s\n", $1, $2, $3, $4}' "$results" >&2
+    fi
     summary+=("$mode: DID NOT FINISH (qemu rc=$rc, ${wall}s)")
-    continue
+    return 1
   fi
   pass=$(awk -F'\t' '$2=="PASS"' "$results" | wc -l)
   fail=$(awk -F'\t' '$2=="FAIL"' "$results" | wc -l)
   skip=$(awk -F'\t' '$2=="SKIP"' "$results" | wc -l)
-  summary+=("$mode: $pass passed, $fail failed, $skip not selected; boot+scenario ${wall}s, $(grep -a '^=== E2E END' "$out/scenario.log" | grep -o 'uptime=[0-9.]*')")
+  summary+=("$mode: $pass passed, $fail failed, $skip not selected; VM ${wall}s, scenario $(grep -a '^=== E2E START' "$out/scenario.log" | grep -o 'uptime=[0-9.]*' | cut -d= -f2)-$(grep -a '^=== E2E END' "$out/scenario.log" | grep -o 'uptime=[0-9.]*' | cut -d= -f2)s of uptime")
   printf '\n%-8s %-22s %-5s %7s  %s\n' MODE STEP RESULT SECONDS MESSAGE
   awk -F'\t' -v m="$mode" '{printf "%-8s %-22s %-5s %7s  %s\n", m, $1, $2, $3, $4}' "$results"
-  if [ "$fail" != 0 ]; then
-    overall=1
-    awk -F'\t' '$2=="FAIL"{print $1}' "$results" | while read -r s; do
-      echo; echo "----- cgroup $mode, step $s failed; its output:"
-      tail -40 "$out/share/steps/$s.log" 2>/dev/null || echo "(no log)"
-    done
-    echo "(journal of the boot: $out/share/journal.txt)"
-  fi
+  [ "$fail" = 0 ] && return 0
+  awk -F'\t' '$2=="FAIL"{print $1}' "$results" | while read -r s; do
+    echo; echo "----- cgroup $mode, step $s failed; its output:"
+    tail -40 "$out/share/steps/$s.log" 2>/dev/null || echo "(no log)"
+  done
+  echo "(journal of the boot: $out/share/journal.txt)"
+  return 1
+}
+
+for mode in $modes; do
+  case $mode in v1|v2) ;; *) log "E2E_MODES: unknown mode $mode (allowed: v2 v1)"; exit 2 ;; esac
 done
+# Each TCG VM keeps one host core busy: with two or more cores the boots
+# run side by side (E2E_PARALLEL=0 forces one after the other).
+parallel=${E2E_PARALLEL:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)}
+if [ "$parallel" = 1 ]; then
+  pids=()
+  for mode in $modes; do boot "$mode" & pids+=($!); done
+  wait "${pids[@]}" || true
+else
+  for mode in $modes; do boot "$mode"; done
+fi
+overall=0
+summary=()
+for mode in $modes; do report "$mode" || overall=1; done
 
 echo
 echo "== e2e summary ($((SECONDS - t_start))s total)"

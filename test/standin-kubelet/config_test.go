@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/stretchr/testify/require"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 func TestLoadConfigValid(t *testing.T) {
@@ -94,4 +96,39 @@ func TestParseFlagsRefuses(t *testing.T) {
 	require.ErrorContains(t, err, "--config is required")
 	_, err = parseFlags([]string{"--config"})
 	require.ErrorContains(t, err, "--config needs a value")
+}
+
+func TestPodCPUs(t *testing.T) {
+	online := bitmask.MustParseCPUList("0-3")
+	cases := []struct {
+		name, policy, reserved string
+		options                map[string]string
+		want                   string
+		set                    bool
+		wantErr                string
+	}{
+		{name: "none policy sets nothing", policy: "none", want: ""},
+		{name: "static strict excludes reserved", policy: "static", reserved: "0,2-3", options: map[string]string{"strict-cpu-reservation": "true"}, want: "1", set: true},
+		{name: "static without strict keeps reserved in the pool", policy: "static", reserved: "0", want: "0-3", set: true},
+		{name: "everything reserved", policy: "static", reserved: "0-3", options: map[string]string{"strict-cpu-reservation": "true"}, wantErr: "leaves no CPU"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := &kubeletv1beta1.KubeletConfiguration{CPUManagerPolicy: c.policy, ReservedSystemCPUs: c.reserved, CPUManagerPolicyOptions: c.options}
+			got, set, err := podCPUs(cfg, online)
+			if c.wantErr != "" {
+				require.ErrorContains(t, err, c.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, c.set, set)
+			require.Equal(t, c.want, got.String())
+		})
+	}
+}
+
+func TestCPUMask(t *testing.T) {
+	require.Equal(t, []byte{0x0e}, cpuMask(bitmask.MustParseCPUList("1-3")))
+	require.Equal(t, []byte{0x01, 0x01}, cpuMask(bitmask.MustParseCPUList("0,8")))
+	require.Nil(t, cpuMask(bitmask.CPUSet{}))
 }

@@ -12,7 +12,9 @@
 //     ports, runtime endpoint, Memory Manager reservations);
 //   - waits for the container runtime's socket, as kubelet does;
 //   - starts one "pod" (sleep) in <cgroupRoot>/<name>-kubepods.slice through
-//     systemd's D-Bus API, the way kubelet's systemd cgroup driver does;
+//     systemd's D-Bus API, the way kubelet's systemd cgroup driver does,
+//     on the cpuset kubelet's CPU Manager would give a best-effort pod
+//     (online CPUs minus reservedSystemCPUs under strict-cpu-reservation);
 //   - serves /healthz on healthzBindAddress:healthzPort.
 //
 // It exits non-zero with the reason when any check fails, so a broken
@@ -75,8 +77,16 @@ func run(ctx context.Context, args []string) error {
 	if rootDir == "" {
 		rootDir = "/var/lib/kubelet"
 	}
+	online, err := onlineCPUs("/sys")
+	if err != nil {
+		return err
+	}
+	cpus, setCPUs, err := podCPUs(cfg, online)
+	if err != nil {
+		return err
+	}
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	p, err := startPod(startCtx, name, slice)
+	p, err := startPod(startCtx, name, slice, cpus, setCPUs)
 	cancel()
 	if err != nil {
 		return err

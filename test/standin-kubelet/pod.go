@@ -12,6 +12,8 @@ import (
 
 	sddbus "github.com/coreos/go-systemd/v22/dbus"
 	godbus "github.com/godbus/dbus/v5"
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"golang.org/x/sys/unix"
 )
 
 // pod is the "pod" the stand-in runs, as recorded in
@@ -21,6 +23,9 @@ type pod struct {
 	Scope   string `json:"scope"` // standin-pod-node0.scope
 	PID     int    `json:"pid"`
 	Adopted bool   `json:"adopted"` // found running from an earlier start
+	// CPUs is the cpuset the CPU Manager gave the pod ("" when kubelet
+	// would set none).
+	CPUs string `json:"cpus,omitempty"`
 }
 
 // startPod does what kubelet's systemd cgroup driver and the runtime do for
@@ -28,10 +33,16 @@ type pod struct {
 // transient unit under cgroupRoot, start a process, and move it into a
 // transient scope in that slice. systemd then applies the partition
 // slice's AllowedCPUs/AllowedMemoryNodes to it, which is what the e2e
-// checks. A scope left running by an earlier start is adopted, as kubelet
-// adopts its running pods after a restart.
-func startPod(ctx context.Context, name, slice string) (pod, error) {
+// checks. cpus, when set, is the CPU Manager's cpuset for the pod: it goes
+// on the scope as AllowedCPUs (what runc does on cgroup v2) and on the
+// process as its affinity (enforced on v1 too). A scope left running by an
+// earlier start is adopted, as kubelet adopts its running pods after a
+// restart.
+func startPod(ctx context.Context, name, slice string, cpus bitmask.CPUSet, setCPUs bool) (pod, error) {
 	p := pod{Slice: slice, Scope: "standin-pod-" + name + ".scope"}
+	if setCPUs {
+		p.CPUs = cpus.String()
+	}
 	conn, err := sddbus.NewWithContext(ctx)
 	if err != nil {
 		return p, fmt.Errorf("connecting to systemd: %w", err)
@@ -73,20 +84,41 @@ func startPod(ctx context.Context, name, slice string) (pod, error) {
 		err := cmd.Wait()
 		slog.Warn("pod process exited", "pid", p.PID, "err", err)
 	}()
+	props := []sddbus.Property{
+		sddbus.PropDescription("stand-in pod of " + name),
+		sddbus.PropSlice(slice),
+		sddbus.PropPids(uint32(p.PID)),
+		{Name: "DefaultDependencies", Value: godbus.MakeVariant(false)},
+	}
+	if setCPUs {
+		var set unix.CPUSet
+		for _, id := range cpus.IDs() {
+			set.Set(id)
+		}
+		if err := unix.SchedSetaffinity(p.PID, &set); err != nil {
+			_ = cmd.Process.Kill()
+			return p, fmt.Errorf("setting pod CPU affinity %s: %w", cpus, err)
+		}
+		props = append(props, sddbus.Property{Name: "AllowedCPUs", Value: godbus.MakeVariant(cpuMask(cpus))})
+	}
 	err = runJob(ctx, p.Scope, func(ch chan<- string) error {
-		_, err := conn.StartTransientUnitContext(ctx, p.Scope, "replace", []sddbus.Property{
-			sddbus.PropDescription("stand-in pod of " + name),
-			sddbus.PropSlice(slice),
-			sddbus.PropPids(uint32(p.PID)),
-			{Name: "DefaultDependencies", Value: godbus.MakeVariant(false)},
-		}, ch)
+		_, err := conn.StartTransientUnitContext(ctx, p.Scope, "replace", props, ch)
 		return err
 	})
 	if err != nil {
 		_ = cmd.Process.Kill()
 		return p, fmt.Errorf("moving pod process %d into %s: %w", p.PID, p.Scope, err)
 	}
-	slog.Info("pod started", "scope", p.Scope, "slice", slice, "pid", p.PID)
+	cg, err := conn.GetUnitTypePropertyContext(ctx, p.Scope, "Scope", "ControlGroup")
+	if err != nil {
+		return p, fmt.Errorf("reading the cgroup of %s: %w", p.Scope, err)
+	}
+	cgPath, _ := cg.Value.Value().(string)
+	joined, err := joinCpusetV1("/sys/fs/cgroup", cgPath, p.PID, cpus, setCPUs)
+	if err != nil {
+		return p, err
+	}
+	slog.Info("pod started", "scope", p.Scope, "slice", slice, "pid", p.PID, "cpus", p.CPUs, "cgroup", cgPath, "cpusetV1", joined)
 	return p, nil
 }
 

@@ -62,3 +62,45 @@ http_get() {
 
 # unit_prop UNIT PROPERTY
 unit_prop() { systemctl show -p "$2" --value "$1"; }
+
+# --- the partitioned host the apply steps expect (config/partitions.toml)
+PARTITIONS="node0 node1"
+declare -A POD_CPUS=([node0]=1 [node1]=2-3)      # partition CPUs minus host-reserved CPU 0
+declare -A DAEMON_CPUS=([node0]=0 [node1]=2-3)   # host-reserved CPUs on its nodes, else its own
+declare -A SLICE_CPUS=([node0]=0-1 [node1]=2-3)
+declare -A MEMS=([node0]=0 [node1]=1)
+declare -A HEALTHZ=([node0]=10248 [node1]=10258) # healthz_port + index × port_stride
+declare -A HUGEPAGES_2M=([node0]=16 [node1]=24)
+HOST_CPUS=0
+HOST_MEMS=0
+CONFIG=/etc/numa-partition/config.toml
+
+# partition_units P: every unit apply starts for partition P.
+partition_units() { echo "$1.slice containerd-$1.service numa-allocator@$1.service kubelet-$1.service"; }
+
+# pod_pid P: the stand-in pod of partition P, from the cgroup (not from
+# anything the tool or the stand-in reports).
+pod_pid() {
+  local cg=/$1.slice/$1-kubepods.slice/standin-pod-$1.scope procs
+  if [ "$E2E_MODE" = v2 ]; then procs=/sys/fs/cgroup$cg/cgroup.procs
+  else procs=/sys/fs/cgroup/systemd$cg/cgroup.procs; fi
+  head -1 "$procs" 2>/dev/null
+}
+
+# main_pids: "unit=pid" of every partition service, to tell restarts apart.
+main_pids() {
+  local p u
+  for p in $PARTITIONS; do
+    for u in containerd-$p.service numa-allocator@$p.service kubelet-$p.service; do
+      echo "$u=$(unit_prop "$u" MainPID)"
+    done
+  done
+}
+
+# wait_healthy: every partition's kubelet answers /healthz.
+wait_healthy() {
+  local p
+  for p in $PARTITIONS; do
+    wait_until 120 "kubelet-$p /healthz on ${HEALTHZ[$p]}" http_get "${HEALTHZ[$p]}" /healthz
+  done
+}

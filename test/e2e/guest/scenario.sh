@@ -8,6 +8,9 @@ set -u
 . /e2e/env
 share=/mnt/share
 mkdir -p "$share/steps" /run/e2e
+# Where the .deb puts it: rendered units (allocator, hugepages) call it there.
+ln -sf /e2e/bin/numa-partition /usr/bin/numa-partition
+ln -sf /e2e/bin/numa-partition /usr/local/bin/numa-partition
 results=$share/results.tsv
 : > "$results"
 echo "=== E2E START mode=$E2E_MODE uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r)"

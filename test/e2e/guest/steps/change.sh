@@ -1,0 +1,18 @@
+# 4. A changed config (max_pods of node1) re-applies only what changed:
+# kubelet-node1 restarts with the new KubeletConfiguration, nothing else does.
+. /e2e/guest/lib.sh
+requires apply
+before=$(main_pids)
+{ cat /e2e/guest/config/partitions.toml; printf '\n[[partition]]\nnodes = [1]\nmax_pods = 50\n'; } > $CONFIG
+out=$(numa-partition apply 2>&1)
+rc=$?
+echo "$out"
+[ $rc = 0 ] || die "apply of the changed config exited $rc: $(tail -3 <<<"$out" | tr '\n' ' ')"
+after=$(main_pids)
+changed=$(diff <(echo "$before") <(echo "$after") | sed -n 's/^> \([^=]*\)=.*/\1/p' | tr '\n' ' ')
+expect_eq "services restarted" "$changed" "kubelet-node1.service "
+cfg=$(systemctl cat kubelet-node1.service | grep -o -- '--config=[^ ]*' | head -1 | cut -d= -f2)
+grep -q '^maxPods: 50$' "$cfg" && ok "$cfg has maxPods: 50" || fail "kubelet-node1's config ${cfg:-?} has no 'maxPods: 50'"
+wait_healthy
+main_pids > $STATE/pids-after-apply
+finish

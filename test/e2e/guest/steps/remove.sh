@@ -1,0 +1,28 @@
+# 4. `remove` leaves the units and drop-ins gone, the pods stopped and the
+# host's CPUs given back to system.slice.
+. /e2e/guest/lib.sh
+requires apply
+pods=$(for p in $PARTITIONS; do pod_pid $p; done)
+out=$(numa-partition remove 2>&1)
+rc=$?
+echo "$out"
+[ $rc = 0 ] || die "numa-partition remove exited $rc: $(tail -3 <<<"$out" | tr '\n' ' ')"
+ok "remove exited 0"
+left=$(cd /etc/systemd/system && ls -d node*.slice kubelet-* containerd-node* numa-allocator@* numa-partition-hugepages.service 2>/dev/null | tr '\n' ' ')
+[ -z "$left" ] && ok "no unit files left" || fail "unit files left in /etc/systemd/system: $left"
+dropins=$(find /etc/systemd/system /run/systemd/system -path '*.d/*' -name '*numa-partition*' 2>/dev/null | tr '\n' ' ')
+[ -z "$dropins" ] && ok "no drop-ins left" || fail "drop-ins left: $dropins"
+loaded=$(systemctl list-units --all --plain --no-legend 'kubelet-node*' 'containerd-node*' 'numa-allocator@*' 'node0.slice' 'node1.slice' 'numa-partition-hugepages.service' | awk '$3!="inactive"||$2!="not-found"{print $1}' | tr '\n' ' ')
+[ -z "$loaded" ] && ok "no partition unit loaded" || fail "units still loaded after remove: $loaded"
+for pid in $pods; do
+  [ -d /proc/$pid ] && fail "pod process $pid still running" || ok "pod $pid stopped"
+done
+if [ "$E2E_MODE" = v2 ]; then
+  expect_eq "system.slice cpuset.cpus.effective" "$(cat /sys/fs/cgroup/system.slice/cpuset.cpus.effective)" 0-3
+else
+  for p in $PARTITIONS; do
+    [ -d /sys/fs/cgroup/cpuset/$p.slice ] && fail "cpuset v1 group $p.slice left" || ok "cpuset v1 group $p.slice removed"
+  done
+fi
+expect_eq "PID 1 Cpus_allowed_list" "$(status_field 1 Cpus_allowed_list)" 0-3
+finish
