@@ -35,6 +35,7 @@ fuzz:
 	$(GO) test ./numa/bitmask -run '^$$' -fuzz '^FuzzCPUMask$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./numa/bitmask -run '^$$' -fuzz '^FuzzNodeList$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./numa -run '^$$' -fuzz '^FuzzNodeMeminfo$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./partition -run '^$$' -fuzz '^FuzzParsePlan$$' -fuzztime $(FUZZTIME)
 
 # End-to-end on an emulated 2-socket, 2-NUMA-node QEMU VM (cgroup v2, then
 # v1), systemd as PID 1; needs root and test/e2e/setup.sh's packages. See
