@@ -1,18 +1,115 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/allocator/scenario"
 )
 
-// simulateCommand is a placeholder until its issue lands.
+// simulateCommand plays a capacity-planning scenario through the allocator.
 func simulateCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "simulate",
-		Usage: "not implemented yet",
-		Action: func(*cli.Context) error {
-			return errors.New("simulate: not implemented yet")
+		Name:      "simulate",
+		Usage:     "play pod/VMI add and delete events through the partition allocator and print each decision and the final MemoryTables",
+		ArgsUsage: "SCENARIO (YAML or JSON file, - for stdin)",
+		Description: "The scenario gives a machine (a sysfs dump or inline nodes), kubelet's reservedMemory, the\n" +
+			"Topology Manager policy, scope and options, and events (Pod or VirtualMachineInstance manifests,\n" +
+			"deletes). Decisions follow kubelet 1.37's Memory Manager static policy; see docs/allocator.md.\n" +
+			"Exit status 0, or 1 with --fail-on-reject when some pod was rejected; 2 for an invalid scenario.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "fail-on-reject", Usage: "exit with status 1 when any admission is rejected"},
+		},
+		Action: func(c *cli.Context) error {
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
+			}
+			if c.NArg() != 1 {
+				return fmt.Errorf("simulate: want one scenario file, got %d arguments", c.NArg())
+			}
+			sc, dir, err := scenario.Load(c.Args().First())
+			if err != nil {
+				return err
+			}
+			rep, err := scenario.Run(sc, dir)
+			if err != nil {
+				return fmt.Errorf("scenario %s: %w", c.Args().First(), err)
+			}
+			if format == "json" {
+				err = writeJSON(c.App.Writer, rep)
+			} else {
+				err = printReport(c.App.Writer, rep)
+			}
+			if err != nil {
+				return err
+			}
+			if n := rep.Rejected(); n > 0 && c.Bool("fail-on-reject") {
+				return exitError{code: 1, msg: fmt.Sprintf("%d admission(s) rejected", n)}
+			}
+			return nil
 		},
 	}
+}
+
+func printReport(w io.Writer, rep *scenario.Report) error {
+	cfg := rep.Config
+	fmt.Fprintf(w, "policy %s, scope %s, %d NUMA nodes\n\n", cfg.Policy, cfg.Scope, len(cfg.Nodes))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "EVENT\tACTION\tPOD\tRESULT\tCONTAINERS@NUMA[MEMORY] / REASON")
+	for _, o := range rep.Outcomes {
+		if o.Decision == nil {
+			res := "not found"
+			if o.Released != nil && *o.Released {
+				res = "released"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\n", o.Event, o.Action, o.Deleted, res)
+			continue
+		}
+		d := o.Decision
+		res := "admitted"
+		switch {
+		case !d.Admitted:
+			res = "rejected"
+		case !d.Pinned:
+			res = "admitted (not pinned)"
+		}
+		var cs []string
+		for _, c := range d.Containers {
+			cs = append(cs, fmt.Sprintf("%s@%s[%s]", c.Name, c.NUMANodes, memString(c.Memory)))
+		}
+		if d.Reason != "" {
+			cs = append(cs, d.Reason)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", o.Event, o.Action, d.Pod, res, strings.Join(cs, " "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nFinal MemoryTables:")
+	return writeJSON(w, rep.Machine)
+}
+
+func memString(m map[allocator.ResourceName]uint64) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, string(n))
+	}
+	sort.Strings(names)
+	parts := slices.Collect(func(yield func(string) bool) {
+		for _, n := range names {
+			if !yield(n + "=" + units.FormatBytes(m[allocator.ResourceName(n)])) {
+				return
+			}
+		}
+	})
+	return strings.Join(parts, ",")
 }
