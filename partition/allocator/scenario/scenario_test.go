@@ -99,17 +99,17 @@ events:
 func TestBadScenarios(t *testing.T) {
 	base := "machine: {nodes: [{id: 0, memory: 8Gi}]}\nreserved: {0: {memory: 1Gi}}\npolicy: best-effort\n"
 	for name, body := range map[string]string{
-		"unknown key":     base + "polcy: x\n",
-		"no machine":      "policy: none\n",
-		"bad memory":      "machine: {nodes: [{id: 0, memory: lots}]}\n",
-		"reserved node":   base + "reserved: {3: {memory: 1Gi}}\n",
-		"reserved name":   "machine: {nodes: [{id: 0, memory: 8Gi}]}\nreserved: {0: {cpu: 1Gi}}\n",
-		"bad option":      base + "options: {foo: bar}\n",
-		"two actions":     base + "events: [{delete: a, addVMI: {kind: x}}]\n",
-		"no action":       base + "events: [{}]\n",
+		"unknown key":      base + "polcy: x\n",
+		"no machine":       "policy: none\n",
+		"bad memory":       "machine: {nodes: [{id: 0, memory: lots}]}\n",
+		"reserved node":    base + "reserved: {3: {memory: 1Gi}}\n",
+		"reserved name":    "machine: {nodes: [{id: 0, memory: 8Gi}]}\nreserved: {0: {cpu: 1Gi}}\n",
+		"bad option":       base + "options: {foo: bar}\n",
+		"two actions":      base + "events: [{delete: a, addVMI: {kind: x}}]\n",
+		"no action":        base + "events: [{}]\n",
 		"pod without name": base + "events: [{add: {spec: {containers: [{name: c}]}}}]\n",
-		"both machines":   "machine: {sysfs: /x, nodes: [{id: 0, memory: 8Gi}]}\n",
-		"bad hugepages":   "machine: {nodes: [{id: 0, memory: 8Gi, hugepages: {big: 1Gi}}]}\n",
+		"both machines":    "machine: {sysfs: /x, nodes: [{id: 0, memory: 8Gi}]}\n",
+		"bad hugepages":    "machine: {nodes: [{id: 0, memory: 8Gi, hugepages: {big: 1Gi}}]}\n",
 	} {
 		sc, dir, err := Load(write(t, body))
 		if err == nil {
