@@ -40,7 +40,7 @@ func NewDesired(plan *partition.Plan, b bundle.Bundle, mode CgroupMode) (Desired
 	})
 	slicesByPartition := map[string]SliceSet{}
 	for _, u := range d.Units {
-		if !strings.HasSuffix(u.Name, ".slice") {
+		if !isCgroupUnit(u.Name) {
 			continue
 		}
 		s, ok, err := sliceSet(u, files)
@@ -89,11 +89,21 @@ func checkRelPath(p string) error {
 	return nil
 }
 
+// isCgroupUnit says whether a unit is a slice or a scope: a cgroup that
+// apply configures by properties, not a process it starts.
+func isCgroupUnit(name string) bool {
+	return strings.HasSuffix(name, ".slice") || strings.HasSuffix(name, ".scope")
+}
+
 // sliceSet reads AllowedCPUs= and AllowedMemoryNodes= of a slice from its
 // unit file and drop-ins, in the order systemd reads them (unit file
 // first, then drop-ins by name).
 func sliceSet(u bundle.Unit, files map[string]bundle.File) (SliceSet, bool, error) {
 	s := SliceSet{Unit: u.Name}
+	section := "Slice"
+	if strings.HasSuffix(u.Name, ".scope") {
+		section = "Scope"
+	}
 	var cpus, mems string
 	var haveCPUs, haveMems bool
 	for _, p := range unitFilesInReadOrder(u) {
@@ -101,10 +111,10 @@ func sliceSet(u bundle.Unit, files map[string]bundle.File) (SliceSet, bool, erro
 		if !ok {
 			return s, false, fmt.Errorf("unit %s lists file %s, which is not in the bundle", u.Name, p)
 		}
-		if v, ok := unitValue(f.Content, "Slice", "AllowedCPUs"); ok {
+		if v, ok := unitValue(f.Content, section, "AllowedCPUs"); ok {
 			cpus, haveCPUs = v, true
 		}
-		if v, ok := unitValue(f.Content, "Slice", "AllowedMemoryNodes"); ok {
+		if v, ok := unitValue(f.Content, section, "AllowedMemoryNodes"); ok {
 			mems, haveMems = v, true
 		}
 	}

@@ -92,7 +92,7 @@ func Plan(d Desired, c Current) []Step {
 	// 5. slices: start, set CPUs live, cpuset v1 group.
 	v1Regrouped := map[string]bool{}
 	for _, u := range d.Units {
-		if !strings.HasSuffix(u.Name, ".slice") {
+		if !isCgroupUnit(u.Name) {
 			continue
 		}
 		st := c.Units[u.Name]
@@ -122,7 +122,7 @@ func Plan(d Desired, c Current) []Step {
 		}
 	}
 	for _, u := range d.Units {
-		if strings.HasSuffix(u.Name, ".slice") || !u.Start {
+		if isCgroupUnit(u.Name) || !u.Start {
 			continue
 		}
 		st := c.Units[u.Name]

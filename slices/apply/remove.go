@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -54,8 +53,8 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 	}
 	for i := len(rec.Units) - 1; i >= 0; i-- {
 		u := rec.Units[i]
-		if u.Partition == "" && strings.HasSuffix(u.Name, ".slice") {
-			continue // a host slice (system.slice): it stays, its properties go below
+		if u.Partition == "" && isCgroupUnit(u.Name) {
+			continue // a host slice or scope (system.slice): it stays, its properties go below
 		}
 		st, err := m.Unit(ctx, u.Name)
 		if err != nil {

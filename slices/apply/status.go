@@ -1,0 +1,354 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/slices/systemd"
+)
+
+// Health is the overall verdict of status.
+type Health string
+
+// Health values; `status` exits 0, 1, 1.
+const (
+	Healthy    Health = "healthy"
+	Degraded   Health = "degraded"
+	NotApplied Health = "not-applied"
+)
+
+// Status is the live state of an applied generation. Its JSON form is the
+// output of `status --output json` (docs/apply.md).
+type Status struct {
+	Health     Health            `json:"health"`
+	Generation int               `json:"generation"`
+	AppliedAt  time.Time         `json:"appliedAt,omitzero"`
+	CgroupMode CgroupMode        `json:"cgroupMode"`
+	Host       HostStatus        `json:"host"`
+	Partitions []PartitionStatus `json:"partitions"`
+	// Problems say why the health is not "healthy"; Drift lists what
+	// differs from what was applied (each drift item is also a problem).
+	Problems []string `json:"problems"`
+	Drift    []string `json:"drift"`
+}
+
+// HostStatus is the host's share.
+type HostStatus struct {
+	// ReservedCPUs is what the plan reserved; InForce is system.slice's
+	// AllowedCPUs as systemd holds it now.
+	ReservedCPUs string      `json:"reservedCPUs"`
+	InForce      string      `json:"reservedCPUsInForce"`
+	Units        []UnitState `json:"units"`
+	Nodes        []NodeState `json:"nodes"`
+}
+
+// PartitionStatus is one partition.
+type PartitionStatus struct {
+	Name  string      `json:"name"`
+	Slice string      `json:"slice"`
+	Units []UnitState `json:"units"`
+	// EffectiveCPUs and EffectiveMems are read from the slice's cgroup
+	// files (cpuset.cpus.effective on v2, the cpuset v1 group on v1).
+	EffectiveCPUs string      `json:"effectiveCPUs"`
+	EffectiveMems string      `json:"effectiveMems"`
+	Kubelet       Probe       `json:"kubelet"`
+	Allocator     Probe       `json:"allocator"`
+	Nodes         []NodeState `json:"nodes"`
+}
+
+// UnitState is a unit's state.
+type UnitState struct {
+	Name        string `json:"name"`
+	ActiveState string `json:"activeState"`
+	SubState    string `json:"subState"`
+	Enabled     string `json:"unitFileState"`
+}
+
+// Probe is a health check's outcome.
+type Probe struct {
+	Endpoint string `json:"endpoint,omitempty"`
+	OK       bool   `json:"ok"`
+	Detail   string `json:"detail"`
+}
+
+// NodeState is one NUMA node's memory.
+type NodeState struct {
+	Node       int              `json:"node"`
+	TotalBytes uint64           `json:"totalBytes"`
+	FreeBytes  uint64           `json:"freeBytes"`
+	Hugepages  []numa.Hugepages `json:"hugepages"`
+}
+
+// StatusOptions are status's inputs.
+type StatusOptions struct {
+	Root    string
+	Sysfs   string
+	Systemd systemd.Manager
+	// ProbeTimeout bounds each health check.
+	ProbeTimeout time.Duration
+}
+
+// ReadStatus reads the live state of the applied generation. Its error is
+// for when status itself cannot work (no systemd, unreadable record);
+// everything wrong with the host is in Problems.
+func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
+	if o.Root == "" {
+		o.Root = "/"
+	}
+	if o.Sysfs == "" {
+		o.Sysfs = filepath.Join(o.Root, "sys")
+	}
+	if o.ProbeTimeout == 0 {
+		o.ProbeTimeout = 2 * time.Second
+	}
+	st := &Status{Partitions: []PartitionStatus{}, Problems: []string{}, Drift: []string{}}
+	mode, err := DetectCgroupMode(o.Root)
+	if err != nil {
+		return nil, err
+	}
+	st.CgroupMode = mode
+	rec, err := ReadRecord(o.Root)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		st.Health = NotApplied
+		st.Problems = append(st.Problems, "nothing applied on this host (numa-partition apply)")
+		return st, nil
+	}
+	st.Generation, st.AppliedAt = rec.Generation, rec.AppliedAt
+	st.Host.ReservedCPUs = rec.ReservedCPUs
+	problem := func(format string, a ...any) { st.Problems = append(st.Problems, fmt.Sprintf(format, a...)) }
+	drift := func(format string, a ...any) {
+		d := fmt.Sprintf(format, a...)
+		st.Drift = append(st.Drift, d)
+		st.Problems = append(st.Problems, "drift: "+d)
+	}
+	if mode != rec.CgroupMode {
+		drift("cgroup mode is %s, applied on %s", mode, rec.CgroupMode)
+	}
+
+	for _, f := range rec.Files {
+		b, err := os.ReadFile(filepath.Join(o.Root, f.Path))
+		switch {
+		case os.IsNotExist(err):
+			drift("/%s is missing", f.Path)
+		case err != nil:
+			return nil, fmt.Errorf("reading /%s: %w", f.Path, err)
+		case hashOf(b) != f.SHA256:
+			drift("/%s was changed after apply", f.Path)
+		}
+	}
+
+	infos := map[string]systemd.UnitInfo{}
+	for _, u := range rec.Units {
+		info, err := o.Systemd.Unit(ctx, u.Name)
+		if err != nil {
+			return nil, err
+		}
+		infos[u.Name] = info
+		if u.Start && !info.Active() {
+			problem("%s is %s/%s", u.Name, info.ActiveState, info.SubState)
+		}
+		if u.Enable && !info.Enabled() {
+			drift("%s is %s, applied enabled", u.Name, orNone(info.UnitFileState))
+		}
+	}
+	for _, s := range rec.Slices {
+		info := infos[s.Unit]
+		if !info.AllowedCPUs.Equal(s.CPUs) || info.AllowedMemoryNodes != s.Mems {
+			drift("%s has AllowedCPUs=%s AllowedMemoryNodes=%s, applied %s and %s",
+				s.Unit, info.AllowedCPUs, info.AllowedMemoryNodes, s.CPUs, s.Mems)
+		}
+	}
+	if sys, ok := infos["system.slice"]; ok {
+		st.Host.InForce = sys.AllowedCPUs.String()
+	} else if sys, err := o.Systemd.Unit(ctx, "system.slice"); err == nil {
+		st.Host.InForce = sys.AllowedCPUs.String()
+	}
+
+	topo, terr := numa.NewFS(o.Sysfs).Discover()
+	if terr != nil {
+		problem("reading NUMA nodes from %s: %v", o.Sysfs, terr)
+	}
+	nodeState := func(id int) (NodeState, bool) {
+		if topo == nil {
+			return NodeState{}, false
+		}
+		n, ok := topo.Node(id)
+		if !ok {
+			return NodeState{}, false
+		}
+		return NodeState{Node: id, TotalBytes: n.MemoryBytes, FreeBytes: n.FreeBytes, Hugepages: n.Hugepages}, true
+	}
+	for _, h := range rec.Hugepages {
+		n, ok := nodeState(h.Node)
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(n.Hugepages, func(p numa.Hugepages) bool { return p.PageSize == h.PageSize })
+		if i < 0 || n.Hugepages[i].Total != h.Count {
+			got := uint64(0)
+			if i >= 0 {
+				got = n.Hugepages[i].Total
+			}
+			drift("%s: %d pages now", h, got)
+		}
+	}
+
+	client := &http.Client{Timeout: o.ProbeTimeout, Transport: &http.Transport{DialContext: dialer(o.Root)}}
+	partUnits := map[string]bool{}
+	for _, p := range rec.Partitions {
+		ps := PartitionStatus{Name: p.Name, Slice: p.Slice, Units: []UnitState{}, Nodes: []NodeState{}}
+		for _, u := range rec.Units {
+			if u.Partition == p.Name {
+				ps.Units = append(ps.Units, unitState(infos[u.Name]))
+				partUnits[u.Name] = true
+			}
+		}
+		ps.EffectiveCPUs, ps.EffectiveMems = effectiveCpuset(o.Root, mode, p.Slice)
+		if want, ok := recordedSet(rec, p.Slice); ok && mode == CgroupV2 && ps.EffectiveCPUs != "" && ps.EffectiveCPUs != want.CPUs.String() {
+			drift("%s runs on CPUs %s, applied %s", p.Slice, ps.EffectiveCPUs, want.CPUs)
+		}
+		if nodes, err := bitmask.ParseNodeList(p.Nodes); err == nil {
+			for _, id := range nodes.IDs() {
+				if n, ok := nodeState(id); ok {
+					ps.Nodes = append(ps.Nodes, n)
+				}
+			}
+		}
+		if p.KubeletHealthz > 0 {
+			ps.Kubelet = probe(ctx, client, fmt.Sprintf("http://127.0.0.1:%d/healthz", p.KubeletHealthz))
+			if !ps.Kubelet.OK {
+				problem("kubelet of %s: %s", p.Name, ps.Kubelet.Detail)
+			}
+		} else {
+			ps.Kubelet = Probe{Detail: "no healthz port planned"}
+		}
+		if p.AllocatorSocket != "" {
+			ps.Allocator = probeUnix(ctx, o.Root, p.AllocatorSocket, o.ProbeTimeout)
+			if !ps.Allocator.OK {
+				problem("allocator of %s: %s", p.Name, ps.Allocator.Detail)
+			}
+		} else {
+			ps.Allocator = Probe{OK: true, Detail: "no allocator planned"}
+		}
+		st.Partitions = append(st.Partitions, ps)
+	}
+	for _, u := range rec.Units {
+		if !partUnits[u.Name] {
+			st.Host.Units = append(st.Host.Units, unitState(infos[u.Name]))
+		}
+	}
+	if topo != nil {
+		for _, n := range topo.Nodes {
+			ns, _ := nodeState(n.ID)
+			st.Host.Nodes = append(st.Host.Nodes, ns)
+		}
+	}
+	st.Health = Healthy
+	if len(st.Problems) > 0 {
+		st.Health = Degraded
+	}
+	return st, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "not installed"
+	}
+	return s
+}
+
+func unitState(u systemd.UnitInfo) UnitState {
+	return UnitState{Name: u.Name, ActiveState: u.ActiveState, SubState: u.SubState, Enabled: u.UnitFileState}
+}
+
+func recordedSet(r *Record, unit string) (SliceSet, bool) {
+	for _, s := range r.Slices {
+		if s.Unit == unit {
+			return s, true
+		}
+	}
+	return SliceSet{}, false
+}
+
+// effectiveCpuset reads the CPUs and memory nodes a slice's processes may
+// use, from its cgroup files ("" when there is no such group).
+func effectiveCpuset(root string, mode CgroupMode, slice string) (cpus, mems string) {
+	cg := sliceCgroup(slice)
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if mode == CgroupV2 {
+		d := filepath.Join(root, "sys/fs/cgroup", cg)
+		return read(filepath.Join(d, "cpuset.cpus.effective")), read(filepath.Join(d, "cpuset.mems.effective"))
+	}
+	d := filepath.Join(root, "sys/fs/cgroup/cpuset", cg)
+	return read(filepath.Join(d, "cpuset.effective_cpus")), read(filepath.Join(d, "cpuset.effective_mems"))
+}
+
+// probe GETs a kubelet healthz endpoint: 200 with body "ok" is healthy.
+func probe(ctx context.Context, c *http.Client, url string) Probe {
+	p := Probe{Endpoint: url}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		p.Detail = err.Error()
+		return p
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		p.Detail = "unreachable: " + err.Error()
+		return p
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	text := strings.TrimSpace(string(body))
+	p.OK = resp.StatusCode == http.StatusOK && text == "ok"
+	p.Detail = fmt.Sprintf("HTTP %d %q", resp.StatusCode, text)
+	return p
+}
+
+// probeUnix GETs the allocator's /v1/healthz over its Unix socket.
+func probeUnix(ctx context.Context, root, socket string, timeout time.Duration) Probe {
+	path := filepath.Join(root, socket)
+	p := Probe{Endpoint: "unix:" + socket}
+	c := &http.Client{Timeout: timeout, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+	}}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://allocator/v1/healthz", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		p.Detail = "unreachable: " + err.Error()
+		return p
+	}
+	defer resp.Body.Close()
+	var h struct {
+		Status string `json:"status"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&h); err != nil {
+		p.Detail = fmt.Sprintf("HTTP %d, not a health answer: %v", resp.StatusCode, err)
+		return p
+	}
+	p.OK = resp.StatusCode == http.StatusOK && h.Status == "ok"
+	p.Detail = fmt.Sprintf("HTTP %d status %q", resp.StatusCode, h.Status)
+	return p
+}
