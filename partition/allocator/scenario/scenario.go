@@ -98,11 +98,20 @@ func Load(path string) (*Scenario, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("scenario: %w", err)
 	}
-	var sc Scenario
-	if err := yaml.UnmarshalStrict(data, &sc); err != nil {
+	sc, err := Parse(data)
+	if err != nil {
 		return nil, "", fmt.Errorf("scenario %s: %w", path, err)
 	}
-	return &sc, dir, nil
+	return sc, dir, nil
+}
+
+// Parse reads a scenario from YAML or JSON; unknown keys are errors.
+func Parse(data []byte) (*Scenario, error) {
+	var sc Scenario
+	if err := yaml.UnmarshalStrict(data, &sc); err != nil {
+		return nil, err
+	}
+	return &sc, nil
 }
 
 // Config builds the allocator configuration; dir resolves a relative sysfs path.

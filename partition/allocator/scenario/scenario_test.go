@@ -120,3 +120,27 @@ func TestBadScenarios(t *testing.T) {
 		}
 	}
 }
+
+// FuzzScenario: any input is either refused with an error or played
+// without panics, keeping the MemoryTable invariants.
+func FuzzScenario(f *testing.F) {
+	example, err := os.ReadFile("../../../examples/simulate/two-socket.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(example)
+	f.Add([]byte("machine: {nodes: [{id: 0, memory: 8Gi}]}\nreserved: {0: {memory: 1Gi}}\npolicy: best-effort\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := Parse(data)
+		if err != nil || sc.Machine.Sysfs != "" {
+			return
+		}
+		rep, err := Run(sc, ".")
+		if err != nil {
+			return
+		}
+		if err := memorymanager.CheckInvariants(rep.Machine); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
