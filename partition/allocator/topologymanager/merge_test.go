@@ -317,3 +317,72 @@ func TestSpreadTieBreak(t *testing.T) {
 		t.Fatalf("spread must not beat size: got %v", got)
 	}
 }
+
+// TestMergeEqualsNaiveMemoryShaped: inputs shaped like real admissions at
+// 1-8 nodes — the memory manager's one list shared by memory and hugepages
+// (up to 60 node sets, the smallest size preferred) plus CPU and device
+// lists — against kubelet's algorithm.
+func TestMergeEqualsNaiveMemoryShaped(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 1))
+	cases := 600
+	if testing.Short() {
+		cases = 60
+	}
+	policies := []string{PolicyBestEffort, PolicyRestricted, PolicySingleNUMANode}
+	for i := 0; i < cases; i++ {
+		n := 1 + r.IntN(8)
+		all := 1<<n - 1
+		var mem []Hint
+		minSize := n
+		var masks []int
+		for m := 1; m <= all && len(masks) < 60; m++ {
+			if r.IntN(3) == 0 {
+				masks = append(masks, m)
+				minSize = min(minSize, popcount(m))
+			}
+		}
+		for _, m := range masks {
+			mem = append(mem, NewHint(popcount(m) == minSize, idsOf(m)...))
+		}
+		providers := []ProviderHints{{"memory": mem, "hugepages-2Mi": mem}}
+		var cpu []Hint
+		for k := r.IntN(4); k > 0; k-- {
+			m := 1 + r.IntN(all)
+			cpu = append(cpu, NewHint(r.IntN(2) == 0, idsOf(m)...))
+		}
+		if cpu != nil || r.IntN(2) == 0 {
+			providers = append(providers, ProviderHints{"cpu": cpu})
+		}
+		if r.IntN(3) == 0 {
+			providers = append(providers, ProviderHints{"gpu": {NewHint(true, r.IntN(n))}})
+		}
+		pol := policies[r.IntN(len(policies))]
+		p, err := New(Options{Policy: pol, NUMANodes: nodes(n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ga := p.Merge(providers)
+		want, wa := naive{policy: pol, machine: bitmask.NewNodeSet(nodes(n)...)}.merge(providers)
+		if !got.Equal(want) || ga != wa {
+			t.Fatalf("case %d (%s, %d nodes): got %v %v, want %v %v", i, pol, n, got, ga, want, wa)
+		}
+	}
+}
+
+func popcount(m int) int {
+	c := 0
+	for ; m != 0; m &= m - 1 {
+		c++
+	}
+	return c
+}
+
+func idsOf(m int) []int {
+	var ids []int
+	for i := 0; m != 0; i, m = i+1, m>>1 {
+		if m&1 != 0 {
+			ids = append(ids, i)
+		}
+	}
+	return ids
+}
