@@ -47,9 +47,10 @@ e2e: build
 clean:
 	rm -rf bin
 
-# Generated documentation checked into packaging/: the man page and shell
-# completions come from the CLI definitions; `check-generated` (run by CI)
-# fails when they are stale.
+# Generated documentation checked into packaging/ and docs/: the man page and
+# shell completions come from the CLI definitions, the config reference and
+# the packaged default config from partition/reference.go; `check-generated`
+# (run by CI) fails when they are stale.
 NFPM_VERSION := v2.45.2
 DEB_VERSION = $(shell packaging/deb-version.sh '$(VERSION)')
 GENERATED_DIR := packaging
@@ -59,6 +60,8 @@ generate: build
 	$(BIN) completion bash > $(GENERATED_DIR)/completions/numa-partition.bash
 	$(BIN) completion zsh > $(GENERATED_DIR)/completions/_numa-partition
 	$(BIN) completion fish > $(GENERATED_DIR)/completions/numa-partition.fish
+	$(BIN) config reference > docs/config-reference.md
+	$(BIN) config init --generic > $(GENERATED_DIR)/config.toml
 
 check-generated: build
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
@@ -66,10 +69,14 @@ check-generated: build
 	$(BIN) completion bash > $$tmp/numa-partition.bash; \
 	$(BIN) completion zsh > $$tmp/_numa-partition; \
 	$(BIN) completion fish > $$tmp/numa-partition.fish; \
+	$(BIN) config reference > $$tmp/config-reference.md; \
+	$(BIN) config init --generic > $$tmp/config.toml; \
 	diff -u $(GENERATED_DIR)/man/numa-partition.8 $$tmp/numa-partition.8 && \
 	diff -u $(GENERATED_DIR)/completions/numa-partition.bash $$tmp/numa-partition.bash && \
 	diff -u $(GENERATED_DIR)/completions/_numa-partition $$tmp/_numa-partition && \
-	diff -u $(GENERATED_DIR)/completions/numa-partition.fish $$tmp/numa-partition.fish || \
+	diff -u $(GENERATED_DIR)/completions/numa-partition.fish $$tmp/numa-partition.fish && \
+	diff -u docs/config-reference.md $$tmp/config-reference.md && \
+	diff -u $(GENERATED_DIR)/config.toml $$tmp/config.toml || \
 	{ echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 
 # Debian package (nfpm from the Go module proxy, pinned).
