@@ -1,18 +1,131 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/slices"
+	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
-// applyCommand is a placeholder until its issue lands.
+// hostFlags are the flags of every command that changes or reads the
+// applied host.
+func hostFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory: files are written and read below it (a container's or test sandbox's root works)"},
+		&cli.StringFlag{Name: "bus", Usage: "D-Bus address of the host's systemd (default: the local systemd; with --root, ROOT/run/dbus/system_bus_socket)"},
+	}
+}
+
+// hostRoot returns --root and the sysfs below it: --sysfs when given,
+// else ROOT/sys.
+func hostRoot(c *cli.Context) (root, sysfs string) {
+	root = c.String("root")
+	sysfs = c.String("sysfs")
+	if !c.IsSet("sysfs") && filepath.Clean(root) != "/" {
+		sysfs = filepath.Join(root, "sys")
+	}
+	return root, sysfs
+}
+
+// connectSystemd connects to --bus, or to the systemd of --root.
+func connectSystemd(c *cli.Context) (*systemd.Conn, error) {
+	bus := c.String("bus")
+	if root := c.String("root"); bus == "" && filepath.Clean(root) != "/" {
+		bus = "unix:path=" + filepath.Join(root, "run/dbus/system_bus_socket")
+	}
+	return systemd.Connect(bus)
+}
+
 func applyCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "apply",
-		Usage: "not implemented yet",
-		Action: func(*cli.Context) error {
-			return errors.New("apply: not implemented yet")
+		Usage: "partition the host: install the rendered units and start them, transactionally",
+		Description: "Discovers the machine, plans with --config, renders, and brings the host to\n" +
+			"the result through systemd's D-Bus API: writes the changed files atomically,\n" +
+			"daemon-reload, starts the slices and sets their CPUs live, allocates the\n" +
+			"hugepages, enables and (re)starts the changed services in dependency order\n" +
+			"(hugepages, containerd, allocator, kubelet), waiting for each job, and records\n" +
+			"the applied generation in /var/lib/numa-partition/applied.json.\n\n" +
+			"A second apply with the same inputs changes nothing. Any failure restores the\n" +
+			"previous files and unit states and exits non-zero naming the failed step.\n" +
+			"--dry-run prints the diff and the unit actions and touches nothing.\n" +
+			"docs/apply.md has the details, including what holds on cgroup v1 hosts.",
+		Flags: append(hostFlags(),
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the unified diff and the unit actions; change nothing"},
+			&cli.StringFlag{Name: "hostname", Usage: "plan for this host name instead of the config's kubelet.hostname or this machine's"},
+			&cli.StringFlag{Name: "binary", Value: slices.DefaultBinary, Usage: "numa-partition's path on the host, for the units that run it"},
+			&cli.StringFlag{Name: "target-config", Value: slices.DefaultConfigPath, Usage: "config path the allocator units read"},
+			&cli.DurationFlag{Name: "job-timeout", Value: systemd.DefaultJobTimeout, Usage: "how long one unit start/stop may take before apply rolls back"},
+		),
+		Action: func(c *cli.Context) error {
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
+			}
+			plan, _, err := loadPlan(c)
+			if err != nil {
+				return err
+			}
+			b, err := slices.RenderWith(*plan, slices.Options{Binary: c.String("binary"), ConfigPath: c.String("target-config")})
+			if err != nil {
+				return fmt.Errorf("render: %w", err)
+			}
+			for _, w := range append(plan.Warnings, b.Warnings...) {
+				slog.Warn("plan", "warning", w)
+			}
+			m, err := connectSystemd(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			m.JobTimeout = c.Duration("job-timeout")
+			root, sysfs := hostRoot(c)
+			rep, err := apply.Apply(c.Context, apply.Options{
+				Root: root, Sysfs: sysfs, Systemd: m, DryRun: c.Bool("dry-run"), Version: version,
+			}, plan, b)
+			if err != nil {
+				return fmt.Errorf("apply: %w", err)
+			}
+			if format == "json" {
+				return writeJSON(c.App.Writer, rep)
+			}
+			return writeApplyReport(c.App.Writer, rep)
 		},
 	}
+}
+
+func writeApplyReport(w io.Writer, r *apply.Report) error {
+	var b strings.Builder
+	if r.DryRun && r.Diff != "" {
+		b.WriteString(r.Diff)
+		b.WriteString("\n")
+	}
+	switch {
+	case !r.Changed:
+		fmt.Fprintf(&b, "no changes (generation %d is applied)\n", r.Generation)
+	case r.DryRun:
+		fmt.Fprintf(&b, "would run %d steps:\n", len(r.Steps))
+	default:
+		fmt.Fprintf(&b, "applied generation %d in %s, %d steps:\n", r.Generation, seconds(r.Seconds), len(r.Steps))
+	}
+	for i, s := range r.Steps {
+		fmt.Fprintf(&b, "%4d. %s\n", i+1, s)
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", warn)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func seconds(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond).String()
 }

@@ -1,18 +1,54 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/slices/apply"
 )
 
-// removeCommand is a placeholder until its issue lands.
 func removeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "remove",
-		Usage: "not implemented yet",
-		Action: func(*cli.Context) error {
-			return errors.New("remove: not implemented yet")
+		Usage: "undo apply: stop and disable the partition units, delete their files, reload",
+		Description: "Reads the applied record (/var/lib/numa-partition/applied.json), stops and\n" +
+			"disables every unit apply started or enabled, deletes the files it wrote (and\n" +
+			"puts back any file it replaced), drops the runtime CPU settings and cpuset v1\n" +
+			"groups, sets the hugepage pools back, daemon-reloads and deletes the record.\n" +
+			"Nothing applied: nothing to do. A failing action does not stop the others;\n" +
+			"the record is then kept so that remove can be run again.",
+		Flags: hostFlags(),
+		Action: func(c *cli.Context) error {
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
+			}
+			m, err := connectSystemd(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			root, sysfs := hostRoot(c)
+			rep, err := apply.Remove(c.Context, apply.Options{Root: root, Sysfs: sysfs, Systemd: m})
+			if err != nil {
+				return fmt.Errorf("remove: %w", err)
+			}
+			if format == "json" {
+				return writeJSON(c.App.Writer, rep)
+			}
+			var b strings.Builder
+			if rep.Generation == 0 {
+				b.WriteString("nothing applied, nothing to remove\n")
+			} else {
+				fmt.Fprintf(&b, "removed generation %d in %s:\n", rep.Generation, seconds(rep.Seconds))
+				for _, a := range rep.Actions {
+					fmt.Fprintf(&b, "  %s\n", a)
+				}
+			}
+			_, err = fmt.Fprint(c.App.Writer, b.String())
+			return err
 		},
 	}
 }

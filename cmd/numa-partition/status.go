@@ -1,18 +1,120 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/slices/apply"
 )
 
-// statusCommand is a placeholder until its issue lands.
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "not implemented yet",
-		Action: func(*cli.Context) error {
-			return errors.New("status: not implemented yet")
+		Usage: "show the partitions' units, cpusets, memory, health and drift; exit 0 healthy, 1 degraded, 2 error",
+		Description: "Per partition: its units' ActiveState/SubState, the CPUs and memory nodes\n" +
+			"in force (from the cgroup files), memory and hugepages per node, kubelet health\n" +
+			"(GET /healthz on its healthz port) and allocator health (GET /v1/healthz on its\n" +
+			"socket). For the host: the reserved CPUs in force, and the drift between what\n" +
+			"was applied and what is live. Exit status: 0 healthy, 1 degraded or nothing\n" +
+			"applied, 2 status itself failed.",
+		Flags: append(hostFlags(),
+			&cli.DurationFlag{Name: "probe-timeout", Value: apply.DefaultProbeTimeout, Usage: "timeout of each health check"},
+		),
+		Action: func(c *cli.Context) error {
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
+			}
+			m, err := connectSystemd(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			root, sysfs := hostRoot(c)
+			st, err := apply.ReadStatus(c.Context, apply.StatusOptions{Root: root, Sysfs: sysfs, Systemd: m, ProbeTimeout: c.Duration("probe-timeout")})
+			if err != nil {
+				return fmt.Errorf("status: %w", err)
+			}
+			if format == "json" {
+				err = writeJSON(c.App.Writer, st)
+			} else {
+				err = writeStatus(c.App.Writer, st)
+			}
+			if err != nil {
+				return err
+			}
+			if st.Health != apply.Healthy {
+				return exitError{code: 1}
+			}
+			return nil
 		},
 	}
+}
+
+func writeStatus(w io.Writer, st *apply.Status) error {
+	var b strings.Builder
+	if st.Health == apply.NotApplied {
+		fmt.Fprintf(&b, "%s (cgroup mode %s)\n", strings.ToUpper(string(st.Health)), st.CgroupMode)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	fmt.Fprintf(&b, "%s: generation %d applied %s, cgroup mode %s\n",
+		strings.ToUpper(string(st.Health)), st.Generation, st.AppliedAt.Format("2006-01-02 15:04:05Z07:00"), st.CgroupMode)
+	fmt.Fprintf(&b, "host: reserved CPUs %s, in force (system.slice AllowedCPUs) %s\n\n", orDash(st.Host.ReservedCPUs), orDash(st.Host.InForce))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PARTITION\tSLICE\tCPUS IN FORCE\tMEMS IN FORCE\tKUBELET\tALLOCATOR")
+	for _, p := range st.Partitions {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Slice, orDash(p.EffectiveCPUs), orDash(p.EffectiveMems), probeWord(p.Kubelet), probeWord(p.Allocator))
+	}
+	tw.Flush()
+	b.WriteString("\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "UNIT\tPARTITION\tACTIVE\tSUB\tENABLED")
+	for _, u := range st.Host.Units {
+		fmt.Fprintf(tw, "%s\t-\t%s\t%s\t%s\n", u.Name, u.ActiveState, u.SubState, orDash(u.Enabled))
+	}
+	for _, p := range st.Partitions {
+		for _, u := range p.Units {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", u.Name, p.Name, u.ActiveState, u.SubState, orDash(u.Enabled))
+		}
+	}
+	tw.Flush()
+	b.WriteString("\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tMEMORY TOTAL\tMEMORY FREE\tHUGEPAGES (TOTAL/FREE)")
+	for _, n := range st.Host.Nodes {
+		var hp []string
+		for _, h := range n.Hugepages {
+			hp = append(hp, fmt.Sprintf("%s %d/%d", units.HugepageResource(h.PageSize), h.Total, h.Free))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", n.Node, units.FormatBytes(n.TotalBytes), units.FormatBytes(n.FreeBytes), orDash(strings.Join(hp, ", ")))
+	}
+	tw.Flush()
+	if len(st.Problems) > 0 {
+		b.WriteString("\nproblems:\n")
+		for _, p := range st.Problems {
+			fmt.Fprintf(&b, "  - %s\n", p)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func probeWord(p apply.Probe) string {
+	if p.OK {
+		return "ok"
+	}
+	return "FAIL"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -192,8 +192,10 @@ func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desire
 func newRecord(o Options, plan *partition.Plan, d Desired, cur Current, prev *Record, mode CgroupMode) *Record {
 	r := &Record{Generation: 1, AppliedAt: o.Now().UTC(), Version: o.Version, CgroupMode: mode,
 		Units: d.Units, Slices: d.Slices, Files: []RecordFile{}, Hugepages: []HugepageTarget{}, Partitions: []RecordPartition{}}
+	r.Dirs = []string{}
 	if prev != nil {
 		r.Generation = prev.Generation + 1
+		r.Dirs = append(r.Dirs, prev.Dirs...)
 	}
 	for _, f := range d.Files {
 		rf := RecordFile{Path: f.Path, SHA256: hashOf(f.Content), Mode: f.Mode.Perm()}

@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/numa-partition/numa-partition/slices/systemd"
@@ -166,10 +171,15 @@ func (e *Executor) do(ctx context.Context, s Step, cur Current, res *Result) ([]
 				}
 			}
 		}
+		created := missingDirs(e.Root, path.Dir(s.Path))
+		e.Record.Dirs = appendNew(e.Record.Dirs, created...)
+		rmdirs := undo{files: true, what: "directories of /" + s.Path, run: func(context.Context) error {
+			return removeEmptyDirs(e.Root, created)
+		}}
 		if err := writeFileAtomic(p, s.Content, s.Mode); err != nil {
-			return []undo{u}, fmt.Errorf("writing %s: %w", p, err)
+			return []undo{rmdirs, u}, fmt.Errorf("writing %s: %w", p, err)
 		}
-		return []undo{u}, nil
+		return []undo{rmdirs, u}, nil
 
 	case KindReload:
 		return nil, m.Reload(ctx)
@@ -239,11 +249,16 @@ func (e *Executor) do(ctx context.Context, s Step, cur Current, res *Result) ([]
 		if err != nil {
 			return nil, err
 		}
+		created := missingDirs(e.Root, path.Dir(RecordPath))
+		e.Record.Dirs = appendNew(e.Record.Dirs, created...)
 		u := undo{files: true, what: "record", run: func(context.Context) error {
 			if existed {
 				return writeFileAtomic(p, old.Content, old.Mode)
 			}
-			return removeFile(p)
+			if err := removeFile(p); err != nil {
+				return err
+			}
+			return removeEmptyDirs(e.Root, created)
 		}}
 		b, err := e.Record.marshal()
 		if err != nil {
@@ -275,12 +290,51 @@ func (e *Executor) restoreActive(unit string, before systemd.UnitInfo) undo {
 	}}
 }
 
+// missingDirs lists the directories from rel up to the root that do not
+// exist yet, deepest first.
+func missingDirs(root, rel string) []string {
+	var dirs []string
+	for d := rel; d != "." && d != "/" && d != ""; d = path.Dir(d) {
+		if _, err := os.Stat(filepath.Join(root, d)); err == nil {
+			break
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs
+}
+
+// removeEmptyDirs removes directories apply created, deepest first, when
+// they are empty (a directory someone else put files in stays).
+func removeEmptyDirs(root string, dirs []string) error {
+	sorted := slices.Clone(dirs)
+	slices.SortFunc(sorted, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	for _, d := range sorted {
+		err := os.Remove(filepath.Join(root, d))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
+			return err
+		}
+	}
+	return nil
+}
+
+func appendNew(list []string, items ...string) []string {
+	for _, it := range items {
+		if !slices.Contains(list, it) {
+			list = append(list, it)
+		}
+	}
+	return list
+}
+
 // keepOriginal saves a file numa-partition did not write before it is
 // first replaced, for remove.
 func (e *Executor) keepOriginal(rel string, old FileState) error {
 	p := filepath.Join(e.Root, OriginalsDir, rel)
 	if _, err := os.Stat(p); err == nil {
 		return nil // the first original wins
+	}
+	if e.Record != nil {
+		e.Record.Dirs = appendNew(e.Record.Dirs, missingDirs(e.Root, path.Dir(path.Join(OriginalsDir, rel)))...)
 	}
 	if err := writeFileAtomic(p, old.Content, old.Mode); err != nil {
 		return fmt.Errorf("keeping the original of /%s: %w", rel, err)

@@ -149,6 +149,16 @@ func (e *env) snapshot(t testing.TB, f *fixture) hostState {
 			s.Files[d] = string(b)
 		}
 	}
+	// Directories apply may create (drop-in directories, its state).
+	dirs := []string{"var/lib/numa-partition", OriginalsDir}
+	for _, bf := range f.bundle.Files {
+		dirs = append(dirs, filepath.Dir(bf.Path), bf.Path+".d")
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(e.sb.Path(d)); err == nil {
+			s.Files[d+"/"] = "(directory)"
+		}
+	}
 	if b, err := os.ReadFile(e.sb.Path(RecordPath)); err == nil {
 		s.Files[RecordPath] = string(b)
 	}

@@ -29,6 +29,8 @@ type Record struct {
 	Units        []bundle.Unit    `json:"units"`
 	Slices       []SliceSet       `json:"slices"`
 	Hugepages    []HugepageTarget `json:"hugepages"`
+	// Dirs are the directories apply created (remove deletes them when empty).
+	Dirs []string `json:"dirs"`
 	// Partitions maps partition names to their health endpoints, for status.
 	Partitions []RecordPartition `json:"partitions"`
 }

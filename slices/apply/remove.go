@@ -109,7 +109,7 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		return rep, fmt.Errorf("remove of generation %d incomplete (the record is kept, run remove again): %w", rec.Generation, err)
 	}
 	act("delete the record", removeFile(filepath.Join(o.Root, RecordPath)))
-	_ = os.Remove(filepath.Join(o.Root, OriginalsDir)) // only when empty
+	act("remove the directories apply created", removeEmptyDirs(o.Root, rec.Dirs))
 	rep.Seconds = time.Since(t0).Seconds()
 	return rep, errors.Join(errs...)
 }

@@ -90,6 +90,9 @@ type NodeState struct {
 	Hugepages  []numa.Hugepages `json:"hugepages"`
 }
 
+// DefaultProbeTimeout bounds one health check.
+const DefaultProbeTimeout = 2 * time.Second
+
 // StatusOptions are status's inputs.
 type StatusOptions struct {
 	Root    string
@@ -110,7 +113,7 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		o.Sysfs = filepath.Join(o.Root, "sys")
 	}
 	if o.ProbeTimeout == 0 {
-		o.ProbeTimeout = 2 * time.Second
+		o.ProbeTimeout = DefaultProbeTimeout
 	}
 	st := &Status{Partitions: []PartitionStatus{}, Problems: []string{}, Drift: []string{}}
 	mode, err := DetectCgroupMode(o.Root)
