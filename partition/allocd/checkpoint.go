@@ -74,14 +74,14 @@ func WriteCheckpoint(dir string, cp *Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("encoding checkpoint: %w", err)
 	}
-	sum, err := checksum(data)
-	if err != nil {
-		return fmt.Errorf("checksumming checkpoint: %w", err)
-	}
-	out, err := json.MarshalIndent(checkpointFile{Version: checkpointVersion, Checksum: sum, Data: data}, "", " ")
-	if err != nil {
-		return fmt.Errorf("encoding checkpoint: %w", err)
-	}
+	// json.Marshal's output is already compact: hash it as it is, and
+	// write the envelope by hand rather than re-encoding (and re-scanning)
+	// the data, which is most of the cost of a large state.
+	sum := sha256.Sum256(data)
+	out := make([]byte, 0, len(data)+128)
+	out = fmt.Appendf(out, `{"version":%d,"checksum":"sha256:%s","data":`, checkpointVersion, hex.EncodeToString(sum[:]))
+	out = append(out, data...)
+	out = append(out, "}\n"...)
 	tmp, err := os.CreateTemp(dir, tempPattern)
 	if err != nil {
 		return fmt.Errorf("writing checkpoint: %w", err)
@@ -93,7 +93,7 @@ func WriteCheckpoint(dir string, cp *Checkpoint) error {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err := tmp.Write(append(out, '\n')); err != nil {
+	if _, err := tmp.Write(out); err != nil {
 		return fmt.Errorf("writing checkpoint %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Chmod(0o600); err != nil {

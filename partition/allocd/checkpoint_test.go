@@ -80,7 +80,7 @@ func TestCheckpointCorruptionIsRefused(t *testing.T) {
 		{"empty file", func([]byte) []byte { return nil }, "not valid JSON"},
 		{"zeroed (lost writeback)", func(b []byte) []byte { return make([]byte, len(b)) }, "not valid JSON"},
 		{"checksum edited", func(b []byte) []byte { return bytes.Replace(b, []byte(`"sha256:`), []byte(`"sha256:0`), 1) }, "checksum mismatch"},
-		{"future version", func(b []byte) []byte { return bytes.Replace(b, []byte(`"version": 1`), []byte(`"version": 2`), 1) }, "format version 2"},
+		{"future version", func(b []byte) []byte { return bytes.Replace(b, []byte(`"version":1`), []byte(`"version":2`), 1) }, "format version 2"},
 		{"no data", func([]byte) []byte { return []byte(`{"version":1,"checksum":"x"}`) }, "no data"},
 	}
 	for _, tt := range tests {

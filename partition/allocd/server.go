@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,10 +18,15 @@ import (
 	"github.com/numa-partition/numa-partition/partition/allocator"
 )
 
-// Server holds one partition's allocator and serves the API. Every
-// operation takes mu: the allocator is not safe for concurrent use, and
-// serialising decision + checkpoint write is what makes the acknowledged
-// history a sequence.
+// Server holds one partition's allocator and serves the API.
+//
+// Decisions are serialised under mu (the allocator is not safe for
+// concurrent use), which makes the history a sequence numbered by
+// generation. Durability is a group commit: a decided change waits until a
+// checkpoint with its generation is on disk; whichever waiter finds no
+// write in progress writes the latest state for everyone decided so far,
+// outside the lock, so concurrent clients share one fsync instead of
+// queueing for one each. No answer leaves before its state is durable.
 type Server struct {
 	partition string
 	cfg       allocator.Config
@@ -36,11 +42,21 @@ type Server struct {
 	// (systemd STATUS=).
 	onChange func(summary string)
 
-	mu sync.Mutex
-	// alloc and durable always describe the same state outside mu: durable
-	// is what the checkpoint file holds.
+	mu   sync.Mutex
+	cond *sync.Cond // on mu: durable advanced or a write failed
+	// alloc is the decided state, generation head, with digests of its
+	// admitted manifests. durable is what the checkpoint file holds:
+	// generation ≤ head, never mutated once set (readers use it unlocked).
 	alloc   *allocator.Allocator
+	head    uint64
+	digests map[types.UID]string
 	durable *Checkpoint
+	writing bool
+	// A failed write rolls alloc back to durable: every change decided in
+	// that epoch above rolledBackAbove[epoch] fails and is not answered.
+	epoch           uint64
+	rolledBackAbove map[uint64]uint64
+	writeErr        error
 	// broken is set when a failed checkpoint write could not be rolled
 	// back in memory: the daemon then refuses everything and fails its
 	// health check, so systemd restarts it from the (intact) checkpoint.
@@ -86,7 +102,10 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		metrics:   newMetrics(opts.Partition),
 		onChange:  opts.OnChange,
 		labels:    opts.Labels,
+
+		rolledBackAbove: map[uint64]uint64{},
 	}
+	s.cond = sync.NewCond(&s.mu)
 	if err := RemoveStaleTemps(opts.StateDir); err != nil {
 		return nil, err
 	}
@@ -125,6 +144,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		s.durable = &Checkpoint{Partition: cp.Partition, Generation: cp.Generation, State: a.State(), Digests: cp.Digests}
 		s.log.Info("restored checkpoint", "checkpoint", s.checkpointPath(), "allocations", len(cp.State.Allocations), "generation", cp.Generation)
 	}
+	s.head, s.digests = s.durable.Generation, maps.Clone(s.durable.Digests)
 	s.metrics.setState(s.durable.Generation, s.durable.State)
 	return s, nil
 }
@@ -255,8 +275,8 @@ func (s *Server) handleAdmit(w http.ResponseWriter, r *http.Request) {
 	writeJSONResponse(w, http.StatusOK, resp)
 }
 
-// admit decides, persists and only then returns. The returned status is
-// the HTTP status for err.
+// admit decides, waits until the decision is durable, and only then
+// returns. The returned status is the HTTP status for err.
 func (s *Server) admit(m Manifest) (AdmitResponse, int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -264,16 +284,22 @@ func (s *Server) admit(m Manifest) (AdmitResponse, int, error) {
 		s.metrics.admissions.WithLabelValues(resultError).Inc()
 		return AdmitResponse{}, http.StatusServiceUnavailable, s.broken
 	}
-	resp := AdmitResponse{Partition: s.partition, Kind: m.Kind, Generation: s.durable.Generation}
-	if digest, known := s.durable.Digests[m.UID]; known {
+	resp := AdmitResponse{Partition: s.partition, Kind: m.Kind}
+	epoch := s.epoch
+	if digest, known := s.digests[m.UID]; known {
 		if digest != m.Digest {
 			s.metrics.admissions.WithLabelValues(resultInvalid).Inc()
 			return resp, http.StatusConflict, &FieldError{Field: "metadata.uid", Msg: fmt.Sprintf("pod UID %s is already admitted with a different manifest; release it first", m.UID)}
 		}
-		for _, a := range s.durable.State.Allocations {
+		for _, a := range s.alloc.Allocations() {
 			if a.PodUID == m.UID {
+				resp.Decision, resp.Repeated, resp.Generation = a, true, s.head
+				// The first admission may still be on its way to disk.
+				if err := s.waitDurable(s.head, epoch); err != nil {
+					s.metrics.admissions.WithLabelValues(resultError).Inc()
+					return resp, http.StatusInternalServerError, err
+				}
 				s.metrics.admissions.WithLabelValues(resultRepeated).Inc()
-				resp.Decision, resp.Repeated = a, true
 				return resp, 0, nil
 			}
 		}
@@ -291,76 +317,87 @@ func (s *Server) admit(m Manifest) (AdmitResponse, int, error) {
 		return resp, http.StatusBadRequest, asFieldError(err)
 	}
 	resp.Decision = d
+	if d.Admitted {
+		// Every admitted pod, pinned or not, is kept in the state.
+		s.head++
+		s.digests[m.UID] = m.Digest
+	}
+	resp.Generation = s.head
+	// A rejection waits too: it was decided against changes that must be
+	// durable before anyone is told about their consequences.
+	if err := s.waitDurable(resp.Generation, epoch); err != nil {
+		s.metrics.admissions.WithLabelValues(resultError).Inc()
+		return resp, http.StatusInternalServerError, err
+	}
 	if !d.Admitted {
 		s.metrics.admissions.WithLabelValues(resultRejected).Inc()
 		s.log.Info("pod rejected", "pod", d.Pod, "uid", d.PodUID, "reason", d.Reason)
 		return resp, 0, nil
 	}
-	next := s.alloc.State()
-	digests := s.durable.Digests
-	if holds(next, m.UID) {
-		// Only pods the state keeps can be answered again from it; an
-		// unpinned pod the allocator does not track is simply re-decided.
-		digests = copyWith(digests, m.UID, m.Digest)
-	}
-	if err := s.commit(next, digests); err != nil {
-		s.metrics.admissions.WithLabelValues(resultError).Inc()
-		return resp, http.StatusInternalServerError, err
-	}
 	s.metrics.admissions.WithLabelValues(resultAdmitted).Inc()
-	resp.Generation = s.durable.Generation
 	s.log.Debug("pod admitted", "pod", d.Pod, "uid", d.PodUID, "pinned", d.Pinned, "generation", resp.Generation)
 	return resp, 0, nil
 }
 
-func holds(st allocator.State, uid types.UID) bool {
-	for _, a := range st.Allocations {
-		if a.PodUID == uid {
-			return true
+// waitDurable returns once generation gen, decided in epoch, is on disk,
+// writing the checkpoint itself when no write is in progress. It returns an
+// error when the write failed and gen was rolled back. Called with mu held;
+// mu is released while waiting and while writing.
+func (s *Server) waitDurable(gen, epoch uint64) error {
+	for {
+		if s.epoch != epoch {
+			if gen <= s.rolledBackAbove[epoch] {
+				return nil // durable before the failed write
+			}
+			return fmt.Errorf("operation not done: %w", s.writeErr)
 		}
+		if s.durable.Generation >= gen {
+			return nil
+		}
+		if s.broken != nil {
+			return s.broken
+		}
+		if s.writing {
+			s.cond.Wait()
+			continue
+		}
+		s.writeHead()
 	}
-	return false
 }
 
-func copyWith(m map[types.UID]string, uid types.UID, digest string) map[types.UID]string {
-	out := make(map[types.UID]string, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	if digest == "" {
-		delete(out, uid)
-	} else {
-		out[uid] = digest
-	}
-	return out
-}
-
-// commit makes next durable, then current. On a failed write it puts the
-// allocator back to the durable state, so memory and disk never disagree;
-// the caller answers with an error and nothing was acknowledged.
-func (s *Server) commit(next allocator.State, digests map[types.UID]string) error {
-	cp := &Checkpoint{Partition: s.partition, Generation: s.durable.Generation + 1, State: next, Digests: digests}
+// writeHead writes the decided state as the next checkpoint. On failure it
+// puts the allocator back to the durable state, so memory and disk never
+// disagree, and starts a new epoch: the changes above durable fail.
+func (s *Server) writeHead() {
+	cp := &Checkpoint{Partition: s.partition, Generation: s.head, State: s.alloc.State(), Digests: maps.Clone(s.digests)}
+	s.writing = true
+	s.mu.Unlock()
 	start := time.Now()
 	err := WriteCheckpoint(s.stateDir, cp)
 	s.metrics.checkpoint.Observe(time.Since(start).Seconds())
-	if err != nil {
-		s.metrics.errors.WithLabelValues("checkpoint").Inc()
-		s.log.Error("checkpoint write failed, operation undone", "err", err)
-		restored, _, rerr := allocator.Restore(s.cfg, s.durable.State)
-		if rerr != nil {
-			s.broken = fmt.Errorf("checkpoint write failed (%v) and the in-memory state could not be rolled back (%v): restart the daemon", err, rerr)
-			s.log.Error("daemon unusable until restarted", "err", s.broken)
-			return s.broken
+	s.mu.Lock()
+	s.writing = false
+	defer s.cond.Broadcast()
+	if err == nil {
+		s.durable = cp
+		s.metrics.setState(cp.Generation, cp.State)
+		if s.onChange != nil {
+			s.onChange(s.summaryLocked())
 		}
-		s.alloc = restored
-		return fmt.Errorf("operation not done: %w", err)
+		return
 	}
-	s.durable = cp
-	s.metrics.setState(cp.Generation, cp.State)
-	if s.onChange != nil {
-		s.onChange(s.summaryLocked())
+	s.metrics.errors.WithLabelValues("checkpoint").Inc()
+	s.log.Error("checkpoint write failed, undoing the operations not yet written", "err", err, "durable", s.durable.Generation, "undone", s.head-s.durable.Generation)
+	s.writeErr = err
+	s.rolledBackAbove[s.epoch] = s.durable.Generation
+	s.epoch++
+	restored, _, rerr := allocator.Restore(s.cfg, s.durable.State)
+	if rerr != nil {
+		s.broken = fmt.Errorf("checkpoint write failed (%v) and the in-memory state could not be rolled back (%v): restart the daemon", err, rerr)
+		s.log.Error("daemon unusable until restarted", "err", s.broken)
+		return
 	}
-	return nil
+	s.alloc, s.head, s.digests = restored, s.durable.Generation, maps.Clone(s.durable.Digests)
 }
 
 func (s *Server) handleRelease(w http.ResponseWriter, r *http.Request) {
@@ -384,7 +421,8 @@ func (s *Server) release(uid types.UID) (ReleaseResponse, int, error) {
 		s.metrics.releases.WithLabelValues("error").Inc()
 		return ReleaseResponse{}, http.StatusServiceUnavailable, s.broken
 	}
-	resp := ReleaseResponse{Partition: s.partition, PodUID: string(uid), Generation: s.durable.Generation}
+	resp := ReleaseResponse{Partition: s.partition, PodUID: string(uid)}
+	epoch := s.epoch
 	released, err := s.alloc.Release(uid)
 	if err != nil {
 		s.metrics.releases.WithLabelValues("error").Inc()
@@ -392,15 +430,24 @@ func (s *Server) release(uid types.UID) (ReleaseResponse, int, error) {
 		return resp, http.StatusBadRequest, asFieldError(err)
 	}
 	if !released {
+		// "Not found" may be the consequence of a release still on its way
+		// to disk: answer only once that is durable.
+		if err := s.waitDurable(s.head, epoch); err != nil {
+			s.metrics.releases.WithLabelValues("error").Inc()
+			return resp, http.StatusInternalServerError, err
+		}
 		s.metrics.releases.WithLabelValues("unknown").Inc()
 		return resp, http.StatusNotFound, &FieldError{Field: "uid", Msg: fmt.Sprintf("pod UID %s has no allocation in partition %s", uid, s.partition)}
 	}
-	if err := s.commit(s.alloc.State(), copyWith(s.durable.Digests, uid, "")); err != nil {
+	s.head++
+	delete(s.digests, uid)
+	resp.Generation = s.head
+	if err := s.waitDurable(resp.Generation, epoch); err != nil {
 		s.metrics.releases.WithLabelValues("error").Inc()
 		return resp, http.StatusInternalServerError, err
 	}
 	s.metrics.releases.WithLabelValues("released").Inc()
-	resp.Released, resp.Generation = true, s.durable.Generation
+	resp.Released = true
 	s.log.Debug("pod released", "uid", uid, "generation", resp.Generation)
 	return resp, 0, nil
 }
