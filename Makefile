@@ -25,9 +25,18 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# Runs the main job on a real machine's sysfs dump shipped in testdata/.
+# Runs the main job on a real machine's sysfs dump shipped in testdata/: a
+# 4-socket, 8-node Opteron with the config in examples/4socket/.
+DEMO_CONFIG ?= examples/4socket/config.toml
+DEMO_OUT ?= $(CURDIR)/bin/demo-root
 demo: build
 	$(BIN) --sysfs $(DEMO_SYSFS) discover
+	@echo
+	$(BIN) --sysfs $(DEMO_SYSFS) --config $(DEMO_CONFIG) plan
+	@echo
+	rm -rf $(DEMO_OUT)
+	$(BIN) --sysfs $(DEMO_SYSFS) --config $(DEMO_CONFIG) render --out $(DEMO_OUT)
+	@echo "rendered tree: $(DEMO_OUT) (try: find $(DEMO_OUT) -type f)"
 
 FUZZTIME ?= 60s
 fuzz:
