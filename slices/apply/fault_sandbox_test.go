@@ -179,7 +179,7 @@ func TestPortInUseRefused(t *testing.T) {
 	f := newFixture(1)
 	ctx := context.Background()
 	squat := "etc/systemd/system/tsquatter.service"
-	must(t, os.WriteFile(e.sb.Path(squat), []byte("[Service]\nExecStart=/usr/bin/python3 -m http.server 20248 --bind 127.0.0.1\n"), 0o644))
+	must(t, os.WriteFile(e.sb.Path(squat), []byte("[Service]\n"+fakeKubeletExec(20248)+"\n"), 0o644))
 	t.Cleanup(func() {
 		_ = e.m.StopUnit(ctx, "tsquatter.service")
 		os.Remove(e.sb.Path(squat))
@@ -189,7 +189,7 @@ func TestPortInUseRefused(t *testing.T) {
 	must(t, e.m.StartUnit(ctx, "tsquatter.service"))
 	before := e.snapshot(t, f)
 	var err error
-	for range 50 { // python needs a moment to listen
+	for range 50 { // the squatter needs a moment to listen
 		_, err = e.apply(t, f, nil)
 		if err != nil {
 			break

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,45 @@ import (
 	"github.com/numa-partition/numa-partition/test/sandbox"
 )
 
-func TestMain(m *testing.M) { os.Exit(sandbox.Main(m)) }
+func TestMain(m *testing.M) {
+	if port := os.Getenv("NP_TEST_FAKE_KUBELET"); port != "" {
+		os.Exit(fakeKubelet(port))
+	}
+	os.Exit(sandbox.Main(m))
+}
+
+// fakeKubelet is what the test binary does when a sandbox unit runs it as
+// a kubelet: answer GET /healthz with "ok" on 127.0.0.1:port.
+func fakeKubelet(port string) int {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	err := http.ListenAndServe("127.0.0.1:"+port, mux)
+	fmt.Fprintln(os.Stderr, err)
+	return 1
+}
+
+// fakeKubeletPath is where newEnv copies the test binary inside the
+// sandbox, for units that play a kubelet or squat a port.
+const fakeKubeletPath = "usr/local/libexec/numa-partition-test/fake-kubelet"
+
+// fakeKubeletExec is an ExecStart= line running the fake kubelet on port.
+func fakeKubeletExec(port int) string {
+	return fmt.Sprintf("ExecStart=/usr/bin/env NP_TEST_FAKE_KUBELET=%d /%s", port, fakeKubeletPath)
+}
+
+func installFakeKubelet(t testing.TB, sb *sandbox.Sandbox) {
+	t.Helper()
+	dst := sb.Path(fakeKubeletPath)
+	if _, err := os.Stat(dst); err == nil {
+		return
+	}
+	self, err := os.Executable()
+	must(t, err)
+	b, err := os.ReadFile(self)
+	must(t, err)
+	must(t, os.MkdirAll(filepath.Dir(dst), 0o755))
+	must(t, os.WriteFile(dst, b, 0o755))
+}
 
 // env is one test's view of the shared sandbox: a D-Bus connection, a
 // writable fake sysfs for the hugepage pools, and options for apply.
@@ -33,6 +72,7 @@ const testPageSize = 2 << 20
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	sb := sandbox.Get(t)
+	installFakeKubelet(t, sb)
 	m, err := sb.Connect()
 	if err != nil {
 		t.Fatal(err)

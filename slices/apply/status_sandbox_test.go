@@ -2,27 +2,11 @@ package apply
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
-
-	bundle "github.com/numa-partition/numa-partition/slices"
 )
-
-// fakeKubelet answers GET /healthz with "ok", like kubelet's healthz port.
-const fakeKubelet = `import http.server, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        ok = self.path == "/healthz"
-        self.send_response(200 if ok else 404)
-        self.end_headers()
-        self.wfile.write(b"ok" if ok else b"not found")
-    def log_message(self, *a):
-        pass
-http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-`
 
 // TestStatus: healthy when everything runs and answers, degraded with a
 // reason for a stopped unit, a dead kubelet and a file edited by hand,
@@ -33,17 +17,9 @@ func TestStatus(t *testing.T) {
 	for i := range f.plan.Partitions {
 		f.plan.Partitions[i].Memory = nil // status reads the real /sys here
 	}
-	script := "etc/numa-partition/tfake-kubelet.py"
-	f.bundle.Files = append(f.bundle.Files, bundle.File{Path: script, Mode: 0o644, Content: []byte(fakeKubelet)})
 	for _, p := range f.plan.Partitions {
 		k := f.file("kubelet-" + p.Name + ".service")
-		k.Content = []byte(strings.Replace(string(k.Content), "ExecStart=/bin/sleep infinity",
-			fmt.Sprintf("ExecStart=/usr/bin/python3 /%s %d", script, p.Kubelet.HealthzPort), 1))
-		for j, u := range f.bundle.Units {
-			if u.Name == "kubelet-"+p.Name+".service" {
-				f.bundle.Units[j].Files = append(f.bundle.Units[j].Files, script)
-			}
-		}
+		k.Content = []byte(strings.Replace(string(k.Content), "ExecStart=/bin/sleep infinity", fakeKubeletExec(p.Kubelet.HealthzPort), 1))
 	}
 	_, err := e.apply(t, f, nil)
 	must(t, err)
@@ -51,7 +27,7 @@ func TestStatus(t *testing.T) {
 	so := StatusOptions{Root: e.sb.Root, Sysfs: "/sys", Systemd: e.m}
 
 	var st *Status
-	for range 50 { // python needs a moment to listen
+	for range 50 { // the fake kubelet needs a moment to listen
 		st, err = ReadStatus(ctx, so)
 		must(t, err)
 		if st.Health == Healthy {
