@@ -22,11 +22,15 @@ import (
 
 // Overhead formulas.
 const (
-	// OverheadCurrent is current KubeVirt's GetMemoryOverhead (the default):
-	// guest/512 + 220Mi fixed + 8Mi per vCPU (sockets×cores×threads) + 8Mi
-	// IOThread + 16Mi video (unless autoattachGraphicsDevice: false) + 1Gi
-	// with VFIO devices (gpus, hostDevices, SR-IOV interfaces) + 100Mi with
-	// dedicatedCpuPlacement.
+	// OverheadCurrent is current KubeVirt's GetMemoryOverhead (the default),
+	// as written down in the project's multi-kubelet notes: guest/512 +
+	// 220Mi fixed (monitor 25, launcher 100, virtlogd 25, virtqemud 40,
+	// qemu 30) + 8Mi per vCPU (sockets×cores×threads, else the CPU limit or
+	// request rounded up, else 1) + 8Mi IOThread + 32Mi video (unless
+	// autoattachGraphicsDevice: false) + 1Gi with VFIO devices (gpus,
+	// hostDevices, SR-IOV interfaces) + 100Mi with dedicatedCpuPlacement or
+	// Guaranteed QoS + 53Mi with a TPM + 256Mi with SEV + 100Mi once and
+	// 10Mi per probe with liveness/readiness probes.
 	OverheadCurrent = "current"
 	// OverheadV026 is KubeVirt v0.26's: guest/512 + 128M fixed + 8Mi per
 	// vCPU core + 8Mi IOThread + 16Mi video unless autoattachGraphicsDevice
@@ -44,7 +48,9 @@ type VMI struct {
 		UID       types.UID `json:"uid"`
 	} `json:"metadata"`
 	Spec struct {
-		Domain Domain `json:"domain"`
+		Domain         Domain           `json:"domain"`
+		LivenessProbe  *json.RawMessage `json:"livenessProbe"`
+		ReadinessProbe *json.RawMessage `json:"readinessProbe"`
 	} `json:"spec"`
 }
 
@@ -73,7 +79,11 @@ type Domain struct {
 		Interfaces               []struct {
 			SRIOV *json.RawMessage `json:"sriov"`
 		} `json:"interfaces"`
+		TPM *json.RawMessage `json:"tpm"`
 	} `json:"devices"`
+	LaunchSecurity *struct {
+		SEV *json.RawMessage `json:"sev"`
+	} `json:"launchSecurity"`
 }
 
 // Parse reads a VMI manifest (JSON or YAML).
@@ -108,7 +118,18 @@ func (v *VMI) GuestMemory() (resource.Quantity, error) {
 
 func (v *VMI) vcpus(coresOnly bool) int64 {
 	c := v.Spec.Domain.CPU
-	if c == nil {
+	if c == nil || (c.Cores == 0 && c.Sockets == 0 && c.Threads == 0) {
+		if coresOnly {
+			return 1
+		}
+		// No topology: KubeVirt sizes the guest from the CPU limit, else
+		// the request, rounded up.
+		r := v.Spec.Domain.Resources
+		for _, l := range []corev1.ResourceList{r.Limits, r.Requests} {
+			if q, ok := l[corev1.ResourceCPU]; ok {
+				return max((q.MilliValue()+999)/1000, 1)
+			}
+		}
 		return 1
 	}
 	cores, sockets, threads := int64(max(c.Cores, 1)), int64(max(c.Sockets, 1)), int64(max(c.Threads, 1))
@@ -120,6 +141,22 @@ func (v *VMI) vcpus(coresOnly bool) int64 {
 
 func (v *VMI) dedicated() bool {
 	return v.Spec.Domain.CPU != nil && v.Spec.Domain.CPU.DedicatedCPUPlacement
+}
+
+// guaranteed is KubeVirt's "wants QoS Guaranteed": CPU and memory limits
+// set and equal to their requests (or requests unset).
+func (v *VMI) guaranteed() bool {
+	r := v.Spec.Domain.Resources
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		lim, ok := r.Limits[name]
+		if !ok {
+			return false
+		}
+		if req, ok := r.Requests[name]; ok && req.Cmp(lim) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (v *VMI) vfio() bool {
@@ -158,17 +195,40 @@ func Overhead(v *VMI, formula string) (resource.Quantity, error) {
 		if v.vfio() {
 			overhead.Add(resource.MustParse("1Gi"))
 		}
-		if v.dedicated() {
+		if v.dedicated() || v.guaranteed() {
 			overhead.Add(resource.MustParse("100Mi"))
+		}
+		if v.Spec.Domain.Devices.TPM != nil {
+			overhead.Add(resource.MustParse("53Mi"))
+		}
+		if ls := v.Spec.Domain.LaunchSecurity; ls != nil && ls.SEV != nil {
+			overhead.Add(resource.MustParse("256Mi"))
+		}
+		if probes := countNonNil(v.Spec.LivenessProbe, v.Spec.ReadinessProbe); probes > 0 {
+			overhead.Add(*resource.NewQuantity((100+10*int64(probes))*mib, resource.BinarySI))
 		}
 	default:
 		return resource.Quantity{}, fmt.Errorf("kubevirt overhead formula %q: allowed are %s, %s", formula, OverheadCurrent, OverheadV026)
 	}
 	overhead.Add(resource.MustParse("8Mi")) // IOThread
 	if a := v.Spec.Domain.Devices.AutoattachGraphicsDevice; a == nil || *a {
-		overhead.Add(resource.MustParse("16Mi")) // video RAM
+		video := "16Mi" // v0.26's VGA
+		if formula != OverheadV026 {
+			video = "32Mi"
+		}
+		overhead.Add(resource.MustParse(video))
 	}
 	return *overhead, nil
+}
+
+func countNonNil(ps ...*json.RawMessage) int {
+	n := 0
+	for _, p := range ps {
+		if p != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // LauncherPod returns the virt-launcher pod of a VMI manifest: one

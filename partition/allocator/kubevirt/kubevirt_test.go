@@ -54,7 +54,7 @@ func TestOverheadFormulas(t *testing.T) {
 		want                    int64
 	}{
 		{"v0.26 seed", seedVMI, OverheadV026, pagetables + 128e6 + 67*8*mi + 8*mi + 16*mi},
-		{"current seed (dedicated)", seedVMI, OverheadCurrent, pagetables + 220*mi + 67*8*mi + 8*mi + 16*mi + 100*mi},
+		{"current seed (dedicated)", seedVMI, OverheadCurrent, pagetables + 220*mi + 67*8*mi + 8*mi + 32*mi + 100*mi},
 		{"current, no video, vfio, sockets×threads", `
 apiVersion: kubevirt.io/v1
 kind: VirtualMachineInstance
@@ -71,6 +71,26 @@ kind: VirtualMachineInstance
 metadata: {name: small, uid: u}
 spec: {domain: {cpu: {cores: 2, sockets: 2}, resources: {requests: {memory: 4Gi}}}}
 `, OverheadV026, pagetables + 128e6 + 2*8*mi + 8*mi + 16*mi},
+		{"current, Guaranteed QoS, vCPUs from the CPU limit, TPM, SEV, two probes", `
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: secure, uid: u}
+spec:
+  livenessProbe: {tcpSocket: {port: 22}}
+  readinessProbe: {tcpSocket: {port: 22}}
+  domain:
+    resources:
+      requests: {memory: 4Gi, cpu: 2500m}
+      limits: {memory: 4Gi, cpu: 2500m}
+    devices: {tpm: {}}
+    launchSecurity: {sev: {}}
+`, OverheadCurrent, pagetables + 220*mi + 3*8*mi + 8*mi + 32*mi + 100*mi + 53*mi + 256*mi + 120*mi},
+		{"current, Burstable: no QoS term, one vCPU from the request", `
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: burst, uid: u}
+spec: {domain: {resources: {requests: {memory: 4Gi, cpu: 500m}, limits: {memory: 8Gi}}}}
+`, OverheadCurrent, pagetables + 220*mi + 1*8*mi + 8*mi + 32*mi},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
