@@ -71,7 +71,11 @@ func NewDesired(plan *partition.Plan, b bundle.Bundle, mode CgroupMode) (Desired
 	}
 	slices.SortFunc(d.Files, func(a, b bundle.File) int { return strings.Compare(a.Path, b.Path) })
 	if plan != nil {
-		d.Hugepages = hugepageTargets(plan)
+		hs, err := hugepageTargets(plan)
+		if err != nil {
+			return d, err
+		}
+		d.Hugepages = hs
 		ports, err := plannedPorts(plan, d.Units)
 		if err != nil {
 			return d, err
@@ -168,12 +172,21 @@ NUMAMask=%s
 `, s.Unit, s.CPUs, s.Mems)
 }
 
-func hugepageTargets(plan *partition.Plan) []HugepageTarget {
+// hugepageTargets lists each node's pools. A node belongs to one
+// partition, so a pool planned twice is a broken plan.
+func hugepageTargets(plan *partition.Plan) ([]HugepageTarget, error) {
 	var hs []HugepageTarget
+	owner := map[HugepageKey]string{}
 	for _, p := range plan.Partitions {
 		for _, m := range p.Memory {
 			for _, h := range m.Hugepages {
-				hs = append(hs, HugepageTarget{Node: m.Node, PageSize: h.PageSize, Count: h.Count})
+				k := HugepageKey{m.Node, h.PageSize}
+				t := HugepageTarget{Node: m.Node, PageSize: h.PageSize, Count: h.Count}
+				if o, dup := owner[k]; dup {
+					return nil, fmt.Errorf("plan: %s is planned by partitions %s and %s; a node belongs to one partition", t, o, p.Name)
+				}
+				owner[k] = p.Name
+				hs = append(hs, t)
 			}
 		}
 	}
@@ -183,7 +196,7 @@ func hugepageTargets(plan *partition.Plan) []HugepageTarget {
 		}
 		return int(a.PageSize>>10) - int(b.PageSize>>10)
 	})
-	return hs
+	return hs, nil
 }
 
 // plannedPorts lists the TCP ports the plan's daemons will listen on and

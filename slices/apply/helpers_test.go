@@ -137,9 +137,11 @@ func newFixture(n int) *fixture {
 		f.plan.Partitions = append(f.plan.Partitions, partition.Partition{
 			Index: i, Name: name, Slice: slice,
 			Nodes: bitmask.NewNodeSet(0), CPUs: bitmask.NewCPUSet(cpu), MemoryNodes: bitmask.NewNodeSet(0),
-			Memory:  []partition.NodeMemory{{Node: i % 2, Hugepages: []partition.HugepagePlan{{PageSize: testPageSize, Count: uint64(4 + i)}}}},
 			Kubelet: partition.Kubelet{Port: 20250 + 10*i, HealthzPort: 20248 + 10*i},
 		})
+		if i < 2 { // the fake sysfs has two nodes
+			f.plan.Partitions[i].Memory = []partition.NodeMemory{{Node: i, Hugepages: []partition.HugepagePlan{{PageSize: testPageSize, Count: uint64(4 + i)}}}}
+		}
 	}
 	return f
 }

@@ -251,6 +251,9 @@ func TestNewDesired(t *testing.T) {
 		{"bad CPUs", func(f *fixture) {
 			f.file("tnode0.slice").Content = []byte("[Slice]\nAllowedCPUs=zero\n")
 		}, `tnode0.slice: AllowedCPUs="zero"`},
+		{"hugepages planned twice", func(f *fixture) {
+			f.plan.Partitions[1].Memory[0].Node = 0
+		}, "node0 hugepages-2Mi=5 is planned by partitions tnode0 and tnode1"},
 		{"bad metricsAddr", func(f *fixture) { f.plan.Partitions[0].Allocator.MetricsAddr = "localhost" }, `metricsAddr "localhost"`},
 	} {
 		f := newFixture(2)
