@@ -26,6 +26,10 @@ check "zsh completion" "grep -q '^#compdef numa-partition' '$root/usr/share/zsh/
 check "fish completion" "grep -q 'complete -c numa-partition' '$root/usr/share/fish/vendor_completions.d/numa-partition.fish'"
 check "default config is a conffile" "grep -qx '/etc/numa-partition/config.toml' '$root/var/lib/dpkg/info/numa-partition.conffiles'"
 check "default config installed" "[ -s '$root/etc/numa-partition/config.toml' ]"
+# The packaged default must plan as is on a real machine (a dump in testdata).
+sysfs=$(cd "$(dirname "$0")/.." && pwd)/testdata/sysfs/hwloc-32amd64-4s2n4c-cgroup2/sys
+check "default config plans on a real 4-socket dump" \
+  "'$root/usr/bin/numa-partition' --sysfs '$sysfs' --config '$root/etc/numa-partition/config.toml' config check --hostname deb-test"
 check "boot-time apply unit" "grep -q '^ExecStart=/usr/bin/numa-partition .*apply' '$root/lib/systemd/system/numa-partition.service'"
 check "boot-time apply unit is a oneshot" "grep -q '^Type=oneshot' '$root/lib/systemd/system/numa-partition.service'"
 if command -v systemd-analyze >/dev/null; then
