@@ -48,6 +48,7 @@ fuzz:
 	$(GO) test ./partition -run '^$$' -fuzz '^FuzzParsePlan$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition/allocator/kubevirt -run '^$$' -fuzz '^FuzzLauncherPod$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition/allocator/scenario -run '^$$' -fuzz '^FuzzScenario$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./partition/allocd -run '^$$' -fuzz '^FuzzDecodeManifest$$' -fuzztime $(FUZZTIME)
 
 # End-to-end on an emulated 2-socket, 2-NUMA-node QEMU VM (cgroup v2, then
 # v1), systemd as PID 1; needs root and test/e2e/setup.sh's packages. See
