@@ -159,3 +159,30 @@ func httpGet(t *testing.T, url string) string {
 	data, _ := io.ReadAll(resp.Body)
 	return fmt.Sprintf("%d %s", resp.StatusCode, data)
 }
+
+// TestAdmitExampleWorkloads admits the shipped example Pod and VMI through
+// the CLI as the examples' comments say, label matching included.
+func TestAdmitExampleWorkloads(t *testing.T) {
+	sockets := t.TempDir()
+	cfg := testConfig()
+	for i := range cfg.Nodes {
+		cfg.Nodes[i].Hugepages = map[uint64]uint64{2 * mib: 8 * gib}
+	}
+	startDaemon(t, daemonSpec{dir: t.TempDir(), socketDir: sockets, partition: "red", config: writeConfig(t, t.TempDir(), cfg), extra: []string{"--label", "numa-type=red"}})
+	for _, ex := range []struct{ file, kind string }{{"pod-red.yaml", "Pod"}, {"vmi-hugepages.yaml", "VirtualMachineInstance"}} {
+		out, code := runCLI(t, "admit", "-o", "json", "-f", "../../examples/workloads/"+ex.file, "--socket-dir", sockets)
+		var resp allocd.AdmitResponse
+		if code != 0 || json.Unmarshal([]byte(out), &resp) != nil || resp.Kind != ex.kind || !resp.Decision.Admitted || resp.Partition != "red" {
+			t.Fatalf("%s: exit %d\n%s", ex.file, code, out)
+		}
+		if ex.kind == "VirtualMachineInstance" {
+			var hp uint64
+			for _, c := range resp.Decision.Containers {
+				hp += c.Memory["hugepages-2Mi"]
+			}
+			if hp != 4*gib {
+				t.Fatalf("virt-launcher pod pins %d bytes of 2Mi pages, want the 4Gi guest memory\n%s", hp, out)
+			}
+		}
+	}
+}
