@@ -94,6 +94,7 @@ check-generated: build
 # Debian package (nfpm from the Go module proxy, pinned).
 deb: build
 	mkdir -p dist
+	rm -f dist/numa-partition_*.deb
 	gzip -9n < $(GENERATED_DIR)/man/numa-partition.8 > dist/numa-partition.8.gz
 	GOARCH=$$($(GO) env GOARCH) NUMA_PARTITION_VERSION=$(DEB_VERSION) \
 	  $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION) package \
