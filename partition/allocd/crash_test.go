@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ func TestCrashRecovery(t *testing.T) {
 	var live []string // admitted pods, per the acknowledged history
 	nextUID := 0
 	committedInFlight, lostInFlight := 0, 0
+	seenCommitted := 0 // restarts whose state held the in-flight request
 
 	// next picks the stream's next operation.
 	next := func() (admit *podSpec, release string) {
@@ -122,13 +124,22 @@ func TestCrashRecovery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !jsonEqual(st.State, replay(t, cfg, history)) {
-			// Only the in-flight operation may have been committed.
-			if st.Generation != uint64(countChanges(history))+1 {
-				t.Fatalf("kill %d: after restart generation %d, acknowledged %d changes: lost or phantom operations", kill, st.Generation, countChanges(history))
+		acked := uint64(countChanges(history))
+		switch {
+		case st.Generation == acked:
+			if !jsonEqual(st.State, replay(t, cfg, history)) {
+				t.Fatalf("kill %d: generation %d as acknowledged but the state differs from the replay", kill, st.Generation)
 			}
-		} else if st.Generation != uint64(countChanges(history)) {
-			t.Fatalf("kill %d: state matches but generation %d != %d", kill, st.Generation, countChanges(history))
+		case st.Generation == acked+1:
+			// The in-flight request was committed, its answer lost: the
+			// state must be the history plus exactly that request.
+			inflight := op{admit: pendingAdmit, release: pendingRelease, generation: acked + 1, changed: true, unanswered: true}
+			if !jsonEqual(st.State, replay(t, cfg, append(slices.Clone(history), inflight))) {
+				t.Fatalf("kill %d: state is neither the acknowledged history nor it plus the request in flight", kill)
+			}
+			seenCommitted++
+		default:
+			t.Fatalf("kill %d: after restart generation %d, acknowledged %d changes: lost or phantom operations", kill, st.Generation, acked)
 		}
 		// The client retries what it did not get an answer for.
 		before := committedInFlight
@@ -142,6 +153,9 @@ func TestCrashRecovery(t *testing.T) {
 		d.kill()
 	}
 	t.Logf("%d kills, %d acknowledged operations; in-flight at the kill: %d had been committed (answered from the checkpoint on retry), %d had not (or changed nothing)", kills, len(history), committedInFlight, lostInFlight)
+	if seenCommitted != committedInFlight {
+		t.Fatalf("%d restarts held the in-flight request, but %d retries were answered as already done", seenCommitted, committedInFlight)
+	}
 	if len(history) < kills {
 		t.Fatalf("only %d operations in %d runs: the stream did not run", len(history), kills)
 	}
