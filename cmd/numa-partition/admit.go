@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -42,13 +43,15 @@ func admitCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			ctx, cancel := allocContext(c)
+			defer cancel()
 			target := targets[0]
 			if c.String("partition") == "" {
-				if target, err = allocMatchPartition(c, targets, m.NodeSelector()); err != nil {
+				if target, err = allocMatchPartition(ctx, targets, m.NodeSelector()); err != nil {
 					return err
 				}
 			}
-			resp, err := target.client.Admit(c.Context, manifest)
+			resp, err := target.client.Admit(ctx, manifest)
 			if err != nil {
 				return fmt.Errorf("partition %s: %w", target.partition, err)
 			}
@@ -92,11 +95,11 @@ func allocReadManifest(name string) ([]byte, error) {
 
 // allocMatchPartition picks the one partition whose labels satisfy the
 // selector, asking each daemon for its labels.
-func allocMatchPartition(c *cli.Context, targets []allocTarget, selector map[string]string) (allocTarget, error) {
+func allocMatchPartition(ctx context.Context, targets []allocTarget, selector map[string]string) (allocTarget, error) {
 	var matches []allocTarget
 	var described []string
 	for _, t := range targets {
-		h, err := t.client.Health(c.Context)
+		h, err := t.client.Health(ctx)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "numa-partition: admit: skipping partition %s: %v\n", t.partition, err)
 			continue

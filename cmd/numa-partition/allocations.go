@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,7 +24,14 @@ func allocClientFlags() []cli.Flag {
 		&cli.StringFlag{Name: "partition", Aliases: []string{"p"}, Usage: "partition `NAME` (default: every partition / the one matching the pod)"},
 		&cli.StringFlag{Name: "socket-dir", Value: allocDefaultSocketDir, Usage: "`DIR` holding the daemons' NAME.sock sockets"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output format: table or json (same as the global --output)"},
+		&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "give up on a daemon that does not answer within this `DURATION`"},
 	}
+}
+
+// allocContext bounds a client command by --timeout: a wedged daemon must
+// not hang scripts forever.
+func allocContext(c *cli.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.Context, c.Duration("timeout"))
 }
 
 // allocOutput lets --output follow the command as well as precede it.
@@ -85,7 +93,9 @@ func allocationsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			lists, err := allocCollect(c.Context, targets)
+			ctx, cancel := allocContext(c)
+			defer cancel()
+			lists, err := allocCollect(ctx, targets)
 			if format == "json" {
 				if werr := writeJSON(c.App.Writer, lists); werr != nil {
 					return werr

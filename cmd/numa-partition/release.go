@@ -31,9 +31,11 @@ func releaseCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			ctx, cancel := allocContext(c)
+			defer cancel()
 			var problems []error
 			for _, t := range targets {
-				resp, err := t.client.Release(c.Context, uid)
+				resp, err := t.client.Release(ctx, uid)
 				var apiErr *allocd.APIError
 				if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
 					continue

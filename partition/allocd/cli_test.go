@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -184,5 +185,29 @@ func TestAdmitExampleWorkloads(t *testing.T) {
 				t.Fatalf("virt-launcher pod pins %d bytes of 2Mi pages, want the 4Gi guest memory\n%s", hp, out)
 			}
 		}
+	}
+}
+
+// TestCLITimesOutOnAWedgedDaemon: a socket that accepts and never answers
+// must not hang the client.
+func TestCLITimesOutOnAWedgedDaemon(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("unix", filepath.Join(dir, "stuck.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	out, code := runCLI(t, "allocations", "--socket-dir", dir, "--timeout", "300ms")
+	if code != 1 || !strings.Contains(out, "stuck: ") || !strings.Contains(out, "deadline exceeded") {
+		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
