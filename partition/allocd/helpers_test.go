@@ -183,7 +183,15 @@ func startProcess(t testing.TB, s daemonSpec) *daemon {
 		t.Fatal(err)
 	}
 	go func() { d.exited <- d.cmd.Wait() }()
-	t.Cleanup(func() { d.kill(); nl.Close() })
+	t.Cleanup(func() {
+		d.kill()
+		nl.Close()
+		// A -race daemon reports races on stderr (and exits 66 only when
+		// it exits by itself): a killed one must be checked here.
+		if strings.Contains(d.stderr.String(), "WARNING: DATA RACE") {
+			t.Errorf("the daemon had a data race:\n%s", d.stderr.String())
+		}
+	})
 	return d
 }
 
