@@ -1,0 +1,192 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/daemon"
+)
+
+// playRole makes the test binary stand in for containerd or kubelet when a
+// sandbox unit runs it under that name: containerd says READY and idles,
+// kubelet serves /healthz on the healthzPort of its --config. It returns
+// false for any other name.
+func playRole() bool {
+	switch filepath.Base(os.Args[0]) {
+	case "containerd":
+		_, _ = daemon.SdNotify(false, daemon.SdNotifyReady)
+		for {
+			time.Sleep(time.Hour)
+		}
+	case "kubelet":
+		port := 10248
+		for _, a := range os.Args[1:] {
+			if cfg, ok := strings.CutPrefix(a, "--config="); ok {
+				b, err := os.ReadFile(cfg)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(1)
+				}
+				for _, l := range strings.Split(string(b), "\n") {
+					if v, ok := strings.CutPrefix(strings.TrimSpace(l), "healthzPort: "); ok {
+						fmt.Sscan(v, &port)
+					}
+				}
+			}
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+		fmt.Fprintln(os.Stderr, http.ListenAndServe(fmt.Sprintf("127.0.0.1:%d", port), mux))
+		os.Exit(1)
+	}
+	return false
+}
+
+// TestCLIAgainstSandbox runs the real pipeline of the numa-partition
+// binary (discover the sandbox's /sys, plan with the default config,
+// render, apply) against the sandbox: apply, re-apply, status, remove,
+// dry-run. containerd and kubelet are stand-ins (this test binary); the
+// allocator and the hugepages oneshot are the real numa-partition.
+func TestCLIAgainstSandbox(t *testing.T) {
+	s := Get(t)
+	bin := s.Path("usr/local/bin/numa-partition")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "../../cmd/numa-partition")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	self, err := os.Executable()
+	must(t, err)
+	for _, role := range []string{"usr/bin/containerd", "usr/bin/kubelet"} {
+		must(t, copyFile(self, s.Path(role)))
+	}
+	t.Cleanup(func() {
+		for _, p := range []string{bin, s.Path("usr/bin/containerd"), s.Path("usr/bin/kubelet")} {
+			os.Remove(p)
+		}
+	})
+	runAny := func(args ...string) (string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, bin, append([]string{"--log-level", "error"}, args...)...).CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return string(out), ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return string(out), 0
+	}
+	run := func(wantExit int, args ...string) string {
+		t.Helper()
+		out, code := runAny(args...)
+		if code != wantExit {
+			t.Fatalf("numa-partition %s: exit %d, want %d\n%s", strings.Join(args, " "), code, wantExit, out)
+		}
+		return out
+	}
+	// The units the render engineer writes need these on the host (reported:
+	// containerd's BindPaths= source and target are not created before the
+	// namespace is set up), and the allocator reads the config at its
+	// installed path, so apply plans from that same file.
+	for _, d := range []string{"var/lib/kubelet/device-plugins", "var/lib/kubelet-node0/device-plugins", "etc/numa-partition"} {
+		must(t, os.MkdirAll(s.Path(d), 0o755))
+	}
+	cfg := s.Path("etc/numa-partition/config.toml")
+	cfgText, err := exec.Command(bin, "--sysfs", s.Path("sys"), "config", "init", "--generic").Output()
+	must(t, err)
+	must(t, os.WriteFile(cfg, cfgText, 0o644))
+	root := []string{"--root", s.Root}
+	hostname := []string{"--hostname", "sandbox"}
+	runAnyBase := runAny
+	runAny = func(args ...string) (string, int) {
+		t.Helper()
+		return runAnyBase(append([]string{"--config", cfg}, args...)...)
+	}
+
+	out := run(0, append(append([]string{"apply"}, root...), hostname...)...)
+	if !strings.Contains(out, "applied generation 1") {
+		t.Fatalf("apply said:\n%s", out)
+	}
+	t.Logf("apply:\n%s", out)
+	out = run(0, append(append([]string{"apply"}, root...), hostname...)...)
+	if !strings.HasPrefix(out, "no changes") {
+		t.Fatalf("re-apply said:\n%s", out)
+	}
+
+	var st struct {
+		Health     string `json:"health"`
+		Generation int    `json:"generation"`
+		Partitions []struct {
+			Name      string `json:"name"`
+			Kubelet   struct{ OK bool }
+			Allocator struct {
+				OK     bool
+				Detail string
+			}
+		} `json:"partitions"`
+		Problems []string `json:"problems"`
+	}
+	var raw string
+	for range 50 { // the stand-in kubelet and the allocator need a moment
+		var code int
+		raw, code = runAny(append([]string{"-o", "json", "status"}, root...)...)
+		if code == 2 {
+			t.Fatalf("status failed:\n%s", raw)
+		}
+		must(t, json.Unmarshal([]byte(raw), &st))
+		if st.Health == "healthy" {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if st.Health != "healthy" || st.Generation != 1 || len(st.Partitions) == 0 || !st.Partitions[0].Kubelet.OK || !st.Partitions[0].Allocator.OK {
+		t.Fatalf("status after apply:\n%s", raw)
+	}
+	run(0, append([]string{"status"}, root...)...)
+
+	out = run(0, append([]string{"remove"}, root...)...)
+	if !strings.Contains(out, "removed generation 1") {
+		t.Fatalf("remove said:\n%s", out)
+	}
+	out = run(1, append([]string{"status"}, root...)...)
+	if !strings.HasPrefix(out, "NOT-APPLIED") {
+		t.Fatalf("status after remove:\n%s", out)
+	}
+	out = run(0, append(append([]string{"apply", "--dry-run"}, root...), hostname...)...)
+	if !strings.Contains(out, "+++ b/etc/systemd/system/kubelet-node0.service") || !strings.Contains(out, "would run") {
+		t.Fatalf("dry-run said:\n%s", out)
+	}
+	if _, err := os.Stat(s.Path("etc/systemd/system/kubelet-node0.service")); !os.IsNotExist(err) {
+		t.Fatalf("dry-run wrote a file: %v", err)
+	}
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o755)
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
