@@ -98,31 +98,29 @@ func memoryRequests(c *corev1.Container, field string) (map[memorymanager.Resour
 func toPod(pod *corev1.Pod) (*memorymanager.Pod, error) {
 	p := &memorymanager.Pod{UID: string(pod.UID)}
 	seen := map[string]bool{}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		field := fmt.Sprintf("spec.initContainers[%d]", i)
-		req, err := memoryRequests(c, field)
-		if err != nil {
-			return nil, err
+	convert := func(cs []corev1.Container, list string, init bool) ([]memorymanager.Container, error) {
+		var out []memorymanager.Container
+		for i := range cs {
+			c := &cs[i]
+			field := fmt.Sprintf("spec.%s[%d]", list, i)
+			req, err := memoryRequests(c, field)
+			if err != nil {
+				return nil, err
+			}
+			if c.Name == "" || seen[c.Name] {
+				return nil, fmt.Errorf("%s.name %q: empty or duplicate", field, c.Name)
+			}
+			seen[c.Name] = true
+			out = append(out, memorymanager.Container{Name: c.Name, Requests: req, Init: init, Restartable: init && isRestartable(c)})
 		}
-		if c.Name == "" || seen[c.Name] {
-			return nil, fmt.Errorf("%s.name %q: empty or duplicate", field, c.Name)
-		}
-		seen[c.Name] = true
-		p.Init = append(p.Init, memorymanager.Container{Name: c.Name, Requests: req, Init: true, Restartable: isRestartable(c)})
+		return out, nil
 	}
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		field := fmt.Sprintf("spec.containers[%d]", i)
-		req, err := memoryRequests(c, field)
-		if err != nil {
-			return nil, err
-		}
-		if c.Name == "" || seen[c.Name] {
-			return nil, fmt.Errorf("%s.name %q: empty or duplicate", field, c.Name)
-		}
-		seen[c.Name] = true
-		p.App = append(p.App, memorymanager.Container{Name: c.Name, Requests: req})
+	var err error
+	if p.Init, err = convert(pod.Spec.InitContainers, "initContainers", true); err != nil {
+		return nil, err
+	}
+	if p.App, err = convert(pod.Spec.Containers, "containers", false); err != nil {
+		return nil, err
 	}
 	if len(p.App) == 0 {
 		return nil, fmt.Errorf("spec.containers: the pod has no containers")
