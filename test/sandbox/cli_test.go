@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +59,11 @@ func playRole() bool {
 func TestCLIAgainstSandbox(t *testing.T) {
 	s := Get(t)
 	bin := s.Path("usr/local/bin/numa-partition")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "../../cmd/numa-partition")
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("building numa-partition needs the go command in PATH: %v", err)
+	}
+	build := exec.Command(gobin, "build", "-o", bin, "../../cmd/numa-partition")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
