@@ -7,7 +7,8 @@
 #   sandbox.sh launch NAME STATEDIR   run the sandbox in the foreground (the
 #                                     caller backgrounds it; PID 1 dies with it)
 #   sandbox.sh cleanup NAME           remove NAME's cgroups (after PID 1 exited)
-#   sandbox.sh sweep                  remove cgroups of sandboxes no longer running
+#   sandbox.sh sweep                  remove cgroups of sandboxes whose launcher died
+#                                     (NAME must start with the launcher's PID)
 #   sandbox.sh exec PID1 CMD...       run CMD inside the sandbox's namespaces
 #
 # From the host, the sandbox's root is /proc/PID1/root and its system bus is
@@ -79,7 +80,10 @@ sweep)
   hierarchies | while read -r d _; do
     for c in "$CGROOT/$d"/npsandbox-*; do
       [ -d "$c" ] || continue
-      # a sandbox is gone when no process is left anywhere below its group
+      # NAME starts with the PID of the process that launched it: while that
+      # process lives, the group is its (maybe still empty) sandbox's.
+      owner=${c##*/npsandbox-}; owner=${owner%%-*}
+      if [ -d "/proc/$owner" ]; then continue; fi
       if [ -z "$(find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null)" ]; then
         find "$c" -depth -type d -exec rmdir {} + 2>/dev/null || true
       fi
