@@ -164,22 +164,25 @@ func (e *Executor) do(ctx context.Context, s Step, cur Current, res *Result) ([]
 		if s.Kind == KindRemove {
 			return []undo{u}, e.removeOwned(s.Path, cur.Record)
 		}
+		var undos []undo
 		if existed {
 			if _, ours := cur.Record.file(s.Path); !ours {
-				if err := e.keepOriginal(s.Path, old); err != nil {
-					return nil, err
+				kept, err := e.keepOriginal(s.Path, old)
+				if err != nil {
+					return kept, err
 				}
+				undos = append(undos, kept...)
 			}
 		}
 		created := missingDirs(e.Root, path.Dir(s.Path))
 		e.Record.Dirs = appendNew(e.Record.Dirs, created...)
-		rmdirs := undo{files: true, what: "directories of /" + s.Path, run: func(context.Context) error {
+		undos = append(undos, undo{files: true, what: "directories of /" + s.Path, run: func(context.Context) error {
 			return removeEmptyDirs(e.Root, created)
-		}}
+		}}, u)
 		if err := writeFileAtomic(p, s.Content, s.Mode); err != nil {
-			return []undo{rmdirs, u}, fmt.Errorf("writing %s: %w", p, err)
+			return undos, fmt.Errorf("writing %s: %w", p, err)
 		}
-		return []undo{rmdirs, u}, nil
+		return undos, nil
 
 	case KindReload:
 		return nil, m.Reload(ctx)
@@ -327,19 +330,27 @@ func appendNew(list []string, items ...string) []string {
 }
 
 // keepOriginal saves a file numa-partition did not write before it is
-// first replaced, for remove.
-func (e *Executor) keepOriginal(rel string, old FileState) error {
-	p := filepath.Join(e.Root, OriginalsDir, rel)
+// first replaced, for remove; undone, the copy goes again.
+func (e *Executor) keepOriginal(rel string, old FileState) ([]undo, error) {
+	keep := path.Join(OriginalsDir, rel)
+	p := filepath.Join(e.Root, keep)
 	if _, err := os.Stat(p); err == nil {
-		return nil // the first original wins
+		return nil, nil // the first original wins
 	}
+	created := missingDirs(e.Root, path.Dir(keep))
 	if e.Record != nil {
-		e.Record.Dirs = appendNew(e.Record.Dirs, missingDirs(e.Root, path.Dir(path.Join(OriginalsDir, rel)))...)
+		e.Record.Dirs = appendNew(e.Record.Dirs, created...)
 	}
+	u := undo{files: true, what: "keep the original of /" + rel, run: func(context.Context) error {
+		if err := removeFile(p); err != nil {
+			return err
+		}
+		return removeEmptyDirs(e.Root, created)
+	}}
 	if err := writeFileAtomic(p, old.Content, old.Mode); err != nil {
-		return fmt.Errorf("keeping the original of /%s: %w", rel, err)
+		return []undo{u}, fmt.Errorf("keeping the original of /%s: %w", rel, err)
 	}
-	return nil
+	return []undo{u}, nil
 }
 
 // removeOwned deletes a file apply wrote, or puts back the original it

@@ -28,12 +28,17 @@ func readCount(path string) (uint64, error) {
 	return n, nil
 }
 
+// writePool sets a pool; a test swaps it to play a kernel that falls short.
+var writePool = func(path string, count uint64) error {
+	return os.WriteFile(path, []byte(strconv.FormatUint(count, 10)), 0o644)
+}
+
 // setHugepages writes the node's nr_hugepages and reads it back: the kernel
 // allocates what it can and says so in the file, so a shortfall is only
 // visible there.
 func setHugepages(sysfs string, h HugepageTarget) (got uint64, err error) {
 	p := hugepageFile(sysfs, h.Node, h.PageSize, "nr_hugepages")
-	if err := os.WriteFile(p, []byte(strconv.FormatUint(h.Count, 10)), 0o644); err != nil {
+	if err := writePool(p, h.Count); err != nil {
 		return 0, fmt.Errorf("allocating %s: %w", h, err)
 	}
 	got, err = readCount(p)
