@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/slices/systemd"
@@ -155,4 +156,35 @@ func procStatus(t *testing.T, e *env, pid uint32, field string) string {
 	}
 	t.Fatalf("no %s in /proc/%d/status", field, pid)
 	return ""
+}
+
+// TestApplyCgroupV2Path runs the unified-mode code path on the sandbox
+// (whose real mode is hybrid): no v1 drop-ins or cpuset groups, the slices'
+// CPU sets set live and read back, and status calls the mode change drift.
+func TestApplyCgroupV2Path(t *testing.T) {
+	e := newEnv(t)
+	f := newFixture(2)
+	rep, err := e.apply(t, f, func(o *Options) { o.CgroupMode = CgroupV2 })
+	must(t, err)
+	for _, s := range rep.Steps {
+		if strings.Contains(s, "cpuset-v1") || strings.Contains(s, "attach-v1") || strings.Contains(s, V1DropIn) {
+			t.Errorf("unified mode planned a v1 step: %s", s)
+		}
+	}
+	ctx := context.Background()
+	for _, p := range f.plan.Partitions {
+		info, err := e.m.Unit(ctx, p.Slice)
+		must(t, err)
+		if !info.AllowedCPUs.Equal(p.CPUs) {
+			t.Errorf("%s AllowedCPUs = %s, want %s", p.Slice, info.AllowedCPUs, p.CPUs)
+		}
+		if cpusetV1Group(e.sb.Root, sliceCgroup(p.Slice)).exists() {
+			t.Errorf("unified mode created a cpuset v1 group for %s", p.Slice)
+		}
+	}
+	st, err := ReadStatus(ctx, StatusOptions{Root: e.sb.Root, Sysfs: "/sys", Systemd: e.m, ProbeTimeout: 200 * time.Millisecond})
+	must(t, err)
+	if !strings.Contains(strings.Join(st.Drift, "\n"), "cgroup mode is hybrid, applied on unified") {
+		t.Errorf("status drift = %q, want the mode change", st.Drift)
+	}
 }
