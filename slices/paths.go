@@ -17,6 +17,10 @@ const (
 	// remove to compare against.
 	PlanPath = "etc/numa-partition/plan.json"
 
+	// sharedDevicePluginsDir is the path kubelet hard-codes
+	// (kubernetes#120626); each partition binds its own directory there.
+	sharedDevicePluginsDir = "/var/lib/kubelet/device-plugins"
+
 	// HugepagesUnit allocates every node's hugepages before any kubelet.
 	HugepagesUnit = "numa-partition-hugepages.service"
 	// AllocatorTemplate is the allocator's template unit.

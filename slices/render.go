@@ -12,25 +12,23 @@ import (
 	"github.com/numa-partition/numa-partition/templates"
 )
 
-// Options are the few things a bundle needs that are not in the plan:
-// where numa-partition itself and its config live on the target host.
+// Options are what a bundle needs that is not in the plan: where
+// numa-partition itself lives on the target host. (The allocators read the
+// rendered plan, PlanPath, so they decide with exactly the plan that
+// rendered their kubelet's configuration, not with a config file that may
+// have changed since.)
 type Options struct {
 	// Binary is numa-partition's path on the target host, for the units
 	// that run it (the allocators and the hugepages oneshot).
 	Binary string
-	// ConfigPath is the config the allocators read.
-	ConfigPath string
 }
 
-// Defaults for Options.
-const (
-	DefaultBinary     = "/usr/local/bin/numa-partition"
-	DefaultConfigPath = "/etc/numa-partition/config.toml"
-)
+// DefaultBinary is where the Debian package installs numa-partition.
+const DefaultBinary = "/usr/bin/numa-partition"
 
-// DefaultOptions are the paths `make install` and the docs use.
+// DefaultOptions are the paths the package and the docs use.
 func DefaultOptions() Options {
-	return Options{Binary: DefaultBinary, ConfigPath: DefaultConfigPath}
+	return Options{Binary: DefaultBinary}
 }
 
 // Render renders plan with DefaultOptions.
@@ -42,9 +40,6 @@ func Render(plan partition.Plan) (Bundle, error) {
 // pure function: same plan and options, byte-identical bundle.
 func RenderWith(plan partition.Plan, opt Options) (Bundle, error) {
 	if err := absPath("binary", opt.Binary); err != nil {
-		return Bundle{}, err
-	}
-	if err := absPath("config path", opt.ConfigPath); err != nil {
 		return Bundle{}, err
 	}
 	if err := checkPartitions(&plan); err != nil {
@@ -376,9 +371,18 @@ func (r *renderer) containerd(p *partition.Partition, cpu cpuView) error {
 	if !ok || absPath("runtime.endpoint", socket) != nil {
 		return fmt.Errorf("runtime.endpoint %q: want unix:// followed by a clean absolute path", rt.Endpoint)
 	}
-	if p.Kubelet.DevicePluginsDir == "/var/lib/kubelet/device-plugins" {
+	if p.Kubelet.DevicePluginsDir == sharedDevicePluginsDir {
 		return fmt.Errorf("kubelet.devicePluginsDir %q is the shared path itself: give the partition its own directory", p.Kubelet.DevicePluginsDir)
 	}
+	// BindPaths= needs both ends to exist before the mount namespace is
+	// set up, which is before any ExecStartPre= runs; StateDirectory=
+	// creates them (as root, 0755) just before, so the directory must lie
+	// under /var/lib.
+	ownState, ok := strings.CutPrefix(p.Kubelet.DevicePluginsDir, "/var/lib/")
+	if !ok || ownState == "" {
+		return fmt.Errorf("kubelet.devicePluginsDir %q: must lie under /var/lib/ (systemd creates it with StateDirectory= before binding it)", p.Kubelet.DevicePluginsDir)
+	}
+	sharedState := strings.TrimPrefix(sharedDevicePluginsDir, "/var/lib/")
 	cfgPath := rootRelative(rt.ConfigPath)
 	err := r.template(cfgPath, "containerd.toml.tmpl", map[string]string{
 		"Name": p.Name, "Root": rt.RootDir, "State": rt.StateDir, "Socket": socket,
@@ -390,6 +394,8 @@ func (r *renderer) containerd(p *partition.Partition, cpu cpuView) error {
 	err = r.template(unitPath(unit), "containerd.service.tmpl", map[string]any{
 		"Name": p.Name, "Nodes": p.Nodes.String(), "Slice": p.Slice, "CPU": cpu,
 		"DevicePluginsDir": p.Kubelet.DevicePluginsDir,
+		"SharedDir":        sharedDevicePluginsDir,
+		"StateDirectories": ownState + " " + sharedState,
 		"ExecStart":        rt.Binary + " --config " + rt.ConfigPath,
 	})
 	if err != nil {
@@ -402,7 +408,7 @@ func (r *renderer) containerd(p *partition.Partition, cpu cpuView) error {
 // allocatorTemplate renders numa-allocator@.service, shared by every
 // partition's instance.
 func (r *renderer) allocatorTemplate() error {
-	exec := fmt.Sprintf("%s --config %s allocator serve --partition %%i", r.opt.Binary, r.opt.ConfigPath)
+	exec := fmt.Sprintf("%s allocator serve --partition %%i --plan /%s", r.opt.Binary, PlanPath)
 	return r.template(unitPath(AllocatorTemplate), "numa-allocator@.service.tmpl", map[string]string{"ExecStart": exec})
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition"
 	"github.com/numa-partition/numa-partition/partition/allocator"
@@ -41,6 +43,7 @@ func allocatorServeCommand() *cli.Command {
 			&cli.StringFlag{Name: "state-dir", Usage: "checkpoint `DIR` (default /var/lib/numa-partition/NAME)"},
 			&cli.StringFlag{Name: "socket-group", Usage: "`GROUP` (name or gid) allowed on the socket besides root; the socket becomes 0660"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "also serve /metrics on this loopback `HOST:PORT`"},
+			&cli.StringFlag{Name: "plan", Usage: "the rendered plan `FILE` (/etc/numa-partition/plan.json, what the unit passes): decide with exactly the plan that rendered this partition's kubelet; without it --config is planned anew"},
 			&cli.StringFlag{Name: "allocator-config", Usage: "JSON `FILE` of the allocator configuration (nodes, policy, scope); bypasses --config"},
 			&cli.StringSliceFlag{Name: "label", Usage: "node label `KEY=VALUE` of the partition, reported to `admit` for nodeSelector matching (repeatable; default: the plan's labels)"},
 			&cli.Int64Flag{Name: "max-request-bytes", Value: allocd.DefaultMaxRequestBytes, Usage: "largest request body accepted"},
@@ -75,12 +78,34 @@ func allocatorServeCommand() *cli.Command {
 	}
 }
 
+// servePlan is the rendered plan of --plan, with the machine's topology for
+// the distances between its nodes, or else the plan of --config.
+func servePlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
+	file := c.String("plan")
+	if file == "" {
+		return loadPlan(c)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the rendered plan (apply writes it): %w", err)
+	}
+	var plan partition.Plan
+	if err := json.Unmarshal(data, &plan); err != nil {
+		return nil, nil, fmt.Errorf("%s: not a rendered plan: %w", file, err)
+	}
+	topo, err := numa.NewFS(c.String("sysfs")).Discover()
+	if err != nil {
+		return nil, nil, fmt.Errorf("discover (for NUMA distances): %w", err)
+	}
+	return &plan, topo, nil
+}
+
 // allocConfigFromPlan fills opts from the plan of --config on the machine
 // under --sysfs (what the rendered unit runs): the same plan that rendered
 // the partition's kubelet, so both decide alike. Explicit flags win over
 // the plan's paths.
 func allocConfigFromPlan(c *cli.Context, opts *allocd.Options) error {
-	plan, topo, err := loadPlan(c)
+	plan, topo, err := servePlan(c)
 	if err != nil {
 		return err
 	}

@@ -3,14 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/numa-partition/numa-partition/slices"
 	"github.com/numa-partition/numa-partition/slices/apply"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
@@ -58,11 +56,8 @@ func applyCommand() *cli.Command {
 			"previous files and unit states and exits non-zero naming the failed step.\n" +
 			"--dry-run prints the diff and the unit actions and touches nothing.\n" +
 			"docs/apply.md has the details, including what holds on cgroup v1 hosts.",
-		Flags: append(hostFlags(),
+		Flags: append(append(hostFlags(), renderFlags()...),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the unified diff and the unit actions; change nothing"},
-			&cli.StringFlag{Name: "hostname", Usage: "plan for this host name instead of the config's kubelet.hostname or this machine's"},
-			&cli.StringFlag{Name: "binary", Value: slices.DefaultBinary, Usage: "numa-partition's path on the host, for the units that run it"},
-			&cli.StringFlag{Name: "target-config", Value: slices.DefaultConfigPath, Usage: "config path the allocator units read"},
 			&cli.DurationFlag{Name: "job-timeout", Value: systemd.DefaultJobTimeout, Usage: "how long one unit start/stop may take before apply rolls back"},
 		),
 		Action: func(c *cli.Context) error {
@@ -70,16 +65,9 @@ func applyCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			plan, _, err := loadPlan(c)
+			plan, b, err := loadBundle(c)
 			if err != nil {
 				return err
-			}
-			b, err := slices.RenderWith(*plan, slices.Options{Binary: c.String("binary"), ConfigPath: c.String("target-config")})
-			if err != nil {
-				return fmt.Errorf("render: %w", err)
-			}
-			for _, w := range append(plan.Warnings, b.Warnings...) {
-				slog.Warn("plan", "warning", w)
 			}
 			m, err := connectSystemd(c)
 			if err != nil {

@@ -61,7 +61,7 @@ func configCommand() *cli.Command {
 				Name:  "check",
 				Usage: "validate --config against this machine; prints nothing when it plans",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "hostname", Usage: "plan for this host name instead of the config's kubelet.hostname or this machine's"},
+					hostnameFlag(),
 				},
 				Action: func(c *cli.Context) error {
 					if _, err := loadConfig(c); err != nil {

@@ -24,7 +24,7 @@ func planCommand() *cli.Command {
 			"With --output json it prints the Plan schema documented in docs/plan.md.\n" +
 			"Every problem in the config is reported at once, with file, line and key.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "hostname", Usage: "plan for this host name instead of the config's kubelet.hostname or this machine's"},
+			hostnameFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			format, err := outputFormat(c)
@@ -44,6 +44,11 @@ func planCommand() *cli.Command {
 			return partition.WriteTable(c.App.Writer, plan)
 		},
 	}
+}
+
+// hostnameFlag is --hostname of the commands that plan.
+func hostnameFlag() cli.Flag {
+	return &cli.StringFlag{Name: "hostname", Usage: "plan for this host name instead of the config's kubelet.hostname or this machine's"}
 }
 
 // loadPlan is discover → config → plan, shared by every command that needs

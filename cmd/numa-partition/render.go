@@ -11,8 +11,35 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/partition"
 	"github.com/numa-partition/numa-partition/slices"
 )
+
+// renderFlags are the flags of the commands that render (render, apply).
+func renderFlags() []cli.Flag {
+	return []cli.Flag{
+		hostnameFlag(),
+		&cli.StringFlag{Name: "binary", Value: slices.DefaultBinary, Usage: "numa-partition's path on the target host, for the units that run it"},
+	}
+}
+
+// loadBundle is discover → config → plan → render, shared by render and
+// apply so that both install exactly the same files; it logs the plan's and
+// the bundle's warnings.
+func loadBundle(c *cli.Context) (*partition.Plan, slices.Bundle, error) {
+	plan, _, err := loadPlan(c)
+	if err != nil {
+		return nil, slices.Bundle{}, err
+	}
+	b, err := slices.RenderWith(*plan, slices.Options{Binary: c.String("binary")})
+	if err != nil {
+		return nil, slices.Bundle{}, fmt.Errorf("render: %w", err)
+	}
+	for _, w := range append(plan.Warnings, b.Warnings...) {
+		slog.Warn("plan", "warning", w)
+	}
+	return plan, b, nil
+}
 
 func renderCommand() *cli.Command {
 	return &cli.Command{
@@ -26,27 +53,17 @@ func renderCommand() *cli.Command {
 			"would lie below / (DIR/etc/systemd/system/...). It also prints the kernel\n" +
 			"command line that reserves the hugepages per node at boot (Linux >= 5.16).\n" +
 			"docs/render.md explains every file and the kubelet arithmetic.",
-		Flags: []cli.Flag{
+		Flags: append(renderFlags(),
 			&cli.StringFlag{Name: "out", Usage: "write the tree into this directory (must be empty or absent)"},
-			&cli.StringFlag{Name: "hostname", Usage: "plan for this host name instead of the config's kubelet.hostname or this machine's"},
-			&cli.StringFlag{Name: "binary", Value: slices.DefaultBinary, Usage: "numa-partition's path on the target host, for the units that run it"},
-			&cli.StringFlag{Name: "target-config", Value: slices.DefaultConfigPath, Usage: "config path the allocator units read on the target host"},
-		},
+		),
 		Action: func(c *cli.Context) error {
 			format, err := outputFormat(c)
 			if err != nil {
 				return err
 			}
-			plan, _, err := loadPlan(c)
+			_, b, err := loadBundle(c)
 			if err != nil {
 				return err
-			}
-			b, err := slices.RenderWith(*plan, slices.Options{Binary: c.String("binary"), ConfigPath: c.String("target-config")})
-			if err != nil {
-				return fmt.Errorf("render: %w", err)
-			}
-			for _, w := range append(plan.Warnings, b.Warnings...) {
-				slog.Warn("render", "warning", w)
 			}
 			if out := c.String("out"); out != "" {
 				if err := writeTree(out, b); err != nil {
