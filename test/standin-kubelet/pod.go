@@ -91,14 +91,6 @@ func startPod(ctx context.Context, name, slice string, cpus bitmask.CPUSet, setC
 		{Name: "DefaultDependencies", Value: godbus.MakeVariant(false)},
 	}
 	if setCPUs {
-		var set unix.CPUSet
-		for _, id := range cpus.IDs() {
-			set.Set(id)
-		}
-		if err := unix.SchedSetaffinity(p.PID, &set); err != nil {
-			_ = cmd.Process.Kill()
-			return p, fmt.Errorf("setting pod CPU affinity %s: %w", cpus, err)
-		}
 		props = append(props, sddbus.Property{Name: "AllowedCPUs", Value: godbus.MakeVariant(cpuMask(cpus))})
 	}
 	err = runJob(ctx, p.Scope, func(ch chan<- string) error {
@@ -116,7 +108,20 @@ func startPod(ctx context.Context, name, slice string, cpus bitmask.CPUSet, setC
 	cgPath, _ := cg.Value.Value().(string)
 	joined, err := joinCpusetV1("/sys/fs/cgroup", cgPath, p.PID, cpus, setCPUs)
 	if err != nil {
+		_ = cmd.Process.Kill()
 		return p, err
+	}
+	// Affinity last, as runc does: only inside the pod's own cgroup are
+	// the pod's CPUs allowed (the kubelet's cgroup may hold other ones).
+	if setCPUs {
+		var set unix.CPUSet
+		for _, id := range cpus.IDs() {
+			set.Set(id)
+		}
+		if err := unix.SchedSetaffinity(p.PID, &set); err != nil {
+			_ = cmd.Process.Kill()
+			return p, fmt.Errorf("setting pod CPU affinity %s: %w", cpus, err)
+		}
 	}
 	slog.Info("pod started", "scope", p.Scope, "slice", slice, "pid", p.PID, "cpus", p.CPUs, "cgroup", cgPath, "cpusetV1", joined)
 	return p, nil

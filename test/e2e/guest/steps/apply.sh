@@ -8,13 +8,16 @@ rc=$?
 cat $STATE/apply.out
 [ $rc = 0 ] || die "numa-partition apply exited $rc: $(tail -3 $STATE/apply.out | tr '\n' ' ')"
 ok "apply exited 0"
+wait_healthy
 for p in $PARTITIONS; do
   for u in $(partition_units $p); do
     expect_eq "$u ActiveState" "$(unit_prop $u ActiveState)" active
   done
+  for u in containerd-$p.service numa-allocator@$p.service kubelet-$p.service; do
+    expect_eq "$u NRestarts (no crash loop)" "$(unit_prop $u NRestarts)" 0
+  done
 done
 expect_eq "numa-partition-hugepages.service ActiveState" "$(unit_prop numa-partition-hugepages.service ActiveState)" active
-wait_healthy
 for p in $PARTITIONS; do
   wait_until 60 "$p's stand-in pod running" pod_pid $p
   # The stand-in refuses an invalid KubeletConfiguration: reaching here

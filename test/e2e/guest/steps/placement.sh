@@ -27,12 +27,17 @@ for p in $PARTITIONS; do
     expect_eq "$p.slice v1 cpuset.mems" "$(cat $g/cpuset.mems 2>&1)" "${MEMS[$p]}"
   fi
 done
-# Every process systemd started outside the partitions stays on the host's CPU.
+# Every process systemd started outside the partitions stays on the host's
+# CPU on v2. On v1 docs/apply.md promises the opposite (host processes are
+# not confined; system.conf CPUAffinity= is the user's tool): assert that,
+# so the documentation and the behaviour cannot drift apart.
 if [ "$E2E_MODE" = v2 ]; then
+  want_host=$HOST_CPUS
   expect_eq "system.slice cpuset.cpus.effective" "$(cat /sys/fs/cgroup/system.slice/cpuset.cpus.effective)" $HOST_CPUS
   expect_eq "system.slice cpuset.mems.effective" "$(cat /sys/fs/cgroup/system.slice/cpuset.mems.effective)" $HOST_MEMS
   procs=$(cat $(find /sys/fs/cgroup/system.slice -name cgroup.procs))
 else
+  want_host=0-3
   procs=$(cat $(find /sys/fs/cgroup/systemd/system.slice -name cgroup.procs))
 fi
 n=0
@@ -41,8 +46,8 @@ for pid in $procs; do
   c=$(status_field $pid Cpus_allowed_list)
   [ -z "$c" ] && continue
   n=$((n + 1))
-  [ "$c" = $HOST_CPUS ] || fail "system.slice process $pid ($(cat /proc/$pid/comm 2>/dev/null), $(cgroup_of $pid)) has Cpus_allowed_list $c, want $HOST_CPUS"
+  [ "$c" = $want_host ] || fail "system.slice process $pid ($(cat /proc/$pid/comm 2>/dev/null), $(cgroup_of $pid)) has Cpus_allowed_list $c, want $want_host"
 done
-[ $n -gt 3 ] && ok "$n system.slice processes on CPU $HOST_CPUS only" || fail "found only $n system.slice processes"
-expect_eq "PID 1 (init.scope) Cpus_allowed_list" "$(status_field 1 Cpus_allowed_list)" $HOST_CPUS
+[ $n -gt 3 ] && ok "$n system.slice processes on CPUs $want_host" || fail "found only $n system.slice processes"
+expect_eq "PID 1 (init.scope) Cpus_allowed_list" "$(status_field 1 Cpus_allowed_list)" $want_host
 finish

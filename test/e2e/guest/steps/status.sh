@@ -4,16 +4,21 @@ requires apply
 out=$(numa-partition --output json status 2>$STATE/status.err)
 rc=$?
 echo "$out"; cat $STATE/status.err
-[ $rc = 0 ] || die "numa-partition status exited $rc (0 = healthy): $(tail -3 $STATE/status.err | tr '\n' ' ')"
-ok "status exit 0 (healthy)"
-jq -e . >/dev/null <<<"$out" || die "status --output json is not JSON"
+[ $rc = 0 ] || fail "numa-partition status exited $rc, want 0 (healthy); problems: $(jq -c .problems <<<"$out" 2>/dev/null)"
+facts=$(jq -r '
+  "health \(.health)", "problems \(.problems|length)",
+  "cgroupMode \(.cgroupMode)", "reserved \(.host.reservedCPUs)", "inForce \(.host.reservedCPUsInForce)",
+  (.partitions[] | "\(.name) \(.effectiveCPUs) \(.effectiveMems) kubelet=\(.kubelet.ok) allocator=\(.allocator.ok)")
+' <<<"$out") || die "status --output json is not the documented JSON: $(head -c 300 <<<"$out")"
+q() { awk -v k="$1" '$1==k{sub(/^[^ ]* /,""); print}' <<<"$facts"; }
+expect_eq "health" "$(q health)" healthy
+expect_eq "number of problems" "$(q problems)" 0
+# systemd.unified_cgroup_hierarchy=0 gives systemd 252's hybrid layout.
+expect_eq "cgroupMode" "$(q cgroupMode)" "$([ "$E2E_MODE" = v2 ] && echo unified || echo hybrid)"
+expect_eq "host reservedCPUs" "$(q reserved)" $HOST_CPUS
+expect_eq "host reservedCPUsInForce" "$(q inForce)" $HOST_CPUS
 for p in $PARTITIONS; do
-  part=$(jq -c --arg p $p '[.. | objects | select(.name? == $p)][0]' <<<"$out")
-  [ "$part" != null ] || { fail "status JSON has no partition named $p"; continue; }
-  echo "  $p: $part" | head -c 600; echo
-  eff=$(jq -r '[.. | objects | to_entries[] | select(.key|test("^effective.*cpus$";"i")) | .value | tostring] | join(" ")' <<<"$part")
-  case " $eff " in *" ${SLICE_CPUS[$p]} "*) ok "$p effective CPUs include ${SLICE_CPUS[$p]} ($eff)" ;;
-    *) fail "$p effective CPUs in status are '$eff', want ${SLICE_CPUS[$p]} (the slice's)" ;; esac
+  expect_eq "$p (effective CPUs, mems, probes)" "$(q $p)" "${SLICE_CPUS[$p]} ${MEMS[$p]} kubelet=true allocator=true"
 done
 numa-partition status > $STATE/status.txt 2>&1 && ok "table status exit 0" || fail "numa-partition status (table) failed: $(tail -3 $STATE/status.txt)"
 cat $STATE/status.txt

@@ -24,6 +24,9 @@ else
   expect_eq "cgroup fs" "$fs" tmpfs
   [ -f /sys/fs/cgroup/cpuset/cpuset.cpus ] && ok "cpuset v1 hierarchy mounted" || fail "no /sys/fs/cgroup/cpuset"
   [ -d /sys/fs/cgroup/systemd ] && ok "name=systemd hierarchy mounted" || fail "no /sys/fs/cgroup/systemd"
+  # systemd 252 with unified_cgroup_hierarchy=0 is hybrid: v1 controllers,
+  # plus a controller-less cgroup2 at unified/ (what most v1 hosts run).
+  expect_eq "cgroup2 at /sys/fs/cgroup/unified (hybrid)" "$(stat -fc %T /sys/fs/cgroup/unified 2>&1)" cgroup2fs
 fi
 echo "  systemd $(systemctl --version | head -1 | cut -d' ' -f2), kernel $(uname -r), virt $(systemd-detect-virt)"
 finish
