@@ -3,15 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"io"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/slices"
 )
@@ -40,45 +38,23 @@ func hugepagesCommand() *cli.Command {
 					}
 					specs = append(specs, s)
 				}
-				return applyHugepages(c.App.Writer, c.String("sysfs"), specs, writePool)
+				return applyHugepages(c.App.Writer, c.String("sysfs"), specs, hugepool.Write)
 			},
 		}},
 	}
 }
 
-// writePool sets one pool; tests swap it to play a kernel that falls short.
-func writePool(path string, count uint64) error {
-	return os.WriteFile(path, []byte(strconv.FormatUint(count, 10)), 0)
-}
-
-func poolPath(sysfs string, node int, pageSize uint64) string {
-	return filepath.Join(sysfs, "devices", "system", "node", "node"+strconv.Itoa(node), "hugepages",
-		"hugepages-"+strconv.FormatUint(pageSize>>10, 10)+"kB", "nr_hugepages")
-}
-
-func readPool(path string) (uint64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseUint(bitmask.Trim(string(b)), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %q is not a page count", path, bitmask.Trim(string(b)))
-	}
-	return n, nil
-}
-
 // applyHugepages checks every argument and pool before writing anything,
 // then writes largest pages first and reports every shortfall at once.
-func applyHugepages(w io.Writer, sysfs string, specs []slices.HugepageSpec, write func(string, uint64) error) error {
+func applyHugepages(w io.Writer, sysfs string, specs []slices.HugepageSpec, write hugepool.Writer) error {
 	listed := map[string]bool{}
 	for _, s := range specs {
-		path := poolPath(sysfs, s.Node, s.PageSize)
+		path := hugepool.Path(sysfs, s.Node, s.PageSize)
 		if listed[path] {
 			return fmt.Errorf("%s is given twice", s)
 		}
 		listed[path] = true
-		if _, err := readPool(path); err != nil {
+		if _, err := hugepool.Read(path); err != nil {
 			return fmt.Errorf("%s: node %d has no %s hugepage pool (no such node, or the CPU does not support that page size): %w", s, s.Node, units.FormatBytes(s.PageSize), err)
 		}
 	}
@@ -94,7 +70,7 @@ func applyHugepages(w io.Writer, sysfs string, specs []slices.HugepageSpec, writ
 		if listed[path] {
 			continue
 		}
-		n, err := readPool(path)
+		n, err := hugepool.Read(path)
 		if err != nil {
 			return err
 		}
@@ -104,16 +80,12 @@ func applyHugepages(w io.Writer, sysfs string, specs []slices.HugepageSpec, writ
 	}
 	slices.SortForAllocation(specs)
 	for _, s := range specs {
-		path := poolPath(sysfs, s.Node, s.PageSize)
-		before, _ := readPool(path)
-		if err := write(path, s.Count); err != nil {
-			problems = append(problems, fmt.Sprintf("node %d, %s pages: setting %d: %v", s.Node, units.FormatBytes(s.PageSize), s.Count, err))
-			continue
-		}
-		got, err := readPool(path)
+		path := hugepool.Path(sysfs, s.Node, s.PageSize)
+		before, _ := hugepool.Read(path)
+		got, err := hugepool.Set(path, s.Count, write)
 		switch {
 		case err != nil:
-			problems = append(problems, err.Error())
+			problems = append(problems, fmt.Sprintf("node %d, %s pages: %v", s.Node, units.FormatBytes(s.PageSize), err))
 		case got < s.Count:
 			problems = append(problems, fmt.Sprintf("node %d: wanted %d pages of %s, the kernel allocated %d (memory fragmented or in use): reserve them at boot with the kernel command line `numa-partition render` prints", s.Node, s.Count, units.FormatBytes(s.PageSize), got))
 		case got > s.Count:

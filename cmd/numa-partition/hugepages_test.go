@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,7 +60,7 @@ func TestApplyHugepagesLargestFirst(t *testing.T) {
 	var order []string
 	write := func(path string, n uint64) error {
 		order = append(order, filepath.Base(filepath.Dir(path))+"@"+filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(path)))))
-		return writePool(path, n)
+		return hugepool.Write(path, n)
 	}
 	var out bytes.Buffer
 	err := applyHugepages(&out, root, specs(t, "0:2Mi=512", "1:2Mi=512", "0:1Gi=4", "1:1Gi=0"), write)
@@ -84,7 +85,7 @@ func TestApplyHugepagesShortfallFailsLoudly(t *testing.T) {
 		if strings.Contains(path, "node1") && strings.Contains(path, "1048576kB") {
 			n /= 2
 		}
-		return writePool(path, n)
+		return hugepool.Write(path, n)
 	}
 	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:1Gi=4", "1:1Gi=4", "1:2Mi=8"), short)
 	if err == nil || !strings.Contains(err.Error(), "node 1: wanted 4 pages of 1Gi, the kernel allocated 2") {
@@ -98,7 +99,7 @@ func TestApplyHugepagesShortfallFailsLoudly(t *testing.T) {
 
 func TestApplyHugepagesPagesInUse(t *testing.T) {
 	root := fakeSysfs(t, nil)
-	stuck := func(path string, n uint64) error { return writePool(path, n+3) }
+	stuck := func(path string, n uint64) error { return hugepool.Write(path, n+3) }
 	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:2Mi=0"), stuck)
 	if err == nil || !strings.Contains(err.Error(), "3 remain") {
 		t.Fatalf("want pages-in-use error, got %v", err)
@@ -107,7 +108,7 @@ func TestApplyHugepagesPagesInUse(t *testing.T) {
 
 func TestApplyHugepagesUnlistedPool(t *testing.T) {
 	root := fakeSysfs(t, map[string]string{"node1/hugepages-1048576kB": "2"})
-	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:2Mi=8"), writePool)
+	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:2Mi=8"), hugepool.Write)
 	if err == nil || !strings.Contains(err.Error(), "node 1, hugepages-1048576kB holds 2 pages the plan does not list") {
 		t.Fatalf("want unlisted-pool error, got %v", err)
 	}
@@ -120,7 +121,7 @@ func TestApplyHugepagesBadInputChangesNothing(t *testing.T) {
 		{"0:2Mi=8", "0:64Ki=8"}, // unsupported size
 		{"0:2Mi=8", "0:2Mi=16"}, // twice
 	} {
-		err := applyHugepages(&bytes.Buffer{}, root, specs(t, args...), writePool)
+		err := applyHugepages(&bytes.Buffer{}, root, specs(t, args...), hugepool.Write)
 		if err == nil {
 			t.Errorf("%v: want an error", args)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
@@ -176,8 +177,8 @@ func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desire
 		c.Units[n] = u
 	}
 	for _, h := range d.Hugepages {
-		p := hugepageFile(sysfs, h.Node, h.PageSize, "nr_hugepages")
-		n, err := readCount(p)
+		p := hugepool.Path(sysfs, h.Node, h.PageSize)
+		n, err := hugepool.Read(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return c, fmt.Errorf("the plan wants %s, but %s does not exist: no such node or page size on this host", h, p)
 		}

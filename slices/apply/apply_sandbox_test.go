@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"errors"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"os"
 	"strings"
 	"testing"
@@ -65,7 +66,7 @@ func TestApplyReapplyRemove(t *testing.T) {
 			}
 		}
 		want := uint64(4 + i)
-		if n, err := readCount(hugepageFile(e.sysfs, i%2, testPageSize, "nr_hugepages")); err != nil || n != want {
+		if n, err := hugepool.Read(hugepool.Path(e.sysfs, i%2, testPageSize)); err != nil || n != want {
 			t.Errorf("node%d hugepages = %d, %v; want %d", i%2, n, err, want)
 		}
 	}

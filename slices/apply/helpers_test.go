@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"log/slog"
 	"net/http"
 	"os"
@@ -80,7 +81,7 @@ func newEnv(t testing.TB) *env {
 	m.JobTimeout = 20 * time.Second
 	e := &env{sb: sb, m: m, sysfs: t.TempDir(), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	for node := range 2 {
-		p := hugepageFile(e.sysfs, node, testPageSize, "nr_hugepages")
+		p := hugepool.Path(e.sysfs, node, testPageSize)
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		must(t, os.WriteFile(p, []byte("0\n"), 0o644))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"os"
 	"path/filepath"
 	"time"
@@ -94,7 +95,7 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		}
 	}
 	for _, h := range rec.Hugepages {
-		if cur, err := readCount(hugepageFile(o.Sysfs, h.Node, h.PageSize, "nr_hugepages")); err == nil && cur == h.Before {
+		if cur, err := hugepool.Read(hugepool.Path(o.Sysfs, h.Node, h.PageSize)); err == nil && cur == h.Before {
 			continue
 		}
 		back := HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Before}

@@ -1,0 +1,56 @@
+// Package hugepool reads and sets a NUMA node's hugepage pool
+// (nodeN/hugepages/hugepages-<size>kB/nr_hugepages). It is the one place
+// that writes the pools: the boot oneshot (`numa-partition hugepages
+// apply`) and apply/remove both go through it.
+package hugepool
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+)
+
+// Path is the nr_hugepages file of one node and page size under a sysfs root.
+func Path(sysfs string, node int, pageSize uint64) string {
+	return filepath.Join(sysfs, "devices", "system", "node", "node"+strconv.Itoa(node), "hugepages",
+		"hugepages-"+strconv.FormatUint(pageSize>>10, 10)+"kB", "nr_hugepages")
+}
+
+// Read reads a pool's page count, strictly.
+func Read(path string) (uint64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	v := bitmask.Trim(string(b))
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a page count", path, v)
+	}
+	return n, nil
+}
+
+// Writer sets a pool; tests pass their own to play a kernel that falls short.
+type Writer func(path string, count uint64) error
+
+// Write is the real Writer.
+func Write(path string, count uint64) error {
+	return os.WriteFile(path, []byte(strconv.FormatUint(count, 10)), 0o644)
+}
+
+// Set asks the kernel for count pages and reads back what it allocated: the
+// kernel gives what it can and says so only in the file, so a shortfall is
+// visible there and nowhere else.
+func Set(path string, count uint64, write Writer) (uint64, error) {
+	if err := write(path, count); err != nil {
+		return 0, fmt.Errorf("setting %s to %d: %w", path, count, err)
+	}
+	got, err := Read(path)
+	if err != nil {
+		return 0, fmt.Errorf("reading back %s: %w", path, err)
+	}
+	return got, nil
+}
