@@ -1,6 +1,7 @@
 package partition
 
-// Defaults. docs/config.md repeats them for users; keep both in step.
+// Defaults. docs/config-reference.md is generated from them (make generate);
+// the tables of docs/config.md repeat them and a test keeps both in step.
 const (
 	DefaultKubeletBinary       = "/usr/bin/kubelet"
 	DefaultNodeName            = "{hostname}-{partition}"

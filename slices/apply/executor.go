@@ -78,7 +78,8 @@ func (e *Executor) Run(ctx context.Context, steps []Step, cur Current) (*Result,
 	var journal []undo
 	reloaded := false
 	for i, s := range steps {
-		log.Debug("apply step", "index", i+1, "of", len(steps), "step", s.String())
+		// Progress on stderr: one line per step, as it starts.
+		log.Info("apply step", "index", i+1, "of", len(steps), "step", s.String())
 		var err error
 		if e.BeforeStep != nil {
 			err = e.BeforeStep(i, s)
