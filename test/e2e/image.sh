@@ -43,7 +43,8 @@ t0=$SECONDS
 kpkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
 [ -n "$kpkg" ] || { log "cannot resolve linux-image-amd64 (apt-get update?)"; exit 1; }
 log "kernel package $kpkg"
-(cd "$work" && apt-get download -q "$kpkg" >/dev/null)
+# As root into a private directory: no _apt sandbox user to hand it to.
+(cd "$work" && apt-get -o APT::Sandbox::User=root download -q "$kpkg" >/dev/null)
 dpkg -x "$work"/"$kpkg"_*.deb "$work/kernel"
 kver=$(ls "$work/kernel/lib/modules")
 log "kernel $kver unpacked ($((SECONDS - t0)) s)"
@@ -108,10 +109,13 @@ ExecStart=/bin/sh -c 'exec /e2e/guest/scenario.sh >/dev/ttyS1 2>&1'
 TimeoutStartSec=12min
 UNIT
 # Without udev dev-ttyS0.device never appears: a serial getty would hold
-# the boot for 90 s. Timers only cost time.
+# the boot for 90 s. Timers, logins and the image's own containerd (the
+# partitions run their own) only cost time.
 for u in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer dpkg-db-backup.timer \
          fstrim.timer systemd-tmpfiles-clean.timer serial-getty@ttyS0.service \
-         serial-getty@ttyS1.service getty.target containerd.service; do
+         serial-getty@ttyS1.service getty.target containerd.service \
+         systemd-logind.service e2scrub_reap.service systemd-update-utmp.service \
+         systemd-update-utmp-runlevel.service; do
   ln -sf /dev/null "$sd/$u"
 done
 # Every daemon-reload re-runs all generators (0.5-1 s each under TCG). Keep
