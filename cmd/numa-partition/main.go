@@ -38,6 +38,19 @@ func newApp() *cli.App {
 	return &cli.App{
 		Name:  "numa-partition",
 		Usage: "turn one multi-socket host into several Kubernetes nodes, one per NUMA partition",
+		Description: "numa-partition discovers the NUMA topology from sysfs, plans one partition per\n" +
+			"socket (or per node group) from /etc/numa-partition/config.toml, renders a\n" +
+			"systemd slice, a kubelet, a containerd and an allocator per partition, and\n" +
+			"applies them transactionally over systemd's D-Bus API. Each partition becomes\n" +
+			"one Kubernetes Node that pods target with a nodeSelector on its labels\n" +
+			"(numa-type=red, ...).\n\n" +
+			"Typical use: discover; config init > /etc/numa-partition/config.toml; plan;\n" +
+			"apply --dry-run; apply; status. remove undoes apply.\n\n" +
+			"Files: /etc/numa-partition/config.toml (config), /etc/numa-partition/plan.json\n" +
+			"(the applied plan), /var/lib/numa-partition/applied.json (what apply wrote),\n" +
+			"/run/numa-partition/NAME.sock (allocator API).\n\n" +
+			"Exit status: 0 success, 1 degraded (status) or rejected (admit), 2 error.\n" +
+			"--output json is a stable, documented schema for every command.",
 		Flags: globalFlags(),
 		Before: func(c *cli.Context) error {
 			return setupLogging(c)
