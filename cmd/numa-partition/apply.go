@@ -42,6 +42,28 @@ func connectSystemd(c *cli.Context) (*systemd.Conn, error) {
 	return systemd.Connect(bus)
 }
 
+// host is what apply, status and remove work on.
+type host struct {
+	format      string // --output
+	systemd     *systemd.Conn
+	root, sysfs string
+}
+
+// onHost validates --output, connects to the host's systemd and runs fn.
+func onHost(c *cli.Context, fn func(h host) error) error {
+	format, err := outputFormat(c)
+	if err != nil {
+		return err
+	}
+	m, err := connectSystemd(c)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	root, sysfs := hostRoot(c)
+	return fn(host{format: format, systemd: m, root: root, sysfs: sysfs})
+}
+
 func applyCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "apply",
@@ -61,31 +83,26 @@ func applyCommand() *cli.Command {
 			&cli.DurationFlag{Name: "job-timeout", Value: systemd.DefaultJobTimeout, Usage: "how long one unit start/stop may take before apply rolls back"},
 		),
 		Action: func(c *cli.Context) error {
-			format, err := outputFormat(c)
-			if err != nil {
+			if _, err := outputFormat(c); err != nil {
 				return err
 			}
 			plan, b, err := loadBundle(c)
 			if err != nil {
 				return err
 			}
-			m, err := connectSystemd(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			m.JobTimeout = c.Duration("job-timeout")
-			root, sysfs := hostRoot(c)
-			rep, err := apply.Apply(c.Context, apply.Options{
-				Root: root, Sysfs: sysfs, Systemd: m, DryRun: c.Bool("dry-run"), Version: version,
-			}, plan, b)
-			if err != nil {
-				return fmt.Errorf("apply: %w", err)
-			}
-			if format == "json" {
-				return writeJSON(c.App.Writer, rep)
-			}
-			return writeApplyReport(c.App.Writer, rep)
+			return onHost(c, func(h host) error {
+				h.systemd.JobTimeout = c.Duration("job-timeout")
+				rep, err := apply.Apply(c.Context, apply.Options{
+					Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, DryRun: c.Bool("dry-run"), Version: version,
+				}, plan, b)
+				if err != nil {
+					return fmt.Errorf("apply: %w", err)
+				}
+				if h.format == "json" {
+					return writeJSON(c.App.Writer, rep)
+				}
+				return writeApplyReport(c.App.Writer, rep)
+			})
 		},
 	}
 }

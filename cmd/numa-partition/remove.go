@@ -21,34 +21,26 @@ func removeCommand() *cli.Command {
 			"the record is then kept so that remove can be run again.",
 		Flags: hostFlags(),
 		Action: func(c *cli.Context) error {
-			format, err := outputFormat(c)
-			if err != nil {
-				return err
-			}
-			m, err := connectSystemd(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			root, sysfs := hostRoot(c)
-			rep, err := apply.Remove(c.Context, apply.Options{Root: root, Sysfs: sysfs, Systemd: m})
-			if err != nil {
-				return fmt.Errorf("remove: %w", err)
-			}
-			if format == "json" {
-				return writeJSON(c.App.Writer, rep)
-			}
-			var b strings.Builder
-			if rep.Generation == 0 {
-				b.WriteString("nothing applied, nothing to remove\n")
-			} else {
-				fmt.Fprintf(&b, "removed generation %d in %s:\n", rep.Generation, seconds(rep.Seconds))
-				for _, a := range rep.Actions {
-					fmt.Fprintf(&b, "  %s\n", a)
+			return onHost(c, func(h host) error {
+				rep, err := apply.Remove(c.Context, apply.Options{Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd})
+				if err != nil {
+					return fmt.Errorf("remove: %w", err)
 				}
-			}
-			_, err = fmt.Fprint(c.App.Writer, b.String())
-			return err
+				if h.format == "json" {
+					return writeJSON(c.App.Writer, rep)
+				}
+				var b strings.Builder
+				if rep.Generation == 0 {
+					b.WriteString("nothing applied, nothing to remove\n")
+				} else {
+					fmt.Fprintf(&b, "removed generation %d in %s:\n", rep.Generation, seconds(rep.Seconds))
+					for _, a := range rep.Actions {
+						fmt.Fprintf(&b, "  %s\n", a)
+					}
+				}
+				_, err = fmt.Fprint(c.App.Writer, b.String())
+				return err
+			})
 		},
 	}
 }

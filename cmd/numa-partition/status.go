@@ -26,32 +26,24 @@ func statusCommand() *cli.Command {
 			&cli.DurationFlag{Name: "probe-timeout", Value: apply.DefaultProbeTimeout, Usage: "timeout of each health check"},
 		),
 		Action: func(c *cli.Context) error {
-			format, err := outputFormat(c)
-			if err != nil {
-				return err
-			}
-			m, err := connectSystemd(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			root, sysfs := hostRoot(c)
-			st, err := apply.ReadStatus(c.Context, apply.StatusOptions{Root: root, Sysfs: sysfs, Systemd: m, ProbeTimeout: c.Duration("probe-timeout")})
-			if err != nil {
-				return fmt.Errorf("status: %w", err)
-			}
-			if format == "json" {
-				err = writeJSON(c.App.Writer, st)
-			} else {
-				err = writeStatus(c.App.Writer, st)
-			}
-			if err != nil {
-				return err
-			}
-			if st.Health != apply.Healthy {
-				return exitError{code: 1}
-			}
-			return nil
+			return onHost(c, func(h host) error {
+				st, err := apply.ReadStatus(c.Context, apply.StatusOptions{Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, ProbeTimeout: c.Duration("probe-timeout")})
+				if err != nil {
+					return fmt.Errorf("status: %w", err)
+				}
+				if h.format == "json" {
+					err = writeJSON(c.App.Writer, st)
+				} else {
+					err = writeStatus(c.App.Writer, st)
+				}
+				if err != nil {
+					return err
+				}
+				if st.Health != apply.Healthy {
+					return exitError{code: 1}
+				}
+				return nil
+			})
 		},
 	}
 }
