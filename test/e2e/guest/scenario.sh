@@ -20,7 +20,7 @@ echo "cmdline: $(cat /proc/cmdline)"
 # (and say so when those failed).
 case $E2E_MODE in
   v2) steps="topology hugepages-sysfs standin-probe discover apply placement hugepages admit status reapply change remove" ;;
-  v1) steps="topology standin-probe discover apply placement status remove" ;;
+  v1) steps="topology standin-probe discover apply placement hugepages status remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;
 esac
 
