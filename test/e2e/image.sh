@@ -17,7 +17,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${E2E_CACHE:-$repo/.cache/e2e}
-key=$(cat "$0" | sha256sum | cut -c1-16)
+key=$(sha256sum < "$0" | cut -c1-16)
 out=$cache/image-$key
 log() { echo "e2e image: $*" >&2; }
 
@@ -88,6 +88,9 @@ cat > "$sd/mnt-share.mount" <<'UNIT'
 Description=e2e host share (virtio 9p)
 After=systemd-modules-load.service
 Requires=systemd-modules-load.service
+# Without the share no result can come back: end the VM instead of idling
+# until the host's timeout.
+FailureAction=poweroff-force
 [Mount]
 What=share
 Where=/mnt/share

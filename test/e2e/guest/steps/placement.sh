@@ -35,10 +35,10 @@ if [ "$E2E_MODE" = v2 ]; then
   want_host=$HOST_CPUS
   expect_eq "system.slice cpuset.cpus.effective" "$(cat /sys/fs/cgroup/system.slice/cpuset.cpus.effective)" $HOST_CPUS
   expect_eq "system.slice cpuset.mems.effective" "$(cat /sys/fs/cgroup/system.slice/cpuset.mems.effective)" $HOST_MEMS
-  procs=$(cat $(find /sys/fs/cgroup/system.slice -name cgroup.procs))
+  procs=$(find /sys/fs/cgroup/system.slice -name cgroup.procs -exec cat {} +)
 else
   want_host=0-3
-  procs=$(cat $(find /sys/fs/cgroup/systemd/system.slice -name cgroup.procs))
+  procs=$(find /sys/fs/cgroup/systemd/system.slice -name cgroup.procs -exec cat {} +)
 fi
 n=0
 for pid in $procs; do
