@@ -101,7 +101,10 @@ func Reference() []KeyDoc {
 				"A core whose reservation would leave a partition with no CPU is skipped, with a warning. " +
 				"A CPU list (`\"0,4\"`, `\"0-1,32-33\"`) names them exactly; CPUs the machine does not have are an error, offline ones a warning."},
 		{Key: "host.memory_nodes", Type: typeNodeList, DefaultText: "the nodes of the reserved CPUs", Example: `[0]`,
-			Doc: "Nodes the host's own processes allocate memory from. They must exist and hold memory."},
+			Doc: "Nodes the host's own processes allocate memory from. They must exist and hold memory. " +
+				"They are documented in the host drop-ins but not locked by cgroup (no AllowedMemoryNodes= on system.slice): " +
+				"the kernel fills a node's hugepage pool only for a writer allowed on that node, so a lock would stop apply " +
+				"and the hugepages oneshot from allocating the partitions' pages; processes on the reserved CPUs allocate locally first anyway."},
 		{Key: "host.reserved_memory", Type: typeSizeMap, DefaultText: "each partition's whole reservation on its first node with CPUs and memory", Example: `{ 0 = "1100Mi" }`,
 			Doc: "Where each partition's kubelet memory reservation lies: NUMA node id to size. " +
 				"For a partition with any of its nodes named here, the sizes on its nodes must add up to " +

@@ -72,7 +72,9 @@ declare -A MEMS=([node0]=0 [node1]=1)
 declare -A HEALTHZ=([node0]=10248 [node1]=10258) # healthz_port + index × port_stride
 declare -A HUGEPAGES_2M=([node0]=16 [node1]=24)
 HOST_CPUS=0
-HOST_MEMS=0
+# The host's memory is not locked (templates/host.dropin.tmpl says why):
+# system.slice may allocate on every node, so apply can fill node 1's pools.
+HOST_MEMS=0-1
 CONFIG=/etc/numa-partition/config.toml
 
 # partition_units P: every unit apply starts for partition P.
