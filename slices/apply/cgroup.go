@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -103,29 +104,43 @@ func (c cpusetV1) set(cpus, mems string) error {
 	return nil
 }
 
-// remove moves the group's tasks to its parent and removes it.
+// remove moves the tasks of the group and of every group below it (the
+// pods' groups kubelet and runc made) to the group's parent and removes the
+// groups, deepest first: rmdir of a v1 group with children is EBUSY.
 func (c cpusetV1) remove() error {
 	if !c.exists() {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
-	if err != nil {
-		return fmt.Errorf("cpuset v1: %w", err)
-	}
-	parent := filepath.Join(filepath.Dir(c.dir), "cgroup.procs")
-	var errs []error
-	for _, pid := range strings.Fields(string(b)) {
-		if err := os.WriteFile(parent, []byte(pid), 0o644); err != nil && !errors.Is(err, unix.ESRCH) {
-			errs = append(errs, err)
-		}
-	}
-	if err := os.Remove(c.dir); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := removeV1Tree(c.dir, filepath.Join(filepath.Dir(c.dir), "cgroup.procs")); err != nil {
 		return fmt.Errorf("cpuset v1: removing %s: %w", c.dir, err)
 	}
 	return nil
+}
+
+func removeV1Tree(dir, dest string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() {
+			errs = append(errs, removeV1Tree(filepath.Join(dir, e.Name()), dest))
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	for _, pid := range strings.Fields(string(b)) {
+		if err := os.WriteFile(dest, []byte(pid), 0o644); err != nil && !errors.Is(err, unix.ESRCH) {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.Remove(dir); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // attach moves every process of a unit's cgroup (read from the name=systemd
@@ -144,13 +159,46 @@ func (c cpusetV1) attach(root, unitCgroup string) (int, error) {
 	}
 	n := 0
 	for _, pid := range strings.Fields(string(procs)) {
+		// Joining a v1 cpuset resets every thread's affinity to the
+		// group's CPUs; the unit's CPUAffinity= (its daemon CPUs) must
+		// survive the move, so it is read before and put back after.
+		saved := threadAffinities(pid)
 		if err := os.WriteFile(filepath.Join(c.dir, "cgroup.procs"), []byte(pid), 0o644); err != nil {
 			if errors.Is(err, unix.ESRCH) {
 				continue // exited meanwhile
 			}
 			return n, fmt.Errorf("cpuset v1: moving pid %s of %s to %s: %w", pid, unitCgroup, c.dir, err)
 		}
+		for tid, set := range saved {
+			// The kernel keeps saved ∩ the group's CPUs; EINVAL means they
+			// do not meet, and the group's CPUs are then the right answer.
+			if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) && !errors.Is(err, unix.EINVAL) {
+				return n, fmt.Errorf("cpuset v1: restoring the CPU affinity of pid %s (thread %d) after moving it to %s: %w", pid, tid, c.dir, err)
+			}
+		}
 		n++
 	}
 	return n, nil
+}
+
+// threadAffinities reads the CPU affinity of every thread of a process
+// (PIDs as this process sees them: the cgroup files are read through this
+// process's pid namespace). Threads that exit meanwhile are skipped.
+func threadAffinities(pid string) map[int]unix.CPUSet {
+	out := map[int]unix.CPUSet{}
+	tasks, err := os.ReadDir(filepath.Join("/proc", pid, "task"))
+	if err != nil {
+		return out
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		var set unix.CPUSet
+		if unix.SchedGetaffinity(tid, &set) == nil {
+			out[tid] = set
+		}
+	}
+	return out
 }
