@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/numa-partition/numa-partition/slices/hugepool"
+	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
 // RemoveReport is what remove did.
@@ -15,6 +17,39 @@ type RemoveReport struct {
 	Generation int      `json:"generation"` // the generation removed, 0 when none
 	Actions    []string `json:"actions"`
 	Seconds    float64  `json:"seconds"`
+}
+
+// widenHostCPUs sets, at runtime, every host slice and scope apply locked
+// (system.slice, init.scope, ...) to the root slice's effective CPUs and
+// memory nodes: the whole machine, as before apply.
+func widenHostCPUs(ctx context.Context, o Options, rec *Record) error {
+	root, err := o.Systemd.Unit(ctx, "-.slice")
+	if err != nil {
+		return fmt.Errorf("reading the root slice's CPUs: %w", err)
+	}
+	if root.EffectiveCPUs.IsEmpty() {
+		return nil // no cpuset controller in force: nothing was confined
+	}
+	props := []systemd.Property{systemd.AllowedCPUs(root.EffectiveCPUs)}
+	if !root.EffectiveMemoryNodes.IsEmpty() {
+		props = append(props, systemd.AllowedMemoryNodes(root.EffectiveMemoryNodes))
+	}
+	partitionUnit := map[string]bool{}
+	for _, u := range rec.Units {
+		if u.Partition != "" {
+			partitionUnit[u.Name] = true
+		}
+	}
+	var errs []error
+	for _, s := range rec.Slices {
+		if partitionUnit[s.Unit] {
+			continue // stopped; its drop-ins are gone
+		}
+		if err := o.Systemd.SetUnitProperties(ctx, s.Unit, props...); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.Unit, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // runtimeControlDir is where systemd keeps `set-property --runtime` drop-ins.
@@ -79,6 +114,14 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 			what = "restore the original /" + f.Path
 		}
 		act(what, ex.removeOwned(f.Path, rec))
+	}
+	if rec.CgroupMode == CgroupV2 {
+		// systemd does not rewrite a cpuset when AllowedCPUs= merely goes
+		// away (found by the e2e: system.slice and PID 1 stayed on the
+		// host CPUs after remove), so the host units are first widened to
+		// the whole machine explicitly; dropping the runtime files below
+		// then leaves their cpusets there, as they were before apply.
+		act("widen the host units' cpusets to the whole machine", widenHostCPUs(ctx, o, rec))
 	}
 	for _, s := range rec.Slices {
 		for _, prop := range []string{"AllowedCPUs", "AllowedMemoryNodes"} {
