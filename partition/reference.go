@@ -138,7 +138,7 @@ func Reference() []KeyDoc {
 		{Key: "kubelet.kubeconfig", Type: typeTemplate, Default: DefaultKubeconfig,
 			Doc: "Each kubelet's `--kubeconfig`, an absolute path." + templateDoc},
 		{Key: "kubelet.bootstrap_kubeconfig", Type: typeTemplate, Default: DefaultBootstrapKubeconfig,
-			Doc: "Each kubelet's `--bootstrap-kubeconfig`, an absolute path." + templateDoc},
+			Doc: "Each kubelet's `--bootstrap-kubeconfig`, an absolute path. Unlike the other paths it may be shared by every partition: kubelet only reads it." + templateDoc},
 		{Key: "kubelet.device_plugins_dir", Type: typeTemplate, Default: DefaultDevicePluginsDir,
 			Doc: "Each kubelet's device plugin directory. " +
 				"It is bind-mounted at `/var/lib/kubelet/device-plugins` in that kubelet's mount namespace, because kubelet hard-codes that path." + templateDoc},

@@ -294,8 +294,12 @@ func checkPaths(plan *Plan, col *collector) {
 				col.add(key, "%q is not an absolute path", v)
 				continue
 			}
-			if strings.HasSuffix(key, ".binary") {
-				continue // one binary serves every partition
+			if strings.HasSuffix(key, ".binary") || key == "kubelet.bootstrap_kubeconfig" {
+				// One binary serves every partition; the bootstrap
+				// kubeconfig is only read (kubelet writes the kubeconfig
+				// it obtains to its own --kubeconfig), so one bootstrap
+				// token file may serve every partition of a host.
+				continue
 			}
 			clean := path.Clean(v)
 			if under(clean, shared) {
