@@ -150,17 +150,7 @@ func TestReferenceDefaultsAreThePlannersDefaults(t *testing.T) {
 	require.Greater(t, n, 30, "most keys have a fixed default:\n%s", text)
 	c, err := Parse("defaults.toml", []byte(text))
 	require.NoError(t, err, "%s", text)
-	for _, fixture := range []string{"hwloc-32amd64-4s2n4c-cgroup2", "hwloc-nvidiagpunumanodes", "ocp-bm-worker1", "hwloc-128arm-2pa2n8cluster4co"} {
-		t.Run(fixture, func(t *testing.T) {
-			topo := discoverFixture(t, fixture)
-			want, err := NewPlan(topo, &Config{Kubelet: KubeletConfig{Hostname: "h"}})
-			require.NoError(t, err)
-			c.Kubelet.Hostname = "h"
-			got, err := NewPlan(topo, c)
-			require.NoError(t, err)
-			assert.Equal(t, want, got)
-		})
-	}
+	assertPlansLikeDefaults(t, c, "hwloc-32amd64-4s2n4c-cgroup2", "hwloc-nvidiagpunumanodes", "ocp-bm-worker1", "hwloc-128arm-2pa2n8cluster4co")
 }
 
 // A default that is not the planner's shows up: the test above is not
@@ -239,7 +229,14 @@ func TestPackagedConfigIsGeneratedLoadsAndPlans(t *testing.T) {
 	assert.Equal(t, string(GenericConfig()), string(data), "packaging/config.toml is stale: run `make generate`")
 	c, err := LoadFile(path)
 	require.NoError(t, err)
-	for _, fixture := range []string{"hwloc-32amd64-4s2n4c-cgroup2", "hwloc-nvidiagpunumanodes", "ocp-bm-master"} {
+	assertPlansLikeDefaults(t, c, "hwloc-32amd64-4s2n4c-cgroup2", "hwloc-nvidiagpunumanodes", "ocp-bm-master")
+}
+
+// assertPlansLikeDefaults checks that c plans exactly like the empty config
+// on each fixture.
+func assertPlansLikeDefaults(t *testing.T, c *Config, fixtures ...string) {
+	t.Helper()
+	for _, fixture := range fixtures {
 		t.Run(fixture, func(t *testing.T) {
 			topo := discoverFixture(t, fixture)
 			want, err := NewPlan(topo, &Config{Kubelet: KubeletConfig{Hostname: "h"}})
