@@ -267,8 +267,12 @@ func TestTaints(t *testing.T) {
 func TestConfigFields(t *testing.T) {
 	plan := twoNodes()
 	plan.Partitions[1].Taints = []string{"a=b:NoSchedule"}
+	plan.Partitions[1].Kubelet.ClusterDNS = []string{"10.96.0.10"}
+	plan.Partitions[1].Kubelet.ClusterDomain = "cluster.local"
 	c, err := Config(&plan, &plan.Partitions[1])
 	require.NoError(t, err)
+	assert.Equal(t, []string{"10.96.0.10"}, c.ClusterDNS)
+	assert.Equal(t, "cluster.local", c.ClusterDomain)
 	assert.Equal(t, "systemd", c.CgroupDriver)
 	assert.Equal(t, "/node1.slice", c.CgroupRoot)
 	assert.Equal(t, int32(10260), c.Port)

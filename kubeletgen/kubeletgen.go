@@ -59,6 +59,8 @@ func Config(plan *partition.Plan, p *partition.Partition) (*kubeletv1beta1.Kubel
 		return nil, fmt.Errorf("partition %s: %w", p.Name, err)
 	}
 	c.RegisterWithTaints = taints
+	c.ClusterDNS = append([]string(nil), k.ClusterDNS...)
+	c.ClusterDomain = k.ClusterDomain
 
 	// Secure serving as kubeadm sets it up.
 	c.Authentication.Anonymous.Enabled = ptr(false)

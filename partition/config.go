@@ -111,6 +111,10 @@ type KubeletConfig struct {
 	TopologyManagerScope    string            `toml:"topology_manager_scope"`
 	TopologyManagerOptions  map[string]string `toml:"topology_manager_options"`
 	ExtraArgs               []string          `toml:"extra_args"`
+	// ClusterDNS and ClusterDomain are the cluster's, the same for every
+	// partition (kubelet writes them into every pod's resolv.conf).
+	ClusterDNS    []string `toml:"cluster_dns"`
+	ClusterDomain string   `toml:"cluster_domain"`
 }
 
 // Runtime modes.

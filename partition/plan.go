@@ -132,6 +132,8 @@ func newPartition(m *machine, c *Config, i int, g group, s settings, reserved bi
 	}
 	kl.TopologyManagerOptions = copyMap(k.TopologyManagerOptions)
 	kl.ExtraArgs = append([]string(nil), k.ExtraArgs...)
+	kl.ClusterDNS = append([]string(nil), k.ClusterDNS...)
+	kl.ClusterDomain = k.ClusterDomain
 	kl.KubeReservedMemory = sizeOr(col, s.key["kube_reserved_memory"], k.KubeReservedMemory, DefaultKubeReservedMemory)
 	kl.SystemReservedMemory = sizeOr(col, s.key["system_reserved_memory"], k.SystemReservedMemory, DefaultSystemReservedMemory)
 	kl.EvictionHardMemory = sizeOr(col, s.key["eviction_hard_memory"], k.EvictionHardMemory, DefaultEvictionHardMemory)

@@ -263,3 +263,21 @@ func TestPlanFirewareSharedCPUsMerge(t *testing.T) {
 	assert.Equal(t, "0-1", p.Partitions[0].Nodes.String())
 	assert.Contains(t, p.Warnings, "CPUs 0-3 are listed on several of nodes 0-1 (a firmware error); nodes sharing CPUs form one partition")
 }
+
+// The cluster's DNS settings reach every partition's kubelet.
+func TestClusterDNSReachesEveryPartition(t *testing.T) {
+	c, err := Parse("config.toml", []byte("[kubelet]\nhostname = \"h\"\ncluster_dns = [\"10.96.0.10\", \"fd00::a\"]\ncluster_domain = \"cluster.local\""))
+	require.NoError(t, err)
+	p, err := NewPlan(synth(seedSpec), c)
+	require.NoError(t, err)
+	require.Len(t, p.Partitions, 2)
+	for _, part := range p.Partitions {
+		assert.Equal(t, []string{"10.96.0.10", "fd00::a"}, part.Kubelet.ClusterDNS, part.Name)
+		assert.Equal(t, "cluster.local", part.Kubelet.ClusterDomain, part.Name)
+	}
+	c, err = Parse("config.toml", []byte("[kubelet]\nhostname = \"h\"\ncluster_domain = \"Cluster_Local\""))
+	require.NoError(t, err)
+	_, err = NewPlan(synth(seedSpec), c)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `config.toml:3: key "kubelet.cluster_domain": "Cluster_Local" is not a DNS domain: `)
+}

@@ -115,6 +115,10 @@ type Kubelet struct {
 	EvictionHardMemory   uint64 `json:"evictionHardMemory"`
 
 	ExtraArgs []string `json:"extraArgs,omitempty"`
+
+	// ClusterDNS and ClusterDomain go into every pod's resolv.conf.
+	ClusterDNS    []string `json:"clusterDNS,omitempty"`
+	ClusterDomain string   `json:"clusterDomain,omitempty"`
 }
 
 // RuntimeKind says whether a partition has its own containerd.

@@ -200,6 +200,10 @@ func Reference() []KeyDoc {
 		{Key: "kubelet.taints", Type: typeStrings, DefaultText: "none", Example: `["dedicated=hpc:NoSchedule"]`,
 			Doc: "Taints every partition's node registers with, each `key[=value]:Effect`. " +
 				"Effect is one of `NoSchedule`, `PreferNoSchedule`, `NoExecute`."},
+		{Key: "kubelet.cluster_dns", Type: typeStrings, DefaultText: "none (pods get the host's resolv.conf)", Example: `["10.96.0.10"]`,
+			Doc: "IP addresses of the cluster DNS service, written into every pod's resolv.conf (kubelet's `clusterDNS`). The same for every partition."},
+		{Key: "kubelet.cluster_domain", Type: typeString, DefaultText: "none", Example: `"cluster.local"`,
+			Doc: "The cluster's DNS domain (kubelet's `clusterDomain`), searched by pods in addition to the host's domains. The same for every partition."},
 		{Key: "kubelet.extra_args", Type: typeStrings, DefaultText: "none", Example: `["--v=2"]`,
 			Doc: "Extra kubelet command-line flags, each `--flag=value`. " +
 				"Flags numa-partition sets per partition are refused: " + strings.Join(managedFlags, ", ") + "."},

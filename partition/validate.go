@@ -110,6 +110,21 @@ func validatePlan(m *machine, c *Config, plan *Plan, perPart []settings, col *co
 	}
 	checkPorts(c, plan, col)
 	checkPaths(plan, col)
+	checkClusterDNS(c, col)
+}
+
+// checkClusterDNS: kubelet refuses to start on an address it cannot parse.
+func checkClusterDNS(c *Config, col *collector) {
+	for _, a := range c.Kubelet.ClusterDNS {
+		if net.ParseIP(a) == nil {
+			col.add("kubelet.cluster_dns", "%q is not an IP address (allowed: IPv4 or IPv6 addresses of the cluster DNS service)", a)
+		}
+	}
+	if d := c.Kubelet.ClusterDomain; d != "" {
+		if errs := validation.IsDNS1123Subdomain(d); len(errs) > 0 {
+			col.add("kubelet.cluster_domain", "%q is not a DNS domain: %s", d, strings.Join(errs, "; "))
+		}
+	}
 }
 
 func checkLabels(c *Config, s settings, p *Partition, col *collector) {

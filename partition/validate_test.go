@@ -57,6 +57,8 @@ func TestValidationErrors(t *testing.T) {
 			`config.toml:6: key "partition[1].name": partition mem (nodes 1) has no online CPU; give its nodes to a partition with CPUs`},
 		{"port collision inside the plan", seedSpec, "[kubelet]\nport_stride = 2",
 			`config.toml:1: key "kubelet.healthz_port": healthz_port of partition node1 is 10250, already the port of partition node0 (key kubelet.port); change the bases or kubelet.port_stride`},
+		{"cluster DNS not an IP", seedSpec, "[kubelet]\ncluster_dns = [\"10.96.0.10\", \"dns.local\"]",
+			`config.toml:2: key "kubelet.cluster_dns": "dns.local" is not an IP address (allowed: IPv4 or IPv6 addresses of the cluster DNS service)`},
 		{"well-known port", seedSpec, "[kubelet]\nport = 10249",
 			`config.toml:2: key "kubelet.port": port of partition node0 is 10249, the port of kube-proxy metrics; change the base or kubelet.port_stride` + "\n" +
 				`config.toml:2: key "kubelet.port": port of partition node1 is 10259, the port of kube-scheduler; change the base or kubelet.port_stride`},
