@@ -35,8 +35,9 @@ func allocatorServeCommand() *cli.Command {
 		Usage: "serve one partition's allocator API on its Unix socket (systemd Type=notify)",
 		Description: "Restores the partition's checkpoint, then serves /v1/admit, /v1/release/{uid},\n" +
 			"/v1/allocations, /v1/state, /v1/healthz and /metrics over HTTP on a Unix socket.\n" +
-			"The partition's memory comes from --allocator-config, or else from planning\n" +
-			"--config on the machine found under --sysfs. See docs/allocator-daemon.md.",
+			"The partition's memory comes from --allocator-config, else from the rendered\n" +
+			"plan of --plan (what the unit passes), else from planning --config on the\n" +
+			"machine found under --sysfs. See docs/allocator-daemon.md.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "partition", Required: true, Usage: "partition `NAME` (node0, ...)"},
 			&cli.StringFlag{Name: "socket", Usage: "API socket `PATH` (default /run/numa-partition/NAME.sock)"},
