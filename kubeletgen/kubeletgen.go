@@ -62,6 +62,13 @@ func Config(plan *partition.Plan, p *partition.Partition) (*kubeletv1beta1.Kubel
 	c.ClusterDNS = append([]string(nil), k.ClusterDNS...)
 	c.ClusterDomain = k.ClusterDomain
 
+	// kubelet >= 1.35 refuses to start on a cgroup v1 (or hybrid) host
+	// unless told otherwise. numa-partition supports such hosts (apply
+	// enforces the partitions through cpuset v1 groups, docs/apply.md),
+	// so their kubelets must start; on cgroup v2 the field does nothing.
+	// plan and apply warn on v1 hosts that Kubernetes is leaving v1.
+	c.FailCgroupV1 = ptr(false)
+
 	// Secure serving as kubeadm sets it up.
 	c.Authentication.Anonymous.Enabled = ptr(false)
 	c.Authentication.Webhook.Enabled = ptr(true)

@@ -131,6 +131,11 @@ type RuntimeConfig struct {
 	ConfigPath string `toml:"config_path"`
 	RootDir    string `toml:"root_dir"`
 	StateDir   string `toml:"state_dir"`
+	// SandboxImage is the pod sandbox ("pause") image each containerd
+	// pins; empty keeps containerd's built-in default.
+	SandboxImage string `toml:"sandbox_image"`
+	CNIConfDir   string `toml:"cni_conf_dir"` // template
+	CNIBinDir    string `toml:"cni_bin_dir"`
 }
 
 // AllocatorConfig configures each partition's allocator daemon.

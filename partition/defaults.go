@@ -38,6 +38,8 @@ const (
 	DefaultContainerdConfigPath = "/etc/numa-partition/containerd-{partition}.toml"
 	DefaultContainerdRootDir    = "/var/lib/containerd-{partition}"
 	DefaultContainerdStateDir   = "/run/containerd-{partition}"
+	DefaultCNIConfDir           = "/etc/cni/net.d"
+	DefaultCNIBinDir            = "/opt/cni/bin"
 
 	DefaultAllocatorSocket   = "/run/numa-partition/{partition}.sock"
 	DefaultAllocatorStateDir = "/var/lib/numa-partition/{partition}"

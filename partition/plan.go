@@ -174,6 +174,10 @@ func newRuntime(c *Config, ex func(key, value, def string) string) Runtime {
 		ConfigPath: ex("runtime.config_path", r.ConfigPath, DefaultContainerdConfigPath),
 		RootDir:    ex("runtime.root_dir", r.RootDir, DefaultContainerdRootDir),
 		StateDir:   ex("runtime.state_dir", r.StateDir, DefaultContainerdStateDir),
+
+		SandboxImage: r.SandboxImage,
+		CNIConfDir:   ex("runtime.cni_conf_dir", r.CNIConfDir, DefaultCNIConfDir),
+		CNIBinDir:    or(r.CNIBinDir, DefaultCNIBinDir),
 	}
 }
 

@@ -82,7 +82,8 @@ func TestPlanSeedMachine(t *testing.T) {
 
 		assert.Equal(t, Runtime{Kind: RuntimeContainerd, Endpoint: "unix:///run/containerd-" + w.name + "/containerd.sock",
 			Binary: "/usr/bin/containerd", ConfigPath: "/etc/numa-partition/containerd-" + w.name + ".toml",
-			RootDir: "/var/lib/containerd-" + w.name, StateDir: "/run/containerd-" + w.name}, got.Runtime)
+			RootDir: "/var/lib/containerd-" + w.name, StateDir: "/run/containerd-" + w.name,
+			CNIConfDir: "/etc/cni/net.d", CNIBinDir: "/opt/cni/bin"}, got.Runtime)
 		assert.Equal(t, Allocator{Socket: "/run/numa-partition/" + w.name + ".sock", StateDir: "/var/lib/numa-partition/" + w.name}, got.Allocator)
 
 		require.Len(t, got.Memory, 1)

@@ -138,6 +138,10 @@ type Runtime struct {
 	ConfigPath string      `json:"configPath,omitempty"`
 	RootDir    string      `json:"rootDir,omitempty"`
 	StateDir   string      `json:"stateDir,omitempty"`
+	// SandboxImage is empty for containerd's built-in default.
+	SandboxImage string `json:"sandboxImage,omitempty"`
+	CNIConfDir   string `json:"cniConfDir,omitempty"`
+	CNIBinDir    string `json:"cniBinDir,omitempty"`
 }
 
 // Allocator is the partition's allocator daemon.

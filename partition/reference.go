@@ -224,7 +224,15 @@ func Reference() []KeyDoc {
 		{Key: "runtime.root_dir", Type: typeTemplate, Default: DefaultContainerdRootDir,
 			Doc: "Each containerd's root (persistent) directory." + templateDoc},
 		{Key: "runtime.state_dir", Type: typeTemplate, Default: DefaultContainerdStateDir,
-			Doc: "Each containerd's state (runtime) directory." + templateDoc},
+			Doc: "Each containerd's state (runtime) directory. It also holds the partition's NRI socket (`nri.sock`) and runc's state (`runc/`)." + templateDoc},
+		{Key: "runtime.sandbox_image", Type: typeString, DefaultText: "containerd's built-in (`registry.k8s.io/pause` of its release)", Example: `"registry.example.internal/pause:3.10"`,
+			Doc: "The pod sandbox (pause) image every partition's containerd pins, an image reference. " +
+				"Set it on air-gapped hosts and import the image into each containerd's `k8s.io` namespace (`ctr -n k8s.io images import`) before apply."},
+		{Key: "runtime.cni_conf_dir", Type: typeTemplate, Default: DefaultCNIConfDir,
+			Doc: "Where each containerd reads its CNI network configuration, an absolute path. " +
+				"Partitions may share it; give each its own (`/etc/cni/net.d-{partition}`) when their pod networks differ." + templateDoc},
+		{Key: "runtime.cni_bin_dir", Type: typePath, Default: DefaultCNIBinDir,
+			Doc: "Where the CNI plugin executables are, an absolute path (Debian's containernetworking-plugins: `/usr/lib/cni`)."},
 
 		{Key: "allocator", Type: typeTable,
 			Doc: "The allocator daemon that runs inside each partition's slice."},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -229,7 +230,22 @@ func checkRuntime(c *Config, p *Partition, col *collector) {
 	if !strings.HasPrefix(p.Runtime.Endpoint, "unix:///") {
 		col.add("runtime.endpoint", "%q is not a unix socket endpoint (form: unix:///path/to.sock)", p.Runtime.Endpoint)
 	}
+	if img := c.Runtime.SandboxImage; img != "" && !IsImageReference(img) {
+		col.add("runtime.sandbox_image", "%q is not an image reference (form: [registry/]name[:tag][@sha256:digest], lowercase name)", img)
+	}
 }
+
+// IsImageReference says whether s is an image reference, the only form a
+// sandbox image may take (it is written into containerd's TOML).
+func IsImageReference(s string) bool { return imageReference.MatchString(s) }
+
+// imageReference is the grammar of distribution/reference, without its
+// length limits: a lowercase path of components, an optional tag and an
+// optional digest.
+var imageReference = regexp.MustCompile(`^` +
+	`([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]+)?/)?` + // registry
+	`[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*` + // path
+	`(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$`) // tag, digest
 
 // checkPorts: every port valid, none taken twice in the plan or by a
 // well-known host component.
@@ -297,7 +313,8 @@ func checkPaths(plan *Plan, col *collector) {
 		if p.Runtime.Kind == RuntimeContainerd {
 			list = append(list, [2]string{"runtime.endpoint", strings.TrimPrefix(p.Runtime.Endpoint, "unix://")},
 				[2]string{"runtime.config_path", p.Runtime.ConfigPath}, [2]string{"runtime.root_dir", p.Runtime.RootDir},
-				[2]string{"runtime.state_dir", p.Runtime.StateDir})
+				[2]string{"runtime.state_dir", p.Runtime.StateDir},
+				[2]string{"runtime.cni_conf_dir", p.Runtime.CNIConfDir}, [2]string{"runtime.cni_bin_dir", p.Runtime.CNIBinDir})
 		}
 		list = append(list, [2]string{"kubelet.binary", kl.Binary})
 		if p.Runtime.Binary != "" {
@@ -309,7 +326,7 @@ func checkPaths(plan *Plan, col *collector) {
 				col.add(key, "%q is not an absolute path", v)
 				continue
 			}
-			if strings.HasSuffix(key, ".binary") || key == "kubelet.bootstrap_kubeconfig" {
+			if strings.HasSuffix(key, ".binary") || key == "kubelet.bootstrap_kubeconfig" || strings.HasPrefix(key, "runtime.cni_") {
 				// One binary serves every partition; the bootstrap
 				// kubeconfig is only read (kubelet writes the kubeconfig
 				// it obtains to its own --kubeconfig), so one bootstrap

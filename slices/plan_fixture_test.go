@@ -78,6 +78,8 @@ func seedPartition(i int, name, color string, cpus, reserved bitmask.CPUSet) par
 			ConfigPath: "/etc/numa-partition/containerd-" + name + ".toml",
 			RootDir:    "/var/lib/containerd-" + name,
 			StateDir:   "/run/containerd-" + name,
+			CNIConfDir: "/etc/cni/net.d",
+			CNIBinDir:  "/opt/cni/bin",
 		},
 		Allocator: partition.Allocator{
 			Socket:   "/run/numa-partition/" + name + ".sock",

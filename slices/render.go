@@ -361,6 +361,8 @@ func (r *renderer) containerd(p *partition.Partition, cpu cpuView) error {
 		{"runtime.configPath", rt.ConfigPath},
 		{"runtime.rootDir", rt.RootDir},
 		{"runtime.stateDir", rt.StateDir},
+		{"runtime.cniConfDir", rt.CNIConfDir},
+		{"runtime.cniBinDir", rt.CNIBinDir},
 		{"kubelet.devicePluginsDir", p.Kubelet.DevicePluginsDir},
 	} {
 		if err := absPath(f.field, f.path); err != nil {
@@ -370,6 +372,9 @@ func (r *renderer) containerd(p *partition.Partition, cpu cpuView) error {
 	socket, ok := strings.CutPrefix(rt.Endpoint, "unix://")
 	if !ok || absPath("runtime.endpoint", socket) != nil {
 		return fmt.Errorf("runtime.endpoint %q: want unix:// followed by a clean absolute path", rt.Endpoint)
+	}
+	if rt.SandboxImage != "" && !partition.IsImageReference(rt.SandboxImage) {
+		return fmt.Errorf("runtime.sandboxImage %q: want an image reference ([registry/]name[:tag][@sha256:digest])", rt.SandboxImage)
 	}
 	if p.Kubelet.DevicePluginsDir == sharedDevicePluginsDir {
 		return fmt.Errorf("kubelet.devicePluginsDir %q is the shared path itself: give the partition its own directory", p.Kubelet.DevicePluginsDir)
@@ -386,6 +391,7 @@ func (r *renderer) containerd(p *partition.Partition, cpu cpuView) error {
 	cfgPath := rootRelative(rt.ConfigPath)
 	err := r.template(cfgPath, "containerd.toml.tmpl", map[string]string{
 		"Name": p.Name, "Root": rt.RootDir, "State": rt.StateDir, "Socket": socket,
+		"SandboxImage": rt.SandboxImage, "CNIConfDir": rt.CNIConfDir, "CNIBinDir": rt.CNIBinDir,
 	})
 	if err != nil {
 		return err

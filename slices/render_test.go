@@ -29,6 +29,8 @@ func TestRenderRefusesBadPlans(t *testing.T) {
 			p.Partitions[0].Kubelet.DevicePluginsDir = "/var/lib/kubelet/device-plugins"
 		}, "shared path itself"},
 		{"socket outside /run", func(p *partition.Plan) { p.Partitions[0].Allocator.Socket = "/tmp/a.sock" }, "must lie under /run/"},
+		{"quote in the sandbox image", func(p *partition.Plan) { p.Partitions[0].Runtime.SandboxImage = `pause"` + "\n[x]" }, "runtime.sandboxImage"},
+		{"relative CNI dir", func(p *partition.Plan) { p.Partitions[1].Runtime.CNIConfDir = "net.d" }, `runtime.cniConfDir "net.d"`},
 		{"unknown runtime kind", func(p *partition.Plan) { p.Partitions[0].Runtime.Kind = "crio" }, `runtime kind "crio"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,5 +110,41 @@ func BenchmarkRender(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestContainerdConfig: the containerd 2 (version 3) config carries the
+// partition's own sockets and state, and the sandbox image only when set.
+func TestContainerdConfig(t *testing.T) {
+	plan := seedPlan()
+	plan.Partitions[1].Runtime.SandboxImage = "registry.example.internal/pause:3.10"
+	plan.Partitions[1].Runtime.CNIConfDir = "/etc/cni/net.d-node1"
+	b, err := Render(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := func(name string) string {
+		for _, f := range b.Files {
+			if f.Path == "etc/numa-partition/containerd-"+name+".toml" {
+				return string(f.Content)
+			}
+		}
+		t.Fatalf("no containerd config for %s", name)
+		return ""
+	}
+	node0, node1 := cfg("node0"), cfg("node1")
+	for _, want := range []string{"version = 3\n", `socket_path = "/run/containerd-node0/nri.sock"`,
+		`Root = "/run/containerd-node0/runc"`, `conf_dir = "/etc/cni/net.d"`, `bin_dirs = ["/opt/cni/bin"]`} {
+		if !strings.Contains(node0, want) {
+			t.Errorf("node0's containerd config lacks %q:\n%s", want, node0)
+		}
+	}
+	if strings.Contains(node0, "pinned_images") {
+		t.Errorf("node0 sets no sandbox image, its config pins one:\n%s", node0)
+	}
+	for _, want := range []string{`sandbox = "registry.example.internal/pause:3.10"`, `conf_dir = "/etc/cni/net.d-node1"`} {
+		if !strings.Contains(node1, want) {
+			t.Errorf("node1's containerd config lacks %q:\n%s", want, node1)
+		}
 	}
 }
