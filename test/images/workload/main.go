@@ -1,0 +1,107 @@
+// Command workload is the e2e's pod workload. It prints, as one line on
+// stdout, the CPUs and memory nodes it may use, as the kernel sees them:
+//
+//	cpus=2-3 mems=1
+//
+// (Cpus_allowed_list and Mems_allowed_list of /proc/self/status, i.e. what
+// the cgroup cpuset and the runtime gave the container). With TOUCH_MIB=N it
+// first allocates N MiB and writes every page, so the memory is resident (and
+// on the nodes the cpuset allows) before the line appears: the line means
+// "ready". It then keeps the memory and blocks until SIGTERM or SIGINT, and
+// exits 0. Built static (CGO_ENABLED=0).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+func main() {
+	os.Exit(run(os.Stdout, os.Stderr, os.Getenv("TOUCH_MIB")))
+}
+
+// run does everything but exit; it returns the exit code.
+func run(stdout, stderr io.Writer, touchMiB string) int {
+	// Before anything else: as the container's PID 1, SIGTERM has no default
+	// action, and one that arrives while we touch memory must not be lost.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT)
+
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		fmt.Fprintln(stderr, "workload:", err)
+		return 1
+	}
+	cpus, mems, err := parseStatus(string(status))
+	if err != nil {
+		fmt.Fprintln(stderr, "workload:", err)
+		return 1
+	}
+	mem, err := touch(touchMiB)
+	if err != nil {
+		fmt.Fprintln(stderr, "workload:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "cpus=%s mems=%s\n", cpus, mems)
+	<-sigs
+	runtime.KeepAlive(mem)
+	return 0
+}
+
+// parseStatus returns Cpus_allowed_list and Mems_allowed_list from the text
+// of a /proc/PID/status file, and an error if either is missing or empty.
+func parseStatus(text string) (cpus, mems string, err error) {
+	for _, line := range strings.Split(text, "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch key {
+		case "Cpus_allowed_list":
+			cpus = strings.TrimSpace(val)
+		case "Mems_allowed_list":
+			mems = strings.TrimSpace(val)
+		}
+	}
+	if cpus == "" {
+		return "", "", errors.New("no Cpus_allowed_list in /proc/self/status")
+	}
+	if mems == "" {
+		return "", "", errors.New("no Mems_allowed_list in /proc/self/status")
+	}
+	return cpus, mems, nil
+}
+
+// touch maps mib MiB of anonymous memory (empty: none) and writes a byte to
+// every page, so that each page is really allocated: the kernel backs an
+// untouched, or only read, page with nothing or the shared zero page. The
+// mapping is outside the Go heap, so the GC neither scans nor frees it.
+func touch(mib string) ([]byte, error) {
+	if mib == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(mib)
+	if err != nil || n < 0 || n > 1<<20 {
+		return nil, fmt.Errorf("TOUCH_MIB=%q: want a whole number of MiB, 0 to %d", mib, 1<<20)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	mem, err := unix.Mmap(-1, 0, n<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, fmt.Errorf("TOUCH_MIB=%d: mmap: %w", n, err)
+	}
+	page := os.Getpagesize()
+	for i := 0; i < len(mem); i += page {
+		mem[i] = 1
+	}
+	return mem, nil
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// With WORKLOAD_TEST_MAIN=1 the test binary is the workload itself, so the
+// tests below run the real main (signals, stdout, exit code) as a child.
+func TestMain(m *testing.M) {
+	if os.Getenv("WORKLOAD_TEST_MAIN") == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+const status = `Name:	workload
+Umask:	0022
+State:	S (sleeping)
+Cpus_allowed:	c
+Cpus_allowed_list:	2-3
+Mems_allowed:	00000000,00000002
+Mems_allowed_list:	1
+voluntary_ctxt_switches:	1
+`
+
+func TestParseStatus(t *testing.T) {
+	cpus, mems, err := parseStatus(status)
+	require.NoError(t, err)
+	assert.Equal(t, "2-3", cpus)
+	assert.Equal(t, "1", mems) // not Mems_allowed's mask
+}
+
+func TestParseStatusMissing(t *testing.T) {
+	_, _, err := parseStatus(strings.Replace(status, "Cpus_allowed_list:\t2-3\n", "", 1))
+	assert.EqualError(t, err, "no Cpus_allowed_list in /proc/self/status")
+	_, _, err = parseStatus(strings.Replace(status, "Mems_allowed_list:\t1", "Mems_allowed_list:\t", 1))
+	assert.EqualError(t, err, "no Mems_allowed_list in /proc/self/status")
+	_, _, err = parseStatus("")
+	assert.Error(t, err)
+}
+
+func TestTouchBadValues(t *testing.T) {
+	for _, v := range []string{"x", "-1", "1.5", "99999999999"} {
+		_, err := touch(v)
+		assert.ErrorContains(t, err, "TOUCH_MIB=", v)
+	}
+	mem, err := touch("0")
+	assert.NoError(t, err)
+	assert.Nil(t, mem)
+}
+
+// statusField returns one field of /proc/PID/status.
+func statusField(t *testing.T, pid int, key string) string {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", key, pid)
+	return ""
+}
+
+// start runs the workload as a child and returns it with its first line.
+func start(t *testing.T, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), append([]string{"WORKLOAD_TEST_MAIN=1"}, env...)...)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	return cmd, line
+}
+
+func TestWorkloadRuns(t *testing.T) {
+	cmd, line := start(t, "TOUCH_MIB=64")
+	pid := os.Getpid()
+	// The child inherits our affinity and cpuset, so it must report ours.
+	want := fmt.Sprintf("cpus=%s mems=%s\n", statusField(t, pid, "Cpus_allowed_list"), statusField(t, pid, "Mems_allowed_list"))
+	assert.Equal(t, want, line)
+
+	// The line comes after the memory is touched: it is resident now.
+	rss := statusField(t, cmd.Process.Pid, "VmRSS") // "123456 kB"
+	kb, err := strconv.Atoi(strings.TrimSuffix(rss, " kB"))
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, kb, 64<<10, "VmRSS %s after touching 64 MiB", rss)
+
+	// It keeps running until told to stop...
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.Signal(0)))
+	// ...and SIGTERM is a clean exit.
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	assert.NoError(t, cmd.Wait())
+}
+
+func TestWorkloadSIGINT(t *testing.T) {
+	cmd, line := start(t)
+	assert.Regexp(t, `^cpus=\S+ mems=\S+\n$`, line)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	assert.NoError(t, cmd.Wait())
+}
+
+func TestWorkloadBadTouch(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "WORKLOAD_TEST_MAIN=1", "TOUCH_MIB=lots")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 1, exit.ExitCode())
+	assert.Contains(t, string(out), `workload: TOUCH_MIB="lots"`)
+}
