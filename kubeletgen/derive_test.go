@@ -33,7 +33,7 @@ func twoNodes(hugepages ...partition.HugepagePlan) partition.Plan {
 			Memory: []partition.NodeMemory{{Node: i, TotalBytes: 16 * gi, ReservedBytes: 1100 * mi,
 				Hugepages: append([]partition.HugepagePlan(nil), hugepages...)}},
 			Kubelet: partition.Kubelet{
-				CgroupRoot: "/" + name + ".slice", Port: 10250 + 10*i, HealthzPort: 10248 + 10*i,
+				CgroupRoot: "/" + name, Port: 10250 + 10*i, HealthzPort: 10248 + 10*i,
 				CPUManagerPolicy: "static", MemoryManagerPolicy: "Static",
 				TopologyManagerPolicy: "single-numa-node", TopologyManagerScope: "container",
 				KubeReservedMemory: 500 * mi, SystemReservedMemory: 500 * mi, EvictionHardMemory: 100 * mi,
@@ -274,7 +274,7 @@ func TestConfigFields(t *testing.T) {
 	assert.Equal(t, []string{"10.96.0.10"}, c.ClusterDNS)
 	assert.Equal(t, "cluster.local", c.ClusterDomain)
 	assert.Equal(t, "systemd", c.CgroupDriver)
-	assert.Equal(t, "/node1.slice", c.CgroupRoot)
+	assert.Equal(t, "/node1", c.CgroupRoot)
 	assert.Equal(t, int32(10260), c.Port)
 	assert.Equal(t, int32(10258), *c.HealthzPort)
 	assert.Equal(t, int32(0), c.ReadOnlyPort)
@@ -301,7 +301,7 @@ func TestConfigFields(t *testing.T) {
 	bad.Partitions[0].Kubelet.CgroupRoot = "/kubepods"
 	_, err = Config(&bad, &bad.Partitions[0])
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `cgroupRoot "/kubepods" must be "/node0.slice"`)
+	assert.Contains(t, err.Error(), `cgroupRoot "/kubepods" must be "/node0"`)
 
 	bad = twoNodes()
 	bad.Partitions[0].Kubelet.Port = 70000

@@ -26,7 +26,7 @@ const ClientCAFile = "/etc/kubernetes/pki/ca.crt"
 // Config builds partition p's KubeletConfiguration.
 func Config(plan *partition.Plan, p *partition.Partition) (*kubeletv1beta1.KubeletConfiguration, error) {
 	k := &p.Kubelet
-	if want := "/" + p.Slice; k.CgroupRoot != want {
+	if want := partition.CgroupRoot(p.Name); k.CgroupRoot != want {
 		return nil, fmt.Errorf("partition %s: kubelet cgroupRoot %q must be %q: its pods must nest in the partition's slice", p.Name, k.CgroupRoot, want)
 	}
 	if k.Port <= 0 || k.Port > 65535 || k.HealthzPort <= 0 || k.HealthzPort > 65535 || k.ReadOnlyPort < 0 || k.ReadOnlyPort > 65535 {

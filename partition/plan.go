@@ -105,7 +105,7 @@ func newPartition(m *machine, c *Config, i int, g group, s settings, reserved bi
 		RootDir:             ex("kubelet.root_dir", k.RootDir, DefaultRootDir),
 		Kubeconfig:          ex("kubelet.kubeconfig", k.Kubeconfig, DefaultKubeconfig),
 		BootstrapKubeconfig: ex("kubelet.bootstrap_kubeconfig", k.BootstrapKubeconfig, DefaultBootstrapKubeconfig),
-		CgroupRoot:          "/" + p.Slice,
+		CgroupRoot:          CgroupRoot(p.Name),
 		PodLogsDir:          ex("kubelet.pod_logs_dir", k.PodLogsDir, DefaultPodLogsDir),
 		MaxPods:             intOr(k.MaxPods, DefaultMaxPods),
 
@@ -161,6 +161,14 @@ func newPartition(m *machine, c *Config, i int, g group, s settings, reserved bi
 	}
 	return p
 }
+
+// CgroupRoot is the kubelet cgroupRoot that puts a partition's pods in its
+// slice. kubelet reads cgroupRoot in cgroupfs form whatever its driver, and
+// its systemd driver turns each component into a slice: "/node0" becomes
+// node0.slice, and the pods go to node0.slice/node0-kubepods.slice. The
+// slice's own name ("/node0.slice") would become node0.slice.slice, which
+// kubelet 1.37 refuses to start on ("could not read controllers").
+func CgroupRoot(partition string) string { return "/" + partition }
 
 func newRuntime(c *Config, ex func(key, value, def string) string) Runtime {
 	r := c.Runtime

@@ -69,7 +69,7 @@ func TestPlanSeedMachine(t *testing.T) {
 		assert.Equal(t, "/var/log/pods-"+w.name, k.PodLogsDir)
 		assert.Equal(t, "/etc/kubernetes/kubelet-"+w.name+".conf", k.Kubeconfig)
 		assert.Equal(t, "/etc/kubernetes/bootstrap-kubelet-"+w.name+".conf", k.BootstrapKubeconfig)
-		assert.Equal(t, "/"+w.slice, k.CgroupRoot)
+		assert.Equal(t, "/"+w.name, k.CgroupRoot)
 		assert.Equal(t, 110, k.MaxPods)
 		assert.Equal(t, "static", k.CPUManagerPolicy)
 		assert.Equal(t, map[string]string{"strict-cpu-reservation": "true"}, k.CPUManagerPolicyOptions)

@@ -89,7 +89,7 @@ type Kubelet struct {
 	CertDir             string `json:"certDir"`
 	Kubeconfig          string `json:"kubeconfig"`
 	BootstrapKubeconfig string `json:"bootstrapKubeconfig"`
-	CgroupRoot          string `json:"cgroupRoot"` // "/node0.slice"
+	CgroupRoot          string `json:"cgroupRoot"` // "/node0": kubelet's systemd driver makes it node0.slice
 	// DevicePluginsDir is bound at /var/lib/kubelet/device-plugins for this
 	// kubelet and its runtime (kubelet hard-codes that path).
 	DevicePluginsDir string `json:"devicePluginsDir"`

@@ -54,7 +54,7 @@ func seedPartition(i int, name, color string, cpus, reserved bitmask.CPUSet) par
 			CertDir:               root + "/pki",
 			Kubeconfig:            "/etc/kubernetes/kubelet-" + name + ".conf",
 			BootstrapKubeconfig:   "/etc/kubernetes/bootstrap-kubelet-" + name + ".conf",
-			CgroupRoot:            "/" + name + ".slice",
+			CgroupRoot:            "/" + name,
 			DevicePluginsDir:      root + "/device-plugins",
 			PodLogsDir:            "/var/log/pods-" + name,
 			Port:                  10250 + 10*i,
