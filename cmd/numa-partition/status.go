@@ -15,19 +15,26 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show the partitions' units, cpusets, memory, health and drift; exit 0 healthy, 1 degraded, 2 error",
+		Usage: "show the partitions' units, cpusets, memory, health, Kubernetes Nodes and drift; exit 0 healthy, 1 degraded, 2 error",
 		Description: "Per partition: its units' ActiveState/SubState, the CPUs and memory nodes\n" +
 			"in force (from the cgroup files), memory and hugepages per node, kubelet health\n" +
 			"(GET /healthz on its healthz port) and allocator health (GET /v1/healthz on its\n" +
-			"socket). For the host: the reserved CPUs in force, and the drift between what\n" +
-			"was applied and what is live. Exit status: 0 healthy, 1 degraded or nothing\n" +
-			"applied, 2 status itself failed.",
+			"socket), and its Kubernetes Node read from the API server: Ready or not, and\n" +
+			"its allocatable and capacity. The Node is read with the partition's own\n" +
+			"kubelet kubeconfig (the Node authorizer lets a kubelet read its own Node), or\n" +
+			"with --kubeconfig for all of them; --no-api skips it. For the host: the\n" +
+			"reserved CPUs in force, and the drift between what was applied and what is\n" +
+			"live. Exit status: 0 healthy, 1 degraded or nothing applied, 2 status itself\n" +
+			"failed.",
 		Flags: append(hostFlags(),
-			&cli.DurationFlag{Name: "probe-timeout", Value: apply.DefaultProbeTimeout, Usage: "timeout of each health check"},
+			&cli.DurationFlag{Name: "probe-timeout", Value: apply.DefaultProbeTimeout, Usage: "timeout of each health check, the API server's included"},
+			&cli.StringFlag{Name: "kubeconfig", Usage: "read every partition's Node with this kubeconfig (an admin's, on this machine) instead of each partition's kubelet kubeconfig"},
+			&cli.BoolFlag{Name: "no-api", Usage: "do not ask the API server about the partitions' Nodes"},
 		),
 		Action: func(c *cli.Context) error {
 			return onHost(c, func(h host) error {
-				st, err := apply.ReadStatus(c.Context, apply.StatusOptions{Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, ProbeTimeout: c.Duration("probe-timeout")})
+				st, err := apply.ReadStatus(c.Context, apply.StatusOptions{Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd,
+					ProbeTimeout: c.Duration("probe-timeout"), Kubeconfig: c.String("kubeconfig"), NoAPI: c.Bool("no-api")})
 				if err != nil {
 					return fmt.Errorf("status: %w", err)
 				}
@@ -59,9 +66,10 @@ func writeStatus(w io.Writer, st *apply.Status) error {
 		strings.ToUpper(string(st.Health)), st.Generation, st.AppliedAt.Format("2006-01-02 15:04:05Z07:00"), st.CgroupMode)
 	fmt.Fprintf(&b, "host: reserved CPUs %s, in force (system.slice AllowedCPUs) %s\n\n", orDash(st.Host.ReservedCPUs), orDash(st.Host.InForce))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARTITION\tSLICE\tCPUS IN FORCE\tMEMS IN FORCE\tKUBELET\tALLOCATOR")
+	fmt.Fprintln(tw, "PARTITION\tSLICE\tCPUS IN FORCE\tMEMS IN FORCE\tKUBELET\tALLOCATOR\tNODE")
 	for _, p := range st.Partitions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Slice, orDash(p.EffectiveCPUs), orDash(p.EffectiveMems), probeWord(p.Kubelet), probeWord(p.Allocator))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Slice, orDash(p.EffectiveCPUs), orDash(p.EffectiveMems),
+			probeWord(p.Kubelet), probeWord(p.Allocator), nodeWord(p.Node))
 	}
 	tw.Flush()
 	b.WriteString("\n")
@@ -102,6 +110,22 @@ func probeWord(p apply.Probe) string {
 		return "ok"
 	}
 	return "FAIL"
+}
+
+// nodeWord is the NODE column: the Node's name and Ready, NotReady, or -
+// when it was not read (the problems, or the JSON's reason, say why).
+func nodeWord(n apply.NodeStatus) string {
+	state := "-"
+	switch {
+	case n.Ready:
+		state = "Ready"
+	case n.Known():
+		state = "NotReady"
+	}
+	if n.Name == "" {
+		return state
+	}
+	return n.Name + " " + state
 }
 
 func orDash(s string) string {

@@ -223,7 +223,8 @@ func newRecord(o Options, plan *partition.Plan, d Desired, cur Current, prev *Re
 		r.ReservedCPUs = plan.Host.ReservedCPUs.String()
 		for _, p := range plan.Partitions {
 			r.Partitions = append(r.Partitions, RecordPartition{Name: p.Name, Slice: p.Slice, Nodes: p.Nodes.String(),
-				CPUs: p.CPUs.String(), KubeletHealthz: p.Kubelet.HealthzPort, AllocatorSocket: p.Allocator.Socket})
+				CPUs: p.CPUs.String(), KubeletHealthz: p.Kubelet.HealthzPort, AllocatorSocket: p.Allocator.Socket,
+				NodeName: p.NodeName, Kubeconfig: p.Kubelet.Kubeconfig})
 		}
 	} else {
 		for _, u := range d.Units {

@@ -31,7 +31,8 @@ type Record struct {
 	Hugepages    []HugepageTarget `json:"hugepages"`
 	// Dirs are the directories apply created (remove deletes them when empty).
 	Dirs []string `json:"dirs"`
-	// Partitions maps partition names to their health endpoints, for status.
+	// Partitions maps partition names to their health endpoints and
+	// Kubernetes Nodes, for status.
 	Partitions []RecordPartition `json:"partitions"`
 }
 
@@ -53,6 +54,13 @@ type RecordPartition struct {
 	CPUs            string `json:"cpus"`
 	KubeletHealthz  int    `json:"kubeletHealthzPort,omitempty"`
 	AllocatorSocket string `json:"allocatorSocket,omitempty"`
+	// NodeName is the partition's Kubernetes Node and Kubeconfig its
+	// kubelet's kubeconfig (a path on the host): status reads that Node
+	// with those credentials, which the Node authorizer lets a kubelet do
+	// for its own Node. Records written before these fields existed lack
+	// them; status then does not check the Node.
+	NodeName   string `json:"nodeName,omitempty"`
+	Kubeconfig string `json:"kubeconfig,omitempty"`
 }
 
 func hashOf(b []byte) string {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/slices/systemd"
@@ -65,6 +66,8 @@ type PartitionStatus struct {
 	Kubelet       Probe       `json:"kubelet"`
 	Allocator     Probe       `json:"allocator"`
 	Nodes         []NodeState `json:"nodes"`
+	// Node is the partition's Kubernetes Node, read from the API server.
+	Node NodeStatus `json:"node"`
 }
 
 // UnitState is a unit's state.
@@ -98,8 +101,14 @@ type StatusOptions struct {
 	Root    string
 	Sysfs   string
 	Systemd systemd.Manager
-	// ProbeTimeout bounds each health check.
+	// ProbeTimeout bounds each health check, the API server's included.
 	ProbeTimeout time.Duration
+	// Kubeconfig, when set, is the kubeconfig (on this machine, not below
+	// Root) every partition's Node is read with; else each partition's own
+	// kubelet kubeconfig is, below Root.
+	Kubeconfig string
+	// NoAPI skips reading the Nodes from the API server.
+	NoAPI bool
 }
 
 // ReadStatus reads the live state of the applied generation. Its error is
@@ -211,6 +220,17 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	}
 
 	client := &http.Client{Timeout: o.ProbeTimeout, Transport: &http.Transport{DialContext: dialer(o.Root)}}
+	var admin *kubeapi.Client
+	if o.Kubeconfig != "" && !o.NoAPI {
+		// The admin's kubeconfig is status's own input: unusable, it is
+		// status failing, not the host.
+		cfg, err := kubeapi.Load("/", o.Kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		admin = kubeapi.NewClient(cfg, kubeapi.Options{Timeout: o.ProbeTimeout})
+		defer admin.Close()
+	}
 	partUnits := map[string]bool{}
 	for _, p := range rec.Partitions {
 		ps := PartitionStatus{Name: p.Name, Slice: p.Slice, Units: []UnitState{}, Nodes: []NodeState{}}
@@ -246,6 +266,15 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 			}
 		} else {
 			ps.Allocator = Probe{OK: true, Detail: "no allocator planned"}
+		}
+		req := planNode(p, o.NoAPI, o.Kubeconfig)
+		ps.Node = req.Status
+		if req.Read {
+			n, err := readNode(ctx, o, req, admin)
+			ps.Node = nodeResult(req.Status, n, err)
+		}
+		if msg := nodeProblem(p.Name, ps.Node, ps.Kubelet); msg != "" {
+			problem("%s", msg)
 		}
 		st.Partitions = append(st.Partitions, ps)
 	}

@@ -141,7 +141,8 @@ func TestCLIAgainstSandbox(t *testing.T) {
 	var raw string
 	for range 50 { // the stand-in kubelet and the allocator need a moment
 		var code int
-		raw, code = runAny(append([]string{"-o", "json", "status"}, root...)...)
+		// --no-api: the stand-in kubelets have no cluster to join.
+		raw, code = runAny(append([]string{"-o", "json", "status", "--no-api"}, root...)...)
 		if code == 2 {
 			t.Fatalf("status failed:\n%s", raw)
 		}
@@ -154,7 +155,13 @@ func TestCLIAgainstSandbox(t *testing.T) {
 	if st.Health != "healthy" || st.Generation != 1 || len(st.Partitions) == 0 || !st.Partitions[0].Kubelet.OK || !st.Partitions[0].Allocator.OK {
 		t.Fatalf("status after apply:\n%s", raw)
 	}
-	run(0, append([]string{"status"}, root...)...)
+	run(0, append([]string{"status", "--no-api"}, root...)...)
+	// Asking the API: a healthy kubelet without a kubeconfig has not joined.
+	out = run(1, append([]string{"status"}, root...)...)
+	if !strings.Contains(out, "kubelet of node0 is healthy but has not joined: /etc/kubernetes/kubelet-node0.conf does not exist") ||
+		!strings.Contains(out, "sandbox-node0 -") {
+		t.Fatalf("status with the API check:\n%s", out)
+	}
 
 	out = run(0, append([]string{"remove"}, root...)...)
 	if !strings.Contains(out, "removed generation 1") {

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/numa-partition/numa-partition/slices/apply"
+)
+
+func statusWithNodes() *apply.Status {
+	part := func(name string, n apply.NodeStatus) apply.PartitionStatus {
+		return apply.PartitionStatus{Name: name, Slice: name + ".slice", Units: []apply.UnitState{}, Nodes: []apply.NodeState{},
+			EffectiveCPUs: "1-3", EffectiveMems: "0", Kubelet: apply.Probe{OK: true}, Allocator: apply.Probe{OK: true}, Node: n}
+	}
+	return &apply.Status{Health: apply.Degraded, Generation: 3, CgroupMode: apply.CgroupV2,
+		Partitions: []apply.PartitionStatus{
+			part("node0", apply.NodeStatus{Name: "host-node0", Ready: true, Condition: "True", Reason: "KubeletReady",
+				Allocatable: map[string]string{"cpu": "3"}, Capacity: map[string]string{"cpu": "8"}}),
+			part("node1", apply.NodeStatus{Name: "host-node1", Condition: "False", Reason: "KubeletNotReady"}),
+			part("node2", apply.NodeStatus{Name: "host-node2", Reason: apply.NodeNoReadyCondition}),
+			part("node3", apply.NodeStatus{Name: "host-node3", Reason: apply.NodeUnreachable}),
+			part("node4", apply.NodeStatus{Reason: apply.NodeNotRecorded}),
+		},
+		Problems: []string{"Node host-node1 NotReady: KubeletNotReady"}, Drift: []string{}}
+}
+
+// TestWriteStatusNodeColumn: the NODE column is the Node's name and
+// Ready, NotReady, or - when it was not read.
+func TestWriteStatusNodeColumn(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeStatus(&b, statusWithNodes()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	want := map[string]string{"node0": "host-node0 Ready", "node1": "host-node1 NotReady", "node2": "host-node2 NotReady", "node3": "host-node3 -", "node4": "-"}
+	header := false
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) > 0 && f[0] == "PARTITION" {
+			header = f[len(f)-1] == "NODE"
+		}
+		if len(f) >= 7 && want[f[0]] != "" && f[1] == f[0]+".slice" {
+			if got := strings.Join(f[6:], " "); got != want[f[0]] {
+				t.Errorf("%s: NODE %q, want %q", f[0], got, want[f[0]])
+			}
+			delete(want, f[0])
+		}
+	}
+	if !header || len(want) > 0 {
+		t.Errorf("no NODE column or rows missing %v:\n%s", want, out)
+	}
+}
+
+// TestStatusJSONKeys: `status --output json` only ever gains fields; a
+// partition's keys are the old ones plus node.
+func TestStatusJSONKeys(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeJSON(&b, statusWithNodes()); err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Partitions []map[string]json.RawMessage `json:"partitions"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(m map[string]json.RawMessage) []string {
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		return ks
+	}
+	want := []string{"allocator", "effectiveCPUs", "effectiveMems", "kubelet", "name", "node", "nodes", "slice", "units"}
+	if got := keys(st.Partitions[0]); !slices.Equal(got, want) {
+		t.Errorf("partition keys %v, want %v", got, want)
+	}
+	var node map[string]json.RawMessage
+	if err := json.Unmarshal(st.Partitions[0]["node"], &node); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"allocatable", "capacity", "condition", "kubeconfig", "message", "name", "ready", "reason"}
+	if got := keys(node); !slices.Equal(got, want) {
+		t.Errorf("node keys %v, want %v", got, want)
+	}
+	node = nil // Unmarshal would merge into the old map
+	if err := json.Unmarshal(st.Partitions[1]["node"], &node); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := node["allocatable"]; ok {
+		t.Errorf("a Node not read has allocatable: %s", st.Partitions[1]["node"])
+	}
+}

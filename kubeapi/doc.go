@@ -1,0 +1,16 @@
+// Package kubeapi is the smallest Kubernetes API client numa-partition
+// needs: `status` reads each partition's Node (is it Ready, what does it
+// offer) with the credentials of a kubeconfig file, usually the
+// partition's own kubelet's.
+//
+// It is deliberately not client-go: status needs one GET, and client-go
+// would pull dozens of modules into a product that otherwise has a small
+// go.mod. What it does not implement it refuses by name (exec plugins,
+// auth providers, basic auth, impersonation, proxies, skipping TLS
+// verification) rather than sending a request that would quietly be
+// anonymous or unverified.
+//
+// Reading is split from deciding: Parse turns a kubeconfig's bytes into
+// the current context's target without I/O; Load reads the file and the
+// files it names; Client does the request.
+package kubeapi

@@ -1,0 +1,147 @@
+package kubeapi
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// A kubeconfig as kubeadm writes it for a kubelet after TLS bootstrap,
+// with the relative paths kubectl resolves against the file's directory.
+const kubeletKubeconfig = `apiVersion: v1
+kind: Config
+preferences: {}
+clusters:
+- name: default-cluster
+  cluster:
+    server: https://10.0.0.1:6443
+    certificate-authority: pki/ca.crt
+    tls-server-name: kubernetes
+contexts:
+- name: default-context
+  context:
+    cluster: default-cluster
+    namespace: default
+    user: default-auth
+- name: other
+  context:
+    cluster: default-cluster
+current-context: default-context
+users:
+- name: default-auth
+  user:
+    client-certificate: /var/lib/kubelet-node0/pki/kubelet-client-current.pem
+    client-key: ../kubelet-node0/pki/kubelet-client-current.pem
+`
+
+func TestParseResolvesCurrentContextAndRelativePaths(t *testing.T) {
+	tg, err := Parse([]byte(kubeletKubeconfig), "/etc/kubernetes/kubelet-node0.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ what, got, want string }{
+		{"context", tg.Context, "default-context"},
+		{"cluster", tg.Cluster, "default-cluster"},
+		{"user", tg.User, "default-auth"},
+		{"server", tg.Server.String(), "https://10.0.0.1:6443"},
+		{"server name", tg.ServerName, "kubernetes"},
+		{"CA path (relative to the kubeconfig)", tg.CA.Path, "/etc/kubernetes/pki/ca.crt"},
+		{"CA field", tg.CA.Field, `clusters["default-cluster"].cluster.certificate-authority`},
+		{"cert path (absolute)", tg.Cert.Path, "/var/lib/kubelet-node0/pki/kubelet-client-current.pem"},
+		{"key path (relative, cleaned)", tg.Key.Path, "/etc/kubelet-node0/pki/kubelet-client-current.pem"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %q, want %q", c.what, c.got, c.want)
+		}
+	}
+	if tg.Token.Set() {
+		t.Errorf("token set: %+v", tg.Token)
+	}
+}
+
+func TestParseDataFieldsAndToken(t *testing.T) {
+	kc := `clusters:
+- name: c
+  cluster: {server: "https://api.example:6443/prefix", certificate-authority-data: Q0EK}
+users:
+- name: u
+  user: {client-certificate-data: Q0VSVAo=, client-key-data: S0VZCg==, token: " abc "}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+`
+	tg, err := Parse([]byte(kc), "kc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(tg.CA.Data) != "CA\n" || string(tg.Cert.Data) != "CERT\n" || string(tg.Key.Data) != "KEY\n" || string(tg.Token.Data) != " abc " {
+		t.Errorf("data: CA %q cert %q key %q token %q", tg.CA.Data, tg.Cert.Data, tg.Key.Data, tg.Token.Data)
+	}
+	if tg.Cert.Field != `users["u"].user.client-certificate-data` || tg.Cert.Path != "" {
+		t.Errorf("cert source %+v", tg.Cert)
+	}
+	if tg.Server.Path != "/prefix" {
+		t.Errorf("server path %q", tg.Server.Path)
+	}
+}
+
+func TestParseAnonymousContext(t *testing.T) {
+	kc := "clusters: [{name: c, cluster: {server: 'https://h'}}]\ncontexts: [{name: x, context: {cluster: c}}]\ncurrent-context: x\n"
+	tg, err := Parse([]byte(kc), "kc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.User != "" || tg.Cert.Set() || tg.Token.Set() || tg.CA.Set() {
+		t.Errorf("anonymous context: %+v", tg)
+	}
+}
+
+// TestParseErrorsNameFileAndField: every refusal names the kubeconfig and
+// the key.
+func TestParseErrorsNameFileAndField(t *testing.T) {
+	base := func(cluster, user string) string {
+		return "clusters: [{name: c, cluster: {" + cluster + "}}]\n" +
+			"users: [{name: u, user: {" + user + "}}]\n" +
+			"contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+	}
+	const srv = "server: 'https://h:6443'"
+	for _, c := range []struct {
+		name, kc, field, msg string
+	}{
+		{"no current-context", "clusters: []\ncontexts: [{name: x, context: {cluster: c}}]\n", "current-context", "not set"},
+		{"unknown current-context", "clusters: []\ncontexts: []\ncurrent-context: nope\n", "current-context", `context "nope" is not in contexts`},
+		{"unknown cluster", "clusters: []\ncontexts: [{name: x, context: {cluster: c}}]\ncurrent-context: x\n", `contexts["x"].context.cluster`, `cluster "c" is not in clusters`},
+		{"unknown user", "clusters: [{name: c, cluster: {" + srv + "}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n", `contexts["x"].context.user`, `user "u" is not in users`},
+		{"duplicate context", "contexts: [{name: x, context: {cluster: c}}, {name: x, context: {cluster: d}}]\ncurrent-context: x\n", "contexts", `"x" appears twice`},
+		{"misspelt key", base(srv, "client-certficate: a.pem"), "", `not a kubeconfig: unknown field "client-certficate"`},
+		{"not yaml", "{{{", "", "not a kubeconfig"},
+		{"wrong kind", "kind: Pod\n", "kind", `"Pod", want Config`},
+		{"no server", base("certificate-authority: ca.crt", ""), `clusters["c"].cluster.server`, "not set"},
+		{"http server", base("server: 'http://h:8080'", ""), `clusters["c"].cluster.server`, "want https://"},
+		{"insecure", base(srv+", insecure-skip-tls-verify: true", ""), `clusters["c"].cluster.insecure-skip-tls-verify`, "refused"},
+		{"proxy", base(srv+", proxy-url: 'http://p:3128'", ""), `clusters["c"].cluster.proxy-url`, "not supported"},
+		{"CA twice", base(srv+", certificate-authority: ca.crt, certificate-authority-data: Q0EK", ""), `clusters["c"].cluster.certificate-authority`, "both certificate-authority and certificate-authority-data"},
+		{"bad base64", base(srv+", certificate-authority-data: '!!'", ""), `clusters["c"].cluster.certificate-authority-data`, "not base64"},
+		{"exec", base(srv, "exec: {command: aws}"), `users["u"].user.exec`, "not supported"},
+		{"basic auth", base(srv, "username: admin, password: x"), `users["u"].user.username`, "not supported"},
+		{"impersonation", base(srv, "as: someone"), `users["u"].user.as`, "not supported"},
+		{"cert without key", base(srv, "client-certificate: c.pem"), `users["u"].user.client-key`, "not set, but client-certificate is"},
+		{"key without cert", base(srv, "client-key-data: S0VZCg=="), `users["u"].user.client-certificate`, "not set, but client-key is"},
+		{"token twice", base(srv, "token: a, tokenFile: t"), `users["u"].user.tokenFile`, "both token and tokenFile"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.kc), "/etc/kubernetes/test.conf")
+			var ke *KubeconfigError
+			if !errors.As(err, &ke) {
+				t.Fatalf("error %v (%T), want a *KubeconfigError", err, err)
+			}
+			if ke.File != "/etc/kubernetes/test.conf" || ke.Field != c.field || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("error %q (field %q), want field %q and %q", err, ke.Field, c.field, c.msg)
+			}
+			if !strings.HasPrefix(err.Error(), "kubeconfig /etc/kubernetes/test.conf: ") {
+				t.Errorf("error %q does not start with the file", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,107 @@
+package kubeapi
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+)
+
+// Config is a kubeconfig made usable: the server and the TLS settings and
+// token to reach it with.
+type Config struct {
+	File    string // the kubeconfig
+	Context string
+	User    string // the kubeconfig's user entry, "" for anonymous
+	Server  *url.URL
+	tls     *tls.Config
+	token   string
+}
+
+// Load reads the kubeconfig at path and the files it names. root is the
+// filesystem they are on: "/" (or "") for this machine, or another
+// host's root (status --root), below which path and every absolute path
+// in the kubeconfig are read, as that host's kubelet sees them.
+//
+// Errors are *KubeconfigError naming the file and the field; a missing
+// kubeconfig is one with Field "" that errors.Is(err, fs.ErrNotExist).
+func Load(root, path string) (*Config, error) {
+	read := func(p string) ([]byte, error) { return os.ReadFile(under(root, p)) }
+	b, err := read(path)
+	if err != nil {
+		return nil, &KubeconfigError{File: path, Err: err}
+	}
+	t, err := Parse(b, path)
+	if err != nil {
+		return nil, err
+	}
+	return t.Config(read)
+}
+
+// Config reads what t's sources name through read and builds the TLS
+// settings: the CA pool, the client key pair (certificate and key may be
+// one PEM file, as kubelet's kubelet-client-current.pem is) and the token.
+func (t *Target) Config(read func(path string) ([]byte, error)) (*Config, error) {
+	fail := func(s Source, err error) error { return &KubeconfigError{File: t.File, Field: s.Field, Err: err} }
+	load := func(s Source) ([]byte, error) {
+		if s.Path == "" {
+			return s.Data, nil
+		}
+		b, err := read(s.Path)
+		if err != nil {
+			return nil, fail(s, err)
+		}
+		return b, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
+	if t.CA.Set() {
+		pem, err := load(t.CA)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fail(t.CA, errors.New("no PEM certificate in it"))
+		}
+		tc.RootCAs = pool
+	}
+	if t.Cert.Set() {
+		certPEM, err := load(t.Cert)
+		if err != nil {
+			return nil, err
+		}
+		keyPEM, err := load(t.Key)
+		if err != nil {
+			return nil, err
+		}
+		pair, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return nil, fail(t.Cert, fmt.Errorf("with %s: %w", lastKey(t.Key.Field), err))
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	c := &Config{File: t.File, Context: t.Context, User: t.User, Server: t.Server, tls: tc}
+	if t.Token.Set() {
+		b, err := load(t.Token)
+		if err != nil {
+			return nil, err
+		}
+		c.token = string(bytes.TrimSpace(b))
+		if c.token == "" {
+			return nil, fail(t.Token, errors.New("empty token"))
+		}
+	}
+	return c, nil
+}
+
+// under is path p of the filesystem at root.
+func under(root, p string) string {
+	if root == "" || filepath.Clean(root) == "/" {
+		return p
+	}
+	return filepath.Join(root, p)
+}
