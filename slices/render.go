@@ -255,6 +255,7 @@ func (r *renderer) partition(p *partition.Partition) error {
 		After: []string{HugepagesUnit, allocatorUnit(p.Name)},
 	}
 	k.Requires = []string{HugepagesUnit}
+	k.ExecStartPre = []string{enableHugetlb}
 	kubeletFiles := []string{unitPath(kubeletUnit(p.Name)), cfgPath}
 	args, err := kubeletArgs(p)
 	if err != nil {
@@ -281,6 +282,17 @@ func (r *renderer) partition(p *partition.Partition) error {
 	r.units = append(r.units, Unit{Name: kubeletUnit(p.Name), Phase: PhaseKubelet, Partition: p.Name, Enable: true, Start: true, Files: kubeletFiles})
 	return r.allocatorDropIn(p, cpu)
 }
+
+// enableHugetlb runs before each kubelet start (at boot too). kubelet
+// refuses a cgroupRoot whose cgroup lacks the hugetlb controller ("has
+// some missing controllers: hugetlb"), and systemd, which does not manage
+// hugetlb, never enables it below the root cgroup: on cgroup v2 the root's
+// subtree_control must name it. On v1 the file does not exist and this
+// does nothing; remove leaves the controller enabled (harmless, gone at
+// the next boot).
+const enableHugetlb = `/bin/sh -c 'c=/sys/fs/cgroup; ` +
+	`if [ -f $$c/cgroup.subtree_control ] && grep -qw hugetlb $$c/cgroup.controllers && ! grep -qw hugetlb $$c/cgroup.subtree_control; ` +
+	`then echo +hugetlb > $$c/cgroup.subtree_control; fi'`
 
 type kubeletView struct {
 	Name, NodeName, Nodes, Slice string
