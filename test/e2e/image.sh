@@ -49,25 +49,28 @@ dpkg -x "$work"/"$kpkg"_*.deb "$work/kernel"
 kver=$(ls "$work/kernel/lib/modules")
 log "kernel $kver unpacked ($((SECONDS - t0)) s)"
 
-# --- root: minbase + systemd/dbus, jq for the scenario's JSON checks, and
-# Debian's real containerd (with runc) as the partitions' runtime.
+# --- root: minbase + systemd/dbus, jq for the scenario's JSON checks,
+# runc and the CNI plugins for the partitions' containerd 2 (built from the
+# Go module proxy, in the payload: Debian's containerd is 1.6), iproute2
+# for the link to the API server on the host.
 mirror=${E2E_MIRROR:-$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}
 mirror=${mirror:-http://deb.debian.org/debian}
 root=$work/root
 log "debootstrap bookworm from $mirror (about 2 minutes)"
 debootstrap --variant=minbase \
-  --include=systemd,systemd-sysv,dbus,procps,jq,containerd,runc \
+  --include=systemd,systemd-sysv,dbus,procps,jq,runc,containernetworking-plugins,iproute2 \
   bookworm "$root" "$mirror" > "$work/debootstrap.log" 2>&1 \
   || { tail -30 "$work/debootstrap.log" >&2; log "debootstrap failed"; exit 1; }
 log "debootstrap done ($((SECONDS - t0)) s)"
 
 # Trim what a test VM never reads; every MB is unpacked into guest RAM.
 rm -rf "$root"/usr/share/{doc,man,locale,info}/* "$root"/var/cache/apt/* \
-       "$root"/var/lib/apt/lists/* "$root"/usr/bin/containerd-stress
+       "$root"/var/lib/apt/lists/*
 
 # Kernel modules: minbase has no udev, so nothing is loaded by modalias;
-# virtio-pci + 9p carry the host share, overlay serves containerd.
-mods="virtio_pci 9pnet_virtio 9p overlay"
+# virtio-pci + 9p carry the host share, overlay serves containerd,
+# virtio_net is the link to the API server, veth the pods' CNI (ptp).
+mods="virtio_pci 9pnet_virtio 9p overlay virtio_net veth"
 depmod -b "$work/kernel" "$kver"
 for m in $mods; do
   modprobe -d "$work/kernel" -S "$kver" --show-depends "$m" | awk '$1=="insmod"{print $2}'
@@ -97,26 +100,48 @@ Where=/mnt/share
 Type=9p
 Options=trans=virtio,version=9p2000.L,msize=1048576
 UNIT
+# The link to the host: QEMU user-mode networking (restrict=on) with one
+# guestfwd, 10.0.2.100:6443 -> the API server on the host's loopback. No
+# udev, so no networkd: a static address and a default route (kubelet takes
+# the node IP from the default route's interface).
+cat > "$sd/e2e-net.service" <<'UNIT'
+[Unit]
+Description=e2e link to the host's API server
+After=systemd-modules-load.service
+Requires=systemd-modules-load.service
+Before=network-online.target
+Wants=network-online.target
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/sbin/ip link set lo up
+ExecStart=/sbin/ip link set eth0 up
+ExecStart=/sbin/ip addr add 10.0.2.15/24 dev eth0
+ExecStart=/sbin/ip route add default via 10.0.2.2
+[Install]
+WantedBy=multi-user.target
+UNIT
+mkdir -p "$sd/multi-user.target.wants"
+ln -sf ../e2e-net.service "$sd/multi-user.target.wants/e2e-net.service"
 # The scenario, pulled in by systemd.wants= on the kernel command line; the
 # VM powers off when it ends, whatever the outcome.
 cat > "$sd/numa-e2e.service" <<'UNIT'
 [Unit]
 Description=numa-partition e2e scenario
-After=multi-user.target mnt-share.mount
+After=multi-user.target mnt-share.mount e2e-net.service
 Requires=mnt-share.mount
 SuccessAction=poweroff-force
 FailureAction=poweroff-force
 [Service]
 Type=oneshot
 ExecStart=/bin/sh -c 'exec /e2e/guest/scenario.sh >/dev/ttyS1 2>&1'
-TimeoutStartSec=12min
+TimeoutStartSec=25min
 UNIT
 # Without udev dev-ttyS0.device never appears: a serial getty would hold
-# the boot for 90 s. Timers, logins and the image's own containerd (the
-# partitions run their own) only cost time.
+# the boot for 90 s. Timers and logins only cost time.
 for u in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer dpkg-db-backup.timer \
          fstrim.timer systemd-tmpfiles-clean.timer serial-getty@ttyS0.service \
-         serial-getty@ttyS1.service getty.target containerd.service \
+         serial-getty@ttyS1.service getty.target \
          systemd-logind.service e2scrub_reap.service systemd-update-utmp.service \
          systemd-update-utmp-runlevel.service; do
   ln -sf /dev/null "$sd/$u"

@@ -4,12 +4,17 @@
 # once with cgroup v2 and once with cgroup v1, runs the scenario of
 # test/e2e/guest/ inside each boot, brings the results back over a 9p share
 # and exits non-zero, naming every failed step, when anything failed.
+# The partitions run the real kubelet 1.37 and containerd 2 (test/realbin)
+# and join a real control plane (etcd, kube-apiserver, kube-scheduler,
+# kube-controller-manager: test/e2e/cluster) that runs on this host's
+# loopback; each VM reaches it through QEMU's user-mode network
+# (restrict=on: the guest reaches nothing else) at 10.0.2.100:6443.
 #
 # Environment:
 #   E2E_MODES      cgroup modes to boot, in order (default "v2 v1")
 #   E2E_STEPS      comma-separated step names to run (default: all; a partial
 #                  run is for development and says so loudly)
-#   E2E_TIMEOUT    hard limit per boot in seconds (default 600)
+#   E2E_TIMEOUT    hard limit per boot in seconds (default 1500)
 #   E2E_PARALLEL   1: boot the modes side by side (default when nproc >= 2)
 #   E2E_ACCEL/E2E_CPU  QEMU accelerator and CPU (default tcg / qemu64,+pdpe1gb;
 #                  on a host with a working /dev/kvm: kvm / host)
@@ -21,14 +26,19 @@ repo=$(cd "$here/../.." && pwd)
 cd "$repo"
 cache=${E2E_CACHE:-$repo/.cache/e2e}
 modes=${E2E_MODES:-v2 v1}
-timeout_s=${E2E_TIMEOUT:-600}
+timeout_s=${E2E_TIMEOUT:-1500}
 accel=${E2E_ACCEL:-tcg,thread=single}
 cpu=${E2E_CPU:-qemu64,+pdpe1gb} # +pdpe1gb: the guest gets 1 GiB hugepage directories
 bin=${BIN:-bin/numa-partition}
 log() { echo "e2e: $*" >&2; }
 t_start=$SECONDS
 
-for t in qemu-system-x86_64 cpio timeout; do
+# One run at a time: two would share the control plane and the VM dirs.
+mkdir -p "$cache"
+exec 9>"$cache/run.lock"
+flock -n 9 || { log "another e2e run holds $cache/run.lock"; exit 1; }
+
+for t in qemu-system-x86_64 cpio timeout socat openssl curl; do
   command -v "$t" >/dev/null || { log "missing $t: run test/e2e/setup.sh (as root)"; exit 1; }
 done
 
@@ -41,8 +51,28 @@ case "$(ldd "$bin" 2>&1 || true)" in *"not a dynamic executable"*) ;; *) log "$b
 payload=$cache/payload
 rm -rf "$payload"; mkdir -p "$payload/e2e/bin"
 cp "$bin" "$payload/e2e/bin/numa-partition"
-CGO_ENABLED=0 go build -trimpath -o "$payload/e2e/bin/standin-kubelet" ./test/standin-kubelet
 cp -r "$here/guest" "$payload/e2e/guest"
+
+# --- the real parts: kubelet, containerd 2 (+ shim, ctr) and kubectl into
+# the guest; etcd and the control plane stay on this host. Built once from
+# the Go module proxy and cached in .cache/bin/ (test/realbin/build.sh).
+realbin=$("$repo/test/realbin/build.sh")
+for b in kubelet containerd containerd-shim-runc-v2 ctr kubectl; do
+  cp "$realbin/$b" "$payload/e2e/bin/$b"
+done
+# No registry: a pause and a workload image of our own, as OCI archives
+# the guest imports into each partition's containerd.
+"$repo/test/images/build.sh" "$payload/e2e/images"
+
+# --- the control plane, with a throw-away CA and one bootstrap token.
+cluster=$cache/cluster
+apiport=${E2E_APISERVER_PORT:-6443}
+export E2E_APISERVER_PORT=$apiport
+trap '"$here/cluster/down.sh" "$cluster" || true' EXIT
+"$here/cluster/up.sh" "$realbin" "$cluster"
+mkdir -p "$payload/e2e/cluster"
+cp "$cluster"/out/{ca.crt,bootstrap-kubelet.conf,admin.conf} "$payload/e2e/cluster/"
+log "control plane up on 127.0.0.1:$apiport ($((SECONDS - t_start)) s); logs in $cluster/logs"
 
 # --- image: cached, rebuilt only when image.sh changes.
 image=$("$here/image.sh")
@@ -60,19 +90,21 @@ boot() {
   (cd "$out/payload" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$out/payload.cpio"
   cat "$image/base.cpio" "$out/payload.cpio" > "$out/initrd.cpio"
   rm -rf "$out/payload" "$out/payload.cpio"
-  log "booting cgroup $mode (2 sockets, 2 NUMA nodes, 4 vCPUs; limit ${timeout_s}s); logs in $out"
+  log "booting cgroup $mode (2 sockets, 2 NUMA nodes, 4 vCPUs, 4 GiB; limit ${timeout_s}s); logs in $out"
   t0=$SECONDS
   timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
     -machine q35 -accel "$accel" -cpu "$cpu" \
-    -smp 4,sockets=2,cores=2,threads=1 -m 2G \
-    -object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
+    -smp 4,sockets=2,cores=2,threads=1 -m 4G \
+    -object memory-backend-ram,id=m0,size=2G -object memory-backend-ram,id=m1,size=2G \
     -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1 \
     -numa dist,src=0,dst=1,val=20 \
     -kernel "$image/vmlinuz" -initrd "$out/initrd.cpio" \
     -append "console=ttyS0 rdinit=/sbin/init systemd.unified_cgroup_hierarchy=$unified systemd.wants=numa-e2e.service panic=-1 loglevel=4 mitigations=off" \
     -virtfs local,path="$out/share",mount_tag=share,security_model=none,id=share \
     -serial file:"$out/console.log" -serial file:"$out/scenario.log" \
-    -display none -monitor none -nic none -no-reboot || rc=$?
+    -netdev "user,id=net0,restrict=on,guestfwd=tcp:10.0.2.100:6443-cmd:socat STDIO TCP:127.0.0.1:$apiport" \
+    -device virtio-net-pci,netdev=net0 \
+    -display none -monitor none -no-reboot || rc=$?
   echo "$rc" > "$out/qemu.rc"
   echo $((SECONDS - t0)) > "$out/wall"
   rm -f "$out/initrd.cpio"

@@ -76,18 +76,58 @@ HOST_CPUS=0
 # system.slice may allocate on every node, so apply can fill node 1's pools.
 HOST_MEMS=0-1
 CONFIG=/etc/numa-partition/config.toml
+declare -A COLOR=([node0]=red [node1]=blue)
+declare -A POD_CPU_COUNT=([node0]=1 [node1]=2)   # = each Node's allocatable cpu
+
+# --- the cluster (test/e2e/cluster on the host, reached over QEMU's
+# guestfwd): kubectl as the cluster admin, in this boot's namespace.
+export KUBECONFIG=/e2e/cluster/admin.conf
+NS=e2e-$E2E_MODE
+BOOT=$(cat /etc/hostname)
+node_name() { echo "$BOOT-$1"; }
+k() { kubectl --request-timeout=20s "$@"; }
+
+# node_ready NODE: its Ready condition is True.
+node_ready() {
+  [ "$(k get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
+}
+node_not_ready() {
+  local s
+  s=$(k get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) || return 1
+  [ -n "$s" ] && [ "$s" != True ]
+}
+
+# expand_cpus LIST: "1,3-4" -> "1,3,4".
+expand_cpus() {
+  local out= part
+  for part in ${1//,/ }; do
+    case $part in *-*) out+="$(seq -s, "${part%-*}" "${part#*-}")," ;; *) out+="$part," ;; esac
+  done
+  echo "${out%,}"
+}
+
+# socket_of P: partition P's containerd socket.
+socket_of() { echo "/run/containerd-$1/containerd.sock"; }
+
+# container_pid P POD: the PID of POD's first container, from containerd
+# (the container ID kubelet reports, the task containerd runs).
+container_pid() {
+  local id
+  id=$(k -n "$NS" get pod "$2" -o jsonpath='{.status.containerStatuses[0].containerID}' 2>/dev/null)
+  id=${id#containerd://}
+  [ -n "$id" ] || return 1
+  ctr --address "$(socket_of "$1")" -n k8s.io tasks ls 2>/dev/null | awk -v id="$id" '$1==id{print $2}'
+}
+
+# cgroup_file PID FILE: a cgroup file of PID's cpuset group (v2: unified;
+# v1: the cpuset hierarchy).
+cgroup_file() {
+  if [ "$E2E_MODE" = v2 ]; then echo "/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$1/cgroup")/$2"
+  else echo "/sys/fs/cgroup/cpuset$(sed -n 's/^[0-9]*:cpuset://p' "/proc/$1/cgroup")/$2"; fi
+}
 
 # partition_units P: every unit apply starts for partition P.
 partition_units() { echo "$1.slice containerd-$1.service numa-allocator@$1.service kubelet-$1.service"; }
-
-# pod_pid P: the stand-in pod of partition P, from the cgroup (not from
-# anything the tool or the stand-in reports).
-pod_pid() {
-  local cg=/$1.slice/$1-kubepods.slice/standin-pod-$1.scope procs
-  if [ "$E2E_MODE" = v2 ]; then procs=/sys/fs/cgroup$cg/cgroup.procs
-  else procs=/sys/fs/cgroup/systemd$cg/cgroup.procs; fi
-  head -1 "$procs" 2>/dev/null
-}
 
 # main_pids: "unit=pid" of every partition service, to tell restarts apart.
 main_pids() {
@@ -101,8 +141,16 @@ main_pids() {
 
 # wait_healthy: every partition's kubelet answers /healthz.
 wait_healthy() {
-  local p
+  local p rc=0
   for p in $PARTITIONS; do
-    wait_until 120 "kubelet-$p /healthz on ${HEALTHZ[$p]}" http_get "${HEALTHZ[$p]}" /healthz
+    wait_until 180 "kubelet-$p /healthz on ${HEALTHZ[$p]}" http_get "${HEALTHZ[$p]}" /healthz \
+      || { rc=1; journal_tail kubelet-$p.service; }
   done
+  return $rc
+}
+
+# journal_tail UNIT: the unit's last log lines, into the step's log.
+journal_tail() {
+  echo "  --- last lines of $1 (systemctl: $(unit_prop "$1" ActiveState)/$(unit_prop "$1" SubState), NRestarts $(unit_prop "$1" NRestarts))"
+  journalctl -b --no-pager -o cat -u "$1" | grep -v '^$' | tail -${2:-25} | sed 's/^/    /'
 }

@@ -1,6 +1,9 @@
-# 2. `apply` with a config for 2 partitions and 1 reserved CPU; the
-# stand-in kubelets come up healthy with their pods.
+# 2. `apply` with a config for 2 partitions and 1 reserved CPU brings up
+# the real containerd 2 and kubelet 1.37 per partition; each kubelet joins
+# by TLS bootstrap and its Node registers Ready, named and labelled as
+# planned.
 . /e2e/guest/lib.sh
+requires cluster
 install -D -m 0644 /e2e/guest/config/partitions.toml $CONFIG
 echo "  \$ numa-partition apply"
 numa-partition apply > $STATE/apply.out 2>&1
@@ -8,7 +11,18 @@ rc=$?
 cat $STATE/apply.out
 [ $rc = 0 ] || die "numa-partition apply exited $rc: $(tail -3 $STATE/apply.out | tr '\n' ' ')"
 ok "apply exited 0"
-wait_healthy
+grep -q 'failCgroupV1: false' /etc/numa-partition/kubelet-node0.yaml && ok "KubeletConfiguration sets failCgroupV1: false" \
+  || fail "kubelet-node0.yaml lacks failCgroupV1: false"
+# No registry: the pause and workload images go into each partition's
+# containerd, as on an air-gapped host (runtime.sandbox_image names it).
+for p in $PARTITIONS; do
+  wait_until 60 "containerd-$p answers" ctr --address "$(socket_of $p)" version
+  for img in pause workload; do
+    run ctr --address "$(socket_of $p)" -n k8s.io images import /e2e/images/$img.tar >/dev/null \
+      && ok "$img image imported into containerd-$p" || fail "ctr images import $img.tar into containerd-$p failed"
+  done
+done
+wait_healthy || die "the kubelets are not healthy; nothing below can pass"
 for p in $PARTITIONS; do
   for u in $(partition_units $p); do
     expect_eq "$u ActiveState" "$(unit_prop $u ActiveState)" active
@@ -19,11 +33,18 @@ for p in $PARTITIONS; do
 done
 expect_eq "numa-partition-hugepages.service ActiveState" "$(unit_prop numa-partition-hugepages.service ActiveState)" active
 for p in $PARTITIONS; do
-  wait_until 60 "$p's stand-in pod running" pod_pid $p
-  # The stand-in refuses an invalid KubeletConfiguration: reaching here
-  # means each rendered one decoded strictly and passed kubelet's rules.
-  journalctl -u kubelet-$p --no-pager -o cat | grep -q 'kubelet configuration is valid' \
-    && ok "kubelet-$p accepted its KubeletConfiguration" || fail "kubelet-$p did not log a valid configuration"
+  n=$(node_name $p)
+  wait_until 240 "Node $n Ready" node_ready $n || { k get node $n -o yaml 2>&1 | tail -40; journal_tail kubelet-$p.service 40; continue; }
+  labels=$(k get node $n -o jsonpath='{.metadata.labels.numa-type} {.metadata.labels.numa-partition\.io/partition} {.metadata.labels.e2e\.numa-partition\.io/boot}')
+  expect_eq "Node $n labels numa-type, partition, boot" "$labels" "${COLOR[$p]} $p $BOOT"
+  # TLS bootstrap left the partition its own client certificate in its own
+  # cert dir, and the API server knows it as system:node:<its node name>.
+  kc=/etc/kubernetes/kubelet-$p.conf
+  grep -q "client-certificate: /var/lib/kubelet-$p/pki/kubelet-client-current.pem" $kc \
+    && ok "$kc uses the certificate in /var/lib/kubelet-$p/pki" || fail "$kc does not use /var/lib/kubelet-$p/pki/kubelet-client-current.pem: $(grep client- $kc | tr '\n' ' ')"
+  expect_eq "identity of $kc (SelfSubjectReview)" \
+    "$(kubectl --kubeconfig $kc auth whoami -o jsonpath='{.status.userInfo.username}' 2>&1)" "system:node:$n"
 done
+run k get nodes -l e2e.numa-partition.io/boot=$BOOT -o wide
 main_pids > $STATE/pids-after-apply
 finish

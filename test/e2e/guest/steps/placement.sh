@@ -1,14 +1,51 @@
-# 3. Each pod runs only on its partition's CPUs and memory node, each
-# partition's daemons on their CPUs, system.slice (and PID 1) only on the
-# reserved CPU — read from /proc/<pid>/status and the cgroup files.
+# 4. A Guaranteed pod per partition, created through the API server with a
+# nodeSelector on the partition's labels, is bound by kube-scheduler to
+# the partition's Node and runs; from /proc/<pid>/status and the cgroup
+# files, its container runs only on the partition's CPUs and memory node,
+# with kubelet's static CPU Manager's exclusive CPU and the Memory
+# Manager's cpuset.mems. Then the daemons' and the host's placement.
 . /e2e/guest/lib.sh
 requires apply
+pod_manifest() {
+  sed -e "s/@P@/$1/g" -e "s/@NS@/$NS/g" -e "s/@COLOR@/${COLOR[$1]}/g" -e "s/@BOOT@/$BOOT/g" /e2e/guest/pods/pinned.yaml.in
+}
+pod_running() { [ "$(k -n $NS get pod "$1" -o jsonpath='{.status.phase}')" = Running ]; }
 for p in $PARTITIONS; do
-  pid=$(pod_pid $p)
-  [ -n "$pid" ] || { fail "no stand-in pod process in $p"; continue; }
-  expect_eq "$p pod $pid Cpus_allowed_list" "$(status_field $pid Cpus_allowed_list)" "${POD_CPUS[$p]}"
-  expect_eq "$p pod $pid Mems_allowed_list" "$(status_field $pid Mems_allowed_list)" "${MEMS[$p]}"
-  expect_eq "$p pod cgroup" "$(cgroup_of $pid)" "/$p.slice/$p-kubepods.slice/standin-pod-$p.scope"
+  pod_manifest $p | run k apply -f - || fail "creating pod pinned-$p"
+done
+for p in $PARTITIONS; do
+  pod=pinned-$p
+  if ! wait_until 240 "pod $pod Running" pod_running $pod; then
+    k -n $NS describe pod $pod 2>&1 | tail -25
+    continue
+  fi
+  expect_eq "pod $pod bound by the scheduler to" "$(k -n $NS get pod $pod -o jsonpath='{.spec.nodeName}')" "$(node_name $p)"
+  pid=$(container_pid $p $pod)
+  [ -n "$pid" ] || { fail "no task for pod $pod in containerd-$p"; continue; }
+  cpus=$(status_field $pid Cpus_allowed_list)
+  echo "  pod $pod container pid $pid: Cpus_allowed_list $cpus, Mems_allowed_list $(status_field $pid Mems_allowed_list), cgroup $(cgroup_of $pid)"
+  # One exclusive CPU out of the partition's pod CPUs (node0: 1; node1: 2-3).
+  case ",$(expand_cpus ${POD_CPUS[$p]})," in
+    *",$cpus,"*) ok "pod $pod runs on exclusive CPU $cpus of its partition's ${POD_CPUS[$p]}" ;;
+    *) fail "pod $pod Cpus_allowed_list is '$cpus', want one CPU of ${POD_CPUS[$p]}" ;;
+  esac
+  expect_eq "pod $pod Mems_allowed_list" "$(status_field $pid Mems_allowed_list)" "${MEMS[$p]}"
+  expect_eq "pod $pod cgroup cpuset.cpus" "$(cat "$(cgroup_file $pid cpuset.cpus)" 2>&1)" "$cpus"
+  expect_eq "pod $pod cgroup cpuset.mems" "$(cat "$(cgroup_file $pid cpuset.mems)" 2>&1)" "${MEMS[$p]}"
+  case "$(cgroup_of $pid)" in
+    /$p.slice/$p-kubepods.slice/*) ok "pod $pod's cgroup is under $p.slice/$p-kubepods.slice" ;;
+    *) fail "pod $pod's cgroup $(cgroup_of $pid) is not under /$p.slice/$p-kubepods.slice" ;;
+  esac
+  # kubelet's own checkpoints say the same: the CPU Manager gave the
+  # container that CPU, the Memory Manager pinned it to the node.
+  cm=$(jq -r --arg c work '[.entries[][$c]] | map(select(.)) | first // empty' /var/lib/kubelet-$p/cpu_manager_state 2>/dev/null)
+  expect_eq "kubelet-$p cpu_manager_state assignment" "$cm" "$cpus"
+  mm=$(jq -r '[.entries[][]] | .[0][] | select(.type=="memory") | .numaAffinity | map(tostring) | join(",")' /var/lib/kubelet-$p/memory_manager_state 2>/dev/null)
+  expect_eq "kubelet-$p memory_manager_state memory affinity" "$mm" "${MEMS[$p]}"
+  echo "$pid" > $STATE/pod-pid-$p
+done
+
+for p in $PARTITIONS; do
   for u in containerd-$p.service numa-allocator@$p.service kubelet-$p.service; do
     mp=$(unit_prop $u MainPID)
     [ "${mp:-0}" -gt 0 ] || { fail "$u has no MainPID"; continue; }

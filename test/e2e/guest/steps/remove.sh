@@ -1,8 +1,9 @@
-# 4. `remove` leaves the units and drop-ins gone, the pods stopped and the
-# host's CPUs given back to system.slice.
+# 4. `remove` leaves the units and drop-ins gone, the pods stopped, the
+# host's CPUs given back to system.slice, and the partitions' Nodes go
+# NotReady (the controller manager's node lifecycle: no more heartbeats).
 . /e2e/guest/lib.sh
 requires apply
-pods=$(for p in $PARTITIONS; do pod_pid $p; done)
+pods=$(cat $STATE/pod-pid-* 2>/dev/null)
 out=$(numa-partition remove 2>&1)
 rc=$?
 echo "$out"
@@ -28,4 +29,8 @@ else
   done
 fi
 expect_eq "PID 1 Cpus_allowed_list" "$(status_field 1 Cpus_allowed_list)" 0-3
+for p in $PARTITIONS; do
+  wait_until 180 "Node $(node_name $p) NotReady" node_not_ready $(node_name $p)
+done
+run k get nodes -l e2e.numa-partition.io/boot=$BOOT
 finish

@@ -8,7 +8,8 @@ echo "$out"; cat $STATE/status.err
 facts=$(jq -r '
   "health \(.health)", "problems \(.problems|length)",
   "cgroupMode \(.cgroupMode)", "reserved \(.host.reservedCPUs)", "inForce \(.host.reservedCPUsInForce)",
-  (.partitions[] | "\(.name) \(.effectiveCPUs) \(.effectiveMems) kubelet=\(.kubelet.ok) allocator=\(.allocator.ok)")
+  (.partitions[] | "\(.name) \(.effectiveCPUs) \(.effectiveMems) kubelet=\(.kubelet.ok) allocator=\(.allocator.ok)"),
+  (.partitions[] | "node-\(.name) \(.node.name) ready=\(.node.ready) kubeconfig=\(.node.kubeconfig) cpu=\(.node.allocatable.cpu)")
 ' <<<"$out") || die "status --output json is not the documented JSON: $(head -c 300 <<<"$out")"
 q() { awk -v k="$1" '$1==k{sub(/^[^ ]* /,""); print}' <<<"$facts"; }
 expect_eq "health" "$(q health)" healthy
@@ -19,7 +20,14 @@ expect_eq "host reservedCPUs" "$(q reserved)" $HOST_CPUS
 expect_eq "host reservedCPUsInForce" "$(q inForce)" $HOST_CPUS
 for p in $PARTITIONS; do
   expect_eq "$p (effective CPUs, mems, probes)" "$(q $p)" "${SLICE_CPUS[$p]} ${MEMS[$p]} kubelet=true allocator=true"
+  # The Node as the API server has it, read with the partition's own
+  # kubelet credentials (the Node authorizer lets a kubelet read its Node).
+  expect_eq "$p Node (status, from the API server)" "$(q node-$p)" \
+    "$(node_name $p) ready=true kubeconfig=/etc/kubernetes/kubelet-$p.conf cpu=${POD_CPU_COUNT[$p]}"
 done
+# With an admin kubeconfig given, the same answer.
+adm=$(numa-partition --output json status --kubeconfig $KUBECONFIG 2>&1 | jq -r '[.partitions[] | "\(.node.name)=\(.node.ready)"] | join(" ")')
+expect_eq "status --kubeconfig (admin)" "$adm" "$(node_name node0)=true $(node_name node1)=true"
 numa-partition status > $STATE/status.txt 2>&1 && ok "table status exit 0" || fail "numa-partition status (table) failed: $(tail -3 $STATE/status.txt)"
 cat $STATE/status.txt
 finish

@@ -1,0 +1,27 @@
+# 3. Each Node's status.allocatable, read from the API server, is the
+# partition's share in the plan: cpu = its CPUs, memory = Σ over its nodes
+# of (MemTotal − hugepages − the kubelet's reservation there). Hugepages
+# are printed side by side (kubelet shows every Node the machine's pools).
+. /e2e/guest/lib.sh
+requires apply
+plan=$(numa-partition --output json plan 2>/dev/null) || die "numa-partition plan failed"
+for p in $PARTITIONS; do
+  n=$(node_name $p)
+  share=$(jq -r --arg p $p '.partitions[] | select(.name==$p) |
+    "\(.cpus | split(",") | map(if test("-") then (split("-") | (.[1]|tonumber) - (.[0]|tonumber) + 1) else 1 end) | add) " +
+    "\([.memory[] | .totalBytes - .reservedBytes - ([.hugepages[] | .pageSize * .count] | add // 0)] | add)"' <<<"$plan")
+  read -r want_cpu want_mem <<<"$share"
+  got=$(k get node $n -o json) || { fail "cannot read Node $n"; continue; }
+  got_cpu=$(jq -r .status.allocatable.cpu <<<"$got")
+  got_mem=$(jq -r .status.allocatable.memory <<<"$got")
+  # The API server prints memory in Ki when it is a whole number of Ki.
+  case $got_mem in *Ki) got_mem=$(( ${got_mem%Ki} * 1024 )) ;; *Mi) got_mem=$(( ${got_mem%Mi} * 1048576 )) ;; esac
+  expect_eq "Node $n allocatable cpu" "$got_cpu" "$want_cpu"
+  expect_eq "Node $n allocatable memory (bytes)" "$got_mem" "$want_mem"
+  echo "  Node $n capacity/allocatable, plan's hugepages for $p:"
+  jq -r '.status | "    capacity    \(.capacity | to_entries | map("\(.key)=\(.value)") | join(" "))",
+                   "    allocatable \(.allocatable | to_entries | map("\(.key)=\(.value)") | join(" "))"' <<<"$got"
+  jq -r --arg p $p '.partitions[] | select(.name==$p) | "    plan        " +
+    ([.memory[] | .node as $n | .hugepages[] | "\(.count)x\(.pageSize/1048576)Mi@node\($n)"] | join(" "))' <<<"$plan"
+done
+finish

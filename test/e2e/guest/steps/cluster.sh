@@ -1,0 +1,38 @@
+# The host joins the cluster as a provisioned host does, before apply:
+# the cluster CA where kubelet's clientCAFile and the bootstrap kubeconfig
+# expect it, the bootstrap kubeconfig (one bootstrap token for every
+# partition), and each partition's pod network config (what a CNI add-on
+# writes). Then: the API server answers through the guestfwd link.
+. /e2e/guest/lib.sh
+install -D -m 0644 /e2e/cluster/ca.crt /etc/kubernetes/pki/ca.crt
+install -D -m 0600 /e2e/cluster/bootstrap-kubelet.conf /etc/kubernetes/bootstrap-kubelet.conf
+i=0
+for p in $PARTITIONS; do
+  install -d /etc/cni/net.d-$p
+  cat > /etc/cni/net.d-$p/10-e2e.conflist <<CNI
+{"cniVersion": "0.4.0", "name": "e2e-$p", "plugins": [
+  {"type": "ptp", "ipMasq": false,
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.88.$i.0/24"}]]}}]}
+CNI
+  i=$((i + 1))
+done
+ok "CA, bootstrap kubeconfig and CNI configs installed"
+# The VM has no disk: its root is the initramfs ("rootfs"), which neither
+# overlayfs (containerd's snapshots) nor kubelet's filesystem statistics
+# accept ("cannot find filesystem info for device rootfs"). Give each
+# containerd's root and each kubelet's root dir a tmpfs of its own, as a
+# host gives them disks.
+echo "  root filesystem: $(findmnt -no FSTYPE /)"
+for p in $PARTITIONS; do
+  for d in /var/lib/containerd-$p /var/lib/kubelet-$p; do
+    install -d $d
+    mountpoint -q $d || run mount -t tmpfs -o size=1G,mode=0711 tmpfs $d || fail "cannot mount a tmpfs at $d"
+  done
+done
+wait_until 60 "API server /readyz through the guestfwd link" k get --raw /readyz
+run k version || fail "kubectl version"
+k get namespace $NS >/dev/null 2>&1 || run k create namespace $NS || fail "cannot create namespace $NS"
+# Pods are refused until the controller manager made the namespace's
+# default ServiceAccount.
+wait_until 60 "ServiceAccount default in $NS" k -n $NS get serviceaccount default
+finish

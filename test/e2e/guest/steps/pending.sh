@@ -1,0 +1,32 @@
+# 5. A pod whose nodeSelector names a partition too small for it (2 CPUs
+# on red, whose Node offers 1) stays Pending, with kube-scheduler's reason.
+. /e2e/guest/lib.sh
+requires apply
+k -n $NS delete pod too-big --ignore-not-found --wait=false >/dev/null 2>&1
+cat <<YAML | run k apply -f - || die "creating pod too-big"
+apiVersion: v1
+kind: Pod
+metadata: {name: too-big, namespace: $NS}
+spec:
+  nodeSelector: {numa-type: red, e2e.numa-partition.io/boot: $BOOT}
+  automountServiceAccountToken: false
+  containers:
+  - name: work
+    image: e2e.local/workload:1
+    imagePullPolicy: Never
+    resources:
+      requests: {cpu: "2", memory: 64Mi}
+      limits: {cpu: "2", memory: 64Mi}
+YAML
+unschedulable() {
+  [ "$(k -n $NS get pod too-big -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" = Unschedulable ]
+}
+wait_until 120 "pod too-big marked Unschedulable by the scheduler" unschedulable
+msg=$(k -n $NS get pod too-big -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')
+echo "  scheduler: $msg"
+grep -q "Insufficient cpu" <<<"$msg" && ok "the reason names Insufficient cpu" || fail "scheduler's message lacks 'Insufficient cpu': $msg"
+sleep 5
+expect_eq "pod too-big phase" "$(k -n $NS get pod too-big -o jsonpath='{.status.phase}')" Pending
+expect_eq "pod too-big nodeName" "$(k -n $NS get pod too-big -o jsonpath='{.spec.nodeName}')" ""
+k -n $NS delete pod too-big --wait=false >/dev/null
+finish
