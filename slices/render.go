@@ -255,7 +255,7 @@ func (r *renderer) partition(p *partition.Partition) error {
 		After: []string{HugepagesUnit, allocatorUnit(p.Name)},
 	}
 	k.Requires = []string{HugepagesUnit}
-	k.ExecStartPre = []string{enableHugetlb}
+	k.ExecStartPre = []string{kubeletHugetlb(p.Slice)}
 	kubeletFiles := []string{unitPath(kubeletUnit(p.Name)), cfgPath}
 	args, err := kubeletArgs(p)
 	if err != nil {
@@ -283,16 +283,21 @@ func (r *renderer) partition(p *partition.Partition) error {
 	return r.allocatorDropIn(p, cpu)
 }
 
-// enableHugetlb runs before each kubelet start (at boot too). kubelet
-// refuses a cgroupRoot whose cgroup lacks the hugetlb controller ("has
-// some missing controllers: hugetlb"), and systemd, which does not manage
-// hugetlb, never enables it below the root cgroup: on cgroup v2 the root's
-// subtree_control must name it. On v1 the file does not exist and this
-// does nothing; remove leaves the controller enabled (harmless, gone at
-// the next boot).
-const enableHugetlb = `/bin/sh -c 'c=/sys/fs/cgroup; ` +
-	`if [ -f $$c/cgroup.subtree_control ] && grep -qw hugetlb $$c/cgroup.controllers && ! grep -qw hugetlb $$c/cgroup.subtree_control; ` +
-	`then echo +hugetlb > $$c/cgroup.subtree_control; fi'`
+// kubeletHugetlb runs before each kubelet start (at boot too). kubelet
+// refuses a cgroupRoot without the hugetlb controller, and systemd does not
+// manage hugetlb: on cgroup v2 it never enables it below the root cgroup
+// ("cgroup [node0] has some missing controllers: hugetlb"), so the root's
+// subtree_control must name it; on v1 it never creates the slice's group
+// in the hugetlb hierarchy ("has some missing paths:
+// /sys/fs/cgroup/hugetlb/node0.slice"), so this creates it. remove takes
+// the v1 group away and leaves the v2 controller enabled (harmless, gone
+// at the next boot). Both found by the e2e with the real kubelet 1.37.2.
+func kubeletHugetlb(slice string) string {
+	return `/bin/sh -c 'c=/sys/fs/cgroup; ` +
+		`if [ -f $$c/cgroup.subtree_control ]; then ` +
+		`if grep -qw hugetlb $$c/cgroup.controllers && ! grep -qw hugetlb $$c/cgroup.subtree_control; then echo +hugetlb > $$c/cgroup.subtree_control; fi; ` +
+		`elif [ -d $$c/hugetlb ]; then mkdir -p $$c/hugetlb/` + slice + `; fi'`
+}
 
 type kubeletView struct {
 	Name, NodeName, Nodes, Slice string

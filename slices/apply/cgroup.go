@@ -111,8 +111,30 @@ func (c cpusetV1) remove() error {
 	if !c.exists() {
 		return nil
 	}
-	if err := removeV1Tree(c.dir, filepath.Join(filepath.Dir(c.dir), "cgroup.procs")); err != nil {
-		return fmt.Errorf("cpuset v1: removing %s: %w", c.dir, err)
+	return removeV1Group(c.dir)
+}
+
+// hugetlbV1Dir is a cgroup's group in the hugetlb v1 hierarchy. kubelet
+// refuses a cgroupRoot missing there; systemd does not manage hugetlb, so
+// the kubelet unit's ExecStartPre creates it (slices/render.go) and
+// remove takes it away with the pods' groups below it.
+func hugetlbV1Dir(root, cgroup string) string {
+	return filepath.Join(root, "sys/fs/cgroup/hugetlb", cgroup)
+}
+
+func dirExists(dir string) bool {
+	st, err := os.Stat(dir)
+	return err == nil && st.IsDir()
+}
+
+// removeV1Group removes a v1 group and every group below it, moving their
+// tasks to its parent; a group that is not there is no error.
+func removeV1Group(dir string) error {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err := removeV1Tree(dir, filepath.Join(filepath.Dir(dir), "cgroup.procs")); err != nil {
+		return fmt.Errorf("cgroup v1: removing %s: %w", dir, err)
 	}
 	return nil
 }

@@ -135,6 +135,9 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 			if g.exists() {
 				act("remove the cpuset v1 group of "+s.Unit, g.remove())
 			}
+			if d := hugetlbV1Dir(o.Root, sliceCgroup(s.Unit)); dirExists(d) {
+				act("remove the hugetlb v1 group of "+s.Unit, removeV1Group(d))
+			}
 		}
 	}
 	for _, h := range rec.Hugepages {

@@ -26,6 +26,7 @@ if [ "$E2E_MODE" = v2 ]; then
 else
   for p in $PARTITIONS; do
     [ -d /sys/fs/cgroup/cpuset/$p.slice ] && fail "cpuset v1 group $p.slice left" || ok "cpuset v1 group $p.slice removed"
+    [ -d /sys/fs/cgroup/hugetlb/$p.slice ] && fail "hugetlb v1 group $p.slice left" || ok "hugetlb v1 group $p.slice removed"
   done
 fi
 expect_eq "PID 1 Cpus_allowed_list" "$(status_field 1 Cpus_allowed_list)" 0-3
