@@ -29,11 +29,13 @@ import (
 //
 //   - reservedSystemCPUs = online − p.CPUs: the other partitions' CPUs, the
 //     host's and p's own host-reserved ones. allocatable.cpu = |p.CPUs|.
-//   - reservedMemory(n) = total(n) − hugepages(n) on every foreign node
-//     (the whole node: the memory manager subtracts hugepages itself, so
-//     reserving total(n) would underflow its uint64 table), and
-//     p.Memory[n].ReservedBytes on p's own nodes. Every foreign node ends
-//     with allocatable 0, every own node with total − hugepages − reserved.
+//   - reservedMemory(n) = total(n) − seen hugepages(n) on every foreign
+//     node (the whole node: the memory manager subtracts the hugepages it
+//     sees itself, so reserving more would underflow its uint64 table),
+//     and p.Memory[n].ReservedBytes on p's own nodes. Every foreign node
+//     ends with allocatable 0, every own node with total − hugepages −
+//     reserved. With the hugepage view (hugepageview.go) p's kubelet sees
+//     no hugepages on foreign nodes, so there the reservation is total(n).
 //   - R = Σ_n reservedMemory(n); kubeReserved and evictionHard are the
 //     plan's, systemReserved = R − kubeReserved − evictionHard: the
 //     foreign nodes are "system" memory as far as this kubelet knows.
@@ -43,9 +45,10 @@ import (
 // Hugepages cannot be reserved: kubelet accepts only cpu, memory,
 // ephemeral-storage and pid in systemReserved/kubeReserved, and a
 // hugepages-<size> reservedMemory entry must add up to their (zero)
-// hugepages value. Every Node therefore reports the machine's hugepages as
-// capacity; the memory manager still pins a Guaranteed pod's hugepages to
-// the node that holds its memory, and only p's nodes have memory for it.
+// hugepages value. So each kubelet is shown only its partition's pools
+// (hugepageview.go), and its Node's hugepages capacity and allocatable
+// are the partition's pages; allocatable.memory above counts only the
+// hugepages it sees, which is the same Σ over p's nodes.
 
 // onlineCPUs are the CPUs kubelet counts as capacity. Plans made before
 // Host.OnlineCPUs existed still carry every online CPU in the reserved and
@@ -61,9 +64,13 @@ func onlineCPUs(plan *partition.Plan) bitmask.CPUSet {
 	return all
 }
 
-// ReservedSystemCPUs is every online CPU that is not one of p's pod CPUs.
+// ReservedSystemCPUs is every CPU kubelet counts that is not one of p's
+// pod CPUs. kubelet (through cadvisor) counts the online CPUs that some
+// NUMA node lists: online CPUs of no node are neither in its capacity
+// nor allowed in reservedSystemCPUs ("reserved-cpus … is not a subset of
+// online-cpus"), so they stay out.
 func ReservedSystemCPUs(plan *partition.Plan, p *partition.Partition) (bitmask.CPUSet, error) {
-	online := onlineCPUs(plan)
+	online := onlineCPUs(plan).Difference(plan.Host.OrphanCPUs)
 	if p.CPUs.IsEmpty() {
 		return bitmask.CPUSet{}, fmt.Errorf("partition %s has no CPUs for pods: kubelet's static CPU manager needs at least one", p.Name)
 	}
@@ -144,13 +151,14 @@ func ReservedMemory(plan *partition.Plan, p *partition.Partition) ([]NodeReserva
 	if err != nil {
 		return nil, 0, err
 	}
+	view := hasView(all)
 	var out []NodeReservation
 	var sum uint64
 	for _, m := range all {
-		huge := HugepageBytes(m)
-		if huge > m.TotalBytes {
+		if huge := HugepageBytes(m); huge > m.TotalBytes {
 			return nil, 0, fmt.Errorf("NUMA node %d: planned hugepages (%d bytes) exceed its memory (%d bytes)", m.Node, huge, m.TotalBytes)
 		}
+		huge := seenHugepageBytes(p, m, view)
 		r := NodeReservation{Node: m.Node, Own: p.Nodes.Has(m.Node)}
 		if r.Own {
 			if m.ReservedBytes > m.TotalBytes-huge {

@@ -58,6 +58,11 @@ func TestReservedSystemCPUs(t *testing.T) {
 			p.Partitions[1].CPUs = bitmask.MustParseCPUList("5-6")
 		}, want: [2]string{"0,4-6", "0-4"}},
 		{name: "partition CPU not online", edit: func(p *partition.Plan) { p.Host.OnlineCPUs = bitmask.MustParseCPUList("0-6") }, wantErr: "CPUs 7 are not online"},
+		{name: "CPUs of no NUMA node stay out (kubelet does not count them)", edit: func(p *partition.Plan) {
+			p.Host.OnlineCPUs = bitmask.MustParseCPUList("0-9")
+			p.Host.OrphanCPUs = bitmask.MustParseCPUList("8-9")
+			p.Host.ReservedCPUs = bitmask.MustParseCPUList("0,4,8-9")
+		}, want: [2]string{"0,4-7", "0-4"}},
 		{name: "no pod CPUs", edit: func(p *partition.Plan) { p.Partitions[0].CPUs = bitmask.CPUSet{} }, wantErr: "has no CPUs for pods"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -326,4 +331,73 @@ func TestMarshalRoundTrip(t *testing.T) {
 
 	_, err = Unmarshal(append(b, []byte("cpuManagerPolicyy: static\n")...))
 	require.Error(t, err, "strict decoding refuses unknown fields")
+}
+
+// withPageSizes gives every node of plan the page sizes 2Mi and 1Gi, as
+// discovery does on x86-64: the plan then carries the hugepage view.
+func withPageSizes(plan partition.Plan) partition.Plan {
+	for i := range plan.Partitions {
+		for j := range plan.Partitions[i].Memory {
+			plan.Partitions[i].Memory[j].PageSizes = []uint64{2 * mi, gi}
+		}
+	}
+	return plan
+}
+
+func TestHugepageView(t *testing.T) {
+	plan := withPageSizes(twoNodes(partition.HugepagePlan{PageSize: 2 * mi, Count: 16}))
+	plan.Partitions[1].Memory[0].Hugepages = []partition.HugepagePlan{{PageSize: 2 * mi, Count: 24}, {PageSize: gi, Count: 2}}
+	want := map[string][]SysfsValue{
+		"node0": {
+			{"devices/system/node/node0/hugepages/hugepages-1048576kB/nr_hugepages", "0"},
+			{"devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages", "16"},
+			{"devices/system/node/node1/hugepages/hugepages-1048576kB/nr_hugepages", "0"},
+			{"devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages", "0"},
+			{"kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages", "0"},
+			{"kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "16"},
+		},
+		"node1": {
+			{"devices/system/node/node0/hugepages/hugepages-1048576kB/nr_hugepages", "0"},
+			{"devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages", "0"},
+			{"devices/system/node/node1/hugepages/hugepages-1048576kB/nr_hugepages", "2"},
+			{"devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages", "24"},
+			{"kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages", "2"},
+			{"kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "24"},
+		},
+	}
+	for i := range plan.Partitions {
+		p := &plan.Partitions[i]
+		view, ok, err := HugepageView(&plan, p)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, want[p.Name], view, p.Name)
+	}
+
+	t.Run("no view without every node's page sizes", func(t *testing.T) {
+		old := withPageSizes(twoNodes())
+		old.Partitions[1].Memory[0].PageSizes = nil
+		view, ok, err := HugepageView(&old, &old.Partitions[0])
+		require.NoError(t, err)
+		assert.False(t, ok)
+		assert.Empty(t, view)
+	})
+
+	// With the view a foreign node is reserved whole: its kubelet sees no
+	// hugepages there. Without it, total − the hugepages it does see.
+	t.Run("foreign reservation follows what the kubelet sees", func(t *testing.T) {
+		for _, c := range []struct {
+			plan    partition.Plan
+			foreign uint64
+		}{
+			{withPageSizes(twoNodes(partition.HugepagePlan{PageSize: gi, Count: 4})), 16 * gi},
+			{twoNodes(partition.HugepagePlan{PageSize: gi, Count: 4}), 12 * gi},
+		} {
+			nodes, _, err := ReservedMemory(&c.plan, &c.plan.Partitions[0])
+			require.NoError(t, err)
+			require.Len(t, nodes, 2)
+			assert.Equal(t, c.foreign, nodes[1].Bytes)
+			assert.Equal(t, uint64(0), nodes[1].Allocatable)
+			assert.Equal(t, 12*gi-1100*mi, nodes[0].Allocatable)
+		}
+	})
 }

@@ -134,6 +134,20 @@ func (m *machine) sharedCPUs() (bitmask.CPUSet, bitmask.NodeSet) {
 	return shared, m.nodesOfCPUs(shared)
 }
 
+// pageSizes are the hugepage sizes node id offers, ascending (nil when
+// sysfs shows none).
+func (m *machine) pageSizes(id int) []uint64 {
+	n, ok := m.node[id]
+	if !ok {
+		return nil
+	}
+	var sizes []uint64
+	for _, h := range n.Hugepages {
+		sizes = append(sizes, h.PageSize)
+	}
+	return sizes
+}
+
 // orphanCPUs are online CPUs no node lists (a dump without node0's
 // directory); no partition can own them.
 func (m *machine) orphanCPUs() bitmask.CPUSet {

@@ -60,7 +60,7 @@ func planMemory(m *machine, c *Config, plan *Plan, perPart []settings, col *coll
 
 		p.Memory = make([]NodeMemory, 0, p.Nodes.Len())
 		for _, id := range p.Nodes.IDs() {
-			nm := NodeMemory{Node: id, TotalBytes: m.memory[id], ReservedBytes: reserved[id], Hugepages: pages[id]}
+			nm := NodeMemory{Node: id, TotalBytes: m.memory[id], ReservedBytes: reserved[id], Hugepages: pages[id], PageSizes: m.pageSizes(id)}
 			if nm.Hugepages == nil {
 				nm.Hugepages = []HugepagePlan{}
 			}

@@ -194,9 +194,10 @@ func newRuntime(c *Config, ex func(key, value, def string) string) Runtime {
 // partition's), and
 // the memory nodes its own processes use.
 func newHost(m *machine, c *Config, reserved bitmask.CPUSet, excluded bitmask.NodeSet, col *collector) Host {
-	h := Host{ReservedCPUs: reserved.Union(m.cpusOf(excluded)).Union(m.orphanCPUs()), ExcludedNodes: excluded, OnlineCPUs: m.online}
+	h := Host{ReservedCPUs: reserved.Union(m.cpusOf(excluded)).Union(m.orphanCPUs()), ExcludedNodes: excluded,
+		OnlineCPUs: m.online, OrphanCPUs: m.orphanCPUs()}
 	for _, id := range excluded.IDs() {
-		h.ExcludedMemory = append(h.ExcludedMemory, NodeMemory{Node: id, TotalBytes: m.memory[id], Hugepages: []HugepagePlan{}})
+		h.ExcludedMemory = append(h.ExcludedMemory, NodeMemory{Node: id, TotalBytes: m.memory[id], Hugepages: []HugepagePlan{}, PageSizes: m.pageSizes(id)})
 	}
 	if c.Host.MemoryNodes.Set {
 		nodes := c.Host.MemoryNodes.Nodes

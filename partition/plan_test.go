@@ -145,7 +145,7 @@ func TestPlanExcludedCPUNodeStaysWithHost(t *testing.T) {
 	assert.Equal(t, "0,2-3", p.Host.ReservedCPUs.String(), "node 1's CPUs 2-3 stay with the host")
 	assert.Equal(t, "1", p.Host.ExcludedNodes.String())
 	require.Len(t, p.Host.ExcludedMemory, 1)
-	assert.Equal(t, NodeMemory{Node: 1, TotalBytes: gi(16), Hugepages: []HugepagePlan{}}, p.Host.ExcludedMemory[0])
+	assert.Equal(t, NodeMemory{Node: 1, TotalBytes: gi(16), Hugepages: []HugepagePlan{}, PageSizes: []uint64{2 << 20, 1 << 30}}, p.Host.ExcludedMemory[0])
 }
 
 func TestPlanAutoReservesSMTSiblings(t *testing.T) {

@@ -27,6 +27,10 @@ type Host struct {
 	// OnlineCPUs minus its partition's CPUs. Render falls back to the union
 	// of the reserved and partition CPUs when empty.
 	OnlineCPUs bitmask.CPUSet `json:"onlineCPUs"`
+	// OrphanCPUs are the online CPUs no NUMA node lists (they stay with
+	// the host). kubelet, through cadvisor, counts only CPUs that a node
+	// lists, so they are in no kubelet's capacity or reservedSystemCPUs.
+	OrphanCPUs bitmask.CPUSet `json:"orphanCPUs,omitzero"`
 	// ExcludedMemory describes ExcludedNodes like Partition.Memory does:
 	// every kubelet must reserve those nodes' memory entirely, and the
 	// hugepages oneshot sets their page counts too.
@@ -69,6 +73,11 @@ type NodeMemory struct {
 	TotalBytes    uint64         `json:"totalBytes"`
 	ReservedBytes uint64         `json:"reservedBytes"`
 	Hugepages     []HugepagePlan `json:"hugepages"` // ascending by page size
+	// PageSizes are the hugepage sizes the node offers (bytes, ascending):
+	// its sysfs pools, which render shows each kubelet with only its
+	// partition's pages in them. Plans without them show every kubelet
+	// the machine's pools.
+	PageSizes []uint64 `json:"pageSizes,omitempty"`
 }
 
 // HugepagePlan is the count of pages of one size to allocate on one node.

@@ -2,6 +2,8 @@ package slices
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,7 +93,51 @@ type kubeletOffer struct {
 	reservedTotal uint64
 }
 
-func kubeletSees(t *testing.T, f machineFacts, c *kubeletv1beta1.KubeletConfiguration) kubeletOffer {
+// seenHugepages is the hugepage memory p's kubelet sees on each node: the
+// machine's, except where the bundle binds a view file over a node's pool
+// (read back from the rendered files, independently of how render chose
+// them). The view's machine-wide files must add up to its node files.
+func seenHugepages(t *testing.T, f machineFacts, b Bundle, p partition.Partition) map[int]uint64 {
+	t.Helper()
+	seen := map[int]uint64{}
+	for n, h := range f.hugepages {
+		seen[n] = h
+	}
+	viewed := map[int]bool{}
+	nodeSum, globalSum := map[uint64]uint64{}, map[uint64]uint64{}
+	prefix := hugepageViewDir(p.Name) + "/"
+	for _, file := range b.Files {
+		rel, ok := strings.CutPrefix(file.Path, prefix)
+		if !ok {
+			continue
+		}
+		count, err := strconv.ParseUint(strings.TrimSpace(string(file.Content)), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", file.Path, err)
+		}
+		var node int
+		var kb uint64
+		if _, err := fmt.Sscanf(rel, "devices/system/node/node%d/hugepages/hugepages-%dkB/nr_hugepages", &node, &kb); err == nil {
+			if !viewed[node] {
+				viewed[node], seen[node] = true, 0
+			}
+			seen[node] += count * kb << 10
+			nodeSum[kb] += count
+		} else if _, err := fmt.Sscanf(rel, "kernel/mm/hugepages/hugepages-%dkB/nr_hugepages", &kb); err == nil {
+			globalSum[kb] += count
+		} else {
+			t.Fatalf("%s: not a pool file kubelet reads", file.Path)
+		}
+	}
+	for kb, n := range nodeSum {
+		if globalSum[kb] != n {
+			t.Fatalf("%s: the view shows %d pages of %dkB machine-wide but %d on its nodes", p.Name, globalSum[kb], kb, n)
+		}
+	}
+	return seen
+}
+
+func kubeletSees(t *testing.T, f machineFacts, hugepages map[int]uint64, c *kubeletv1beta1.KubeletConfiguration) kubeletOffer {
 	t.Helper()
 	reserved, err := bitmask.ParseCPUList(c.ReservedSystemCPUs)
 	if err != nil {
@@ -103,7 +149,7 @@ func kubeletSees(t *testing.T, f machineFacts, c *kubeletv1beta1.KubeletConfigur
 	var memTotal, hugeTotal uint64
 	for n, tot := range f.total {
 		memTotal += tot
-		hugeTotal += f.hugepages[n]
+		hugeTotal += hugepages[n]
 	}
 	nodeAllocatable := bytesOf(t, c.KubeReserved["memory"]) + bytesOf(t, c.SystemReserved["memory"]) + bytesOf(t, c.EvictionHard["memory.available"])
 	v := kubeletOffer{
@@ -134,7 +180,7 @@ func kubeletSees(t *testing.T, f machineFacts, c *kubeletv1beta1.KubeletConfigur
 	}
 	// Memory manager M1: allocatable(n) = total − reserved − hugepages.
 	for n, tot := range f.total {
-		v.nodeAlloc[n] = int64(tot) - int64(byNode[n]) - int64(f.hugepages[n])
+		v.nodeAlloc[n] = int64(tot) - int64(byNode[n]) - int64(hugepages[n])
 	}
 	return v
 }
@@ -150,7 +196,7 @@ func TestAllocatableAddsUp(t *testing.T) {
 			var sumMemory int64
 			offeredBy := map[int]string{}
 			for _, p := range plan.Partitions {
-				v := kubeletSees(t, f, renderedConfig(t, b, p))
+				v := kubeletSees(t, f, seenHugepages(t, f, b, p), renderedConfig(t, b, p))
 				if !v.cpus.Equal(p.CPUs) {
 					t.Errorf("%s: kubelet offers CPUs %s, partition has %s", p.Name, v.cpus, p.CPUs)
 				}

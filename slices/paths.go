@@ -37,6 +37,10 @@ var hostUnits = []struct{ name, section string }{
 	{"user.slice", "Slice"},
 }
 
+// hugepageViewDir holds partition name's view of the sysfs hugepage pool
+// files, mirroring /sys (kubeletgen/hugepageview.go).
+func hugepageViewDir(name string) string { return "etc/numa-partition/sysfs-" + name }
+
 // Unit names of a partition.
 func kubeletUnit(name string) string    { return "kubelet-" + name + ".service" }
 func containerdUnit(name string) string { return "containerd-" + name + ".service" }

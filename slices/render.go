@@ -413,8 +413,13 @@ func (r *renderer) containerd(p *partition.Partition, cpu cpuView) error {
 	if err != nil {
 		return err
 	}
+	binds, viewFiles, err := r.hugepageView(p)
+	if err != nil {
+		return err
+	}
 	unit := containerdUnit(p.Name)
 	err = r.template(unitPath(unit), "containerd.service.tmpl", map[string]any{
+		"HugepageBinds": binds,
 		"Name": p.Name, "Nodes": p.Nodes.String(), "Slice": p.Slice, "CPU": cpu,
 		"DevicePluginsDir": p.Kubelet.DevicePluginsDir,
 		"SharedDir":        sharedDevicePluginsDir,
@@ -424,8 +429,30 @@ func (r *renderer) containerd(p *partition.Partition, cpu cpuView) error {
 	if err != nil {
 		return err
 	}
-	r.units = append(r.units, Unit{Name: unit, Phase: PhaseRuntime, Partition: p.Name, Enable: true, Start: true, Files: []string{unitPath(unit), cfgPath}})
+	files := append([]string{unitPath(unit), cfgPath}, viewFiles...)
+	r.units = append(r.units, Unit{Name: unit, Phase: PhaseRuntime, Partition: p.Name, Enable: true, Start: true, Files: files})
 	return nil
+}
+
+// hugepageView renders partition p's view of the hugepage pools: a file
+// per sysfs pool file kubelet reads, and the BindReadOnlyPaths= entries
+// that show them in its containerd's mount namespace, which kubelet
+// joins. A change of the view restarts containerd (and so kubelet): the
+// binds are made when the namespace is.
+func (r *renderer) hugepageView(p *partition.Partition) (binds, files []string, err error) {
+	view, ok, err := kubeletgen.HugepageView(r.plan, p)
+	if err != nil || !ok {
+		return nil, nil, err
+	}
+	for _, v := range view {
+		src := hugepageViewDir(p.Name) + "/" + v.Path
+		if err := r.add(src, []byte(v.Value+"\n")); err != nil {
+			return nil, nil, err
+		}
+		binds = append(binds, "/"+src+":/sys/"+v.Path)
+		files = append(files, src)
+	}
+	return binds, files, nil
 }
 
 // allocatorTemplate renders numa-allocator@.service, shared by every
