@@ -419,8 +419,8 @@ func (r *renderer) containerd(p *partition.Partition, cpu cpuView) error {
 	}
 	unit := containerdUnit(p.Name)
 	err = r.template(unitPath(unit), "containerd.service.tmpl", map[string]any{
-		"HugepageBinds": binds,
 		"Name": p.Name, "Nodes": p.Nodes.String(), "Slice": p.Slice, "CPU": cpu,
+		"HugepageBinds":    binds,
 		"DevicePluginsDir": p.Kubelet.DevicePluginsDir,
 		"SharedDir":        sharedDevicePluginsDir,
 		"StateDirectories": ownState + " " + sharedState,

@@ -106,6 +106,14 @@ expand_cpus() {
   echo "${out%,}"
 }
 
+# to_bytes QUANTITY: a Kubernetes quantity (0, 123, 64Ki, 32Mi, 2Gi) in bytes.
+to_bytes() {
+  case $1 in
+    *Ki) echo $(( ${1%Ki} << 10 )) ;; *Mi) echo $(( ${1%Mi} << 20 )) ;; *Gi) echo $(( ${1%Gi} << 30 )) ;;
+    ''|*[!0-9]*) echo "not-a-quantity:$1" ;; *) echo "$1" ;;
+  esac
+}
+
 # socket_of P: partition P's containerd socket.
 socket_of() { echo "/run/containerd-$1/containerd.sock"; }
 

@@ -1,7 +1,8 @@
 # 3. Each Node's status.allocatable, read from the API server, is the
 # partition's share in the plan: cpu = its CPUs, memory = Σ over its nodes
-# of (MemTotal − hugepages − the kubelet's reservation there). Hugepages
-# are printed side by side (kubelet shows every Node the machine's pools).
+# of (MemTotal − hugepages − the kubelet's reservation there), and every
+# hugepage size exactly the partition's own pages (each kubelet is shown
+# only its partition's pools), capacity too.
 . /e2e/guest/lib.sh
 requires apply
 plan=$(numa-partition --output json plan 2>/dev/null) || die "numa-partition plan failed"
@@ -14,10 +15,15 @@ for p in $PARTITIONS; do
   got=$(k get node $n -o json) || { fail "cannot read Node $n"; continue; }
   got_cpu=$(jq -r .status.allocatable.cpu <<<"$got")
   got_mem=$(jq -r .status.allocatable.memory <<<"$got")
-  # The API server prints memory in Ki when it is a whole number of Ki.
-  case $got_mem in *Ki) got_mem=$(( ${got_mem%Ki} * 1024 )) ;; *Mi) got_mem=$(( ${got_mem%Mi} * 1048576 )) ;; esac
   expect_eq "Node $n allocatable cpu" "$got_cpu" "$want_cpu"
-  expect_eq "Node $n allocatable memory (bytes)" "$got_mem" "$want_mem"
+  expect_eq "Node $n allocatable memory (bytes)" "$(to_bytes "$got_mem")" "$want_mem"
+  for size in 2Mi 1Gi; do
+    want_huge=$(jq -r --arg p $p --argjson ps $(to_bytes $size) '.partitions[] | select(.name==$p) |
+      [.memory[].hugepages[] | select(.pageSize==$ps) | .pageSize * .count] | add // 0' <<<"$plan")
+    for field in capacity allocatable; do
+      expect_eq "Node $n $field hugepages-$size (bytes)" "$(to_bytes "$(jq -r --arg r hugepages-$size ".status.$field[\$r]" <<<"$got")")" "$want_huge"
+    done
+  done
   echo "  Node $n capacity/allocatable, plan's hugepages for $p:"
   jq -r '.status | "    capacity    \(.capacity | to_entries | map("\(.key)=\(.value)") | join(" "))",
                    "    allocatable \(.allocatable | to_entries | map("\(.key)=\(.value)") | join(" "))"' <<<"$got"

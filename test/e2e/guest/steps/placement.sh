@@ -40,8 +40,15 @@ for p in $PARTITIONS; do
   # container that CPU, the Memory Manager pinned it to the node.
   cm=$(jq -r --arg c work '[.entries[][$c]] | map(select(.)) | first // empty' /var/lib/kubelet-$p/cpu_manager_state 2>/dev/null)
   expect_eq "kubelet-$p cpu_manager_state assignment" "$cm" "$cpus"
-  mm=$(jq -r '[.entries[][]] | .[0][] | select(.type=="memory") | .numaAffinity | map(tostring) | join(",")' /var/lib/kubelet-$p/memory_manager_state 2>/dev/null)
-  expect_eq "kubelet-$p memory_manager_state memory affinity" "$mm" "${MEMS[$p]}"
+  for type in memory hugepages-2Mi; do
+    mm=$(jq -r --arg t $type '[.entries[][]] | .[0][] | select(.type==$t) | "\(.numaAffinity | map(tostring) | join(",")) \(.size)"' /var/lib/kubelet-$p/memory_manager_state 2>/dev/null)
+    want_size=$(to_bytes $([ $type = memory ] && echo 64Mi || echo 8Mi))
+    expect_eq "kubelet-$p memory_manager_state $type (node, bytes)" "$mm" "${MEMS[$p]} $want_size"
+  done
+  # The pod's 8Mi of 2Mi pages, limited by its cgroup (hugetlb).
+  if [ "$E2E_MODE" = v2 ]; then hl=$(cat "$(cgroup_file $pid hugetlb.2MB.max)" 2>&1)
+  else hl=$(cat "/sys/fs/cgroup/hugetlb$(sed -n 's/^[0-9]*:hugetlb://p' /proc/$pid/cgroup)/hugetlb.2MB.limit_in_bytes" 2>&1); fi
+  expect_eq "pod $pod hugetlb 2MB limit" "$hl" "$(to_bytes 8Mi)"
   echo "$pid" > $STATE/pod-pid-$p
 done
 

@@ -13,8 +13,23 @@ left=$(cd /etc/systemd/system && ls -d node*.slice kubelet-* containerd-node* nu
 [ -z "$left" ] && ok "no unit files left" || fail "unit files left in /etc/systemd/system: $left"
 dropins=$(find /etc/systemd/system /run/systemd/system -path '*.d/*' -name '*numa-partition*' 2>/dev/null | tr '\n' ' ')
 [ -z "$dropins" ] && ok "no drop-ins left" || fail "drop-ins left: $dropins"
-loaded=$(systemctl list-units --all --plain --no-legend 'kubelet-node*' 'containerd-node*' 'numa-allocator@*' 'node0.slice' 'node1.slice' 'numa-partition-hugepages.service' | awk '$3!="inactive"||$2!="not-found"{print $1}' | tr '\n' ' ')
-[ -z "$loaded" ] && ok "no partition unit loaded" || fail "units still loaded after remove: $loaded"
+partition_units_loaded() {
+  systemctl list-units --all --plain --no-legend 'kubelet-node*' 'containerd-node*' 'numa-allocator@*' 'node0.slice' 'node1.slice' 'numa-partition-hugepages.service' \
+    | awk '$3!="inactive"||$2!="not-found"{print $1}' | tr '\n' ' '
+}
+# systemd unloads a unit once nothing refers to it any more; the pods'
+# transient units kubelet made go a moment after the slices stop.
+none_loaded() { [ -z "$(partition_units_loaded)" ]; }
+if ! wait_until 20 "no partition unit loaded" none_loaded; then
+  for u in $(partition_units_loaded); do
+    echo "  $u: $(systemctl show -p LoadState -p ActiveState -p SubState -p FragmentPath -p RequiredBy -p WantedBy -p ConsistsOf -p ControlGroup $u | tr '\n' ' ')"
+  done
+  echo "  cgroups left: $(find /sys/fs/cgroup -type d -name 'node[01]*' 2>/dev/null | tr '\n' ' ')"
+  for d in $(find /sys/fs/cgroup -type d -path '*node[01].slice*' 2>/dev/null); do
+    echo "    $d: procs '$(cat $d/cgroup.procs 2>/dev/null | tr '\n' ' ')' children '$(ls -F $d | grep / | tr '\n' ' ')'"
+    for pid in $(cat $d/cgroup.procs 2>/dev/null); do echo "      $pid: $(tr '\0' ' ' < /proc/$pid/cmdline)"; done
+  done
+fi
 for pid in $pods; do
   [ -d /proc/$pid ] && fail "pod process $pid still running" || ok "pod $pid stopped"
 done
