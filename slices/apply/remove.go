@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	bundle "github.com/numa-partition/numa-partition/slices"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
@@ -99,6 +100,12 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		}
 		if st.ActiveState != "inactive" {
 			act("stop "+u.Name, m.StopUnit(ctx, u.Name))
+		}
+		if u.Phase == bundle.PhaseRuntime && st.ControlGroup != "" {
+			pids, err := killLeftovers(ctx, o.Root, rec.CgroupMode, st.ControlGroup)
+			if len(pids) > 0 || err != nil {
+				act(fmt.Sprintf("kill %d processes left in %s (its shims: KillMode=process)", len(pids), u.Name), err)
+			}
 		}
 	}
 	for _, u := range rec.Units {

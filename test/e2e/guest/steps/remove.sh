@@ -30,6 +30,8 @@ if ! wait_until 20 "no partition unit loaded" none_loaded; then
     for pid in $(cat $d/cgroup.procs 2>/dev/null); do echo "      $pid: $(tr '\0' ' ' < /proc/$pid/cmdline)"; done
   done
 fi
+shims=$(pgrep -f containerd-shim-runc-v2 | tr '\n' ' ')
+[ -z "$shims" ] && ok "no containerd shim left" || fail "containerd shims outlived remove: $shims"
 for pid in $pods; do
   [ -d /proc/$pid ] && fail "pod process $pid still running" || ok "pod $pid stopped"
 done

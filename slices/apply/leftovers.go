@@ -1,0 +1,81 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// containerd runs with KillMode=process: a restart must not kill the shims
+// that keep the pods' containers running. So stopping it (or its slice)
+// leaves the shims in its cgroup, and systemd keeps the slice loaded while
+// they live (found by the e2e: containerd-shim-runc-v2 outlived remove).
+// remove ends them; nothing of a partition outlives it.
+
+// leftoverGrace bounds the wait for SIGKILLed processes to be gone.
+const leftoverGrace = 5 * time.Second
+
+// cgroupProcs are the processes of a unit's cgroup: the unified hierarchy
+// on v2, systemd's named hierarchy on v1 and hybrid. A cgroup that is not
+// there has none.
+func cgroupProcs(root string, mode CgroupMode, cgroup string) ([]int, error) {
+	base := filepath.Join(root, "sys/fs/cgroup")
+	if mode != CgroupV2 {
+		base = filepath.Join(base, "systemd")
+	}
+	b, err := os.ReadFile(filepath.Join(base, cgroup, "cgroup.procs"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s/cgroup.procs: %q is not a pid", cgroup, f)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+// killLeftovers SIGKILLs what is left in a stopped unit's cgroup and waits
+// until it is empty. It reports the pids it killed.
+func killLeftovers(ctx context.Context, root string, mode CgroupMode, cgroup string) ([]int, error) {
+	pids, err := cgroupProcs(root, mode, cgroup)
+	if err != nil || len(pids) == 0 {
+		return nil, err
+	}
+	for _, pid := range pids {
+		if err := unix.Kill(pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+			return pids, fmt.Errorf("killing pid %d left in %s: %w", pid, cgroup, err)
+		}
+	}
+	deadline := time.Now().Add(leftoverGrace)
+	for {
+		left, err := cgroupProcs(root, mode, cgroup)
+		if err != nil {
+			return pids, err
+		}
+		if len(left) == 0 {
+			return pids, nil
+		}
+		if time.Now().After(deadline) {
+			return pids, fmt.Errorf("pids %v are still in %s %s after SIGKILL", left, cgroup, leftoverGrace)
+		}
+		select {
+		case <-ctx.Done():
+			return pids, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
