@@ -19,7 +19,10 @@ import (
 // machineFacts are the machine's totals, taken from the topology when the
 // example has one (so the plan's own numbers are checked too).
 type machineFacts struct {
-	online    bitmask.CPUSet
+	online bitmask.CPUSet
+	// kubeletCPUs are the CPUs kubelet counts (cadvisor: online CPUs that
+	// a node lists), from the topology when the example has one.
+	kubeletCPUs bitmask.CPUSet
 	total     map[int]uint64 // MemTotal per node
 	hugepages map[int]uint64 // planned hugepage bytes per node
 	reserved  map[int]uint64 // what the host keeps on each partitioned node
@@ -28,7 +31,7 @@ type machineFacts struct {
 
 func facts(t *testing.T, e example) (partition.Plan, machineFacts, Bundle) {
 	plan, topo, b := e.render(t)
-	f := machineFacts{online: plan.Host.OnlineCPUs, total: map[int]uint64{}, hugepages: map[int]uint64{}, reserved: map[int]uint64{}, excluded: plan.Host.ExcludedNodes}
+	f := machineFacts{online: plan.Host.OnlineCPUs, kubeletCPUs: plan.Host.OnlineCPUs, total: map[int]uint64{}, hugepages: map[int]uint64{}, reserved: map[int]uint64{}, excluded: plan.Host.ExcludedNodes}
 	add := func(ms []partition.NodeMemory, own bool) {
 		for _, m := range ms {
 			f.total[m.Node] = m.TotalBytes
@@ -45,6 +48,10 @@ func facts(t *testing.T, e example) (partition.Plan, machineFacts, Bundle) {
 	if topo != nil {
 		if !topo.Online.Equal(f.online) {
 			t.Fatalf("plan online CPUs %s, machine %s", f.online, topo.Online)
+		}
+		f.kubeletCPUs = bitmask.CPUSet{}
+		for _, n := range topo.Nodes {
+			f.kubeletCPUs = f.kubeletCPUs.Union(n.CPUs.Intersect(topo.Online))
 		}
 		for _, n := range topo.Nodes {
 			if f.total[n.ID] != n.MemoryBytes {
@@ -143,8 +150,8 @@ func kubeletSees(t *testing.T, f machineFacts, hugepages map[int]uint64, c *kube
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reserved.IsSubsetOf(f.online) {
-		t.Fatalf("reservedSystemCPUs %s not within online %s (kubelet refuses)", reserved, f.online)
+	if !reserved.IsSubsetOf(f.kubeletCPUs) {
+		t.Fatalf("reservedSystemCPUs %s not within the CPUs kubelet counts %s (kubelet refuses: not a subset of online-cpus)", reserved, f.kubeletCPUs)
 	}
 	var memTotal, hugeTotal uint64
 	for n, tot := range f.total {
@@ -153,7 +160,7 @@ func kubeletSees(t *testing.T, f machineFacts, hugepages map[int]uint64, c *kube
 	}
 	nodeAllocatable := bytesOf(t, c.KubeReserved["memory"]) + bytesOf(t, c.SystemReserved["memory"]) + bytesOf(t, c.EvictionHard["memory.available"])
 	v := kubeletOffer{
-		cpus:      f.online.Difference(reserved),
+		cpus:      f.kubeletCPUs.Difference(reserved),
 		memory:    int64(memTotal) - int64(hugeTotal) - int64(nodeAllocatable),
 		nodeAlloc: map[int]int64{},
 	}

@@ -23,6 +23,9 @@ var examples = []example{
 	// Real sysfs dumps through discovery and planning.
 	{name: "epyc-8node", sysfs: "hwloc-64amd64-4s2n4ca2co"},
 	{name: "epyc-socket-shared", sysfs: "hwloc-32amd64-4s2n4c-cgroup2"},
+	// Online CPUs 4,6,…,20 are listed by no node (node 0 is missing):
+	// kubelet does not count them.
+	{name: "orphan-cpus", sysfs: "hwloc-offline-cpu0-node0"},
 }
 
 // load builds an example's plan: from its sysfs dump and

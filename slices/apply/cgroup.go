@@ -52,7 +52,8 @@ func CgroupWarning(m CgroupMode) string {
 	}
 	return fmt.Sprintf("cgroup mode %s: systemd does not enforce the slices' AllowedCPUs=/AllowedMemoryNodes= here; "+
 		"numa-partition enforces them through the slices' cpuset v1 groups and CPUAffinity=/NUMAPolicy=bind/NUMAMask= "+
-		"on the partition services. Kubernetes >= 1.35 needs cgroup v2 (systemd.unified_cgroup_hierarchy=1)", m)
+		"on the partition services. kubelet >= 1.35 runs on it only because every rendered KubeletConfiguration sets failCgroupV1: false; "+
+		"Kubernetes keeps cgroup v1 in maintenance mode: move to cgroup v2 (systemd.unified_cgroup_hierarchy=1)", m)
 }
 
 // sliceCgroup is the cgroup path systemd gives a slice: "a-b.slice" lives
