@@ -401,3 +401,27 @@ func TestHugepageView(t *testing.T) {
 		}
 	})
 }
+
+func TestResources(t *testing.T) {
+	hp := partition.HugepagePlan{PageSize: 2 * mi, Count: 512}
+	t.Run("with the hugepage view every resource is the share", func(t *testing.T) {
+		plan := withPageSizes(twoNodes(hp))
+		r, err := Resources(&plan, &plan.Partitions[1])
+		require.NoError(t, err)
+		assert.Equal(t, "node1", r.Partition)
+		assert.Equal(t, map[string]string{"cpu": "8", "memory": "32Gi", "hugepages-2Mi": "1Gi", "hugepages-1Gi": "0"}, r.Capacity)
+		want := map[string]string{"cpu": "3", "memory": "14260Mi", "hugepages-2Mi": "1Gi", "hugepages-1Gi": "0"}
+		assert.Equal(t, want, r.Allocatable)
+		assert.Equal(t, want, r.Share)
+		assert.Empty(t, r.Mismatches)
+	})
+	t.Run("without it the machine's pools show, and the report says so", func(t *testing.T) {
+		plan := twoNodes(hp)
+		r, err := Resources(&plan, &plan.Partitions[0])
+		require.NoError(t, err)
+		assert.Equal(t, "2Gi", r.Allocatable["hugepages-2Mi"])
+		assert.Equal(t, "1Gi", r.Share["hugepages-2Mi"])
+		assert.Equal(t, []string{"hugepages-2Mi: allocatable 2Gi, share 1Gi"}, r.Mismatches)
+		assert.Equal(t, r.Share["memory"], r.Allocatable["memory"], "memory stays exact either way")
+	})
+}

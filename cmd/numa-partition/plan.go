@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition"
 )
@@ -20,7 +21,9 @@ func planCommand() *cli.Command {
 		Usage: "show the partitions the config makes of this machine",
 		Description: "Discovers the machine (--sysfs), reads --config and prints the plan: what the\n" +
 			"host keeps, and per partition its NUMA nodes, CPUs, memory, hugepages, ports,\n" +
-			"node name, labels, paths and policies. Nothing on the host changes.\n" +
+			"node name, labels, paths and policies, then each Node's capacity and\n" +
+			"allocatable as kubelet will publish them, next to the partition's share.\n" +
+			"Nothing on the host changes.\n" +
 			"With --output json it prints the Plan schema documented in docs/plan.md.\n" +
 			"Every problem in the config is reported at once, with file, line and key.",
 		Flags: []cli.Flag{
@@ -38,10 +41,26 @@ func planCommand() *cli.Command {
 			for _, w := range plan.Warnings {
 				slog.Warn("plan", "warning", w)
 			}
-			if format == "json" {
-				return writeJSON(c.App.Writer, plan)
+			nodes, err := nodeResources(plan)
+			if err != nil {
+				return err
 			}
-			return partition.WriteTable(c.App.Writer, plan)
+			for _, n := range nodes {
+				for _, m := range n.Mismatches {
+					slog.Warn("plan", "warning", fmt.Sprintf("Node %s will not offer exactly partition %s's share: %s", n.NodeName, n.Partition, m))
+				}
+			}
+			if format == "json" {
+				// The Plan's keys, plus what each Node will publish.
+				return writeJSON(c.App.Writer, struct {
+					*partition.Plan
+					NodeResources []kubeletgen.NodeResources `json:"nodeResources"`
+				}{plan, nodes})
+			}
+			if err := partition.WriteTable(c.App.Writer, plan); err != nil {
+				return err
+			}
+			return writeNodeResources(c.App.Writer, nodes)
 		},
 	}
 }

@@ -24,6 +24,19 @@ for p in $PARTITIONS; do
       expect_eq "Node $n $field hugepages-$size (bytes)" "$(to_bytes "$(jq -r --arg r hugepages-$size ".status.$field[\$r]" <<<"$got")")" "$want_huge"
     done
   done
+  # `plan` says before apply what each Node will publish: the same figures.
+  for field in capacity allocatable; do
+    for r in cpu memory hugepages-2Mi hugepages-1Gi; do
+      promised=$(jq -r --arg p $p --arg f $field --arg r $r '.nodeResources[] | select(.partition==$p) | .[$f][$r]' <<<"$plan")
+      published=$(jq -r --arg f $field --arg r $r '.status[$f][$r]' <<<"$got")
+      if [ $r = cpu ]; then
+        if [ $field = capacity ]; then continue; fi  # the machine's CPUs either way
+        expect_eq "Node $n $field $r as plan promised" "$published" "$promised"
+      else
+        expect_eq "Node $n $field $r as plan promised (bytes)" "$(to_bytes "$published")" "$(to_bytes "$promised")"
+      fi
+    done
+  done
   echo "  Node $n capacity/allocatable, plan's hugepages for $p:"
   jq -r '.status | "    capacity    \(.capacity | to_entries | map("\(.key)=\(.value)") | join(" "))",
                    "    allocatable \(.allocatable | to_entries | map("\(.key)=\(.value)") | join(" "))"' <<<"$got"

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/numa-partition/numa-partition/kubeletgen"
+	"github.com/numa-partition/numa-partition/partition"
+)
+
+// nodeResources is what every partition's Node will publish.
+func nodeResources(plan *partition.Plan) ([]kubeletgen.NodeResources, error) {
+	out := make([]kubeletgen.NodeResources, 0, len(plan.Partitions))
+	for i := range plan.Partitions {
+		r, err := kubeletgen.Resources(plan, &plan.Partitions[i])
+		if err != nil {
+			return nil, fmt.Errorf("partition %s: %w", plan.Partitions[i].Name, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// writeNodeResources prints each Node's capacity and allocatable next to
+// its partition's share, one resource a line.
+func writeNodeResources(w io.Writer, nodes []kubeletgen.NodeResources) error {
+	var b strings.Builder
+	b.WriteString("\nEach Node as kubelet will publish it (capacity, allocatable) next to the partition's share:\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tRESOURCE\tCAPACITY\tALLOCATABLE\tSHARE")
+	for _, n := range nodes {
+		names := make([]string, 0, len(n.Capacity))
+		for name := range n.Capacity {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", n.NodeName, name, n.Capacity[name], n.Allocatable[name], n.Share[name])
+			if n.Allocatable[name] != n.Share[name] {
+				line += "\t≠ share"
+			}
+			fmt.Fprintln(tw, line)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,106 @@
+package kubeletgen
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/numa-partition/numa-partition/partition"
+)
+
+// NodeResources is what partition p's kubelet will publish on its Node,
+// resource by resource, next to the partition's share: computed with
+// kubelet's own formulas from what it will be shown (the machine's CPUs
+// that a node lists, MemTotal, the hugepage view) and from the rendered
+// KubeletConfiguration, so `plan` says before apply what the scheduler
+// will see. Mismatches name the resources whose allocatable differs from
+// the share (none, when the derivation holds).
+type NodeResources struct {
+	Partition   string            `json:"partition"`
+	NodeName    string            `json:"nodeName"`
+	Capacity    map[string]string `json:"capacity"`
+	Allocatable map[string]string `json:"allocatable"`
+	Share       map[string]string `json:"share"`
+	Mismatches  []string          `json:"mismatches"`
+}
+
+// Resources computes partition p's NodeResources.
+func Resources(plan *partition.Plan, p *partition.Partition) (NodeResources, error) {
+	r := NodeResources{Partition: p.Name, NodeName: p.NodeName,
+		Capacity: map[string]string{}, Allocatable: map[string]string{}, Share: map[string]string{}, Mismatches: []string{}}
+	all, err := machineMemory(plan)
+	if err != nil {
+		return r, err
+	}
+	reserved, err := ReservedSystemCPUs(plan, p)
+	if err != nil {
+		return r, err
+	}
+	_, sum, err := ReservedMemory(plan, p)
+	if err != nil {
+		return r, err
+	}
+	kube, system, eviction, err := MemoryReservations(p, sum)
+	if err != nil {
+		return r, err
+	}
+	view := hasView(all)
+
+	// cpu: kubelet counts the online CPUs a node lists and offers those
+	// outside reservedSystemCPUs.
+	kubeletCPUs := onlineCPUs(plan).Difference(plan.Host.OrphanCPUs)
+	put := func(name string, capacity, allocatable, share *resource.Quantity) {
+		r.Capacity[name], r.Allocatable[name], r.Share[name] = capacity.String(), allocatable.String(), share.String()
+		if allocatable.Cmp(*share) != 0 {
+			r.Mismatches = append(r.Mismatches, fmt.Sprintf("%s: allocatable %s, share %s", name, allocatable, share))
+		}
+	}
+	cpu := func(n int) *resource.Quantity { return resource.NewQuantity(int64(n), resource.DecimalSI) }
+	put(string(corev1.ResourceCPU), cpu(kubeletCPUs.Len()), cpu(kubeletCPUs.Len()-reserved.Len()), cpu(p.CPUs.Len()))
+
+	// memory: MemTotal minus the hugepages kubelet sees minus kube, system
+	// and eviction reservations; hugepages: the pools it sees, none
+	// reserved.
+	var memTotal, seenHuge, ownShare uint64
+	seenPages := map[uint64]uint64{} // page size → bytes
+	sizes := map[uint64]bool{}
+	for _, m := range all {
+		memTotal += m.TotalBytes
+		seenHuge += seenHugepageBytes(p, m, view)
+		for _, s := range m.PageSizes {
+			sizes[s] = true
+		}
+		for _, h := range m.Hugepages {
+			sizes[h.PageSize] = true
+			if !view || p.Nodes.Has(m.Node) {
+				seenPages[h.PageSize] += h.PageSize * h.Count
+			}
+		}
+		if p.Nodes.Has(m.Node) {
+			ownShare += m.TotalBytes - HugepageBytes(m) - m.ReservedBytes
+		}
+	}
+	bytes := func(b uint64) *resource.Quantity { return resource.NewQuantity(int64(b), resource.BinarySI) }
+	put(string(corev1.ResourceMemory), bytes(memTotal), bytes(memTotal-seenHuge-kube-system-eviction), bytes(ownShare))
+	var sorted []uint64
+	for s := range sizes {
+		sorted = append(sorted, s)
+	}
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	for _, size := range sorted {
+		var own uint64
+		for _, m := range p.Memory {
+			for _, h := range m.Hugepages {
+				if h.PageSize == size {
+					own += h.PageSize * h.Count
+				}
+			}
+		}
+		name := corev1.ResourceHugePagesPrefix + resource.NewQuantity(int64(size), resource.BinarySI).String()
+		put(name, bytes(seenPages[size]), bytes(seenPages[size]), bytes(own))
+	}
+	sort.Strings(r.Mismatches)
+	return r, nil
+}
