@@ -121,7 +121,7 @@ func (a *Allocator) AdmitWithHints(pod *corev1.Pod, extra Hints) (Decision, erro
 	d := Decision{PodUID: pod.UID, Pod: pod.Namespace + "/" + pod.Name}
 	// Pod-level resources need PodLevelResourceManagers (off by default in
 	// kubelet 1.37): the memory manager then neither hints nor pins.
-	pinned := isGuaranteed(pod) && pod.Spec.Resources == nil
+	pinned := isGuaranteed(pod) && !podLevelResourcesSet(pod)
 	if reason := a.admit(p, pinned, extra, &d); reason != "" {
 		a.mm.RemovePod(p.UID) // kubelet frees these at its next admission (M11)
 		d.Admitted, d.Reason, d.Containers = false, reason, nil

@@ -26,6 +26,26 @@ func effective(c *corev1.Container) (req, lim corev1.ResourceList) {
 	return req, c.Resources.Limits
 }
 
+// podLevelResourcesSet is kubelet's IsPodLevelResourcesSet
+// (k8s.io/component-helpers/resource): spec.resources names at least one
+// resource pod-level management supports (cpu, memory, hugepages-*) in
+// its requests or limits. A present but empty spec.resources ({}), or one
+// naming only other resources, does not count: kubelet pins such a pod.
+func podLevelResourcesSet(pod *corev1.Pod) bool {
+	r := pod.Spec.Resources
+	if r == nil {
+		return false
+	}
+	for _, list := range []corev1.ResourceList{r.Requests, r.Limits} {
+		for name := range list {
+			if name == corev1.ResourceCPU || name == corev1.ResourceMemory || strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // isGuaranteed is kubelet's GetPodQOS == Guaranteed (M3): every container,
 // init containers included, has cpu and memory limits above 0, and the
 // pod's summed cpu/memory requests equal its summed limits.
