@@ -23,10 +23,10 @@ type machineFacts struct {
 	// kubeletCPUs are the CPUs kubelet counts (cadvisor: online CPUs that
 	// a node lists), from the topology when the example has one.
 	kubeletCPUs bitmask.CPUSet
-	total     map[int]uint64 // MemTotal per node
-	hugepages map[int]uint64 // planned hugepage bytes per node
-	reserved  map[int]uint64 // what the host keeps on each partitioned node
-	excluded  bitmask.NodeSet
+	total       map[int]uint64 // MemTotal per node
+	hugepages   map[int]uint64 // planned hugepage bytes per node
+	reserved    map[int]uint64 // what the host keeps on each partitioned node
+	excluded    bitmask.NodeSet
 }
 
 func facts(t *testing.T, e example) (partition.Plan, machineFacts, Bundle) {
