@@ -292,11 +292,16 @@ func (r *renderer) partition(p *partition.Partition) error {
 // /sys/fs/cgroup/hugetlb/node0.slice"), so this creates it. remove takes
 // the v1 group away and leaves the v2 controller enabled (harmless, gone
 // at the next boot). Both found by the e2e with the real kubelet 1.37.2.
+//
+// A failure is reported, not fatal: where the root cannot take the
+// controller (a container's cgroup namespace), kubelet itself then says
+// which controller is missing.
 func kubeletHugetlb(slice string) string {
+	const warn = `|| echo "numa-partition: cannot prepare the hugetlb controller for kubelet (it refuses a cgroupRoot without it)" >&2`
 	return `/bin/sh -c 'c=/sys/fs/cgroup; ` +
 		`if [ -f $$c/cgroup.subtree_control ]; then ` +
-		`if grep -qw hugetlb $$c/cgroup.controllers && ! grep -qw hugetlb $$c/cgroup.subtree_control; then echo +hugetlb > $$c/cgroup.subtree_control; fi; ` +
-		`elif [ -d $$c/hugetlb ]; then mkdir -p $$c/hugetlb/` + slice + `; fi'`
+		`if grep -qw hugetlb $$c/cgroup.controllers && ! grep -qw hugetlb $$c/cgroup.subtree_control; then echo +hugetlb > $$c/cgroup.subtree_control ` + warn + `; fi; ` +
+		`elif [ -d $$c/hugetlb ]; then mkdir -p $$c/hugetlb/` + slice + ` ` + warn + `; fi'`
 }
 
 type kubeletView struct {
