@@ -20,41 +20,45 @@ func dialer(root string) func(ctx context.Context, network, addr string) (net.Co
 	if filepath.Clean(root) == "/" {
 		return d.DialContext
 	}
-	nsPath := filepath.Join(root, "proc/1/ns/net")
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		type result struct {
-			c   net.Conn
-			err error
+	return func(ctx context.Context, network, addr string) (c net.Conn, err error) {
+		nsErr := inNetns(root, func() { c, err = d.DialContext(ctx, network, addr) })
+		if nsErr != nil {
+			return nil, nsErr
 		}
-		ch := make(chan result, 1)
-		go func() {
-			// The socket is created in whatever namespace the thread is
-			// in; the thread is returned to the runtime only when it is
-			// back in its own namespace, else it dies with the goroutine.
-			runtime.LockOSThread()
-			self, err := os.Open("/proc/thread-self/ns/net")
-			if err != nil {
-				ch <- result{nil, err}
-				return
-			}
-			defer self.Close()
-			target, err := os.Open(nsPath)
-			if err != nil {
-				ch <- result{nil, err}
-				return
-			}
-			defer target.Close()
-			if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-				ch <- result{nil, fmt.Errorf("entering the network namespace of %s: %w", nsPath, err)}
-				return
-			}
-			c, err := d.DialContext(ctx, network, addr)
-			if unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil {
-				runtime.UnlockOSThread()
-			}
-			ch <- result{c, err}
-		}()
-		r := <-ch
-		return r.c, r.err
+		return c, err
 	}
+}
+
+// inNetns runs f on a thread of its own in the network namespace of
+// root's PID 1: sockets are created in whatever namespace their thread is
+// in. The thread goes back to the runtime only once it is back in its own
+// namespace, else it dies with its goroutine.
+func inNetns(root string, f func()) error {
+	nsPath := filepath.Join(root, "proc/1/ns/net")
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		self, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			done <- err
+			return
+		}
+		defer self.Close()
+		target, err := os.Open(nsPath)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer target.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			done <- fmt.Errorf("entering the network namespace of %s: %w", nsPath, err)
+			return
+		}
+		f()
+		if unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		done <- nil
+	}()
+	return <-done
 }

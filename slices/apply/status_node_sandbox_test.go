@@ -5,13 +5,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
@@ -144,36 +142,9 @@ func writeInSandbox(t *testing.T, e *env, p string, b []byte) {
 // root's PID 1, the way dialer dials there.
 func listenIn(t *testing.T, root string) net.Listener {
 	t.Helper()
-	type result struct {
-		l   net.Listener
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		self, err := os.Open("/proc/thread-self/ns/net")
-		if err != nil {
-			ch <- result{nil, err}
-			return
-		}
-		defer self.Close()
-		target, err := os.Open(filepath.Join(root, "proc/1/ns/net"))
-		if err != nil {
-			ch <- result{nil, err}
-			return
-		}
-		defer target.Close()
-		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			ch <- result{nil, err}
-			return
-		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil {
-			runtime.UnlockOSThread()
-		}
-		ch <- result{l, err}
-	}()
-	r := <-ch
-	must(t, r.err)
-	return r.l
+	var l net.Listener
+	var err error
+	must(t, inNetns(root, func() { l, err = net.Listen("tcp", "127.0.0.1:0") }))
+	must(t, err)
+	return l
 }

@@ -1,44 +1,20 @@
-# 5. A pod whose nodeSelector names a partition too small for it (2 CPUs
-# on red, whose Node offers 1) stays Pending, with kube-scheduler's reason.
+# 5. Pods whose nodeSelector names a partition too small for them stay
+# Pending, with kube-scheduler's reason: 2 CPUs on red (whose Node offers
+# 1), and 48Mi of 2Mi pages on red (whose Node offers its own 32Mi, not
+# the machine's 80Mi: before the hugepage view the scheduler sent such a
+# pod to red, kubelet rejected it at admission, and a Deployment looped).
 . /e2e/guest/lib.sh
 requires apply
-k -n $NS delete pod too-big --ignore-not-found --wait=false >/dev/null 2>&1
-cat <<YAML | run k apply -f - || die "creating pod too-big"
-apiVersion: v1
-kind: Pod
-metadata: {name: too-big, namespace: $NS}
-spec:
-  nodeSelector: {numa-type: red, e2e.numa-partition.io/boot: $BOOT}
-  automountServiceAccountToken: false
-  containers:
-  - name: work
-    image: e2e.local/workload:1
-    imagePullPolicy: Never
-    resources:
-      requests: {cpu: "2", memory: 64Mi}
-      limits: {cpu: "2", memory: 64Mi}
-YAML
-unschedulable() {
-  [ "$(k -n $NS get pod too-big -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" = Unschedulable ]
-}
-wait_until 120 "pod too-big marked Unschedulable by the scheduler" unschedulable
-msg=$(k -n $NS get pod too-big -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')
-echo "  scheduler: $msg"
-grep -q "Insufficient cpu" <<<"$msg" && ok "the reason names Insufficient cpu" || fail "scheduler's message lacks 'Insufficient cpu': $msg"
-sleep 5
-expect_eq "pod too-big phase" "$(k -n $NS get pod too-big -o jsonpath='{.status.phase}')" Pending
-expect_eq "pod too-big nodeName" "$(k -n $NS get pod too-big -o jsonpath='{.spec.nodeName}')" ""
-k -n $NS delete pod too-big --wait=false >/dev/null
 
-# The same for hugepages: red's Node offers its own 32Mi of 2Mi pages, not
-# the machine's 80Mi, so a pod asking 48Mi (which blue could hold) is
-# never sent to red (before the hugepage view kubelet rejected it at
-# admission instead, and a Deployment looped).
-k -n $NS delete pod too-many-pages --ignore-not-found --wait=false >/dev/null 2>&1
-cat <<YAML | run k apply -f - || die "creating pod too-many-pages"
+# expect_unschedulable NAME WANT RESOURCES: a pod on red asking RESOURCES
+# (requests = limits) is marked Unschedulable with WANT in the message.
+expect_unschedulable() {
+  local name=$1 want=$2 res=$3 msg
+  k -n $NS delete pod $name --ignore-not-found --wait=false >/dev/null 2>&1
+  cat <<YAML | run k apply -f - || { fail "creating pod $name"; return; }
 apiVersion: v1
 kind: Pod
-metadata: {name: too-many-pages, namespace: $NS}
+metadata: {name: $name, namespace: $NS}
 spec:
   nodeSelector: {numa-type: red, e2e.numa-partition.io/boot: $BOOT}
   automountServiceAccountToken: false
@@ -46,18 +22,22 @@ spec:
   - name: work
     image: e2e.local/workload:1
     imagePullPolicy: Never
-    resources:
-      # No CPU: red's one CPU is pinned-node0's; only the pages must not fit.
-      requests: {memory: 64Mi, hugepages-2Mi: 48Mi}
-      limits: {memory: 64Mi, hugepages-2Mi: 48Mi}
+    resources: {requests: $res, limits: $res}
 YAML
-pages_unschedulable() {
-  [ "$(k -n $NS get pod too-many-pages -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" = Unschedulable ]
+  unschedulable() {
+    [ "$(k -n $NS get pod $name -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" = Unschedulable ]
+  }
+  wait_until 120 "pod $name marked Unschedulable by the scheduler" unschedulable
+  msg=$(k -n $NS get pod $name -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')
+  echo "  scheduler: $msg"
+  grep -q "$want" <<<"$msg" && ok "the reason names $want" || fail "scheduler's message lacks '$want': $msg"
+  sleep 5
+  expect_eq "pod $name phase" "$(k -n $NS get pod $name -o jsonpath='{.status.phase}')" Pending
+  expect_eq "pod $name nodeName" "$(k -n $NS get pod $name -o jsonpath='{.spec.nodeName}')" ""
+  k -n $NS delete pod $name --wait=false >/dev/null
 }
-wait_until 120 "pod too-many-pages marked Unschedulable by the scheduler" pages_unschedulable
-msg=$(k -n $NS get pod too-many-pages -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')
-echo "  scheduler: $msg"
-grep -q "Insufficient hugepages-2Mi" <<<"$msg" && ok "the reason names Insufficient hugepages-2Mi" || fail "scheduler's message lacks 'Insufficient hugepages-2Mi': $msg"
-expect_eq "pod too-many-pages nodeName" "$(k -n $NS get pod too-many-pages -o jsonpath='{.spec.nodeName}')" ""
-k -n $NS delete pod too-many-pages --wait=false >/dev/null
+
+expect_unschedulable too-big "Insufficient cpu" '{cpu: "2", memory: 64Mi}'
+# No CPU: red's one CPU is pinned-node0's; only the pages must not fit.
+expect_unschedulable too-many-pages "Insufficient hugepages-2Mi" '{memory: 64Mi, hugepages-2Mi: 48Mi}'
 finish
