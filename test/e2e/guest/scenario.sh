@@ -47,7 +47,7 @@ for step in $steps; do
   fi
   echo "--- step $step (uptime $(cut -d' ' -f1 /proc/uptime))"
   t0=$(date +%s%N)
-  timeout --kill-after=5 420 bash "/e2e/guest/steps/$step.sh" > "$share/steps/$step.log" 2>&1
+  timeout --kill-after=5 600 bash "/e2e/guest/steps/$step.sh" > "$share/steps/$step.log" 2>&1
   rc=$?
   secs=$(( ($(date +%s%N) - t0) / 1000000 ))
   secs=$(printf '%d.%03d' $((secs / 1000)) $((secs % 1000)))
@@ -57,7 +57,7 @@ for step in $steps; do
     printf '%s\tPASS\t%s\t\n' "$step" "$secs" >> "$results"
   else
     msg=$(grep -m1 '^FAIL:' "$share/steps/$step.log" | cut -c7- | tr '\t' ' ')
-    [ $rc = 124 ] && msg="timed out after 420s; ${msg}"
+    [ $rc = 124 ] && msg="timed out after 600s; ${msg}"
     printf '%s\tFAIL\t%s\t%s\n' "$step" "$secs" "${msg:-exit status $rc, no FAIL line}" >> "$results"
   fi
 done

@@ -34,7 +34,19 @@ done
 expect_eq "numa-partition-hugepages.service ActiveState" "$(unit_prop numa-partition-hugepages.service ActiveState)" active
 for p in $PARTITIONS; do
   n=$(node_name $p)
-  wait_until 240 "Node $n Ready" node_ready $n || { k get node $n -o yaml 2>&1 | tail -40; journal_tail kubelet-$p.service 40; continue; }
+  # Under TCG a Node takes 30 s to a few minutes to turn Ready; each new
+  # reason kubelet gives meanwhile goes into the log.
+  t0=$SECONDS last=
+  until node_ready $n; do
+    why=$(k get node $n -o jsonpath='{.status.conditions[?(@.type=="Ready")].reason}: {.status.conditions[?(@.type=="Ready")].message}' 2>&1)
+    [ "$why" != "$last" ] && echo "  Node $n not Ready after $((SECONDS - t0))s: $why" && last=$why
+    [ $((SECONDS - t0)) -ge 360 ] && break
+    sleep 2
+  done
+  if ! node_ready $n; then
+    fail "Node $n not Ready after 360s"; k get node $n -o yaml 2>&1 | tail -40; journal_tail kubelet-$p.service 40; continue
+  fi
+  ok "Node $n Ready after $((SECONDS - t0))s"
   labels=$(k get node $n -o jsonpath='{.metadata.labels.numa-type} {.metadata.labels.numa-partition\.io/partition} {.metadata.labels.e2e\.numa-partition\.io/boot}')
   expect_eq "Node $n labels numa-type, partition, boot" "$labels" "${COLOR[$p]} $p $BOOT"
   # TLS bootstrap left the partition its own client certificate in its own
