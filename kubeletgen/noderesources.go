@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition"
 )
 
@@ -34,17 +36,23 @@ func Resources(plan *partition.Plan, p *partition.Partition) (NodeResources, err
 	if err != nil {
 		return r, err
 	}
-	reserved, err := ReservedSystemCPUs(plan, p)
+	// The rendered KubeletConfiguration, read back as kubelet reads it.
+	c, err := Config(plan, p)
 	if err != nil {
 		return r, err
 	}
-	_, sum, err := ReservedMemory(plan, p)
+	reserved, err := bitmask.ParseCPUList(c.ReservedSystemCPUs)
 	if err != nil {
-		return r, err
+		return r, fmt.Errorf("reservedSystemCPUs: %w", err)
 	}
-	kube, system, eviction, err := MemoryReservations(p, sum)
-	if err != nil {
-		return r, err
+	var kube, system, eviction uint64
+	for _, f := range []struct {
+		dst *uint64
+		val string
+	}{{&kube, c.KubeReserved["memory"]}, {&system, c.SystemReserved["memory"]}, {&eviction, c.EvictionHard["memory.available"]}} {
+		if *f.dst, err = units.ParseBytes(f.val); err != nil {
+			return r, fmt.Errorf("memory reservation %q: %w", f.val, err)
+		}
 	}
 	view := hasView(all)
 
