@@ -3,6 +3,7 @@ package numa
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -113,10 +114,20 @@ type cpuTopology struct {
 	siblings  bitmask.CPUSet
 	// hasSiblings is false on kernels without thread_siblings(_list).
 	hasSiblings bool
+	// pkgSiblings is core_siblings(_list) (or package_cpus(_list)), read
+	// only when the ids are missing or physical_package_id is -1: then
+	// sockets (and, without core_id, cores) are built from the masks as
+	// lscpu does. Where ids exist they win over the masks.
+	pkgSiblings    bitmask.CPUSet
+	hasPkgSiblings bool
+	// noIDs is true when the CPU has neither physical_package_id nor
+	// core_id, only the sibling masks (old kernels).
+	noIDs bool
 }
 
 // readCPUTopology reads cpuN/topology; ok is false when the CPU has none
-// (offline CPUs on current kernels) or lacks package or core id.
+// (offline CPUs on current kernels) or lacks package or core id and the
+// sibling masks that would replace them.
 func (f FS) readCPUTopology(id int, w *warnings) (cpuTopology, bool, error) {
 	dir := f.path(cpuDir, "cpu"+strconv.Itoa(id), "topology")
 	var t cpuTopology
@@ -130,10 +141,14 @@ func (f FS) readCPUTopology(id int, w *warnings) (cpuTopology, bool, error) {
 	if err != nil {
 		return t, false, err
 	}
-	if !pkgOK || !coreOK {
+	if pkgOK != coreOK {
 		return t, false, nil
 	}
+	t.noIDs = !pkgOK
 	t.pkg, t.core = int(pkg), int(core)
+	if t.noIDs {
+		t.pkg, t.core = -1, -1
+	}
 	t.siblings, t.hasSiblings, err = f.readSiblings(dir, w)
 	if err != nil {
 		return t, false, err
@@ -141,7 +156,40 @@ func (f FS) readCPUTopology(id int, w *warnings) (cpuTopology, bool, error) {
 	if t.hasSiblings && !t.siblings.Has(id) {
 		return t, false, invalid(dir+"/thread_siblings_list", t.siblings.String(), fmt.Errorf("the siblings of cpu%d do not include cpu%d", id, id))
 	}
+	if t.noIDs || t.pkg == -1 {
+		t.pkgSiblings, t.hasPkgSiblings, err = f.readPkgSiblings(dir, w)
+		if err != nil {
+			return t, false, err
+		}
+		if t.hasPkgSiblings && !t.pkgSiblings.Has(id) {
+			return t, false, invalid(dir+"/core_siblings_list", t.pkgSiblings.String(), fmt.Errorf("the package siblings of cpu%d do not include cpu%d", id, id))
+		}
+	}
+	if t.noIDs && (!t.hasSiblings || !t.hasPkgSiblings) {
+		return t, false, nil
+	}
 	return t, true, nil
+}
+
+// readPkgSiblings reads core_siblings_list, or the names newer kernels use
+// (package_cpus_list), or their masks.
+func (f FS) readPkgSiblings(dir string, w *warnings) (bitmask.CPUSet, bool, error) {
+	for _, names := range [][2]string{
+		{"core_siblings_list", "core_siblings"},
+		{"package_cpus_list", "package_cpus"},
+	} {
+		set, ok, mismatch, err := f.readCPUs(dir+"/"+names[0], dir+"/"+names[1])
+		if err != nil {
+			return bitmask.CPUSet{}, false, err
+		}
+		if mismatch != "" {
+			w.add("%s", mismatch)
+		}
+		if ok {
+			return set, true, nil
+		}
+	}
+	return bitmask.CPUSet{}, false, nil
 }
 
 // readSiblings reads thread_siblings_list, or the names newer kernels use
@@ -163,4 +211,59 @@ func (f FS) readSiblings(dir string, w *warnings) (bitmask.CPUSet, bool, error) 
 		}
 	}
 	return bitmask.CPUSet{}, false, nil
+}
+
+// idsFromMasks fills in socket and core ids that sysfs does not give, by
+// the rules of util-linux lscpu (lscpu-topology.c): every distinct
+// core_siblings mask is one socket and every distinct thread_siblings mask
+// one core (add_cpuset_to_array keeps the first copy of each mask), and
+// the logical ids are the masks' positions in that list, which is filled
+// walking the CPUs in ascending order: sockets and cores are numbered
+// 0..N-1 in the order of their lowest CPU, cores across the whole machine.
+//
+// Sockets come from the masks only when no CPU has a physical_package_id
+// file at all (old kernels): where ids exist the ids are kept, even if the
+// masks disagree with them. physical_package_id -1 (PowerVM, s390, SPARC)
+// still makes one socket -1 for now: lscpu's rule gives the 256-CPU POWER
+// dump 64 sockets of 4 CPUs, and host.reserved_cpus = "auto" (a core per
+// socket) would then reserve 224 of its CPUs; that rule must first reserve
+// per partition (issue 17, next step).
+func idsFromMasks(ids []int, topo map[int]cpuTopology, w *warnings) {
+	for _, id := range ids {
+		if ct, ok := topo[id]; ok && !ct.noIDs {
+			return
+		}
+	}
+	var sockets, cores []bitmask.CPUSet
+	var minus1, noIDs []int
+	for _, id := range ids {
+		ct, ok := topo[id]
+		if !ok || !ct.hasPkgSiblings {
+			continue
+		}
+		i := slices.IndexFunc(sockets, ct.pkgSiblings.Equal)
+		if i < 0 {
+			i = len(sockets)
+			sockets = append(sockets, ct.pkgSiblings)
+		}
+		ct.pkg = i
+		if ct.noIDs {
+			j := slices.IndexFunc(cores, ct.siblings.Equal)
+			if j < 0 {
+				j = len(cores)
+				cores = append(cores, ct.siblings)
+			}
+			ct.core = j
+			noIDs = append(noIDs, id)
+		} else {
+			minus1 = append(minus1, id)
+		}
+		topo[id] = ct
+	}
+	if len(minus1) > 0 {
+		w.add("physical_package_id is -1 (unknown, as on PowerVM, s390, SPARC) for CPUs %s: sockets are the distinct core_siblings masks, numbered 0..%d in the order of their lowest CPU, as lscpu does", bitmask.NewCPUSet(minus1...), len(sockets)-1)
+	}
+	if len(noIDs) > 0 {
+		w.add("CPUs %s have no physical_package_id or core_id (old kernel): sockets are the distinct core_siblings masks and cores the distinct thread_siblings masks, each numbered 0..N-1 in the order of their lowest CPU (%d sockets, %d cores), as lscpu does", bitmask.NewCPUSet(noIDs...), len(sockets), len(cores))
+	}
 }

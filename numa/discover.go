@@ -30,8 +30,12 @@ func (f FS) Discover() (*Topology, error) {
 		Sockets: []Socket{}, Nodes: []Node{}, CPUs: []CPU{},
 	}
 
-	// Every present CPU, plus any directory beyond present (edited dumps).
-	ids := cs.present.Union(bitmask.NewCPUSet(cs.dirs...)).IDs()
+	// cpu/present bounds the CPUs, as in lscpu: SPARC and ppc64 keep cpuN
+	// directories for possible CPUs that are not present.
+	ids := cs.present.IDs()
+	if beyond := bitmask.NewCPUSet(cs.dirs...).Difference(cs.present); !beyond.IsEmpty() {
+		w.add("%s: directories for CPUs %s beyond %s/present (%s): they are not CPUs", cpuDir, beyond, cpuDir, cs.present)
+	}
 	topo := make(map[int]cpuTopology, len(ids))
 	var noTopology []int
 	for _, id := range ids {
@@ -46,8 +50,9 @@ func (f FS) Discover() (*Topology, error) {
 		}
 	}
 	if len(noTopology) > 0 {
-		w.add("online CPUs %s have no physical_package_id or core_id: they belong to no socket or core", bitmask.NewCPUSet(noTopology...))
+		w.add("online CPUs %s have no physical_package_id or core_id (nor both thread_siblings and core_siblings to build them from): they belong to no socket or core", bitmask.NewCPUSet(noTopology...))
 	}
+	idsFromMasks(ids, topo, w)
 
 	raw, ok, err := f.readNodes(w)
 	if err != nil {

@@ -34,7 +34,10 @@ type Topology struct {
 }
 
 // Socket is a physical package. ID is the kernel's physical_package_id,
-// which is not 0..N-1 on every machine (-1 on PowerVM, 36/8442 on Kunpeng).
+// which is not 0..N-1 on every machine (36/8442 on Kunpeng). Where sysfs
+// has no usable id (-1 on PowerVM, s390, SPARC; absent on old kernels)
+// ID is lscpu's logical socket: distinct core_siblings masks numbered
+// 0..N-1 in the order of their lowest CPU.
 type Socket struct {
 	ID    int             `json:"id"`
 	Nodes bitmask.NodeSet `json:"nodes"` // NUMA nodes holding this socket's CPUs
@@ -89,7 +92,7 @@ type Hugepages struct {
 // and Socket are -1, and Node is -1 unless a node's cpulist names them.
 type CPU struct {
 	ID     int  `json:"id"`
-	Core   int  `json:"core"`   // core_id
+	Core   int  `json:"core"`   // core_id (lscpu's logical core when absent)
 	Socket int  `json:"socket"` // physical_package_id
 	Node   int  `json:"node"`
 	Online bool `json:"online"`

@@ -51,6 +51,10 @@ var fixturePlans = []struct {
 	{"qemu-2node-v2", "", nil, []string{
 		`key "kubelet.kube_reserved_memory": node 0 (partition node0) has 1030484Ki of memory, less than the 1100Mi its kubelet reserves there (kube + system + eviction); lower them or spread them with host.reserved_memory`,
 		`key "kubelet.kube_reserved_memory": node 1 (partition node1) has 986064Ki of memory, less than the 1100Mi its kubelet reserves there (kube + system + eviction); lower them or spread them with host.reserved_memory`}},
+	// Synthetic (lscpu's rules): sockets and cores from the sibling masks
+	// of an old kernel; cpuN directories beyond cpu/present.
+	{"synthetic-oldkernel-masks-only", "0-1,4-5", []fixturePart{{"node0", "0", "2-3,6-7"}}, nil},
+	{"synthetic-sparc-dirs-beyond-present", "0-1", []fixturePart{{"node0", "0", "2-3"}}, nil},
 }
 
 func discoverFixture(t testing.TB, name string) *numa.Topology {
