@@ -149,7 +149,7 @@ func (f FS) readCPUTopology(id int, w *warnings) (cpuTopology, bool, error) {
 	if t.noIDs {
 		t.pkg, t.core = -1, -1
 	}
-	t.siblings, t.hasSiblings, err = f.readSiblings(dir, w)
+	t.siblings, t.hasSiblings, err = f.readSiblings(dir, threadSiblingFiles, w)
 	if err != nil {
 		return t, false, err
 	}
@@ -157,7 +157,7 @@ func (f FS) readCPUTopology(id int, w *warnings) (cpuTopology, bool, error) {
 		return t, false, invalid(dir+"/thread_siblings_list", t.siblings.String(), fmt.Errorf("the siblings of cpu%d do not include cpu%d", id, id))
 	}
 	if t.noIDs || t.pkg == -1 {
-		t.pkgSiblings, t.hasPkgSiblings, err = f.readPkgSiblings(dir, w)
+		t.pkgSiblings, t.hasPkgSiblings, err = f.readSiblings(dir, packageSiblingFiles, w)
 		if err != nil {
 			return t, false, err
 		}
@@ -171,34 +171,17 @@ func (f FS) readCPUTopology(id int, w *warnings) (cpuTopology, bool, error) {
 	return t, true, nil
 }
 
-// readPkgSiblings reads core_siblings_list, or the names newer kernels use
-// (package_cpus_list), or their masks.
-func (f FS) readPkgSiblings(dir string, w *warnings) (bitmask.CPUSet, bool, error) {
-	for _, names := range [][2]string{
-		{"core_siblings_list", "core_siblings"},
-		{"package_cpus_list", "package_cpus"},
-	} {
-		set, ok, mismatch, err := f.readCPUs(dir+"/"+names[0], dir+"/"+names[1])
-		if err != nil {
-			return bitmask.CPUSet{}, false, err
-		}
-		if mismatch != "" {
-			w.add("%s", mismatch)
-		}
-		if ok {
-			return set, true, nil
-		}
-	}
-	return bitmask.CPUSet{}, false, nil
-}
+// Sibling masks, each as (list file, mask file), in the order they are
+// tried: the old names first, then the ones newer kernels use.
+var (
+	threadSiblingFiles  = [][2]string{{"thread_siblings_list", "thread_siblings"}, {"core_cpus_list", "core_cpus"}}
+	packageSiblingFiles = [][2]string{{"core_siblings_list", "core_siblings"}, {"package_cpus_list", "package_cpus"}}
+)
 
-// readSiblings reads thread_siblings_list, or the names newer kernels use
-// (core_cpus_list), or the masks of old kernels.
-func (f FS) readSiblings(dir string, w *warnings) (bitmask.CPUSet, bool, error) {
-	for _, names := range [][2]string{
-		{"thread_siblings_list", "thread_siblings"},
-		{"core_cpus_list", "core_cpus"},
-	} {
+// readSiblings reads the first of files that a CPU's topology directory
+// has (the list, else the mask of old kernels).
+func (f FS) readSiblings(dir string, files [][2]string, w *warnings) (bitmask.CPUSet, bool, error) {
+	for _, names := range files {
 		set, ok, mismatch, err := f.readCPUs(dir+"/"+names[0], dir+"/"+names[1])
 		if err != nil {
 			return bitmask.CPUSet{}, false, err
