@@ -45,6 +45,32 @@ func fakeKubeletExec(port int) string {
 	return fmt.Sprintf("ExecStart=/usr/bin/env NP_TEST_FAKE_KUBELET=%d /%s", port, fakeKubeletPath)
 }
 
+// useFakeKubelets makes every partition's kubelet unit of f run the fake
+// kubelet on its healthz port.
+func useFakeKubelets(f *fixture) {
+	for _, p := range f.plan.Partitions {
+		k := f.file("kubelet-" + p.Name + ".service")
+		k.Content = []byte(strings.Replace(string(k.Content), "ExecStart=/bin/sleep infinity", fakeKubeletExec(p.Kubelet.HealthzPort), 1))
+	}
+}
+
+// waitHealthy reads status until it is healthy (the fake kubelets need a
+// moment to listen) or 5 s have passed, and returns the last status.
+func waitHealthy(t testing.TB, ctx context.Context, o StatusOptions) *Status {
+	t.Helper()
+	var st *Status
+	for range 50 {
+		var err error
+		st, err = ReadStatus(ctx, o)
+		must(t, err)
+		if st.Health == Healthy {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return st
+}
+
 func installFakeKubelet(t testing.TB, sb *sandbox.Sandbox) {
 	t.Helper()
 	dst := sb.Path(fakeKubeletPath)

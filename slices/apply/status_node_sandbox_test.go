@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -28,9 +27,8 @@ func TestStatusNodes(t *testing.T) {
 		p.Memory = nil // status reads the real /sys here
 		p.NodeName = "sandbox-" + p.Name
 		p.Kubelet.Kubeconfig = "/etc/kubernetes/kubelet-" + p.Name + ".conf"
-		k := f.file("kubelet-" + p.Name + ".service")
-		k.Content = []byte(strings.Replace(string(k.Content), "ExecStart=/bin/sleep infinity", fakeKubeletExec(p.Kubelet.HealthzPort), 1))
 	}
+	useFakeKubelets(f)
 	_, err := e.apply(t, f, nil)
 	must(t, err)
 	ctx := context.Background()
@@ -38,15 +36,7 @@ func TestStatusNodes(t *testing.T) {
 
 	noAPI := so
 	noAPI.NoAPI = true
-	var st *Status
-	for range 50 { // the fake kubelets need a moment to listen
-		st, err = ReadStatus(ctx, noAPI)
-		must(t, err)
-		if st.Health == Healthy {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	st := waitHealthy(t, ctx, noAPI)
 	if st.Health != Healthy {
 		t.Fatalf("status --no-api after apply: %s, problems %q", st.Health, st.Problems)
 	}

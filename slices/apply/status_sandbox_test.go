@@ -5,7 +5,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestStatus: healthy when everything runs and answers, degraded with a
@@ -17,24 +16,13 @@ func TestStatus(t *testing.T) {
 	for i := range f.plan.Partitions {
 		f.plan.Partitions[i].Memory = nil // status reads the real /sys here
 	}
-	for _, p := range f.plan.Partitions {
-		k := f.file("kubelet-" + p.Name + ".service")
-		k.Content = []byte(strings.Replace(string(k.Content), "ExecStart=/bin/sleep infinity", fakeKubeletExec(p.Kubelet.HealthzPort), 1))
-	}
+	useFakeKubelets(f)
 	_, err := e.apply(t, f, nil)
 	must(t, err)
 	ctx := context.Background()
 	so := StatusOptions{Root: e.sb.Root, Sysfs: "/sys", Systemd: e.m}
 
-	var st *Status
-	for range 50 { // the fake kubelet needs a moment to listen
-		st, err = ReadStatus(ctx, so)
-		must(t, err)
-		if st.Health == Healthy {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	st := waitHealthy(t, ctx, so)
 	if st.Health != Healthy || st.Generation != 1 {
 		t.Fatalf("status after apply: %s generation %d, problems %q", st.Health, st.Generation, st.Problems)
 	}
