@@ -27,26 +27,30 @@ pid_of() {
 # rss_kib PID: resident set size in KiB.
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
 
+# gone_within STATEDIR NAME TENTHS: wait up to TENTHS tenths of a second
+# for the component to exit; false if it still runs.
+gone_within() {
+  local n
+  for ((n = 0; n < $3; n++)); do
+    pid_of "$1" "$2" >/dev/null || return 0
+    sleep 0.1
+  done
+  ! pid_of "$1" "$2" >/dev/null
+}
+
 # stop_all STATEDIR: SIGTERM every recorded component (reverse order), wait up
 # to 15 s each, then SIGKILL. Logs stay.
 stop_all() {
-  local state=$1 i name pid n
+  local state=$1 i name pid
   for ((i = ${#CLUSTER_COMPONENTS[@]} - 1; i >= 0; i--)); do
     name=${CLUSTER_COMPONENTS[i]}
     pid=$(pid_of "$state" "$name") || { rm -f "$state/pids/$name.pid"; continue; }
     log "stopping $name (pid $pid)"
     kill -TERM "$pid" 2>/dev/null || true
-    for ((n = 0; n < 150; n++)); do
-      pid_of "$state" "$name" >/dev/null || break
-      sleep 0.1
-    done
-    if pid_of "$state" "$name" >/dev/null; then
+    if ! gone_within "$state" "$name" 150; then
       log "$name (pid $pid) ignored SIGTERM for 15 s: SIGKILL"
       kill -KILL "$pid" 2>/dev/null || true
-      for ((n = 0; n < 50; n++)); do
-        pid_of "$state" "$name" >/dev/null || break
-        sleep 0.1
-      done
+      gone_within "$state" "$name" 50 || true
     fi
     if pid_of "$state" "$name" >/dev/null; then
       log "ERROR: $name (pid $pid) survived SIGKILL"
