@@ -47,7 +47,7 @@ func HugepageView(plan *partition.Plan, p *partition.Partition) (view []SysfsVal
 	global := map[uint64]uint64{} // page size → pages p sees machine-wide
 	for _, m := range all {
 		for _, size := range m.PageSizes {
-			pages := seenPages(p, m, size)
+			pages := seenPages(p, m, size, true)
 			global[size] += pages
 			view = append(view, SysfsValue{
 				Path:  fmt.Sprintf("devices/system/node/node%d/hugepages/hugepages-%dkB/nr_hugepages", m.Node, size>>10),
@@ -78,10 +78,11 @@ func hasView(all []partition.NodeMemory) bool {
 	return true
 }
 
-// seenPages is how many pages of size p's kubelet sees on node m: the
-// planned count on p's own nodes, none on the others.
-func seenPages(p *partition.Partition, m partition.NodeMemory, size uint64) uint64 {
-	if !p.Nodes.Has(m.Node) {
+// seenPages is how many pages of size p's kubelet sees on node m: with
+// the view, the planned count on p's own nodes and none on the others;
+// without it, every node's planned pool.
+func seenPages(p *partition.Partition, m partition.NodeMemory, size uint64, view bool) uint64 {
+	if view && !p.Nodes.Has(m.Node) {
 		return 0
 	}
 	for _, h := range m.Hugepages {

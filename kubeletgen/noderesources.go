@@ -72,7 +72,6 @@ func Resources(plan *partition.Plan, p *partition.Partition) (NodeResources, err
 	// and eviction reservations; hugepages: the pools it sees, none
 	// reserved.
 	var memTotal, seenHuge, ownShare uint64
-	seenPages := map[uint64]uint64{} // page size → bytes
 	sizes := map[uint64]bool{}
 	for _, m := range all {
 		memTotal += m.TotalBytes
@@ -82,9 +81,6 @@ func Resources(plan *partition.Plan, p *partition.Partition) (NodeResources, err
 		}
 		for _, h := range m.Hugepages {
 			sizes[h.PageSize] = true
-			if !view || p.Nodes.Has(m.Node) {
-				seenPages[h.PageSize] += h.PageSize * h.Count
-			}
 		}
 		if p.Nodes.Has(m.Node) {
 			ownShare += m.TotalBytes - HugepageBytes(m) - m.ReservedBytes
@@ -98,16 +94,13 @@ func Resources(plan *partition.Plan, p *partition.Partition) (NodeResources, err
 	}
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
 	for _, size := range sorted {
-		var own uint64
-		for _, m := range p.Memory {
-			for _, h := range m.Hugepages {
-				if h.PageSize == size {
-					own += h.PageSize * h.Count
-				}
-			}
+		var seen, own uint64
+		for _, m := range all {
+			seen += size * seenPages(p, m, size, view)
+			own += size * seenPages(p, m, size, true) // the view is the share
 		}
 		name := corev1.ResourceHugePagesPrefix + resource.NewQuantity(int64(size), resource.BinarySI).String()
-		put(name, bytes(seenPages[size]), bytes(seenPages[size]), bytes(own))
+		put(name, bytes(seen), bytes(seen), bytes(own))
 	}
 	sort.Strings(r.Mismatches)
 	return r, nil
