@@ -54,12 +54,11 @@ func New(cfg Config) (*Allocator, error) {
 	default:
 		return nil, fmt.Errorf("scope %q: allowed are %s, %s", cfg.Scope, ScopeContainer, ScopePod)
 	}
-	switch cfg.KubeVirtOverhead {
-	case "":
+	if cfg.KubeVirtOverhead == "" {
 		cfg.KubeVirtOverhead = kubevirt.OverheadCurrent
-	case kubevirt.OverheadCurrent, kubevirt.OverheadV026:
-	default:
-		return nil, fmt.Errorf("kubevirtOverhead %q: allowed are %s, %s", cfg.KubeVirtOverhead, kubevirt.OverheadCurrent, kubevirt.OverheadV026)
+	}
+	if err := kubeVirtOptions(cfg).Validate(); err != nil {
+		return nil, err
 	}
 	mm, err := memorymanager.NewStatic(cfg.Nodes)
 	if err != nil {
@@ -94,9 +93,15 @@ func (a *Allocator) AdmitVMI(manifest []byte) (Decision, error) {
 	return a.AdmitVMIWithHints(manifest, Hints{})
 }
 
+// kubeVirtOptions are the launcher-pod options of a Config.
+func kubeVirtOptions(cfg Config) kubevirt.Options {
+	return kubevirt.Options{Formula: cfg.KubeVirtOverhead, AdditionalGuestMemoryOverheadRatio: cfg.KubeVirtOverheadRatio,
+		DefaultArchitecture: cfg.KubeVirtDefaultArchitecture}
+}
+
 // AdmitVMIWithHints is AdmitVMI with other providers' hints.
 func (a *Allocator) AdmitVMIWithHints(manifest []byte, extra Hints) (Decision, error) {
-	pod, err := kubevirt.LauncherPod(manifest, a.cfg.KubeVirtOverhead)
+	pod, err := kubevirt.LauncherPodWithOptions(manifest, kubeVirtOptions(a.cfg))
 	if err != nil {
 		return Decision{}, err
 	}

@@ -2,6 +2,7 @@ package allocator
 
 import (
 	"encoding/json"
+	"github.com/numa-partition/numa-partition/partition/allocator/kubevirt"
 	"reflect"
 	"strings"
 	"testing"
@@ -376,5 +377,37 @@ func TestStateJSONAndRestore(t *testing.T) {
 	cfg.Nodes[1].Memory = 5 * gi
 	if _, _, err := Restore(cfg, back); err == nil || !strings.Contains(err.Error(), "no longer fits") {
 		t.Fatalf("shrunk: %v", err)
+	}
+}
+
+// The KubeVirt CR's settings reach the launcher pod: the ratio scales the
+// overhead, a bad ratio is refused when the allocator is made.
+func TestAdmitVMIOptions(t *testing.T) {
+	vmi := []byte(`
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: vm, namespace: ns, uid: vm-1}
+spec:
+  domain:
+    resources: {requests: {memory: 1Gi}}
+`)
+	memory := func(ratio string) uint64 {
+		cfg := uniform(1, "best-effort", "")
+		cfg.KubeVirtOverheadRatio = ratio
+		a := mustNew(t, cfg)
+		pod, err := kubevirt.LauncherPodWithOptions(vmi, kubeVirtOptions(a.cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return uint64(pod.Spec.Containers[0].Resources.Requests.Memory().Value())
+	}
+	plain, doubled := memory(""), memory("2")
+	if doubled <= plain {
+		t.Fatalf("ratio 2 gives %d bytes, no more than %d without it", doubled, plain)
+	}
+	cfg := uniform(1, "best-effort", "")
+	cfg.KubeVirtOverheadRatio = "0.5"
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "0.5") {
+		t.Fatalf("ratio 0.5 accepted: %v", err)
 	}
 }

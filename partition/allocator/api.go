@@ -31,6 +31,12 @@ type Config struct {
 	MaxAllowableNUMANodes int                 `json:"maxAllowableNUMANodes"` // 0 = kubelet default 8
 	TieBreak              string              `json:"tieBreak"`              // "" or pack (kubelet) | spread
 	KubeVirtOverhead      string              `json:"kubevirtOverhead"`      // "current" (default) | "v0.26"
+	// KubeVirtOverheadRatio is the KubeVirt CR's
+	// additionalGuestMemoryOverheadRatio ("" = unset, else ≥ 1), and
+	// KubeVirtDefaultArchitecture the architecture of VMIs that name
+	// none ("" = amd64): both change the launcher pod's overhead.
+	KubeVirtOverheadRatio       string `json:"kubevirtOverheadRatio,omitempty"`
+	KubeVirtDefaultArchitecture string `json:"kubevirtDefaultArchitecture,omitempty"`
 }
 
 // Decision is the outcome of one admission.

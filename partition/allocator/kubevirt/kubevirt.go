@@ -2,7 +2,7 @@
 // VirtualMachineInstance: the guest memory plus KubeVirt's memory
 // overhead, as hugepages when the VMI asks for them. Manifests are read
 // with a minimal struct of the fields that matter; kubevirt.io modules are
-// deliberately not imported.
+// deliberately not imported. The formulas are in overhead.go.
 package kubevirt
 
 import (
@@ -20,25 +20,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa/units"
 )
 
-// Overhead formulas.
-const (
-	// OverheadCurrent is current KubeVirt's GetMemoryOverhead (the default),
-	// as written down in the project's multi-kubelet notes: guest/512 +
-	// 220Mi fixed (monitor 25, launcher 100, virtlogd 25, virtqemud 40,
-	// qemu 30) + 8Mi per vCPU (sockets×cores×threads, else the CPU limit or
-	// request rounded up, else 1) + 8Mi IOThread + 32Mi video (unless
-	// autoattachGraphicsDevice: false) + 1Gi with VFIO devices (gpus,
-	// hostDevices, SR-IOV interfaces) + 100Mi with dedicatedCpuPlacement or
-	// Guaranteed QoS + 53Mi with a TPM + 256Mi with SEV + 100Mi once and
-	// 10Mi per probe with liveness/readiness probes.
-	OverheadCurrent = "current"
-	// OverheadV026 is KubeVirt v0.26's: guest/512 + 128M fixed + 8Mi per
-	// vCPU core + 8Mi IOThread + 16Mi video unless autoattachGraphicsDevice
-	// is false.
-	OverheadV026 = "v0.26"
-)
-
-// VMI is the part of a VirtualMachineInstance the overhead depends on.
+// VMI is the part of a VirtualMachineInstance the launcher pod depends on.
 type VMI struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -48,10 +30,23 @@ type VMI struct {
 		UID       types.UID `json:"uid"`
 	} `json:"metadata"`
 	Spec struct {
-		Domain         Domain           `json:"domain"`
-		LivenessProbe  *json.RawMessage `json:"livenessProbe"`
-		ReadinessProbe *json.RawMessage `json:"readinessProbe"`
+		Domain Domain `json:"domain"`
+		// Architecture is spec.architecture (amd64, arm64, s390x).
+		Architecture   string   `json:"architecture"`
+		LivenessProbe  *Probe   `json:"livenessProbe"`
+		ReadinessProbe *Probe   `json:"readinessProbe"`
+		Volumes        []Volume `json:"volumes"`
 	} `json:"spec"`
+}
+
+// Probe is a VMI liveness or readiness probe; only its kind matters.
+type Probe struct {
+	Exec *json.RawMessage `json:"exec"`
+}
+
+// Volume is an entry of spec.volumes; only its kind matters.
+type Volume struct {
+	DownwardMetrics *json.RawMessage `json:"downwardMetrics"`
 }
 
 // Domain is spec.domain.
@@ -61,28 +56,37 @@ type Domain struct {
 		Sockets               uint32 `json:"sockets"`
 		Threads               uint32 `json:"threads"`
 		DedicatedCPUPlacement bool   `json:"dedicatedCpuPlacement"`
+		IsolateEmulatorThread bool   `json:"isolateEmulatorThread"`
 	} `json:"cpu"`
 	Memory *struct {
 		Guest     *resource.Quantity `json:"guest"`
 		Hugepages *struct {
 			PageSize string `json:"pageSize"`
 		} `json:"hugepages"`
+		ReservedOverhead *struct {
+			AddedOverhead *resource.Quantity `json:"addedOverhead"`
+		} `json:"reservedOverhead"`
 	} `json:"memory"`
 	Resources struct {
-		Requests corev1.ResourceList `json:"requests"`
-		Limits   corev1.ResourceList `json:"limits"`
+		Requests                corev1.ResourceList `json:"requests"`
+		Limits                  corev1.ResourceList `json:"limits"`
+		OvercommitGuestOverhead bool                `json:"overcommitGuestOverhead"`
 	} `json:"resources"`
 	Devices struct {
 		AutoattachGraphicsDevice *bool             `json:"autoattachGraphicsDevice"`
 		GPUs                     []json.RawMessage `json:"gpus"`
 		HostDevices              []json.RawMessage `json:"hostDevices"`
 		Interfaces               []struct {
-			SRIOV *json.RawMessage `json:"sriov"`
+			SRIOV        *json.RawMessage `json:"sriov"`
+			PasstBinding *json.RawMessage `json:"passtBinding"`
 		} `json:"interfaces"`
-		TPM *json.RawMessage `json:"tpm"`
+		TPM *struct {
+			Enabled *bool `json:"enabled"`
+		} `json:"tpm"`
 	} `json:"devices"`
 	LaunchSecurity *struct {
 		SEV *json.RawMessage `json:"sev"`
+		SNP *json.RawMessage `json:"snp"`
 	} `json:"launchSecurity"`
 }
 
@@ -104,141 +108,124 @@ func Parse(manifest []byte) (*VMI, error) {
 	return &v, nil
 }
 
-// GuestMemory is spec.domain.resources.requests.memory, else
-// spec.domain.memory.guest.
-func (v *VMI) GuestMemory() (resource.Quantity, error) {
-	if q, ok := v.Spec.Domain.Resources.Requests[corev1.ResourceMemory]; ok {
-		return q, nil
+// memoryQuantity returns a memory quantity of the VMI and whether it is
+// set; a negative one is an error naming field.
+func memoryQuantity(q *resource.Quantity, field string) (resource.Quantity, bool, error) {
+	if q == nil {
+		return resource.Quantity{}, false, nil
 	}
-	if m := v.Spec.Domain.Memory; m != nil && m.Guest != nil {
-		return *m.Guest, nil
+	if q.Sign() < 0 {
+		return resource.Quantity{}, false, fmt.Errorf("%s %s: must not be negative", field, q.String())
 	}
-	return resource.Quantity{}, errors.New("VirtualMachineInstance: neither spec.domain.resources.requests.memory nor spec.domain.memory.guest is set")
+	return *q, true, nil
 }
 
-func (v *VMI) vcpus(coresOnly bool) int64 {
-	c := v.Spec.Domain.CPU
-	if c == nil || (c.Cores == 0 && c.Sockets == 0 && c.Threads == 0) {
-		if coresOnly {
-			return 1
-		}
-		// No topology: KubeVirt sizes the guest from the CPU limit, else
-		// the request, rounded up.
-		r := v.Spec.Domain.Resources
-		for _, l := range []corev1.ResourceList{r.Limits, r.Requests} {
-			if q, ok := l[corev1.ResourceCPU]; ok {
-				return max((q.MilliValue()+999)/1000, 1)
-			}
-		}
-		return 1
+func listQuantity(l corev1.ResourceList, name corev1.ResourceName) *resource.Quantity {
+	if q, ok := l[name]; ok {
+		return &q
 	}
-	cores, sockets, threads := int64(max(c.Cores, 1)), int64(max(c.Sockets, 1)), int64(max(c.Threads, 1))
-	if coresOnly {
-		return int64(c.Cores)
+	return nil
+}
+
+// memory is the VMI's memory as the launcher pod sees it.
+type memory struct {
+	request resource.Quantity  // the pod's memory request before overhead
+	limit   *resource.Quantity // the pod's memory limit before overhead, nil = none
+	guest   *resource.Quantity // spec.domain.memory.guest, nil = unset
+}
+
+// podMemory follows KubeVirt v1.9.0 renderresources.go: WithMemoryRequests
+// takes the memory request, else the limit (a limits-only VMI is sized by
+// its limit), else memory.guest; WithCPUPinning sets the limit to the
+// request with dedicated CPUs.
+func (v *VMI) podMemory() (memory, error) {
+	r := v.Spec.Domain.Resources
+	req, hasReq, err := memoryQuantity(listQuantity(r.Requests, corev1.ResourceMemory), "spec.domain.resources.requests.memory")
+	if err != nil {
+		return memory{}, err
 	}
-	return cores * sockets * threads
+	lim, hasLim, err := memoryQuantity(listQuantity(r.Limits, corev1.ResourceMemory), "spec.domain.resources.limits.memory")
+	if err != nil {
+		return memory{}, err
+	}
+	var m memory
+	if mm := v.Spec.Domain.Memory; mm != nil {
+		g, ok, err := memoryQuantity(mm.Guest, "spec.domain.memory.guest")
+		if err != nil {
+			return memory{}, err
+		}
+		if ok {
+			m.guest = &g
+		}
+	}
+	switch {
+	case hasReq && !req.IsZero():
+		m.request = req
+	case hasLim && !lim.IsZero():
+		m.request = lim
+	case m.guest != nil && !m.guest.IsZero():
+		m.request = *m.guest
+	default:
+		return memory{}, errors.New("none of spec.domain.resources.requests.memory, spec.domain.resources.limits.memory, spec.domain.memory.guest is set")
+	}
+	if hasLim {
+		m.limit = &lim
+	}
+	if v.dedicated() {
+		m.limit = &m.request
+	}
+	return m, nil
+}
+
+// GuestMemory is the memory the VMI is sized by:
+// spec.domain.resources.requests.memory, else
+// spec.domain.resources.limits.memory, else spec.domain.memory.guest.
+func (v *VMI) GuestMemory() (resource.Quantity, error) {
+	m, err := v.podMemory()
+	return m.request, err
+}
+
+// vcpus is KubeVirt's vCPU count: sockets×cores×threads (unset ones
+// count 1); without a topology the VMI webhook (SetDefaultGuestCPUTopology)
+// sets sockets to the CPU limit, else the request, rounded up, else 1.
+func (v *VMI) vcpus() int64 {
+	if c := v.Spec.Domain.CPU; c != nil && (c.Cores != 0 || c.Sockets != 0 || c.Threads != 0) {
+		return int64(max(c.Cores, 1)) * int64(max(c.Sockets, 1)) * int64(max(c.Threads, 1))
+	}
+	r := v.Spec.Domain.Resources
+	for _, l := range []corev1.ResourceList{r.Limits, r.Requests} {
+		if q, ok := l[corev1.ResourceCPU]; ok {
+			return max(q.Value(), 1) // Value rounds up
+		}
+	}
+	return 1
 }
 
 func (v *VMI) dedicated() bool {
 	return v.Spec.Domain.CPU != nil && v.Spec.Domain.CPU.DedicatedCPUPlacement
 }
 
-// guaranteed is KubeVirt's "wants QoS Guaranteed": CPU and memory limits
-// set and equal to their requests (or requests unset).
-func (v *VMI) guaranteed() bool {
-	r := v.Spec.Domain.Resources
-	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		lim, ok := r.Limits[name]
-		if !ok {
-			return false
-		}
-		if req, ok := r.Requests[name]; ok && req.Cmp(lim) != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func (v *VMI) vfio() bool {
-	d := v.Spec.Domain.Devices
-	if len(d.GPUs) > 0 || len(d.HostDevices) > 0 {
-		return true
-	}
-	for _, i := range d.Interfaces {
-		if i.SRIOV != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// Overhead is KubeVirt's memory overhead of the VMI, computed with
-// Kubernetes quantities as KubeVirt does: the page-table term is
-// ScaledValue(guest, kilo) (rounded up) ×1000 / 512.
-func Overhead(v *VMI, formula string) (resource.Quantity, error) {
-	guest, err := v.GuestMemory()
-	if err != nil {
-		return resource.Quantity{}, err
-	}
-	overhead := resource.NewScaledQuantity(0, resource.Kilo)
-	pagetables := resource.NewScaledQuantity(guest.ScaledValue(resource.Kilo), resource.Kilo)
-	pagetables.Set(pagetables.Value() / 512)
-	overhead.Add(*pagetables)
-	mib := int64(1 << 20)
-	switch formula {
-	case OverheadV026:
-		overhead.Add(resource.MustParse("128M"))
-		overhead.Add(*resource.NewQuantity(8*mib*v.vcpus(true), resource.BinarySI))
-	case OverheadCurrent, "":
-		overhead.Add(resource.MustParse("220Mi"))
-		overhead.Add(*resource.NewQuantity(8*mib*v.vcpus(false), resource.BinarySI))
-		if v.vfio() {
-			overhead.Add(resource.MustParse("1Gi"))
-		}
-		if v.dedicated() || v.guaranteed() {
-			overhead.Add(resource.MustParse("100Mi"))
-		}
-		if v.Spec.Domain.Devices.TPM != nil {
-			overhead.Add(resource.MustParse("53Mi"))
-		}
-		if ls := v.Spec.Domain.LaunchSecurity; ls != nil && ls.SEV != nil {
-			overhead.Add(resource.MustParse("256Mi"))
-		}
-		if probes := countNonNil(v.Spec.LivenessProbe, v.Spec.ReadinessProbe); probes > 0 {
-			overhead.Add(*resource.NewQuantity((100+10*int64(probes))*mib, resource.BinarySI))
-		}
-	default:
-		return resource.Quantity{}, fmt.Errorf("kubevirt overhead formula %q: allowed are %s, %s", formula, OverheadCurrent, OverheadV026)
-	}
-	overhead.Add(resource.MustParse("8Mi")) // IOThread
-	if a := v.Spec.Domain.Devices.AutoattachGraphicsDevice; a == nil || *a {
-		video := "16Mi" // v0.26's VGA
-		if formula != OverheadV026 {
-			video = "32Mi"
-		}
-		overhead.Add(resource.MustParse(video))
-	}
-	return *overhead, nil
-}
-
-func countNonNil(ps ...*json.RawMessage) int {
-	n := 0
-	for _, p := range ps {
-		if p != nil {
-			n++
-		}
-	}
-	return n
-}
-
-// LauncherPod returns the virt-launcher pod of a VMI manifest: one
-// "compute" container requesting memory = guest + overhead, or, with
-// spec.domain.memory.hugepages.pageSize, hugepages-<size> = guest and
-// memory = overhead. CPU requests and limits are the VMI's; with
-// dedicatedCpuPlacement and no CPU given, the vCPU count. Limits equal
-// requests for memory and hugepages when the VMI sets a memory limit or
-// dedicated CPUs, which makes the pod Guaranteed when its CPUs are.
+// LauncherPod returns the virt-launcher pod of a VMI manifest with the
+// given formula; see LauncherPodWithOptions.
 func LauncherPod(manifest []byte, formula string) (*corev1.Pod, error) {
+	return LauncherPodWithOptions(manifest, Options{Formula: formula})
+}
+
+// LauncherPodWithOptions returns the virt-launcher pod of a VMI manifest:
+// one "compute" container, its resources as KubeVirt v1.9.0's
+// renderresources.go renders them.
+//
+// Memory: request = the VMI's memory (see GuestMemory) + overhead (the
+// overhead is left out with resources.overcommitGuestOverhead); limit =
+// the VMI's memory limit + overhead, or the request with dedicated CPUs.
+// With spec.domain.memory.hugepages.pageSize, hugepages-<size> (request =
+// limit) holds the VMI's memory, capped at memory.guest, and memory
+// holds the overhead plus what exceeds memory.guest.
+//
+// CPU: with dedicatedCpuPlacement, request = limit = the vCPU count, plus
+// one with isolateEmulatorThread; otherwise the VMI's request (else its
+// limit) and limit.
+func LauncherPodWithOptions(manifest []byte, o Options) (*corev1.Pod, error) {
 	v, err := Parse(manifest)
 	if err != nil {
 		return nil, err
@@ -246,46 +233,34 @@ func LauncherPod(manifest []byte, formula string) (*corev1.Pod, error) {
 	if v.Metadata.UID == "" {
 		return nil, fmt.Errorf("VirtualMachineInstance %s: metadata.uid is empty (the launcher pod needs a unique uid)", v.Metadata.Name)
 	}
-	overhead, err := Overhead(v, formula)
+	overhead, err := OverheadWithOptions(v, o)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("VirtualMachineInstance %s: %w", v.Metadata.Name, err)
 	}
-	guest, _ := v.GuestMemory()
+	m, err := v.podMemory()
+	if err != nil {
+		return nil, fmt.Errorf("VirtualMachineInstance %s: %w", v.Metadata.Name, err)
+	}
 	req, lim := corev1.ResourceList{}, corev1.ResourceList{}
-	d := v.Spec.Domain
-	if m := d.Memory; m != nil && m.Hugepages != nil && m.Hugepages.PageSize != "" {
-		size, err := units.ParseBytes(m.Hugepages.PageSize)
+	if mm := v.Spec.Domain.Memory; mm != nil && mm.Hugepages != nil && mm.Hugepages.PageSize != "" {
+		size, err := units.ParseBytes(mm.Hugepages.PageSize)
 		if err != nil || size == 0 {
-			return nil, fmt.Errorf("VirtualMachineInstance %s: spec.domain.memory.hugepages.pageSize %q: %v", v.Metadata.Name, m.Hugepages.PageSize, err)
+			return nil, fmt.Errorf("VirtualMachineInstance %s: spec.domain.memory.hugepages.pageSize %q: %v", v.Metadata.Name, mm.Hugepages.PageSize, err)
 		}
-		req[corev1.ResourceName(units.HugepageResource(size))] = guest
-		req[corev1.ResourceMemory] = overhead
+		hugepagesMemory(m, overhead, corev1.ResourceName(units.HugepageResource(size)), req, lim)
 	} else {
-		mem := guest.DeepCopy()
-		mem.Add(overhead)
+		mem := m.request.DeepCopy()
+		if !v.Spec.Domain.Resources.OvercommitGuestOverhead {
+			mem.Add(overhead)
+		}
 		req[corev1.ResourceMemory] = mem
-	}
-	if q, ok := d.Resources.Requests[corev1.ResourceCPU]; ok {
-		req[corev1.ResourceCPU] = q
-	}
-	if q, ok := d.Resources.Limits[corev1.ResourceCPU]; ok {
-		lim[corev1.ResourceCPU] = q
-	}
-	if v.dedicated() {
-		if _, ok := req[corev1.ResourceCPU]; !ok {
-			req[corev1.ResourceCPU] = *resource.NewQuantity(v.vcpus(false), resource.DecimalSI)
-		}
-		if _, ok := lim[corev1.ResourceCPU]; !ok {
-			lim[corev1.ResourceCPU] = req[corev1.ResourceCPU]
+		if m.limit != nil {
+			l := m.limit.DeepCopy()
+			l.Add(overhead)
+			lim[corev1.ResourceMemory] = l
 		}
 	}
-	if _, ok := d.Resources.Limits[corev1.ResourceMemory]; ok || v.dedicated() {
-		for name, q := range req {
-			if name != corev1.ResourceCPU {
-				lim[name] = q
-			}
-		}
-	}
+	v.podCPU(req, lim)
 	return &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: "virt-launcher-" + v.Metadata.Name, Namespace: v.Metadata.Namespace, UID: v.Metadata.UID},
@@ -294,4 +269,53 @@ func LauncherPod(manifest []byte, formula string) (*corev1.Pod, error) {
 			Resources: corev1.ResourceRequirements{Requests: req, Limits: lim},
 		}}},
 	}, nil
+}
+
+// hugepagesMemory is KubeVirt v1.9.0's WithHugePages: the guest is
+// backed by hugepages, and memory beyond memory.guest (request or limit
+// larger than the guest) is charged to memory with the overhead.
+func hugepagesMemory(m memory, overhead resource.Quantity, hp corev1.ResourceName, req, lim corev1.ResourceList) {
+	pages := m.request
+	if m.guest != nil && m.request.Cmp(*m.guest) > 0 {
+		pages = *m.guest
+	}
+	req[hp], lim[hp] = pages, pages
+	beyondGuest := func(q resource.Quantity) resource.Quantity {
+		d := *resource.NewScaledQuantity(0, resource.Kilo)
+		if m.guest != nil && q.Cmp(*m.guest) > 0 {
+			d.Add(q)
+			d.Sub(*m.guest)
+		}
+		d.Add(overhead)
+		return d
+	}
+	req[corev1.ResourceMemory] = beyondGuest(m.request)
+	if m.limit != nil {
+		lim[corev1.ResourceMemory] = beyondGuest(*m.limit)
+	}
+}
+
+// podCPU is KubeVirt v1.9.0's WithCPUPinning for dedicated CPUs (the vCPU
+// count replaces the VMI's CPU resources; isolateEmulatorThread adds a
+// CPU for the emulator thread) and otherwise the VMI webhook's
+// setDefaultResourceRequests (a CPU limit without request is also the
+// request).
+func (v *VMI) podCPU(req, lim corev1.ResourceList) {
+	if v.dedicated() {
+		n := v.vcpus()
+		if v.Spec.Domain.CPU.IsolateEmulatorThread {
+			n++
+		}
+		req[corev1.ResourceCPU] = *resource.NewQuantity(n, resource.DecimalSI)
+		lim[corev1.ResourceCPU] = *resource.NewQuantity(n, resource.DecimalSI)
+		return
+	}
+	r := v.Spec.Domain.Resources
+	if q, ok := r.Limits[corev1.ResourceCPU]; ok {
+		lim[corev1.ResourceCPU] = q
+		req[corev1.ResourceCPU] = q
+	}
+	if q, ok := r.Requests[corev1.ResourceCPU]; ok && !q.IsZero() {
+		req[corev1.ResourceCPU] = q
+	}
 }

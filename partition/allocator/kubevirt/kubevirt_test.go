@@ -1,9 +1,11 @@
 package kubevirt
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // seedVMI is the seed's example: 4Gi guest, 67 cores, 2Mi pages.
@@ -19,6 +21,65 @@ spec:
       requests: {memory: 4Gi}
       limits: {memory: 4Gi}
 `
+
+const (
+	mi = int64(1) << 20
+	gi = int64(1) << 30
+	// current's fixed term (GetMemoryOverhead, v1.9.0): virt-launcher-monitor
+	// 25 + virt-launcher 100 + virtlogd 25 + virtqemud 40 + qemu 30.
+	fixed = 220 * mi
+	// IOThread and video terms of the current formula.
+	ioThread, video = 8 * mi, 32 * mi
+)
+
+// pagetables is GetMemoryOverhead's page-table term of requests.memory:
+// ScaledValue(kilo) (rounded up) ×1000 / 512.
+func pagetables(requests int64) int64 { return (requests + 999) / 1000 * 1000 / 512 }
+
+// seedSpec is seedVMI's spec, for vmi.
+func seedSpec() string { return seedVMI[strings.Index(seedVMI, "spec:\n")+len("spec:\n"):] }
+
+// scaled is MultiplyMemory: overhead + int64(ScaledValue(overhead, kilo)
+// × (ratio − 1)) kB.
+func scaled(overhead int64, ratio float64) int64 {
+	return overhead + int64(float64((overhead+999)/1000)*(ratio-1))*1000
+}
+
+// vmi wraps a spec (YAML, indented two spaces) into a manifest.
+func vmi(spec string) string {
+	return "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: t, uid: u}\nspec:\n" + spec
+}
+
+func overhead(t *testing.T, manifest string, o Options) int64 {
+	t.Helper()
+	v, err := Parse([]byte(manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := OverheadWithOptions(v, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q.Value()
+}
+
+func launcher(t *testing.T, manifest string, o Options) (req, lim corev1.ResourceList) {
+	t.Helper()
+	pod, err := LauncherPodWithOptions([]byte(manifest), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := pod.Spec.Containers[0].Resources
+	return r.Requests, r.Limits
+}
+
+func value(l corev1.ResourceList, n corev1.ResourceName) int64 {
+	q, ok := l[n]
+	if !ok {
+		return -1
+	}
+	return q.Value()
+}
 
 func TestSeedExampleV026(t *testing.T) {
 	pod, err := LauncherPod([]byte(seedVMI), OverheadV026)
@@ -46,66 +107,120 @@ func TestSeedExampleV026(t *testing.T) {
 	}
 }
 
-func TestOverheadFormulas(t *testing.T) {
-	const pagetables = 8388609 // ScaledValue(4Gi, k)=4294968 → ×1000/512
-	const mi = 1 << 20
+// TestOverheadTerms pins each term of both formulas on its own case:
+// the expected byte count is built from the named terms.
+func TestOverheadTerms(t *testing.T) {
+	pt := pagetables(4 * gi) // 8388609
+	// base4Gi is a current VMI with requests.memory 4Gi, one vCPU, video.
+	const base = "  domain: {resources: {requests: {memory: 4Gi}}}\n"
+	base4Gi := pt + fixed + 8*mi + ioThread + video
 	cases := []struct {
-		name, manifest, formula string
-		want                    int64
+		name, spec string
+		o          Options
+		want       int64
 	}{
-		{"v0.26 seed", seedVMI, OverheadV026, pagetables + 128e6 + 67*8*mi + 8*mi + 16*mi},
-		{"current seed (dedicated)", seedVMI, OverheadCurrent, pagetables + 220*mi + 67*8*mi + 8*mi + 32*mi + 100*mi},
-		{"current, no video, vfio, sockets×threads", `
-apiVersion: kubevirt.io/v1
-kind: VirtualMachineInstance
-metadata: {name: gpu, uid: u}
-spec:
+		// v0.26 getMemoryOverhead: requests/512 + 128M + 8Mi×cores + 8Mi + 16Mi.
+		{"v0.26 seed", seedSpec(), Options{Formula: OverheadV026},
+			pt + 128e6 + 67*8*mi + 8*mi + 16*mi},
+		{"v0.26 counts cores only", "  domain: {cpu: {cores: 2, sockets: 2}, resources: {requests: {memory: 4Gi}}}\n", Options{Formula: OverheadV026},
+			pt + 128e6 + 2*8*mi + 8*mi + 16*mi},
+		// coresMemory := 8; if CPU != nil { coresMemory *= CPU.Cores }.
+		{"v0.26 cpu block without cores adds 0", "  domain: {cpu: {sockets: 4}, resources: {requests: {memory: 4Gi}}}\n", Options{Formula: OverheadV026},
+			pt + 128e6 + 0 + 8*mi + 16*mi},
+		{"v0.26 no cpu block adds 8Mi", base, Options{Formula: OverheadV026},
+			pt + 128e6 + 8*mi + 8*mi + 16*mi},
+		{"v0.26 has none of the current terms", `  architecture: arm64
+  livenessProbe: {exec: {command: [true]}}
+  volumes: [{name: m, downwardMetrics: {}}]
   domain:
+    resources: {requests: {memory: 4Gi}}
+    devices: {tpm: {}, autoattachGraphicsDevice: false}
+    memory: {reservedOverhead: {addedOverhead: 1Gi}}
+`, Options{Formula: OverheadV026, AdditionalGuestMemoryOverheadRatio: "2"},
+			pt + 128e6 + 8*mi + 8*mi},
+
+		{"current seed (dedicated)", seedSpec(), Options{},
+			pt + fixed + 67*8*mi + ioThread + video + 100*mi},
+		// GetMemoryOverhead reads domain.Resources.Requests.Memory() only.
+		{"current page tables from requests.memory only: memory.guest alone has none",
+			"  domain: {memory: {guest: 4Gi}}\n", Options{}, fixed + 8*mi + ioThread + video},
+		{"current page tables from requests.memory only: limits alone have none",
+			"  domain: {resources: {limits: {memory: 4Gi}}}\n", Options{}, fixed + 8*mi + ioThread + video},
+		// GetNumberOfVCPUs: sockets×cores×threads; HasVFIO: gpus.
+		{"current sockets×cores×threads, no video, vfio", `  domain:
     cpu: {cores: 2, sockets: 2, threads: 2}
-    memory: {guest: 4Gi}
+    resources: {requests: {memory: 4Gi}}
     devices: {autoattachGraphicsDevice: false, gpus: [{name: g, deviceName: nvidia.com/A100}]}
-`, OverheadCurrent, pagetables + 220*mi + 8*8*mi + 8*mi + 1024*mi},
-		{"v0.26 counts cores only", `
-apiVersion: kubevirt.io/v1
-kind: VirtualMachineInstance
-metadata: {name: small, uid: u}
-spec: {domain: {cpu: {cores: 2, sockets: 2}, resources: {requests: {memory: 4Gi}}}}
-`, OverheadV026, pagetables + 128e6 + 2*8*mi + 8*mi + 16*mi},
-		{"current, Guaranteed QoS, vCPUs from the CPU limit, TPM, SEV, two probes", `
-apiVersion: kubevirt.io/v1
-kind: VirtualMachineInstance
-metadata: {name: secure, uid: u}
-spec:
-  livenessProbe: {tcpSocket: {port: 22}}
-  readinessProbe: {tcpSocket: {port: 22}}
-  domain:
+`, Options{}, pt + fixed + 8*8*mi + ioThread + 1024*mi},
+		// Without a topology the webhook's sockets = CPU limit, rounded up;
+		// WantsToHaveQOSGuaranteed adds 100Mi.
+		{"current Guaranteed QoS, vCPUs from the CPU limit", `  domain:
     resources:
       requests: {memory: 4Gi, cpu: 2500m}
       limits: {memory: 4Gi, cpu: 2500m}
-    devices: {tpm: {}}
-    launchSecurity: {sev: {}}
-`, OverheadCurrent, pagetables + 220*mi + 3*8*mi + 8*mi + 32*mi + 100*mi + 53*mi + 256*mi + 120*mi},
-		{"current, Burstable: no QoS term, one vCPU from the request", `
-apiVersion: kubevirt.io/v1
-kind: VirtualMachineInstance
-metadata: {name: burst, uid: u}
-spec: {domain: {resources: {requests: {memory: 4Gi, cpu: 500m}, limits: {memory: 8Gi}}}}
-`, OverheadCurrent, pagetables + 220*mi + 1*8*mi + 8*mi + 32*mi},
+`, Options{}, pt + fixed + 3*8*mi + ioThread + video + 100*mi},
+		{"current Burstable: no QoS term, one vCPU from the request",
+			"  domain: {resources: {requests: {memory: 4Gi, cpu: 500m}, limits: {memory: 8Gi}}}\n", Options{},
+			base4Gi},
+		// addProbeOverheads: virtProbeOverhead 10Mi per exec probe,
+		// virtProbeTotalAdditionalOverhead 100Mi once.
+		{"current two exec probes", "  livenessProbe: {exec: {command: [true]}}\n  readinessProbe: {exec: {command: [true]}}\n" + base, Options{},
+			base4Gi + 2*10*mi + 100*mi},
+		{"current one exec probe of two", "  livenessProbe: {exec: {command: [true]}}\n  readinessProbe: {httpGet: {port: 80}}\n" + base, Options{},
+			base4Gi + 10*mi + 100*mi},
+		{"current tcpSocket and http probes add nothing", "  livenessProbe: {tcpSocket: {port: 22}}\n  readinessProbe: {httpGet: {port: 80}}\n" + base, Options{},
+			base4Gi},
+		// IsSEVVMI || IsSEVSNPVMI || IsSEVESVMI: 256Mi.
+		{"current SEV", "  domain: {resources: {requests: {memory: 4Gi}}, launchSecurity: {sev: {}}}\n", Options{}, base4Gi + 256*mi},
+		{"current SNP", "  domain: {resources: {requests: {memory: 4Gi}}, launchSecurity: {snp: {}}}\n", Options{}, base4Gi + 256*mi},
+		// tpm.HasDevice: TPM != nil && (Enabled == nil || *Enabled): 53Mi.
+		{"current TPM", "  domain: {resources: {requests: {memory: 4Gi}}, devices: {tpm: {}}}\n", Options{}, base4Gi + 53*mi},
+		{"current TPM enabled: true", "  domain: {resources: {requests: {memory: 4Gi}}, devices: {tpm: {enabled: true}}}\n", Options{}, base4Gi + 53*mi},
+		{"current TPM enabled: false adds nothing", "  domain: {resources: {requests: {memory: 4Gi}}, devices: {tpm: {enabled: false}}}\n", Options{}, base4Gi},
+		// cpuArch == "arm64": 128Mi (two UEFI pflash); the arch is
+		// spec.architecture, else the cluster's default.
+		{"current arm64 from spec.architecture", "  architecture: arm64\n" + base, Options{}, base4Gi + 128*mi},
+		{"current arm64 from the default architecture", base, Options{DefaultArchitecture: "arm64"}, base4Gi + 128*mi},
+		{"current spec.architecture wins over the default", "  architecture: amd64\n" + base, Options{DefaultArchitecture: "arm64"}, base4Gi},
+		// HasDownwardMetricDisk: a downwardMetrics volume, 1Mi.
+		{"current downwardMetrics volume", "  volumes: [{name: m, downwardMetrics: {}}]\n" + base, Options{}, base4Gi + 1*mi},
+		{"current downwardMetrics device alone adds nothing", "  domain: {resources: {requests: {memory: 4Gi}}, devices: {downwardMetrics: {}}}\n", Options{}, base4Gi},
+		// RequiresMemoryOverheadReservation: + addedOverhead.
+		{"current reservedOverhead.addedOverhead", "  domain: {resources: {requests: {memory: 4Gi}}, memory: {reservedOverhead: {addedOverhead: 300Mi}}}\n", Options{},
+			base4Gi + 300*mi},
+		// MultiplyMemory: + int64(ScaledValue(overhead, kilo) × (ratio−1)) kB,
+		// applied last, so to addedOverhead too.
+		{"current additionalGuestMemoryOverheadRatio", base, Options{AdditionalGuestMemoryOverheadRatio: "1.5"},
+			scaled(base4Gi, 1.5)},
+		{"current ratio scales addedOverhead", "  domain: {resources: {requests: {memory: 4Gi}}, memory: {reservedOverhead: {addedOverhead: 300Mi}}}\n",
+			Options{AdditionalGuestMemoryOverheadRatio: "2"}, scaled(base4Gi+300*mi, 2)},
+		{"current ratio 1 changes nothing", base, Options{AdditionalGuestMemoryOverheadRatio: "1"}, base4Gi},
+		// CalculateMemoryOverhead adds the passt binding's 250Mi after the ratio.
+		{"current passt interface, not scaled", "  domain: {resources: {requests: {memory: 4Gi}}, devices: {interfaces: [{name: a, passtBinding: {}}, {name: b, passtBinding: {}}]}}\n",
+			Options{AdditionalGuestMemoryOverheadRatio: "2"}, scaled(base4Gi, 2) + 250*mi},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			v, err := Parse([]byte(c.manifest))
-			if err != nil {
-				t.Fatal(err)
-			}
-			q, err := Overhead(v, c.formula)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if q.Value() != c.want {
-				t.Fatalf("overhead %d, want %d", q.Value(), c.want)
+			if got := overhead(t, vmi(c.spec), c.o); got != c.want {
+				t.Fatalf("overhead %d, want %d (off by %d)", got, c.want, got-c.want)
 			}
 		})
+	}
+}
+
+// TestOverheadFormulaArgument keeps the formula-string API: Overhead(v, f)
+// is OverheadWithOptions with only the formula.
+func TestOverheadFormulaArgument(t *testing.T) {
+	v, err := Parse([]byte(seedVMI))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"", OverheadCurrent, OverheadV026} {
+		a, err1 := Overhead(v, f)
+		b, err2 := OverheadWithOptions(v, Options{Formula: f})
+		if err1 != nil || err2 != nil || a.Cmp(b) != 0 {
+			t.Errorf("%q: %s %v, %s %v", f, a.String(), err1, b.String(), err2)
+		}
 	}
 }
 
@@ -130,17 +245,134 @@ spec: {domain: {resources: {requests: {memory: 1Gi}}, devices: {autoattachGraphi
 	}
 }
 
-func TestBadManifests(t *testing.T) {
-	for name, m := range map[string]string{
-		"kind":     "apiVersion: kubevirt.io/v1\nkind: Pod\nmetadata: {name: x, uid: u}\n",
-		"api":      "apiVersion: v1\nkind: VirtualMachineInstance\nmetadata: {name: x, uid: u}\n",
-		"memory":   "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: x, uid: u}\nspec: {domain: {}}\n",
-		"uid":      "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: x}\nspec: {domain: {memory: {guest: 1Gi}}}\n",
-		"pagesize": "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: x, uid: u}\nspec: {domain: {memory: {guest: 1Gi, hugepages: {pageSize: huge}}}}\n",
-		"yaml":     "{{",
+// TestLimitsOnlyMemory: WithMemoryRequests makes the memory limit the
+// request when there is none, so the guest is sized by the limit; the
+// page tables still come from requests.memory (none); memory alone
+// wants Guaranteed QoS, and the CPU limit is also the request
+// (setDefaultResourceRequests), so the 100Mi QoS term applies.
+func TestLimitsOnlyMemory(t *testing.T) {
+	spec := "  domain: {resources: {limits: {memory: 4Gi, cpu: 2}}}\n"
+	ov := fixed + 2*8*mi + ioThread + video + 100*mi
+	req, lim := launcher(t, vmi(spec), Options{})
+	if got := value(req, corev1.ResourceMemory); got != 4*gi+ov {
+		t.Errorf("memory request %d, want 4Gi + %d", got, ov)
+	}
+	if got := value(lim, corev1.ResourceMemory); got != 4*gi+ov {
+		t.Errorf("memory limit %d, want 4Gi + %d", got, ov)
+	}
+	if value(req, corev1.ResourceCPU) != 2 || value(lim, corev1.ResourceCPU) != 2 {
+		t.Errorf("cpu %v / %v, want 2/2", req, lim)
+	}
+	// With hugepages the limit is the hugepages size, the overhead memory.
+	spec = "  domain: {memory: {hugepages: {pageSize: 2Mi}}, resources: {limits: {memory: 4Gi, cpu: 2}}}\n"
+	req, lim = launcher(t, vmi(spec), Options{})
+	if value(req, "hugepages-2Mi") != 4*gi || value(lim, "hugepages-2Mi") != 4*gi {
+		t.Errorf("hugepages %v / %v, want 4Gi", req, lim)
+	}
+	if value(req, corev1.ResourceMemory) != ov || value(lim, corev1.ResourceMemory) != ov {
+		t.Errorf("memory %v / %v, want the overhead %d", req, lim, ov)
+	}
+}
+
+// TestIsolateEmulatorThread: WithCPUPinning sets CPU request = limit =
+// the vCPU count, and IsolateEmulatorThread adds one CPU to both.
+func TestIsolateEmulatorThread(t *testing.T) {
+	for _, c := range []struct {
+		cpu  string
+		want int64
+	}{
+		{"{cores: 4, dedicatedCpuPlacement: true}", 4},
+		{"{cores: 4, dedicatedCpuPlacement: true, isolateEmulatorThread: true}", 5},
+		{"{sockets: 2, cores: 2, threads: 2, dedicatedCpuPlacement: true, isolateEmulatorThread: true}", 9},
 	} {
-		if _, err := LauncherPod([]byte(m), OverheadCurrent); err == nil {
-			t.Errorf("%s: accepted", name)
+		for _, f := range []string{OverheadCurrent, OverheadV026} {
+			req, lim := launcher(t, vmi("  domain: {cpu: "+c.cpu+", resources: {requests: {memory: 1Gi}}}\n"), Options{Formula: f})
+			if value(req, corev1.ResourceCPU) != c.want || value(lim, corev1.ResourceCPU) != c.want {
+				t.Errorf("%s %s: cpu %v / %v, want %d", f, c.cpu, req, lim, c.want)
+			}
+			if value(lim, corev1.ResourceMemory) != value(req, corev1.ResourceMemory) {
+				t.Errorf("%s %s: dedicated CPUs need memory limit = request, got %v / %v", f, c.cpu, req, lim)
+			}
+		}
+	}
+}
+
+// TestHugepagesGuestBelowRequest: WithHugePages backs memory.guest with
+// hugepages and charges requests − guest to memory with the overhead.
+func TestHugepagesGuestBelowRequest(t *testing.T) {
+	spec := "  domain: {memory: {guest: 4Gi, hugepages: {pageSize: 1Gi}}, resources: {requests: {memory: 6Gi}, limits: {memory: 8Gi}}}\n"
+	ov := pagetables(6*gi) + fixed + 8*mi + ioThread + video
+	req, lim := launcher(t, vmi(spec), Options{})
+	if value(req, "hugepages-1Gi") != 4*gi || value(lim, "hugepages-1Gi") != 4*gi {
+		t.Errorf("hugepages %v / %v, want 4Gi", req, lim)
+	}
+	if got := value(req, corev1.ResourceMemory); got != 2*gi+ov {
+		t.Errorf("memory request %d, want 2Gi + %d", got, ov)
+	}
+	if got := value(lim, corev1.ResourceMemory); got != 4*gi+ov {
+		t.Errorf("memory limit %d, want 4Gi + %d", got, ov)
+	}
+}
+
+// TestMemoryLimitAndOvercommit: WithMemoryOverhead adds the overhead to
+// the VMI's own limit (a Burstable VMI keeps a larger limit), and not to
+// the request with overcommitGuestOverhead.
+func TestMemoryLimitAndOvercommit(t *testing.T) {
+	ov := pagetables(4*gi) + fixed + 8*mi + ioThread + video
+	req, lim := launcher(t, vmi("  domain: {resources: {requests: {memory: 4Gi}, limits: {memory: 8Gi}}}\n"), Options{})
+	if value(req, corev1.ResourceMemory) != 4*gi+ov || value(lim, corev1.ResourceMemory) != 8*gi+ov {
+		t.Errorf("memory %v / %v", req, lim)
+	}
+	req, lim = launcher(t, vmi("  domain: {resources: {overcommitGuestOverhead: true, requests: {memory: 4Gi}, limits: {memory: 8Gi}}}\n"), Options{})
+	if value(req, corev1.ResourceMemory) != 4*gi || value(lim, corev1.ResourceMemory) != 8*gi+ov {
+		t.Errorf("overcommitGuestOverhead: memory %v / %v", req, lim)
+	}
+	// A CPU limit alone is also the request (setDefaultResourceRequests).
+	req, lim = launcher(t, vmi("  domain: {resources: {requests: {memory: 4Gi}, limits: {cpu: 1500m}}}\n"), Options{})
+	if c := req[corev1.ResourceCPU]; c.Cmp(resource.MustParse("1500m")) != 0 || value(lim, corev1.ResourceCPU) != 2 {
+		t.Errorf("cpu %v / %v", req, lim)
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	v, err := Parse([]byte(seedVMI))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"abc", "0.5", "NaN", "Inf", "-2"} {
+		_, err := OverheadWithOptions(v, Options{AdditionalGuestMemoryOverheadRatio: r})
+		if err == nil || !strings.Contains(err.Error(), "additionalGuestMemoryOverheadRatio") {
+			t.Errorf("ratio %q: %v", r, err)
+		}
+		if err := (Options{AdditionalGuestMemoryOverheadRatio: r}).Validate(); err == nil {
+			t.Errorf("Validate ratio %q: accepted", r)
+		}
+	}
+	if _, err := OverheadWithOptions(v, Options{AdditionalGuestMemoryOverheadRatio: "1e300"}); err == nil {
+		t.Error("overflowing ratio accepted")
+	}
+	if err := (Options{Formula: "v9"}).Validate(); err == nil {
+		t.Error("unknown formula accepted by Validate")
+	}
+	if _, err := OverheadWithOptions(nil, Options{}); err == nil {
+		t.Error("nil VMI accepted")
+	}
+}
+
+func TestBadManifests(t *testing.T) {
+	for name, c := range map[string]struct{ manifest, field string }{
+		"kind":     {"apiVersion: kubevirt.io/v1\nkind: Pod\nmetadata: {name: x, uid: u}\n", "kind"},
+		"api":      {"apiVersion: v1\nkind: VirtualMachineInstance\nmetadata: {name: x, uid: u}\n", "apiVersion"},
+		"memory":   {vmi("  domain: {}\n"), "spec.domain.memory.guest"},
+		"uid":      {"apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: x}\nspec: {domain: {memory: {guest: 1Gi}}}\n", "metadata.uid"},
+		"pagesize": {vmi("  domain: {memory: {guest: 1Gi, hugepages: {pageSize: huge}}}\n"), "pageSize"},
+		"negative": {vmi("  domain: {resources: {requests: {memory: -1Gi}}}\n"), "requests.memory"},
+		"added":    {vmi("  domain: {memory: {guest: 1Gi, reservedOverhead: {addedOverhead: -1Mi}}}\n"), "addedOverhead"},
+		"yaml":     {"{{", "manifest"},
+	} {
+		_, err := LauncherPod([]byte(c.manifest), OverheadCurrent)
+		if err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%s: %v, want an error naming %s", name, err, c.field)
 		}
 	}
 	v, _ := Parse([]byte(seedVMI))
@@ -150,8 +382,11 @@ func TestBadManifests(t *testing.T) {
 }
 
 func FuzzLauncherPod(f *testing.F) {
-	f.Add([]byte(seedVMI))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = LauncherPod(b, OverheadCurrent)
+	f.Add([]byte(seedVMI), "")
+	f.Add([]byte(vmi("  architecture: arm64\n  livenessProbe: {exec: {}}\n  domain: {memory: {guest: 1Gi, reservedOverhead: {addedOverhead: 1Mi}}, devices: {tpm: {enabled: false}}}\n")), "1.25")
+	f.Fuzz(func(t *testing.T, b []byte, ratio string) {
+		for _, formula := range []string{OverheadCurrent, OverheadV026} {
+			_, _ = LauncherPodWithOptions(b, Options{Formula: formula, AdditionalGuestMemoryOverheadRatio: ratio})
+		}
 	})
 }
