@@ -1,6 +1,7 @@
 package kubeletgen
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -424,4 +425,34 @@ func TestResources(t *testing.T) {
 		assert.Equal(t, []string{"hugepages-2Mi: allocatable 2Gi, share 1Gi"}, r.Mismatches)
 		assert.Equal(t, r.Share["memory"], r.Allocatable["memory"], "memory stays exact either way")
 	})
+}
+
+func TestResourcesEphemeralStorage(t *testing.T) {
+	const capacity = uint64(1) << 40
+	eviction := partition.NodefsEviction(capacity)
+	share := uint64(300) << 30
+	plan := withPageSizes(twoNodes())
+	plan.Partitions[0].EphemeralStorage = &partition.StorageShare{
+		Filesystem: partition.Filesystem{Path: "/", Device: 1, CapacityBytes: capacity},
+		ShareBytes: share, EvictionBytes: eviction, SystemReservedBytes: capacity - eviction - share}
+	plan.Partitions[0].PIDs = &partition.PIDShare{Limit: 4194304, Share: 1 << 20, SystemReserved: 4194304 - 1<<20}
+
+	c, err := Config(&plan, &plan.Partitions[0])
+	require.NoError(t, err)
+	assert.Equal(t, "10%", c.EvictionHard["nodefs.available"], "the threshold the share's arithmetic assumes, written out")
+	assert.Equal(t, strconv.FormatUint(capacity-eviction-share, 10), c.SystemReserved["ephemeral-storage"])
+	assert.Equal(t, "3145728", c.SystemReserved["pid"])
+
+	r, err := Resources(&plan, &plan.Partitions[0])
+	require.NoError(t, err)
+	assert.Equal(t, "1Ti", r.Capacity["ephemeral-storage"])
+	assert.Equal(t, "300Gi", r.Allocatable["ephemeral-storage"])
+	assert.Equal(t, "300Gi", r.Share["ephemeral-storage"])
+	assert.Empty(t, r.Mismatches)
+
+	// A reservation that does not leave the share shows as a mismatch.
+	plan.Partitions[0].EphemeralStorage.SystemReservedBytes -= 1 << 30
+	r, err = Resources(&plan, &plan.Partitions[0])
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ephemeral-storage: allocatable 301Gi, share 300Gi"}, r.Mismatches)
 }

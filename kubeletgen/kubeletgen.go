@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -99,6 +100,17 @@ func Config(plan *partition.Plan, p *partition.Partition) (*kubeletv1beta1.Kubel
 	c.KubeReserved = map[string]string{"memory": units.FormatBytes(kube)}
 	c.SystemReserved = map[string]string{"memory": units.FormatBytes(system)}
 	c.EvictionHard = map[string]string{"memory.available": units.FormatBytes(eviction)}
+	// The rest of the filesystem and of the pid space is the other
+	// partitions' and the host's (partition/shares.go): reserved as
+	// "system", so allocatable is the share. nodefs.available is kubelet's
+	// default, written out because the share's arithmetic depends on it.
+	if es := p.EphemeralStorage; es != nil {
+		c.SystemReserved["ephemeral-storage"] = strconv.FormatUint(es.SystemReservedBytes, 10)
+		c.EvictionHard["nodefs.available"] = strconv.Itoa(partition.NodefsEvictionPercent) + "%"
+	}
+	if pids := p.PIDs; pids != nil {
+		c.SystemReserved["pid"] = strconv.FormatUint(pids.SystemReserved, 10)
+	}
 	// Without this, naming one hard threshold drops kubelet's other
 	// defaults (nodefs, imagefs).
 	c.MergeDefaultEvictionSettings = ptr(true)

@@ -3,6 +3,7 @@ package kubeletgen
 import (
 	"fmt"
 	"sort"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -101,6 +102,18 @@ func Resources(plan *partition.Plan, p *partition.Partition) (NodeResources, err
 		}
 		name := corev1.ResourceHugePagesPrefix + resource.NewQuantity(int64(size), resource.BinarySI).String()
 		put(name, bytes(seen), bytes(seen), bytes(own))
+	}
+
+	// ephemeral-storage: the filesystem of the root dir minus
+	// systemReserved and the nodefs.available threshold.
+	if es := p.EphemeralStorage; es != nil {
+		reservedES, err := strconv.ParseUint(c.SystemReserved["ephemeral-storage"], 10, 64)
+		if err != nil {
+			return r, fmt.Errorf("systemReserved ephemeral-storage %q: %w", c.SystemReserved["ephemeral-storage"], err)
+		}
+		capacity := es.CapacityBytes
+		eviction := partition.NodefsEviction(capacity)
+		put(string(corev1.ResourceEphemeralStorage), bytes(capacity), bytes(capacity-reservedES-eviction), bytes(es.ShareBytes))
 	}
 	sort.Strings(r.Mismatches)
 	return r, nil

@@ -65,6 +65,10 @@ type HostConfig struct {
 	// nodes named gets its whole reservation on its first node.
 	ReservedMemory map[string]string `toml:"reserved_memory"`
 	Hugepages      []HugepagesConfig `toml:"hugepages"`
+	// ReservedEphemeralStorage and ReservedPIDs are what the host keeps
+	// of the filesystem of "/" and of the pid space (shares.go).
+	ReservedEphemeralStorage string `toml:"reserved_ephemeral_storage"`
+	ReservedPIDs             string `toml:"reserved_pids"`
 }
 
 // HugepagesConfig asks for Count pages of Size on each of Nodes.
@@ -101,6 +105,10 @@ type KubeletConfig struct {
 	KubeReservedMemory   string `toml:"kube_reserved_memory"`
 	SystemReservedMemory string `toml:"system_reserved_memory"`
 	EvictionHardMemory   string `toml:"eviction_hard_memory"`
+	// EphemeralStorage and PIDs are each partition's share of what every
+	// kubelet sees whole: "auto", "N%" or an amount (shares.go).
+	EphemeralStorage string `toml:"ephemeral_storage"`
+	PIDs             string `toml:"pids"`
 
 	Labels                  map[string]string `toml:"labels"`
 	Taints                  []string          `toml:"taints"`
@@ -163,6 +171,8 @@ type PartitionConfig struct {
 	KubeReservedMemory   string `toml:"kube_reserved_memory"`
 	SystemReservedMemory string `toml:"system_reserved_memory"`
 	EvictionHardMemory   string `toml:"eviction_hard_memory"`
+	EphemeralStorage     string `toml:"ephemeral_storage"`
+	PIDs                 string `toml:"pids"`
 
 	CPUManagerPolicy        string            `toml:"cpu_manager_policy"`
 	CPUManagerPolicyOptions map[string]string `toml:"cpu_manager_policy_options"`

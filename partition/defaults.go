@@ -44,6 +44,9 @@ const (
 	DefaultAllocatorSocket   = "/run/numa-partition/{partition}.sock"
 	DefaultAllocatorStateDir = "/var/lib/numa-partition/{partition}"
 
+	// ShareAuto splits ephemeral-storage and pids by CPUs (shares.go).
+	ShareAuto = "auto"
+
 	// ReservedCPUsAuto reserves the first core of each socket.
 	ReservedCPUsAuto = "auto"
 

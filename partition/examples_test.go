@@ -39,7 +39,7 @@ func TestExamples(t *testing.T) {
 			}
 			c, err := LoadFile(filepath.Join(dir, "config.toml"))
 			require.NoError(t, err)
-			p, err := NewPlan(topo, c)
+			p, err := NewPlanFor(topo, ExampleFacts, c)
 			require.NoError(t, err)
 			checkInvariants(t, topo, p)
 

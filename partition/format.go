@@ -16,8 +16,8 @@ import (
 // JSON form (Plan itself) is the one for programs.
 func WriteTable(w io.Writer, p *Plan) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "HOST\treserved CPUs %s\tmemory nodes %s\texcluded nodes %s\n",
-		orDash(p.Host.ReservedCPUs.String()), orDash(p.Host.MemoryNodes.String()), orDash(p.Host.ExcludedNodes.String()))
+	fmt.Fprintf(tw, "HOST\treserved CPUs %s\tmemory nodes %s\texcluded nodes %s%s\n",
+		orDash(p.Host.ReservedCPUs.String()), orDash(p.Host.MemoryNodes.String()), orDash(p.Host.ExcludedNodes.String()), hostShares(p))
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "PARTITION\tSLICE\tNODES\tCPUS\tHOST CPUS\tMEMORY NODES\tRESERVED\tHUGEPAGES\tNODE NAME\tPORT/HEALTHZ/RO\tCOLOR")
 	for _, part := range p.Partitions {
@@ -42,6 +42,13 @@ func WriteTable(w io.Writer, p *Plan) error {
 			k.TopologyManagerPolicy, k.TopologyManagerScope, optionsSummary(k.CPUManagerPolicyOptions, k.TopologyManagerOptions))
 		fmt.Fprintf(tw, "  reserved memory\tkube %s, system %s, eviction %s\n",
 			units.FormatBytes(k.KubeReservedMemory), units.FormatBytes(k.SystemReservedMemory), units.FormatBytes(k.EvictionHardMemory))
+		if es := part.EphemeralStorage; es != nil {
+			fmt.Fprintf(tw, "  ephemeral-storage\t%s of %s on %s (%s)\n", units.FormatBytes(es.ShareBytes),
+				units.FormatBytes(es.CapacityBytes), es.Path, sharedSummary(es.SharedWith))
+		}
+		if pids := part.PIDs; pids != nil {
+			fmt.Fprintf(tw, "  pids\t%d of %d\n", pids.Share, pids.Limit)
+		}
 		fmt.Fprintf(tw, "  kubelet\t%s --config %s --root-dir %s\n", k.Binary, k.ConfigPath, k.RootDir)
 		fmt.Fprintf(tw, "  runtime\t%s %s\n", part.Runtime.Kind, part.Runtime.Endpoint)
 		fmt.Fprintf(tw, "  allocator\t%s\n", part.Allocator.Socket)
@@ -56,6 +63,22 @@ func WriteTable(w io.Writer, p *Plan) error {
 		}
 	}
 	return nil
+}
+
+// hostShares is what the host keeps of the shared resources, when planned.
+func hostShares(p *Plan) string {
+	if len(p.Partitions) == 0 || p.Partitions[0].PIDs == nil {
+		return ""
+	}
+	return fmt.Sprintf("\tephemeral-storage %s of /\tpids %d", units.FormatBytes(p.Host.Shares.EphemeralStorageBytes), p.Host.Shares.PIDs)
+}
+
+// sharedSummary says who else draws on a partition's filesystem.
+func sharedSummary(others []string) string {
+	if len(others) == 0 {
+		return "its own filesystem"
+	}
+	return "shared with " + strings.Join(others, ", ")
 }
 
 func orDash(s string) string {

@@ -65,7 +65,7 @@ type settings struct {
 // each overridable value came from, so errors point at the right line.
 func merge(c *Config, override int) settings {
 	s := settings{k: c.Kubelet, key: map[string]string{}}
-	for _, name := range []string{"node_name", "max_pods", "kube_reserved_memory", "system_reserved_memory", "eviction_hard_memory",
+	for _, name := range []string{"node_name", "max_pods", "kube_reserved_memory", "system_reserved_memory", "eviction_hard_memory", "ephemeral_storage", "pids",
 		"cpu_manager_policy", "cpu_manager_policy_options", "memory_manager_policy", "topology_manager_policy",
 		"topology_manager_scope", "topology_manager_options", "extra_args", "labels", "taints"} {
 		s.key[name] = "kubelet." + name
@@ -85,6 +85,8 @@ func merge(c *Config, override int) settings {
 	str(&s.k.KubeReservedMemory, p.KubeReservedMemory, "kube_reserved_memory")
 	str(&s.k.SystemReservedMemory, p.SystemReservedMemory, "system_reserved_memory")
 	str(&s.k.EvictionHardMemory, p.EvictionHardMemory, "eviction_hard_memory")
+	str(&s.k.EphemeralStorage, p.EphemeralStorage, "ephemeral_storage")
+	str(&s.k.PIDs, p.PIDs, "pids")
 	str(&s.k.CPUManagerPolicy, p.CPUManagerPolicy, "cpu_manager_policy")
 	str(&s.k.MemoryManagerPolicy, p.MemoryManagerPolicy, "memory_manager_policy")
 	str(&s.k.TopologyManagerPolicy, p.TopologyManagerPolicy, "topology_manager_policy")

@@ -14,8 +14,14 @@ import (
 // deterministic: the same inputs give the same Plan, nothing is read from
 // the host (the hostname comes in as kubelet.hostname). Every problem is
 // reported at once as Errors; warnings (assumptions the plan had to make)
-// go into Plan.Warnings.
-func NewPlan(t *numa.Topology, c *Config) (*Plan, error) {
+// go into Plan.Warnings. It plans without host facts: see NewPlanFor.
+func NewPlan(t *numa.Topology, c *Config) (*Plan, error) { return NewPlanFor(t, nil, c) }
+
+// NewPlanFor is NewPlan with the host's facts (the filesystems under the
+// kubelet root dirs and the pid limit), from which each partition gets
+// its share of ephemeral-storage and pids (shares.go). It is as pure as
+// facts is.
+func NewPlanFor(t *numa.Topology, facts HostFacts, c *Config) (*Plan, error) {
 	if c == nil {
 		c = &Config{}
 	}
@@ -49,6 +55,7 @@ func NewPlan(t *numa.Topology, c *Config) (*Plan, error) {
 	}
 	plan.Host = newHost(m, c, reserved, excluded, col)
 	planMemory(m, c, plan, perPart, col, warn)
+	planShares(facts, c, plan, perPart, col)
 	checkTopologyLimit(m, plan, warn)
 	if c.Runtime.Mode == RuntimeModeShared && len(plan.Partitions) > 1 {
 		warn("runtime.mode = \"shared\": kubelets that share a runtime treat each other's pods as orphans and kill them; use it only if the runtime separates them (multi-kubelet-notes)")

@@ -35,6 +35,9 @@ type Host struct {
 	// every kubelet must reserve those nodes' memory entirely, and the
 	// hugepages oneshot sets their page counts too.
 	ExcludedMemory []NodeMemory `json:"excludedMemory,omitempty"`
+	// Shares are what the host keeps of the filesystem of "/" and of the
+	// pid space (zero without host facts).
+	Shares HostShares `json:"shares"`
 }
 
 // Partition is one future Kubernetes Node.
@@ -59,6 +62,12 @@ type Partition struct {
 	NodeName string            `json:"nodeName"`
 	Labels   map[string]string `json:"labels"`
 	Taints   []string          `json:"taints,omitempty"` // key=value:Effect
+
+	// EphemeralStorage and PIDs are the partition's shares of the
+	// filesystem under its kubelet root dir and of the host's pid space;
+	// nil for plans made without host facts.
+	EphemeralStorage *StorageShare `json:"ephemeralStorage,omitempty"`
+	PIDs             *PIDShare     `json:"pids,omitempty"`
 
 	Kubelet   Kubelet   `json:"kubelet"`
 	Runtime   Runtime   `json:"runtime"`

@@ -110,6 +110,13 @@ func Reference() []KeyDoc {
 				"For a partition with any of its nodes named here, the sizes on its nodes must add up to " +
 				"`kube_reserved_memory + system_reserved_memory + eviction_hard_memory` (kubelet's Memory Manager rule); " +
 				"its other nodes get nothing. Named nodes must be in a partition."},
+		{Key: "host.reserved_ephemeral_storage", Type: typeString, Default: ShareAuto,
+			Doc: "What the host keeps of the filesystem of `/` when partitions' kubelet root dirs are on it (its logs, images and packages live there). " +
+				"`auto` gives it the share of its reserved CPUs, like a partition; `\"N%\"` is that part of the filesystem's capacity; a size (`\"50Gi\"`) is exact. " +
+				"Of a filesystem only kubelets use, the host keeps nothing."},
+		{Key: "host.reserved_pids", Type: typeString, Default: ShareAuto,
+			Doc: "What the host keeps of the pid space (`min(kernel.pid_max, kernel.threads-max)`, kubelet's pid capacity). " +
+				"`auto` gives it the share of its reserved CPUs; `\"N%\"` or a number of pids (`\"65536\"`) names it."},
 		{Key: "host.hugepages[]", Type: typeTables, DefaultText: "none",
 			Doc: "Hugepages apply allocates on partition nodes, one entry per page size and set of nodes. " +
 				"A node may appear in one entry per page size. Hugepages plus the node's share of the kubelet reservation must fit its memory."},
@@ -168,6 +175,15 @@ func Reference() []KeyDoc {
 		{Key: "kubelet.eviction_hard_memory", Type: typeSize, Default: DefaultEvictionHardMemory,
 			Doc: "Each kubelet's `memory.available` hard eviction threshold. " +
 				"With the `Static` memory manager, kube + system + eviction must not all be 0."},
+		{Key: "kubelet.ephemeral_storage", Type: typeString, Default: ShareAuto,
+			Doc: "Each partition's share of the filesystem under its kubelet root dir: its Node's `ephemeral-storage` allocatable, the rest rendered as `systemReserved`. " +
+				"On a filesystem shared with other partitions (or the host's `/`), `auto` splits capacity minus kubelet's 10% `nodefs.available` eviction threshold in proportion to CPUs, " +
+				"after the shares named as `\"N%\"` of the capacity or as sizes (`\"100Gi\"`); named shares that do not fit are an error. " +
+				"A partition alone on its filesystem (its root dir a mount of its own) gets all of it with `auto`."},
+		{Key: "kubelet.pids", Type: typeString, Default: ShareAuto,
+			Doc: "Each partition's share of the host's pid space: its pods' `pids.max` (kubelet's node allocatable `pid`), the rest rendered as `systemReserved`. " +
+				"`auto` splits `min(kernel.pid_max, kernel.threads-max)` in proportion to CPUs among the partitions and the host, " +
+				"after the shares named as `\"N%\"` or as numbers (`\"32768\"`)."},
 		{Key: "kubelet.cpu_manager_policy", Type: typeString, Default: DefaultCPUManagerPolicy,
 			Allowed: cpuManagerPolicies,
 			Doc:     "Kubelet's CPU Manager policy."},
@@ -268,6 +284,8 @@ func Reference() []KeyDoc {
 		{"kube_reserved_memory", `"1Gi"`},
 		{"system_reserved_memory", `"1Gi"`},
 		{"eviction_hard_memory", `"200Mi"`},
+		{"ephemeral_storage", `"200Gi"`},
+		{"pids", `"25%"`},
 		{"cpu_manager_policy", `"static"`},
 		{"cpu_manager_policy_options", `{ "full-pcpus-only" = "true" }`},
 		{"memory_manager_policy", `"Static"`},

@@ -49,7 +49,7 @@ func (e example) load(t testing.TB) (partition.Plan, *numa.Topology) {
 	if err != nil {
 		t.Fatalf("config %s: %v", cfgPath, err)
 	}
-	plan, err := partition.NewPlan(topo, cfg)
+	plan, err := partition.NewPlanFor(topo, partition.ExampleFacts, cfg)
 	if err != nil {
 		t.Fatalf("planning %s with %s: %v", e.sysfs, cfgPath, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/hostfacts"
 	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition"
@@ -92,7 +93,7 @@ func loadPlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
 		}
 		cfg.Kubelet.Hostname = h
 	}
-	plan, err := partition.NewPlan(topo, cfg)
+	plan, err := partition.NewPlanFor(topo, hostfacts.Live, cfg)
 	if err != nil {
 		return nil, nil, configProblems(err)
 	}

@@ -78,6 +78,10 @@ HOST_MEMS=0-1
 CONFIG=/etc/numa-partition/config.toml
 declare -A COLOR=([node0]=red [node1]=blue)
 declare -A POD_CPU_COUNT=([node0]=1 [node1]=2)   # = each Node's allocatable cpu
+# Every kubelet's root dir is on one shared filesystem (a tmpfs: the VM
+# has no disk), which the plan splits by CPUs (kubelet.root_dir).
+KUBELETS_FS=/var/lib/kubelets
+kubelet_root() { echo $KUBELETS_FS/$1; }
 
 # --- the cluster (test/e2e/cluster on the host, reached over QEMU's
 # guestfwd): kubectl as the cluster admin, in this boot's namespace.

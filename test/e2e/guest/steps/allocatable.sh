@@ -2,7 +2,9 @@
 # partition's share in the plan: cpu = its CPUs, memory = Σ over its nodes
 # of (MemTotal − hugepages − the kubelet's reservation there), and every
 # hugepage size exactly the partition's own pages (each kubelet is shown
-# only its partition's pools), capacity too.
+# only its partition's pools), capacity too; ephemeral-storage its share
+# of the filesystem the kubelets' root dirs share, and its pods' pids.max
+# its share of the pid space.
 . /e2e/guest/lib.sh
 requires apply
 plan=$(numa-partition --output json plan 2>/dev/null) || die "numa-partition plan failed"
@@ -24,9 +26,16 @@ for p in $PARTITIONS; do
       expect_eq "Node $n $field hugepages-$size (bytes)" "$(to_bytes "$(jq -r --arg r hugepages-$size ".status.$field[\$r]" <<<"$got")")" "$want_huge"
     done
   done
+  want_es=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .ephemeralStorage.shareBytes' <<<"$plan")
+  expect_eq "Node $n allocatable ephemeral-storage (bytes)" "$(to_bytes "$(jq -r '.status.allocatable["ephemeral-storage"]' <<<"$got")")" "$want_es"
+  expect_eq "Node $n capacity ephemeral-storage: the shared filesystem (bytes)" \
+    "$(to_bytes "$(jq -r '.status.capacity["ephemeral-storage"]' <<<"$got")")" "$(( $(stat -f -c '%S * %b' $KUBELETS_FS) ))"
+  want_pids=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .pids.share' <<<"$plan")
+  pids_max=$(cat $(find /sys/fs/cgroup -maxdepth 4 -path "*/$p.slice/$p-kubepods.slice/pids.max" | head -1) 2>/dev/null)
+  expect_eq "partition $p pods' pids.max (kubelet's allocatable pid)" "$pids_max" "$want_pids"
   # `plan` says before apply what each Node will publish: the same figures.
   for field in capacity allocatable; do
-    for r in cpu memory hugepages-2Mi hugepages-1Gi; do
+    for r in cpu memory hugepages-2Mi hugepages-1Gi ephemeral-storage; do
       promised=$(jq -r --arg p $p --arg f $field --arg r $r '.nodeResources[] | select(.partition==$p) | .[$f][$r]' <<<"$plan")
       published=$(jq -r --arg f $field --arg r $r '.status[$f][$r]' <<<"$got")
       if [ $r = cpu ]; then
@@ -43,4 +52,10 @@ for p in $PARTITIONS; do
   jq -r --arg p $p '.partitions[] | select(.name==$p) | "    plan        " +
     ([.memory[] | .node as $n | .hugepages[] | "\(.count)x\(.pageSize/1048576)Mi@node\($n)"] | join(" "))' <<<"$plan"
 done
+# The Nodes never promise more than the filesystem has.
+total=$(jq '[.partitions[].ephemeralStorage.shareBytes] | add' <<<"$plan")
+cap=$(( $(stat -f -c '%S * %b' $KUBELETS_FS) ))
+evict=$(jq '.partitions[0].ephemeralStorage.evictionBytes' <<<"$plan")
+[ "$total" -le $((cap - evict)) ] && ok "the Nodes' ephemeral-storage ($total) fits the filesystem less the eviction threshold ($((cap - evict)))" \
+  || fail "the Nodes promise $total bytes of ephemeral-storage on a $cap-byte filesystem"
 finish

@@ -52,8 +52,8 @@ for p in $PARTITIONS; do
   # TLS bootstrap left the partition its own client certificate in its own
   # cert dir, and the API server knows it as system:node:<its node name>.
   kc=/etc/kubernetes/kubelet-$p.conf
-  grep -q "client-certificate: /var/lib/kubelet-$p/pki/kubelet-client-current.pem" $kc \
-    && ok "$kc uses the certificate in /var/lib/kubelet-$p/pki" || fail "$kc does not use /var/lib/kubelet-$p/pki/kubelet-client-current.pem: $(grep client- $kc | tr '\n' ' ')"
+  grep -q "client-certificate: $(kubelet_root $p)/pki/kubelet-client-current.pem" $kc \
+    && ok "$kc uses the certificate in $(kubelet_root $p)/pki" || fail "$kc does not use $(kubelet_root $p)/pki/kubelet-client-current.pem: $(grep client- $kc | tr '\n' ' ')"
   expect_eq "identity of $kc (SelfSubjectReview)" \
     "$(kubectl --kubeconfig $kc auth whoami -o jsonpath='{.status.userInfo.username}' 2>&1)" "system:node:$n"
 done

@@ -20,14 +20,13 @@ ok "CA, bootstrap kubeconfig and CNI configs installed"
 # The VM has no disk: its root is the initramfs ("rootfs"), which neither
 # overlayfs (containerd's snapshots) nor kubelet's filesystem statistics
 # accept ("cannot find filesystem info for device rootfs"). Give each
-# containerd's root and each kubelet's root dir a tmpfs of its own, as a
-# host gives them disks.
+# containerd's root a tmpfs of its own and the kubelets' root dirs one
+# they share, as a host gives them disks: the plan splits that one
+# between the Nodes (their ephemeral-storage).
 echo "  root filesystem: $(findmnt -no FSTYPE /)"
-for p in $PARTITIONS; do
-  for d in /var/lib/containerd-$p /var/lib/kubelet-$p; do
-    install -d $d
-    mountpoint -q $d || run mount -t tmpfs -o size=1G,mode=0711 tmpfs $d || fail "cannot mount a tmpfs at $d"
-  done
+for d in $KUBELETS_FS $(for p in $PARTITIONS; do echo /var/lib/containerd-$p; done); do
+  install -d $d
+  mountpoint -q $d || run mount -t tmpfs -o size=1G,mode=0711 tmpfs $d || fail "cannot mount a tmpfs at $d"
 done
 wait_until 60 "API server /readyz through the guestfwd link" k get --raw /readyz
 run k version || fail "kubectl version"

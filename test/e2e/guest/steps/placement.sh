@@ -38,10 +38,10 @@ for p in $PARTITIONS; do
   esac
   # kubelet's own checkpoints say the same: the CPU Manager gave the
   # container that CPU, the Memory Manager pinned it to the node.
-  cm=$(jq -r --arg c work '[.entries[][$c]] | map(select(.)) | first // empty' /var/lib/kubelet-$p/cpu_manager_state 2>/dev/null)
+  cm=$(jq -r --arg c work '[.entries[][$c]] | map(select(.)) | first // empty' $(kubelet_root $p)/cpu_manager_state 2>/dev/null)
   expect_eq "kubelet-$p cpu_manager_state assignment" "$cm" "$cpus"
   for type in memory hugepages-2Mi; do
-    mm=$(jq -r --arg t $type '[.entries[][]] | .[0][] | select(.type==$t) | "\(.numaAffinity | map(tostring) | join(",")) \(.size)"' /var/lib/kubelet-$p/memory_manager_state 2>/dev/null)
+    mm=$(jq -r --arg t $type '[.entries[][]] | .[0][] | select(.type==$t) | "\(.numaAffinity | map(tostring) | join(",")) \(.size)"' $(kubelet_root $p)/memory_manager_state 2>/dev/null)
     want_size=$(to_bytes $([ $type = memory ] && echo 64Mi || echo 8Mi))
     expect_eq "kubelet-$p memory_manager_state $type (node, bytes)" "$mm" "${MEMS[$p]} $want_size"
   done
