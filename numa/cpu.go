@@ -3,7 +3,6 @@ package numa
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -114,10 +113,9 @@ type cpuTopology struct {
 	siblings  bitmask.CPUSet
 	// hasSiblings is false on kernels without thread_siblings(_list).
 	hasSiblings bool
-	// pkgSiblings is core_siblings(_list) (or package_cpus(_list)), read
-	// only when the ids are missing or physical_package_id is -1: then
-	// sockets (and, without core_id, cores) are built from the masks as
-	// lscpu does. Where ids exist they win over the masks.
+	// pkgSiblings is core_siblings(_list) (or package_cpus(_list)): the
+	// sockets lscpu counts. Discovery uses it where the ids are missing
+	// or -1 and otherwise only checks that it agrees with them (lscpu.go).
 	pkgSiblings    bitmask.CPUSet
 	hasPkgSiblings bool
 	// noIDs is true when the CPU has neither physical_package_id nor
@@ -127,8 +125,10 @@ type cpuTopology struct {
 
 // readCPUTopology reads cpuN/topology; ok is false when the CPU has none
 // (offline CPUs on current kernels) or lacks package or core id and the
-// sibling masks that would replace them.
-func (f FS) readCPUTopology(id int, w *warnings) (cpuTopology, bool, error) {
+// sibling masks that would replace them. An offline CPU that kept its
+// files (old kernels) may have masks without itself: the kernel clears
+// offline CPUs from the masks, so only an online CPU's must hold it.
+func (f FS) readCPUTopology(id int, online bool, w *warnings) (cpuTopology, bool, error) {
 	dir := f.path(cpuDir, "cpu"+strconv.Itoa(id), "topology")
 	var t cpuTopology
 	// physical_package_id is -1 on PowerVM and large and sparse on
@@ -153,17 +153,15 @@ func (f FS) readCPUTopology(id int, w *warnings) (cpuTopology, bool, error) {
 	if err != nil {
 		return t, false, err
 	}
-	if t.hasSiblings && !t.siblings.Has(id) {
+	if online && t.hasSiblings && !t.siblings.Has(id) {
 		return t, false, invalid(dir+"/thread_siblings_list", t.siblings.String(), fmt.Errorf("the siblings of cpu%d do not include cpu%d", id, id))
 	}
-	if t.noIDs || t.pkg == -1 {
-		t.pkgSiblings, t.hasPkgSiblings, err = f.readSiblings(dir, packageSiblingFiles, w)
-		if err != nil {
-			return t, false, err
-		}
-		if t.hasPkgSiblings && !t.pkgSiblings.Has(id) {
-			return t, false, invalid(dir+"/core_siblings_list", t.pkgSiblings.String(), fmt.Errorf("the package siblings of cpu%d do not include cpu%d", id, id))
-		}
+	t.pkgSiblings, t.hasPkgSiblings, err = f.readSiblings(dir, packageSiblingFiles, w)
+	if err != nil {
+		return t, false, err
+	}
+	if online && t.hasPkgSiblings && !t.pkgSiblings.Has(id) {
+		return t, false, invalid(dir+"/core_siblings_list", t.pkgSiblings.String(), fmt.Errorf("the package siblings of cpu%d do not include cpu%d", id, id))
 	}
 	if t.noIDs && (!t.hasSiblings || !t.hasPkgSiblings) {
 		return t, false, nil
@@ -194,59 +192,4 @@ func (f FS) readSiblings(dir string, files [][2]string, w *warnings) (bitmask.CP
 		}
 	}
 	return bitmask.CPUSet{}, false, nil
-}
-
-// idsFromMasks fills in socket and core ids that sysfs does not give, by
-// the rules of util-linux lscpu (lscpu-topology.c): every distinct
-// core_siblings mask is one socket and every distinct thread_siblings mask
-// one core (add_cpuset_to_array keeps the first copy of each mask), and
-// the logical ids are the masks' positions in that list, which is filled
-// walking the CPUs in ascending order: sockets and cores are numbered
-// 0..N-1 in the order of their lowest CPU, cores across the whole machine.
-//
-// Sockets come from the masks only when no CPU has a physical_package_id
-// file at all (old kernels): where ids exist the ids are kept, even if the
-// masks disagree with them. physical_package_id -1 (PowerVM, s390, SPARC)
-// still makes one socket -1 for now: lscpu's rule gives the 256-CPU POWER
-// dump 64 sockets of 4 CPUs, and host.reserved_cpus = "auto" (a core per
-// socket) would then reserve 224 of its CPUs; that rule must first reserve
-// per partition (issue 17, next step).
-func idsFromMasks(ids []int, topo map[int]cpuTopology, w *warnings) {
-	for _, id := range ids {
-		if ct, ok := topo[id]; ok && !ct.noIDs {
-			return
-		}
-	}
-	var sockets, cores []bitmask.CPUSet
-	var minus1, noIDs []int
-	for _, id := range ids {
-		ct, ok := topo[id]
-		if !ok || !ct.hasPkgSiblings {
-			continue
-		}
-		i := slices.IndexFunc(sockets, ct.pkgSiblings.Equal)
-		if i < 0 {
-			i = len(sockets)
-			sockets = append(sockets, ct.pkgSiblings)
-		}
-		ct.pkg = i
-		if ct.noIDs {
-			j := slices.IndexFunc(cores, ct.siblings.Equal)
-			if j < 0 {
-				j = len(cores)
-				cores = append(cores, ct.siblings)
-			}
-			ct.core = j
-			noIDs = append(noIDs, id)
-		} else {
-			minus1 = append(minus1, id)
-		}
-		topo[id] = ct
-	}
-	if len(minus1) > 0 {
-		w.add("physical_package_id is -1 (unknown, as on PowerVM, s390, SPARC) for CPUs %s: sockets are the distinct core_siblings masks, numbered 0..%d in the order of their lowest CPU, as lscpu does", bitmask.NewCPUSet(minus1...), len(sockets)-1)
-	}
-	if len(noIDs) > 0 {
-		w.add("CPUs %s have no physical_package_id or core_id (old kernel): sockets are the distinct core_siblings masks and cores the distinct thread_siblings masks, each numbered 0..N-1 in the order of their lowest CPU (%d sockets, %d cores), as lscpu does", bitmask.NewCPUSet(noIDs...), len(sockets), len(cores))
-	}
 }

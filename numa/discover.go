@@ -39,7 +39,7 @@ func (f FS) Discover() (*Topology, error) {
 	topo := make(map[int]cpuTopology, len(ids))
 	var noTopology []int
 	for _, id := range ids {
-		ct, ok, err := f.readCPUTopology(id, w)
+		ct, ok, err := f.readCPUTopology(id, cs.online.Has(id), w)
 		if err != nil {
 			return nil, err
 		}
@@ -323,12 +323,14 @@ func buildSockets(cpus []CPU, topo map[int]cpuTopology, w *warnings) []Socket {
 	}
 	var unknownPkg []int
 	for _, key := range order {
-		if key.pkg == -1 {
+		if key.pkg < 0 {
 			unknownPkg = append(unknownPkg, cores[key].CPUs.IDs()...)
 		}
 	}
 	if len(unknownPkg) > 0 {
-		w.add("physical_package_id is -1 (unknown, as on PowerVM) for CPUs %s: they form socket -1", bitmask.NewCPUSet(unknownPkg...))
+		// idsFromMasks numbers them as lscpu does when every CPU has a
+		// core_siblings mask; here some CPU has none.
+		w.add("physical_package_id is -1 (unknown, as on PowerVM) for CPUs %s and not every CPU has core_siblings to number sockets by as lscpu does: they form socket -1", bitmask.NewCPUSet(unknownPkg...))
 	}
 	if noSiblings {
 		w.add("no thread_siblings_list or thread_siblings: grouping CPUs into cores by (physical_package_id, core_id), which merges cores of multi-die packages")

@@ -213,7 +213,7 @@ func TestDiscoverMatchesLscpu(t *testing.T) {
 			}
 		})
 	}
-	assert.Equal(t, 17, compared, "fixtures with expected.json")
+	assert.Equal(t, 18, compared, "fixtures with expected.json")
 }
 
 func cpus(t *testing.T, list string) bitmask.CPUSet {

@@ -93,7 +93,7 @@ type Hugepages struct {
 type CPU struct {
 	ID     int  `json:"id"`
 	Core   int  `json:"core"`   // core_id (lscpu's logical core when absent)
-	Socket int  `json:"socket"` // physical_package_id
+	Socket int  `json:"socket"` // physical_package_id (lscpu's logical socket when absent or -1)
 	Node   int  `json:"node"`
 	Online bool `json:"online"`
 }

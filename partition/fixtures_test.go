@@ -29,19 +29,19 @@ var fixturePlans = []struct {
 	{"ghw-offlineCPUs", "0", []fixturePart{{"node0", "0", "1"}}, nil},
 	{"ghw-xeon-L5640", "0-1,12-13", []fixturePart{{"node0", "0", "2,4,6,8,10,14,16,18,20,22"}, {"node1", "1", "3,5,7,9,11,15,17,19,21,23"}}, nil},
 	{"hwloc-128arm-2pa2n8cluster4co", "0,64", []fixturePart{{"node0", "0-1", "1-63"}, {"node2", "2-3", "65-127"}}, nil},
-	{"hwloc-128ia64-17n4s2c", "0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,36,38,40,42,44,46,48,50,52,54,56,58,60,62,64,66,68,70,72,74,76,78,80,82,84,86,88,90,92,94,96,98,100,102,104,106,108,110,112,114,116,118,120,122,124,126", []fixturePart{{"node0", "0,16", "1,3,5,7"}, {"node1", "1", "9,11,13,15"}, {"node2", "2", "17,19,21,23"}, {"node3", "3", "25,27,29,31"}, {"node4", "4", "33,35,37,39"}, {"node5", "5", "41,43,45,47"}, {"node6", "6", "49,51,53,55"}, {"node7", "7", "57,59,61,63"}, {"node8", "8", "65,67,69,71"}, {"node9", "9", "73,75,77,79"}, {"node10", "10", "81,83,85,87"}, {"node11", "11", "89,91,93,95"}, {"node12", "12", "97,99,101,103"}, {"node13", "13", "105,107,109,111"}, {"node14", "14", "113,115,117,119"}, {"node15", "15", "121,123,125,127"}}, nil},
+	{"hwloc-128ia64-17n4s2c", "0,8,16,24,32,40,48,56,64,72,80,88,96,104,112,120", []fixturePart{{"node0", "0,16", "1-7"}, {"node1", "1", "9-15"}, {"node2", "2", "17-23"}, {"node3", "3", "25-31"}, {"node4", "4", "33-39"}, {"node5", "5", "41-47"}, {"node6", "6", "49-55"}, {"node7", "7", "57-63"}, {"node8", "8", "65-71"}, {"node9", "9", "73-79"}, {"node10", "10", "81-87"}, {"node11", "11", "89-95"}, {"node12", "12", "97-103"}, {"node13", "13", "105-111"}, {"node14", "14", "113-119"}, {"node15", "15", "121-127"}}, nil},
 	{"hwloc-16amd64-4n4c-cgroup-distance-merge", "0,4,8,12", []fixturePart{{"node0", "0", "1-3"}, {"node1", "1", "5-7"}, {"node2", "2", "9-11"}, {"node3", "3", "13-15"}}, nil},
 	{"hwloc-16amd64-8n2c", "0,2,4,6,8,10,12,14", []fixturePart{{"node0", "0", "1"}, {"node1", "1", "3"}, {"node2", "2", "5"}, {"node3", "3", "7"}, {"node4", "4", "9"}, {"node5", "5", "11"}, {"node6", "6", "13"}, {"node7", "7", "15"}}, nil},
 	{"hwloc-16amd64-8n2c-cpusets", "0,2,6,8,10,12,14", []fixturePart{{"node0", "0", "1"}, {"node1", "1", "3"}, {"node2", "2", "5"}, {"node3", "3", "7"}, {"node4", "4", "9"}, {"node5", "5", "11"}, {"node6", "6", "13"}, {"node7", "7", "15"}}, nil},
-	{"hwloc-256ppc-8n8s4t", "0-3", []fixturePart{{"node0", "0-1,4-5,8-9,12-13", "4-255"}}, nil},
+	{"hwloc-256ppc-8n8s4t", "0-3,32-35,64-67,96-99,128-131,160-163,192-195,224-227", []fixturePart{{"node0", "0", "4-31"}, {"node1", "1", "36-63"}, {"node4", "4", "68-95"}, {"node5", "5", "100-127"}, {"node8", "8", "132-159"}, {"node9", "9", "164-191"}, {"node12", "12", "196-223"}, {"node13", "13", "228-255"}}, nil},
 	{"hwloc-32amd64-4s2n4c-cgroup2", "0,8,16,24", []fixturePart{{"node0", "0-1", "1-7"}, {"node2", "2-3", "9-15"}, {"node4", "4-5", "17-23"}, {"node6", "6-7", "25-31"}}, nil},
 	{"hwloc-32em64t-2n8c+dax+nvme+mic+dimms", "0,8", []fixturePart{{"node0", "0", "1-7"}, {"node1", "1", "9-15"}}, nil},
 	{"hwloc-32intel64-2p8co2t+8ve", "0,8,16,24", []fixturePart{{"node0", "0", "1-7,17-23"}, {"node1", "1", "9-15,25-31"}}, nil},
 	{"hwloc-40intel64-2g2n4c+pcilocality", "0-3", []fixturePart{{"node0", "0", "4,8,12,16,20,24,28,32,36"}, {"node1", "1", "5,9,13,17,21,25,29,33,37"}, {"node2", "2", "6,10,14,18,22,26,30,34,38"}, {"node3", "3", "7,11,15,19,23,27,31,35,39"}}, nil},
 	{"hwloc-48amd64-4pa2n6c-sparse", "0,12,24,36", []fixturePart{{"node0", "0-1", "1-11"}, {"node2", "2,33", "13-23"}, {"node34", "34,45", "25-35"}, {"node72", "72-73", "37-47"}}, nil},
 	{"hwloc-64amd64-4s2n4ca2co", "0-1,16-17,32-33,48-49", []fixturePart{{"node0", "0-1", "2-15"}, {"node2", "2-3", "18-31"}, {"node4", "4-5", "34-47"}, {"node6", "6-7", "50-63"}}, nil},
-	{"hwloc-8em64t-2s2ca2c-buggynuma", "0-1", []fixturePart{{"node0", "0-7", "2-7"}}, nil},
-	{"hwloc-96em64t-4no4pa3ca2co", "0-3,24-27,48-51,72-75", []fixturePart{{"node0", "0", "4-23"}, {"node1", "1", "28-47"}, {"node2", "2", "52-71"}, {"node3", "3", "76-95"}}, nil},
+	{"hwloc-8em64t-2s2ca2c-buggynuma", "0", []fixturePart{{"node0", "0-7", "1-7"}}, nil},
+	{"hwloc-96em64t-4no4pa3ca2co", "0,24,48,72", []fixturePart{{"node0", "0", "1-23"}, {"node1", "1", "25-47"}, {"node2", "2", "49-71"}, {"node3", "3", "73-95"}}, nil},
 	{"hwloc-memorysidecaches", "0-1,40-41", []fixturePart{{"node0", "0,2", "2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,36,38,42,44,46,48,50,52,54,56,58,60,62,64,66,68,70,72,74,76,78"}, {"node1", "1,3", "3,5,7,9,11,13,15,17,19,21,23,25,27,29,31,33,35,37,39,43,45,47,49,51,53,55,57,59,61,63,65,67,69,71,73,75,77,79"}}, nil},
 	{"hwloc-nvidiagpunumanodes", "0-3,88-91", []fixturePart{{"node0", "0,250-255", "4-15"}, {"node8", "8", "92-103"}}, nil},
 	{"hwloc-offline-cpu0-node0", "4-6,8,10,12,14,16,18,20", []fixturePart{{"node1", "1", "7,9,11,13,15,17,19"}}, nil},
@@ -53,7 +53,8 @@ var fixturePlans = []struct {
 		`key "kubelet.kube_reserved_memory": node 1 (partition node1) has 986064Ki of memory, less than the 1100Mi its kubelet reserves there (kube + system + eviction); lower them or spread them with host.reserved_memory`}},
 	// Synthetic (lscpu's rules): sockets and cores from the sibling masks
 	// of an old kernel; cpuN directories beyond cpu/present.
-	{"synthetic-oldkernel-masks-only", "0-1,4-5", []fixturePart{{"node0", "0", "2-3,6-7"}}, nil},
+	{"synthetic-powervm-lpar-pkgid-minus1", "0-3,8-11", []fixturePart{{"node0", "0", "4-7"}, {"node1", "1", "12-15"}}, nil},
+	{"synthetic-oldkernel-masks-only", "0,4", []fixturePart{{"node0", "0", "1-3,5-7"}}, nil},
 	{"synthetic-sparc-dirs-beyond-present", "0-1", []fixturePart{{"node0", "0", "2-3"}}, nil},
 }
 

@@ -97,7 +97,8 @@ func Reference() []KeyDoc {
 			Doc: "What the host keeps for itself, and the hugepages apply allocates."},
 		{Key: "host.reserved_cpus", Type: typeCPUList, Default: ReservedCPUsAuto,
 			Doc: "CPUs that stay with the host and run no pod. " +
-				"`auto` reserves the first physical core of each socket (the core holding its lowest online CPU) with all its online SMT siblings. " +
+				"`auto` reserves the first physical core of each socket (the core holding its lowest online CPU) with all its online SMT siblings, at most one core per partition " +
+				"(a partition of several sockets, or of lscpu's logical sockets on POWER and s390 LPARs where each core is one, keeps only its lowest socket's). " +
 				"A core whose reservation would leave a partition with no CPU is skipped, with a warning. " +
 				"A CPU list (`\"0,4\"`, `\"0-1,32-33\"`) names them exactly; CPUs the machine does not have are an error, offline ones a warning."},
 		{Key: "host.memory_nodes", Type: typeNodeList, DefaultText: "the nodes of the reserved CPUs", Example: `[0]`,

@@ -1,9 +1,11 @@
 package partition
 
 import (
+	"math"
 	"sort"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
 
@@ -42,14 +44,28 @@ func reservedCPUs(m *machine, value string, groups []group, col *collector, warn
 }
 
 // autoReservedCPUs is the first physical core of every socket with all its
-// online SMT siblings: the seed recipe's CPUs 0 and 4 on 2×4 cores. The
+// online SMT siblings, at most one core per partition: the seed recipe's
+// CPUs 0 and 4 on 2×4 cores. The
 // first core is the one holding the socket's lowest online CPU, since
 // core_id is not unique or ordered on every machine. A core whose taking
 // would leave a partition without CPUs is skipped (a one-core node of a
 // multi-node socket, offline siblings), with a warning.
 func autoReservedCPUs(m *machine, groups []group, warn func(string, ...any)) bitmask.CPUSet {
 	sockets := append(m.t.Sockets[:0:0], m.t.Sockets...)
-	sort.Slice(sockets, func(i, j int) bool { return sockets[i].ID < sockets[j].ID })
+	// By lowest online CPU, so a partition of several sockets keeps the
+	// core of its lowest CPU (CPU 0 is the host's on most machines).
+	low := func(s numa.Socket) int {
+		if ids := s.CPUs.Intersect(m.online).IDs(); len(ids) > 0 {
+			return ids[0]
+		}
+		return math.MaxInt
+	}
+	sort.SliceStable(sockets, func(i, j int) bool {
+		if li, lj := low(sockets[i]), low(sockets[j]); li != lj {
+			return li < lj
+		}
+		return sockets[i].ID < sockets[j].ID
+	})
 	var out bitmask.CPUSet
 	for _, s := range sockets {
 		var first bitmask.CPUSet
@@ -69,6 +85,12 @@ func autoReservedCPUs(m *machine, groups []group, warn func(string, ...any)) bit
 				first = bitmask.NewCPUSet(cpus.IDs()[0])
 			}
 		}
+		// One core per partition is enough for the host: where a
+		// partition holds several sockets (lscpu's logical sockets on
+		// POWER and s390 LPARs, one per core), only its lowest is taken.
+		if g := holder(m, groups, first); g >= 0 && !m.cpusOf(groups[g].nodes).Intersect(out).IsEmpty() {
+			continue
+		}
 		if g := starved(m, groups, out.Union(first)); g >= 0 {
 			warn("host.reserved_cpus = \"auto\": socket %d's first core %s is not reserved, it would leave nodes %s without CPUs", s.ID, first, groups[g].nodes)
 			continue
@@ -76,6 +98,16 @@ func autoReservedCPUs(m *machine, groups []group, warn func(string, ...any)) bit
 		out = out.Union(first)
 	}
 	return out
+}
+
+// holder is the group whose nodes hold cpus, or -1.
+func holder(m *machine, groups []group, cpus bitmask.CPUSet) int {
+	for i, g := range groups {
+		if !m.cpusOf(g.nodes).Intersect(cpus).IsEmpty() {
+			return i
+		}
+	}
+	return -1
 }
 
 // starved is the first group left with no CPU by reserving cpus, or -1.

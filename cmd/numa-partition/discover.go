@@ -44,7 +44,8 @@ func discoverCommand() *cli.Command {
 }
 
 // writeTopologyTree prints socket → node → cores, then nodes without CPUs
-// (memory-only, GPU memory), then CPUs outside any node, then warnings.
+// (memory-only, GPU memory), then online CPUs outside any node or socket,
+// then the distance matrix, then warnings.
 func writeTopologyTree(out io.Writer, t *numa.Topology) error {
 	p := &printer{w: out}
 	cores := 0
@@ -54,6 +55,14 @@ func writeTopologyTree(out io.Writer, t *numa.Topology) error {
 	p.line(0, "machine: %s, %s, %s, %s", plural(len(t.Sockets), "socket"), plural(len(t.Nodes), "NUMA node"),
 		plural(cores, "core"), plural(t.Online.Len(), "online CPU"))
 	p.line(1, "CPUs online %s; offline %s; present %s; possible %s", orNone(t.Online), orNone(t.Offline), orNone(t.Present), orNone(t.Possible))
+
+	var inNodes, inSockets bitmask.CPUSet
+	for _, n := range t.Nodes {
+		inNodes = inNodes.Union(n.CPUs)
+	}
+	for _, s := range t.Sockets {
+		inSockets = inSockets.Union(s.CPUs)
+	}
 
 	shown := map[int]bool{}
 	for _, s := range t.Sockets {
@@ -69,14 +78,10 @@ func writeTopologyTree(out io.Writer, t *numa.Topology) error {
 			p.node(t, n, s.CPUs.Intersect(n.CPUs), nodeCores, shown[id])
 			shown[id] = true
 		}
-		var loose []string
-		for _, c := range s.Cores {
-			if c.Node < 0 {
-				loose = append(loose, c.CPUs.String())
-			}
-		}
-		if len(loose) > 0 {
-			p.line(1, "in no node: cores %s", strings.Join(loose, " "))
+		// By CPU, not by core: a core counts as the node of its lowest
+		// CPU, and a sibling may still be in no node.
+		if loose := s.CPUs.Difference(inNodes); !loose.IsEmpty() {
+			p.line(1, "in no node: CPUs %s", loose)
 		}
 	}
 	var rest []numa.Node
@@ -91,6 +96,15 @@ func writeTopologyTree(out io.Writer, t *numa.Topology) error {
 			p.node(t, &rest[i], rest[i].CPUs, nil, false)
 		}
 	}
+	// Online CPUs without a node cannot be given to any partition; without
+	// a socket they had no topology files. Both stay with the host.
+	if loose := t.Online.Difference(inNodes); !loose.IsEmpty() {
+		p.line(0, "online CPUs in no node: %s", loose)
+	}
+	if loose := t.Online.Difference(inSockets); !loose.IsEmpty() {
+		p.line(0, "online CPUs in no socket: %s", loose)
+	}
+	p.distanceMatrix(t)
 	unlocal := 0
 	for _, d := range t.PCI {
 		if d.Node < 0 {
@@ -155,6 +169,43 @@ func (p *printer) node(t *numa.Topology, n *numa.Node, cpus bitmask.CPUSet, core
 		p.line(2, "distances: %s", strings.Join(d, " "))
 	}
 	p.pci(t, n.ID)
+}
+
+// distanceMatrix prints the node distances as numactl --hardware does
+// (numactl.c print_distances): "node distances:", a header "node " and
+// "% 3d " per node, then for each node "% 3d: " and "% 3d " per distance,
+// trailing blanks included, so that the lines diff cleanly against
+// numactl's. Like numactl it lists every node directory, ascending, and
+// says "No distance information available." when no node has a distance
+// file. A distance sysfs does not give is "?" here, where numactl prints 0.
+func (p *printer) distanceMatrix(t *numa.Topology) {
+	known := false
+	for _, n := range t.Nodes {
+		known = known || n.Distances != nil
+	}
+	if !known {
+		p.line(0, "No distance information available.")
+		return
+	}
+	p.line(0, "node distances:")
+	var b strings.Builder
+	b.WriteString("node ")
+	for _, n := range t.Nodes {
+		fmt.Fprintf(&b, "% 3d ", n.ID)
+	}
+	p.line(0, "%s", b.String())
+	for _, n := range t.Nodes {
+		b.Reset()
+		fmt.Fprintf(&b, "% 3d: ", n.ID)
+		for i := range t.Nodes {
+			if i < len(n.Distances) && n.Distances[i] >= 0 {
+				fmt.Fprintf(&b, "% 3d ", n.Distances[i])
+			} else {
+				b.WriteString("  ? ")
+			}
+		}
+		p.line(0, "%s", b.String())
+	}
 }
 
 // describeCores lists SMT sibling groups; without SMT a count says it all.

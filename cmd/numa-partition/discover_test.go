@@ -143,3 +143,72 @@ func TestDiscoverErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "allowed are table, json")
 }
+
+// TestDiscoverDistanceMatrix: the matrix is numactl --hardware's, byte for
+// byte (trailing blanks too), over every node directory.
+func TestDiscoverDistanceMatrix(t *testing.T) {
+	out, err := runDiscover(t, "--sysfs", fixtureSys("hwloc-nvidiagpunumanodes"), "discover")
+	require.NoError(t, err)
+	assert.Contains(t, out, "\nnode distances:\n"+
+		"node   0   8  250  251  252  253  254  255 \n"+
+		"  0:  10  40  80  80  80  80  80  80 \n"+
+		"  8:  40  10  80  80  80  80  80  80 \n"+
+		" 250:  80  80  10  80  80  80  80  80 \n"+
+		" 251:  80  80  80  10  80  80  80  80 \n"+
+		" 252:  80  80  80  80  10  80  80  80 \n"+
+		" 253:  80  80  80  80  80  10  80  80 \n"+
+		" 254:  80  80  80  80  80  80  10  80 \n"+
+		" 255:  80  80  80  80  80  80  80  10 \n"+
+		"warnings:\n")
+
+	out, err = runDiscover(t, "--sysfs", fixtureSys("qemu-2node-v2"), "discover")
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(out, "\nnode distances:\nnode   0   1 \n  0:  10  20 \n  1:  20  10 \n"), "%s", out)
+}
+
+// TestDiscoverDistanceMatrixUnknown: numactl's message when no node has a
+// distance file; "?" for one node's missing line.
+func TestDiscoverDistanceMatrixUnknown(t *testing.T) {
+	root := copyTree(t, fixtureSys("qemu-2node-v2"))
+	node := filepath.Join(root, "devices", "system", "node")
+	require.NoError(t, os.Remove(filepath.Join(node, "node1", "distance")))
+	out, err := runDiscover(t, "--sysfs", root, "discover")
+	require.NoError(t, err)
+	assert.Contains(t, out, "node distances:\nnode   0   1 \n  0:  10  20 \n  1:   ?   ? \n")
+
+	require.NoError(t, os.Remove(filepath.Join(node, "node0", "distance")))
+	out, err = runDiscover(t, "--sysfs", root, "discover")
+	require.NoError(t, err)
+	assert.Contains(t, out, "\nNo distance information available.\n")
+	assert.NotContains(t, out, "node distances:")
+}
+
+// TestDiscoverTreeCPUsInNoNode: online CPUs no node lists are named under
+// their socket and for the machine.
+func TestDiscoverTreeCPUsInNoNode(t *testing.T) {
+	out, err := runDiscover(t, "--sysfs", fixtureSys("hwloc-offline-cpu0-node0"), "discover")
+	require.NoError(t, err)
+	assert.Contains(t, out, "socket 0: 9 cores, CPUs 4,6,8,10,12,14,16,18,20, nodes none\n  in no node: CPUs 4,6,8,10,12,14,16,18,20\nsocket 1:")
+	assert.Contains(t, out, "\nonline CPUs in no node: 4,6,8,10,12,14,16,18,20\nnode distances:\n")
+	assert.NotContains(t, out, "in no socket")
+
+	out, err = runDiscover(t, "--sysfs", fixtureSys("qemu-2node-v2"), "discover")
+	require.NoError(t, err)
+	assert.NotContains(t, out, "in no node")
+
+	// An online CPU without topology files is in its node but no socket.
+	root := copyTree(t, fixtureSys("qemu-2node-v2"))
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "devices", "system", "cpu", "cpu3", "topology")))
+	out, err = runDiscover(t, "--sysfs", root, "discover")
+	require.NoError(t, err)
+	assert.Contains(t, out, "\nonline CPUs in no socket: 3\nnode distances:\n")
+	assert.NotContains(t, out, "in no node")
+}
+
+// copyTree copies a sysfs dump so that a test can break it.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+	return dst
+}
