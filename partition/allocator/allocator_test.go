@@ -19,7 +19,7 @@ const hp2M ResourceName = "hugepages-2Mi"
 func TestM1InitialTables(t *testing.T) {
 	a := mustNew(t, uniform(2, "best-effort", ""))
 	st := a.State()
-	want0 := MemoryTable{TotalMemSize: 6 * gi, SystemReserved: gi, Allocatable: 5 * gi, Free: 5 * gi}
+	want0 := MemoryTable{TotalMemSize: 10 * gi, SystemReserved: gi, Allocatable: 5 * gi, Free: 5 * gi} // kubelet's layout: MemTotal
 	if got := st.Machine[0].MemoryMap[ResourceMemory]; got != want0 {
 		t.Errorf("node 0 memory: %+v, want %+v", got, want0)
 	}

@@ -60,8 +60,9 @@ type ContainerDecision struct {
 type Allocation = Decision
 
 // MemoryTable is one per (NUMA node, resource). Invariants after every
-// operation: Allocatable = TotalMemSize - SystemReserved; Free + Reserved =
-// Allocatable. For "memory" TotalMemSize excludes the node's hugepage pools.
+// operation: Allocatable = TotalMemSize - SystemReserved (for "memory",
+// also less the node's hugepage pools: kubelet's layout, TotalMemSize is
+// MemTotal); Free + Reserved = Allocatable.
 type MemoryTable = memorymanager.MemoryTable
 
 // NodeState is the Memory Manager's per-node state.

@@ -128,8 +128,8 @@ func TestMemoryDrift(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The memory table's total is MemTotal less the node's hugepages.
-		if tot, want := st.State.Machine[1].MemoryMap[allocator.ResourceMemory].TotalMemSize, 16*gib-12*mib-2*gib; tot != want {
+		// The memory table's total is MemTotal, as in kubelet's state file.
+		if tot, want := st.State.Machine[1].MemoryMap[allocator.ResourceMemory].TotalMemSize, 16*gib-12*mib; tot != want {
 			t.Fatalf("node 1 total %d, want the new total %d", tot, want)
 		}
 		d.stop()

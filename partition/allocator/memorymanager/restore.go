@@ -2,6 +2,7 @@ package memorymanager
 
 import (
 	"fmt"
+	"maps"
 	"math/bits"
 	"slices"
 	"sort"
@@ -12,6 +13,7 @@ import (
 // Drift lists every (node, resource) whose capacity in a checkpointed Node
 // Map differs from this partition's, and nodes present in only one.
 func (s *Static) Drift(nm map[int]NodeState) []string {
+	nm = kubeletLayout(nm)
 	var notes []string
 	cur := s.m.export()
 	for id, n := range cur {
@@ -42,10 +44,32 @@ func (s *Static) Drift(nm map[int]NodeState) []string {
 	return notes
 }
 
+// kubeletLayout reads checkpoints written before the memory table took
+// kubelet's layout, whose "memory" total left out the hugepage pools: such
+// a table (Allocatable = Total - SystemReserved on a node with pools) gets
+// the pools added back to its total. Nothing else changes; with no pools
+// the two layouts are the same.
+func kubeletLayout(nm map[int]NodeState) map[int]NodeState {
+	out := make(map[int]NodeState, len(nm))
+	for id, n := range nm {
+		t, ok := n.MemoryMap[ResourceMemory]
+		pools := hugepagePools(n)
+		if ok && pools > 0 && t.SystemReserved <= t.TotalMemSize && t.Allocatable == t.TotalMemSize-t.SystemReserved {
+			mm := maps.Clone(n.MemoryMap)
+			t.TotalMemSize += pools
+			mm[ResourceMemory] = t
+			n.MemoryMap = mm
+		}
+		out[id] = n
+	}
+	return out
+}
+
 // Adopt takes a checkpointed Node Map and blocks verbatim; the hardware
 // must not have drifted (see Drift). order gives each pod's containers in
 // allocation order.
 func (s *Static) Adopt(nm map[int]NodeState, blocks map[string]map[string][]Block, order map[string][]string) error {
+	nm = kubeletLayout(nm)
 	if d := s.Drift(nm); len(d) > 0 {
 		return fmt.Errorf("checkpoint does not match the partition: %s", d[0])
 	}

@@ -27,11 +27,11 @@ type NodeResources struct {
 	Reserved  map[ResourceName]uint64 `json:"reserved"`  // systemReserved per resource
 }
 
-// MemoryTable is one per (NUMA node, resource). Invariants after every
-// operation: Allocatable = TotalMemSize - SystemReserved and
-// Free + Reserved = Allocatable. For "memory", TotalMemSize is the node's
-// memory minus its hugepage pools (kubelet reports MemTotal there and so
-// breaks the first invariant; Allocatable and Free are kubelet's).
+// MemoryTable is one per (NUMA node, resource), laid out as in kubelet's
+// memory_manager_state: for "memory" TotalMemSize is the node's MemTotal,
+// hugepage pools included, and Allocatable = TotalMemSize - SystemReserved
+// - the node's hugepage pools; for a hugepage size Allocatable =
+// TotalMemSize - SystemReserved. Free + Reserved = Allocatable always.
 type MemoryTable struct {
 	TotalMemSize   uint64 `json:"total"`
 	SystemReserved uint64 `json:"systemReserved"`
@@ -128,14 +128,18 @@ func newMachine(nodes []NodeResources) (*machine, error) {
 		if hpTotal > n.Memory {
 			return nil, fmt.Errorf("node %d: hugepage pools (%s) exceed the node's memory (%s)", n.ID, units.FormatBytes(hpTotal), units.FormatBytes(n.Memory))
 		}
-		byRes[ResourceMemory] = n.Memory - hpTotal
+		byRes[ResourceMemory] = n.Memory - hpTotal // what is left to reserve and allocate
 		row := make([]MemoryTable, len(m.resources))
 		for ri, r := range m.resources {
-			total, reserved := byRes[r], n.Reserved[r]
-			if reserved > total {
-				return nil, fmt.Errorf("node %d: reserved %s of %s exceeds its %s", n.ID, units.FormatBytes(reserved), r, units.FormatBytes(total))
+			avail, reserved := byRes[r], n.Reserved[r]
+			if reserved > avail {
+				return nil, fmt.Errorf("node %d: reserved %s of %s exceeds its %s", n.ID, units.FormatBytes(reserved), r, units.FormatBytes(avail))
 			}
-			row[ri] = MemoryTable{TotalMemSize: total, SystemReserved: reserved, Allocatable: total - reserved, Free: total - reserved}
+			total := avail
+			if r == ResourceMemory {
+				total = n.Memory // kubelet's getDefaultMachineState reports MemTotal
+			}
+			row[ri] = MemoryTable{TotalMemSize: total, SystemReserved: reserved, Allocatable: avail - reserved, Free: avail - reserved}
 		}
 		m.tables = append(m.tables, row)
 		m.assignments = append(m.assignments, 0)
@@ -181,9 +185,14 @@ func (m *machine) maskOf(ids []int) (uint64, error) {
 // on an exported Node Map; tests call it after every operation.
 func CheckInvariants(nm map[int]NodeState) error {
 	for id, n := range nm {
+		pools := hugepagePools(n)
 		for r, t := range n.MemoryMap {
-			if t.SystemReserved > t.TotalMemSize || t.Allocatable != t.TotalMemSize-t.SystemReserved {
-				return fmt.Errorf("node %d %s: allocatable %d != total %d - systemReserved %d", id, r, t.Allocatable, t.TotalMemSize, t.SystemReserved)
+			held := uint64(0) // what the table's total holds besides allocatable and reserved
+			if r == ResourceMemory {
+				held = pools
+			}
+			if t.SystemReserved > t.TotalMemSize || held > t.TotalMemSize-t.SystemReserved || t.Allocatable != t.TotalMemSize-t.SystemReserved-held {
+				return fmt.Errorf("node %d %s: allocatable %d != total %d - systemReserved %d - hugepage pools %d", id, r, t.Allocatable, t.TotalMemSize, t.SystemReserved, held)
 			}
 			if t.Free+t.Reserved != t.Allocatable || t.Free > t.Allocatable {
 				return fmt.Errorf("node %d %s: free %d + reserved %d != allocatable %d", id, r, t.Free, t.Reserved, t.Allocatable)
@@ -200,4 +209,16 @@ func CheckInvariants(nm map[int]NodeState) error {
 		}
 	}
 	return nil
+}
+
+// hugepagePools is the memory a node's hugepage pools take out of its
+// MemTotal: the sum of the hugepage tables' totals.
+func hugepagePools(n NodeState) uint64 {
+	sum := uint64(0)
+	for r, t := range n.MemoryMap {
+		if r != ResourceMemory {
+			sum += t.TotalMemSize
+		}
+	}
+	return sum
 }

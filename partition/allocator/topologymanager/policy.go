@@ -57,7 +57,10 @@ type Options struct {
 }
 
 // Policy merges the providers' hints into the best hint and an admit
-// decision, like kubelet's topologymanager.Policy.
+// decision, like kubelet's topologymanager.Policy. The merged hint's
+// Affinity may be shared with other results of the same policy: read it,
+// never write through it. The result does not depend on the order of the
+// providers, of the resources or of the hints in a list.
 type Policy interface {
 	Name() string
 	Merge(providers []ProviderHints) (best Hint, admit bool)

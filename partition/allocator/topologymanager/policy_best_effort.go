@@ -6,5 +6,5 @@ type bestEffortPolicy struct{ m *merger }
 func (bestEffortPolicy) Name() string { return PolicyBestEffort }
 
 func (p bestEffortPolicy) Merge(providers []ProviderHints) (Hint, bool) {
-	return p.m.merge(providers, false), true
+	return p.m.merge(providers), true
 }

@@ -6,6 +6,6 @@ type restrictedPolicy struct{ m *merger }
 func (restrictedPolicy) Name() string { return PolicyRestricted }
 
 func (p restrictedPolicy) Merge(providers []ProviderHints) (Hint, bool) {
-	best := p.m.merge(providers, false)
+	best := p.m.merge(providers)
 	return best, best.Preferred
 }

@@ -8,9 +8,9 @@ type singleNUMANodePolicy struct{ m *merger }
 func (singleNUMANodePolicy) Name() string { return PolicySingleNUMANode }
 
 func (p singleNUMANodePolicy) Merge(providers []ProviderHints) (Hint, bool) {
-	best := p.m.merge(providers, true)
-	if best.Affinity != nil && *best.Affinity == p.m.machine {
-		best.Affinity = nil
+	d, preferred := p.m.mergeSingle(providers)
+	if d == p.m.all {
+		return DontCare(preferred), preferred
 	}
-	return best, best.Preferred
+	return p.m.result(d, preferred), preferred
 }
