@@ -151,6 +151,11 @@ type AllocatorConfig struct {
 	Socket      string `toml:"socket"`
 	StateDir    string `toml:"state_dir"`
 	SocketGroup string `toml:"socket_group"`
+	// Mode says who places the partition's containers: "kubelet"
+	// (kubelet's managers; the allocator mirrors them), "nri" (the
+	// allocator, through containerd's NRI) or "auto" (kubelet up to 8
+	// NUMA nodes, nri beyond).
+	Mode string `toml:"mode"`
 	// MetricsPort is the base of the per-partition localhost metrics port
 	// (base + index × kubelet.port_stride); 0 (default) turns metrics off.
 	MetricsPort int `toml:"metrics_port"`
@@ -181,6 +186,8 @@ type PartitionConfig struct {
 	TopologyManagerScope    string            `toml:"topology_manager_scope"`
 	TopologyManagerOptions  map[string]string `toml:"topology_manager_options"`
 	ExtraArgs               []string          `toml:"extra_args"`
+	// AllocatorMode replaces allocator.mode for this partition.
+	AllocatorMode string `toml:"allocator_mode"`
 }
 
 // Parse decodes a config. name is used in error messages ("config.toml").

@@ -44,6 +44,11 @@ const (
 	DefaultAllocatorSocket   = "/run/numa-partition/{partition}.sock"
 	DefaultAllocatorStateDir = "/var/lib/numa-partition/{partition}"
 
+	// Allocator modes (allocator.mode).
+	AllocatorModeAuto    = "auto"
+	AllocatorModeKubelet = "kubelet"
+	AllocatorModeNRI     = "nri"
+
 	// ShareAuto splits ephemeral-storage and pids by CPUs (shares.go).
 	ShareAuto = "auto"
 

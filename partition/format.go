@@ -51,7 +51,7 @@ func WriteTable(w io.Writer, p *Plan) error {
 		}
 		fmt.Fprintf(tw, "  kubelet\t%s --config %s --root-dir %s\n", k.Binary, k.ConfigPath, k.RootDir)
 		fmt.Fprintf(tw, "  runtime\t%s %s\n", part.Runtime.Kind, part.Runtime.Endpoint)
-		fmt.Fprintf(tw, "  allocator\t%s\n", part.Allocator.Socket)
+		fmt.Fprintf(tw, "  allocator\t%s%s\n", part.Allocator.Socket, allocatorMode(part.Allocator))
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("writing plan: %w", err)
 		}
@@ -63,6 +63,17 @@ func WriteTable(w io.Writer, p *Plan) error {
 		}
 	}
 	return nil
+}
+
+// allocatorMode says who places the partition's containers.
+func allocatorMode(a Allocator) string {
+	switch a.Mode {
+	case AllocatorModeNRI:
+		return fmt.Sprintf(" (nri mode: places containers through %s, topology %s/%s)", a.NRISocket, a.TopologyPolicy, a.TopologyScope)
+	case AllocatorModeKubelet:
+		return " (kubelet mode: kubelet's managers place containers)"
+	}
+	return ""
 }
 
 // hostShares is what the host keeps of the shared resources, when planned.

@@ -56,6 +56,7 @@ func NewPlanFor(t *numa.Topology, facts HostFacts, c *Config) (*Plan, error) {
 	plan.Host = newHost(m, c, reserved, excluded, col)
 	planMemory(m, c, plan, perPart, col, warn)
 	planShares(facts, c, plan, perPart, col)
+	planAllocatorModes(c, plan, perPart, col)
 	checkTopologyLimit(m, plan, warn)
 	if c.Runtime.Mode == RuntimeModeShared && len(plan.Partitions) > 1 {
 		warn("runtime.mode = \"shared\": kubelets that share a runtime treat each other's pods as orphans and kill them; use it only if the runtime separates them (multi-kubelet-notes)")

@@ -168,4 +168,13 @@ type Allocator struct {
 	StateDir    string `json:"stateDir"` // /var/lib/numa-partition/node0
 	SocketGroup string `json:"socketGroup,omitempty"`
 	MetricsAddr string `json:"metricsAddr,omitempty"` // optional localhost TCP
+	// Mode is AllocatorModeKubelet or AllocatorModeNRI; NRISocket is the
+	// partition's containerd NRI socket the allocator plugs into.
+	Mode      string `json:"mode,omitempty"`
+	NRISocket string `json:"nriSocket,omitempty"`
+	// In nri mode the topology policy is the allocator's (the kubelet's
+	// managers are rendered off): the configured policy, scope and options.
+	TopologyPolicy  string            `json:"topologyPolicy,omitempty"`
+	TopologyScope   string            `json:"topologyScope,omitempty"`
+	TopologyOptions map[string]string `json:"topologyOptions,omitempty"`
 }

@@ -253,6 +253,12 @@ func Reference() []KeyDoc {
 
 		{Key: "allocator", Type: typeTable,
 			Doc: "The allocator daemon that runs inside each partition's slice."},
+		{Key: "allocator.mode", Type: typeString, Default: AllocatorModeAuto,
+			Allowed: []string{AllocatorModeAuto, AllocatorModeKubelet, AllocatorModeNRI},
+			Doc: "Who places each partition's containers on its NUMA nodes. " +
+				"`kubelet`: kubelet's CPU, Memory and Topology Managers, as configured under `[kubelet]`; the allocator plugs into the partition's containerd through NRI and mirrors what they decided. " +
+				"`nri`: the allocator decides and enforces through NRI (cpuset.mems for memory and hugepages, exclusive whole cores for Guaranteed containers with integer CPUs, the shared pool for the rest) with the `[kubelet]` topology policy, scope and options; kubelet's managers are rendered off (`none`/`None`). " +
+				"Needs the partition's own containerd. `auto`: `kubelet` up to 8 NUMA nodes per partition (kubelet's own limit), `nri` beyond. See docs/allocator.md."},
 		{Key: "allocator.socket", Type: typeTemplate, Default: DefaultAllocatorSocket,
 			Doc: "Unix socket the partition's allocator daemon listens on." + templateDoc},
 		{Key: "allocator.state_dir", Type: typeTemplate, Default: DefaultAllocatorStateDir,
@@ -278,6 +284,9 @@ func Reference() []KeyDoc {
 			Doc: "Labels added to those of `kubelet.labels` for this partition; equal keys take this value."},
 		{Key: "partition[].taints", Type: typeStrings, DefaultText: "none", Example: `["dedicated=gold:NoSchedule"]`,
 			Doc: "Taints added to those of `kubelet.taints` for this partition."},
+		{Key: "partition[].allocator_mode", Type: typeString, DefaultText: "the `allocator.mode` value", Example: `"nri"`,
+			Allowed: []string{AllocatorModeAuto, AllocatorModeKubelet, AllocatorModeNRI},
+			Doc:     "Replaces `allocator.mode` for this partition."},
 	}
 	overrides := []struct{ key, example string }{
 		{"node_name", `"{hostname}-gold"`},

@@ -255,6 +255,10 @@ func (r *renderer) partition(p *partition.Partition) error {
 		After: []string{HugepagesUnit, allocatorUnit(p.Name)},
 	}
 	k.Requires = []string{HugepagesUnit}
+	if p.Allocator.Mode == partition.AllocatorModeNRI {
+		// The allocator places every container: no kubelet without it.
+		k.Requires = append(k.Requires, allocatorUnit(p.Name))
+	}
 	k.ExecStartPre = []string{kubeletHugetlb(p.Slice)}
 	kubeletFiles := []string{unitPath(kubeletUnit(p.Name)), cfgPath}
 	args, err := kubeletArgs(p)
@@ -486,7 +490,12 @@ func (r *renderer) allocatorDropIn(p *partition.Partition, cpu cpuView) error {
 	}
 	unit := allocatorUnit(p.Name)
 	path := dropInPath(unit)
-	err := r.template(path, "allocator.dropin.tmpl", map[string]any{"CPU": cpu, "RuntimeDirectory": runDir, "StateDirectory": stateDir})
+	after := ""
+	if a.NRISocket != "" && p.Runtime.Kind == partition.RuntimeContainerd {
+		after = containerdUnit(p.Name)
+	}
+	err := r.template(path, "allocator.dropin.tmpl", map[string]any{"CPU": cpu, "RuntimeDirectory": runDir, "StateDirectory": stateDir,
+		"After": after, "Required": a.Mode == partition.AllocatorModeNRI})
 	if err != nil {
 		return err
 	}

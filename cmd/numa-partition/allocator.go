@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/nriplugin"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition"
@@ -47,6 +50,7 @@ func allocatorServeCommand() *cli.Command {
 			&cli.StringFlag{Name: "plan", Usage: "the rendered plan `FILE` (/etc/numa-partition/plan.json, what the unit passes): decide with exactly the plan that rendered this partition's kubelet; without it --config is planned anew"},
 			&cli.StringFlag{Name: "allocator-config", Usage: "JSON `FILE` of the allocator configuration (nodes, policy, scope); bypasses --config"},
 			&cli.StringSliceFlag{Name: "label", Usage: "node label `KEY=VALUE` of the partition, reported to `admit` for nodeSelector matching (repeatable; default: the plan's labels)"},
+			&cli.BoolFlag{Name: "no-nri", Usage: "do not plug into the partition's containerd through NRI (the plan's allocator.mode is then not enforced)"},
 			&cli.Int64Flag{Name: "max-request-bytes", Value: allocd.DefaultMaxRequestBytes, Usage: "largest request body accepted"},
 		},
 		Action: func(c *cli.Context) error {
@@ -126,6 +130,24 @@ func allocConfigFromPlan(c *cli.Context, opts *allocd.Options) error {
 		return err
 	}
 	opts.Config = cfg
+	if c.Bool("no-nri") || p.Allocator.NRISocket == "" {
+		return nil
+	}
+	cpus, err := nriplugin.TopologyOf(*p, topo)
+	if err != nil {
+		return err
+	}
+	nriOpts := nriplugin.Options{Partition: p.Name, Mode: p.Allocator.Mode, Socket: p.Allocator.NRISocket, CPUs: cpus,
+		Policy: cfg.Policy, Scope: cfg.Scope}
+	opts.WaitRuntime = p.Allocator.Mode == partition.AllocatorModeNRI
+	opts.Runtime = func(ctx context.Context, srv *allocd.Server, ready func()) error {
+		nriOpts.Logger, nriOpts.OnSynchronized = slog.Default(), ready
+		plugin, err := nriplugin.New(nriOpts, srv)
+		if err != nil {
+			return err
+		}
+		return plugin.Run(ctx)
+	}
 	if !c.IsSet("socket") && p.Allocator.Socket != "" {
 		opts.Socket = p.Allocator.Socket
 	}

@@ -71,6 +71,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l metrics-
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l plan -r -d 'the rendered plan `FILE` (/etc/numa-partition/plan.json, what the unit passes): decide with exactly the plan that rendered this partition\'s kubelet; without it --config is planned anew'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l allocator-config -r -d 'JSON `FILE` of the allocator configuration (nodes, policy, scope); bypasses --config'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l label -r -d 'node label `KEY=VALUE` of the partition, reported to `admit` for nodeSelector matching (repeatable; default: the plan\'s labels)'
+complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l no-nri -d 'do not plug into the partition\'s containerd through NRI (the plan\'s allocator.mode is then not enforced)'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l max-request-bytes -r -d 'largest request body accepted'
 complete -c numa-partition -n '__fish_seen_subcommand_from reset-state' -f -l help -s h -d 'show help'
 complete -r -c numa-partition -n '__fish_seen_subcommand_from allocator' -a 'reset-state' -d 'move a partition\'s checkpoint aside so its daemon starts with no allocations'

@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -37,6 +38,12 @@ type Options struct {
 	// Labels are the partition's node labels, reported in health.
 	Labels map[string]string
 	Logger *slog.Logger
+	// Runtime, when set, runs beside the API with the server (the NRI
+	// plugin); it calls ready once it is in the containers' path. With
+	// WaitRuntime the daemon reports READY=1 only then, so that a kubelet
+	// ordered after it never creates a container nobody places.
+	Runtime     func(ctx context.Context, srv *Server, ready func()) error
+	WaitRuntime bool
 }
 
 // DefaultSocket and DefaultStateDir are where a partition's daemon lives
@@ -98,7 +105,7 @@ func Run(ctx context.Context, opts Options) error {
 		ErrorLog:          errorLog,
 	}
 	servers := []*http.Server{api}
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	go func() { errc <- api.Serve(ln) }()
 
 	if opts.MetricsAddr != "" {
@@ -115,6 +122,26 @@ func Run(ctx context.Context, opts Options) error {
 		logger.Info("serving metrics over TCP", "address", mln.Addr().String())
 	}
 
+	if opts.Runtime != nil {
+		runtimeReady := make(chan struct{})
+		var once sync.Once
+		go func() {
+			if err := opts.Runtime(ctx, srv, func() { once.Do(func() { close(runtimeReady) }) }); err != nil {
+				errc <- fmt.Errorf("runtime hook: %w", err)
+			}
+		}()
+		if opts.WaitRuntime {
+			logger.Info("waiting for the runtime to synchronize before reporting ready")
+			select {
+			case <-runtimeReady:
+			case <-ctx.Done():
+			case err = <-errc:
+				logger.Error("runtime hook failed", "err", err)
+				_ = api.Close()
+				return err
+			}
+		}
+	}
 	notify(daemon.SdNotifyReady, "STATUS="+srv.Summary())
 	logger.Info("allocator daemon ready", "socket", opts.Socket, "stateDir", opts.StateDir, "version", opts.Version)
 	stopWatchdog := startWatchdog(srv, logger)

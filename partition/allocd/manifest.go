@@ -14,6 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	sjson "sigs.k8s.io/json"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/allocator"
 	"sigs.k8s.io/yaml"
 )
 
@@ -37,6 +40,12 @@ type Manifest struct {
 	// formatting (YAML or JSON, key order), so a retried admission is
 	// recognised as the same request.
 	Digest string
+	// Hints are other providers' hints for the decision (the NRI
+	// plugin's CPU hints); none for the API's admissions.
+	Hints allocator.Hints
+	// Placed, when set, says where each container already runs: the pod
+	// is adopted there (allocator.Adopt) instead of decided.
+	Placed map[string]bitmask.NodeSet
 }
 
 // FieldError is a malformed manifest: Field is the JSON path of the wrong

@@ -16,10 +16,13 @@ import (
 // daemon must decide exactly as that kubelet would, so everything comes
 // from the same plan that rendered the kubelet's configuration.
 func ConfigFromPlan(p partition.Partition, t *numa.Topology) (allocator.Config, error) {
-	cfg := allocator.Config{
-		Policy: p.Kubelet.TopologyManagerPolicy,
-		Scope:  p.Kubelet.TopologyManagerScope,
+	// In nri mode the allocator decides with the configured policy and
+	// the kubelet's managers are off; otherwise it decides as the kubelet.
+	policy, scope, opts := p.Kubelet.TopologyManagerPolicy, p.Kubelet.TopologyManagerScope, p.Kubelet.TopologyManagerOptions
+	if p.Allocator.Mode == partition.AllocatorModeNRI {
+		policy, scope, opts = p.Allocator.TopologyPolicy, p.Allocator.TopologyScope, p.Allocator.TopologyOptions
 	}
+	cfg := allocator.Config{Policy: policy, Scope: scope}
 	for _, m := range p.Memory {
 		n := allocator.NodeResources{
 			ID:        m.Node,
@@ -49,7 +52,6 @@ func ConfigFromPlan(p partition.Partition, t *numa.Topology) (allocator.Config, 
 			cfg.Distances[a.Node] = row
 		}
 	}
-	opts := p.Kubelet.TopologyManagerOptions
 	if v, ok := opts["prefer-closest-numa-nodes"]; ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

@@ -306,10 +306,13 @@ func (s *Server) admit(m Manifest) (AdmitResponse, int, error) {
 	}
 	var d allocator.Decision
 	var err error
-	if m.Kind == KindVMI {
-		d, err = s.alloc.AdmitVMI(m.JSON)
-	} else {
-		d, err = s.alloc.Admit(m.Pod)
+	switch {
+	case m.Kind == KindVMI:
+		d, err = s.alloc.AdmitVMIWithHints(m.JSON, m.Hints)
+	case m.Placed != nil:
+		d, err = s.alloc.Adopt(m.Pod, m.Placed)
+	default:
+		d, err = s.alloc.AdmitWithHints(m.Pod, m.Hints)
 	}
 	if err != nil {
 		s.metrics.admissions.WithLabelValues(resultInvalid).Inc()

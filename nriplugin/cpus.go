@@ -1,0 +1,232 @@
+package nriplugin
+
+import (
+	"fmt"
+	"math/bits"
+	"sort"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+)
+
+// CPUTopology is the partition's pod CPUs as the CPU pool needs them.
+type CPUTopology struct {
+	// Cores are the pod CPUs grouped by physical core (SMT siblings),
+	// each with its NUMA node.
+	Cores []Core
+	// Distances between the partition's nodes (for masks beyond 8 nodes).
+	Distances map[int]map[int]int
+}
+
+// Core is one physical core's pod CPUs.
+type Core struct {
+	Node int
+	CPUs bitmask.CPUSet
+}
+
+// cpuPool hands out exclusive whole cores (SMT siblings together, as
+// kubelet's static CPU Manager with full-pcpus-only) and keeps the rest as
+// the shared pool every other container runs on. Its state is the
+// runtime's: Synchronize rebuilds it from the containers' cpusets.
+type cpuPool struct {
+	cores     []Core
+	nodes     []int                     // ascending
+	threads   int                       // CPUs per core (the most any core has)
+	exclusive map[string]bitmask.CPUSet // container id -> its cores' CPUs
+	distances map[int]map[int]int
+}
+
+func newCPUPool(t CPUTopology) (*cpuPool, error) {
+	p := &cpuPool{exclusive: map[string]bitmask.CPUSet{}, distances: t.Distances}
+	seen := map[int]bool{}
+	var all bitmask.CPUSet
+	for _, c := range t.Cores {
+		if c.CPUs.IsEmpty() {
+			continue
+		}
+		if !all.Intersect(c.CPUs).IsEmpty() {
+			return nil, fmt.Errorf("CPUs %s are in two cores", all.Intersect(c.CPUs))
+		}
+		all = all.Union(c.CPUs)
+		p.cores = append(p.cores, c)
+		p.threads = max(p.threads, c.CPUs.Len())
+		if !seen[c.Node] {
+			seen[c.Node] = true
+			p.nodes = append(p.nodes, c.Node)
+		}
+	}
+	if len(p.cores) == 0 {
+		return nil, fmt.Errorf("the partition has no CPUs for pods")
+	}
+	sort.Ints(p.nodes)
+	sort.SliceStable(p.cores, func(i, j int) bool {
+		if p.cores[i].Node != p.cores[j].Node {
+			return p.cores[i].Node < p.cores[j].Node
+		}
+		return p.cores[i].CPUs.IDs()[0] < p.cores[j].CPUs.IDs()[0]
+	})
+	return p, nil
+}
+
+func (p *cpuPool) all() bitmask.CPUSet {
+	var s bitmask.CPUSet
+	for _, c := range p.cores {
+		s = s.Union(c.CPUs)
+	}
+	return s
+}
+
+func (p *cpuPool) taken() bitmask.CPUSet {
+	var s bitmask.CPUSet
+	for _, cpus := range p.exclusive {
+		s = s.Union(cpus)
+	}
+	return s
+}
+
+// shared is the pool of the containers without exclusive CPUs.
+func (p *cpuPool) shared() bitmask.CPUSet { return p.all().Difference(p.taken()) }
+
+// freeCores are the whole cores on nodes that no container holds.
+func (p *cpuPool) freeCores(nodes bitmask.NodeSet) []Core {
+	taken := p.taken()
+	var out []Core
+	for _, c := range p.cores {
+		if nodes.Has(c.Node) && c.CPUs.Intersect(taken).IsEmpty() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// coresFor is how many whole cores n CPUs take, or an error when n is not
+// a whole number of cores (kubelet's SMTAlignmentError).
+func (p *cpuPool) coresFor(n int) (int, error) {
+	if n%p.threads != 0 {
+		return 0, fmt.Errorf("SMTAlignmentError: %d CPUs are not a whole number of cores of %d CPUs (exclusive CPUs are whole cores)", n, p.threads)
+	}
+	return n / p.threads, nil
+}
+
+// hints are the CPU Manager's topology hints for n exclusive CPUs: every
+// node mask with enough free whole cores, preferred when it has as few
+// nodes as the fewest that could hold n CPUs at all (kubelet's
+// generateCPUTopologyHints). Up to 8 nodes every mask is tried; beyond,
+// each node grown by its nearest neighbours.
+func (p *cpuPool) hints(n int) (topologymanager.ProviderHints, error) {
+	cores, err := p.coresFor(n)
+	if err != nil {
+		return nil, err
+	}
+	perNode, freePerNode := map[int]int{}, map[int]int{}
+	for _, c := range p.cores {
+		perNode[c.Node]++
+	}
+	for _, c := range p.freeCores(bitmask.NewNodeSet(p.nodes...)) {
+		freePerNode[c.Node]++
+	}
+	minNodes := len(p.nodes) + 1
+	var hints []topologymanager.Hint
+	for _, mask := range p.masks() {
+		var total, free int
+		for _, id := range mask.IDs() {
+			total += perNode[id]
+			free += freePerNode[id]
+		}
+		if total >= cores {
+			minNodes = min(minNodes, mask.Len())
+		}
+		if free >= cores {
+			m := mask
+			hints = append(hints, topologymanager.Hint{Affinity: &m})
+		}
+	}
+	for i := range hints {
+		hints[i].Preferred = hints[i].Affinity.Len() == minNodes
+	}
+	return topologymanager.ProviderHints{"cpu": hints}, nil
+}
+
+// masks are the node sets hints are made of.
+func (p *cpuPool) masks() []bitmask.NodeSet {
+	var out []bitmask.NodeSet
+	if len(p.nodes) <= 8 {
+		for bitsSet := uint(1); bitsSet < 1<<len(p.nodes); bitsSet++ {
+			var ids []int
+			for x := bitsSet; x != 0; x &= x - 1 {
+				ids = append(ids, p.nodes[bits.TrailingZeros(x)])
+			}
+			out = append(out, bitmask.NewNodeSet(ids...))
+		}
+		return out
+	}
+	seen := map[bitmask.NodeSet]bool{}
+	for _, from := range p.nodes {
+		order := append([]int(nil), p.nodes...)
+		sort.SliceStable(order, func(i, j int) bool { return p.distance(from, order[i]) < p.distance(from, order[j]) })
+		var ids []int
+		for _, id := range order {
+			ids = append(ids, id)
+			if m := bitmask.NewNodeSet(ids...); !seen[m] {
+				seen[m] = true
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+func (p *cpuPool) distance(a, b int) int {
+	if a == b {
+		return 0
+	}
+	if d, ok := p.distances[a][b]; ok {
+		return d
+	}
+	return 1 << 20
+}
+
+// take gives container id n CPUs as whole free cores on nodes, lowest
+// node and core first; it leaves at least one core shared.
+func (p *cpuPool) take(id string, n int, nodes bitmask.NodeSet) (bitmask.CPUSet, error) {
+	if cpus, ok := p.exclusive[id]; ok {
+		return cpus, nil
+	}
+	cores, err := p.coresFor(n)
+	if err != nil {
+		return bitmask.CPUSet{}, err
+	}
+	free := p.freeCores(nodes)
+	if len(free) < cores {
+		return bitmask.CPUSet{}, fmt.Errorf("not enough free cores on nodes %s: %d CPUs asked, %d free", nodes, n, len(free)*p.threads)
+	}
+	var got bitmask.CPUSet
+	for _, c := range free[:cores] {
+		got = got.Union(c.CPUs)
+	}
+	if p.shared().Difference(got).IsEmpty() {
+		return bitmask.CPUSet{}, fmt.Errorf("%d exclusive CPUs would leave no CPU for the partition's shared pool (%s)", n, p.shared())
+	}
+	p.exclusive[id] = got
+	return got, nil
+}
+
+// hold records CPUs a running container already has to itself
+// (Synchronize).
+func (p *cpuPool) hold(id string, cpus bitmask.CPUSet) error {
+	if overlap := p.taken().Intersect(cpus); !overlap.IsEmpty() {
+		return fmt.Errorf("CPUs %s are another container's", overlap)
+	}
+	if extra := cpus.Difference(p.all()); !extra.IsEmpty() {
+		return fmt.Errorf("CPUs %s are not the partition's pod CPUs (%s)", extra, p.all())
+	}
+	p.exclusive[id] = cpus
+	return nil
+}
+
+// release frees a container's CPUs; false if it had none.
+func (p *cpuPool) release(id string) bool {
+	_, ok := p.exclusive[id]
+	delete(p.exclusive, id)
+	return ok
+}

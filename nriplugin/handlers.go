@@ -1,0 +1,356 @@
+package nriplugin
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/containerd/nri/pkg/api"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+)
+
+// Synchronize makes the allocator's state the runtime's, on every
+// (re)connection: allocations of containers that no longer run are
+// released, running containers the state lacks (or holds elsewhere) are
+// adopted where they run, each difference logged. Shared containers get
+// the current shared pool.
+func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sandboxes := map[string]*api.PodSandbox{}
+	for _, pod := range pods {
+		sandboxes[pod.GetId()] = pod
+	}
+	running := map[types.UID]container{}
+	for _, ctr := range ctrs {
+		if ctr.GetState() == api.ContainerState_CONTAINER_STOPPED {
+			continue
+		}
+		pod := sandboxes[ctr.GetPodSandboxId()]
+		if pod == nil {
+			p.log.Warn("container of an unknown pod sandbox left alone", "container", ctr.GetId(), "sandbox", ctr.GetPodSandboxId())
+			continue
+		}
+		c, err := fromNRI(pod, ctr)
+		if err != nil {
+			p.log.Warn("container left alone", "err", err)
+			continue
+		}
+		running[c.key()] = c
+	}
+	known := map[types.UID]allocator.Allocation{}
+	for _, a := range p.placer.Allocations() {
+		if _, ok := running[a.PodUID]; ok {
+			known[a.PodUID] = a
+			continue
+		}
+		p.log.Warn("allocation released: its container no longer runs", "allocation", a.PodUID, "pod", a.Pod)
+		if _, err := p.placer.ReleasePod(a.PodUID); err != nil {
+			return nil, fmt.Errorf("releasing %s: %w", a.PodUID, err)
+		}
+	}
+	p.containers = map[string]*tracked{}
+	p.pool.exclusive = map[string]bitmask.CPUSet{}
+	keys := make([]types.UID, 0, len(running))
+	for key := range running {
+		keys = append(keys, key)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	for _, key := range keys {
+		c := running[key]
+		t := &tracked{c: c}
+		where := runsOn(c)
+		a, ok := known[key]
+		if ok && !agrees(a, where) {
+			p.log.Warn("allocation differs from where the container runs; the runtime wins", "container", c.Name, "pod", c.Pod,
+				"allocated", nodesOf(a), "runs", where)
+			if _, err := p.placer.ReleasePod(key); err != nil {
+				return nil, fmt.Errorf("releasing %s: %w", key, err)
+			}
+			ok = false
+		}
+		if !ok {
+			d, err := p.placer.AdoptPod(c.pod(), placement(c.Name, where))
+			if err != nil {
+				p.log.Error("container runs where the allocator cannot account for it; its memory is not in the state", "container", c.Name, "pod", c.Pod, "err", err)
+			} else {
+				p.log.Info("running container adopted where it runs", "container", c.Name, "pod", c.Pod, "nodes", nodesOf(d))
+				a = d
+			}
+		}
+		t.nodes = nodesOf(a)
+		p.holdExclusive(t)
+		p.containers[c.ID] = t
+	}
+	p.log.Info("synchronized with the runtime", "containers", len(p.containers), "exclusive", p.pool.taken(), "shared", p.pool.shared())
+	if p.opts.OnSynchronized != nil {
+		p.opts.OnSynchronized()
+	}
+	return p.sharedUpdates(), nil
+}
+
+// CreateContainer admits a container before it starts.
+func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, err := fromNRI(pod, ctr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("numa-partition %s: %w", p.opts.Partition, err)
+	}
+	// A container of the same pod and name whose stop was missed.
+	if _, err := p.forgetKey(c.key()); err != nil {
+		return nil, nil, err
+	}
+	if p.opts.Mode == ModeKubelet {
+		return nil, nil, p.mirror(c)
+	}
+	return p.place(c)
+}
+
+// place decides and enforces (nri mode).
+func (p *Plugin) place(c container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	n := c.exclusiveCPUs()
+	extra, err := p.cpuHints(c, n)
+	if err != nil {
+		return nil, nil, p.refuse(c, err.Error())
+	}
+	d, err := p.placer.AdmitPod(c.pod(), extra)
+	if err != nil {
+		return nil, nil, fmt.Errorf("numa-partition %s: pod %s container %s: %w", p.opts.Partition, c.Pod, c.Name, err)
+	}
+	if !d.Admitted {
+		return nil, nil, p.refuse(c, d.Reason)
+	}
+	t := &tracked{c: c, nodes: nodesOf(d)}
+	adj := &api.ContainerAdjustment{}
+	cpuNodes := bitmask.NewNodeSet(p.pool.nodes...)
+	if !t.nodes.IsEmpty() {
+		adj.SetLinuxCPUSetMems(t.nodes.String())
+		cpuNodes = t.nodes
+	}
+	var updates []*api.ContainerUpdate
+	if n > 0 {
+		cpus, err := p.pool.take(c.ID, n, cpuNodes)
+		if err != nil {
+			if _, rerr := p.placer.ReleasePod(c.key()); rerr != nil {
+				p.log.Error("releasing a refused container", "container", c.Name, "pod", c.Pod, "err", rerr)
+			}
+			return nil, nil, p.refuse(c, err.Error())
+		}
+		t.exclusive = true
+		adj.SetLinuxCPUSetCPUs(cpus.String())
+		updates = p.sharedUpdates()
+	} else {
+		adj.SetLinuxCPUSetCPUs(p.pool.shared().String())
+	}
+	p.containers[c.ID] = t
+	p.log.Info("container placed", "container", c.Name, "pod", c.Pod, "nodes", t.nodes, "cpus", adj.GetLinux().GetResources().GetCpu().GetCpus())
+	return adj, updates, nil
+}
+
+// mirror records kubelet's decision (kubelet mode) and says when the
+// allocator's own policy would have decided otherwise.
+func (p *Plugin) mirror(c container) error {
+	where := runsOn(c)
+	extra, err := p.cpuHints(c, c.exclusiveCPUs())
+	if err == nil {
+		own, err := p.placer.AdmitPod(c.pod(), extra)
+		switch {
+		case err != nil:
+			p.log.Warn("own decision failed", "container", c.Name, "pod", c.Pod, "err", err)
+		case !own.Admitted:
+			p.log.Warn("kubelet placed a container the allocator's policy would refuse", "container", c.Name, "pod", c.Pod, "kubelet", where, "reason", own.Reason)
+		case !agrees(own, where):
+			p.log.Warn("kubelet placed a container other than the allocator's policy would", "container", c.Name, "pod", c.Pod, "kubelet", where, "allocator", nodesOf(own))
+		}
+		if own.Admitted {
+			if _, err := p.placer.ReleasePod(c.key()); err != nil {
+				return fmt.Errorf("numa-partition %s: %w", p.opts.Partition, err)
+			}
+		}
+	}
+	t := &tracked{c: c}
+	d, err := p.placer.AdoptPod(c.pod(), placement(c.Name, where))
+	if err != nil {
+		// kubelet decided; the mirror only reports.
+		p.log.Error("kubelet's placement does not fit the allocator's state; not mirrored", "container", c.Name, "pod", c.Pod, "err", err)
+	} else {
+		t.nodes = nodesOf(d)
+	}
+	p.holdExclusive(t)
+	p.containers[c.ID] = t
+	return nil
+}
+
+// StopContainer releases a stopped container: its memory and CPUs are
+// free again (a restart is a new container).
+func (p *Plugin) StopContainer(_ context.Context, _ *api.PodSandbox, ctr *api.Container) ([]*api.ContainerUpdate, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	freed, err := p.forget(ctr.GetId())
+	if err != nil || !freed {
+		return nil, err
+	}
+	return p.sharedUpdates(), nil
+}
+
+// RemoveContainer is StopContainer for containers removed unstopped.
+func (p *Plugin) RemoveContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) error {
+	_, err := p.StopContainer(ctx, pod, ctr)
+	return err
+}
+
+// RemovePodSandbox releases whatever is left of a pod.
+func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	prefix := pod.GetUid() + "/"
+	for id, t := range p.containers {
+		if t.c.PodUID == types.UID(pod.GetUid()) {
+			if _, err := p.forget(id); err != nil {
+				return err
+			}
+		}
+	}
+	for _, a := range p.placer.Allocations() {
+		if strings.HasPrefix(string(a.PodUID), prefix) {
+			if _, err := p.placer.ReleasePod(a.PodUID); err != nil {
+				return fmt.Errorf("numa-partition %s: releasing %s: %w", p.opts.Partition, a.PodUID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// forget releases container id; true when it held exclusive CPUs.
+func (p *Plugin) forget(id string) (bool, error) {
+	t, ok := p.containers[id]
+	if !ok {
+		return false, nil
+	}
+	delete(p.containers, id)
+	freed := p.pool.release(id)
+	if _, err := p.placer.ReleasePod(t.c.key()); err != nil {
+		return freed, fmt.Errorf("numa-partition %s: releasing %s: %w", p.opts.Partition, t.c.key(), err)
+	}
+	return freed, nil
+}
+
+// forgetKey releases the container holding key, if any.
+func (p *Plugin) forgetKey(key types.UID) (bool, error) {
+	for id, t := range p.containers {
+		if t.c.key() == key {
+			return p.forget(id)
+		}
+	}
+	_, err := p.placer.ReleasePod(key)
+	return false, err
+}
+
+// cpuHints are the CPU Manager's hints for n exclusive CPUs.
+func (p *Plugin) cpuHints(c container, n int) (allocator.Hints, error) {
+	if n == 0 {
+		return allocator.Hints{}, nil
+	}
+	h, err := p.pool.hints(n)
+	if err != nil {
+		return allocator.Hints{}, err
+	}
+	return allocator.Hints{Containers: map[string][]topologymanager.ProviderHints{c.Name: {h}},
+		Pod: []topologymanager.ProviderHints{h}}, nil
+}
+
+// holdExclusive records the CPUs a Guaranteed container with integer CPUs
+// runs on as its own, when the runtime gave it exactly that many.
+func (p *Plugin) holdExclusive(t *tracked) {
+	n := t.c.exclusiveCPUs()
+	if n == 0 || t.c.CPUs == "" {
+		return
+	}
+	cpus, err := bitmask.ParseCPUList(t.c.CPUs)
+	if err != nil || cpus.Len() != n {
+		return
+	}
+	if err := p.pool.hold(t.c.ID, cpus); err != nil {
+		p.log.Warn("exclusive CPUs not held", "container", t.c.Name, "pod", t.c.Pod, "cpus", cpus, "err", err)
+		return
+	}
+	t.exclusive = true
+}
+
+// sharedUpdates move every shared container to the current shared pool
+// (nri mode; kubelet's CPU Manager does it itself in kubelet mode).
+func (p *Plugin) sharedUpdates() []*api.ContainerUpdate {
+	if p.opts.Mode != ModeNRI {
+		return nil
+	}
+	shared := p.pool.shared().String()
+	ids := make([]string, 0, len(p.containers))
+	for id, t := range p.containers {
+		if !t.exclusive && t.c.CPUs != shared {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	updates := make([]*api.ContainerUpdate, 0, len(ids))
+	for _, id := range ids {
+		u := &api.ContainerUpdate{}
+		u.SetContainerId(id)
+		u.SetLinuxCPUSetCPUs(shared)
+		updates = append(updates, u)
+		p.containers[id].c.CPUs = shared
+	}
+	return updates
+}
+
+// refuse is the error a container that cannot be placed fails with: it
+// reaches kubelet, which puts it in the pod's events.
+func (p *Plugin) refuse(c container, reason string) error {
+	var res []string
+	lim := c.pod().Spec.Containers[0].Resources.Limits
+	for _, name := range sortedNames(lim) {
+		q := lim[name]
+		res = append(res, fmt.Sprintf("%s=%s", name, q.String()))
+	}
+	return fmt.Errorf("numa-partition %s: pod %s container %s (%s) %v under topology policy %s (scope %s): %s",
+		p.opts.Partition, c.Pod, c.Name, strings.Join(res, " "), errPlacement, p.opts.Policy, p.opts.Scope, reason)
+}
+
+// runsOn are the memory nodes a container's cpuset names ("" = none).
+func runsOn(c container) bitmask.NodeSet {
+	if c.Mems == "" {
+		return bitmask.NodeSet{}
+	}
+	set, err := bitmask.ParseNodeList(c.Mems)
+	if err != nil {
+		return bitmask.NodeSet{}
+	}
+	return set
+}
+
+func placement(name string, where bitmask.NodeSet) map[string]bitmask.NodeSet {
+	if where.IsEmpty() {
+		return map[string]bitmask.NodeSet{}
+	}
+	return map[string]bitmask.NodeSet{name: where}
+}
+
+// nodesOf are the nodes of a one-container decision's pinned memory.
+func nodesOf(d allocator.Decision) bitmask.NodeSet {
+	if !d.Pinned || len(d.Containers) == 0 {
+		return bitmask.NodeSet{}
+	}
+	return d.Containers[0].NUMANodes
+}
+
+// agrees: a pinned allocation matches the nodes the container runs on;
+// unpinned ones match anything.
+func agrees(d allocator.Decision, where bitmask.NodeSet) bool {
+	nodes := nodesOf(d)
+	return nodes.IsEmpty() || where.IsEmpty() || nodes == where
+}
