@@ -111,8 +111,10 @@ func (p *cpuPool) coresFor(n int) (int, error) {
 // hints are the CPU Manager's topology hints for n exclusive CPUs: every
 // node mask with enough free whole cores, preferred when it has as few
 // nodes as the fewest that could hold n CPUs at all (kubelet's
-// generateCPUTopologyHints). Up to 8 nodes every mask is tried; beyond,
-// each node grown by its nearest neighbours.
+// generateCPUTopologyHints). Up to 8 nodes every mask is tried, as
+// kubelet does; beyond, where kubelet's 2^n masks stop being affordable,
+// each node grown by its nearest neighbours until its free cores suffice
+// (at most one mask per node).
 func (p *cpuPool) hints(n int) (topologymanager.ProviderHints, error) {
 	cores, err := p.coresFor(n)
 	if err != nil {
@@ -125,20 +127,38 @@ func (p *cpuPool) hints(n int) (topologymanager.ProviderHints, error) {
 	for _, c := range p.freeCores(bitmask.NewNodeSet(p.nodes...)) {
 		freePerNode[c.Node]++
 	}
-	minNodes := len(p.nodes) + 1
+	count := func(m map[int]int, ids []int) (sum int) {
+		for _, id := range ids {
+			sum += m[id]
+		}
+		return sum
+	}
 	var hints []topologymanager.Hint
-	for _, mask := range p.masks() {
-		var total, free int
-		for _, id := range mask.IDs() {
-			total += perNode[id]
-			free += freePerNode[id]
+	minNodes := len(p.nodes) + 1
+	add := func(ids []int) {
+		if count(perNode, ids) >= cores {
+			minNodes = min(minNodes, len(ids))
 		}
-		if total >= cores {
-			minNodes = min(minNodes, mask.Len())
-		}
-		if free >= cores {
-			m := mask
+		if count(freePerNode, ids) >= cores {
+			m := bitmask.NewNodeSet(ids...)
 			hints = append(hints, topologymanager.Hint{Affinity: &m})
+		}
+	}
+	if len(p.nodes) <= 8 {
+		for set := uint(1); set < 1<<len(p.nodes); set++ {
+			var ids []int
+			for x := set; x != 0; x &= x - 1 {
+				ids = append(ids, p.nodes[bits.TrailingZeros(x)])
+			}
+			add(ids)
+		}
+	} else {
+		seen := map[bitmask.NodeSet]bool{}
+		for _, ids := range p.grown(freePerNode, cores) {
+			if m := bitmask.NewNodeSet(ids...); !seen[m] {
+				seen[m] = true
+				add(ids)
+			}
 		}
 	}
 	for i := range hints {
@@ -147,29 +167,23 @@ func (p *cpuPool) hints(n int) (topologymanager.ProviderHints, error) {
 	return topologymanager.ProviderHints{"cpu": hints}, nil
 }
 
-// masks are the node sets hints are made of.
-func (p *cpuPool) masks() []bitmask.NodeSet {
-	var out []bitmask.NodeSet
-	if len(p.nodes) <= 8 {
-		for bitsSet := uint(1); bitsSet < 1<<len(p.nodes); bitsSet++ {
-			var ids []int
-			for x := bitsSet; x != 0; x &= x - 1 {
-				ids = append(ids, p.nodes[bits.TrailingZeros(x)])
-			}
-			out = append(out, bitmask.NewNodeSet(ids...))
-		}
-		return out
-	}
-	seen := map[bitmask.NodeSet]bool{}
+// grown is, for every node, the nearest nodes to it (by distance, then
+// id; itself first) that have free cores, until they have cores of them.
+func (p *cpuPool) grown(free map[int]int, cores int) [][]int {
+	var out [][]int
 	for _, from := range p.nodes {
 		order := append([]int(nil), p.nodes...)
 		sort.SliceStable(order, func(i, j int) bool { return p.distance(from, order[i]) < p.distance(from, order[j]) })
 		var ids []int
+		have := 0
 		for _, id := range order {
-			ids = append(ids, id)
-			if m := bitmask.NewNodeSet(ids...); !seen[m] {
-				seen[m] = true
-				out = append(out, m)
+			if free[id] == 0 {
+				continue // adds nothing but distance
+			}
+			ids, have = append(ids, id), have+free[id]
+			if have >= cores {
+				out = append(out, ids)
+				break
 			}
 		}
 	}

@@ -261,6 +261,14 @@ func TestRequestFromNRI(t *testing.T) {
 		_, err := pageSizeBytes(bad)
 		assert.Error(t, err, bad)
 	}
+	// kubelet drops the CFS quota of containers with exclusive CPUs: a
+	// Guaranteed container's limit is then its request.
+	noQuota := ctr("id", "u", "app", 2000, gi, 0)
+	noQuota.Linux.Resources.Cpu.Quota = nil
+	c, err = fromNRI(sandbox("u", ""), noQuota)
+	require.NoError(t, err)
+	assert.Equal(t, 2, c.exclusiveCPUs())
+
 	bad := ctr("id", "u", "app", 0, 0, 0)
 	bad.Linux.Resources.HugepageLimits = []*api.HugepageLimit{{PageSize: "huge", Limit: 1}}
 	_, err = fromNRI(sandbox("u", ""), bad)
@@ -268,4 +276,34 @@ func TestRequestFromNRI(t *testing.T) {
 	_, err = fromNRI(&api.PodSandbox{Name: "x"}, bad)
 	assert.ErrorContains(t, err, "the pod has no uid")
 	assert.True(t, strings.HasPrefix(string(qosOf("/node0/kubepods/besteffort/podx")), "BestEffort"))
+}
+
+// Beyond 8 nodes the CPU hints are each node grown by its nearest
+// neighbours until their free cores suffice.
+func TestCPUHintsBeyondEightNodes(t *testing.T) {
+	topo, _ := wideMachine(12, "restricted") // 2 cores of 2 threads per node, a ring
+	pool, err := newCPUPool(topo)
+	require.NoError(t, err)
+	h, err := pool.hints(4) // one node's two cores
+	require.NoError(t, err)
+	require.Len(t, h["cpu"], 12)
+	for _, hint := range h["cpu"] {
+		assert.Equal(t, 1, hint.Affinity.Len())
+		assert.True(t, hint.Preferred)
+	}
+	_, err = pool.take("busy", 4, bitmask.NewNodeSet(1))
+	require.NoError(t, err)
+	h, err = pool.hints(8) // two nodes' cores: node 1's are taken
+	require.NoError(t, err)
+	var got []string
+	for _, hint := range h["cpu"] {
+		got = append(got, hint.Affinity.String())
+		assert.Equal(t, hint.Affinity.Len() == 2, hint.Preferred, hint.Affinity.String())
+	}
+	assert.Contains(t, got, "2-3", "node 2 grows to its neighbour 3 (1 is full)")
+	assert.Contains(t, got, "0,11", "node 0 grows to 11 on the ring (1 is full)")
+	assert.Contains(t, got, "0,2", "from node 1 the nearest nodes with free cores")
+	for _, m := range got {
+		assert.False(t, bitmask.MustParseNodeList(m).Has(1), "%s counts node 1's taken cores", m)
+	}
 }

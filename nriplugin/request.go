@@ -62,6 +62,12 @@ func fromNRI(pod *api.PodSandbox, ctr *api.Container) (container, error) {
 			c.CPULimitMilli = q.GetValue() * 1000 / int64(p.GetValue())
 		}
 	}
+	if c.QoS == corev1.PodQOSGuaranteed && c.CPULimitMilli == 0 {
+		// kubelet leaves the CFS quota off for containers with exclusive
+		// CPUs (DisableCPUQuotaWithExclusiveCPUs); a Guaranteed limit is
+		// its request, which the shares carry.
+		c.CPULimitMilli = c.CPURequestMilli
+	}
 	if l := res.GetMemory().GetLimit(); l != nil && l.GetValue() > 0 {
 		c.MemoryLimit = l.GetValue()
 	}

@@ -20,7 +20,10 @@ func admitCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "admit",
 		Usage: "ask a partition's allocator to admit a Pod or VirtualMachineInstance",
-		Description: "Without --partition the pod goes to the one partition whose node labels contain all of\n" +
+		Description: "For capacity planning: the admission is recorded in the allocator's state, but it places\n" +
+			"nothing; real containers are placed when containerd creates them (the allocator's NRI\n" +
+			"plugin, docs/allocator.md). Release such an admission with `numa-partition release`.\n" +
+			"Without --partition the pod goes to the one partition whose node labels contain all of\n" +
 			"its spec.nodeSelector (each daemon reports its labels). Exit status 1 when the pod is\n" +
 			"rejected (it does not fit: the reason says why), 2 on errors.",
 		Flags: flags,

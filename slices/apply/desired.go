@@ -24,6 +24,9 @@ const V1DropIn = "90-numa-partition-cgroup-v1.conf"
 // the kernel enforces on any cgroup version.
 func NewDesired(plan *partition.Plan, b bundle.Bundle, mode CgroupMode) (Desired, error) {
 	d := Desired{CgroupMode: mode}
+	if err := checkAllocatorModes(plan, mode); err != nil {
+		return d, err
+	}
 	files := map[string]bundle.File{}
 	for _, f := range b.Files {
 		if err := checkRelPath(f.Path); err != nil {
@@ -234,4 +237,22 @@ func plannedPorts(plan *partition.Plan, units []bundle.Unit) ([]PlannedPort, err
 		}
 	}
 	return ps, nil
+}
+
+// checkAllocatorModes refuses nri mode on cgroup v1: kubelet 1.37 with
+// cpuManagerPolicy none writes every CPU of the machine into its pods'
+// cpuset, which cgroup v1 refuses below a partition's narrower cpuset
+// (kubelet then fails "Failed to start ContainerManager ... permission
+// denied"); cgroup v2 takes the write and keeps the effective set.
+func checkAllocatorModes(plan *partition.Plan, mode CgroupMode) error {
+	if mode == CgroupV2 {
+		return nil
+	}
+	for _, p := range plan.Partitions {
+		if p.Allocator.Mode == partition.AllocatorModeNRI {
+			return fmt.Errorf("partition %s: allocator mode %q needs cgroup v2, and this host is %s: kubelet with cpuManagerPolicy none writes every CPU into its pods' cpuset, which cgroup v1 refuses below the partition's; use allocator_mode = %q here, or boot with systemd.unified_cgroup_hierarchy=1",
+				p.Name, partition.AllocatorModeNRI, mode, partition.AllocatorModeKubelet)
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition"
 	bundle "github.com/numa-partition/numa-partition/slices"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
@@ -304,6 +305,21 @@ func TestSliceCgroup(t *testing.T) {
 	} {
 		if got := sliceCgroup(in); got != want {
 			t.Errorf("sliceCgroup(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// nri mode needs cgroup v2: apply refuses it on v1 before touching anything.
+func TestNewDesiredRefusesNRIOnCgroupV1(t *testing.T) {
+	for _, mode := range []CgroupMode{CgroupV1, CgroupHybrid} {
+		f := newFixture(2)
+		f.plan.Partitions[1].Allocator.Mode = partition.AllocatorModeNRI
+		_, err := NewDesired(f.plan, f.bundle, mode)
+		if err == nil || !strings.Contains(err.Error(), `partition tnode1: allocator mode "nri" needs cgroup v2`) {
+			t.Errorf("%s: %v", mode, err)
+		}
+		if _, err := NewDesired(f.plan, f.bundle, CgroupV2); err != nil {
+			t.Errorf("cgroup v2: %v", err)
 		}
 	}
 }
