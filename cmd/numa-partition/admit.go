@@ -28,7 +28,7 @@ func admitCommand() *cli.Command {
 			"rejected (it does not fit: the reason says why), 2 on errors.",
 		Flags: flags,
 		Action: func(c *cli.Context) error {
-			format, err := allocOutput(c)
+			format, err := outputFormat(c)
 			if err != nil {
 				return err
 			}
@@ -58,8 +58,8 @@ func admitCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("partition %s: %w", target.partition, err)
 			}
-			if format == "json" {
-				if err := writeJSON(c.App.Writer, resp); err != nil {
+			if structured(format) {
+				if err := writeData(c.App.Writer, format, resp); err != nil {
 					return err
 				}
 			} else {

@@ -23,7 +23,6 @@ func allocClientFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "partition", Aliases: []string{"p"}, Usage: "partition `NAME` (default: every partition / the one matching the pod)"},
 		&cli.StringFlag{Name: "socket-dir", Value: allocDefaultSocketDir, Usage: "`DIR` holding the daemons' NAME.sock sockets"},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output format: table or json (same as the global --output)"},
 		&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "give up on a daemon that does not answer within this `DURATION`"},
 	}
 }
@@ -32,24 +31,6 @@ func allocClientFlags() []cli.Flag {
 // not hang scripts forever.
 func allocContext(c *cli.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(c.Context, c.Duration("timeout"))
-}
-
-// allocOutput lets --output follow the command as well as precede it.
-func allocOutput(c *cli.Context) (string, error) {
-	f := c.String("output")
-	for _, parent := range c.Lineage()[1:] {
-		if f != "" {
-			break
-		}
-		f = parent.String("output") // the global flag, on the app's context
-	}
-	switch f {
-	case "", "table":
-		return "table", nil
-	case "json":
-		return "json", nil
-	}
-	return "", fmt.Errorf("--output %q: allowed are table, json", f)
 }
 
 type allocTarget struct {
@@ -85,7 +66,7 @@ func allocationsCommand() *cli.Command {
 		Usage: "list the pods holding NUMA memory, per partition",
 		Flags: allocClientFlags(),
 		Action: func(c *cli.Context) error {
-			format, err := allocOutput(c)
+			format, err := outputFormat(c)
 			if err != nil {
 				return err
 			}
@@ -96,8 +77,8 @@ func allocationsCommand() *cli.Command {
 			ctx, cancel := allocContext(c)
 			defer cancel()
 			lists, err := allocCollect(ctx, targets)
-			if format == "json" {
-				if werr := writeJSON(c.App.Writer, lists); werr != nil {
+			if structured(format) {
+				if werr := writeData(c.App.Writer, format, lists); werr != nil {
 					return werr
 				}
 				return err

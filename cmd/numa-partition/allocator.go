@@ -98,7 +98,7 @@ func servePlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
 	if err := json.Unmarshal(data, &plan); err != nil {
 		return nil, nil, fmt.Errorf("%s: not a rendered plan: %w", file, err)
 	}
-	topo, err := numa.NewFS(c.String("sysfs")).Discover()
+	topo, err := numa.NewFS(globalString(c, "sysfs")).Discover()
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover (for NUMA distances): %w", err)
 	}
@@ -123,7 +123,7 @@ func allocConfigFromPlan(c *cli.Context, opts *allocd.Options) error {
 		}
 	}
 	if p == nil {
-		return fmt.Errorf("--partition %q is not in the plan of %s; planned partitions: %s", opts.Partition, c.String("config"), strings.Join(names, ", "))
+		return fmt.Errorf("--partition %q is not in the plan of %s; planned partitions: %s", opts.Partition, globalString(c, "config"), strings.Join(names, ", "))
 	}
 	cfg, err := allocd.ConfigFromPlan(*p, topo)
 	if err != nil {

@@ -26,8 +26,8 @@ func hostFlags() []cli.Flag {
 // else ROOT/sys.
 func hostRoot(c *cli.Context) (root, sysfs string) {
 	root = c.String("root")
-	sysfs = c.String("sysfs")
-	if !c.IsSet("sysfs") && filepath.Clean(root) != "/" {
+	sysfs = globalString(c, "sysfs")
+	if !globalIsSet(c, "sysfs") && filepath.Clean(root) != "/" {
 		sysfs = filepath.Join(root, "sys")
 	}
 	return root, sysfs
@@ -98,8 +98,8 @@ func applyCommand() *cli.Command {
 				if err != nil {
 					return fmt.Errorf("apply: %w", err)
 				}
-				if h.format == "json" {
-					return writeJSON(c.App.Writer, rep)
+				if structured(h.format) {
+					return writeData(c.App.Writer, h.format, rep)
 				}
 				return writeApplyReport(c.App.Writer, rep)
 			})

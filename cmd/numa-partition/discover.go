@@ -28,15 +28,15 @@ func discoverCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			topo, err := numa.NewFS(c.String("sysfs")).Discover()
+			topo, err := numa.NewFS(globalString(c, "sysfs")).Discover()
 			if err != nil {
 				return fmt.Errorf("discover: %w", err)
 			}
 			for _, w := range topo.Warnings {
 				slog.Warn("discover", "warning", w)
 			}
-			if format == "json" {
-				return writeJSON(c.App.Writer, topo)
+			if structured(format) {
+				return writeData(c.App.Writer, format, topo)
 			}
 			return writeTopologyTree(c.App.Writer, topo)
 		},

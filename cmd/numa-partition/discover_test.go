@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 )
 
 func runDiscover(t *testing.T, args ...string) (string, error) {
@@ -139,9 +140,30 @@ func TestDiscoverErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), filepath.Join(path, "online")+`: invalid content "0-x"`)
 
-	_, err = runDiscover(t, "--sysfs", fixtureSys("qemu-2node-v2"), "--output", "yaml", "discover")
+	_, err = runDiscover(t, "--sysfs", fixtureSys("qemu-2node-v2"), "--output", "xml", "discover")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "allowed are table, json")
+	assert.Contains(t, err.Error(), `--output "xml": allowed are table, json, yaml`)
+}
+
+// Global flags work after the command as kubectl users type them, and
+// the one nearest the command wins; yaml is the json document as YAML.
+func TestGlobalFlagsAfterTheCommand(t *testing.T) {
+	sys := fixtureSys("qemu-2node-v2")
+	before, err := runDiscover(t, "--sysfs", sys, "--output", "json", "discover")
+	require.NoError(t, err)
+	after, err := runDiscover(t, "discover", "--sysfs", sys, "-o", "json")
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+	nearest, err := runDiscover(t, "--sysfs", "/nonexistent", "-o", "table", "discover", "--sysfs", sys, "-o", "json")
+	require.NoError(t, err)
+	assert.Equal(t, before, nearest, "the flag after the command wins")
+
+	y, err := runDiscover(t, "discover", "--sysfs", sys, "-o", "yaml")
+	require.NoError(t, err)
+	var fromYAML, fromJSON any
+	require.NoError(t, yaml.Unmarshal([]byte(y), &fromYAML))
+	require.NoError(t, json.Unmarshal([]byte(before), &fromJSON))
+	assert.Equal(t, fromJSON, fromYAML)
 }
 
 // TestDiscoverDistanceMatrix: the matrix is numactl --hardware's, byte for
@@ -211,4 +233,10 @@ func copyTree(t *testing.T, src string) string {
 	dst := t.TempDir()
 	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
 	return dst
+}
+
+func TestVersionFlag(t *testing.T) {
+	out, err := runDiscover(t, "--version")
+	require.NoError(t, err)
+	assert.Equal(t, "numa-partition version "+currentBuild().Version+"\n", out)
 }

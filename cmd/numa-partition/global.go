@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+	"sigs.k8s.io/yaml"
 )
 
 const defaultConfigPath = "/etc/numa-partition/config.toml"
@@ -15,7 +16,7 @@ const defaultConfigPath = "/etc/numa-partition/config.toml"
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "sysfs", Value: "/sys", Usage: "sysfs root to discover the machine from (a dump directory works too)", EnvVars: []string{"NUMA_PARTITION_SYSFS"}},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: table or json"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: table, json or yaml"},
 		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: defaultConfigPath, Usage: "config file (TOML)", EnvVars: []string{"NUMA_PARTITION_CONFIG"}},
 		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
 	}
@@ -43,16 +44,39 @@ func setupLogging(c *cli.Context) error {
 
 // outputFormat validates --output.
 func outputFormat(c *cli.Context) (string, error) {
-	switch f := c.String("output"); f {
-	case "table", "json":
+	switch f := globalString(c, "output"); f {
+	case "", "table":
+		return "table", nil
+	case "json", "yaml":
 		return f, nil
 	default:
-		return "", fmt.Errorf("--output %q: allowed are table, json", f)
+		return "", fmt.Errorf("--output %q: allowed are table, json, yaml", f)
 	}
 }
 
-// writeJSON is the one JSON writer for machine-readable output: indented,
-// trailing newline, stable field order from the struct definitions.
+// structured says whether format is one for programs (json, yaml).
+func structured(format string) bool { return format == "json" || format == "yaml" }
+
+// writeData is the one writer of machine-readable output: JSON indented
+// with a trailing newline and the struct definitions' field order, or
+// the same document as YAML (keys as in the JSON, sorted).
+func writeData(w io.Writer, format string, v any) error {
+	if format != "yaml" {
+		return writeJSON(w, v)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("writing YAML: %w", err)
+	}
+	out, err := yaml.JSONToYAML(raw)
+	if err != nil {
+		return fmt.Errorf("writing YAML: %w", err)
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// writeJSON writes v as indented JSON.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -60,6 +84,54 @@ func writeJSON(w io.Writer, v any) error {
 		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
+}
+
+// withGlobalFlags gives every command the global flags too, so that they
+// work after the command as kubectl users type them (plan -o json) as
+// well as before it. globalString reads whichever was set.
+func withGlobalFlags(cmds []*cli.Command) []*cli.Command {
+	for _, cmd := range cmds {
+		have := map[string]bool{}
+		for _, f := range cmd.Flags {
+			for _, n := range f.Names() {
+				have[n] = true
+			}
+		}
+		for _, f := range globalFlags() {
+			if !have[f.Names()[0]] {
+				cmd.Flags = append(cmd.Flags, f)
+			}
+		}
+		withGlobalFlags(cmd.Subcommands)
+	}
+	return cmds
+}
+
+// globalString is a global flag's value: where it was set nearest to the
+// command (after it, before it), else its default.
+func globalString(c *cli.Context, name string) string {
+	for _, x := range c.Lineage() {
+		if x.Command == nil && x.App == nil {
+			continue
+		}
+		for _, set := range x.LocalFlagNames() {
+			if set == name {
+				return x.String(name)
+			}
+		}
+	}
+	return c.String(name)
+}
+
+// globalIsSet says whether a global flag was given anywhere (or by its
+// environment variable).
+func globalIsSet(c *cli.Context, name string) bool {
+	for _, x := range c.Lineage() {
+		if x.IsSet(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // exitError carries an exit status with an optional message.

@@ -38,7 +38,7 @@ func hugepagesCommand() *cli.Command {
 					}
 					specs = append(specs, s)
 				}
-				return applyHugepages(c.App.Writer, c.String("sysfs"), specs, hugepool.Write)
+				return applyHugepages(c.App.Writer, globalString(c, "sysfs"), specs, hugepool.Write)
 			},
 		}},
 	}

@@ -51,11 +51,12 @@ func newApp() *cli.App {
 			"/run/numa-partition/NAME.sock (allocator API).\n\n" +
 			"Exit status: 0 success, 1 degraded (status) or rejected (admit), 2 error.\n" +
 			"--output json is a stable, documented schema for every command.",
-		Flags: globalFlags(),
+		Version: currentBuild().Version,
+		Flags:   globalFlags(),
 		Before: func(c *cli.Context) error {
 			return setupLogging(c)
 		},
-		Commands: []*cli.Command{
+		Commands: withGlobalFlags([]*cli.Command{
 			discoverCommand(),
 			planCommand(),
 			configCommand(),
@@ -72,7 +73,7 @@ func newApp() *cli.App {
 			versionCommand(),
 			completionCommand(),
 			manCommand(),
-		},
+		}),
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
 	}

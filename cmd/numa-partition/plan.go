@@ -51,9 +51,9 @@ func planCommand() *cli.Command {
 					slog.Warn("plan", "warning", fmt.Sprintf("Node %s will not offer exactly partition %s's share: %s", n.NodeName, n.Partition, m))
 				}
 			}
-			if format == "json" {
+			if structured(format) {
 				// The Plan's keys, plus what each Node will publish.
-				return writeJSON(c.App.Writer, struct {
+				return writeData(c.App.Writer, format, struct {
 					*partition.Plan
 					NodeResources []kubeletgen.NodeResources `json:"nodeResources"`
 				}{plan, nodes})
@@ -75,7 +75,7 @@ func hostnameFlag() cli.Flag {
 // a plan. The hostname comes from --hostname (when the command has it),
 // then kubelet.hostname, then this machine, so that planning stays pure.
 func loadPlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
-	topo, err := numa.NewFS(c.String("sysfs")).Discover()
+	topo, err := numa.NewFS(globalString(c, "sysfs")).Discover()
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover: %w", err)
 	}
@@ -104,12 +104,12 @@ func loadPlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
 // "all defaults" (with a warning); a missing file that was asked for is an
 // error.
 func loadConfig(c *cli.Context) (*partition.Config, error) {
-	path := c.String("config")
+	path := globalString(c, "config")
 	cfg, err := partition.LoadFile(path)
 	if err == nil {
 		return cfg, nil
 	}
-	if errors.Is(err, fs.ErrNotExist) && !c.IsSet("config") {
+	if errors.Is(err, fs.ErrNotExist) && !globalIsSet(c, "config") {
 		slog.Warn("no config file, using the defaults (numa-partition config init writes one)", "path", path)
 		return &partition.Config{}, nil
 	}

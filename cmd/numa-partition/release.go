@@ -23,7 +23,7 @@ func releaseCommand() *cli.Command {
 				return fmt.Errorf("release takes exactly one pod UID after its flags (numa-partition release [--partition NAME] UID), got %d arguments: %q", c.NArg(), c.Args().Slice())
 			}
 			uid := c.Args().First()
-			format, err := allocOutput(c)
+			format, err := outputFormat(c)
 			if err != nil {
 				return err
 			}
@@ -44,8 +44,8 @@ func releaseCommand() *cli.Command {
 					problems = append(problems, fmt.Errorf("%s: %w", t.partition, err))
 					continue
 				}
-				if format == "json" {
-					return writeJSON(c.App.Writer, resp)
+				if structured(format) {
+					return writeData(c.App.Writer, format, resp)
 				}
 				fmt.Fprintf(c.App.Writer, "released pod %s in partition %s\n", uid, resp.Partition)
 				return nil

@@ -26,8 +26,8 @@ func removeCommand() *cli.Command {
 				if err != nil {
 					return fmt.Errorf("remove: %w", err)
 				}
-				if h.format == "json" {
-					return writeJSON(c.App.Writer, rep)
+				if structured(h.format) {
+					return writeData(c.App.Writer, h.format, rep)
 				}
 				var b strings.Builder
 				if rep.Generation == 0 {

@@ -70,8 +70,8 @@ func renderCommand() *cli.Command {
 					return err
 				}
 			}
-			if format == "json" {
-				return writeJSON(c.App.Writer, b)
+			if structured(format) {
+				return writeData(c.App.Writer, format, b)
 			}
 			return writeRenderSummary(c.App.Writer, c.String("out"), b)
 		},

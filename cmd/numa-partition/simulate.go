@@ -44,8 +44,8 @@ func simulateCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("scenario %s: %w", c.Args().First(), err)
 			}
-			if format == "json" {
-				err = writeJSON(c.App.Writer, rep)
+			if structured(format) {
+				err = writeData(c.App.Writer, format, rep)
 			} else {
 				err = printReport(c.App.Writer, rep)
 			}

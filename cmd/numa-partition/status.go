@@ -38,8 +38,8 @@ func statusCommand() *cli.Command {
 				if err != nil {
 					return fmt.Errorf("status: %w", err)
 				}
-				if h.format == "json" {
-					err = writeJSON(c.App.Writer, st)
+				if structured(h.format) {
+					err = writeData(c.App.Writer, h.format, st)
 				} else {
 					err = writeStatus(c.App.Writer, st)
 				}

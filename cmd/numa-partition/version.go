@@ -55,8 +55,8 @@ func versionCommand() *cli.Command {
 				return err
 			}
 			b := currentBuild()
-			if format == "json" {
-				return writeJSON(c.App.Writer, b)
+			if structured(format) {
+				return writeData(c.App.Writer, format, b)
 			}
 			_, err = fmt.Fprintf(c.App.Writer, "numa-partition %s\ncommit: %s\ngo: %s\nplatform: %s\n", b.Version, b.Commit, b.GoVersion, b.Platform)
 			return err
