@@ -123,9 +123,19 @@ func Apply(ctx context.Context, o Options, plan *partition.Plan, b bundle.Bundle
 		return nil, err
 	}
 	rec := newRecord(o, plan, d, cur, prev, mode)
+	// Write ahead: from here until the last step the record says what
+	// this apply may leave behind if it is killed.
+	undoPending, err := writePending(o.Root, rec, prev, cur, d)
+	if err != nil {
+		return nil, err
+	}
 	ex := &Executor{Root: o.Root, Sysfs: o.Sysfs, Systemd: o.Systemd, Record: rec, BeforeStep: o.BeforeStep, Log: o.Log}
 	res, err := ex.Run(ctx, steps, cur)
 	if err != nil {
+		// Rolled back: the previous record is the truth again.
+		if uerr := undoPending(); uerr != nil {
+			return nil, errors.Join(err, fmt.Errorf("restoring the previous record: %w", uerr))
+		}
 		return nil, err
 	}
 	if slices.ContainsFunc(steps, func(s Step) bool { return s.Kind == KindRecord }) {
@@ -175,6 +185,27 @@ func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desire
 			return c, fmt.Errorf("reading the host: %w", err)
 		}
 		c.Units[n] = u
+	}
+	if d.CgroupMode != CgroupV2 {
+		c.CPUSetsV1 = map[string]string{}
+		for _, u := range d.Units {
+			if u.Partition == "" || !strings.HasSuffix(u.Name, ".slice") {
+				continue
+			}
+			g := cpusetV1Group(root, sliceCgroup(u.Name))
+			if !g.exists() {
+				continue
+			}
+			cpus, err := g.read("cpuset.cpus")
+			if err != nil {
+				return c, fmt.Errorf("reading the host: %w", err)
+			}
+			mems, err := g.read("cpuset.mems")
+			if err != nil {
+				return c, fmt.Errorf("reading the host: %w", err)
+			}
+			c.CPUSetsV1[u.Name] = cpus + "/" + mems
+		}
 	}
 	for _, h := range d.Hugepages {
 		p := hugepool.Path(sysfs, h.Node, h.PageSize)

@@ -61,7 +61,14 @@ func syncDir(dir string) error {
 
 // removeFile removes path (a missing file is fine) and syncs its directory.
 func removeFile(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	err := os.Remove(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Nothing to remove (an apply killed before it wrote the file):
+		// sync the directory only if it exists.
+		if _, serr := os.Stat(filepath.Dir(path)); errors.Is(serr, fs.ErrNotExist) {
+			return nil
+		}
+	} else if err != nil {
 		return err
 	}
 	return syncDir(filepath.Dir(path))

@@ -109,7 +109,10 @@ func Plan(d Desired, c Current) []Step {
 		if live || unitChanged(u) {
 			steps = append(steps, Step{Kind: KindSetCPUs, Unit: u.Name, CPUs: s.CPUs, Mems: s.Mems})
 		}
-		if v1 && u.Partition != "" && (live || unitChanged(u) || started) {
+		// The group is missing or stale after an apply killed between
+		// the slice's start and the group's write.
+		group := c.CPUSetsV1[u.Name] != s.CPUs.String()+"/"+s.Mems.String()
+		if v1 && u.Partition != "" && (live || unitChanged(u) || started || group) {
 			steps = append(steps, Step{Kind: KindCPUSetV1, Unit: u.Name, CPUs: s.CPUs, Mems: s.Mems})
 			v1Regrouped[u.Partition] = true
 		}
@@ -143,7 +146,7 @@ func Plan(d Desired, c Current) []Step {
 	}
 
 	// 7. record, when what the record says changed.
-	if len(changed) > 0 || c.Record == nil ||
+	if len(changed) > 0 || c.Record == nil || c.Record.Pending ||
 		slices.ContainsFunc(steps, func(s Step) bool { return s.Kind == KindHugepages || s.Kind == KindSetCPUs }) {
 		steps = append(steps, Step{Kind: KindRecord})
 	}

@@ -34,6 +34,12 @@ type Record struct {
 	// Partitions maps partition names to their health endpoints and
 	// Kubernetes Nodes, for status.
 	Partitions []RecordPartition `json:"partitions"`
+	// Pending is true from before an apply touches the host until it has
+	// finished: then the record lists everything that apply may have
+	// written or started (its own and the previous generation's), so that
+	// after a kill -9 the next apply takes up the host from there, remove
+	// undoes all of it and status says an apply was interrupted.
+	Pending bool `json:"pending,omitempty"`
 }
 
 // RecordFile is one file apply owns.

@@ -109,9 +109,14 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		}
 	}
 	for _, u := range rec.Units {
-		if u.Enable {
-			act("disable "+u.Name, m.DisableUnitFiles(ctx, []string{u.Name}))
+		if !u.Enable {
+			continue
 		}
+		// An apply killed before it enabled (or even wrote) the unit.
+		if st, err := m.Unit(ctx, u.Name); err == nil && !st.Enabled() {
+			continue
+		}
+		act("disable "+u.Name, m.DisableUnitFiles(ctx, []string{u.Name}))
 	}
 	ex := &Executor{Root: o.Root, Systemd: m}
 	for i := len(rec.Files) - 1; i >= 0; i-- {

@@ -142,6 +142,9 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	st.Generation, st.AppliedAt = rec.Generation, rec.AppliedAt
 	st.Host.ReservedCPUs = rec.ReservedCPUs
 	problem := func(format string, a ...any) { st.Problems = append(st.Problems, fmt.Sprintf(format, a...)) }
+	if rec.Pending {
+		problem("an apply of generation %d was interrupted (killed before it finished): run numa-partition apply to finish it, or remove to undo it", rec.Generation)
+	}
 	drift := func(format string, a ...any) {
 		d := fmt.Sprintf(format, a...)
 		st.Drift = append(st.Drift, d)

@@ -71,6 +71,9 @@ type Current struct {
 	// Hugepages is nr_hugepages per node and size.
 	Hugepages map[HugepageKey]uint64
 	Record    *Record // nil before the first apply
+	// CPUSetsV1 are the partition slices' cpuset v1 groups on a v1 or
+	// hybrid host, "cpus/mems" ("" when the group is missing).
+	CPUSetsV1 map[string]string
 }
 
 // FileState is a file on disk.
