@@ -186,6 +186,17 @@ func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desire
 		}
 		c.Units[n] = u
 	}
+	if prev != nil {
+		planned := map[string]bool{}
+		for _, s := range d.Slices {
+			planned[s.Unit] = true
+		}
+		for _, s := range prev.Slices {
+			if !planned[s.Unit] && len(sliceLeftovers(root, prev.CgroupMode, s.Unit)) > 0 {
+				c.StaleSlices = append(c.StaleSlices, s.Unit)
+			}
+		}
+	}
 	if d.CgroupMode != CgroupV2 {
 		c.CPUSetsV1 = map[string]string{}
 		for _, u := range d.Units {

@@ -111,3 +111,66 @@ func TestRemoveAfterCrash(t *testing.T) {
 		}
 	}
 }
+
+// renamed is f with partition from renamed to to: its slice and services
+// are other units, the old ones are no longer planned.
+func renamed(f *fixture, from, to string) *fixture {
+	g := newFixture(len(f.plan.Partitions))
+	swap := func(s string) string { return strings.ReplaceAll(s, from, to) }
+	for i := range g.bundle.Files {
+		g.bundle.Files[i].Path = swap(g.bundle.Files[i].Path)
+		g.bundle.Files[i].Content = []byte(swap(string(g.bundle.Files[i].Content)))
+	}
+	for i := range g.bundle.Units {
+		u := &g.bundle.Units[i]
+		u.Name, u.Partition = swap(u.Name), swap(u.Partition)
+		for j := range u.Files {
+			u.Files[j] = swap(u.Files[j])
+		}
+	}
+	for i := range g.plan.Partitions {
+		p := &g.plan.Partitions[i]
+		p.Name, p.Slice = swap(p.Name), swap(p.Slice)
+	}
+	return g
+}
+
+// TestRepartitionForgetsTheOldSlice: a partition that is gone takes its
+// slice's runtime CPU drop-ins and v1 groups with it, and remove then
+// leaves nothing of either generation.
+func TestRepartitionForgetsTheOldSlice(t *testing.T) {
+	e := newEnv(t)
+	gen1 := newFixture(2)
+	gen2 := renamed(gen1, "tnode1", "talpha")
+	pristine1, pristine2 := e.settled(t, gen1), e.settled(t, gen2)
+	_, err := e.apply(t, gen1, nil)
+	must(t, err)
+	mode, err := DetectCgroupMode(e.sb.Root)
+	must(t, err)
+	// What gen1 left of tnode1.slice besides its files.
+	before := sliceLeftovers(e.sb.Root, mode, "tnode1.slice")
+	if len(before) == 0 {
+		t.Fatalf("gen1 left nothing of tnode1.slice to forget (%s host): the test tests nothing", mode)
+	}
+	rep, err := e.apply(t, gen2, nil)
+	must(t, err)
+	if !strings.Contains(strings.Join(rep.Steps, "\n"), "forget-slice tnode1.slice") {
+		t.Errorf("no forget-slice step for tnode1.slice (it had %d leftovers): %v", len(before), rep.Steps)
+	}
+	if left := sliceLeftovers(e.sb.Root, mode, "tnode1.slice"); len(left) > 0 {
+		t.Errorf("after repartitioning, tnode1.slice still has: %v", left[0].what)
+	}
+	if _, err := Remove(context.Background(), e.opts()); err != nil {
+		t.Fatal(err)
+	}
+	for _, unit := range []string{"tnode0.slice", "tnode1.slice", "talpha.slice"} {
+		if left := sliceLeftovers(e.sb.Root, mode, unit); len(left) > 0 {
+			t.Errorf("after remove, %s still has: %v", unit, left[0].what)
+		}
+	}
+	for i, want := range []hostState{pristine1, pristine2} {
+		if d := diffStates(want, e.settled(t, []*fixture{gen1, gen2}[i])); len(d) > 0 {
+			t.Errorf("remove left of generation %d:\n%s", i+1, strings.Join(d, "\n"))
+		}
+	}
+}

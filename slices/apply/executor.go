@@ -247,6 +247,37 @@ func (e *Executor) do(ctx context.Context, s Step, cur Current, res *Result) ([]
 		}}
 		return []undo{u}, m.EnableUnitFiles(ctx, []string{s.Unit})
 
+	case KindForgetSlice:
+		var undos []undo
+		for _, dir := range runtimeControlDirs {
+			for _, prop := range []string{"AllowedCPUs", "AllowedMemoryNodes"} {
+				rel := path.Join(dir, s.Unit+".d", "50-"+prop+".conf")
+				old, ok, err := readFileState(e.path(rel))
+				if err != nil || !ok {
+					continue
+				}
+				undos = append(undos, undo{files: true, what: "runtime " + prop + " of " + s.Unit, run: func(context.Context) error {
+					return writeFileAtomic(e.path(rel), old.Content, old.Mode)
+				}})
+			}
+		}
+		if mode := cur.Record.CgroupMode; mode != CgroupV2 {
+			g := cpusetV1Group(e.Root, sliceCgroup(s.Unit))
+			if g.exists() {
+				cpus, _ := g.read("cpuset.cpus")
+				mems, _ := g.read("cpuset.mems")
+				undos = append(undos, undo{what: "cpuset v1 group of " + s.Unit, run: func(context.Context) error { return g.set(cpus, mems) }})
+			}
+			if d := hugetlbV1Dir(e.Root, sliceCgroup(s.Unit)); dirExists(d) {
+				undos = append(undos, undo{what: "hugetlb v1 group of " + s.Unit, run: func(context.Context) error { return os.MkdirAll(d, 0o755) }})
+			}
+		}
+		for _, l := range sliceLeftovers(e.Root, cur.Record.CgroupMode, s.Unit) {
+			if err := l.remove(); err != nil {
+				return undos, fmt.Errorf("%s: %w", l.what, err)
+			}
+		}
+		return undos, nil
 	case KindRecord:
 		p := e.path(RecordPath)
 		old, existed, err := readFileState(p)

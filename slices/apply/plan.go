@@ -65,8 +65,15 @@ func Plan(d Desired, c Current) []Step {
 		}
 	}
 
+	// Slices no longer planned (a partition renamed or gone): their
+	// runtime CPU drop-ins and v1 groups go with them.
+	for _, unit := range c.StaleSlices {
+		steps = append(steps, Step{Kind: KindForgetSlice, Unit: unit, Reason: "no longer planned"})
+	}
+	forgot := len(c.StaleSlices) > 0
+
 	// 3. reload when a file changed.
-	if len(changed) > 0 {
+	if len(changed) > 0 || forgot {
 		steps = append(steps, Step{Kind: KindReload})
 	}
 

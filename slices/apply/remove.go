@@ -53,8 +53,39 @@ func widenHostCPUs(ctx context.Context, o Options, rec *Record) error {
 	return errors.Join(errs...)
 }
 
-// runtimeControlDir is where systemd keeps `set-property --runtime` drop-ins.
-const runtimeControlDir = "run/systemd/system.control"
+// runtimeControlDirs are where systemd keeps `set-property --runtime`
+// drop-ins: of ordinary units, and of transient ones (init.scope).
+var runtimeControlDirs = []string{"run/systemd/system.control", "run/systemd/transient"}
+
+// leftover is something a slice leaves outside its unit files.
+type leftover struct {
+	what   string
+	remove func() error
+}
+
+// sliceLeftovers are what systemd and the kernel keep of a slice apply
+// set up beyond its files: the runtime drop-ins of its AllowedCPUs= and
+// AllowedMemoryNodes=, and on v1 its cpuset and hugetlb groups.
+func sliceLeftovers(root string, mode CgroupMode, unit string) []leftover {
+	var out []leftover
+	for _, dir := range runtimeControlDirs {
+		for _, prop := range []string{"AllowedCPUs", "AllowedMemoryNodes"} {
+			p := filepath.Join(root, dir, unit+".d", "50-"+prop+".conf")
+			if _, err := os.Stat(p); err == nil {
+				out = append(out, leftover{"drop runtime " + prop + " of " + unit, func() error { return removeFile(p) }})
+			}
+		}
+	}
+	if mode != CgroupV2 {
+		if g := cpusetV1Group(root, sliceCgroup(unit)); g.exists() {
+			out = append(out, leftover{"remove the cpuset v1 group of " + unit, g.remove})
+		}
+		if d := hugetlbV1Dir(root, sliceCgroup(unit)); dirExists(d) {
+			out = append(out, leftover{"remove the hugetlb v1 group of " + unit, func() error { return removeV1Group(d) }})
+		}
+	}
+	return out
+}
 
 // Remove undoes the applied generation: stops and disables its units,
 // deletes its files (putting back originals it replaced), drops the
@@ -136,20 +167,8 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		act("widen the host units' cpusets to the whole machine", widenHostCPUs(ctx, o, rec))
 	}
 	for _, s := range rec.Slices {
-		for _, prop := range []string{"AllowedCPUs", "AllowedMemoryNodes"} {
-			p := filepath.Join(o.Root, runtimeControlDir, s.Unit+".d", "50-"+prop+".conf")
-			if _, err := os.Stat(p); err == nil {
-				act("drop runtime "+prop+" of "+s.Unit, removeFile(p))
-			}
-		}
-		if rec.CgroupMode != CgroupV2 {
-			g := cpusetV1Group(o.Root, sliceCgroup(s.Unit))
-			if g.exists() {
-				act("remove the cpuset v1 group of "+s.Unit, g.remove())
-			}
-			if d := hugetlbV1Dir(o.Root, sliceCgroup(s.Unit)); dirExists(d) {
-				act("remove the hugetlb v1 group of "+s.Unit, removeV1Group(d))
-			}
+		for _, f := range sliceLeftovers(o.Root, rec.CgroupMode, s.Unit) {
+			act(f.what, f.remove())
 		}
 	}
 	for _, h := range rec.Hugepages {

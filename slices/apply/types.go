@@ -74,6 +74,9 @@ type Current struct {
 	// CPUSetsV1 are the partition slices' cpuset v1 groups on a v1 or
 	// hybrid host, "cpus/mems" ("" when the group is missing).
 	CPUSetsV1 map[string]string
+	// StaleSlices are slices of the record that are no longer planned
+	// and still have runtime drop-ins or v1 groups (sliceLeftovers).
+	StaleSlices []string
 }
 
 // FileState is a file on disk.
@@ -105,7 +108,11 @@ const (
 	KindEnable    Kind = "enable"
 	KindRestart   Kind = "restart"
 	KindAttachV1  Kind = "attach-v1"
-	KindRecord    Kind = "record"
+	// KindForgetSlice drops what systemd and the kernel keep of a slice
+	// that is no longer planned: its runtime AllowedCPUs=/
+	// AllowedMemoryNodes= drop-ins and its cpuset and hugetlb v1 groups.
+	KindForgetSlice Kind = "forget-slice"
+	KindRecord      Kind = "record"
 )
 
 // Step is one action of a transaction.
