@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# run.sh — numa-partition's end-to-end test on an emulated 2-socket,
-# 2-NUMA-node machine: boots Debian's kernel in QEMU with systemd as PID 1,
-# once with cgroup v2 and once with cgroup v1, runs the scenario of
+# run.sh — numa-partition's end-to-end test on emulated 2-socket machines:
+# boots Debian's kernel in QEMU with systemd as PID 1, a 2-NUMA-node VM
+# once with cgroup v2 and once with cgroup v1 and a 4-NUMA-node VM (two
+# nodes per socket) with cgroup v2, runs the scenario of
 # test/e2e/guest/ inside each boot, brings the results back over a 9p share
 # and exits non-zero, naming every failed step, when anything failed.
 # The partitions run the real kubelet 1.37 and containerd 2 (test/realbin)
@@ -11,7 +12,8 @@
 # (restrict=on: the guest reaches nothing else) at 10.0.2.100:6443.
 #
 # Environment:
-#   E2E_MODES      cgroup modes to boot, in order (default "v2 v1")
+#   E2E_MODES      boots, in order (default "v2 v1 n4"): v2 and v1 are the
+#                  2-node VM on cgroup v2 and v1, n4 the 4-node VM on v2
 #   E2E_STEPS      comma-separated step names to run (default: all; a partial
 #                  run is for development and says so loudly)
 #   E2E_TIMEOUT    hard limit per boot in seconds (default 1500)
@@ -25,7 +27,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cd "$repo"
 cache=${E2E_CACHE:-$repo/.cache/e2e}
-modes=${E2E_MODES:-v2 v1}
+modes=${E2E_MODES:-v2 v1 n4}
 timeout_s=${E2E_TIMEOUT:-1500}
 accel=${E2E_ACCEL:-tcg,thread=single}
 cpu=${E2E_CPU:-qemu64,+pdpe1gb} # +pdpe1gb: the guest gets 1 GiB hugepage directories
@@ -82,7 +84,25 @@ log "image $image ($(head -1 "$image/manifest.txt"))"
 # qemu.rc/wall in .cache/e2e/runs/MODE.
 boot() {
   local mode=$1 unified out t0 rc=0
-  case $mode in v2) unified=1 ;; v1) unified=0 ;; esac
+  case $mode in v2|n4) unified=1 ;; v1) unified=0 ;; esac
+  # v2, v1: 2 sockets of one NUMA node (2 CPUs, 2 GiB each); n4: 2 sockets
+  # of two NUMA nodes (1 CPU, 1 GiB each), 12 apart within a socket.
+  local numa shape
+  if [ "$mode" = n4 ]; then
+    shape="2 sockets, 4 NUMA nodes"
+    numa=(-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
+          -object memory-backend-ram,id=m2,size=1G -object memory-backend-ram,id=m3,size=1G
+          -numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1
+          -numa node,nodeid=2,cpus=2,memdev=m2 -numa node,nodeid=3,cpus=3,memdev=m3
+          -numa dist,src=0,dst=1,val=12 -numa dist,src=2,dst=3,val=12
+          -numa dist,src=0,dst=2,val=20 -numa dist,src=0,dst=3,val=20
+          -numa dist,src=1,dst=2,val=20 -numa dist,src=1,dst=3,val=20)
+  else
+    shape="2 sockets, 2 NUMA nodes"
+    numa=(-object memory-backend-ram,id=m0,size=2G -object memory-backend-ram,id=m1,size=2G
+          -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1
+          -numa dist,src=0,dst=1,val=20)
+  fi
   out=$cache/runs/$mode
   rm -rf "$out"; mkdir -p "$out/share" "$out/payload"
   cp -a "$payload/." "$out/payload/"
@@ -90,14 +110,11 @@ boot() {
   (cd "$out/payload" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$out/payload.cpio"
   cat "$image/base.cpio" "$out/payload.cpio" > "$out/initrd.cpio"
   rm -rf "$out/payload" "$out/payload.cpio"
-  log "booting cgroup $mode (2 sockets, 2 NUMA nodes, 4 vCPUs, 4 GiB; limit ${timeout_s}s); logs in $out"
+  log "booting $mode (cgroup v$((2 - 1 + unified)), $shape, 4 vCPUs, 4 GiB; limit ${timeout_s}s); logs in $out"
   t0=$SECONDS
   timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
     -machine q35 -accel "$accel" -cpu "$cpu" \
-    -smp 4,sockets=2,cores=2,threads=1 -m 4G \
-    -object memory-backend-ram,id=m0,size=2G -object memory-backend-ram,id=m1,size=2G \
-    -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1 \
-    -numa dist,src=0,dst=1,val=20 \
+    -smp 4,sockets=2,cores=2,threads=1 -m 4G "${numa[@]}" \
     -kernel "$image/vmlinuz" -initrd "$out/initrd.cpio" \
     -append "console=ttyS0 rdinit=/sbin/init systemd.unified_cgroup_hierarchy=$unified systemd.wants=numa-e2e.service panic=-1 loglevel=4 mitigations=off" \
     -virtfs local,path="$out/share",mount_tag=share,security_model=none,id=share \
@@ -150,7 +167,7 @@ report() {
 }
 
 for mode in $modes; do
-  case $mode in v1|v2) ;; *) log "E2E_MODES: unknown mode $mode (allowed: v2 v1)"; exit 2 ;; esac
+  case $mode in v1|v2|n4) ;; *) log "E2E_MODES: unknown mode $mode (allowed: v2 v1 n4)"; exit 2 ;; esac
 done
 # Each TCG VM keeps one host core busy: with two or more cores the boots
 # run side by side (E2E_PARALLEL=0 forces one after the other).

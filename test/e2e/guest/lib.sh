@@ -29,7 +29,7 @@ status_field() { awk -v f="$2:" '$1==f{print $2}' "/proc/$1/status"; }
 
 # cgroup_of PID: the process's cgroup path (v2: unified; v1: name=systemd).
 cgroup_of() {
-  if [ "$E2E_MODE" = v2 ]; then sed -n 's/^0:://p' "/proc/$1/cgroup"
+  if [ "$E2E_CGROUP" = v2 ]; then sed -n 's/^0:://p' "/proc/$1/cgroup"
   else sed -n 's/^[0-9]*:name=systemd://p' "/proc/$1/cgroup"; fi
 }
 
@@ -63,21 +63,41 @@ http_get() {
 # unit_prop UNIT PROPERTY
 unit_prop() { systemctl show -p "$2" --value "$1"; }
 
-# --- the partitioned host the apply steps expect (config/partitions.toml)
-PARTITIONS="node0 node1"
-declare -A POD_CPUS=([node0]=1 [node1]=2-3)      # partition CPUs minus host-reserved CPU 0
-declare -A DAEMON_CPUS=([node0]=0 [node1]=2-3)   # host-reserved CPUs on its nodes, else its own
-declare -A SLICE_CPUS=([node0]=0-1 [node1]=2-3)
-declare -A MEMS=([node0]=0 [node1]=1)
-declare -A HEALTHZ=([node0]=10248 [node1]=10258) # healthz_port + index × port_stride
-declare -A HUGEPAGES_2M=([node0]=16 [node1]=24)
+# --- the partitioned host the apply steps expect. Boots v2 and v1: 2
+# sockets of one NUMA node (config/partitions.toml); boot n4 (cgroup v2):
+# 2 sockets of two NUMA nodes with one CPU each (config/partitions-n4.toml).
+E2E_CGROUP=v2
+[ "$E2E_MODE" = v1 ] && E2E_CGROUP=v1
 HOST_CPUS=0
-# The host's memory is not locked (templates/host.dropin.tmpl says why):
-# system.slice may allocate on every node, so apply can fill node 1's pools.
-HOST_MEMS=0-1
+if [ "$E2E_MODE" = n4 ]; then
+  CONFIG_SRC=/e2e/guest/config/partitions-n4.toml
+  PARTITIONS="node0 node2"
+  declare -A POD_CPUS=([node0]=1 [node2]=2-3)
+  declare -A DAEMON_CPUS=([node0]=0 [node2]=2-3)
+  declare -A SLICE_CPUS=([node0]=0-1 [node2]=2-3)
+  declare -A MEMS=([node0]=0-1 [node2]=2-3)
+  declare -A HEALTHZ=([node0]=10248 [node2]=10258)
+  declare -A HUGEPAGES_2M=()
+  HOST_MEMS=0-3
+else
+  CONFIG_SRC=/e2e/guest/config/partitions.toml
+  PARTITIONS="node0 node1"
+  declare -A POD_CPUS=([node0]=1 [node1]=2-3)      # partition CPUs minus host-reserved CPU 0
+  declare -A DAEMON_CPUS=([node0]=0 [node1]=2-3)   # host-reserved CPUs on its nodes, else its own
+  declare -A SLICE_CPUS=([node0]=0-1 [node1]=2-3)
+  declare -A MEMS=([node0]=0 [node1]=1)
+  declare -A HEALTHZ=([node0]=10248 [node1]=10258) # healthz_port + index × port_stride
+  declare -A HUGEPAGES_2M=([node0]=16 [node1]=24)
+  # The host's memory is not locked (templates/host.dropin.tmpl says why):
+  # system.slice may allocate on every node, so apply can fill node 1's pools.
+  HOST_MEMS=0-1
+fi
 CONFIG=/etc/numa-partition/config.toml
-declare -A COLOR=([node0]=red [node1]=blue)
-declare -A POD_CPU_COUNT=([node0]=1 [node1]=2)   # = each Node's allocatable cpu
+declare -A COLOR=([node0]=red [node1]=blue [node2]=blue)
+declare -A POD_CPU_COUNT=([node0]=1 [node1]=2 [node2]=2)   # = each Node's allocatable cpu
+# Who places each partition's containers (allocator.mode).
+# nri mode needs cgroup v2 (the v1 boot checks that apply refuses it).
+declare -A ALLOC_MODE=([node0]=kubelet [node1]=$([ "$E2E_CGROUP" = v2 ] && echo nri || echo kubelet) [node2]=nri)
 # Every kubelet's root dir is on one shared filesystem (a tmpfs: the VM
 # has no disk), which the plan splits by CPUs (kubelet.root_dir).
 KUBELETS_FS=/var/lib/kubelets
@@ -131,10 +151,17 @@ container_pid() {
   ctr --address "$(socket_of "$1")" -n k8s.io tasks ls 2>/dev/null | awk -v id="$id" '$1==id{print $2}'
 }
 
+# allocation P UID: the allocator's allocation of pod UID's container
+# "work" in partition P as "pinned nodes memory hugepages-2Mi".
+allocation() {
+  numa-partition allocations -p "$1" -o json 2>/dev/null | jq -r --arg k "$2/work" \
+    '.[0].allocations[] | select(.podUID==$k) | "\(.pinned) \(.containers[0].numaNodes) \(.containers[0].memory.memory) \(.containers[0].memory["hugepages-2Mi"])"'
+}
+
 # cgroup_file PID FILE: a cgroup file of PID's cpuset group (v2: unified;
 # v1: the cpuset hierarchy).
 cgroup_file() {
-  if [ "$E2E_MODE" = v2 ]; then echo "/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$1/cgroup")/$2"
+  if [ "$E2E_CGROUP" = v2 ]; then echo "/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$1/cgroup")/$2"
   else echo "/sys/fs/cgroup/cpuset$(sed -n 's/^[0-9]*:cpuset://p' "/proc/$1/cgroup")/$2"; fi
 }
 

@@ -4,7 +4,18 @@
 # planned.
 . /e2e/guest/lib.sh
 requires cluster
-install -D -m 0644 /e2e/guest/config/partitions.toml $CONFIG
+install -D -m 0644 $CONFIG_SRC $CONFIG
+if [ "$E2E_MODE" = v1 ]; then
+  # nri mode needs cgroup v2: apply refuses it here, naming why, and
+  # changes nothing; node1 then keeps kubelet's managers.
+  out=$(numa-partition apply 2>&1); rc=$?
+  [ $rc != 0 ] && grep -q 'allocator mode "nri" needs cgroup v2' <<<"$out" \
+    && ok "apply refuses nri mode on cgroup v1: $(grep -o 'partition node1: allocator mode[^;]*' <<<"$out")" \
+    || fail "apply with nri mode on cgroup v1 exited $rc: $(tail -2 <<<"$out" | tr '\n' ' ')"
+  [ -z "$(ls /etc/systemd/system | grep -E '^(kubelet|containerd)-node|^node[01]\.slice')" ] \
+    && ok "the refused apply changed nothing" || fail "the refused apply left units: $(ls /etc/systemd/system | tr '\n' ' ')"
+  sed -i '/^allocator_mode = "nri"/d' $CONFIG
+fi
 echo "  \$ numa-partition apply"
 numa-partition apply > $STATE/apply.out 2>&1
 rc=$?

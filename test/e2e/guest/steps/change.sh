@@ -3,7 +3,8 @@
 . /e2e/guest/lib.sh
 requires apply
 before=$(main_pids)
-{ cat /e2e/guest/config/partitions.toml; printf '\n[[partition]]\nnodes = [1]\nmax_pods = 50\n'; } > $CONFIG
+# The config ends with node1's [[partition]] table: the key goes there.
+{ cat $CONFIG_SRC; printf 'max_pods = 50\n'; } > $CONFIG
 out=$(numa-partition apply 2>&1)
 rc=$?
 echo "$out"

@@ -9,7 +9,7 @@ expect_eq "node1 2M nr_hugepages" "$(cat "$(hp 1 nr_hugepages)")" 6
 expect_eq "node1 2M free_hugepages" "$(cat "$(hp 1 free_hugepages)")" 6
 expect_eq "global 2M nr_hugepages" "$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)" 10
 echo 0 > "$(hp 0 nr_hugepages)"; echo 0 > "$(hp 1 nr_hugepages)"
-if [ "$E2E_MODE" = v2 ]; then
+if [ "$E2E_CGROUP" = v2 ]; then
   # The kernel takes a node's pool pages under the WRITER's cpuset
   # (__GFP_HARDWALL): a writer confined to node 0 gets none on node 1. So
   # whatever sets node N's pool must itself be allowed on node N.

@@ -2,8 +2,9 @@
 # nodeSelector on the partition's labels, is bound by kube-scheduler to
 # the partition's Node and runs; from /proc/<pid>/status and the cgroup
 # files, its container runs only on the partition's CPUs and memory node,
-# with kubelet's static CPU Manager's exclusive CPU and the Memory
-# Manager's cpuset.mems. Then the daemons' and the host's placement.
+# with an exclusive CPU and cpuset.mems: kubelet's CPU and Memory
+# Managers' in node0 (its allocator mirrors them), node1's allocator's
+# through containerd's NRI. Then the daemons' and the host's placement.
 . /e2e/guest/lib.sh
 requires apply
 pod_manifest() {
@@ -36,18 +37,29 @@ for p in $PARTITIONS; do
     /$p.slice/$p-kubepods.slice/*) ok "pod $pod's cgroup is under $p.slice/$p-kubepods.slice" ;;
     *) fail "pod $pod's cgroup $(cgroup_of $pid) is not under /$p.slice/$p-kubepods.slice" ;;
   esac
-  # kubelet's own checkpoints say the same: the CPU Manager gave the
-  # container that CPU, the Memory Manager pinned it to the node.
-  cm=$(jq -r --arg c work '[.entries[][$c]] | map(select(.)) | first // empty' $(kubelet_root $p)/cpu_manager_state 2>/dev/null)
-  expect_eq "kubelet-$p cpu_manager_state assignment" "$cm" "$cpus"
-  for type in memory hugepages-2Mi; do
-    mm=$(jq -r --arg t $type '[.entries[][]] | .[0][] | select(.type==$t) | "\(.numaAffinity | map(tostring) | join(",")) \(.size)"' $(kubelet_root $p)/memory_manager_state 2>/dev/null)
-    want_size=$(to_bytes $([ $type = memory ] && echo 64Mi || echo 8Mi))
-    expect_eq "kubelet-$p memory_manager_state $type (node, bytes)" "$mm" "${MEMS[$p]} $want_size"
-  done
+  uid=$(k -n $NS get pod $pod -o jsonpath='{.metadata.uid}')
+  if [ "${ALLOC_MODE[$p]}" = kubelet ]; then
+    # kubelet's own checkpoints say the same: the CPU Manager gave the
+    # container that CPU, the Memory Manager pinned it to the node.
+    cm=$(jq -r --arg c work '[.entries[][$c]] | map(select(.)) | first // empty' $(kubelet_root $p)/cpu_manager_state 2>/dev/null)
+    expect_eq "kubelet-$p cpu_manager_state assignment" "$cm" "$cpus"
+    for type in memory hugepages-2Mi; do
+      mm=$(jq -r --arg t $type '[.entries[][]] | .[0][] | select(.type==$t) | "\(.numaAffinity | map(tostring) | join(",")) \(.size)"' $(kubelet_root $p)/memory_manager_state 2>/dev/null)
+      want_size=$(to_bytes $([ $type = memory ] && echo 64Mi || echo 8Mi))
+      expect_eq "kubelet-$p memory_manager_state $type (node, bytes)" "$mm" "${MEMS[$p]} $want_size"
+    done
+    # The allocator saw the container through NRI and mirrors kubelet.
+    expect_eq "allocator of $p mirrors kubelet's pinning (pinned nodes memory hugepages)" "$(allocation $p $uid)" "true ${MEMS[$p]} $(to_bytes 64Mi) $(to_bytes 8Mi)"
+  else
+    # The allocator placed it through NRI: kubelet's managers are off.
+    expect_eq "kubelet-$p cpu_manager_state policy" "$(jq -r .policyName $(kubelet_root $p)/cpu_manager_state 2>&1)" none
+    expect_eq "allocator of $p placed the container (pinned nodes memory hugepages)" "$(allocation $p $uid)" "true ${MEMS[$p]} $(to_bytes 64Mi) $(to_bytes 8Mi)"
+    journalctl -b --no-pager -o cat -u numa-allocator@$p.service | grep -q "container placed.*pod=$NS/$pod" \
+      && ok "numa-allocator@$p logged the placement" || { fail "numa-allocator@$p did not log placing $pod"; journal_tail numa-allocator@$p.service; }
+  fi
   # The pod's 8Mi of 2Mi pages, limited by the hugetlb controller on its
   # pod cgroup (kubelet's) or its container's (runc's).
-  if [ "$E2E_MODE" = v2 ]; then cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/$pid/cgroup); f=hugetlb.2MB.max
+  if [ "$E2E_CGROUP" = v2 ]; then cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/$pid/cgroup); f=hugetlb.2MB.max
   else cg=/sys/fs/cgroup/hugetlb$(sed -n 's/^[0-9]*:hugetlb://p' /proc/$pid/cgroup); f=hugetlb.2MB.limit_in_bytes; fi
   ctr_limit=$(cat $cg/$f 2>&1); pod_limit=$(cat $(dirname $cg)/$f 2>&1)
   echo "  pod $pod $f: container $ctr_limit, pod $pod_limit"
@@ -66,7 +78,7 @@ for p in $PARTITIONS; do
     grep -q "bind:${MEMS[$p]} " /proc/$mp/numa_maps \
       && ok "$u memory policy bind:${MEMS[$p]}" || fail "$u ($mp) has no bind:${MEMS[$p]} mapping in numa_maps (NUMAPolicy=bind)"
   done
-  if [ "$E2E_MODE" = v2 ]; then
+  if [ "$E2E_CGROUP" = v2 ]; then
     expect_eq "$p.slice cpuset.cpus.effective" "$(cat /sys/fs/cgroup/$p.slice/cpuset.cpus.effective)" "${SLICE_CPUS[$p]}"
     expect_eq "$p.slice cpuset.mems.effective" "$(cat /sys/fs/cgroup/$p.slice/cpuset.mems.effective)" "${MEMS[$p]}"
   else
@@ -79,7 +91,7 @@ done
 # CPU on v2. On v1 docs/apply.md promises the opposite (host processes are
 # not confined; system.conf CPUAffinity= is the user's tool): assert that,
 # so the documentation and the behaviour cannot drift apart.
-if [ "$E2E_MODE" = v2 ]; then
+if [ "$E2E_CGROUP" = v2 ]; then
   want_host=$HOST_CPUS
   expect_eq "system.slice cpuset.cpus.effective" "$(cat /sys/fs/cgroup/system.slice/cpuset.cpus.effective)" $HOST_CPUS
   expect_eq "system.slice cpuset.mems.effective" "$(cat /sys/fs/cgroup/system.slice/cpuset.mems.effective)" $HOST_MEMS

@@ -14,7 +14,7 @@ left=$(cd /etc/systemd/system && ls -d node*.slice kubelet-* containerd-node* nu
 dropins=$(find /etc/systemd/system /run/systemd/system -path '*.d/*' -name '*numa-partition*' 2>/dev/null | tr '\n' ' ')
 [ -z "$dropins" ] && ok "no drop-ins left" || fail "drop-ins left: $dropins"
 partition_units_loaded() {
-  systemctl list-units --all --plain --no-legend 'kubelet-node*' 'containerd-node*' 'numa-allocator@*' 'node0.slice' 'node1.slice' 'numa-partition-hugepages.service' \
+  systemctl list-units --all --plain --no-legend 'kubelet-node*' 'containerd-node*' 'numa-allocator@*' $(for p in $PARTITIONS; do echo $p.slice; done) 'numa-partition-hugepages.service' \
     | awk '$3!="inactive"||$2!="not-found"{print $1}' | tr '\n' ' '
 }
 # systemd unloads a unit once nothing refers to it any more; the pods'
@@ -37,7 +37,7 @@ for pid in $pods; do
 done
 # The host gets every CPU back (systemd realizes cgroups lazily: allow it a moment).
 cpus_back() { [ "$(cat "$1")" = 0-3 ]; }
-if [ "$E2E_MODE" = v2 ]; then
+if [ "$E2E_CGROUP" = v2 ]; then
   wait_until 15 "system.slice cpuset.cpus.effective back to 0-3" cpus_back /sys/fs/cgroup/system.slice/cpuset.cpus.effective \
     || echo "  system.slice cpuset.cpus.effective: $(cat /sys/fs/cgroup/system.slice/cpuset.cpus.effective); AllowedCPUs: '$(unit_prop system.slice AllowedCPUs)'"
 else

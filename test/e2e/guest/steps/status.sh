@@ -15,7 +15,7 @@ q() { awk -v k="$1" '$1==k{sub(/^[^ ]* /,""); print}' <<<"$facts"; }
 expect_eq "health" "$(q health)" healthy
 expect_eq "number of problems" "$(q problems)" 0
 # systemd.unified_cgroup_hierarchy=0 gives systemd 252's hybrid layout.
-expect_eq "cgroupMode" "$(q cgroupMode)" "$([ "$E2E_MODE" = v2 ] && echo unified || echo hybrid)"
+expect_eq "cgroupMode" "$(q cgroupMode)" "$([ "$E2E_CGROUP" = v2 ] && echo unified || echo hybrid)"
 expect_eq "host reservedCPUs" "$(q reserved)" $HOST_CPUS
 expect_eq "host reservedCPUsInForce" "$(q inForce)" $HOST_CPUS
 for p in $PARTITIONS; do

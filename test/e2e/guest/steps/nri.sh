@@ -1,0 +1,73 @@
+# 5. Partition node1's allocator places containers through its
+# containerd's NRI (allocator.mode = "nri"): a best-effort pod runs on the
+# shared pool (node1's pod CPUs minus pinned-node1's exclusive CPU); a
+# Guaranteed pod that would leave no shared CPU fails to start with the
+# allocator's reason in its events; after a kill -9 of the allocator
+# (while a pod goes away) it synchronizes with containerd again: its state
+# is the running containers; a deleted pod's container is released.
+. /e2e/guest/lib.sh
+requires placement
+p=node1
+[ "${ALLOC_MODE[$p]}" = nri ] || die "partition $p is not in nri mode"
+pod_yaml() { # NAME RESOURCES
+  cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: $NS}
+spec:
+  nodeSelector: {numa-type: ${COLOR[$p]}, e2e.numa-partition.io/boot: $BOOT}
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: work
+    image: e2e.local/workload:1
+    imagePullPolicy: Never
+    resources: $2
+YAML
+}
+pod_running() { [ "$(k -n $NS get pod "$1" -o jsonpath='{.status.phase}')" = Running ]; }
+allocated_keys() { numa-partition allocations -p $p -o json 2>/dev/null | jq -r '[.[0].allocations[].podUID] | sort | join(" ")'; }
+uid_of() { k -n $NS get pod "$1" -o jsonpath='{.metadata.uid}'; }
+
+pinned_cpu=$(status_field "$(cat $STATE/pod-pid-$p)" Cpus_allowed_list)
+shared_want=$(expand_cpus ${POD_CPUS[$p]} | tr ',' '\n' | grep -vx "$pinned_cpu" | paste -sd,)
+pod_yaml shared-$p '{}' | run k apply -f - || fail "creating shared-$p"
+if wait_until 180 "pod shared-$p Running" pod_running shared-$p; then
+  pid=$(container_pid $p shared-$p)
+  expect_eq "best-effort pod shared-$p runs on the shared pool (not pinned-$p's CPU $pinned_cpu)" "$(status_field $pid Cpus_allowed_list)" "$shared_want"
+fi
+
+pod_yaml refused-$p '{requests: {cpu: "1", memory: 32Mi}, limits: {cpu: "1", memory: 32Mi}}' | run k apply -f - || fail "creating refused-$p"
+refused_event() { k -n $NS get events --field-selector involvedObject.name=refused-$p -o jsonpath='{.items[*].message}' | grep -q "cannot be placed"; }
+if wait_until 180 "pod refused-$p's events carry the allocator's refusal" refused_event; then
+  msg=$(k -n $NS get events --field-selector involvedObject.name=refused-$p -o jsonpath='{.items[*].message}' | grep -o 'numa-partition node1: pod[^"]*' | head -1)
+  echo "  event: $msg"
+  for want in "pod $NS/refused-$p container work" "cpu=1" "memory=32Mi" "topology policy best-effort" "no CPU for the partition's shared pool"; do
+    grep -qF "$want" <<<"$msg" && ok "the refusal names '$want'" || fail "the refusal lacks '$want': $msg"
+  done
+  expect_eq "pod refused-$p phase" "$(k -n $NS get pod refused-$p -o jsonpath='{.status.phase}')" Pending
+fi
+k -n $NS delete pod refused-$p --wait=false >/dev/null 2>&1
+
+want="$(uid_of pinned-$p)/work $(uid_of shared-$p)/work"
+want=$(tr ' ' '\n' <<<"$want" | sort | paste -sd' ')
+expect_eq "allocator of $p holds the running containers" "$(allocated_keys)" "$want"
+
+# Freeze the allocator, let shared-$p go away meanwhile (containerd's NRI
+# requests to it time out), then kill -9 it: systemd restarts it and it
+# must learn from containerd that the container is gone.
+run systemctl kill -s STOP numa-allocator@$p.service
+run k -n $NS delete pod shared-$p --wait=true --timeout=90s || fail "deleting shared-$p"
+run systemctl kill -s KILL numa-allocator@$p.service
+active() { [ "$(systemctl is-active numa-allocator@$p.service)" = active ] && numa-partition allocations -p $p -o json >/dev/null 2>&1; }
+wait_until 60 "numa-allocator@$p restarted by systemd and answering" active
+resynced() { [ "$(allocated_keys)" = "$(uid_of pinned-$p)/work" ]; }
+if wait_until 60 "after the restart the allocator's state is the running containers (pinned-$p only)" resynced; then :; else
+  echo "  allocations: $(allocated_keys)"; journal_tail numa-allocator@$p.service 30
+fi
+log=$(journalctl -b --no-pager -o cat -u numa-allocator@$p.service)
+grep -q "allocation released: its container no longer runs" <<<"$log" \
+  && ok "the restarted allocator released the container that stopped while it was down" || fail "no release on synchronization logged"
+n=$(grep -c "synchronized with the runtime" <<<"$log")
+[ "$n" -ge 2 ] && ok "the allocator synchronized with containerd $n times (start, restart)" || fail "synchronized $n times, want at least 2"
+finish
