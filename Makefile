@@ -50,6 +50,7 @@ fuzz:
 	$(GO) test ./numa/bitmask -run '^$$' -fuzz '^FuzzCPUMask$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./numa/bitmask -run '^$$' -fuzz '^FuzzNodeList$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./slices -run '^$$' -fuzz '^FuzzHugepageSpec$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./slices -run '^$$' -fuzz '^FuzzPlanThenRender$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./numa -run '^$$' -fuzz '^FuzzNodeMeminfo$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition -run '^$$' -fuzz '^FuzzParsePlan$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition/allocator/kubevirt -run '^$$' -fuzz '^FuzzLauncherPod$$' -fuzztime $(FUZZTIME)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -193,6 +194,9 @@ type PartitionConfig struct {
 // Parse decodes a config. name is used in error messages ("config.toml").
 // Unknown keys are errors, all reported at once with their lines.
 func Parse(name string, data []byte) (*Config, error) {
+	if len(data) > maxConfigBytes {
+		return nil, Errors{{File: name, Msg: fmt.Sprintf("the config is %d bytes; the most numa-partition reads is %d (1 MiB)", len(data), maxConfigBytes)}}
+	}
 	var c Config
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&c)
 	if err != nil {
@@ -211,6 +215,20 @@ func Parse(name string, data []byte) (*Config, error) {
 	})
 	for _, k := range undecoded {
 		col.add(k.String(), "unknown key; allowed here: %s", allowedKeys(k))
+	}
+	// The decoder leaves a table field empty, silently, when the file has
+	// another type there (labels = "x").
+	for _, k := range md.Keys() {
+		if t, ok := fieldType(k); ok && t.Kind() == reflect.Map {
+			if got := md.Type(k...); got != "Hash" {
+				got = strings.ToLower(got)
+				article := "a "
+				if strings.ContainsRune("aeiou", rune(got[0])) {
+					article = "an "
+				}
+				col.add(k.String(), "must be a table like { key = \"value\" }, not %s%s", article, got)
+			}
+		}
 	}
 	if err := col.err(); err != nil {
 		return nil, err

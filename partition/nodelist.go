@@ -61,20 +61,30 @@ var _ toml.Unmarshaler = (*NodeList)(nil)
 
 // allowedKeys lists the keys the config accepts next to an unknown key,
 // read from the struct tags so that the list never goes stale.
-func allowedKeys(k toml.Key) string {
+// fieldType is the Go type of Config's field at key k (array-of-tables
+// elements stepped into), false when k names none.
+func fieldType(k toml.Key) (reflect.Type, bool) {
 	t := reflect.TypeOf(Config{})
-	for _, part := range k[:len(k)-1] {
+	for _, part := range k {
 		for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
 		if t.Kind() != reflect.Struct {
-			return "(none)"
+			return nil, false
 		}
 		f, ok := fieldByTag(t, part)
 		if !ok {
-			return "(none)"
+			return nil, false
 		}
 		t = f.Type
+	}
+	return t, true
+}
+
+func allowedKeys(k toml.Key) string {
+	t, ok := fieldType(k[:len(k)-1])
+	if !ok {
+		return "(none)"
 	}
 	for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
 		t = t.Elem()

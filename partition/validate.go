@@ -3,7 +3,6 @@ package partition
 import (
 	"fmt"
 	"net"
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -204,9 +203,15 @@ func checkPolicies(m *machine, s settings, p *Partition, col *collector) {
 }
 
 func checkExtraArgs(s settings, p *Partition, col *collector) {
+	if len(p.Kubelet.ExtraArgs) > maxExtraArgs {
+		col.add(s.key["extra_args"], "has %d arguments, more than %d", len(p.Kubelet.ExtraArgs), maxExtraArgs)
+		return
+	}
 	for _, a := range p.Kubelet.ExtraArgs {
 		flag, _, _ := strings.Cut(a, "=")
 		switch {
+		case ArgProblem(a) != "":
+			col.add(s.key["extra_args"], "argument %q %s", a, ArgProblem(a))
 		case !strings.HasPrefix(a, "--"):
 			col.add(s.key["extra_args"], "%q is not a flag (write \"--flag=value\")", a)
 		case oneOf(flag, managedFlags):
@@ -291,67 +296,4 @@ func checkPorts(c *Config, plan *Plan, col *collector) {
 	if c.Kubelet.PortStride != nil && *c.Kubelet.PortStride < 1 && len(plan.Partitions) > 1 {
 		col.add("kubelet.port_stride", "%d: allowed is at least 1", *c.Kubelet.PortStride)
 	}
-}
-
-// checkPaths: per-partition paths are absolute and not shared between
-// partitions (two kubelets in one root dir corrupt each other's state).
-func checkPaths(plan *Plan, col *collector) {
-	type use struct{ partition string }
-	seen := map[string]use{}
-	var shared []string // paths already reported: what lies under them is the same mistake
-	for _, p := range plan.Partitions {
-		kl := p.Kubelet
-		list := [][2]string{
-			{"kubelet.config_path", kl.ConfigPath}, {"kubelet.root_dir", kl.RootDir}, {"kubelet.cert_dir", kl.CertDir},
-			{"kubelet.kubeconfig", kl.Kubeconfig}, {"kubelet.bootstrap_kubeconfig", kl.BootstrapKubeconfig},
-			{"kubelet.device_plugins_dir", kl.DevicePluginsDir}, {"kubelet.pod_logs_dir", kl.PodLogsDir},
-			{"allocator.socket", p.Allocator.Socket}, {"allocator.state_dir", p.Allocator.StateDir},
-		}
-		if kl.StaticPodPath != "" {
-			list = append(list, [2]string{"kubelet.static_pod_path", kl.StaticPodPath})
-		}
-		if p.Runtime.Kind == RuntimeContainerd {
-			list = append(list, [2]string{"runtime.endpoint", strings.TrimPrefix(p.Runtime.Endpoint, "unix://")},
-				[2]string{"runtime.config_path", p.Runtime.ConfigPath}, [2]string{"runtime.root_dir", p.Runtime.RootDir},
-				[2]string{"runtime.state_dir", p.Runtime.StateDir},
-				[2]string{"runtime.cni_conf_dir", p.Runtime.CNIConfDir}, [2]string{"runtime.cni_bin_dir", p.Runtime.CNIBinDir})
-		}
-		list = append(list, [2]string{"kubelet.binary", kl.Binary})
-		if p.Runtime.Binary != "" {
-			list = append(list, [2]string{"runtime.binary", p.Runtime.Binary})
-		}
-		for _, e := range list {
-			key, v := e[0], e[1]
-			if !path.IsAbs(v) {
-				col.add(key, "%q is not an absolute path", v)
-				continue
-			}
-			if strings.HasSuffix(key, ".binary") || key == "kubelet.bootstrap_kubeconfig" || strings.HasPrefix(key, "runtime.cni_") {
-				// One binary serves every partition; the bootstrap
-				// kubeconfig is only read (kubelet writes the kubeconfig
-				// it obtains to its own --kubeconfig), so one bootstrap
-				// token file may serve every partition of a host.
-				continue
-			}
-			clean := path.Clean(v)
-			if under(clean, shared) {
-				continue
-			}
-			if prev, dup := seen[clean]; dup && prev.partition != p.Name {
-				shared = append(shared, clean)
-				col.add(key, "partitions %s and %s both get %s; put {partition} in the template", prev.partition, p.Name, clean)
-				continue
-			}
-			seen[clean] = use{p.Name}
-		}
-	}
-}
-
-func under(p string, dirs []string) bool {
-	for _, d := range dirs {
-		if strings.HasPrefix(p, d+"/") {
-			return true
-		}
-	}
-	return false
 }

@@ -2,9 +2,10 @@ package slices
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/partition"
 )
 
 // Where rendered files go, relative to the target root.
@@ -49,24 +50,19 @@ func allocatorUnit(name string) string  { return "numa-allocator@" + name + ".se
 func unitPath(unit string) string         { return unitDir + "/" + unit }
 func dropInPath(unit string) string       { return unitDir + "/" + unit + ".d/" + dropInName }
 func rootRelative(abs string) string      { return strings.TrimPrefix(abs, "/") }
-func isCleanAbs(p string) bool            { return strings.HasPrefix(p, "/") && path.Clean(p) == p && p != "/" }
-func quoteless(s string) bool             { return safeArg.MatchString(s) }
 func describe(field, value string) string { return fmt.Sprintf("%s %q", field, value) }
-
-// safeArg is what rendered command lines accept unquoted: no whitespace,
-// no quotes, no '$' (expansion), '%' (systemd specifiers), '\' or ';'. It
-// covers paths, flags, label and taint syntax.
-var safeArg = regexp.MustCompile(`^[A-Za-z0-9._/:=,@+\-]+$`)
 
 // partitionName is what a partition may be called: it becomes a slice
 // name, where '-' means nesting, and a kubelet cgroup name, where kubelet
 // forbids '_'.
 var partitionName = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
 
-// absPath checks a plan path that becomes a file or a unit setting.
+// absPath checks a plan path that becomes a file or a unit setting, by
+// the planner's rule (plans read from a file may not have been planned
+// by this build).
 func absPath(field, p string) error {
-	if !isCleanAbs(p) || !quoteless(p) {
-		return fmt.Errorf("%s: want a clean absolute path of letters, digits and ._-/+@:=,", describe(field, p))
+	if msg := partition.PathProblem(p); msg != "" {
+		return fmt.Errorf("%s %s", describe(field, p), msg)
 	}
 	return nil
 }

@@ -346,8 +346,8 @@ func kubeletArgs(p *partition.Partition) ([]string, error) {
 	}
 	args = append(args, k.ExtraArgs...)
 	for _, a := range args {
-		if !safeArg.MatchString(a) {
-			return nil, fmt.Errorf("kubelet argument %q: allowed are letters, digits and ._-/+@:=, (no spaces, quotes, '$' or '%%')", a)
+		if msg := partition.ArgProblem(a); msg != "" {
+			return nil, fmt.Errorf("kubelet argument %q %s", a, msg)
 		}
 	}
 	return args, nil
