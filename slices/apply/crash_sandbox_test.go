@@ -41,17 +41,22 @@ func (e *env) settled(t *testing.T, f *fixture) hostState {
 }
 
 // TestCrashAtEveryStep kills an apply at each of its steps in turn, on a
-// fresh host and during an update, and checks that every command still
+// fresh host, during an update and during a change of partitioning (a
+// partition renamed), and checks that every command still
 // works afterwards: status sees an interrupted apply, the next apply
 // converges to exactly what an uninterrupted one leaves, and remove then
 // leaves the host as it was before anything was applied.
 func TestCrashAtEveryStep(t *testing.T) {
-	for _, update := range []bool{false, true} {
-		t.Run(map[bool]string{false: "fresh", true: "update"}[update], func(t *testing.T) {
+	for _, kind := range []string{"fresh", "update", "repartition"} {
+		update := kind != "fresh"
+		t.Run(kind, func(t *testing.T) {
 			e := newEnv(t)
 			gen1, gen2 := newFixture(2), newFixture(2)
 			changeEverything(gen2)
-			pristine := e.settled(t, gen2)
+			if kind == "repartition" {
+				gen2 = renamed(gen1, "tnode1", "talpha")
+			}
+			pristine, pristine1 := e.settled(t, gen2), e.settled(t, gen1)
 			start := func() {
 				_, err := Remove(context.Background(), e.opts())
 				must(t, err)
@@ -87,6 +92,9 @@ func TestCrashAtEveryStep(t *testing.T) {
 				}
 				if d := diffStates(pristine, e.settled(t, gen2)); len(d) > 0 {
 					t.Fatalf("%s: remove after the recovered apply left:\n%s", what, strings.Join(d, "\n"))
+				}
+				if d := diffStates(pristine1, e.settled(t, gen1)); len(d) > 0 {
+					t.Fatalf("%s: remove after the recovered apply left of generation 1:\n%s", what, strings.Join(d, "\n"))
 				}
 			}
 		})
