@@ -72,12 +72,12 @@ func PathProblem(p string) string {
 type pathKind int
 
 const (
-	readPath    pathKind = iota // a binary or file something reads
-	writtenFile                 // a file render writes or kubelet writes
-	ownDir                      // a directory a partition's daemons own
-	stateDir                    // an ownDir systemd makes (StateDirectory=): below /var/lib
-	socketPath                  // a Unix socket
-	runtimeSocket               // a socket in a directory systemd makes (RuntimeDirectory=): below /run
+	readPath      pathKind = iota // a binary or file something reads
+	writtenFile                   // a file render writes or kubelet writes
+	ownDir                        // a directory a partition's daemons own
+	stateDir                      // an ownDir systemd makes (StateDirectory=): below /var/lib
+	socketPath                    // a Unix socket
+	runtimeSocket                 // a socket in a directory systemd makes (RuntimeDirectory=): below /run
 )
 
 // systemDirs are directories no partition may take as its own.

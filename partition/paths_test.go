@@ -40,9 +40,9 @@ func TestPlanRefusesWhatRenderCannotCarry(t *testing.T) {
 // Parse says so.
 func TestParseRefusesANonTableForATable(t *testing.T) {
 	for text, want := range map[string]string{
-		"[kubelet]\nlabels = \"x\"": `config.toml:2: key "kubelet.labels": must be a table like { key = "value" }, not a string`,
+		"[kubelet]\nlabels = \"x\"":                                  `config.toml:2: key "kubelet.labels": must be a table like { key = "value" }, not a string`,
 		"[[partition]]\nnodes = [0]\ncpu_manager_policy_options = 3": `config.toml:3: key "partition.cpu_manager_policy_options": must be a table like { key = "value" }, not an integer`,
-		"[host]\nreserved_memory = [\"1Gi\"]": `key "host.reserved_memory": must be a table`,
+		"[host]\nreserved_memory = [\"1Gi\"]":                        `key "host.reserved_memory": must be a table`,
 	} {
 		_, err := Parse("config.toml", []byte(text))
 		require.Error(t, err, text)

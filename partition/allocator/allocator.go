@@ -197,7 +197,7 @@ func (a *Allocator) allocate(p *memorymanager.Pod, c *memorymanager.Container, p
 		return fmt.Sprintf("%s: Allocate failed due to %v, which is unexpected (container %q)", ReasonUnexpected, err, c.Name)
 	}
 	cd := ContainerDecision{Name: c.Name, Memory: map[ResourceName]uint64{}}
-	for _, b := range a.mm.Blocks(p.UID)[c.Name] {
+	for _, b := range a.mm.ContainerBlocks(p.UID, c.Name) {
 		cd.NUMANodes = bitmask.NewNodeSet(b.NUMAAffinity...)
 	}
 	for name, v := range c.Requests {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -73,7 +74,8 @@ func DecodeManifest(data []byte) (Manifest, error) {
 	if hasSecondYAMLDocument(data) {
 		return Manifest{}, &FieldError{Msg: "more than one YAML document: admit one Pod or VirtualMachineInstance per request"}
 	}
-	raw, err := yaml.YAMLToJSON(data)
+	// Strict: a key given twice is an error, not "the last one wins".
+	raw, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return Manifest{}, &FieldError{Msg: fmt.Sprintf("not valid YAML or JSON: %v", err)}
 	}
@@ -114,6 +116,9 @@ func DecodeManifest(data []byte) (Manifest, error) {
 	if strings.TrimSpace(uid) == "" {
 		return Manifest{}, &FieldError{Field: "metadata.uid", Msg: "missing: the allocator keys every allocation by pod UID"}
 	}
+	if msg := UIDProblem(types.UID(uid)); msg != "" {
+		return Manifest{}, &FieldError{Field: "metadata.uid", Msg: fmt.Sprintf("%q %s", uid, msg)}
+	}
 	name, _ := meta["name"].(string)
 	if name == "" {
 		return Manifest{}, &FieldError{Field: "metadata.name", Msg: "missing"}
@@ -134,8 +139,31 @@ func DecodeManifest(data []byte) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
+	if n := len(pod.Spec.Containers) + len(pod.Spec.InitContainers); n > MaxContainersPerPod {
+		return Manifest{}, &FieldError{Field: "spec.containers", Msg: fmt.Sprintf("the pod has %d containers and init containers; the allocator admits at most %d", n, MaxContainersPerPod)}
+	}
 	m.Pod = pod
 	return m, nil
+}
+
+// MaxContainersPerPod bounds one admission (far above any real pod; an
+// admission's cost is linear in it).
+const MaxContainersPerPod = 1024
+
+// uidRe is what a Kubernetes UID looks like: the API server makes them
+// UUIDs; letters, digits, '-', '_' and '.' cover those and hand-made ones.
+var uidRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// UIDProblem says what is wrong with a pod UID given to the API, "" when
+// nothing: it keys the state and appears in paths and logs.
+func UIDProblem(uid types.UID) string {
+	switch s := string(uid); {
+	case len(s) > 128:
+		return fmt.Sprintf("is %d characters long; a pod UID has at most 128", len(s))
+	case s == "." || s == ".." || !uidRe.MatchString(s):
+		return "is not a pod UID (letters, digits, '-', '_' and '.', like 3c9e9a5e-7f0a-4c1b-9d2e-1a2b3c4d5e6f)"
+	}
+	return ""
 }
 
 // decodePod decodes strictly and case-sensitively, as the API server does.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -51,7 +52,10 @@ type Server struct {
 	head    uint64
 	digests map[types.UID]string
 	durable *Checkpoint
-	writing bool
+	// published is durable and broken as readers see them without the
+	// mutex: health, allocations and state answer while a decision runs.
+	published atomic.Pointer[published]
+	writing   bool
 	// A failed write rolls alloc back to durable: every change decided in
 	// that epoch above rolledBackAbove[epoch] fails and is not answered.
 	epoch           uint64
@@ -145,6 +149,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		s.log.Info("restored checkpoint", "checkpoint", s.checkpointPath(), "allocations", len(cp.State.Allocations), "generation", cp.Generation)
 	}
 	s.head, s.digests = s.durable.Generation, maps.Clone(s.durable.Digests)
+	s.publish()
 	s.metrics.setState(s.durable.Generation, s.durable.State)
 	return s, nil
 }
@@ -196,8 +201,14 @@ func (s *Server) Handler() http.Handler {
 		writeError(w, http.StatusNotFound, &FieldError{Msg: fmt.Sprintf("no endpoint %s; the API is %s, %s{uid}, %s, %s, %s, %s",
 			r.URL.Path, PathAdmit, PathRelease, PathAllocations, PathState, PathHealth, PathMetrics)})
 	})
-	return s.requirePeer(mux)
+	// The request timeout the documentation promises: ReadTimeout and
+	// WriteTimeout bound the connection, not the decision.
+	return http.TimeoutHandler(s.requirePeer(mux), RequestTimeout,
+		fmt.Sprintf(`{"error":"the request took longer than %s; an admission that was decided is kept: retry it, admissions are idempotent by pod UID"}`, RequestTimeout))
 }
+
+// RequestTimeout bounds one API request.
+const RequestTimeout = 30 * time.Second
 
 // MetricsHandler serves /metrics alone (for the optional TCP address).
 func (s *Server) MetricsHandler() http.Handler {
@@ -383,6 +394,7 @@ func (s *Server) writeHead() {
 	defer s.cond.Broadcast()
 	if err == nil {
 		s.durable = cp
+		s.publish()
 		s.metrics.setState(cp.Generation, cp.State)
 		if s.onChange != nil {
 			s.onChange(s.summaryLocked())
@@ -397,6 +409,7 @@ func (s *Server) writeHead() {
 	restored, _, rerr := allocator.Restore(s.cfg, s.durable.State)
 	if rerr != nil {
 		s.broken = fmt.Errorf("checkpoint write failed (%v) and the in-memory state could not be rolled back (%v): restart the daemon", err, rerr)
+		s.publish()
 		s.log.Error("daemon unusable until restarted", "err", s.broken)
 		return
 	}
@@ -407,6 +420,10 @@ func (s *Server) handleRelease(w http.ResponseWriter, r *http.Request) {
 	uid := types.UID(r.PathValue("uid"))
 	if strings.TrimSpace(string(uid)) == "" {
 		writeError(w, http.StatusBadRequest, &FieldError{Field: "uid", Msg: "empty pod UID"})
+		return
+	}
+	if msg := UIDProblem(uid); msg != "" {
+		writeError(w, http.StatusBadRequest, &FieldError{Field: "uid", Msg: fmt.Sprintf("%q %s", uid, msg)})
 		return
 	}
 	resp, status, err := s.release(uid)
@@ -459,10 +476,19 @@ func (s *Server) release(uid types.UID) (ReleaseResponse, int, error) {
 // after commit (each commit builds a new one), so it may be encoded
 // outside the lock.
 func (s *Server) durableSnapshot() (*Checkpoint, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.durable, s.broken
+	p := s.published.Load()
+	return p.durable, p.broken
 }
+
+// published is what durableSnapshot returns.
+type published struct {
+	durable *Checkpoint
+	broken  error
+}
+
+// publish makes durable and broken visible to readers; called with mu
+// held whenever either changes.
+func (s *Server) publish() { s.published.Store(&published{durable: s.durable, broken: s.broken}) }
 
 func (s *Server) handleAllocations(w http.ResponseWriter, r *http.Request) {
 	cp, _ := s.durableSnapshot()

@@ -110,6 +110,9 @@ func (s *Static) Adopt(nm map[int]NodeState, blocks map[string]map[string][]Bloc
 	if !slices.Equal(count, m.assignments) {
 		return fmt.Errorf("checkpoint: numberOfAssignments %v do not match the blocks (%v)", m.assignments, count)
 	}
+	if err := blocksFitTables(m, blocks); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
 	s.m = m
 	s.blocks, s.order = map[string]map[string][]Block{}, map[string][]string{}
 	for pod, names := range order {
@@ -152,5 +155,47 @@ func (s *Static) Recharge(podUID, name string, bs []Block) error {
 		s.charge(mask, col, b.Size)
 	}
 	s.setBlocks(podUID, name, bs)
+	return nil
+}
+
+// blocksFitTables checks the blocks against the tables they were charged
+// to: a checksum proves the file is what was written, not that what was
+// written adds up. Every block's resource exists and its size fits the
+// allocatable memory of its nodes, and no resource has more reserved than
+// its blocks hold (init containers' reuse makes the blocks' sum an upper
+// bound, not an equality).
+func blocksFitTables(m *machine, blocks map[string]map[string][]Block) error {
+	held := make([]uint64, len(m.resources))
+	for pod, bs := range blocks {
+		for name, list := range bs {
+			for _, b := range list {
+				col, ok := m.resourceIndex(b.Type)
+				if !ok {
+					if b.Size > 0 {
+						return fmt.Errorf("pod %s container %s: a block of %s, which this partition does not have", pod, name, b.Type)
+					}
+					continue
+				}
+				mask, _ := m.maskOf(b.NUMAAffinity)
+				var room uint64
+				for x := mask; x != 0; x &= x - 1 {
+					room += m.tables[bits.TrailingZeros64(x)][col].Allocatable
+				}
+				if b.Size > room {
+					return fmt.Errorf("pod %s container %s: a block of %d bytes of %s on nodes %v, more than their %d allocatable", pod, name, b.Size, b.Type, b.NUMAAffinity, room)
+				}
+				held[col] += b.Size
+			}
+		}
+	}
+	for col, r := range m.resources {
+		var reserved uint64
+		for i := range m.ids {
+			reserved += m.tables[i][col].Reserved
+		}
+		if reserved > held[col] {
+			return fmt.Errorf("%s: %d bytes reserved but the blocks hold %d", r, reserved, held[col])
+		}
+	}
 	return nil
 }
