@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
@@ -71,7 +72,10 @@ func (f FS) path(elem ...string) string {
 // read returns the content of a file with surrounding whitespace and NULs
 // removed; ok is false when the file does not exist.
 func (f FS) read(path string) (value string, ok bool, err error) {
-	file, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO (a dump gone wrong, or a trap) would
+	// otherwise wait forever for a writer; sysfs attributes are regular
+	// files, and anything else is refused before it is read.
+	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
@@ -79,6 +83,11 @@ func (f FS) read(path string) (value string, ok bool, err error) {
 		return "", false, fmt.Errorf("reading %s: %w", path, err)
 	}
 	defer file.Close()
+	if fi, err := file.Stat(); err != nil {
+		return "", false, fmt.Errorf("reading %s: %w", path, err)
+	} else if !fi.Mode().IsRegular() {
+		return "", false, fmt.Errorf("reading %s: not a regular file (%s): sysfs values are files", path, fi.Mode().Type())
+	}
 	b, err := io.ReadAll(io.LimitReader(file, maxFileSize+1))
 	if err != nil {
 		return "", false, fmt.Errorf("reading %s: %w", path, err)

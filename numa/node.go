@@ -76,6 +76,22 @@ func (f FS) readNode(id int, w *warnings) (rawNode, error) {
 	if n.hugepages, err = f.readHugepages(dir + "/hugepages"); err != nil {
 		return n, err
 	}
+	// A pool whose bytes do not fit 63 bits (nr_hugepages = 2^64-1 in an
+	// edited dump) would overflow every sum downstream.
+	for _, h := range n.hugepages {
+		pool := fmt.Sprintf("%s/hugepages/hugepages-%dkB", dir, h.PageSize>>10)
+		for _, c := range []struct {
+			file  string
+			count uint64
+		}{{"nr_hugepages", h.Total}, {"free_hugepages", h.Free}, {"surplus_hugepages", h.Surplus}} {
+			if c.count > (1<<63-1)/h.PageSize {
+				return n, fmt.Errorf("%s/%s: %d pages of %s do not fit in 2^63 bytes: not a pool a node can have", pool, c.file, c.count, units.FormatBytes(h.PageSize))
+			}
+		}
+		if h.Free > h.Total {
+			return n, fmt.Errorf("%s: %d free pages, more than the %d in the pool", pool, h.Free, h.Total)
+		}
+	}
 
 	path = dir + "/distance"
 	s, ok, err = f.read(path)
