@@ -88,8 +88,62 @@ func manCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("generating man page: %w", err)
 			}
-			_, err = io.WriteString(c.App.Writer, page)
+			_, err = io.WriteString(c.App.Writer, page+manTail)
 			return err
 		},
 	}
 }
+
+// manTail is what a man page has that the command definitions do not.
+const manTail = `
+.SH FILES
+.TP
+.B /etc/numa-partition/config.toml
+The config (TOML); \fBnuma-partition config init\fR writes one, \fBconfig reference\fR documents every key.
+.TP
+.B /etc/numa-partition/plan.json
+The plan the applied units were rendered from.
+.TP
+.B /var/lib/numa-partition/applied.json
+What apply wrote and started (the record); \fB"pending": true\fR while an apply runs or after one was killed.
+.TP
+.B /var/lib/numa-partition/originals/
+Files apply replaced, put back by remove.
+.TP
+.B /run/numa-partition/apply.lock
+Held by apply and remove.
+.TP
+.B /run/numa-partition/NAME.sock
+Each partition's allocator API.
+.SH EXIT STATUS
+.TP
+.B 0
+Success; status: healthy.
+.TP
+.B 1
+status: degraded (a problem is listed); admit: the pod is rejected.
+.TP
+.B 2
+An error: a bad config (every problem with its file, line and key), a host that cannot be read, a failed apply (rolled back).
+.SH EXAMPLES
+.TP
+Show the machine, the plan, and what applying it would change:
+.B numa-partition discover; numa-partition plan -o yaml; numa-partition apply --dry-run
+.TP
+Partition the host, then check it:
+.B numa-partition apply && numa-partition status
+.TP
+Plan a machine from a sysfs dump:
+.B numa-partition plan --sysfs ./dump/sys --config ./config.toml --hostname worker1 -o json
+.TP
+See what remove would do, then do it:
+.B numa-partition remove --dry-run; numa-partition remove
+.SH SEE ALSO
+.BR systemd.slice (5),
+.BR systemd.resource-control (5),
+.BR kubelet (8),
+.BR containerd (8),
+.BR numactl (8),
+.BR lscpu (1);
+the documentation in /usr/share/doc/numa-partition (README.md, docs/).
+`

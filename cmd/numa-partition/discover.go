@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,9 +31,7 @@ func discoverCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("discover: %w", err)
 			}
-			for _, w := range topo.Warnings {
-				slog.Warn("discover", "warning", w)
-			}
+			// Warnings are in the output (the tree's, the JSON's), once.
 			if structured(format) {
 				return writeData(c.App.Writer, format, topo)
 			}

@@ -39,16 +39,15 @@ func planCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			for _, w := range plan.Warnings {
-				slog.Warn("plan", "warning", w)
-			}
 			nodes, err := nodeResources(plan)
 			if err != nil {
 				return err
 			}
+			// Warnings are printed once, in the output (the table's
+			// warnings, the JSON's "warnings"), not also logged.
 			for _, n := range nodes {
 				for _, m := range n.Mismatches {
-					slog.Warn("plan", "warning", fmt.Sprintf("Node %s will not offer exactly partition %s's share: %s", n.NodeName, n.Partition, m))
+					plan.Warnings = append(plan.Warnings, fmt.Sprintf("Node %s will not offer exactly partition %s's share: %s", n.NodeName, n.Partition, m))
 				}
 			}
 			if structured(format) {

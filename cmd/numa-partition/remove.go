@@ -19,10 +19,10 @@ func removeCommand() *cli.Command {
 			"groups, sets the hugepage pools back, daemon-reloads and deletes the record.\n" +
 			"Nothing applied: nothing to do. A failing action does not stop the others;\n" +
 			"the record is then kept so that remove can be run again.",
-		Flags: hostFlags(),
+		Flags: append(hostFlags(), &cli.BoolFlag{Name: "dry-run", Usage: "list what remove would do, and do nothing"}),
 		Action: func(c *cli.Context) error {
 			return onHost(c, func(h host) error {
-				rep, err := apply.Remove(c.Context, apply.Options{Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd})
+				rep, err := apply.Remove(c.Context, apply.Options{Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, DryRun: c.Bool("dry-run")})
 				if err != nil {
 					return fmt.Errorf("remove: %w", err)
 				}
@@ -33,7 +33,11 @@ func removeCommand() *cli.Command {
 				if rep.Generation == 0 {
 					b.WriteString("nothing applied, nothing to remove\n")
 				} else {
-					fmt.Fprintf(&b, "removed generation %d in %s:\n", rep.Generation, seconds(rep.Seconds))
+					verb := "removed"
+					if rep.DryRun {
+						verb = "would remove (dry run, nothing done)"
+					}
+					fmt.Fprintf(&b, "%s generation %d in %s:\n", verb, rep.Generation, seconds(rep.Seconds))
 					for _, a := range rep.Actions {
 						fmt.Fprintf(&b, "  %s\n", a)
 					}

@@ -105,6 +105,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from remove' -f -l help -s
 complete -r -c numa-partition -n '__fish_numa-partition_no_subcommand' -a 'remove' -d 'undo apply: stop and disable the partition units, delete their files, reload'
 complete -c numa-partition -n '__fish_seen_subcommand_from remove' -f -l root -r -d 'the host\'s root directory: files are written and read below it (a container\'s or test sandbox\'s root works)'
 complete -c numa-partition -n '__fish_seen_subcommand_from remove' -f -l bus -r -d 'D-Bus address of the host\'s systemd (default: the local systemd; with --root, ROOT/run/dbus/system_bus_socket)'
+complete -c numa-partition -n '__fish_seen_subcommand_from remove' -f -l dry-run -d 'list what remove would do, and do nothing'
 complete -c numa-partition -n '__fish_seen_subcommand_from remove' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
 complete -c numa-partition -n '__fish_seen_subcommand_from remove' -f -l output -s o -r -d 'output format: table, json or yaml'
 complete -c numa-partition -n '__fish_seen_subcommand_from remove' -f -l config -s c -r -d 'config file (TOML)'

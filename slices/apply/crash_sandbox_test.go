@@ -182,3 +182,28 @@ func TestRepartitionForgetsTheOldSlice(t *testing.T) {
 		}
 	}
 }
+
+// remove --dry-run lists what remove would do and changes nothing.
+func TestRemoveDryRun(t *testing.T) {
+	e := newEnv(t)
+	f := newFixture(2)
+	_, err := e.apply(t, f, nil)
+	must(t, err)
+	before := e.snapshot(t, f)
+	o := e.opts()
+	o.DryRun = true
+	rep, err := Remove(context.Background(), o)
+	must(t, err)
+	if !rep.DryRun || rep.Generation != 1 {
+		t.Fatalf("report: %+v", rep)
+	}
+	list := strings.Join(rep.Actions, "\n")
+	for _, want := range []string{"stop kubelet-tnode1.service", "disable containerd-tnode0.service", "delete /etc/systemd/system/tnode0.slice", "daemon-reload", "delete the record"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("dry run does not list %q:\n%s", want, list)
+		}
+	}
+	if d := diffStates(before, e.snapshot(t, f)); len(d) > 0 {
+		t.Fatalf("a dry run changed the host:\n%s", strings.Join(d, "\n"))
+	}
+}

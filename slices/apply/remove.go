@@ -18,6 +18,8 @@ type RemoveReport struct {
 	Generation int      `json:"generation"` // the generation removed, 0 when none
 	Actions    []string `json:"actions"`
 	Seconds    float64  `json:"seconds"`
+	// DryRun: the actions are what remove would do; nothing was done.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // widenHostCPUs sets, at runtime, every host slice and scope apply locked
@@ -112,13 +114,19 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 	rep.Generation = rec.Generation
 	m := o.Systemd
 	var errs []error
-	act := func(what string, err error) {
-		if err != nil {
+	// do runs one action, or with DryRun only lists it.
+	do := func(what string, f func() error) {
+		if o.DryRun {
+			rep.Actions = append(rep.Actions, what)
+			return
+		}
+		if err := f(); err != nil {
 			errs = append(errs, err)
 			return
 		}
 		rep.Actions = append(rep.Actions, what)
 	}
+	rep.DryRun = o.DryRun
 	for i := len(rec.Units) - 1; i >= 0; i-- {
 		u := rec.Units[i]
 		if u.Partition == "" && isCgroupUnit(u.Name) {
@@ -126,17 +134,19 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		}
 		st, err := m.Unit(ctx, u.Name)
 		if err != nil {
-			act("", err)
+			errs = append(errs, err)
 			continue
 		}
 		if st.ActiveState != "inactive" {
-			act("stop "+u.Name, m.StopUnit(ctx, u.Name))
+			do("stop "+u.Name, func() error { return m.StopUnit(ctx, u.Name) })
 		}
-		if u.Phase == bundle.PhaseRuntime && st.ControlGroup != "" {
+		if u.Phase == bundle.PhaseRuntime && st.ControlGroup != "" && !o.DryRun {
 			pids, err := killLeftovers(ctx, o.Root, rec.CgroupMode, st.ControlGroup)
 			if len(pids) > 0 || err != nil {
-				act(fmt.Sprintf("kill %d processes left in %s (its shims: KillMode=process)", len(pids), u.Name), err)
+				do(fmt.Sprintf("kill %d processes left in %s (its shims: KillMode=process)", len(pids), u.Name), func() error { return err })
 			}
+		} else if u.Phase == bundle.PhaseRuntime && st.ControlGroup != "" {
+			do("kill the processes left in "+u.Name+" (its shims: KillMode=process)", nil)
 		}
 	}
 	for _, u := range rec.Units {
@@ -147,7 +157,7 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		if st, err := m.Unit(ctx, u.Name); err == nil && !st.Enabled() {
 			continue
 		}
-		act("disable "+u.Name, m.DisableUnitFiles(ctx, []string{u.Name}))
+		do("disable "+u.Name, func() error { return m.DisableUnitFiles(ctx, []string{u.Name}) })
 	}
 	ex := &Executor{Root: o.Root, Systemd: m}
 	for i := len(rec.Files) - 1; i >= 0; i-- {
@@ -156,7 +166,7 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		if f.Original {
 			what = "restore the original /" + f.Path
 		}
-		act(what, ex.removeOwned(f.Path, rec))
+		do(what, func() error { return ex.removeOwned(f.Path, rec) })
 	}
 	if rec.CgroupMode == CgroupV2 {
 		// systemd does not rewrite a cpuset when AllowedCPUs= merely goes
@@ -164,11 +174,11 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		// host CPUs after remove), so the host units are first widened to
 		// the whole machine explicitly; dropping the runtime files below
 		// then leaves their cpusets there, as they were before apply.
-		act("widen the host units' cpusets to the whole machine", widenHostCPUs(ctx, o, rec))
+		do("widen the host units' cpusets to the whole machine", func() error { return widenHostCPUs(ctx, o, rec) })
 	}
 	for _, s := range rec.Slices {
 		for _, f := range sliceLeftovers(o.Root, rec.CgroupMode, s.Unit) {
-			act(f.what, f.remove())
+			do(f.what, f.remove)
 		}
 	}
 	for _, h := range rec.Hugepages {
@@ -176,18 +186,19 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 			continue
 		}
 		back := HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Before}
-		_, err := setHugepages(o.Sysfs, back)
-		act("hugepages "+back.String(), err)
+		do("hugepages "+back.String(), func() error { _, err := setHugepages(o.Sysfs, back); return err })
 	}
-	act("daemon-reload", m.Reload(ctx))
-	for _, u := range rec.Units {
-		_ = m.ResetFailed(ctx, u.Name) // most are not loaded any more
+	do("daemon-reload", func() error { return m.Reload(ctx) })
+	if !o.DryRun {
+		for _, u := range rec.Units {
+			_ = m.ResetFailed(ctx, u.Name) // most are not loaded any more
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return rep, fmt.Errorf("remove of generation %d incomplete (the record is kept, run remove again): %w", rec.Generation, err)
 	}
-	act("delete the record", removeFile(filepath.Join(o.Root, RecordPath)))
-	act("remove the directories apply created", removeEmptyDirs(o.Root, rec.Dirs))
+	do("delete the record", func() error { return removeFile(filepath.Join(o.Root, RecordPath)) })
+	do("remove the directories apply created", func() error { return removeEmptyDirs(o.Root, rec.Dirs) })
 	rep.Seconds = time.Since(t0).Seconds()
 	return rep, errors.Join(errs...)
 }
