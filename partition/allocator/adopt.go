@@ -1,7 +1,6 @@
 package allocator
 
 import (
-	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,21 +17,10 @@ import (
 // not named, and pods that are not Guaranteed, are recorded unpinned.
 // Error when the memory does not fit there or the pod is already known.
 func (a *Allocator) Adopt(pod *corev1.Pod, nodes map[string]bitmask.NodeSet) (Decision, error) {
-	if pod == nil {
-		return Decision{}, errors.New("pod: nil")
-	}
-	if pod.UID == "" {
-		return Decision{}, errors.New("pod metadata.uid: empty (every pod needs a unique uid)")
-	}
-	if _, ok := a.pods[pod.UID]; ok {
-		return Decision{}, fmt.Errorf("pod metadata.uid %q: already admitted (release it first)", pod.UID)
-	}
-	p, err := toPod(pod)
+	p, d, pinned, err := a.newPod(pod)
 	if err != nil {
-		return Decision{}, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		return Decision{}, err
 	}
-	d := Decision{PodUID: pod.UID, Pod: pod.Namespace + "/" + pod.Name}
-	pinned := isGuaranteed(pod) && !podLevelResourcesSet(pod)
 	for _, c := range p.Containers() {
 		set, ok := nodes[c.Name]
 		if !pinned || !ok || set.IsEmpty() {

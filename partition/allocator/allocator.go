@@ -108,25 +108,34 @@ func (a *Allocator) AdmitVMIWithHints(manifest []byte, extra Hints) (Decision, e
 	return a.AdmitWithHints(pod, extra)
 }
 
-// AdmitWithHints is Admit with other providers' hints merged in.
-func (a *Allocator) AdmitWithHints(pod *corev1.Pod, extra Hints) (Decision, error) {
+// newPod checks a pod that is new to the allocator and gives its memory
+// manager form, its empty decision and whether its memory is pinned.
+func (a *Allocator) newPod(pod *corev1.Pod) (*memorymanager.Pod, Decision, bool, error) {
 	if pod == nil {
-		return Decision{}, errors.New("pod: nil")
+		return nil, Decision{}, false, errors.New("pod: nil")
 	}
 	if pod.UID == "" {
-		return Decision{}, errors.New("pod metadata.uid: empty (every pod needs a unique uid)")
+		return nil, Decision{}, false, errors.New("pod metadata.uid: empty (every pod needs a unique uid)")
 	}
 	if _, ok := a.pods[pod.UID]; ok {
-		return Decision{}, fmt.Errorf("pod metadata.uid %q: already admitted (release it first)", pod.UID)
+		return nil, Decision{}, false, fmt.Errorf("pod metadata.uid %q: already admitted (release it first)", pod.UID)
 	}
 	p, err := toPod(pod)
 	if err != nil {
-		return Decision{}, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		return nil, Decision{}, false, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	d := Decision{PodUID: pod.UID, Pod: pod.Namespace + "/" + pod.Name}
 	// Pod-level resources need PodLevelResourceManagers (off by default in
 	// kubelet 1.37): the memory manager then neither hints nor pins.
 	pinned := isGuaranteed(pod) && !podLevelResourcesSet(pod)
+	return p, Decision{PodUID: pod.UID, Pod: pod.Namespace + "/" + pod.Name}, pinned, nil
+}
+
+// AdmitWithHints is Admit with other providers' hints merged in.
+func (a *Allocator) AdmitWithHints(pod *corev1.Pod, extra Hints) (Decision, error) {
+	p, d, pinned, err := a.newPod(pod)
+	if err != nil {
+		return Decision{}, err
+	}
 	if reason := a.admit(p, pinned, extra, &d); reason != "" {
 		a.mm.RemovePod(p.UID) // kubelet frees these at its next admission (M11)
 		d.Admitted, d.Reason, d.Containers = false, reason, nil

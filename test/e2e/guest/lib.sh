@@ -151,6 +151,26 @@ container_pid() {
   ctr --address "$(socket_of "$1")" -n k8s.io tasks ls 2>/dev/null | awk -v id="$id" '$1==id{print $2}'
 }
 
+# pod_yaml NAME P RESOURCES: a pod of one workload container for
+# partition P, placed by kube-scheduler through P's labels.
+pod_yaml() {
+  cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: $NS}
+spec:
+  nodeSelector: {numa-type: ${COLOR[$2]}, e2e.numa-partition.io/boot: $BOOT}
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: work
+    image: e2e.local/workload:1
+    imagePullPolicy: Never
+    resources: $3
+YAML
+}
+pod_running() { [ "$(k -n $NS get pod "$1" -o jsonpath='{.status.phase}')" = Running ]; }
+
 # allocation P UID: the allocator's allocation of pod UID's container
 # "work" in partition P as "pinned nodes memory hugepages-2Mi".
 allocation() {

@@ -6,7 +6,6 @@
 . /e2e/guest/lib.sh
 requires apply
 plan=$(numa-partition plan -o json 2>/dev/null) || die "numa-partition plan failed"
-pod_running() { [ "$(k -n $NS get pod "$1" -o jsonpath='{.status.phase}')" = Running ]; }
 for p in $PARTITIONS; do
   read -r first second <<<"$(jq -r --arg p $p '.partitions[] | select(.name==$p) | [.memory[].node] | map(tostring) | join(" ")' <<<"$plan")"
   # Three fifths of the first node's free memory: one pod fits there, two do not.
@@ -15,22 +14,7 @@ for p in $PARTITIONS; do
   echo "  partition $p: NUMA nodes $first and $second (${ALLOC_MODE[$p]} mode); pods of ${mib}Mi, node $first has $((free >> 20))Mi free"
   want=$first
   for pod in fill-$p-a fill-$p-b; do
-    cat <<YAML | run k apply -f - || fail "creating $pod"
-apiVersion: v1
-kind: Pod
-metadata: {name: $pod, namespace: $NS}
-spec:
-  nodeSelector: {numa-type: ${COLOR[$p]}, e2e.numa-partition.io/boot: $BOOT}
-  automountServiceAccountToken: false
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: work
-    image: e2e.local/workload:1
-    imagePullPolicy: Never
-    resources:
-      requests: {cpu: 100m, memory: ${mib}Mi}
-      limits: {cpu: 100m, memory: ${mib}Mi}
-YAML
+    pod_yaml $pod $p "{requests: {cpu: 100m, memory: ${mib}Mi}, limits: {cpu: 100m, memory: ${mib}Mi}}" | run k apply -f - || fail "creating $pod"
     if ! wait_until 240 "pod $pod Running" pod_running $pod; then
       k -n $NS describe pod $pod 2>&1 | tail -15; continue
     fi

@@ -9,35 +9,18 @@
 requires placement
 p=node1
 [ "${ALLOC_MODE[$p]}" = nri ] || die "partition $p is not in nri mode"
-pod_yaml() { # NAME RESOURCES
-  cat <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: $1, namespace: $NS}
-spec:
-  nodeSelector: {numa-type: ${COLOR[$p]}, e2e.numa-partition.io/boot: $BOOT}
-  automountServiceAccountToken: false
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: work
-    image: e2e.local/workload:1
-    imagePullPolicy: Never
-    resources: $2
-YAML
-}
-pod_running() { [ "$(k -n $NS get pod "$1" -o jsonpath='{.status.phase}')" = Running ]; }
 allocated_keys() { numa-partition allocations -p $p -o json 2>/dev/null | jq -r '[.[0].allocations[].podUID] | sort | join(" ")'; }
 uid_of() { k -n $NS get pod "$1" -o jsonpath='{.metadata.uid}'; }
 
 pinned_cpu=$(status_field "$(cat $STATE/pod-pid-$p)" Cpus_allowed_list)
 shared_want=$(expand_cpus ${POD_CPUS[$p]} | tr ',' '\n' | grep -vx "$pinned_cpu" | paste -sd,)
-pod_yaml shared-$p '{}' | run k apply -f - || fail "creating shared-$p"
+pod_yaml shared-$p $p '{}' | run k apply -f - || fail "creating shared-$p"
 if wait_until 180 "pod shared-$p Running" pod_running shared-$p; then
   pid=$(container_pid $p shared-$p)
   expect_eq "best-effort pod shared-$p runs on the shared pool (not pinned-$p's CPU $pinned_cpu)" "$(status_field $pid Cpus_allowed_list)" "$shared_want"
 fi
 
-pod_yaml refused-$p '{requests: {cpu: "1", memory: 32Mi}, limits: {cpu: "1", memory: 32Mi}}' | run k apply -f - || fail "creating refused-$p"
+pod_yaml refused-$p $p '{requests: {cpu: "1", memory: 32Mi}, limits: {cpu: "1", memory: 32Mi}}' | run k apply -f - || fail "creating refused-$p"
 refused_event() { k -n $NS get events --field-selector involvedObject.name=refused-$p -o jsonpath='{.items[*].message}' | grep -q "cannot be placed"; }
 if wait_until 180 "pod refused-$p's events carry the allocator's refusal" refused_event; then
   msg=$(k -n $NS get events --field-selector involvedObject.name=refused-$p -o jsonpath='{.items[*].message}' | grep -o 'numa-partition node1: pod[^"]*' | head -1)

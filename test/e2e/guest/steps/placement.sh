@@ -10,7 +10,6 @@ requires apply
 pod_manifest() {
   sed -e "s/@P@/$1/g" -e "s/@NS@/$NS/g" -e "s/@COLOR@/${COLOR[$1]}/g" -e "s/@BOOT@/$BOOT/g" /e2e/guest/pods/pinned.yaml.in
 }
-pod_running() { [ "$(k -n $NS get pod "$1" -o jsonpath='{.status.phase}')" = Running ]; }
 for p in $PARTITIONS; do
   pod_manifest $p | run k apply -f - || fail "creating pod pinned-$p"
 done

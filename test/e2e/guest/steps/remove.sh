@@ -36,9 +36,18 @@ for pid in $pods; do
   [ -d /proc/$pid ] && fail "pod process $pid still running" || ok "pod $pid stopped"
 done
 # The host gets every CPU back (systemd realizes cgroups lazily: allow it a moment).
-cpus_back() { [ "$(cat "$1")" = 0-3 ]; }
+# With every runtime AllowedCPUs= gone (init.scope's under
+# /run/systemd/transient included) systemd switches the cpuset controller
+# off again when it was off before apply (topology step): then no file.
+if [ "$(cat $STATE/system-slice-cpuset 2>/dev/null)" = absent ]; then
+  cpus_back() { [ ! -e "$1" ]; }
+else
+  cpus_back() { [ "$(cat "$1")" = 0-3 ]; }
+fi
+left=$(ls /run/systemd/system.control/*.d/50-Allowed* /run/systemd/transient/*.d/50-Allowed* 2>/dev/null | tr '\n' ' ')
+[ -z "$left" ] && ok "no runtime AllowedCPUs=/AllowedMemoryNodes= drop-in left" || fail "runtime drop-ins left: $left"
 if [ "$E2E_CGROUP" = v2 ]; then
-  wait_until 15 "system.slice cpuset.cpus.effective back to 0-3" cpus_back /sys/fs/cgroup/system.slice/cpuset.cpus.effective \
+  wait_until 15 "system.slice's cpuset back as before apply ($(cat $STATE/system-slice-cpuset 2>/dev/null): 0-3 or no cpuset)" cpus_back /sys/fs/cgroup/system.slice/cpuset.cpus.effective \
     || echo "  system.slice cpuset.cpus.effective: $(cat /sys/fs/cgroup/system.slice/cpuset.cpus.effective); AllowedCPUs: '$(unit_prop system.slice AllowedCPUs)'"
 else
   for p in $PARTITIONS; do

@@ -29,6 +29,9 @@ done
 fs=$(stat -fc %T /sys/fs/cgroup)
 if [ "$E2E_CGROUP" = v2 ]; then
   expect_eq "cgroup fs" "$fs" cgroup2fs
+  # Before anything is applied: remove must leave system.slice so.
+  [ -e /sys/fs/cgroup/system.slice/cpuset.cpus.effective ] && echo present > $STATE/system-slice-cpuset || echo absent > $STATE/system-slice-cpuset
+  echo "  system.slice cpuset before apply: $(cat $STATE/system-slice-cpuset)"
   grep -qw cpuset /sys/fs/cgroup/cgroup.controllers && ok "cpuset controller on v2" \
     || fail "cpuset missing from /sys/fs/cgroup/cgroup.controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
 else
