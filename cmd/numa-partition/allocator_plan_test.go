@@ -10,7 +10,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocd"
-	"github.com/numa-partition/numa-partition/slices"
+	"github.com/numa-partition/numa-partition/slices/render"
 )
 
 // The allocator unit reads the rendered plan.json: the allocator must get
@@ -48,7 +48,7 @@ func TestServePlanFromRenderedPlan(t *testing.T) {
 		return got
 	}
 	fromConfig := configs("probe")
-	fromRendered := configs("probe", "--plan", filepath.Join(out, slices.PlanPath))
+	fromRendered := configs("probe", "--plan", filepath.Join(out, render.PlanPath))
 	require.Len(t, fromConfig, 4)
 	assert.Equal(t, fromConfig, fromRendered)
 

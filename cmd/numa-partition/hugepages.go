@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/numa/units"
-	"github.com/numa-partition/numa-partition/slices"
+	"github.com/numa-partition/numa-partition/slices/render"
 )
 
 func hugepagesCommand() *cli.Command {
@@ -30,9 +30,9 @@ func hugepagesCommand() *cli.Command {
 				"pool that is not listed holds pages: kubelet's memory manager would count that\n" +
 				"node's memory wrong. Bad arguments change nothing.",
 			Action: func(c *cli.Context) error {
-				specs := make([]slices.HugepageSpec, 0, c.NArg())
+				specs := make([]render.HugepageSpec, 0, c.NArg())
 				for _, a := range c.Args().Slice() {
-					s, err := slices.ParseHugepageSpec(a)
+					s, err := render.ParseHugepageSpec(a)
 					if err != nil {
 						return err
 					}
@@ -46,7 +46,7 @@ func hugepagesCommand() *cli.Command {
 
 // applyHugepages checks every argument and pool before writing anything,
 // then writes largest pages first and reports every shortfall at once.
-func applyHugepages(w io.Writer, sysfs string, specs []slices.HugepageSpec, write hugepool.Writer) error {
+func applyHugepages(w io.Writer, sysfs string, specs []render.HugepageSpec, write hugepool.Writer) error {
 	listed := map[string]bool{}
 	for _, s := range specs {
 		path := hugepool.Path(sysfs, s.Node, s.PageSize)
@@ -78,7 +78,7 @@ func applyHugepages(w io.Writer, sysfs string, specs []slices.HugepageSpec, writ
 			problems = append(problems, fmt.Sprintf("%s holds %d pages the plan does not list: plan them (host.hugepages) or free them, or kubelet's memory manager counts that node wrong", poolName(sysfs, path), n))
 		}
 	}
-	slices.SortForAllocation(specs)
+	render.SortForAllocation(specs)
 	for _, s := range specs {
 		path := hugepool.Path(sysfs, s.Node, s.PageSize)
 		before, _ := hugepool.Read(path)

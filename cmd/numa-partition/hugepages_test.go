@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/numa-partition/numa-partition/slices"
+	"github.com/numa-partition/numa-partition/slices/render"
 )
 
 // fakeSysfs makes nodes 0 and 1 with 2 MiB and 1 GiB pools holding pages.
@@ -33,11 +33,11 @@ func fakeSysfs(t *testing.T, pages map[string]string) string {
 	return root
 }
 
-func specs(t *testing.T, args ...string) []slices.HugepageSpec {
+func specs(t *testing.T, args ...string) []render.HugepageSpec {
 	t.Helper()
-	var out []slices.HugepageSpec
+	var out []render.HugepageSpec
 	for _, a := range args {
-		s, err := slices.ParseHugepageSpec(a)
+		s, err := render.ParseHugepageSpec(a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func TestApplyHugepagesBadInputChangesNothing(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"0:2Mi", "x:2Mi=1", "0:3Mi=1", "0:2Mi=-1", "0-2Mi=1", "+1:2Mi=1"} {
-		if _, err := slices.ParseHugepageSpec(bad); err == nil {
+		if _, err := render.ParseHugepageSpec(bad); err == nil {
 			t.Errorf("ParseHugepageSpec(%q): want an error", bad)
 		}
 	}

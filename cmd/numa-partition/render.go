@@ -12,28 +12,28 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/partition"
-	"github.com/numa-partition/numa-partition/slices"
+	"github.com/numa-partition/numa-partition/slices/render"
 )
 
 // renderFlags are the flags of the commands that render (render, apply).
 func renderFlags() []cli.Flag {
 	return []cli.Flag{
 		hostnameFlag(),
-		&cli.StringFlag{Name: "binary", Value: slices.DefaultBinary, Usage: "numa-partition's path on the target host, for the units that run it"},
+		&cli.StringFlag{Name: "binary", Value: render.DefaultBinary, Usage: "numa-partition's path on the target host, for the units that run it"},
 	}
 }
 
 // loadBundle is discover → config → plan → render, shared by render and
 // apply so that both install exactly the same files; it logs the plan's and
 // the bundle's warnings.
-func loadBundle(c *cli.Context) (*partition.Plan, slices.Bundle, error) {
+func loadBundle(c *cli.Context) (*partition.Plan, render.Bundle, error) {
 	plan, _, err := loadPlan(c)
 	if err != nil {
-		return nil, slices.Bundle{}, err
+		return nil, render.Bundle{}, err
 	}
-	b, err := slices.RenderWith(*plan, slices.Options{Binary: c.String("binary")})
+	b, err := render.RenderWith(*plan, render.Options{Binary: c.String("binary")})
 	if err != nil {
-		return nil, slices.Bundle{}, fmt.Errorf("render: %w", err)
+		return nil, render.Bundle{}, fmt.Errorf("render: %w", err)
 	}
 	for _, w := range append(plan.Warnings, b.Warnings...) {
 		slog.Warn("plan", "warning", w)
@@ -80,7 +80,7 @@ func renderCommand() *cli.Command {
 
 // writeTree writes the bundle below dir. It refuses a non-empty dir so
 // that no file of an older render is mistaken for part of this one.
-func writeTree(dir string, b slices.Bundle) error {
+func writeTree(dir string, b render.Bundle) error {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -101,7 +101,7 @@ func writeTree(dir string, b slices.Bundle) error {
 	return nil
 }
 
-func writeRenderSummary(w io.Writer, dir string, b slices.Bundle) error {
+func writeRenderSummary(w io.Writer, dir string, b render.Bundle) error {
 	var err error
 	p := func(format string, args ...any) {
 		if err == nil {

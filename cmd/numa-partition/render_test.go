@@ -7,16 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/numa-partition/numa-partition/slices"
+	"github.com/numa-partition/numa-partition/slices/render"
 )
 
 func TestWriteTree(t *testing.T) {
-	b := slices.Bundle{
-		Files: []slices.File{
+	b := render.Bundle{
+		Files: []render.File{
 			{Path: "etc/systemd/system/node0.slice", Mode: 0o644, Content: []byte("[Slice]\n")},
 			{Path: "etc/numa-partition/kubelet-node0.yaml", Mode: 0o644, Content: []byte("kind: KubeletConfiguration\n")},
 		},
-		Units:         []slices.Unit{{Name: "node0.slice", Start: true}, {Name: "kubelet-node0.service", Enable: true, Start: true}},
+		Units:         []render.Unit{{Name: "node0.slice", Start: true}, {Name: "kubelet-node0.service", Enable: true, Start: true}},
 		KernelCmdline: "hugepagesz=2M hugepages=0:512",
 	}
 	dir := filepath.Join(t.TempDir(), "out")

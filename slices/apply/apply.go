@@ -15,7 +15,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/numa-partition/numa-partition/partition"
-	bundle "github.com/numa-partition/numa-partition/slices"
+	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 

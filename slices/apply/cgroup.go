@@ -117,7 +117,7 @@ func (c cpusetV1) remove() error {
 
 // hugetlbV1Dir is a cgroup's group in the hugetlb v1 hierarchy. kubelet
 // refuses a cgroupRoot missing there; systemd does not manage hugetlb, so
-// the kubelet unit's ExecStartPre creates it (slices/render.go) and
+// the kubelet unit's ExecStartPre creates it (slices/render/render.go) and
 // remove takes it away with the pods' groups below it.
 func hugetlbV1Dir(root, cgroup string) string {
 	return filepath.Join(root, "sys/fs/cgroup/hugetlb", cgroup)

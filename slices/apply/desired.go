@@ -10,7 +10,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition"
-	bundle "github.com/numa-partition/numa-partition/slices"
+	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // V1DropIn is the drop-in apply adds to every partition service on cgroup

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	bundle "github.com/numa-partition/numa-partition/slices"
+	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // writePending writes the record of an apply that is about to touch the

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	bundle "github.com/numa-partition/numa-partition/slices"
+	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // Plan turns the difference between what is desired and what is on the

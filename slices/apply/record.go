@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	bundle "github.com/numa-partition/numa-partition/slices"
+	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // Record is the applied generation, kept in RecordPath: what apply wrote

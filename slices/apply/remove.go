@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	bundle "github.com/numa-partition/numa-partition/slices"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
+	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 

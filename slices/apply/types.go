@@ -7,7 +7,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
-	"github.com/numa-partition/numa-partition/slices"
+	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
@@ -24,8 +24,8 @@ const (
 // plus what apply derives from them (slices' CPU sets, the cgroup v1
 // drop-ins, hugepages).
 type Desired struct {
-	Files []slices.File // sorted by Path
-	Units []slices.Unit // start order: phase, then name
+	Files []bundle.File // sorted by Path
+	Units []bundle.Unit // start order: phase, then name
 	// Slices are the slice units' CPU and memory-node sets, as rendered.
 	Slices    []SliceSet
 	Hugepages []HugepageTarget

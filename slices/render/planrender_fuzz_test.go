@@ -1,4 +1,4 @@
-package slices
+package render
 
 import (
 	"encoding/json"
@@ -23,7 +23,7 @@ var fuzzedKeys = []string{
 // FuzzPlanThenRender: whatever value a key takes, a config that plans
 // renders (the plan is where every rule is checked, with its line).
 func FuzzPlanThenRender(f *testing.F) {
-	topo, err := numa.NewFS("../testdata/sysfs/hwloc-32amd64-4s2n4c-cgroup2/sys").Discover()
+	topo, err := numa.NewFS("../../testdata/sysfs/hwloc-32amd64-4s2n4c-cgroup2/sys").Discover()
 	if err != nil {
 		f.Fatal(err)
 	}

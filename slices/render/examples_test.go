@@ -1,4 +1,4 @@
-package slices
+package render
 
 import (
 	"os"
@@ -35,7 +35,7 @@ func (e example) load(t testing.TB) (partition.Plan, *numa.Topology) {
 	if e.plan != nil {
 		return e.plan(t)
 	}
-	root := filepath.Join("..", "testdata", "sysfs", e.sysfs, "sys")
+	root := filepath.Join("..", "..", "testdata", "sysfs", e.sysfs, "sys")
 	topo, err := numa.NewFS(root).Discover()
 	if err != nil {
 		t.Fatalf("discovering %s: %v", root, err)

@@ -1,4 +1,4 @@
-package slices
+package render
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite testdata/golden from the curren
 
 // TestGolden compares every rendered file of every example with
 // testdata/golden/<example>/tree/, and the units, modes, kernel command
-// line and warnings with bundle.json (the bundle's JSON form). `go test ./slices -run Golden
+// line and warnings with bundle.json (the bundle's JSON form). `go test ./slices/render -run Golden
 // -update` rewrites them; review the diff like code.
 func TestGolden(t *testing.T) {
 	for _, e := range examples {

@@ -1,4 +1,4 @@
-package slices
+package render
 
 import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"

@@ -1,4 +1,4 @@
-package slices
+package render
 
 import (
 	"bytes"

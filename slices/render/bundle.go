@@ -3,7 +3,7 @@
 // units, the hugepages oneshot, and (through kubeletgen) each kubelet's
 // KubeletConfiguration. Render is a pure function; `render` and `apply` use
 // the same one.
-package slices
+package render
 
 import (
 	"io/fs"
