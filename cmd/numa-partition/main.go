@@ -63,6 +63,7 @@ func newApp() *cli.App {
 			renderCommand(),
 			hugepagesCommand(),
 			applyCommand(),
+			diffCommand(),
 			statusCommand(),
 			removeCommand(),
 			allocatorCommand(),

@@ -2,7 +2,7 @@
 
 function __fish_numa-partition_no_subcommand --description 'Test if there has been any subcommand yet'
     for i in (commandline -opc)
-        if contains -- $i discover plan config init reference check render hugepages apply apply status remove allocator serve reset-state admit release allocations simulate version completion help h
+        if contains -- $i discover plan config init reference check render hugepages apply apply diff status remove allocator serve reset-state admit release allocations simulate version completion help h
             return 1
         end
     end
@@ -90,6 +90,16 @@ complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l sysfs -r
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l output -s o -r -d 'output format: table, json or yaml'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l config -s c -r -d 'config file (TOML)'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l log-level -r -d 'log level: debug, info, warn, error'
+complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l help -s h -d 'show help'
+complete -r -c numa-partition -n '__fish_numa-partition_no_subcommand' -a 'diff' -d 'show how the files on this host differ from what apply would write; exit 1 when they do'
+complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l hostname -r -d 'plan for this host name instead of the config\'s kubelet.hostname or this machine\'s'
+complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l binary -r -d 'numa-partition\'s path on the target host, for the units that run it'
+complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l root -r -d 'the host\'s root directory to compare below'
+complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l cgroup-mode -r -d '`MODE` of the host (unified, hybrid, legacy: v1 hosts get more drop-ins); default: read ROOT/sys/fs/cgroup'
+complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
+complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l output -s o -r -d 'output format: table, json or yaml'
+complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l config -s c -r -d 'config file (TOML)'
+complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l log-level -r -d 'log level: debug, info, warn, error'
 complete -c numa-partition -n '__fish_seen_subcommand_from status' -f -l help -s h -d 'show help'
 complete -r -c numa-partition -n '__fish_numa-partition_no_subcommand' -a 'status' -d 'show the partitions\' units, cpusets, memory, health, Kubernetes Nodes and drift; exit 0 healthy, 1 degraded, 2 error'
 complete -c numa-partition -n '__fish_seen_subcommand_from status' -f -l root -r -d 'the host\'s root directory: files are written and read below it (a container\'s or test sandbox\'s root works)'

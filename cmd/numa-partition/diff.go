@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/slices/apply"
+)
+
+func diffCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "diff",
+		Usage: "show how the files on this host differ from what apply would write; exit 1 when they do",
+		Description: "Discovers, plans and renders as apply does, then compares the rendered files\n" +
+			"with those below --root (and the files the last apply recorded that are no\n" +
+			"longer rendered) and prints a unified diff. Needs no systemd: unit states are\n" +
+			"not compared (apply --dry-run does that). Exit status 0 when nothing differs,\n" +
+			"1 when something does, 2 on errors, as diff(1).",
+		Flags: append(renderFlags(), &cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory to compare below"},
+			&cli.StringFlag{Name: "cgroup-mode", Usage: "`MODE` of the host (unified, hybrid, legacy: v1 hosts get more drop-ins); default: read ROOT/sys/fs/cgroup"}),
+		Action: func(c *cli.Context) error {
+			plan, b, err := loadBundle(c)
+			if err != nil {
+				return err
+			}
+			root, _ := hostRoot(c)
+			mode := apply.CgroupMode(c.String("cgroup-mode"))
+			switch mode {
+			case "", apply.CgroupV2, apply.CgroupHybrid, apply.CgroupV1:
+			default:
+				return fmt.Errorf("--cgroup-mode %q: allowed are %s, %s, %s", mode, apply.CgroupV2, apply.CgroupHybrid, apply.CgroupV1)
+			}
+			text, changed, err := apply.FileDiff(root, plan, b, mode)
+			if err != nil {
+				return fmt.Errorf("diff: %w", err)
+			}
+			if _, err := io.WriteString(c.App.Writer, text); err != nil {
+				return err
+			}
+			if changed {
+				return exitError{code: 1}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/urfave/cli/v2"
+)
+
+// diff needs no systemd: the rendered files against a root, exit 1 while
+// they differ, 0 once they are there.
+func TestDiffOffline(t *testing.T) {
+	root := t.TempDir()
+	run := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		app := newApp()
+		app.Writer, app.ErrWriter = &out, &out
+		app.ExitErrHandler = func(*cli.Context, error) {} // return the error instead of exiting
+		err := app.Run(append([]string{"numa-partition", "--log-level", "error"}, args...))
+		return out.String(), err
+	}
+	cfg := filepath.Join("..", "..", "test", "e2e", "guest", "config", "partitions.toml")
+	args := []string{"diff", "--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h", "--root", root, "--cgroup-mode", "unified"}
+	out, err := run(args...)
+	var ec exitCoder
+	require.True(t, errors.As(err, &ec), "%v", err)
+	assert.Equal(t, 1, ec.ExitCode())
+	assert.Contains(t, out, "+++ b/etc/systemd/system/kubelet-node0.service")
+
+	_, err = run("render", "--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h", "--out", root)
+	require.NoError(t, err)
+	out, err = run(args...)
+	require.NoError(t, err)
+	assert.Empty(t, out)
+
+	// A file changed by hand shows.
+	unit := filepath.Join(root, "etc/systemd/system/kubelet-node1.service")
+	require.NoError(t, os.WriteFile(unit, []byte("[Unit]\n"), 0o644))
+	out, err = run(args...)
+	require.Error(t, err)
+	assert.Contains(t, out, "--- a/etc/systemd/system/kubelet-node1.service")
+
+	_, err = run(append(args[:len(args)-1], "v3")...)
+	assert.ErrorContains(t, err, `--cgroup-mode "v3": allowed are unified, hybrid, legacy`)
+}
