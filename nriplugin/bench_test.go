@@ -34,7 +34,7 @@ func (m memPlacer) Allocations() []allocator.Allocation    { return m.a.Allocati
 func wideMachine(n int, policy string) (CPUTopology, allocator.Config) {
 	var t CPUTopology
 	t.Distances = map[int]map[int]int{}
-	cfg := allocator.Config{Policy: policy, Scope: "container", MaxAllowableNUMANodes: n, Distances: t.Distances}
+	cfg := allocator.Config{Policy: policy, Scope: "container", MaxAllowableNUMANodes: max(8, n), Distances: t.Distances}
 	for i := 0; i < n; i++ {
 		t.Cores = append(t.Cores, Core{Node: i, CPUs: bitmask.NewCPUSet(4*i, 4*i+1)}, Core{Node: i, CPUs: bitmask.NewCPUSet(4*i+2, 4*i+3)})
 		t.Distances[i] = map[int]int{}

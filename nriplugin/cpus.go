@@ -34,6 +34,9 @@ type cpuPool struct {
 	threads   int                       // CPUs per core (the most any core has)
 	exclusive map[string]bitmask.CPUSet // container id -> its cores' CPUs
 	distances map[int]map[int]int
+	// nearest[i] are the nodes by distance from nodes[i] (itself first,
+	// ties by id): the order hints grow in beyond 8 nodes, made once.
+	nearest [][]int
 }
 
 func newCPUPool(t CPUTopology) (*cpuPool, error) {
@@ -59,6 +62,11 @@ func newCPUPool(t CPUTopology) (*cpuPool, error) {
 		return nil, fmt.Errorf("the partition has no CPUs for pods")
 	}
 	sort.Ints(p.nodes)
+	for _, from := range p.nodes {
+		order := append([]int(nil), p.nodes...)
+		sort.SliceStable(order, func(i, j int) bool { return p.distance(from, order[i]) < p.distance(from, order[j]) })
+		p.nearest = append(p.nearest, order)
+	}
 	sort.SliceStable(p.cores, func(i, j int) bool {
 		if p.cores[i].Node != p.cores[j].Node {
 			return p.cores[i].Node < p.cores[j].Node
@@ -171,9 +179,7 @@ func (p *cpuPool) hints(n int) (topologymanager.ProviderHints, error) {
 // id; itself first) that have free cores, until they have cores of them.
 func (p *cpuPool) grown(free map[int]int, cores int) [][]int {
 	var out [][]int
-	for _, from := range p.nodes {
-		order := append([]int(nil), p.nodes...)
-		sort.SliceStable(order, func(i, j int) bool { return p.distance(from, order[i]) < p.distance(from, order[j]) })
+	for _, order := range p.nearest {
 		var ids []int
 		have := 0
 		for _, id := range order {
