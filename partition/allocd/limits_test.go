@@ -112,3 +112,21 @@ func TestReleaseRefusesABadUID(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, rec.Code)
 	assert.Contains(t, rec.Body.String(), "is not a pod UID")
 }
+
+// The request timeout holds while a decision does not finish: the client
+// gets a 503 that says the admission may have been decided.
+func TestRequestTimeout(t *testing.T) {
+	srv, err := NewServer(ServerOptions{Partition: "p", Config: limitsConfig(), StateDir: t.TempDir(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RequestTimeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	srv.mu.Lock() // a decision that does not end
+	defer srv.mu.Unlock()
+	req := httptest.NewRequest(http.MethodPost, PathAdmit, strings.NewReader(podYAML("u1", 1)))
+	req = req.WithContext(context.WithValue(req.Context(), peerKey{}, peerResult{}))
+	rec := httptest.NewRecorder()
+	t0 := time.Now()
+	srv.Handler().ServeHTTP(rec, req)
+	assert.Less(t, time.Since(t0), 5*time.Second)
+	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	assert.Contains(t, rec.Body.String(), "the request took longer than 200ms; an admission that was decided is kept")
+}

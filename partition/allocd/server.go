@@ -34,6 +34,7 @@ type Server struct {
 	stateDir  string
 	version   string
 	maxBody   int64
+	timeout   time.Duration // per request
 	log       *slog.Logger
 	started   time.Time
 	drift     []string
@@ -74,6 +75,8 @@ type ServerOptions struct {
 	StateDir        string // holds allocations.json and the lock
 	Version         string
 	MaxRequestBytes int64 // 0 = DefaultMaxRequestBytes
+	// RequestTimeout bounds one API request; 0 = DefaultRequestTimeout.
+	RequestTimeout time.Duration
 	Logger          *slog.Logger
 	OnChange        func(summary string)
 	Labels          map[string]string
@@ -92,6 +95,9 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
+	}
 	if opts.MaxRequestBytes <= 0 {
 		opts.MaxRequestBytes = DefaultMaxRequestBytes
 	}
@@ -101,6 +107,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		stateDir:  opts.StateDir,
 		version:   opts.Version,
 		maxBody:   opts.MaxRequestBytes,
+		timeout:   opts.RequestTimeout,
 		log:       opts.Logger,
 		started:   time.Now(),
 		metrics:   newMetrics(opts.Partition),
@@ -203,12 +210,12 @@ func (s *Server) Handler() http.Handler {
 	})
 	// The request timeout the documentation promises: ReadTimeout and
 	// WriteTimeout bound the connection, not the decision.
-	return http.TimeoutHandler(s.requirePeer(mux), RequestTimeout,
-		fmt.Sprintf(`{"error":"the request took longer than %s; an admission that was decided is kept: retry it, admissions are idempotent by pod UID"}`, RequestTimeout))
+	return http.TimeoutHandler(s.requirePeer(mux), s.timeout,
+		fmt.Sprintf(`{"error":"the request took longer than %s; an admission that was decided is kept: retry it, admissions are idempotent by pod UID"}`, s.timeout))
 }
 
-// RequestTimeout bounds one API request.
-const RequestTimeout = 30 * time.Second
+// DefaultRequestTimeout bounds one API request (docs/allocator-daemon.md).
+const DefaultRequestTimeout = 30 * time.Second
 
 // MetricsHandler serves /metrics alone (for the optional TCP address).
 func (s *Server) MetricsHandler() http.Handler {
