@@ -77,9 +77,9 @@ type ServerOptions struct {
 	MaxRequestBytes int64 // 0 = DefaultMaxRequestBytes
 	// RequestTimeout bounds one API request; 0 = DefaultRequestTimeout.
 	RequestTimeout time.Duration
-	Logger          *slog.Logger
-	OnChange        func(summary string)
-	Labels          map[string]string
+	Logger         *slog.Logger
+	OnChange       func(summary string)
+	Labels         map[string]string
 }
 
 // RecoveryHint is the documented way out of a checkpoint the daemon refuses.
