@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -90,19 +89,15 @@ func servePlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
 	if file == "" {
 		return loadPlan(c)
 	}
-	data, err := os.ReadFile(file)
+	plan, err := readPlanFile(file)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the rendered plan (apply writes it): %w", err)
-	}
-	var plan partition.Plan
-	if err := json.Unmarshal(data, &plan); err != nil {
-		return nil, nil, fmt.Errorf("%s: not a rendered plan: %w", file, err)
+		return nil, nil, fmt.Errorf("the rendered plan (apply writes it): %w", err)
 	}
 	topo, err := numa.NewFS(globalString(c, "sysfs")).Discover()
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover (for NUMA distances): %w", err)
 	}
-	return &plan, topo, nil
+	return plan, topo, nil
 }
 
 // allocConfigFromPlan fills opts from the plan of --config on the machine

@@ -48,3 +48,33 @@ func TestDiffOffline(t *testing.T) {
 	_, err = run(append(args[:len(args)-1], "v3")...)
 	assert.ErrorContains(t, err, `--cgroup-mode "v3": allowed are unified, hybrid, legacy`)
 }
+
+// --plan applies (here: renders and diffs) exactly a reviewed plan, and
+// refuses one this host and config no longer plan.
+func TestReviewedPlan(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join("..", "..", "test", "e2e", "guest", "config", "partitions.toml")
+	base := []string{"--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h"}
+	run := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		app := newApp()
+		app.Writer, app.ErrWriter = &out, &out
+		app.ExitErrHandler = func(*cli.Context, error) {}
+		err := app.Run(append([]string{"numa-partition", "--log-level", "error"}, args...))
+		return out.String(), err
+	}
+	reviewed, err := run(append([]string{"plan", "-o", "json"}, base...)...)
+	require.NoError(t, err)
+	planFile := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planFile, []byte(reviewed), 0o644))
+	_, err = run(append([]string{"render", "--plan", planFile, "--out", filepath.Join(dir, "out")}, base...)...)
+	require.NoError(t, err, "the reviewed plan is what is planned now")
+
+	_, err = run(append([]string{"render", "--plan", planFile, "--out", filepath.Join(dir, "out2")},
+		"--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "other")...)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is not what this host and config plan now")
+	assert.Contains(t, err.Error(), `reviewed "hostname": "h"`)
+	_, statErr := os.Stat(filepath.Join(dir, "out2"))
+	assert.True(t, os.IsNotExist(statErr), "nothing rendered")
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,6 +23,7 @@ func renderFlags() []cli.Flag {
 	return []cli.Flag{
 		hostnameFlag(),
 		&cli.StringFlag{Name: "binary", Value: render.DefaultBinary, Usage: "numa-partition's path on the target host, for the units that run it"},
+		&cli.StringFlag{Name: "plan", Usage: "a reviewed plan `FILE` (plan -o json): use exactly it, and refuse when this host and config plan otherwise now"},
 	}
 }
 
@@ -30,6 +34,11 @@ func loadBundle(c *cli.Context) (*partition.Plan, render.Bundle, error) {
 	plan, _, err := loadPlan(c)
 	if err != nil {
 		return nil, render.Bundle{}, err
+	}
+	if file := c.String("plan"); file != "" {
+		if plan, err = reviewedPlan(file, plan); err != nil {
+			return nil, render.Bundle{}, err
+		}
 	}
 	b, err := render.RenderWith(*plan, render.Options{Binary: c.String("binary")})
 	if err != nil {
@@ -134,4 +143,46 @@ func writeRenderSummary(w io.Writer, dir string, b render.Bundle) error {
 		p("  %s\n", b.KernelCmdline)
 	}
 	return err
+}
+
+// readPlanFile reads a plan's JSON (plan -o json, or the rendered
+// plan.json; other keys, such as plan's nodeResources, are ignored).
+func readPlanFile(file string) (*partition.Plan, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading the plan: %w", err)
+	}
+	var plan partition.Plan
+	if err := json.Unmarshal(data, &plan); err != nil {
+		return nil, fmt.Errorf("%s: not a plan (plan -o json): %w", file, err)
+	}
+	return &plan, nil
+}
+
+// reviewedPlan is the plan of file when it is what this host and config
+// plan now: what was reviewed is applied, or nothing is.
+func reviewedPlan(file string, now *partition.Plan) (*partition.Plan, error) {
+	reviewed, err := readPlanFile(file)
+	if err != nil {
+		return nil, err
+	}
+	a, err := json.MarshalIndent(reviewed, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(now, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(a, b) {
+		return reviewed, nil
+	}
+	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range min(len(la), len(lb)) {
+		if la[i] != lb[i] {
+			return nil, fmt.Errorf("%s is not what this host and config plan now (line %d of its JSON: reviewed %s, now %s): run plan again and review it",
+				file, i+1, strings.TrimSpace(la[i]), strings.TrimSpace(lb[i]))
+		}
+	}
+	return nil, fmt.Errorf("%s is not what this host and config plan now (%d lines of JSON reviewed, %d now): run plan again and review it", file, len(la), len(lb))
 }
