@@ -56,5 +56,5 @@ func TestServePlanFromRenderedPlan(t *testing.T) {
 	app := newApp()
 	err = app.Run([]string{"numa-partition", "--sysfs", sysfs, "allocator", "serve", "--partition", "node0", "--plan", conf})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "config.toml: not a rendered plan")
+	assert.Contains(t, err.Error(), "config.toml: not a plan (plan -o json)")
 }
