@@ -29,6 +29,9 @@ type Options struct {
 	// CgroupMode overrides detection (tests).
 	CgroupMode CgroupMode
 	BeforeStep func(i int, s Step) error
+	// PoolWriter writes a hugepage pool's nr_hugepages (hugepool.Write;
+	// tests play a kernel that falls short).
+	PoolWriter hugepool.Writer
 	Log        *slog.Logger
 	Now        func() time.Time
 }
@@ -56,6 +59,9 @@ func (o *Options) defaults() {
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
+	}
+	if o.PoolWriter == nil {
+		o.PoolWriter = hugepool.Write
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -129,7 +135,7 @@ func Apply(ctx context.Context, o Options, plan *partition.Plan, b bundle.Bundle
 	if err != nil {
 		return nil, err
 	}
-	ex := &Executor{Root: o.Root, Sysfs: o.Sysfs, Systemd: o.Systemd, Record: rec, BeforeStep: o.BeforeStep, Log: o.Log}
+	ex := &Executor{Root: o.Root, Sysfs: o.Sysfs, Systemd: o.Systemd, Record: rec, BeforeStep: o.BeforeStep, PoolWriter: o.PoolWriter, Log: o.Log}
 	res, err := ex.Run(ctx, steps, cur)
 	if err != nil {
 		// Rolled back: the previous record is the truth again.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/slices/systemd"
+	"github.com/numa-partition/numa-partition/slices/systemd/systemdtest"
 )
 
 // TestApplyReapplyRemove is the life cycle against the real systemd:
@@ -86,7 +86,7 @@ func TestApplyReapplyRemove(t *testing.T) {
 	// The same inputs again: nothing to do, nothing written, no reload.
 	kubeletPID := mainPID(t, e, "kubelet-tnode0.service")
 	recBytes, _ := os.ReadFile(e.sb.Path(RecordPath))
-	faulty := &systemd.Faulty{Manager: e.m}
+	faulty := &systemdtest.Faulty{Manager: e.m}
 	rep, err = e.apply(t, f, func(o *Options) { o.Systemd = faulty })
 	must(t, err)
 	if rep.Changed || len(rep.Steps) != 0 || faulty.Count() != 0 {
@@ -99,7 +99,7 @@ func TestApplyReapplyRemove(t *testing.T) {
 	// A change to one kubelet restarts that kubelet only.
 	kf := f.file("kubelet-tnode1.service")
 	kf.Content = append(kf.Content, []byte("# changed\n")...)
-	faulty = &systemd.Faulty{Manager: e.m}
+	faulty = &systemdtest.Faulty{Manager: e.m}
 	rep, err = e.apply(t, f, func(o *Options) { o.Systemd = faulty })
 	must(t, err)
 	wantCalls := []string{"daemon-reload", "enable [kubelet-tnode1.service]", "restart kubelet-tnode1.service"}

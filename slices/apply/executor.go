@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
@@ -27,6 +28,7 @@ type Executor struct {
 	// BeforeStep, when set, runs before each step and fails it by
 	// returning an error: the fault injection of the tests.
 	BeforeStep func(i int, s Step) error
+	PoolWriter hugepool.Writer // nil: hugepool.Write
 	Log        *slog.Logger
 }
 
@@ -136,6 +138,13 @@ func (e *Executor) rollback(journal []undo, reloaded bool) error {
 
 func (e *Executor) path(rel string) string { return filepath.Join(e.Root, rel) }
 
+func (e *Executor) poolWriter() hugepool.Writer {
+	if e.PoolWriter == nil {
+		return hugepool.Write
+	}
+	return e.PoolWriter
+}
+
 // do runs one step and returns how to undo it.
 func (e *Executor) do(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
 	m := e.Systemd
@@ -191,10 +200,10 @@ func (e *Executor) do(ctx context.Context, s Step, cur Current, res *Result) ([]
 	case KindHugepages:
 		h := *s.Hugepages
 		u := undo{what: "hugepages " + h.String(), run: func(context.Context) error {
-			_, err := setHugepages(e.Sysfs, HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Before})
+			_, err := setHugepages(e.poolWriter(), e.Sysfs, HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Before})
 			return err
 		}}
-		got, err := setHugepages(e.Sysfs, h)
+		got, err := setHugepages(e.poolWriter(), e.Sysfs, h)
 		if err == nil && got < h.Count {
 			sf := Shortfall{Node: h.Node, PageSize: h.PageSize, Wanted: h.Count, Got: got}
 			res.Shortfalls = append(res.Shortfalls, sf)

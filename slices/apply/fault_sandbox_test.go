@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/numa-partition/numa-partition/slices/systemd"
+	"github.com/numa-partition/numa-partition/slices/systemd/systemdtest"
 )
 
 // TestFaultAtEveryStep fails an apply at each of its steps in turn, on a
@@ -71,7 +71,7 @@ func TestSystemdFaultAtEveryCall(t *testing.T) {
 	must(t, err)
 	changeEverything(f)
 	// Count the update's systemd calls with a fault that never fires.
-	counting := &systemd.Faulty{Manager: e.m, FailAt: -1}
+	counting := &systemdtest.Faulty{Manager: e.m, FailAt: -1}
 	_, err = e.apply(t, f, func(o *Options) { o.Systemd = counting })
 	must(t, err)
 	calls := counting.Calls
@@ -86,10 +86,10 @@ func TestSystemdFaultAtEveryCall(t *testing.T) {
 	before := e.snapshot(t, f)
 	for _, after := range []bool{false, true} {
 		for k := 1; k <= len(calls); k++ {
-			fm := &systemd.Faulty{Manager: e.m, FailAt: k, After: after}
+			fm := &systemdtest.Faulty{Manager: e.m, FailAt: k, After: after}
 			_, err := e.apply(t, f, func(o *Options) { o.Systemd = fm })
 			var se *StepError
-			if !errors.As(err, &se) || !errors.Is(err, systemd.ErrInjected) || se.Rollback != nil {
+			if !errors.As(err, &se) || !errors.Is(err, systemdtest.ErrInjected) || se.Rollback != nil {
 				t.Fatalf("fault at call %d (%s, after=%v): err = %v; want a StepError with a complete rollback", k, calls[k-1], after, err)
 			}
 			if d := diffStates(before, e.snapshot(t, f)); len(d) > 0 {

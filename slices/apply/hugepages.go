@@ -7,12 +7,10 @@ import (
 	"github.com/numa-partition/numa-partition/numa/units"
 )
 
-// writePool sets a pool; a test swaps it to play a kernel that falls short.
-var writePool hugepool.Writer = hugepool.Write
-
-// setHugepages sets the node's pool and returns what the kernel allocated.
-func setHugepages(sysfs string, h HugepageTarget) (uint64, error) {
-	got, err := hugepool.Set(hugepool.Path(sysfs, h.Node, h.PageSize), h.Count, writePool)
+// setHugepages sets the node's pool through write and returns what the
+// kernel allocated.
+func setHugepages(write hugepool.Writer, sysfs string, h HugepageTarget) (uint64, error) {
+	got, err := hugepool.Set(hugepool.Path(sysfs, h.Node, h.PageSize), h.Count, write)
 	if err != nil {
 		return 0, fmt.Errorf("allocating %s: %w", h, err)
 	}

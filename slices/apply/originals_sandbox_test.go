@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"errors"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"os"
 	"strings"
 	"testing"
@@ -64,12 +65,10 @@ func TestOriginalsAreKeptAndRestored(t *testing.T) {
 func TestHugepageShortfallIsReported(t *testing.T) {
 	e := newEnv(t)
 	f := newFixture(2)
-	real := writePool
-	t.Cleanup(func() { writePool = real })
-	writePool = func(path string, count uint64) error { // this kernel has room for 3 pages per pool
-		return real(path, min(count, 3))
+	short := func(path string, count uint64) error { // this kernel has room for 3 pages per pool
+		return hugepool.Write(path, min(count, 3))
 	}
-	rep, err := e.apply(t, f, nil)
+	rep, err := e.apply(t, f, func(o *Options) { o.PoolWriter = short })
 	must(t, err)
 	if len(rep.Shortfalls) != 2 || rep.Shortfalls[0] != (Shortfall{Node: 0, PageSize: testPageSize, Wanted: 4, Got: 3}) {
 		t.Fatalf("shortfalls = %+v", rep.Shortfalls)

@@ -1,6 +1,6 @@
 // Package systemd is numa-partition's narrow view of systemd's D-Bus API:
 // the calls apply, status and remove make, each waiting for its job's
-// result. Conn is the real client (go-systemd over godbus); Faulty wraps any
+// result. Conn is the real client (go-systemd over godbus); systemdtest.Faulty wraps any
 // Manager and fails a chosen call, so every step of a transaction can be
 // proven to roll back.
 package systemd

@@ -1,10 +1,14 @@
-package systemd
+// Package systemdtest holds test doubles of the systemd Manager: only
+// tests import it.
+package systemdtest
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
 // ErrInjected is the error Faulty returns.
@@ -17,7 +21,7 @@ var ErrInjected = errors.New("injected fault")
 // that one call fails, so the rollback that follows runs normally. Reads
 // are passed through. Calls records every mutating call, for assertions.
 type Faulty struct {
-	Manager
+	systemd.Manager
 	FailAt int
 	After  bool
 
@@ -81,7 +85,7 @@ func (f *Faulty) DisableUnitFiles(ctx context.Context, names []string) error {
 }
 
 // SetUnitProperties implements Manager.
-func (f *Faulty) SetUnitProperties(ctx context.Context, name string, props ...Property) error {
+func (f *Faulty) SetUnitProperties(ctx context.Context, name string, props ...systemd.Property) error {
 	return f.do("set-property "+name, func() error { return f.Manager.SetUnitProperties(ctx, name, props...) })
 }
 
