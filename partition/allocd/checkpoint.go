@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"os"
 	"path/filepath"
 
@@ -22,8 +23,10 @@ const CheckpointName = "allocations.json"
 const (
 	checkpointVersion = 1
 	lockName          = "lock"
-	tempPattern       = ".allocations-*.tmp"
 )
+
+// tempPattern is what an interrupted write leaves (fsutil.WriteFile).
+var tempPattern = fsutil.TempPattern(CheckpointName)
 
 // Checkpoint is everything the daemon must get back after a crash.
 type Checkpoint struct {
@@ -82,47 +85,11 @@ func WriteCheckpoint(dir string, cp *Checkpoint) error {
 	out = fmt.Appendf(out, `{"version":%d,"checksum":"sha256:%s","data":`, checkpointVersion, hex.EncodeToString(sum[:]))
 	out = append(out, data...)
 	out = append(out, "}\n"...)
-	tmp, err := os.CreateTemp(dir, tempPattern)
-	if err != nil {
-		return fmt.Errorf("writing checkpoint: %w", err)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(out); err != nil {
-		return fmt.Errorf("writing checkpoint %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("writing checkpoint %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("fsync checkpoint %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("closing checkpoint %s: %w", tmp.Name(), err)
-	}
 	final := filepath.Join(dir, CheckpointName)
-	if err := os.Rename(tmp.Name(), final); err != nil {
-		return fmt.Errorf("replacing checkpoint %s: %w", final, err)
-	}
-	committed = true
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("fsync state directory %s: %w", dir, err)
+	if err := fsutil.WriteFile(final, out, 0o600); err != nil {
+		return fmt.Errorf("writing checkpoint %s: %w", final, err)
 	}
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // ReadCheckpoint loads dir/allocations.json. A missing file is

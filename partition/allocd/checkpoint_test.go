@@ -132,7 +132,7 @@ func TestCheckpointFailedWriteKeepsOld(t *testing.T) {
 		t.Fatalf("temp files left behind: %v", tmps)
 	}
 	// Stale temp files of a crash are removed at start, the checkpoint kept.
-	if err := os.WriteFile(filepath.Join(dir, ".allocations-123.tmp"), []byte("half"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ".allocations.json.numa-partition-123"), []byte("half"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := RemoveStaleTemps(dir); err != nil {

@@ -6,57 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 )
 
-// writeFileAtomic replaces path with content so that a reader (or a
-// crash) sees either the old or the new file, never a mix: temp file in the
-// same directory, fsync, rename, fsync of the directory.
+// writeFileAtomic replaces path atomically and durably (fsutil).
 func writeFileAtomic(path string, content []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".numa-partition-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if _, err := tmp.Write(content); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		return err
-	}
-	ok = true
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("fsync %s: %w", dir, err)
-	}
-	return nil
+	return fsutil.WriteFile(path, content, mode)
 }
 
 // removeFile removes path (a missing file is fine) and syncs its directory.
@@ -71,7 +27,7 @@ func removeFile(path string) error {
 	} else if err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return fsutil.SyncDir(filepath.Dir(path))
 }
 
 // readFileState reads a file; ok is false when it does not exist.
