@@ -1,6 +1,7 @@
 package numa
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -31,11 +32,19 @@ import (
 // ("Node 0 MemTotal: ... kB", with a leading blank line on old kernels).
 type FS struct {
 	root string
+	ctx  context.Context // nil: never cancelled
 }
 
 // NewFS returns the sysfs tree at root, e.g. "/sys" or
 // "testdata/sysfs/<machine>/sys". Nothing is read until Discover.
 func NewFS(root string) FS { return FS{root: root} }
+
+// WithContext returns the FS reading until ctx is done: discovery stops at
+// its next file with ctx's error (SIGTERM on a huge or slow tree).
+func (f FS) WithContext(ctx context.Context) FS {
+	f.ctx = ctx
+	return f
+}
 
 // Root is the path the FS was created with.
 func (f FS) Root() string { return f.root }
@@ -75,6 +84,11 @@ func (f FS) read(path string) (value string, ok bool, err error) {
 	// O_NONBLOCK: opening a FIFO (a dump gone wrong, or a trap) would
 	// otherwise wait forever for a writer; sysfs attributes are regular
 	// files, and anything else is refused before it is read.
+	if f.ctx != nil {
+		if err := f.ctx.Err(); err != nil {
+			return "", false, fmt.Errorf("reading %s: %w", path, err)
+		}
+	}
 	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil

@@ -1,6 +1,7 @@
 package numa
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -46,4 +47,13 @@ func TestDiscoverRefusesAnImpossiblePool(t *testing.T) {
 	_, err = NewFS(root).Discover()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "hugepages-2048kB: 9 free pages, more than the 4 in the pool")
+}
+
+// A cancelled discovery stops at its next file, with the context's error.
+func TestDiscoverHonoursCancellation(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := NewFS(writeTree(t, twoNodes())).WithContext(ctx).Discover()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.Canceled)
 }

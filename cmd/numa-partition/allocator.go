@@ -93,7 +93,7 @@ func servePlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("the rendered plan (apply writes it): %w", err)
 	}
-	topo, err := numa.NewFS(globalString(c, "sysfs")).Discover()
+	topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover (for NUMA distances): %w", err)
 	}

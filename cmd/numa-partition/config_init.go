@@ -35,7 +35,7 @@ func configCommand() *cli.Command {
 						_, err := c.App.Writer.Write(partition.GenericConfig())
 						return err
 					}
-					topo, err := numa.NewFS(globalString(c, "sysfs")).Discover()
+					topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
 					if err != nil {
 						return fmt.Errorf("discover: %w", err)
 					}

@@ -27,7 +27,7 @@ func discoverCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			topo, err := numa.NewFS(globalString(c, "sysfs")).Discover()
+			topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
 			if err != nil {
 				return fmt.Errorf("discover: %w", err)
 			}

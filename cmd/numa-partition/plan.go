@@ -74,7 +74,7 @@ func hostnameFlag() cli.Flag {
 // a plan. The hostname comes from --hostname (when the command has it),
 // then kubelet.hostname, then this machine, so that planning stays pure.
 func loadPlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
-	topo, err := numa.NewFS(globalString(c, "sysfs")).Discover()
+	topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover: %w", err)
 	}
