@@ -12,40 +12,43 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// runCLI runs the app as main does, but returns the exit error instead of
+// exiting.
+func runCLI(args ...string) (string, error) {
+	var out bytes.Buffer
+	app := newApp()
+	app.Writer, app.ErrWriter = &out, &out
+	app.ExitErrHandler = func(*cli.Context, error) {}
+	err := app.Run(append([]string{"numa-partition", "--log-level", "error"}, args...))
+	return out.String(), err
+}
+
 // diff needs no systemd: the rendered files against a root, exit 1 while
 // they differ, 0 once they are there.
 func TestDiffOffline(t *testing.T) {
 	root := t.TempDir()
-	run := func(args ...string) (string, error) {
-		var out bytes.Buffer
-		app := newApp()
-		app.Writer, app.ErrWriter = &out, &out
-		app.ExitErrHandler = func(*cli.Context, error) {} // return the error instead of exiting
-		err := app.Run(append([]string{"numa-partition", "--log-level", "error"}, args...))
-		return out.String(), err
-	}
 	cfg := filepath.Join("..", "..", "test", "e2e", "guest", "config", "partitions.toml")
 	args := []string{"diff", "--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h", "--root", root, "--cgroup-mode", "unified"}
-	out, err := run(args...)
+	out, err := runCLI(args...)
 	var ec exitCoder
 	require.True(t, errors.As(err, &ec), "%v", err)
 	assert.Equal(t, 1, ec.ExitCode())
 	assert.Contains(t, out, "+++ b/etc/systemd/system/kubelet-node0.service")
 
-	_, err = run("render", "--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h", "--out", root)
+	_, err = runCLI("render", "--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h", "--out", root)
 	require.NoError(t, err)
-	out, err = run(args...)
+	out, err = runCLI(args...)
 	require.NoError(t, err)
 	assert.Empty(t, out)
 
 	// A file changed by hand shows.
 	unit := filepath.Join(root, "etc/systemd/system/kubelet-node1.service")
 	require.NoError(t, os.WriteFile(unit, []byte("[Unit]\n"), 0o644))
-	out, err = run(args...)
+	out, err = runCLI(args...)
 	require.Error(t, err)
 	assert.Contains(t, out, "--- a/etc/systemd/system/kubelet-node1.service")
 
-	_, err = run(append(args[:len(args)-1], "v3")...)
+	_, err = runCLI(append(args[:len(args)-1], "v3")...)
 	assert.ErrorContains(t, err, `--cgroup-mode "v3": allowed are unified, hybrid, legacy`)
 }
 
@@ -55,22 +58,14 @@ func TestReviewedPlan(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join("..", "..", "test", "e2e", "guest", "config", "partitions.toml")
 	base := []string{"--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h"}
-	run := func(args ...string) (string, error) {
-		var out bytes.Buffer
-		app := newApp()
-		app.Writer, app.ErrWriter = &out, &out
-		app.ExitErrHandler = func(*cli.Context, error) {}
-		err := app.Run(append([]string{"numa-partition", "--log-level", "error"}, args...))
-		return out.String(), err
-	}
-	reviewed, err := run(append([]string{"plan", "-o", "json"}, base...)...)
+	reviewed, err := runCLI(append([]string{"plan", "-o", "json"}, base...)...)
 	require.NoError(t, err)
 	planFile := filepath.Join(dir, "plan.json")
 	require.NoError(t, os.WriteFile(planFile, []byte(reviewed), 0o644))
-	_, err = run(append([]string{"render", "--plan", planFile, "--out", filepath.Join(dir, "out")}, base...)...)
+	_, err = runCLI(append([]string{"render", "--plan", planFile, "--out", filepath.Join(dir, "out")}, base...)...)
 	require.NoError(t, err, "the reviewed plan is what is planned now")
 
-	_, err = run(append([]string{"render", "--plan", planFile, "--out", filepath.Join(dir, "out2")},
+	_, err = runCLI(append([]string{"render", "--plan", planFile, "--out", filepath.Join(dir, "out2")},
 		"--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "other")...)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "is not what this host and config plan now")

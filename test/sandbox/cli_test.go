@@ -58,25 +58,7 @@ func playRole() bool {
 // allocator and the hugepages oneshot are the real numa-partition.
 func TestCLIAgainstSandbox(t *testing.T) {
 	s := Get(t)
-	bin := s.Path("usr/bin/numa-partition")
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("building numa-partition needs the go command in PATH: %v", err)
-	}
-	build := exec.Command(gobin, "build", "-o", bin, "../../cmd/numa-partition")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	self, err := os.Executable()
-	must(t, err)
-	for _, role := range []string{"usr/bin/containerd", "usr/bin/kubelet"} {
-		must(t, copyFile(self, s.Path(role)))
-	}
-	t.Cleanup(func() {
-		for _, p := range []string{bin, s.Path("usr/bin/containerd"), s.Path("usr/bin/kubelet")} {
-			os.Remove(p)
-		}
-	})
+	bin := installCLI(t, s)
 	runAny := func(args ...string) (string, int) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -178,6 +160,32 @@ func TestCLIAgainstSandbox(t *testing.T) {
 	if _, err := os.Stat(s.Path("etc/systemd/system/kubelet-node0.service")); !os.IsNotExist(err) {
 		t.Fatalf("dry-run wrote a file: %v", err)
 	}
+}
+
+// installCLI builds numa-partition into the sandbox's /usr/bin, with this
+// test binary as the stand-in containerd and kubelet (playRole), removed
+// again when the test ends; it returns the binary's path.
+func installCLI(t *testing.T, s *Sandbox) string {
+	t.Helper()
+	bin := s.Path("usr/bin/numa-partition")
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("building numa-partition needs the go command in PATH: %v", err)
+	}
+	if out, err := exec.Command(gobin, "build", "-o", bin, "../../cmd/numa-partition").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	self, err := os.Executable()
+	must(t, err)
+	for _, role := range []string{"usr/bin/containerd", "usr/bin/kubelet"} {
+		must(t, copyFile(self, s.Path(role)))
+	}
+	t.Cleanup(func() {
+		for _, p := range []string{bin, s.Path("usr/bin/containerd"), s.Path("usr/bin/kubelet")} {
+			os.Remove(p)
+		}
+	})
+	return bin
 }
 
 func copyFile(src, dst string) error {

@@ -19,24 +19,7 @@ import (
 // finishes the job, and remove leaves no unit file, drop-in or record.
 func TestCLIKilledApply(t *testing.T) {
 	s := Get(t)
-	bin := s.Path("usr/bin/numa-partition")
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("building numa-partition needs the go command in PATH: %v", err)
-	}
-	if out, err := exec.Command(gobin, "build", "-o", bin, "../../cmd/numa-partition").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	self, err := os.Executable()
-	must(t, err)
-	for _, role := range []string{"usr/bin/containerd", "usr/bin/kubelet"} {
-		must(t, copyFile(self, s.Path(role)))
-	}
-	t.Cleanup(func() {
-		for _, p := range []string{bin, s.Path("usr/bin/containerd"), s.Path("usr/bin/kubelet")} {
-			os.Remove(p)
-		}
-	})
+	bin := installCLI(t, s)
 	must(t, os.MkdirAll(s.Path("etc/numa-partition"), 0o755))
 	cfg := s.Path("etc/numa-partition/config.toml")
 	cfgText, err := exec.Command(bin, "--sysfs", s.Path("sys"), "config", "init", "--generic").Output()
