@@ -116,11 +116,20 @@ func TestReleaseRefusesABadUID(t *testing.T) {
 // The request timeout holds while a decision does not finish: the client
 // gets a 503 that says the admission may have been decided.
 func TestRequestTimeout(t *testing.T) {
-	srv, err := NewServer(ServerOptions{Partition: "p", Config: limitsConfig(), StateDir: t.TempDir(),
+	dir := t.TempDir()
+	srv, err := NewServer(ServerOptions{Partition: "p", Config: limitsConfig(), StateDir: dir,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RequestTimeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	srv.mu.Lock() // a decision that does not end
-	defer srv.mu.Unlock()
+	// The timed-out admission goes on once the lock is free: let it reach
+	// its checkpoint before the state dir is removed.
+	defer func() {
+		srv.mu.Unlock()
+		require.Eventually(t, func() bool {
+			cp, err := ReadCheckpoint(dir)
+			return err == nil && cp != nil && cp.Generation == 1
+		}, 10*time.Second, 10*time.Millisecond)
+	}()
 	req := httptest.NewRequest(http.MethodPost, PathAdmit, strings.NewReader(podYAML("u1", 1)))
 	req = req.WithContext(context.WithValue(req.Context(), peerKey{}, peerResult{}))
 	rec := httptest.NewRecorder()
