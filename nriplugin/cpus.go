@@ -30,6 +30,7 @@ type Core struct {
 // runtime's: Synchronize rebuilds it from the containers' cpusets.
 type cpuPool struct {
 	cores     []Core
+	cpus      bitmask.CPUSet            // every pod CPU: the cores' union
 	nodes     []int                     // ascending
 	threads   int                       // CPUs per core (the most any core has)
 	exclusive map[string]bitmask.CPUSet // container id -> its cores' CPUs
@@ -42,15 +43,14 @@ type cpuPool struct {
 func newCPUPool(t CPUTopology) (*cpuPool, error) {
 	p := &cpuPool{exclusive: map[string]bitmask.CPUSet{}, distances: t.Distances}
 	seen := map[int]bool{}
-	var all bitmask.CPUSet
 	for _, c := range t.Cores {
 		if c.CPUs.IsEmpty() {
 			continue
 		}
-		if !all.Intersect(c.CPUs).IsEmpty() {
-			return nil, fmt.Errorf("CPUs %s are in two cores", all.Intersect(c.CPUs))
+		if !p.cpus.Intersect(c.CPUs).IsEmpty() {
+			return nil, fmt.Errorf("CPUs %s are in two cores", p.cpus.Intersect(c.CPUs))
 		}
-		all = all.Union(c.CPUs)
+		p.cpus = p.cpus.Union(c.CPUs)
 		p.cores = append(p.cores, c)
 		p.threads = max(p.threads, c.CPUs.Len())
 		if !seen[c.Node] {
@@ -76,14 +76,6 @@ func newCPUPool(t CPUTopology) (*cpuPool, error) {
 	return p, nil
 }
 
-func (p *cpuPool) all() bitmask.CPUSet {
-	var s bitmask.CPUSet
-	for _, c := range p.cores {
-		s = s.Union(c.CPUs)
-	}
-	return s
-}
-
 func (p *cpuPool) taken() bitmask.CPUSet {
 	var s bitmask.CPUSet
 	for _, cpus := range p.exclusive {
@@ -93,7 +85,7 @@ func (p *cpuPool) taken() bitmask.CPUSet {
 }
 
 // shared is the pool of the containers without exclusive CPUs.
-func (p *cpuPool) shared() bitmask.CPUSet { return p.all().Difference(p.taken()) }
+func (p *cpuPool) shared() bitmask.CPUSet { return p.cpus.Difference(p.taken()) }
 
 // freeCores are the whole cores on nodes that no container holds.
 func (p *cpuPool) freeCores(nodes bitmask.NodeSet) []Core {
@@ -237,12 +229,21 @@ func (p *cpuPool) hold(id string, cpus bitmask.CPUSet) error {
 	if overlap := p.taken().Intersect(cpus); !overlap.IsEmpty() {
 		return fmt.Errorf("CPUs %s are another container's", overlap)
 	}
-	if extra := cpus.Difference(p.all()); !extra.IsEmpty() {
-		return fmt.Errorf("CPUs %s are not the partition's pod CPUs (%s)", extra, p.all())
+	if extra := cpus.Difference(p.cpus); !extra.IsEmpty() {
+		return fmt.Errorf("CPUs %s are not the partition's pod CPUs (%s)", extra, p.cpus)
 	}
 	p.exclusive[id] = cpus
 	return nil
 }
+
+// holds says whether container id has exclusive CPUs.
+func (p *cpuPool) holds(id string) bool {
+	_, ok := p.exclusive[id]
+	return ok
+}
+
+// clear forgets every exclusive holding (Synchronize rebuilds them).
+func (p *cpuPool) clear() { p.exclusive = map[string]bitmask.CPUSet{} }
 
 // release frees a container's CPUs; false if it had none.
 func (p *cpuPool) release(id string) bool {

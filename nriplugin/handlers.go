@@ -55,7 +55,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 		}
 	}
 	p.containers = map[string]*tracked{}
-	p.pool.exclusive = map[string]bitmask.CPUSet{}
+	p.pool.clear()
 	keys := make([]types.UID, 0, len(running))
 	for key := range running {
 		keys = append(keys, key)
@@ -80,10 +80,8 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 				p.log.Error("container runs where the allocator cannot account for it; its memory is not in the state", "container", c.Name, "pod", c.Pod, "err", err)
 			} else {
 				p.log.Info("running container adopted where it runs", "container", c.Name, "pod", c.Pod, "nodes", nodesOf(d))
-				a = d
 			}
 		}
-		t.nodes = nodesOf(a)
 		p.holdExclusive(t)
 		p.containers[c.ID] = t
 	}
@@ -126,12 +124,13 @@ func (p *Plugin) place(c container) (*api.ContainerAdjustment, []*api.ContainerU
 	if !d.Admitted {
 		return nil, nil, p.refuse(c, d.Reason)
 	}
-	t := &tracked{c: c, nodes: nodesOf(d)}
+	t := &tracked{c: c}
+	nodes := nodesOf(d)
 	adj := &api.ContainerAdjustment{}
 	cpuNodes := bitmask.NewNodeSet(p.pool.nodes...)
-	if !t.nodes.IsEmpty() {
-		adj.SetLinuxCPUSetMems(t.nodes.String())
-		cpuNodes = t.nodes
+	if !nodes.IsEmpty() {
+		adj.SetLinuxCPUSetMems(nodes.String())
+		cpuNodes = nodes
 	}
 	var updates []*api.ContainerUpdate
 	if n > 0 {
@@ -142,14 +141,13 @@ func (p *Plugin) place(c container) (*api.ContainerAdjustment, []*api.ContainerU
 			}
 			return nil, nil, p.refuse(c, err.Error())
 		}
-		t.exclusive = true
 		adj.SetLinuxCPUSetCPUs(cpus.String())
 		updates = p.sharedUpdates()
 	} else {
 		adj.SetLinuxCPUSetCPUs(p.pool.shared().String())
 	}
 	p.containers[c.ID] = t
-	p.log.Info("container placed", "container", c.Name, "pod", c.Pod, "nodes", t.nodes, "cpus", adj.GetLinux().GetResources().GetCpu().GetCpus())
+	p.log.Info("container placed", "container", c.Name, "pod", c.Pod, "nodes", nodes, "cpus", adj.GetLinux().GetResources().GetCpu().GetCpus())
 	return adj, updates, nil
 }
 
@@ -175,12 +173,9 @@ func (p *Plugin) mirror(c container) error {
 		}
 	}
 	t := &tracked{c: c}
-	d, err := p.placer.AdoptPod(c.pod(), placement(c.Name, where))
-	if err != nil {
+	if _, err := p.placer.AdoptPod(c.pod(), placement(c.Name, where)); err != nil {
 		// kubelet decided; the mirror only reports.
 		p.log.Error("kubelet's placement does not fit the allocator's state; not mirrored", "container", c.Name, "pod", c.Pod, "err", err)
-	} else {
-		t.nodes = nodesOf(d)
 	}
 	p.holdExclusive(t)
 	p.containers[c.ID] = t
@@ -278,9 +273,7 @@ func (p *Plugin) holdExclusive(t *tracked) {
 	}
 	if err := p.pool.hold(t.c.ID, cpus); err != nil {
 		p.log.Warn("exclusive CPUs not held", "container", t.c.Name, "pod", t.c.Pod, "cpus", cpus, "err", err)
-		return
 	}
-	t.exclusive = true
 }
 
 // sharedUpdates move every shared container to the current shared pool
@@ -292,7 +285,7 @@ func (p *Plugin) sharedUpdates() []*api.ContainerUpdate {
 	shared := p.pool.shared().String()
 	ids := make([]string, 0, len(p.containers))
 	for id, t := range p.containers {
-		if !t.exclusive && t.c.CPUs != shared {
+		if !p.pool.holds(id) && t.c.CPUs != shared {
 			ids = append(ids, id)
 		}
 	}

@@ -74,9 +74,7 @@ type Plugin struct {
 
 // tracked is a container the plugin has seen start and not yet stop.
 type tracked struct {
-	c         container
-	exclusive bool            // it holds exclusive CPUs
-	nodes     bitmask.NodeSet // its memory's nodes when pinned
+	c container
 }
 
 // New checks the options.

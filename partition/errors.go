@@ -73,6 +73,16 @@ func (c *collector) add(key, format string, args ...any) {
 	c.errs = append(c.errs, e)
 }
 
+// has says whether a problem was reported at key.
+func (c *collector) has(key string) bool {
+	for _, e := range c.errs {
+		if e.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
 // err returns the collected errors in file order (stable, so problems on
 // one line keep the order they were found in), or nil.
 func (c *collector) err() error {

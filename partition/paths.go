@@ -17,17 +17,6 @@ import (
 // ';' or non-ASCII. It covers paths, flags, label and taint syntax.
 var safeArg = regexp.MustCompile(`^[A-Za-z0-9._/:=,@+\-]+$`)
 
-// templateKeys are the path keys expanded per partition: an unknown
-// placeholder left in them is reported by the expansion.
-var templateKeys = map[string]bool{"kubelet.config_path": true, "kubelet.root_dir": true, "kubelet.cert_dir": true,
-	"kubelet.kubeconfig": true, "kubelet.bootstrap_kubeconfig": true, "kubelet.device_plugins_dir": true,
-	"kubelet.pod_logs_dir": true, "kubelet.static_pod_path": true, "allocator.socket": true, "allocator.state_dir": true,
-	"runtime.config_path": true, "runtime.root_dir": true, "runtime.state_dir": true, "runtime.cni_conf_dir": true,
-	"runtime.endpoint": true}
-
-// placeholder is a {name} left in a value: expansion reported it unknown.
-var placeholder = regexp.MustCompile(`\{[A-Za-z0-9_]+\}`)
-
 // Limits that keep a config from rendering a unit systemd refuses.
 const (
 	maxExtraArgs   = 256
@@ -137,8 +126,8 @@ func placeProblem(p string, kind pathKind) string {
 
 // checkPath reports a path key's problems with its TOML key.
 func checkPath(col *collector, key, p string, kind pathKind) {
-	if templateKeys[key] && placeholder.MatchString(p) {
-		return // an unknown placeholder, reported where it was expanded
+	if placeholderRe.MatchString(p) && col.has(key) {
+		return // an unknown placeholder left by expand, reported there
 	}
 	what := fmt.Sprintf("%q", p)
 	if msg := PathProblem(p); msg != "" {

@@ -49,6 +49,12 @@ type Manifest struct {
 	Placed map[string]bitmask.NodeSet
 }
 
+// manifestDigest is Manifest.Digest of a manifest's canonical JSON.
+func manifestDigest(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:])
+}
+
 // FieldError is a malformed manifest: Field is the JSON path of the wrong
 // field ("" when the document itself is wrong).
 type FieldError struct {
@@ -87,8 +93,7 @@ func DecodeManifest(data []byte) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, fmt.Errorf("re-encoding manifest: %w", err)
 	}
-	sum := sha256.Sum256(canonical)
-	m := Manifest{JSON: canonical, Digest: hex.EncodeToString(sum[:])}
+	m := Manifest{JSON: canonical, Digest: manifestDigest(canonical)}
 
 	kind, _ := doc["kind"].(string)
 	apiVersion, _ := doc["apiVersion"].(string)

@@ -1,8 +1,6 @@
 package allocd
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,6 +72,5 @@ func podManifest(pod *corev1.Pod) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, fmt.Errorf("encoding pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	sum := sha256.Sum256(raw)
-	return Manifest{Kind: KindPod, UID: pod.UID, Name: pod.Namespace + "/" + pod.Name, Pod: pod, JSON: raw, Digest: hex.EncodeToString(sum[:])}, nil
+	return Manifest{Kind: KindPod, UID: pod.UID, Name: pod.Namespace + "/" + pod.Name, Pod: pod, JSON: raw, Digest: manifestDigest(raw)}, nil
 }

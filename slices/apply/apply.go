@@ -155,34 +155,47 @@ func Apply(ctx context.Context, o Options, plan *partition.Plan, b bundle.Bundle
 	return rep, nil
 }
 
+// gatherFiles reads the files at every desired and recorded path (a
+// missing one is absent from the map).
+func gatherFiles(root string, d Desired, prev *Record) (map[string]FileState, error) {
+	paths := map[string]bool{}
+	for _, f := range d.Files {
+		paths[f.Path] = true
+	}
+	if prev != nil {
+		for _, f := range prev.Files {
+			paths[f.Path] = true
+		}
+	}
+	files := map[string]FileState{}
+	for p := range paths {
+		fs, ok, err := readFileState(filepath.Join(root, p))
+		if err != nil {
+			return nil, fmt.Errorf("reading the host: %w", err)
+		}
+		if ok {
+			files[p] = fs
+		}
+	}
+	return files, nil
+}
+
 // Gather reads what Plan compares against: the files at every desired and
 // recorded path, the state of every desired and recorded unit, and the
 // hugepage pools.
 func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desired, prev *Record) (Current, error) {
-	c := Current{Files: map[string]FileState{}, Units: map[string]systemd.UnitInfo{}, Hugepages: map[HugepageKey]uint64{}, Record: prev}
-	paths := map[string]bool{}
-	for _, f := range d.Files {
-		paths[f.Path] = true
+	c := Current{Units: map[string]systemd.UnitInfo{}, Hugepages: map[HugepageKey]uint64{}, Record: prev}
+	var err error
+	if c.Files, err = gatherFiles(root, d, prev); err != nil {
+		return c, err
 	}
 	names := map[string]bool{}
 	for _, u := range d.Units {
 		names[u.Name] = true
 	}
 	if prev != nil {
-		for _, f := range prev.Files {
-			paths[f.Path] = true
-		}
 		for _, u := range prev.Units {
 			names[u.Name] = true
-		}
-	}
-	for p := range paths {
-		fs, ok, err := readFileState(filepath.Join(root, p))
-		if err != nil {
-			return c, fmt.Errorf("reading the host: %w", err)
-		}
-		if ok {
-			c.Files[p] = fs
 		}
 	}
 	for n := range names {

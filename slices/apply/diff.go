@@ -2,7 +2,6 @@ package apply
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/numa-partition/numa-partition/partition"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
@@ -27,30 +26,16 @@ func FileDiff(root string, plan *partition.Plan, b bundle.Bundle, mode CgroupMod
 	if err != nil {
 		return "", false, err
 	}
-	cur := Current{Files: map[string]FileState{}, Record: prev}
-	paths := map[string]bool{}
-	for _, f := range d.Files {
-		paths[f.Path] = true
+	files, err := gatherFiles(root, d, prev)
+	if err != nil {
+		return "", false, err
 	}
-	if prev != nil {
-		for _, f := range prev.Files {
-			paths[f.Path] = true
-		}
-	}
-	for p := range paths {
-		fs, ok, err := readFileState(filepath.Join(root, p))
-		if err != nil {
-			return "", false, fmt.Errorf("reading the host: %w", err)
-		}
-		if ok {
-			cur.Files[p] = fs
-		}
-	}
-	var files []Step
+	cur := Current{Files: files, Record: prev}
+	var steps []Step
 	for _, s := range Plan(d, cur) {
 		if s.Kind == KindWrite || s.Kind == KindRemove {
-			files = append(files, s)
+			steps = append(steps, s)
 		}
 	}
-	return Diff(files, cur), len(files) > 0, nil
+	return Diff(steps, cur), len(steps) > 0, nil
 }

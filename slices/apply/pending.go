@@ -24,33 +24,14 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 	}
 	pend := *rec
 	pend.Pending = true
-	pend.Files = slices.Clone(rec.Files)
-	pend.Units = slices.Clone(rec.Units)
-	pend.Slices = slices.Clone(rec.Slices)
-	pend.Hugepages = slices.Clone(rec.Hugepages)
 	pend.Dirs = slices.Clone(rec.Dirs)
-	if prev != nil {
-		for _, f := range prev.Files {
-			if _, ok := pend.file(f.Path); !ok {
-				pend.Files = append(pend.Files, f)
-			}
-		}
-		for _, u := range prev.Units {
-			if !slices.ContainsFunc(pend.Units, func(x bundle.Unit) bool { return x.Name == u.Name }) {
-				pend.Units = append(pend.Units, u)
-			}
-		}
-		for _, s := range prev.Slices {
-			if !slices.ContainsFunc(pend.Slices, func(x SliceSet) bool { return x.Unit == s.Unit }) {
-				pend.Slices = append(pend.Slices, s)
-			}
-		}
-		for _, h := range prev.Hugepages {
-			if !slices.ContainsFunc(pend.Hugepages, func(x HugepageTarget) bool { return x.Node == h.Node && x.PageSize == h.PageSize }) {
-				pend.Hugepages = append(pend.Hugepages, h)
-			}
-		}
+	if prev == nil {
+		prev = &Record{}
 	}
+	pend.Files = appendMissing(rec.Files, prev.Files, func(f RecordFile) string { return f.Path })
+	pend.Units = appendMissing(rec.Units, prev.Units, func(u bundle.Unit) string { return u.Name })
+	pend.Slices = appendMissing(rec.Slices, prev.Slices, func(s SliceSet) string { return s.Unit })
+	pend.Hugepages = appendMissing(rec.Hugepages, prev.Hugepages, func(h HugepageTarget) HugepageKey { return HugepageKey{h.Node, h.PageSize} })
 	for _, f := range d.Files {
 		pend.Dirs = appendNew(pend.Dirs, missingDirs(root, path.Dir(f.Path))...)
 		if _, there := cur.Files[f.Path]; there {
@@ -80,4 +61,21 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 		}
 		return removeEmptyDirs(root, created)
 	}, nil
+}
+
+// appendMissing is a copy of list plus the items of more whose key list
+// does not have, in their order.
+func appendMissing[T any, K comparable](list, more []T, key func(T) K) []T {
+	out := slices.Clone(list)
+	have := map[K]bool{}
+	for _, x := range list {
+		have[key(x)] = true
+	}
+	for _, x := range more {
+		if !have[key(x)] {
+			have[key(x)] = true
+			out = append(out, x)
+		}
+	}
+	return out
 }

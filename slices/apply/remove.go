@@ -140,13 +140,16 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		if st.ActiveState != "inactive" {
 			do("stop "+u.Name, func() error { return m.StopUnit(ctx, u.Name) })
 		}
-		if u.Phase == bundle.PhaseRuntime && st.ControlGroup != "" && !o.DryRun {
-			pids, err := killLeftovers(ctx, o.Root, rec.CgroupMode, st.ControlGroup)
-			if len(pids) > 0 || err != nil {
-				do(fmt.Sprintf("kill %d processes left in %s (its shims: KillMode=process)", len(pids), u.Name), func() error { return err })
-			}
-		} else if u.Phase == bundle.PhaseRuntime && st.ControlGroup != "" {
+		if u.Phase != bundle.PhaseRuntime || st.ControlGroup == "" {
+			continue
+		}
+		if o.DryRun { // which processes are left is known only after the stop
 			do("kill the processes left in "+u.Name+" (its shims: KillMode=process)", nil)
+			continue
+		}
+		pids, err := killLeftovers(ctx, o.Root, rec.CgroupMode, st.ControlGroup)
+		if len(pids) > 0 || err != nil {
+			do(fmt.Sprintf("kill %d processes left in %s (its shims: KillMode=process)", len(pids), u.Name), func() error { return err })
 		}
 	}
 	for _, u := range rec.Units {
