@@ -52,10 +52,10 @@ fuzz:
 	$(GO) test ./slices/render -run '^$$' -fuzz '^FuzzHugepageSpec$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./slices/render -run '^$$' -fuzz '^FuzzPlanThenRender$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./numa -run '^$$' -fuzz '^FuzzNodeMeminfo$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./partition -run '^$$' -fuzz '^FuzzParsePlan$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./partition/planner -run '^$$' -fuzz '^FuzzParsePlan$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition/allocator/kubevirt -run '^$$' -fuzz '^FuzzLauncherPod$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition/allocator/scenario -run '^$$' -fuzz '^FuzzScenario$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./partition/allocd -run '^$$' -fuzz '^FuzzDecodeManifest$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./partition/allocator/daemon -run '^$$' -fuzz '^FuzzDecodeManifest$$' -fuzztime $(FUZZTIME)
 
 # End-to-end on an emulated 2-socket, 2-NUMA-node QEMU VM (cgroup v2, then
 # v1), systemd as PID 1; needs root and test/e2e/setup.sh's packages. See

@@ -1,7 +1,7 @@
 // Package hostfacts answers the planner's questions about the host beyond
-// its sysfs topology (partition.HostFacts): the filesystem under each
+// its sysfs topology (planner.HostFacts): the filesystem under each
 // kubelet root dir, read with statfs as cadvisor reads it, and the pid
-// limit, read from procfs as kubelet reads it. (partition.FixedFacts
+// limit, read from procfs as kubelet reads it. (planner.FixedFacts
 // declares them instead.)
 package hostfacts
 
@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // Host reads the running host.
@@ -31,9 +31,9 @@ var Live = Host{Proc: "/proc"}
 // Filesystem statfs's dir, or its nearest existing ancestor when dir does
 // not exist yet (a root dir apply will create lands on that filesystem),
 // and names it by its mount point.
-func (h Host) Filesystem(dir string) (partition.Filesystem, error) {
+func (h Host) Filesystem(dir string) (planner.Filesystem, error) {
 	if !filepath.IsAbs(dir) {
-		return partition.Filesystem{}, fmt.Errorf("%q is not an absolute path", dir)
+		return planner.Filesystem{}, fmt.Errorf("%q is not an absolute path", dir)
 	}
 	path := filepath.Clean(dir)
 	for {
@@ -42,16 +42,16 @@ func (h Host) Filesystem(dir string) (partition.Filesystem, error) {
 		if err == nil {
 			var sf unix.Statfs_t
 			if err := unix.Statfs(path, &sf); err != nil {
-				return partition.Filesystem{}, fmt.Errorf("statfs %s: %w", path, err)
+				return planner.Filesystem{}, fmt.Errorf("statfs %s: %w", path, err)
 			}
 			mount, err := mountPoint(path, st.Dev)
 			if err != nil {
-				return partition.Filesystem{}, err
+				return planner.Filesystem{}, err
 			}
-			return partition.Filesystem{Path: mount, Device: uint64(st.Dev), CapacityBytes: uint64(sf.Frsize) * sf.Blocks}, nil
+			return planner.Filesystem{Path: mount, Device: uint64(st.Dev), CapacityBytes: uint64(sf.Frsize) * sf.Blocks}, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) || path == "/" {
-			return partition.Filesystem{}, fmt.Errorf("stat %s: %w", path, err)
+			return planner.Filesystem{}, fmt.Errorf("stat %s: %w", path, err)
 		}
 		path = filepath.Dir(path)
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // How each kubelet ends up offering exactly its partition.
@@ -53,7 +53,7 @@ import (
 // onlineCPUs are the CPUs kubelet counts as capacity. Plans made before
 // Host.OnlineCPUs existed still carry every online CPU in the reserved and
 // partition sets (except on excluded nodes, which such plans cannot have).
-func onlineCPUs(plan *partition.Plan) bitmask.CPUSet {
+func onlineCPUs(plan *planner.Plan) bitmask.CPUSet {
 	if !plan.Host.OnlineCPUs.IsEmpty() {
 		return plan.Host.OnlineCPUs
 	}
@@ -69,7 +69,7 @@ func onlineCPUs(plan *partition.Plan) bitmask.CPUSet {
 // NUMA node lists: online CPUs of no node are neither in its capacity
 // nor allowed in reservedSystemCPUs ("reserved-cpus … is not a subset of
 // online-cpus"), so they stay out.
-func ReservedSystemCPUs(plan *partition.Plan, p *partition.Partition) (bitmask.CPUSet, error) {
+func ReservedSystemCPUs(plan *planner.Plan, p *planner.Partition) (bitmask.CPUSet, error) {
 	online := onlineCPUs(plan).Difference(plan.Host.OrphanCPUs)
 	if p.CPUs.IsEmpty() {
 		return bitmask.CPUSet{}, fmt.Errorf("partition %s has no CPUs for pods: kubelet's static CPU manager needs at least one", p.Name)
@@ -88,10 +88,10 @@ func ReservedSystemCPUs(plan *partition.Plan, p *partition.Partition) (bitmask.C
 
 // machineMemory is every NUMA node's memory as the plan describes it:
 // the partitions' nodes and the excluded ones, ascending by node.
-func machineMemory(plan *partition.Plan) ([]partition.NodeMemory, error) {
-	var all []partition.NodeMemory
+func machineMemory(plan *planner.Plan) ([]planner.NodeMemory, error) {
+	var all []planner.NodeMemory
 	seen := map[int]string{}
-	add := func(owner string, ms []partition.NodeMemory) error {
+	add := func(owner string, ms []planner.NodeMemory) error {
 		for _, m := range ms {
 			if prev, ok := seen[m.Node]; ok {
 				return fmt.Errorf("NUMA node %d is described twice (%s and %s)", m.Node, prev, owner)
@@ -124,7 +124,7 @@ func machineMemory(plan *partition.Plan) ([]partition.NodeMemory, error) {
 }
 
 // HugepageBytes is the memory a node's planned hugepages take.
-func HugepageBytes(m partition.NodeMemory) uint64 {
+func HugepageBytes(m planner.NodeMemory) uint64 {
 	var sum uint64
 	for _, h := range m.Hugepages {
 		sum += h.PageSize * h.Count
@@ -146,7 +146,7 @@ type NodeReservation struct {
 // partition p (see the derivation above), ascending by node, and its sum.
 // Nodes whose reservation is 0 are left out: kubelet's docs ask not to
 // list zero limits.
-func ReservedMemory(plan *partition.Plan, p *partition.Partition) ([]NodeReservation, uint64, error) {
+func ReservedMemory(plan *planner.Plan, p *planner.Partition) ([]NodeReservation, uint64, error) {
 	all, err := machineMemory(plan)
 	if err != nil {
 		return nil, 0, err
@@ -180,7 +180,7 @@ func ReservedMemory(plan *partition.Plan, p *partition.Partition) ([]NodeReserva
 // MemoryReservations splits the total reservation R into kubeReserved,
 // systemReserved and evictionHard (bytes): kubeReserved and evictionHard
 // as planned, systemReserved takes the rest, foreign nodes included.
-func MemoryReservations(p *partition.Partition, total uint64) (kube, system, eviction uint64, err error) {
+func MemoryReservations(p *planner.Partition, total uint64) (kube, system, eviction uint64, err error) {
 	kube, eviction = p.Kubelet.KubeReservedMemory, p.Kubelet.EvictionHardMemory
 	if total < kube+eviction {
 		return 0, 0, 0, fmt.Errorf("partition %s: its nodes' reserved memory plus the foreign nodes (%d bytes) is less than kubeReserved + evictionHard (%d + %d bytes); raise the nodes' reservation", p.Name, total, kube, eviction)
@@ -192,7 +192,7 @@ func MemoryReservations(p *partition.Partition, total uint64) (kube, system, evi
 // strict-cpu-reservation, without which best-effort and burstable pods get
 // the reserved CPUs too, i.e. the other partitions' CPUs, and fail to
 // start with "permission denied" from the cgroup cpuset.
-func CPUManagerPolicyOptions(p *partition.Partition) (map[string]string, error) {
+func CPUManagerPolicyOptions(p *planner.Partition) (map[string]string, error) {
 	out := map[string]string{}
 	for k, v := range p.Kubelet.CPUManagerPolicyOptions {
 		out[k] = v
@@ -214,7 +214,7 @@ const maxDefaultNUMANodes = 8
 // max-allowable-numa-nodes when the machine has more NUMA nodes than
 // kubelet's default limit of 8: kubelet counts the whole machine's nodes,
 // not the partition's, and refuses to start otherwise.
-func TopologyManagerPolicyOptions(plan *partition.Plan, p *partition.Partition) (map[string]string, error) {
+func TopologyManagerPolicyOptions(plan *planner.Plan, p *planner.Partition) (map[string]string, error) {
 	out := map[string]string{}
 	for k, v := range p.Kubelet.TopologyManagerOptions {
 		out[k] = v

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 const (
@@ -19,27 +19,27 @@ const (
 
 // twoNodes: node0 CPUs 0-3, node1 CPUs 4-7, CPUs 0 and 4 for the host,
 // 16 GiB per node, 1100Mi reserved on each, optional hugepages.
-func twoNodes(hugepages ...partition.HugepagePlan) partition.Plan {
-	plan := partition.Plan{Host: partition.Host{
+func twoNodes(hugepages ...planner.HugepagePlan) planner.Plan {
+	plan := planner.Plan{Host: planner.Host{
 		ReservedCPUs: bitmask.MustParseCPUList("0,4"),
 		MemoryNodes:  bitmask.MustParseNodeList("0-1"),
 		OnlineCPUs:   bitmask.MustParseCPUList("0-7"),
 	}}
 	for i := 0; i < 2; i++ {
 		name := []string{"node0", "node1"}[i]
-		plan.Partitions = append(plan.Partitions, partition.Partition{
+		plan.Partitions = append(plan.Partitions, planner.Partition{
 			Name: name, Slice: name + ".slice", Nodes: bitmask.NewNodeSet(i),
 			CPUs:             bitmask.NewCPUSet(4*i+1, 4*i+2, 4*i+3),
 			HostReservedCPUs: bitmask.NewCPUSet(4 * i),
-			Memory: []partition.NodeMemory{{Node: i, TotalBytes: 16 * gi, ReservedBytes: 1100 * mi,
-				Hugepages: append([]partition.HugepagePlan(nil), hugepages...)}},
-			Kubelet: partition.Kubelet{
+			Memory: []planner.NodeMemory{{Node: i, TotalBytes: 16 * gi, ReservedBytes: 1100 * mi,
+				Hugepages: append([]planner.HugepagePlan(nil), hugepages...)}},
+			Kubelet: planner.Kubelet{
 				CgroupRoot: "/" + name, Port: 10250 + 10*i, HealthzPort: 10248 + 10*i,
 				CPUManagerPolicy: "static", MemoryManagerPolicy: "Static",
 				TopologyManagerPolicy: "single-numa-node", TopologyManagerScope: "container",
 				KubeReservedMemory: 500 * mi, SystemReservedMemory: 500 * mi, EvictionHardMemory: 100 * mi,
 			},
-			Runtime: partition.Runtime{Endpoint: "unix:///run/containerd-" + name + "/containerd.sock"},
+			Runtime: planner.Runtime{Endpoint: "unix:///run/containerd-" + name + "/containerd.sock"},
 		})
 	}
 	return plan
@@ -48,23 +48,23 @@ func twoNodes(hugepages ...partition.HugepagePlan) partition.Plan {
 func TestReservedSystemCPUs(t *testing.T) {
 	for _, c := range []struct {
 		name    string
-		edit    func(*partition.Plan)
+		edit    func(*planner.Plan)
 		want    [2]string
 		wantErr string
 	}{
 		{name: "complement of the partition", want: [2]string{"0,4-7", "0-4"}},
-		{name: "fallback without Host.OnlineCPUs", edit: func(p *partition.Plan) { p.Host.OnlineCPUs = bitmask.CPUSet{} }, want: [2]string{"0,4-7", "0-4"}},
-		{name: "offline CPUs stay out (kubelet refuses them)", edit: func(p *partition.Plan) {
+		{name: "fallback without Host.OnlineCPUs", edit: func(p *planner.Plan) { p.Host.OnlineCPUs = bitmask.CPUSet{} }, want: [2]string{"0,4-7", "0-4"}},
+		{name: "offline CPUs stay out (kubelet refuses them)", edit: func(p *planner.Plan) {
 			p.Host.OnlineCPUs = bitmask.MustParseCPUList("0-6")
 			p.Partitions[1].CPUs = bitmask.MustParseCPUList("5-6")
 		}, want: [2]string{"0,4-6", "0-4"}},
-		{name: "partition CPU not online", edit: func(p *partition.Plan) { p.Host.OnlineCPUs = bitmask.MustParseCPUList("0-6") }, wantErr: "CPUs 7 are not online"},
-		{name: "CPUs of no NUMA node stay out (kubelet does not count them)", edit: func(p *partition.Plan) {
+		{name: "partition CPU not online", edit: func(p *planner.Plan) { p.Host.OnlineCPUs = bitmask.MustParseCPUList("0-6") }, wantErr: "CPUs 7 are not online"},
+		{name: "CPUs of no NUMA node stay out (kubelet does not count them)", edit: func(p *planner.Plan) {
 			p.Host.OnlineCPUs = bitmask.MustParseCPUList("0-9")
 			p.Host.OrphanCPUs = bitmask.MustParseCPUList("8-9")
 			p.Host.ReservedCPUs = bitmask.MustParseCPUList("0,4,8-9")
 		}, want: [2]string{"0,4-7", "0-4"}},
-		{name: "no pod CPUs", edit: func(p *partition.Plan) { p.Partitions[0].CPUs = bitmask.CPUSet{} }, wantErr: "has no CPUs for pods"},
+		{name: "no pod CPUs", edit: func(p *planner.Plan) { p.Partitions[0].CPUs = bitmask.CPUSet{} }, wantErr: "has no CPUs for pods"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plan := twoNodes()
@@ -99,11 +99,11 @@ func TestReservedSystemCPUs(t *testing.T) {
 }
 
 func TestReservedMemory(t *testing.T) {
-	hp := []partition.HugepagePlan{{PageSize: 2 * mi, Count: 512}, {PageSize: gi, Count: 4}}
+	hp := []planner.HugepagePlan{{PageSize: 2 * mi, Count: 512}, {PageSize: gi, Count: 4}}
 	for _, c := range []struct {
 		name      string
-		plan      partition.Plan
-		edit      func(*partition.Plan)
+		plan      planner.Plan
+		edit      func(*planner.Plan)
 		wantNodes map[int]uint64 // partition node0's reservations
 		wantAlloc map[int]uint64
 		wantErr   string
@@ -122,35 +122,35 @@ func TestReservedMemory(t *testing.T) {
 		},
 		{
 			name: "excluded node reserved by everyone", plan: twoNodes(),
-			edit: func(p *partition.Plan) {
+			edit: func(p *planner.Plan) {
 				p.Host.ExcludedNodes = bitmask.NewNodeSet(2)
-				p.Host.ExcludedMemory = []partition.NodeMemory{{Node: 2, TotalBytes: 8 * gi}}
+				p.Host.ExcludedMemory = []planner.NodeMemory{{Node: 2, TotalBytes: 8 * gi}}
 			},
 			wantNodes: map[int]uint64{0: 1100 * mi, 1: 16 * gi, 2: 8 * gi},
 			wantAlloc: map[int]uint64{0: 16*gi - 1100*mi, 1: 0, 2: 0},
 		},
 		{
 			name: "zero reservation on an own node is left out", plan: twoNodes(),
-			edit:      func(p *partition.Plan) { p.Partitions[0].Memory[0].ReservedBytes = 0 },
+			edit:      func(p *planner.Plan) { p.Partitions[0].Memory[0].ReservedBytes = 0 },
 			wantNodes: map[int]uint64{1: 16 * gi},
 			wantAlloc: map[int]uint64{0: 16 * gi, 1: 0},
 		},
 		{
 			name: "excluded node without description", plan: twoNodes(),
-			edit:    func(p *partition.Plan) { p.Host.ExcludedNodes = bitmask.NewNodeSet(2) },
+			edit:    func(p *planner.Plan) { p.Host.ExcludedNodes = bitmask.NewNodeSet(2) },
 			wantErr: "excluded NUMA node 2 has no memory description",
 		},
 		{
 			name: "node described twice", plan: twoNodes(),
-			edit:    func(p *partition.Plan) { p.Host.ExcludedMemory = []partition.NodeMemory{{Node: 1, TotalBytes: gi}} },
+			edit:    func(p *planner.Plan) { p.Host.ExcludedMemory = []planner.NodeMemory{{Node: 1, TotalBytes: gi}} },
 			wantErr: "NUMA node 1 is described twice",
 		},
 		{
-			name: "hugepages beyond the node", plan: twoNodes(partition.HugepagePlan{PageSize: gi, Count: 17}),
+			name: "hugepages beyond the node", plan: twoNodes(planner.HugepagePlan{PageSize: gi, Count: 17}),
 			wantErr: "planned hugepages",
 		},
 		{
-			name: "reservation beyond what hugepages leave", plan: twoNodes(partition.HugepagePlan{PageSize: gi, Count: 16}),
+			name: "reservation beyond what hugepages leave", plan: twoNodes(planner.HugepagePlan{PageSize: gi, Count: 16}),
 			wantErr: "reserved memory",
 		},
 	} {
@@ -226,7 +226,7 @@ func TestTopologyManagerPolicyOptions(t *testing.T) {
 	nineNodes.Host.ExcludedNodes = bitmask.MustParseNodeList("2-8")
 	for _, c := range []struct {
 		name    string
-		plan    partition.Plan
+		plan    planner.Plan
 		policy  string
 		options map[string]string
 		want    map[string]string
@@ -316,7 +316,7 @@ func TestConfigFields(t *testing.T) {
 }
 
 func TestMarshalRoundTrip(t *testing.T) {
-	plan := twoNodes(partition.HugepagePlan{PageSize: 2 * mi, Count: 512})
+	plan := twoNodes(planner.HugepagePlan{PageSize: 2 * mi, Count: 512})
 	c, err := Config(&plan, &plan.Partitions[0])
 	require.NoError(t, err)
 	b, err := Marshal("node0", c)
@@ -336,7 +336,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 
 // withPageSizes gives every node of plan the page sizes 2Mi and 1Gi, as
 // discovery does on x86-64: the plan then carries the hugepage view.
-func withPageSizes(plan partition.Plan) partition.Plan {
+func withPageSizes(plan planner.Plan) planner.Plan {
 	for i := range plan.Partitions {
 		for j := range plan.Partitions[i].Memory {
 			plan.Partitions[i].Memory[j].PageSizes = []uint64{2 * mi, gi}
@@ -346,8 +346,8 @@ func withPageSizes(plan partition.Plan) partition.Plan {
 }
 
 func TestHugepageView(t *testing.T) {
-	plan := withPageSizes(twoNodes(partition.HugepagePlan{PageSize: 2 * mi, Count: 16}))
-	plan.Partitions[1].Memory[0].Hugepages = []partition.HugepagePlan{{PageSize: 2 * mi, Count: 24}, {PageSize: gi, Count: 2}}
+	plan := withPageSizes(twoNodes(planner.HugepagePlan{PageSize: 2 * mi, Count: 16}))
+	plan.Partitions[1].Memory[0].Hugepages = []planner.HugepagePlan{{PageSize: 2 * mi, Count: 24}, {PageSize: gi, Count: 2}}
 	want := map[string][]SysfsValue{
 		"node0": {
 			{"devices/system/node/node0/hugepages/hugepages-1048576kB/nr_hugepages", "0"},
@@ -387,11 +387,11 @@ func TestHugepageView(t *testing.T) {
 	// hugepages there. Without it, total − the hugepages it does see.
 	t.Run("foreign reservation follows what the kubelet sees", func(t *testing.T) {
 		for _, c := range []struct {
-			plan    partition.Plan
+			plan    planner.Plan
 			foreign uint64
 		}{
-			{withPageSizes(twoNodes(partition.HugepagePlan{PageSize: gi, Count: 4})), 16 * gi},
-			{twoNodes(partition.HugepagePlan{PageSize: gi, Count: 4}), 12 * gi},
+			{withPageSizes(twoNodes(planner.HugepagePlan{PageSize: gi, Count: 4})), 16 * gi},
+			{twoNodes(planner.HugepagePlan{PageSize: gi, Count: 4}), 12 * gi},
 		} {
 			nodes, _, err := ReservedMemory(&c.plan, &c.plan.Partitions[0])
 			require.NoError(t, err)
@@ -404,7 +404,7 @@ func TestHugepageView(t *testing.T) {
 }
 
 func TestResources(t *testing.T) {
-	hp := partition.HugepagePlan{PageSize: 2 * mi, Count: 512}
+	hp := planner.HugepagePlan{PageSize: 2 * mi, Count: 512}
 	t.Run("with the hugepage view every resource is the share", func(t *testing.T) {
 		plan := withPageSizes(twoNodes(hp))
 		r, err := Resources(&plan, &plan.Partitions[1])
@@ -429,13 +429,13 @@ func TestResources(t *testing.T) {
 
 func TestResourcesEphemeralStorage(t *testing.T) {
 	const capacity = uint64(1) << 40
-	eviction := partition.NodefsEviction(capacity)
+	eviction := planner.NodefsEviction(capacity)
 	share := uint64(300) << 30
 	plan := withPageSizes(twoNodes())
-	plan.Partitions[0].EphemeralStorage = &partition.StorageShare{
-		Filesystem: partition.Filesystem{Path: "/", Device: 1, CapacityBytes: capacity},
+	plan.Partitions[0].EphemeralStorage = &planner.StorageShare{
+		Filesystem: planner.Filesystem{Path: "/", Device: 1, CapacityBytes: capacity},
 		ShareBytes: share, EvictionBytes: eviction, SystemReservedBytes: capacity - eviction - share}
-	plan.Partitions[0].PIDs = &partition.PIDShare{Limit: 4194304, Share: 1 << 20, SystemReserved: 4194304 - 1<<20}
+	plan.Partitions[0].PIDs = &planner.PIDShare{Limit: 4194304, Share: 1 << 20, SystemReserved: 4194304 - 1<<20}
 
 	c, err := Config(&plan, &plan.Partitions[0])
 	require.NoError(t, err)

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // The hugepage view: what each kubelet is shown of the machine's pools.
@@ -36,7 +36,7 @@ type SysfsValue struct {
 // path. ok is false when the plan does not know every node's page sizes
 // (a plan made before pageSizes existed, or a dump without hugepages):
 // then no view is rendered and every kubelet sees the machine's pools.
-func HugepageView(plan *partition.Plan, p *partition.Partition) (view []SysfsValue, ok bool, err error) {
+func HugepageView(plan *planner.Plan, p *planner.Partition) (view []SysfsValue, ok bool, err error) {
 	all, err := machineMemory(plan)
 	if err != nil {
 		return nil, false, err
@@ -66,7 +66,7 @@ func HugepageView(plan *partition.Plan, p *partition.Partition) (view []SysfsVal
 }
 
 // hasView: every node's page sizes are known.
-func hasView(all []partition.NodeMemory) bool {
+func hasView(all []planner.NodeMemory) bool {
 	if len(all) == 0 {
 		return false
 	}
@@ -81,7 +81,7 @@ func hasView(all []partition.NodeMemory) bool {
 // seenPages is how many pages of size p's kubelet sees on node m: with
 // the view, the planned count on p's own nodes and none on the others;
 // without it, every node's planned pool.
-func seenPages(p *partition.Partition, m partition.NodeMemory, size uint64, view bool) uint64 {
+func seenPages(p *planner.Partition, m planner.NodeMemory, size uint64, view bool) uint64 {
 	if view && !p.Nodes.Has(m.Node) {
 		return 0
 	}
@@ -95,7 +95,7 @@ func seenPages(p *partition.Partition, m partition.NodeMemory, size uint64, view
 
 // seenHugepageBytes is the memory p's kubelet sees held by hugepages on
 // node m: with the view, only p's own nodes hold any.
-func seenHugepageBytes(p *partition.Partition, m partition.NodeMemory, view bool) uint64 {
+func seenHugepageBytes(p *planner.Partition, m planner.NodeMemory, view bool) uint64 {
 	if view && !p.Nodes.Has(m.Node) {
 		return 0
 	}

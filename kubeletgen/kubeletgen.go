@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/numa-partition/numa-partition/numa/units"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // ClientCAFile is where kubeadm puts the cluster CA; kubelet needs it to
@@ -25,9 +25,9 @@ import (
 const ClientCAFile = "/etc/kubernetes/pki/ca.crt"
 
 // Config builds partition p's KubeletConfiguration.
-func Config(plan *partition.Plan, p *partition.Partition) (*kubeletv1beta1.KubeletConfiguration, error) {
+func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletConfiguration, error) {
 	k := &p.Kubelet
-	if want := partition.CgroupRoot(p.Name); k.CgroupRoot != want {
+	if want := planner.CgroupRoot(p.Name); k.CgroupRoot != want {
 		return nil, fmt.Errorf("partition %s: kubelet cgroupRoot %q must be %q: its pods must nest in the partition's slice", p.Name, k.CgroupRoot, want)
 	}
 	if k.Port <= 0 || k.Port > 65535 || k.HealthzPort <= 0 || k.HealthzPort > 65535 || k.ReadOnlyPort < 0 || k.ReadOnlyPort > 65535 {
@@ -101,12 +101,12 @@ func Config(plan *partition.Plan, p *partition.Partition) (*kubeletv1beta1.Kubel
 	c.SystemReserved = map[string]string{"memory": units.FormatBytes(system)}
 	c.EvictionHard = map[string]string{"memory.available": units.FormatBytes(eviction)}
 	// The rest of the filesystem and of the pid space is the other
-	// partitions' and the host's (partition/shares.go): reserved as
+	// partitions' and the host's (partition/planner/shares.go): reserved as
 	// "system", so allocatable is the share. nodefs.available is kubelet's
 	// default, written out because the share's arithmetic depends on it.
 	if es := p.EphemeralStorage; es != nil {
 		c.SystemReserved["ephemeral-storage"] = strconv.FormatUint(es.SystemReservedBytes, 10)
-		c.EvictionHard["nodefs.available"] = strconv.Itoa(partition.NodefsEvictionPercent) + "%"
+		c.EvictionHard["nodefs.available"] = strconv.Itoa(planner.NodefsEvictionPercent) + "%"
 	}
 	if pids := p.PIDs; pids != nil {
 		c.SystemReserved["pid"] = strconv.FormatUint(pids.SystemReserved, 10)

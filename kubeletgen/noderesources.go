@@ -10,7 +10,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // NodeResources is what partition p's kubelet will publish on its Node,
@@ -30,7 +30,7 @@ type NodeResources struct {
 }
 
 // Resources computes partition p's NodeResources.
-func Resources(plan *partition.Plan, p *partition.Partition) (NodeResources, error) {
+func Resources(plan *planner.Plan, p *planner.Partition) (NodeResources, error) {
 	r := NodeResources{Partition: p.Name, NodeName: p.NodeName,
 		Capacity: map[string]string{}, Allocatable: map[string]string{}, Share: map[string]string{}, Mismatches: []string{}}
 	all, err := machineMemory(plan)
@@ -112,7 +112,7 @@ func Resources(plan *partition.Plan, p *partition.Partition) (NodeResources, err
 			return r, fmt.Errorf("systemReserved ephemeral-storage %q: %w", c.SystemReserved["ephemeral-storage"], err)
 		}
 		capacity := es.CapacityBytes
-		eviction := partition.NodefsEviction(capacity)
+		eviction := planner.NodefsEviction(capacity)
 		put(string(corev1.ResourceEphemeralStorage), bytes(capacity), bytes(capacity-reservedES-eviction), bytes(es.ShareBytes))
 	}
 	sort.Strings(r.Mismatches)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/allocd"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 )
 
 // memPlacer is the allocator without the daemon's checkpoint: the
@@ -70,7 +70,7 @@ func BenchmarkCreateContainer(b *testing.B) {
 					topo, cfg := wideMachine(n, policy)
 					var placer Placer
 					if durable {
-						srv, err := allocd.NewServer(allocd.ServerOptions{Partition: "p", Config: cfg, StateDir: b.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+						srv, err := daemon.NewServer(daemon.ServerOptions{Partition: "p", Config: cfg, StateDir: b.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -37,7 +37,7 @@ const (
 	ModeNRI     = "nri"
 )
 
-// Placer is the allocator daemon (allocd.Server) as the plugin uses it.
+// Placer is the allocator daemon (daemon.Server) as the plugin uses it.
 type Placer interface {
 	AdmitPod(*corev1.Pod, allocator.Hints) (allocator.Decision, error)
 	AdoptPod(*corev1.Pod, map[string]bitmask.NodeSet) (allocator.Decision, error)

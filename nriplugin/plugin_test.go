@@ -15,7 +15,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/allocd"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 )
 
 const gi = int64(1) << 30
@@ -47,7 +47,7 @@ type harness struct {
 	dir    string
 	mode   string
 	policy string
-	server *allocd.Server
+	server *daemon.Server
 	plugin *Plugin
 	logs   *bytes.Buffer
 }
@@ -64,7 +64,7 @@ func (h *harness) restart() {
 	h.t.Helper()
 	h.logs = &bytes.Buffer{}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := allocd.NewServer(allocd.ServerOptions{Partition: "node0", Config: testConfig(h.policy), StateDir: h.dir, Logger: log})
+	srv, err := daemon.NewServer(daemon.ServerOptions{Partition: "node0", Config: testConfig(h.policy), StateDir: h.dir, Logger: log})
 	require.NoError(h.t, err)
 	p, err := New(Options{Partition: "node0", Mode: h.mode, CPUs: testTopology(), Policy: h.policy, Scope: "container", Logger: log}, srv)
 	require.NoError(h.t, err)

@@ -5,12 +5,12 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // TopologyOf is a planned partition's pod CPUs by physical core, from the
 // machine's topology: the cores the plugin hands out whole.
-func TopologyOf(p partition.Partition, t *numa.Topology) (CPUTopology, error) {
+func TopologyOf(p planner.Partition, t *numa.Topology) (CPUTopology, error) {
 	var out CPUTopology
 	covered := p.CPUs
 	for _, s := range t.Sockets {

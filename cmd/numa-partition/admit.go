@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/numa-partition/numa-partition/partition/allocd"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 )
 
 func admitCommand() *cli.Command {
@@ -38,7 +38,7 @@ func admitCommand() *cli.Command {
 			}
 			// Decoding here too gives the field-precise error without a
 			// daemon, and the nodeSelector for choosing one.
-			m, err := allocd.DecodeManifest(manifest)
+			m, err := daemon.DecodeManifest(manifest)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.String("filename"), err)
 			}
@@ -74,7 +74,7 @@ func admitCommand() *cli.Command {
 }
 
 func allocReadManifest(name string) ([]byte, error) {
-	const limit = allocd.DefaultMaxRequestBytes
+	const limit = daemon.DefaultMaxRequestBytes
 	var r io.Reader
 	if name == "-" {
 		r = os.Stdin
@@ -147,7 +147,7 @@ func allocFormatLabels(l map[string]string) string {
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
-func allocPrintDecision(w io.Writer, r allocd.AdmitResponse) {
+func allocPrintDecision(w io.Writer, r daemon.AdmitResponse) {
 	d := r.Decision
 	verdict := "admitted"
 	if !d.Admitted {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/numa-partition/numa-partition/partition/allocd"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 )
 
 const allocDefaultSocketDir = "/run/numa-partition"
@@ -35,7 +35,7 @@ func allocContext(c *cli.Context) (context.Context, context.CancelFunc) {
 
 type allocTarget struct {
 	partition string
-	client    allocd.Client
+	client    daemon.Client
 }
 
 // allocTargets are the daemons to ask: the one of --partition, or every
@@ -43,7 +43,7 @@ type allocTarget struct {
 func allocTargets(c *cli.Context) ([]allocTarget, error) {
 	dir := c.String("socket-dir")
 	if name := c.String("partition"); name != "" {
-		return []allocTarget{{name, allocd.Client{Socket: filepath.Join(dir, name+".sock")}}}, nil
+		return []allocTarget{{name, daemon.Client{Socket: filepath.Join(dir, name+".sock")}}}, nil
 	}
 	socks, err := filepath.Glob(filepath.Join(dir, "*.sock"))
 	if err != nil {
@@ -55,7 +55,7 @@ func allocTargets(c *cli.Context) ([]allocTarget, error) {
 	sort.Strings(socks)
 	var out []allocTarget
 	for _, s := range socks {
-		out = append(out, allocTarget{strings.TrimSuffix(filepath.Base(s), ".sock"), allocd.Client{Socket: s}})
+		out = append(out, allocTarget{strings.TrimSuffix(filepath.Base(s), ".sock"), daemon.Client{Socket: s}})
 	}
 	return out, nil
 }
@@ -105,8 +105,8 @@ func allocationsCommand() *cli.Command {
 
 // allocCollect asks every target; a daemon that does not answer is reported
 // after the others are listed (exit status 1), not silently skipped.
-func allocCollect(ctx context.Context, targets []allocTarget) ([]allocd.AllocationsResponse, error) {
-	lists := []allocd.AllocationsResponse{}
+func allocCollect(ctx context.Context, targets []allocTarget) ([]daemon.AllocationsResponse, error) {
+	lists := []daemon.AllocationsResponse{}
 	var failed []string
 	for _, t := range targets {
 		l, err := t.client.Allocations(ctx)

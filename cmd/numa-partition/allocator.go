@@ -15,9 +15,9 @@ import (
 	"github.com/numa-partition/numa-partition/nriplugin"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
-	"github.com/numa-partition/numa-partition/partition"
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/allocd"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 func allocatorCommand() *cli.Command {
@@ -50,14 +50,14 @@ func allocatorServeCommand() *cli.Command {
 			&cli.StringFlag{Name: "allocator-config", Usage: "JSON `FILE` of the allocator configuration (nodes, policy, scope); bypasses --config"},
 			&cli.StringSliceFlag{Name: "label", Usage: "node label `KEY=VALUE` of the partition, reported to `admit` for nodeSelector matching (repeatable; default: the plan's labels)"},
 			&cli.BoolFlag{Name: "no-nri", Usage: "do not plug into the partition's containerd through NRI (the plan's allocator.mode is then not enforced)"},
-			&cli.Int64Flag{Name: "max-request-bytes", Value: allocd.DefaultMaxRequestBytes, Usage: "largest request body accepted"},
+			&cli.Int64Flag{Name: "max-request-bytes", Value: daemon.DefaultMaxRequestBytes, Usage: "largest request body accepted"},
 		},
 		Action: func(c *cli.Context) error {
 			name := c.String("partition")
-			opts := allocd.Options{
+			opts := daemon.Options{
 				Partition:       name,
-				Socket:          allocStringOr(c.String("socket"), allocd.DefaultSocket(name)),
-				StateDir:        allocStringOr(c.String("state-dir"), allocd.DefaultStateDir(name)),
+				Socket:          allocStringOr(c.String("socket"), daemon.DefaultSocket(name)),
+				StateDir:        allocStringOr(c.String("state-dir"), daemon.DefaultStateDir(name)),
 				SocketGroup:     c.String("socket-group"),
 				MetricsAddr:     c.String("metrics-addr"),
 				MaxRequestBytes: c.Int64("max-request-bytes"),
@@ -69,7 +69,7 @@ func allocatorServeCommand() *cli.Command {
 			}
 			opts.Labels = labels
 			if file := c.String("allocator-config"); file != "" {
-				cfg, err := allocd.ReadConfigFile(file)
+				cfg, err := daemon.ReadConfigFile(file)
 				if err != nil {
 					return err
 				}
@@ -77,14 +77,14 @@ func allocatorServeCommand() *cli.Command {
 			} else if err := allocConfigFromPlan(c, &opts); err != nil {
 				return err
 			}
-			return allocd.Run(c.Context, opts)
+			return daemon.Run(c.Context, opts)
 		},
 	}
 }
 
 // servePlan is the rendered plan of --plan, with the machine's topology for
 // the distances between its nodes, or else the plan of --config.
-func servePlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
+func servePlan(c *cli.Context) (*planner.Plan, *numa.Topology, error) {
 	file := c.String("plan")
 	if file == "" {
 		return loadPlan(c)
@@ -104,12 +104,12 @@ func servePlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
 // under --sysfs (what the rendered unit runs): the same plan that rendered
 // the partition's kubelet, so both decide alike. Explicit flags win over
 // the plan's paths.
-func allocConfigFromPlan(c *cli.Context, opts *allocd.Options) error {
+func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 	plan, topo, err := servePlan(c)
 	if err != nil {
 		return err
 	}
-	var p *partition.Partition
+	var p *planner.Partition
 	var names []string
 	for i := range plan.Partitions {
 		names = append(names, plan.Partitions[i].Name)
@@ -120,7 +120,7 @@ func allocConfigFromPlan(c *cli.Context, opts *allocd.Options) error {
 	if p == nil {
 		return fmt.Errorf("--partition %q is not in the plan of %s; planned partitions: %s", opts.Partition, globalString(c, "config"), strings.Join(names, ", "))
 	}
-	cfg, err := allocd.ConfigFromPlan(*p, topo)
+	cfg, err := daemon.ConfigFromPlan(*p, topo)
 	if err != nil {
 		return err
 	}
@@ -134,8 +134,8 @@ func allocConfigFromPlan(c *cli.Context, opts *allocd.Options) error {
 	}
 	nriOpts := nriplugin.Options{Partition: p.Name, Mode: p.Allocator.Mode, Socket: p.Allocator.NRISocket, CPUs: cpus,
 		Policy: cfg.Policy, Scope: cfg.Scope}
-	opts.WaitRuntime = p.Allocator.Mode == partition.AllocatorModeNRI
-	opts.Runtime = func(ctx context.Context, srv *allocd.Server, ready func()) error {
+	opts.WaitRuntime = p.Allocator.Mode == planner.AllocatorModeNRI
+	opts.Runtime = func(ctx context.Context, srv *daemon.Server, ready func()) error {
 		nriOpts.Logger, nriOpts.OnSynchronized = slog.Default(), ready
 		plugin, err := nriplugin.New(nriOpts, srv)
 		if err != nil {
@@ -174,13 +174,13 @@ func allocatorResetStateCommand() *cli.Command {
 			&cli.StringFlag{Name: "state-dir", Usage: "checkpoint `DIR` (default /var/lib/numa-partition/NAME)"},
 		},
 		Action: func(c *cli.Context) error {
-			dir := allocStringOr(c.String("state-dir"), allocd.DefaultStateDir(c.String("partition")))
-			unlock, err := allocd.LockStateDir(dir)
+			dir := allocStringOr(c.String("state-dir"), daemon.DefaultStateDir(c.String("partition")))
+			unlock, err := daemon.LockStateDir(dir)
 			if err != nil {
 				return fmt.Errorf("%w: stop the daemon first (systemctl stop)", err)
 			}
 			defer unlock()
-			path := filepath.Join(dir, allocd.CheckpointName)
+			path := filepath.Join(dir, daemon.CheckpointName)
 			if _, err := os.Stat(path); err != nil {
 				return fmt.Errorf("nothing to reset: %w", err)
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/allocd"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 	"github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -35,7 +35,7 @@ func TestServePlanFromRenderedPlan(t *testing.T) {
 					return err
 				}
 				for _, p := range plan.Partitions {
-					cfg, err := allocd.ConfigFromPlan(p, topo)
+					cfg, err := daemon.ConfigFromPlan(p, topo)
 					if err != nil {
 						return err
 					}

@@ -8,11 +8,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/numa-partition/numa-partition/kubeletgen"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // nodeResources is what every partition's Node will publish.
-func nodeResources(plan *partition.Plan) ([]kubeletgen.NodeResources, error) {
+func nodeResources(plan *planner.Plan) ([]kubeletgen.NodeResources, error) {
 	out := make([]kubeletgen.NodeResources, 0, len(plan.Partitions))
 	for i := range plan.Partitions {
 		r, err := kubeletgen.Resources(plan, &plan.Partitions[i])

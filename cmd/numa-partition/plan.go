@@ -13,7 +13,7 @@ import (
 	"github.com/numa-partition/numa-partition/hostfacts"
 	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 func planCommand() *cli.Command {
@@ -53,11 +53,11 @@ func planCommand() *cli.Command {
 			if structured(format) {
 				// The Plan's keys, plus what each Node will publish.
 				return writeData(c.App.Writer, format, struct {
-					*partition.Plan
+					*planner.Plan
 					NodeResources []kubeletgen.NodeResources `json:"nodeResources"`
 				}{plan, nodes})
 			}
-			if err := partition.WriteTable(c.App.Writer, plan); err != nil {
+			if err := planner.WriteTable(c.App.Writer, plan); err != nil {
 				return err
 			}
 			return writeNodeResources(c.App.Writer, nodes)
@@ -73,7 +73,7 @@ func hostnameFlag() cli.Flag {
 // loadPlan is discover → config → plan, shared by every command that needs
 // a plan. The hostname comes from --hostname (when the command has it),
 // then kubelet.hostname, then this machine, so that planning stays pure.
-func loadPlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
+func loadPlan(c *cli.Context) (*planner.Plan, *numa.Topology, error) {
 	topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover: %w", err)
@@ -92,7 +92,7 @@ func loadPlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
 		}
 		cfg.Kubelet.Hostname = h
 	}
-	plan, err := partition.NewPlanFor(topo, hostfacts.Live, cfg)
+	plan, err := planner.NewPlanFor(topo, hostfacts.Live, cfg)
 	if err != nil {
 		return nil, nil, configProblems(err)
 	}
@@ -102,22 +102,22 @@ func loadPlan(c *cli.Context) (*partition.Plan, *numa.Topology, error) {
 // loadConfig reads --config. A missing file at the default path means
 // "all defaults" (with a warning); a missing file that was asked for is an
 // error.
-func loadConfig(c *cli.Context) (*partition.Config, error) {
+func loadConfig(c *cli.Context) (*planner.Config, error) {
 	path := globalString(c, "config")
-	cfg, err := partition.LoadFile(path)
+	cfg, err := planner.LoadFile(path)
 	if err == nil {
 		return cfg, nil
 	}
 	if errors.Is(err, fs.ErrNotExist) && !globalIsSet(c, "config") {
 		slog.Warn("no config file, using the defaults (numa-partition config init writes one)", "path", path)
-		return &partition.Config{}, nil
+		return &planner.Config{}, nil
 	}
 	return nil, configProblems(err)
 }
 
 // configProblems prints a config's problems one per line under a count.
 func configProblems(err error) error {
-	var es partition.Errors
+	var es planner.Errors
 	if !errors.As(err, &es) || len(es) < 2 {
 		return err
 	}

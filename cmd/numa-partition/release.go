@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/numa-partition/numa-partition/partition/allocd"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 )
 
 func releaseCommand() *cli.Command {
@@ -36,7 +36,7 @@ func releaseCommand() *cli.Command {
 			var problems []error
 			for _, t := range targets {
 				resp, err := t.client.Release(ctx, uid)
-				var apiErr *allocd.APIError
+				var apiErr *daemon.APIError
 				if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
 					continue
 				}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -30,7 +30,7 @@ func renderFlags() []cli.Flag {
 // loadBundle is discover → config → plan → render, shared by render and
 // apply so that both install exactly the same files; it logs the plan's and
 // the bundle's warnings.
-func loadBundle(c *cli.Context) (*partition.Plan, render.Bundle, error) {
+func loadBundle(c *cli.Context) (*planner.Plan, render.Bundle, error) {
 	plan, _, err := loadPlan(c)
 	if err != nil {
 		return nil, render.Bundle{}, err
@@ -147,12 +147,12 @@ func writeRenderSummary(w io.Writer, dir string, b render.Bundle) error {
 
 // readPlanFile reads a plan's JSON (plan -o json, or the rendered
 // plan.json; other keys, such as plan's nodeResources, are ignored).
-func readPlanFile(file string) (*partition.Plan, error) {
+func readPlanFile(file string) (*planner.Plan, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading the plan: %w", err)
 	}
-	var plan partition.Plan
+	var plan planner.Plan
 	if err := json.Unmarshal(data, &plan); err != nil {
 		return nil, fmt.Errorf("%s: not a plan (plan -o json): %w", file, err)
 	}
@@ -161,7 +161,7 @@ func readPlanFile(file string) (*partition.Plan, error) {
 
 // reviewedPlan is the plan of file when it is what this host and config
 // plan now: what was reviewed is applied, or nothing is.
-func reviewedPlan(file string, now *partition.Plan) (*partition.Plan, error) {
+func reviewedPlan(file string, now *planner.Plan) (*planner.Plan, error) {
 	reviewed, err := readPlanFile(file)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
@@ -72,7 +72,7 @@ func (o *Options) defaults() {
 // apply lock, it gathers the host's state, plans the steps, refuses
 // planned ports that are taken, and runs the steps, rolling everything
 // back on the first failure (the error is then a *StepError).
-func Apply(ctx context.Context, o Options, plan *partition.Plan, b bundle.Bundle) (*Report, error) {
+func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) (*Report, error) {
 	t0 := time.Now()
 	o.defaults()
 	if !o.DryRun {
@@ -251,7 +251,7 @@ func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desire
 	return c, nil
 }
 
-func newRecord(o Options, plan *partition.Plan, d Desired, cur Current, prev *Record, mode CgroupMode) *Record {
+func newRecord(o Options, plan *planner.Plan, d Desired, cur Current, prev *Record, mode CgroupMode) *Record {
 	r := &Record{Generation: 1, AppliedAt: o.Now().UTC(), Version: o.Version, CgroupMode: mode,
 		Units: d.Units, Slices: d.Slices, Files: []RecordFile{}, Hugepages: []HugepageTarget{}, Partitions: []RecordPartition{}}
 	r.Dirs = []string{}

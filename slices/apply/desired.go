@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -22,7 +22,7 @@ const V1DropIn = "90-numa-partition-cgroup-v1.conf"
 // service that does not pin itself, a drop-in with CPUAffinity=,
 // NUMAPolicy=bind and NUMAMask= from its slice: exec-level settings that
 // the kernel enforces on any cgroup version.
-func NewDesired(plan *partition.Plan, b bundle.Bundle, mode CgroupMode) (Desired, error) {
+func NewDesired(plan *planner.Plan, b bundle.Bundle, mode CgroupMode) (Desired, error) {
 	d := Desired{CgroupMode: mode}
 	if err := checkAllocatorModes(plan, mode); err != nil {
 		return d, err
@@ -177,7 +177,7 @@ NUMAMask=%s
 
 // hugepageTargets lists each node's pools. A node belongs to one
 // partition, so a pool planned twice is a broken plan.
-func hugepageTargets(plan *partition.Plan) ([]HugepageTarget, error) {
+func hugepageTargets(plan *planner.Plan) ([]HugepageTarget, error) {
 	var hs []HugepageTarget
 	owner := map[HugepageKey]string{}
 	for _, p := range plan.Partitions {
@@ -204,7 +204,7 @@ func hugepageTargets(plan *partition.Plan) ([]HugepageTarget, error) {
 
 // plannedPorts lists the TCP ports the plan's daemons will listen on and
 // which unit will own each.
-func plannedPorts(plan *partition.Plan, units []bundle.Unit) ([]PlannedPort, error) {
+func plannedPorts(plan *planner.Plan, units []bundle.Unit) ([]PlannedPort, error) {
 	unitOf := func(part string, ph bundle.Phase) string {
 		for _, u := range units {
 			if u.Partition == part && u.Phase == ph {
@@ -244,14 +244,14 @@ func plannedPorts(plan *partition.Plan, units []bundle.Unit) ([]PlannedPort, err
 // cpuset, which cgroup v1 refuses below a partition's narrower cpuset
 // (kubelet then fails "Failed to start ContainerManager ... permission
 // denied"); cgroup v2 takes the write and keeps the effective set.
-func checkAllocatorModes(plan *partition.Plan, mode CgroupMode) error {
+func checkAllocatorModes(plan *planner.Plan, mode CgroupMode) error {
 	if mode == CgroupV2 {
 		return nil
 	}
 	for _, p := range plan.Partitions {
-		if p.Allocator.Mode == partition.AllocatorModeNRI {
+		if p.Allocator.Mode == planner.AllocatorModeNRI {
 			return fmt.Errorf("partition %s: allocator mode %q needs cgroup v2, and this host is %s: kubelet with cpuManagerPolicy none writes every CPU into its pods' cpuset, which cgroup v1 refuses below the partition's; use allocator_mode = %q here, or boot with systemd.unified_cgroup_hierarchy=1",
-				p.Name, partition.AllocatorModeNRI, mode, partition.AllocatorModeKubelet)
+				p.Name, planner.AllocatorModeNRI, mode, planner.AllocatorModeKubelet)
 		}
 	}
 	return nil

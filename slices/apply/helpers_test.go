@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 	"github.com/numa-partition/numa-partition/test/sandbox"
@@ -136,12 +136,12 @@ func must(t testing.TB, err error) {
 // slice, a runtime and a kubelet (sleep infinity), and a host-wide
 // hugepages oneshot.
 type fixture struct {
-	plan   *partition.Plan
+	plan   *planner.Plan
 	bundle bundle.Bundle
 }
 
 func newFixture(n int) *fixture {
-	f := &fixture{plan: &partition.Plan{Hostname: "sandbox"}}
+	f := &fixture{plan: &planner.Plan{Hostname: "sandbox"}}
 	unitDir := "etc/systemd/system/"
 	add := func(u bundle.Unit, content string) {
 		p := unitDir + u.Name
@@ -161,13 +161,13 @@ func newFixture(n int) *fixture {
 			fmt.Sprintf("[Unit]\nDescription=runtime of %s\n[Service]\nSlice=%s\nExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\n", name, slice))
 		add(bundle.Unit{Name: "kubelet-" + name + ".service", Phase: bundle.PhaseKubelet, Partition: name, Enable: true, Start: true},
 			fmt.Sprintf("[Unit]\nDescription=kubelet of %s\nAfter=containerd-%s.service\nRequires=containerd-%s.service\n[Service]\nSlice=%s\nExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\n", name, name, name, slice))
-		f.plan.Partitions = append(f.plan.Partitions, partition.Partition{
+		f.plan.Partitions = append(f.plan.Partitions, planner.Partition{
 			Index: i, Name: name, Slice: slice,
 			Nodes: bitmask.NewNodeSet(0), CPUs: bitmask.NewCPUSet(cpu), MemoryNodes: bitmask.NewNodeSet(0),
-			Kubelet: partition.Kubelet{Port: 20250 + 10*i, HealthzPort: 20248 + 10*i},
+			Kubelet: planner.Kubelet{Port: 20250 + 10*i, HealthzPort: 20248 + 10*i},
 		})
 		if i < 2 { // the fake sysfs has two nodes
-			f.plan.Partitions[i].Memory = []partition.NodeMemory{{Node: i, Hugepages: []partition.HugepagePlan{{PageSize: testPageSize, Count: uint64(4 + i)}}}}
+			f.plan.Partitions[i].Memory = []planner.NodeMemory{{Node: i, Hugepages: []planner.HugepagePlan{{PageSize: testPageSize, Count: uint64(4 + i)}}}}
 		}
 	}
 	return f

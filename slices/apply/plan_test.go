@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
@@ -313,7 +313,7 @@ func TestSliceCgroup(t *testing.T) {
 func TestNewDesiredRefusesNRIOnCgroupV1(t *testing.T) {
 	for _, mode := range []CgroupMode{CgroupV1, CgroupHybrid} {
 		f := newFixture(2)
-		f.plan.Partitions[1].Allocator.Mode = partition.AllocatorModeNRI
+		f.plan.Partitions[1].Allocator.Mode = planner.AllocatorModeNRI
 		_, err := NewDesired(f.plan, f.bundle, mode)
 		if err == nil || !strings.Contains(err.Error(), `partition tnode1: allocator mode "nri" needs cgroup v2`) {
 			t.Errorf("%s: %v", mode, err)

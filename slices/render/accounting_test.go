@@ -13,7 +13,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // machineFacts are the machine's totals, taken from the topology when the
@@ -29,10 +29,10 @@ type machineFacts struct {
 	excluded    bitmask.NodeSet
 }
 
-func facts(t *testing.T, e example) (partition.Plan, machineFacts, Bundle) {
+func facts(t *testing.T, e example) (planner.Plan, machineFacts, Bundle) {
 	plan, topo, b := e.render(t)
 	f := machineFacts{online: plan.Host.OnlineCPUs, kubeletCPUs: plan.Host.OnlineCPUs, total: map[int]uint64{}, hugepages: map[int]uint64{}, reserved: map[int]uint64{}, excluded: plan.Host.ExcludedNodes}
-	add := func(ms []partition.NodeMemory, own bool) {
+	add := func(ms []planner.NodeMemory, own bool) {
 		for _, m := range ms {
 			f.total[m.Node] = m.TotalBytes
 			f.hugepages[m.Node] = kubeletgen.HugepageBytes(m)
@@ -65,7 +65,7 @@ func facts(t *testing.T, e example) (partition.Plan, machineFacts, Bundle) {
 	return plan, f, b
 }
 
-func renderedConfig(t *testing.T, b Bundle, p partition.Partition) *kubeletv1beta1.KubeletConfiguration {
+func renderedConfig(t *testing.T, b Bundle, p planner.Partition) *kubeletv1beta1.KubeletConfiguration {
 	t.Helper()
 	path := rootRelative(p.Kubelet.ConfigPath)
 	for _, f := range b.Files {
@@ -104,7 +104,7 @@ type kubeletOffer struct {
 // machine's, except where the bundle binds a view file over a node's pool
 // (read back from the rendered files, independently of how render chose
 // them). The view's machine-wide files must add up to its node files.
-func seenHugepages(t *testing.T, f machineFacts, b Bundle, p partition.Partition) map[int]uint64 {
+func seenHugepages(t *testing.T, f machineFacts, b Bundle, p planner.Partition) map[int]uint64 {
 	t.Helper()
 	seen := map[int]uint64{}
 	for n, h := range f.hugepages {

@@ -6,20 +6,20 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // example is a machine and a plan for it, rendered by the golden, verify
 // and accounting tests alike.
 type example struct {
 	name  string
-	plan  func(t testing.TB) (partition.Plan, *numa.Topology)
+	plan  func(t testing.TB) (planner.Plan, *numa.Topology)
 	sysfs string // "" for hand-built plans
 }
 
 var examples = []example{
 	// The seed recipe's 2-socket machine, plan built by hand.
-	{name: "seed-2socket", plan: func(testing.TB) (partition.Plan, *numa.Topology) { return seedPlan(), nil }},
+	{name: "seed-2socket", plan: func(testing.TB) (planner.Plan, *numa.Topology) { return seedPlan(), nil }},
 	// Real sysfs dumps through discovery and planning.
 	{name: "epyc-8node", sysfs: "hwloc-64amd64-4s2n4ca2co"},
 	{name: "epyc-socket-shared", sysfs: "hwloc-32amd64-4s2n4c-cgroup2"},
@@ -30,7 +30,7 @@ var examples = []example{
 
 // load builds an example's plan: from its sysfs dump and
 // testdata/configs/<name>.toml when it has one.
-func (e example) load(t testing.TB) (partition.Plan, *numa.Topology) {
+func (e example) load(t testing.TB) (planner.Plan, *numa.Topology) {
 	t.Helper()
 	if e.plan != nil {
 		return e.plan(t)
@@ -45,18 +45,18 @@ func (e example) load(t testing.TB) (partition.Plan, *numa.Topology) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := partition.Parse(cfgPath, data)
+	cfg, err := planner.Parse(cfgPath, data)
 	if err != nil {
 		t.Fatalf("config %s: %v", cfgPath, err)
 	}
-	plan, err := partition.NewPlanFor(topo, partition.ExampleFacts, cfg)
+	plan, err := planner.NewPlanFor(topo, planner.ExampleFacts, cfg)
 	if err != nil {
 		t.Fatalf("planning %s with %s: %v", e.sysfs, cfgPath, err)
 	}
 	return *plan, topo
 }
 
-func (e example) render(t testing.TB) (partition.Plan, *numa.Topology, Bundle) {
+func (e example) render(t testing.TB) (planner.Plan, *numa.Topology, Bundle) {
 	t.Helper()
 	plan, topo := e.load(t)
 	b, err := Render(plan)

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/numa-partition/numa-partition/numa/units"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // HugepageSpec is one node's pool of one page size: what
@@ -48,10 +48,10 @@ func ParseHugepageSpec(s string) (HugepageSpec, error) {
 // hugepagePlan lists every planned pool, the partitions' nodes and the
 // excluded ones, zero counts included (a zero frees a pool the memory
 // manager would otherwise count wrong).
-func hugepagePlan(plan *partition.Plan) ([]HugepageSpec, error) {
+func hugepagePlan(plan *planner.Plan) ([]HugepageSpec, error) {
 	var out []HugepageSpec
 	seen := map[[2]uint64]bool{}
-	add := func(ms []partition.NodeMemory) error {
+	add := func(ms []planner.NodeMemory) error {
 		for _, m := range ms {
 			for _, h := range m.Hugepages {
 				key := [2]uint64{uint64(m.Node), h.PageSize}
@@ -78,7 +78,7 @@ func hugepagePlan(plan *partition.Plan) ([]HugepageSpec, error) {
 // HugepageSpecs are the oneshot's arguments, largest pages first: 1 GiB
 // pages need contiguous memory, so they are taken before 2 MiB pages
 // fragment it. Within a size, ascending by node.
-func HugepageSpecs(plan *partition.Plan) ([]string, error) {
+func HugepageSpecs(plan *planner.Plan) ([]string, error) {
 	specs, err := hugepagePlan(plan)
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func SortForAllocation(specs []HugepageSpec) {
 // "hugepagesz=2M hugepages=0:512,1:512 hugepagesz=1G hugepages=0:4,1:4".
 // Sizes ascend; nodes with no pages are left out. Empty when nothing is
 // planned. The error of an inconsistent plan is reported by Render.
-func KernelCmdline(plan *partition.Plan) string {
+func KernelCmdline(plan *planner.Plan) string {
 	specs, err := hugepagePlan(plan)
 	if err != nil {
 		return ""

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // Where rendered files go, relative to the target root.
@@ -61,7 +61,7 @@ var partitionName = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
 // the planner's rule (plans read from a file may not have been planned
 // by this build).
 func absPath(field, p string) error {
-	if msg := partition.PathProblem(p); msg != "" {
+	if msg := planner.PathProblem(p); msg != "" {
 		return fmt.Errorf("%s %s", describe(field, p), msg)
 	}
 	return nil

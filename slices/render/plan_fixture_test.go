@@ -2,7 +2,7 @@ package render
 
 import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 const (
@@ -14,10 +14,10 @@ const (
 // cores, CPUs 0-3 on node0 and 4-7 on node1, CPUs 0 and 4 reserved,
 // 16 GiB per node with 512 × 2 MiB and 4 × 1 GiB pages each, 1100Mi
 // reserved per node (500Mi kube + 500Mi system + 100Mi eviction).
-func seedPlan() partition.Plan {
-	plan := partition.Plan{
+func seedPlan() planner.Plan {
+	plan := planner.Plan{
 		Hostname: "seed",
-		Host: partition.Host{
+		Host: planner.Host{
 			ReservedCPUs: bitmask.MustParseCPUList("0,4"),
 			MemoryNodes:  bitmask.MustParseNodeList("0-1"),
 			OnlineCPUs:   bitmask.MustParseCPUList("0-7"),
@@ -32,22 +32,22 @@ func seedPlan() partition.Plan {
 	return plan
 }
 
-func seedPartition(i int, name, color string, cpus, reserved bitmask.CPUSet) partition.Partition {
+func seedPartition(i int, name, color string, cpus, reserved bitmask.CPUSet) planner.Partition {
 	root := "/var/lib/kubelet-" + name
-	return partition.Partition{
+	return planner.Partition{
 		Index: i, Name: name, Slice: name + ".slice", Color: color,
 		Nodes: bitmask.NewNodeSet(i), CPUs: cpus, HostReservedCPUs: reserved,
 		MemoryNodes: bitmask.NewNodeSet(i),
-		Memory: []partition.NodeMemory{{
+		Memory: []planner.NodeMemory{{
 			Node: i, TotalBytes: 16 * gi, ReservedBytes: 1100 * mi,
-			Hugepages: []partition.HugepagePlan{
+			Hugepages: []planner.HugepagePlan{
 				{PageSize: 2 * mi, Count: 512},
 				{PageSize: 1 * gi, Count: 4},
 			},
 		}},
 		NodeName: "seed-" + name,
 		Labels:   map[string]string{"numa-partition.io/partition": name, "numa-type": color},
-		Kubelet: partition.Kubelet{
+		Kubelet: planner.Kubelet{
 			Binary:                "/usr/bin/kubelet",
 			ConfigPath:            "/etc/numa-partition/kubelet-" + name + ".yaml",
 			RootDir:               root,
@@ -71,8 +71,8 @@ func seedPartition(i int, name, color string, cpus, reserved bitmask.CPUSet) par
 			SystemReservedMemory: 500 * mi,
 			EvictionHardMemory:   100 * mi,
 		},
-		Runtime: partition.Runtime{
-			Kind:       partition.RuntimeContainerd,
+		Runtime: planner.Runtime{
+			Kind:       planner.RuntimeContainerd,
 			Endpoint:   "unix:///run/containerd-" + name + "/containerd.sock",
 			Binary:     "/usr/bin/containerd",
 			ConfigPath: "/etc/numa-partition/containerd-" + name + ".toml",
@@ -81,7 +81,7 @@ func seedPartition(i int, name, color string, cpus, reserved bitmask.CPUSet) par
 			CNIConfDir: "/etc/cni/net.d",
 			CNIBinDir:  "/opt/cni/bin",
 		},
-		Allocator: partition.Allocator{
+		Allocator: planner.Allocator{
 			Socket:   "/run/numa-partition/" + name + ".sock",
 			StateDir: "/var/lib/numa-partition/" + name,
 		},

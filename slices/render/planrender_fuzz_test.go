@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // fuzzedKeys are the config values that end up in unit files, command
@@ -53,11 +53,11 @@ func FuzzPlanThenRender(f *testing.F) {
 				fmt.Fprintf(&b, "[%s]\n%s\n", s, strings.Join(tables[s], "\n"))
 			}
 		}
-		cfg, err := partition.Parse("fuzz.toml", []byte(b.String()))
+		cfg, err := planner.Parse("fuzz.toml", []byte(b.String()))
 		if err != nil {
 			return
 		}
-		plan, err := partition.NewPlanFor(topo, partition.ExampleFacts, cfg)
+		plan, err := planner.NewPlanFor(topo, planner.ExampleFacts, cfg)
 		if err != nil {
 			return
 		}

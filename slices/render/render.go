@@ -8,7 +8,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/templates"
 )
 
@@ -32,13 +32,13 @@ func DefaultOptions() Options {
 }
 
 // Render renders plan with DefaultOptions.
-func Render(plan partition.Plan) (Bundle, error) {
+func Render(plan planner.Plan) (Bundle, error) {
 	return RenderWith(plan, DefaultOptions())
 }
 
 // RenderWith turns a plan into the files that partition the host. It is a
 // pure function: same plan and options, byte-identical bundle.
-func RenderWith(plan partition.Plan, opt Options) (Bundle, error) {
+func RenderWith(plan planner.Plan, opt Options) (Bundle, error) {
 	if err := absPath("binary", opt.Binary); err != nil {
 		return Bundle{}, err
 	}
@@ -71,7 +71,7 @@ func RenderWith(plan partition.Plan, opt Options) (Bundle, error) {
 }
 
 // checkPartitions refuses plans whose names or paths cannot become units.
-func checkPartitions(plan *partition.Plan) error {
+func checkPartitions(plan *planner.Plan) error {
 	if len(plan.Partitions) == 0 {
 		return fmt.Errorf("the plan has no partitions: nothing to render")
 	}
@@ -95,7 +95,7 @@ func checkPartitions(plan *partition.Plan) error {
 }
 
 type renderer struct {
-	plan     *partition.Plan
+	plan     *planner.Plan
 	opt      Options
 	files    map[string]File
 	units    []Unit
@@ -179,7 +179,7 @@ type cpuView struct {
 // never compete with the pods for the CPUs the CPU manager hands out
 // exclusively, and their memory stays on the partition's nodes. A
 // partition without such CPUs runs them on its pod CPUs (with a warning).
-func (r *renderer) daemonCPUs(p *partition.Partition) bitmask.CPUSet {
+func (r *renderer) daemonCPUs(p *planner.Partition) bitmask.CPUSet {
 	if !p.HostReservedCPUs.IsEmpty() {
 		return p.HostReservedCPUs
 	}
@@ -187,7 +187,7 @@ func (r *renderer) daemonCPUs(p *partition.Partition) bitmask.CPUSet {
 	return p.CPUs
 }
 
-func memoryNodes(p *partition.Partition) bitmask.NodeSet {
+func memoryNodes(p *planner.Partition) bitmask.NodeSet {
 	if p.MemoryNodes.Len() > 0 {
 		return p.MemoryNodes
 	}
@@ -205,7 +205,7 @@ func memoryNodes(p *partition.Partition) bitmask.NodeSet {
 // the whole partition (systemctl stop nodeX.slice), and — through
 // strict-cpu-reservation — keeps those daemon CPUs out of every pod's
 // cpuset. nodeX.slice therefore allows the pods' CPUs plus daemonCPUs.
-func (r *renderer) partition(p *partition.Partition) error {
+func (r *renderer) partition(p *planner.Partition) error {
 	for _, f := range []struct{ field, path string }{
 		{"kubelet.configPath", p.Kubelet.ConfigPath},
 		{"kubelet.binary", p.Kubelet.Binary},
@@ -255,7 +255,7 @@ func (r *renderer) partition(p *partition.Partition) error {
 		After: []string{HugepagesUnit, allocatorUnit(p.Name)},
 	}
 	k.Requires = []string{HugepagesUnit}
-	if p.Allocator.Mode == partition.AllocatorModeNRI {
+	if p.Allocator.Mode == planner.AllocatorModeNRI {
 		// The allocator places every container: no kubelet without it.
 		k.Requires = append(k.Requires, allocatorUnit(p.Name))
 	}
@@ -266,18 +266,18 @@ func (r *renderer) partition(p *partition.Partition) error {
 		return err
 	}
 	switch p.Runtime.Kind {
-	case partition.RuntimeContainerd:
+	case planner.RuntimeContainerd:
 		if err := r.containerd(p, cpu); err != nil {
 			return err
 		}
 		k.After = append(k.After, containerdUnit(p.Name))
 		k.BindsTo = containerdUnit(p.Name)
 		k.ExecStart = joinNamespace(p, args)
-	case partition.RuntimeShared:
+	case planner.RuntimeShared:
 		r.sharedRuntime = append(r.sharedRuntime, p.Name)
 		k.ExecStart = continued(args)
 	default:
-		return fmt.Errorf("runtime kind %q: allowed are %q and %q", p.Runtime.Kind, partition.RuntimeContainerd, partition.RuntimeShared)
+		return fmt.Errorf("runtime kind %q: allowed are %q and %q", p.Runtime.Kind, planner.RuntimeContainerd, planner.RuntimeShared)
 	}
 	sort.Strings(k.After)
 	if err := r.template(unitPath(kubeletUnit(p.Name)), "kubelet.service.tmpl", k); err != nil {
@@ -319,7 +319,7 @@ type kubeletView struct {
 
 // kubeletArgs are the flag-only settings: kubelet has no config field for
 // them (kubernetes PR #76556 was closed unmerged).
-func kubeletArgs(p *partition.Partition) ([]string, error) {
+func kubeletArgs(p *planner.Partition) ([]string, error) {
 	k := p.Kubelet
 	args := []string{
 		k.Binary,
@@ -346,7 +346,7 @@ func kubeletArgs(p *partition.Partition) ([]string, error) {
 	}
 	args = append(args, k.ExtraArgs...)
 	for _, a := range args {
-		if msg := partition.ArgProblem(a); msg != "" {
+		if msg := planner.ArgProblem(a); msg != "" {
 			return nil, fmt.Errorf("kubelet argument %q %s", a, msg)
 		}
 	}
@@ -370,7 +370,7 @@ func continued(args []string) string {
 // containers, device-plugins directory included. kubelet is BindsTo= and
 // PartOf= its containerd: a new containerd means a new namespace, so
 // kubelet restarts with it and remounts its volumes.
-func joinNamespace(p *partition.Partition, args []string) string {
+func joinNamespace(p *planner.Partition, args []string) string {
 	unit := containerdUnit(p.Name)
 	// "$$" is systemd's escape for a literal "$" seen by the shell.
 	script := fmt.Sprintf(`pid=$$(systemctl show --property=MainPID --value %s); `+
@@ -380,7 +380,7 @@ func joinNamespace(p *partition.Partition, args []string) string {
 }
 
 // containerd renders the partition's own containerd: unit and config.
-func (r *renderer) containerd(p *partition.Partition, cpu cpuView) error {
+func (r *renderer) containerd(p *planner.Partition, cpu cpuView) error {
 	rt := p.Runtime
 	for _, f := range []struct{ field, path string }{
 		{"runtime.binary", rt.Binary},
@@ -399,7 +399,7 @@ func (r *renderer) containerd(p *partition.Partition, cpu cpuView) error {
 	if !ok || absPath("runtime.endpoint", socket) != nil {
 		return fmt.Errorf("runtime.endpoint %q: want unix:// followed by a clean absolute path", rt.Endpoint)
 	}
-	if rt.SandboxImage != "" && !partition.IsImageReference(rt.SandboxImage) {
+	if rt.SandboxImage != "" && !planner.IsImageReference(rt.SandboxImage) {
 		return fmt.Errorf("runtime.sandboxImage %q: want an image reference ([registry/]name[:tag][@sha256:digest])", rt.SandboxImage)
 	}
 	if p.Kubelet.DevicePluginsDir == sharedDevicePluginsDir {
@@ -448,7 +448,7 @@ func (r *renderer) containerd(p *partition.Partition, cpu cpuView) error {
 // that show them in its containerd's mount namespace, which kubelet
 // joins. A change of the view restarts containerd (and so kubelet): the
 // binds are made when the namespace is.
-func (r *renderer) hugepageView(p *partition.Partition) (binds, files []string, err error) {
+func (r *renderer) hugepageView(p *planner.Partition) (binds, files []string, err error) {
 	view, ok, err := kubeletgen.HugepageView(r.plan, p)
 	if err != nil || !ok {
 		return nil, nil, err
@@ -472,7 +472,7 @@ func (r *renderer) allocatorTemplate() error {
 }
 
 // allocatorDropIn pins one allocator instance and names its directories.
-func (r *renderer) allocatorDropIn(p *partition.Partition, cpu cpuView) error {
+func (r *renderer) allocatorDropIn(p *planner.Partition, cpu cpuView) error {
 	a := p.Allocator
 	if err := absPath("allocator.socket", a.Socket); err != nil {
 		return err
@@ -491,11 +491,11 @@ func (r *renderer) allocatorDropIn(p *partition.Partition, cpu cpuView) error {
 	unit := allocatorUnit(p.Name)
 	path := dropInPath(unit)
 	after := ""
-	if a.NRISocket != "" && p.Runtime.Kind == partition.RuntimeContainerd {
+	if a.NRISocket != "" && p.Runtime.Kind == planner.RuntimeContainerd {
 		after = containerdUnit(p.Name)
 	}
 	err := r.template(path, "allocator.dropin.tmpl", map[string]any{"CPU": cpu, "RuntimeDirectory": runDir, "StateDirectory": stateDir,
-		"After": after, "Required": a.Mode == partition.AllocatorModeNRI})
+		"After": after, "Required": a.Mode == planner.AllocatorModeNRI})
 	if err != nil {
 		return err
 	}

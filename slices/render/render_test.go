@@ -5,33 +5,33 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // TestRenderRefusesBadPlans: each bad value is named in the error.
 func TestRenderRefusesBadPlans(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		edit func(*partition.Plan)
+		edit func(*planner.Plan)
 		want string
 	}{
-		{"no partitions", func(p *partition.Plan) { p.Partitions = nil }, "no partitions"},
-		{"dash in name", func(p *partition.Plan) { p.Partitions[0].Name = "node-0"; p.Partitions[0].Slice = "node-0.slice" }, `partition name "node-0"`},
-		{"underscore in name", func(p *partition.Plan) { p.Partitions[0].Name = "node_0" }, `partition name "node_0"`},
-		{"same name twice", func(p *partition.Plan) { p.Partitions[1].Name = "node0"; p.Partitions[1].Slice = "node0.slice" }, "used twice"},
-		{"slice not name.slice", func(p *partition.Plan) { p.Partitions[0].Slice = "other.slice" }, `slice "other.slice" must be "node0.slice"`},
-		{"no host CPUs", func(p *partition.Plan) { p.Host.ReservedCPUs = bitmask.CPUSet{} }, "host.reservedCPUs is empty"},
-		{"relative config path", func(p *partition.Plan) { p.Partitions[0].Kubelet.ConfigPath = "kubelet.yaml" }, `kubelet.configPath "kubelet.yaml"`},
-		{"space in a label", func(p *partition.Plan) { p.Partitions[0].Labels["x"] = "a b" }, `kubelet argument "--node-labels=`},
-		{"specifier in extra args", func(p *partition.Plan) { p.Partitions[1].Kubelet.ExtraArgs = []string{"--v=%i"} }, `"--v=%i"`},
-		{"tcp runtime endpoint", func(p *partition.Plan) { p.Partitions[0].Runtime.Endpoint = "tcp://1.2.3.4:1" }, "runtime.endpoint"},
-		{"device plugins at the shared path", func(p *partition.Plan) {
+		{"no partitions", func(p *planner.Plan) { p.Partitions = nil }, "no partitions"},
+		{"dash in name", func(p *planner.Plan) { p.Partitions[0].Name = "node-0"; p.Partitions[0].Slice = "node-0.slice" }, `partition name "node-0"`},
+		{"underscore in name", func(p *planner.Plan) { p.Partitions[0].Name = "node_0" }, `partition name "node_0"`},
+		{"same name twice", func(p *planner.Plan) { p.Partitions[1].Name = "node0"; p.Partitions[1].Slice = "node0.slice" }, "used twice"},
+		{"slice not name.slice", func(p *planner.Plan) { p.Partitions[0].Slice = "other.slice" }, `slice "other.slice" must be "node0.slice"`},
+		{"no host CPUs", func(p *planner.Plan) { p.Host.ReservedCPUs = bitmask.CPUSet{} }, "host.reservedCPUs is empty"},
+		{"relative config path", func(p *planner.Plan) { p.Partitions[0].Kubelet.ConfigPath = "kubelet.yaml" }, `kubelet.configPath "kubelet.yaml"`},
+		{"space in a label", func(p *planner.Plan) { p.Partitions[0].Labels["x"] = "a b" }, `kubelet argument "--node-labels=`},
+		{"specifier in extra args", func(p *planner.Plan) { p.Partitions[1].Kubelet.ExtraArgs = []string{"--v=%i"} }, `"--v=%i"`},
+		{"tcp runtime endpoint", func(p *planner.Plan) { p.Partitions[0].Runtime.Endpoint = "tcp://1.2.3.4:1" }, "runtime.endpoint"},
+		{"device plugins at the shared path", func(p *planner.Plan) {
 			p.Partitions[0].Kubelet.DevicePluginsDir = "/var/lib/kubelet/device-plugins"
 		}, "shared path itself"},
-		{"socket outside /run", func(p *partition.Plan) { p.Partitions[0].Allocator.Socket = "/tmp/a.sock" }, "must lie under /run/"},
-		{"quote in the sandbox image", func(p *partition.Plan) { p.Partitions[0].Runtime.SandboxImage = `pause"` + "\n[x]" }, "runtime.sandboxImage"},
-		{"relative CNI dir", func(p *partition.Plan) { p.Partitions[1].Runtime.CNIConfDir = "net.d" }, `runtime.cniConfDir "net.d"`},
-		{"unknown runtime kind", func(p *partition.Plan) { p.Partitions[0].Runtime.Kind = "crio" }, `runtime kind "crio"`},
+		{"socket outside /run", func(p *planner.Plan) { p.Partitions[0].Allocator.Socket = "/tmp/a.sock" }, "must lie under /run/"},
+		{"quote in the sandbox image", func(p *planner.Plan) { p.Partitions[0].Runtime.SandboxImage = `pause"` + "\n[x]" }, "runtime.sandboxImage"},
+		{"relative CNI dir", func(p *planner.Plan) { p.Partitions[1].Runtime.CNIConfDir = "net.d" }, `runtime.cniConfDir "net.d"`},
+		{"unknown runtime kind", func(p *planner.Plan) { p.Partitions[0].Runtime.Kind = "crio" }, `runtime kind "crio"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plan := seedPlan()

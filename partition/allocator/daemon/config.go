@@ -1,0 +1,28 @@
+package daemon
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/numa-partition/numa-partition/partition/allocator"
+)
+
+// ReadConfigFile reads an allocator.Config as JSON (what
+// `allocator serve --allocator-config` takes: tests, and hosts managed
+// without a numa-partition config). Unknown fields are errors: a typo
+// in a policy name must not silently fall back to a default.
+func ReadConfigFile(path string) (allocator.Config, error) {
+	var cfg allocator.Config
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("allocator config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("allocator config %s: %w", path, err)
+	}
+	return cfg, nil
+}

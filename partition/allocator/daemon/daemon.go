@@ -1,0 +1,291 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/daemon"
+
+	"github.com/numa-partition/numa-partition/partition/allocator"
+)
+
+// Options configure Run.
+type Options struct {
+	Partition string
+	Config    allocator.Config
+	// Socket is the API's Unix socket, /run/numa-partition/NAME.sock.
+	Socket string
+	// SocketGroup (name or numeric gid), when set, makes the socket 0660
+	// with that group and admits the group's members; otherwise 0600 root.
+	SocketGroup string
+	StateDir    string
+	// MetricsAddr, when set, also serves /metrics on this loopback TCP
+	// address (127.0.0.1:9464, [::1]:9464, localhost:9464).
+	MetricsAddr     string
+	MaxRequestBytes int64
+	Version         string
+	// Labels are the partition's node labels, reported in health.
+	Labels map[string]string
+	Logger *slog.Logger
+	// Runtime, when set, runs beside the API with the server (the NRI
+	// plugin); it calls ready once it is in the containers' path. With
+	// WaitRuntime the daemon reports READY=1 only then, so that a kubelet
+	// ordered after it never creates a container nobody places.
+	Runtime     func(ctx context.Context, srv *Server, ready func()) error
+	WaitRuntime bool
+}
+
+// DefaultSocket and DefaultStateDir are where a partition's daemon lives
+// unless the plan says otherwise.
+func DefaultSocket(partition string) string { return "/run/numa-partition/" + partition + ".sock" }
+
+// DefaultStateDir is the checkpoint directory of a partition.
+func DefaultStateDir(partition string) string { return "/var/lib/numa-partition/" + partition }
+
+// Run serves until ctx is cancelled (SIGTERM), then shuts down gracefully.
+// Under systemd (Type=notify) it reports READY=1 once the checkpoint is
+// restored and the socket listens, keeps STATUS= current, pings the
+// watchdog while the daemon's lock is obtainable, and reports STOPPING=1.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	logger := opts.Logger.With("partition", opts.Partition)
+	if opts.Partition == "" {
+		return errors.New("--partition is required")
+	}
+	if err := os.MkdirAll(opts.StateDir, 0o700); err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	unlock, err := LockStateDir(opts.StateDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	gid, err := lookupGroup(opts.SocketGroup)
+	if err != nil {
+		return err
+	}
+	policy := DefaultPeerPolicy()
+	policy.Group = gid
+
+	srv, err := NewServer(ServerOptions{
+		Partition: opts.Partition, Config: opts.Config, StateDir: opts.StateDir, Version: opts.Version,
+		MaxRequestBytes: opts.MaxRequestBytes, Logger: logger, Labels: opts.Labels,
+		OnChange: func(summary string) { notify("STATUS=" + summary) },
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := listenUnix(opts.Socket, gid)
+	if err != nil {
+		return err
+	}
+	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	api := &http.Server{
+		Handler:           srv.Handler(),
+		ConnContext:       policy.connContext,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          errorLog,
+	}
+	servers := []*http.Server{api}
+	errc := make(chan error, 3)
+	go func() { errc <- api.Serve(ln) }()
+
+	if opts.MetricsAddr != "" {
+		mln, err := listenLoopback(opts.MetricsAddr)
+		if err != nil {
+			_ = api.Close()
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle(PathMetrics, srv.MetricsHandler())
+		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: errorLog}
+		servers = append(servers, ms)
+		go func() { errc <- ms.Serve(mln) }()
+		logger.Info("serving metrics over TCP", "address", mln.Addr().String())
+	}
+
+	if opts.Runtime != nil {
+		runtimeReady := make(chan struct{})
+		var once sync.Once
+		go func() {
+			if err := opts.Runtime(ctx, srv, func() { once.Do(func() { close(runtimeReady) }) }); err != nil {
+				errc <- fmt.Errorf("runtime hook: %w", err)
+			}
+		}()
+		if opts.WaitRuntime {
+			logger.Info("waiting for the runtime to synchronize before reporting ready")
+			select {
+			case <-runtimeReady:
+			case <-ctx.Done():
+			case err = <-errc:
+				logger.Error("runtime hook failed", "err", err)
+				_ = api.Close()
+				return err
+			}
+		}
+	}
+	notify(daemon.SdNotifyReady, "STATUS="+srv.Summary())
+	logger.Info("allocator daemon ready", "socket", opts.Socket, "stateDir", opts.StateDir, "version", opts.Version)
+	stopWatchdog := startWatchdog(srv, logger)
+	defer stopWatchdog()
+
+	select {
+	case <-ctx.Done():
+		logger.Info("stopping")
+	case err = <-errc:
+		logger.Error("server failed", "err", err)
+	}
+	notify(daemon.SdNotifyStopping)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, s := range servers {
+		if serr := s.Shutdown(shutdownCtx); serr != nil {
+			logger.Warn("graceful shutdown incomplete", "err", serr)
+		}
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func notify(states ...string) {
+	for _, st := range states {
+		// Not under systemd (no NOTIFY_SOCKET) is (false, nil): fine.
+		if _, err := daemon.SdNotify(false, st); err != nil {
+			slog.Warn("sd_notify failed", "state", st, "err", err)
+		}
+	}
+}
+
+// startWatchdog pings systemd at a third of WatchdogSec, but only while the
+// server can take its lock and is not broken: a deadlocked or wedged daemon
+// stops pinging and systemd restarts it.
+func startWatchdog(srv *Server, logger *slog.Logger) (stop func()) {
+	interval, err := daemon.SdWatchdogEnabled(false)
+	if err != nil {
+		logger.Warn("watchdog configuration unreadable, watchdog off", "err", err)
+		return func() {}
+	}
+	if interval <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(interval / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if srv.Healthy(interval / 3) {
+					notify(daemon.SdNotifyWatchdog)
+				} else {
+					logger.Error("unhealthy, withholding the watchdog ping")
+				}
+			}
+		}
+	}()
+	logger.Info("watchdog enabled", "interval", interval)
+	return func() { close(done) }
+}
+
+func lookupGroup(group string) (*uint32, error) {
+	if group == "" {
+		return nil, nil
+	}
+	if n, err := strconv.ParseUint(group, 10, 32); err == nil {
+		g := uint32(n)
+		return &g, nil
+	}
+	g, err := user.LookupGroup(group)
+	if err != nil {
+		return nil, fmt.Errorf("--socket-group %q: %w", group, err)
+	}
+	n, err := strconv.ParseUint(g.Gid, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("--socket-group %q: gid %q: %w", group, g.Gid, err)
+	}
+	gid := uint32(n)
+	return &gid, nil
+}
+
+// listenUnix creates the socket with mode 0600 (0660 and the group when
+// gid is set) from the first instant: the umask covers the window between
+// bind(2) and chmod(2). A stale socket file of a dead daemon is replaced;
+// a live one is an error.
+func listenUnix(path string, gid *uint32) (*net.UnixListener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("socket directory: %w", err)
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("socket path %s exists and is not a socket; refusing to replace it", path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("socket %s is served by another running process", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("removing stale socket: %w", err)
+		}
+	}
+	old := syscall.Umask(0o177)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	syscall.Umask(old)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", path, err)
+	}
+	mode := os.FileMode(0o600)
+	if gid != nil {
+		if err := os.Chown(path, -1, int(*gid)); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("socket group: %w", err)
+		}
+		mode = 0o660
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("socket mode: %w", err)
+	}
+	return ln, nil
+}
+
+// listenLoopback refuses anything but a loopback address: metrics reveal
+// the partition's workload and have no authentication.
+func listenLoopback(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr %q: %w", addr, err)
+	}
+	if host != "localhost" {
+		ip := net.ParseIP(host)
+		if ip == nil || !ip.IsLoopback() {
+			return nil, fmt.Errorf("--metrics-addr %q: only loopback addresses are allowed (127.0.0.1:PORT, [::1]:PORT, localhost:PORT)", addr)
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	return ln, nil
+}

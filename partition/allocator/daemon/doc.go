@@ -1,0 +1,17 @@
+// Package daemon is the per-partition allocator daemon: the
+// partition/allocator state machine behind a versioned HTTP/JSON API on a
+// Unix socket, with a crash-safe checkpoint, SO_PEERCRED checks, sd_notify
+// readiness/watchdog and Prometheus metrics; plus the Client the CLI uses.
+//
+// Layout: api.go (wire types, paths), manifest.go (strict Pod/VMI decoding
+// with field paths), checkpoint.go (checksummed atomic state file),
+// peercred.go (who may talk to us), metrics.go, server.go (the handlers and
+// the one mutex that serialises decisions), daemon.go (socket, systemd,
+// lifecycle), client.go.
+//
+// The contract that matters for crash safety: a decision that changes the
+// state is written to the checkpoint (temp file, fsync, rename, fsync dir)
+// before the response is sent, so every acknowledged operation survives a
+// SIGKILL; and admissions are idempotent by pod UID, so a client that lost
+// its connection mid-request retries and gets the decision that was made.
+package daemon

@@ -1,0 +1,127 @@
+package daemon
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+const goodPodYAML = `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: prod
+  uid: 7d0b1c5e-0000-4000-8000-000000000001
+spec:
+  containers:
+  - name: app
+    image: nginx
+    resources:
+      limits: {cpu: "2", memory: 1Gi, hugepages-2Mi: 512Mi}
+      requests: {cpu: "2", memory: 1Gi, hugepages-2Mi: 512Mi}
+`
+
+func TestDecodeManifestPod(t *testing.T) {
+	m, err := DecodeManifest([]byte(goodPodYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Kind != KindPod || m.UID != "7d0b1c5e-0000-4000-8000-000000000001" || m.Name != "prod/web" {
+		t.Fatalf("got kind %q uid %q name %q", m.Kind, m.UID, m.Name)
+	}
+	if got := m.Pod.Spec.Containers[0].Resources.Limits.Memory().String(); got != "1Gi" {
+		t.Fatalf("memory limit %s, want 1Gi", got)
+	}
+	// The same pod as JSON with another key order has the same digest: a
+	// retry through another client is recognised.
+	asJSON := `{"spec":{"containers":[{"resources":{"requests":{"memory":"1Gi","cpu":"2","hugepages-2Mi":"512Mi"},"limits":{"hugepages-2Mi":"512Mi","memory":"1Gi","cpu":"2"}},"name":"app","image":"nginx"}]},
+	  "metadata":{"uid":"7d0b1c5e-0000-4000-8000-000000000001","namespace":"prod","name":"web"},"kind":"Pod","apiVersion":"v1"}`
+	j, err := DecodeManifest([]byte(asJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Digest != m.Digest {
+		t.Fatalf("digest of the JSON form %s differs from the YAML form %s", j.Digest, m.Digest)
+	}
+	other, err := DecodeManifest([]byte(strings.Replace(goodPodYAML, "memory: 1Gi,", "memory: 2Gi,", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Digest == m.Digest {
+		t.Fatal("a different manifest has the same digest")
+	}
+}
+
+func TestDecodeManifestVMI(t *testing.T) {
+	m, err := DecodeManifest([]byte(`apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: vm1, uid: vmi-1}
+spec:
+  domain:
+    cpu: {cores: 2, dedicatedCpuPlacement: true}
+    memory: {guest: 4Gi, hugepages: {pageSize: 1Gi}}
+    resources: {requests: {memory: 4Gi}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Kind != KindVMI || m.Pod != nil || m.Name != "default/vm1" || m.UID != "vmi-1" {
+		t.Fatalf("got %+v", m)
+	}
+}
+
+func TestDecodeManifestErrorsNameTheField(t *testing.T) {
+	pod := func(old, new string) string {
+		if !strings.Contains(goodPodYAML, old) {
+			t.Fatalf("test bug: %q not in the pod", old)
+		}
+		return strings.Replace(goodPodYAML, old, new, 1)
+	}
+	tests := []struct {
+		name, manifest, field, msg string
+	}{
+		{"empty", "  \n", "", "empty manifest"},
+		{"not yaml", "kind: [Pod", "", "not valid YAML or JSON"},
+		{"scalar", "42", "", "must be an object"},
+		{"two documents", goodPodYAML + "---\n" + goodPodYAML, "", "more than one YAML document"},
+		{"no kind", pod("kind: Pod\n", ""), "kind", "missing"},
+		{"wrong kind", pod("kind: Pod", "kind: Deployment"), "kind", `"Deployment"`},
+		{"wrong apiVersion", pod("apiVersion: v1", "apiVersion: apps/v1"), "apiVersion", "apiVersion v1"},
+		{"no uid", pod("  uid: 7d0b1c5e-0000-4000-8000-000000000001\n", ""), "metadata.uid", "missing"},
+		{"no name", pod("  name: web\n", ""), "metadata.name", "missing"},
+		{"bad limit", pod("limits: {cpu: \"2\", memory: 1Gi", "limits: {cpu: \"2\", memory: 1Gb"), "spec.containers[0].resources.limits.memory", `"1Gb" is not a quantity`},
+		{"bad request", pod("requests: {cpu: \"2\"", "requests: {cpu: two"), "spec.containers[0].resources.requests.cpu", "not a quantity"},
+		{"quantity as list", pod("hugepages-2Mi: 512Mi}\n      requests", "hugepages-2Mi: [1]}\n      requests"), "spec.containers[0].resources.limits.hugepages-2Mi", "must be a quantity"},
+		{"containers not a list", "apiVersion: v1\nkind: Pod\nmetadata: {name: a, uid: u}\nspec: {containers: {name: x}}\n", "spec.containers", "must be a list"},
+		{"unknown field", pod("resources:", "resource:"), "spec.containers[0].resource", "unknown field"},
+		{"case matters", pod("image: nginx", "Image: nginx"), "spec.containers[0].Image", "unknown field"},
+		{"wrong type", pod("image: nginx", "image: [nginx]"), "spec.containers.image", "expected string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeManifest([]byte(tt.manifest))
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("got %v (%T), want a FieldError", err, err)
+			}
+			if fe.Field != tt.field || !strings.Contains(fe.Msg, tt.msg) {
+				t.Fatalf("got field %q msg %q, want field %q msg containing %q", fe.Field, fe.Msg, tt.field, tt.msg)
+			}
+		})
+	}
+}
+
+func FuzzDecodeManifest(f *testing.F) {
+	f.Add([]byte(goodPodYAML))
+	f.Add([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","uid":"u"},"spec":{"containers":[{"name":"c"}]}}`))
+	f.Add([]byte("kind: VirtualMachineInstance\napiVersion: kubevirt.io/v1\nmetadata: {name: a, uid: b}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := DecodeManifest(data)
+		if err != nil {
+			return
+		}
+		if m.UID == "" || m.Name == "" || (m.Kind == KindPod) != (m.Pod != nil) || len(m.Digest) != 64 {
+			t.Fatalf("accepted an incomplete manifest: %+v", m)
+		}
+	})
+}

@@ -1,0 +1,70 @@
+package daemon
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/planner"
+)
+
+// ConfigFromPlan is the allocator configuration of one planned partition:
+// its nodes' memory and hugepages with the host's reservations on them, the
+// distances between them, and its kubelet's Topology Manager settings. The
+// daemon must decide exactly as that kubelet would, so everything comes
+// from the same plan that rendered the kubelet's configuration.
+func ConfigFromPlan(p planner.Partition, t *numa.Topology) (allocator.Config, error) {
+	// In nri mode the allocator decides with the configured policy and
+	// the kubelet's managers are off; otherwise it decides as the kubelet.
+	policy, scope, opts := p.Kubelet.TopologyManagerPolicy, p.Kubelet.TopologyManagerScope, p.Kubelet.TopologyManagerOptions
+	if p.Allocator.Mode == planner.AllocatorModeNRI {
+		policy, scope, opts = p.Allocator.TopologyPolicy, p.Allocator.TopologyScope, p.Allocator.TopologyOptions
+	}
+	cfg := allocator.Config{Policy: policy, Scope: scope}
+	for _, m := range p.Memory {
+		n := allocator.NodeResources{
+			ID:        m.Node,
+			Memory:    m.TotalBytes,
+			Hugepages: map[uint64]uint64{},
+			Reserved:  map[allocator.ResourceName]uint64{allocator.ResourceMemory: m.ReservedBytes},
+		}
+		for _, h := range m.Hugepages {
+			n.Hugepages[h.PageSize] = h.Count * h.PageSize
+			if h.ReservedCount > 0 {
+				n.Reserved[allocator.ResourceName(units.HugepageResource(h.PageSize))] = h.ReservedCount * h.PageSize
+			}
+		}
+		cfg.Nodes = append(cfg.Nodes, n)
+	}
+	if t != nil {
+		cfg.Distances = map[int]map[int]int{}
+		for _, a := range p.Memory {
+			row := map[int]int{}
+			for _, b := range p.Memory {
+				d, ok := t.Distance(a.Node, b.Node)
+				if !ok {
+					return cfg, fmt.Errorf("partition %s: no distance between NUMA nodes %d and %d in the topology", p.Name, a.Node, b.Node)
+				}
+				row[b.Node] = d
+			}
+			cfg.Distances[a.Node] = row
+		}
+	}
+	if v, ok := opts["prefer-closest-numa-nodes"]; ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return cfg, fmt.Errorf("partition %s: topologyManagerOptions prefer-closest-numa-nodes %q: want true or false", p.Name, v)
+		}
+		cfg.PreferClosestNUMA = b
+	}
+	if v, ok := opts["max-allowable-numa-nodes"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return cfg, fmt.Errorf("partition %s: topologyManagerOptions max-allowable-numa-nodes %q: want a positive integer", p.Name, v)
+		}
+		cfg.MaxAllowableNUMANodes = n
+	}
+	return cfg, nil
+}

@@ -1,0 +1,92 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/planner"
+)
+
+// The 4-socket Opteron dump and its example config: partition "lowlat" is
+// NUMA nodes 6-7 with single-numa-node, the host keeps 1100Mi on node 6.
+const (
+	fixtureSysfs  = "../../../testdata/sysfs/hwloc-32amd64-4s2n4c-cgroup2/sys"
+	fixtureConfig = "../../../examples/4socket/config.toml"
+)
+
+func fixturePlan(t *testing.T) (*planner.Plan, *numa.Topology) {
+	t.Helper()
+	topo, err := numa.NewFS(fixtureSysfs).Discover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := planner.LoadFile(fixtureConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := planner.NewPlan(topo, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan, topo
+}
+
+func TestConfigFromPlan(t *testing.T) {
+	plan, topo := fixturePlan(t)
+	var lowlat planner.Partition
+	for _, p := range plan.Partitions {
+		if p.Name == "lowlat" {
+			lowlat = p
+		}
+	}
+	cfg, err := ConfigFromPlan(lowlat, topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Policy != "single-numa-node" || cfg.Scope != lowlat.Kubelet.TopologyManagerScope || cfg.Scope == "" {
+		t.Fatalf("policy %q scope %q", cfg.Policy, cfg.Scope)
+	}
+	if len(cfg.Nodes) != 2 || cfg.Nodes[0].ID != 6 || cfg.Nodes[1].ID != 7 {
+		t.Fatalf("nodes %+v, want 6 and 7", cfg.Nodes)
+	}
+	for _, n := range cfg.Nodes {
+		tn, _ := topo.Node(n.ID)
+		if n.Memory != tn.MemoryBytes {
+			t.Fatalf("node %d memory %d, topology says %d", n.ID, n.Memory, tn.MemoryBytes)
+		}
+		for _, other := range cfg.Nodes {
+			m := other.ID
+			if d, _ := topo.Distance(n.ID, m); cfg.Distances[n.ID][m] != d {
+				t.Fatalf("distance %d-%d: %d, topology %d", n.ID, m, cfg.Distances[n.ID][m], d)
+			}
+		}
+	}
+	if got := cfg.Nodes[0].Reserved[allocator.ResourceMemory]; got != 1100<<20 {
+		t.Fatalf("node 6 reserved %d, want 1100Mi", got)
+	}
+	if got := cfg.Nodes[1].Reserved[allocator.ResourceMemory]; got != 0 {
+		t.Fatalf("node 7 reserved %d, want 0", got)
+	}
+	if _, err := allocator.New(cfg); err != nil {
+		t.Fatalf("the allocator refuses the config from the plan: %v", err)
+	}
+}
+
+func TestConfigFromPlanBadOptions(t *testing.T) {
+	plan, topo := fixturePlan(t)
+	for opt, val := range map[string]string{"prefer-closest-numa-nodes": "maybe", "max-allowable-numa-nodes": "-1"} {
+		p := plan.Partitions[0]
+		p.Kubelet.TopologyManagerOptions = map[string]string{opt: val}
+		if _, err := ConfigFromPlan(p, topo); err == nil || !strings.Contains(err.Error(), opt) {
+			t.Fatalf("%s=%s: got %v", opt, val, err)
+		}
+	}
+	p := plan.Partitions[0]
+	p.Kubelet.TopologyManagerOptions = map[string]string{"prefer-closest-numa-nodes": "true", "max-allowable-numa-nodes": "16"}
+	cfg, err := ConfigFromPlan(p, topo)
+	if err != nil || !cfg.PreferClosestNUMA || cfg.MaxAllowableNUMANodes != 16 {
+		t.Fatalf("got %+v %v", cfg, err)
+	}
+}

@@ -1,0 +1,76 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/allocator"
+)
+
+// The runtime's side of the daemon: the NRI plugin (package nriplugin)
+// admits, adopts and releases the containers its containerd creates
+// through these, with the same decisions, checkpoint and metrics as the
+// API's admissions.
+
+// AdmitPod decides for a pod the runtime is about to start, with other
+// providers' hints merged in. A repeated admission of the same pod
+// returns the first decision.
+func (s *Server) AdmitPod(pod *corev1.Pod, extra allocator.Hints) (allocator.Decision, error) {
+	m, err := podManifest(pod)
+	if err != nil {
+		return allocator.Decision{}, err
+	}
+	m.Hints = extra
+	resp, _, err := s.admit(m)
+	return resp.Decision, err
+}
+
+// AdoptPod records a pod that already runs, each container on the nodes
+// given (allocator.Adopt).
+func (s *Server) AdoptPod(pod *corev1.Pod, placed map[string]bitmask.NodeSet) (allocator.Decision, error) {
+	m, err := podManifest(pod)
+	if err != nil {
+		return allocator.Decision{}, err
+	}
+	m.Placed = placed
+	if m.Placed == nil {
+		m.Placed = map[string]bitmask.NodeSet{}
+	}
+	resp, _, err := s.admit(m)
+	return resp.Decision, err
+}
+
+// ReleasePod frees a pod; false when it had no allocation.
+func (s *Server) ReleasePod(uid types.UID) (bool, error) {
+	_, status, err := s.release(uid)
+	if status == http.StatusNotFound {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Allocations are the decided allocations, durable or on their way.
+func (s *Server) Allocations() []allocator.Allocation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.alloc.Allocations()
+}
+
+// podManifest is the Manifest of a pod built in code: its digest is over
+// its JSON, so the same pod admitted twice is one admission.
+func podManifest(pod *corev1.Pod) (Manifest, error) {
+	if pod == nil || pod.UID == "" {
+		return Manifest{}, errors.New("pod without a uid")
+	}
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("encoding pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return Manifest{Kind: KindPod, UID: pod.UID, Name: pod.Namespace + "/" + pod.Name, Pod: pod, JSON: raw, Digest: manifestDigest(raw)}, nil
+}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package allocd_test
-
-const raceEnabled = false

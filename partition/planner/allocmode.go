@@ -1,0 +1,44 @@
+package planner
+
+// kubeletMaxNUMANodes is also where allocator.mode = "auto" switches from
+// kubelet's managers to the allocator's.
+
+// planAllocatorModes chooses who places each partition's containers. In
+// nri mode the allocator decides through containerd's NRI, so kubelet's
+// CPU, Memory and Topology Managers are rendered off and the configured
+// topology policy becomes the allocator's.
+func planAllocatorModes(c *Config, plan *Plan, perPart []settings, col *collector) {
+	for i := range plan.Partitions {
+		p := &plan.Partitions[i]
+		key, mode := "allocator.mode", c.Allocator.Mode
+		if o := perPart[i].p; o != nil && o.AllocatorMode != "" {
+			key, mode = perPart[i].pre+"allocator_mode", o.AllocatorMode
+		}
+		switch mode {
+		case "", AllocatorModeAuto:
+			mode = AllocatorModeKubelet
+			if p.Nodes.Len() > kubeletMaxNUMANodes {
+				mode = AllocatorModeNRI
+			}
+		case AllocatorModeKubelet, AllocatorModeNRI:
+		default:
+			col.add(key, "%q: allowed are %q, %q and %q", mode, AllocatorModeAuto, AllocatorModeKubelet, AllocatorModeNRI)
+			continue
+		}
+		a, kl := &p.Allocator, &p.Kubelet
+		a.Mode = mode
+		if p.Runtime.Kind == RuntimeContainerd {
+			a.NRISocket = p.Runtime.StateDir + "/nri.sock"
+		} else if mode == AllocatorModeNRI {
+			col.add(key, "partition %s: nri mode plugs into the partition's own containerd; set runtime.mode = %q", p.Name, RuntimeModeContainerd)
+			continue
+		}
+		if mode != AllocatorModeNRI {
+			continue
+		}
+		a.TopologyPolicy, a.TopologyScope, a.TopologyOptions = kl.TopologyManagerPolicy, kl.TopologyManagerScope, copyMap(kl.TopologyManagerOptions)
+		kl.CPUManagerPolicy, kl.MemoryManagerPolicy = "none", "None"
+		kl.TopologyManagerPolicy, kl.TopologyManagerScope = "none", DefaultTopologyManagerScope
+		kl.CPUManagerPolicyOptions, kl.TopologyManagerOptions = nil, nil
+	}
+}

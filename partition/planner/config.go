@@ -1,0 +1,268 @@
+package planner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// DefaultConfigPath is where the CLI reads the config from unless --config
+// says otherwise.
+const DefaultConfigPath = "/etc/numa-partition/config.toml"
+
+// Config is the TOML config file. Every field is optional; docs/config.md
+// describes each key, its default and what is allowed. Sizes and CPU lists
+// stay strings here and are parsed during planning, so that one run reports
+// every bad value with its key instead of stopping at the first.
+type Config struct {
+	Partitioning PartitioningConfig `toml:"partitioning"`
+	Host         HostConfig         `toml:"host"`
+	Kubelet      KubeletConfig      `toml:"kubelet"`
+	Runtime      RuntimeConfig      `toml:"runtime"`
+	Allocator    AllocatorConfig    `toml:"allocator"`
+	// Partitions are per-partition overrides ([[partition]]); in custom
+	// mode without partitioning.groups they also define the groups.
+	Partitions []PartitionConfig `toml:"partition"`
+
+	src *source // where keys are in the file, for error lines
+}
+
+// Partitioning modes.
+const (
+	ModeSocket = "socket" // one partition per physical package
+	ModeNode   = "node"   // one partition per NUMA node with CPUs
+	ModeCustom = "custom" // partitioning.groups or [[partition]] nodes
+)
+
+// PartitioningConfig says how NUMA nodes are grouped into partitions.
+type PartitioningConfig struct {
+	Mode   string     `toml:"mode"`
+	Groups []NodeList `toml:"groups"`
+	// ExcludeNodes are kept out of every partition: their CPUs stay with
+	// the host, their memory with nobody (GPU memory, CXL, ...).
+	ExcludeNodes NodeList `toml:"exclude_nodes"`
+}
+
+// HostConfig is what the host keeps for itself and what apply allocates.
+type HostConfig struct {
+	// ReservedCPUs is "auto" (the first core of each socket with its SMT
+	// siblings) or a CPU list ("0,4").
+	ReservedCPUs string `toml:"reserved_cpus"`
+	// MemoryNodes the host's own processes allocate from; default the
+	// nodes of the reserved CPUs.
+	MemoryNodes NodeList `toml:"memory_nodes"`
+	// ReservedMemory places each partition's kubelet reservation
+	// (kube + system + eviction) on its nodes: node id → size. Nodes of a
+	// partition not named here get nothing; a partition with none of its
+	// nodes named gets its whole reservation on its first node.
+	ReservedMemory map[string]string `toml:"reserved_memory"`
+	Hugepages      []HugepagesConfig `toml:"hugepages"`
+	// ReservedEphemeralStorage and ReservedPIDs are what the host keeps
+	// of the filesystem of "/" and of the pid space (shares.go).
+	ReservedEphemeralStorage string `toml:"reserved_ephemeral_storage"`
+	ReservedPIDs             string `toml:"reserved_pids"`
+}
+
+// HugepagesConfig asks for Count pages of Size on each of Nodes.
+type HugepagesConfig struct {
+	Size  string `toml:"size"`  // "2Mi", "1Gi"
+	Count uint64 `toml:"count"` // per node
+	// Nodes default to every partition node that has CPUs.
+	Nodes NodeList `toml:"nodes"`
+}
+
+// KubeletConfig holds the settings shared by every partition's kubelet.
+// Path and name values are templates: {partition}, {index}, {hostname}
+// and {root_dir} are replaced per partition.
+type KubeletConfig struct {
+	Binary              string `toml:"binary"`
+	Hostname            string `toml:"hostname"`
+	NodeName            string `toml:"node_name"`
+	ConfigPath          string `toml:"config_path"`
+	RootDir             string `toml:"root_dir"`
+	CertDir             string `toml:"cert_dir"`
+	Kubeconfig          string `toml:"kubeconfig"`
+	BootstrapKubeconfig string `toml:"bootstrap_kubeconfig"`
+	DevicePluginsDir    string `toml:"device_plugins_dir"`
+	PodLogsDir          string `toml:"pod_logs_dir"`
+	StaticPodPath       string `toml:"static_pod_path"`
+
+	// Ports of partition i are base + i × PortStride.
+	Port         *int `toml:"port"`
+	HealthzPort  *int `toml:"healthz_port"`
+	ReadOnlyPort *int `toml:"read_only_port"` // 0 (default) disables it
+	PortStride   *int `toml:"port_stride"`
+	MaxPods      *int `toml:"max_pods"`
+
+	KubeReservedMemory   string `toml:"kube_reserved_memory"`
+	SystemReservedMemory string `toml:"system_reserved_memory"`
+	EvictionHardMemory   string `toml:"eviction_hard_memory"`
+	// EphemeralStorage and PIDs are each partition's share of what every
+	// kubelet sees whole: "auto", "N%" or an amount (shares.go).
+	EphemeralStorage string `toml:"ephemeral_storage"`
+	PIDs             string `toml:"pids"`
+
+	Labels                  map[string]string `toml:"labels"`
+	Taints                  []string          `toml:"taints"`
+	CPUManagerPolicy        string            `toml:"cpu_manager_policy"`
+	CPUManagerPolicyOptions map[string]string `toml:"cpu_manager_policy_options"`
+	MemoryManagerPolicy     string            `toml:"memory_manager_policy"`
+	TopologyManagerPolicy   string            `toml:"topology_manager_policy"`
+	TopologyManagerScope    string            `toml:"topology_manager_scope"`
+	TopologyManagerOptions  map[string]string `toml:"topology_manager_options"`
+	ExtraArgs               []string          `toml:"extra_args"`
+	// ClusterDNS and ClusterDomain are the cluster's, the same for every
+	// partition (kubelet writes them into every pod's resolv.conf).
+	ClusterDNS    []string `toml:"cluster_dns"`
+	ClusterDomain string   `toml:"cluster_domain"`
+}
+
+// Runtime modes.
+const (
+	RuntimeModeContainerd = "containerd" // one containerd per partition
+	RuntimeModeShared     = "shared"     // every kubelet uses Endpoint
+)
+
+// RuntimeConfig chooses the container runtime of the partitions.
+type RuntimeConfig struct {
+	Mode       string `toml:"mode"`
+	Endpoint   string `toml:"endpoint"` // template; required when shared
+	Binary     string `toml:"binary"`
+	ConfigPath string `toml:"config_path"`
+	RootDir    string `toml:"root_dir"`
+	StateDir   string `toml:"state_dir"`
+	// SandboxImage is the pod sandbox ("pause") image each containerd
+	// pins; empty keeps containerd's built-in default.
+	SandboxImage string `toml:"sandbox_image"`
+	CNIConfDir   string `toml:"cni_conf_dir"` // template
+	CNIBinDir    string `toml:"cni_bin_dir"`
+}
+
+// AllocatorConfig configures each partition's allocator daemon.
+type AllocatorConfig struct {
+	Socket      string `toml:"socket"`
+	StateDir    string `toml:"state_dir"`
+	SocketGroup string `toml:"socket_group"`
+	// Mode says who places the partition's containers: "kubelet"
+	// (kubelet's managers; the allocator mirrors them), "nri" (the
+	// allocator, through containerd's NRI) or "auto" (kubelet up to 8
+	// NUMA nodes, nri beyond).
+	Mode string `toml:"mode"`
+	// MetricsPort is the base of the per-partition localhost metrics port
+	// (base + index × kubelet.port_stride); 0 (default) turns metrics off.
+	MetricsPort int `toml:"metrics_port"`
+}
+
+// PartitionConfig overrides settings of one partition. Nodes selects it:
+// the partition holding those nodes (in custom mode without groups, the
+// nodes define it). Unset fields keep the [kubelet] values; labels and
+// taints are added to them.
+type PartitionConfig struct {
+	Name     string            `toml:"name"`
+	Nodes    NodeList          `toml:"nodes"`
+	NodeName string            `toml:"node_name"`
+	Labels   map[string]string `toml:"labels"`
+	Taints   []string          `toml:"taints"`
+	MaxPods  *int              `toml:"max_pods"`
+
+	KubeReservedMemory   string `toml:"kube_reserved_memory"`
+	SystemReservedMemory string `toml:"system_reserved_memory"`
+	EvictionHardMemory   string `toml:"eviction_hard_memory"`
+	EphemeralStorage     string `toml:"ephemeral_storage"`
+	PIDs                 string `toml:"pids"`
+
+	CPUManagerPolicy        string            `toml:"cpu_manager_policy"`
+	CPUManagerPolicyOptions map[string]string `toml:"cpu_manager_policy_options"`
+	MemoryManagerPolicy     string            `toml:"memory_manager_policy"`
+	TopologyManagerPolicy   string            `toml:"topology_manager_policy"`
+	TopologyManagerScope    string            `toml:"topology_manager_scope"`
+	TopologyManagerOptions  map[string]string `toml:"topology_manager_options"`
+	ExtraArgs               []string          `toml:"extra_args"`
+	// AllocatorMode replaces allocator.mode for this partition.
+	AllocatorMode string `toml:"allocator_mode"`
+}
+
+// Parse decodes a config. name is used in error messages ("config.toml").
+// Unknown keys are errors, all reported at once with their lines.
+func Parse(name string, data []byte) (*Config, error) {
+	if len(data) > maxConfigBytes {
+		return nil, Errors{{File: name, Msg: fmt.Sprintf("the config is %d bytes; the most numa-partition reads is %d (1 MiB)", len(data), maxConfigBytes)}}
+	}
+	var c Config
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&c)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			e := &ConfigError{File: name, Line: pe.Position.Line, Key: pe.LastKey, Msg: strings.TrimPrefix(pe.Message, "toml: ")}
+			return nil, Errors{e}
+		}
+		return nil, Errors{decodeError(name, err)}
+	}
+	c.src = newSource(name, string(data))
+	col := collector{src: c.src}
+	undecoded := md.Undecoded()
+	sort.SliceStable(undecoded, func(i, j int) bool {
+		return c.src.line(undecoded[i].String()) < c.src.line(undecoded[j].String())
+	})
+	for _, k := range undecoded {
+		col.add(k.String(), "unknown key; allowed here: %s", allowedKeys(k))
+	}
+	// The decoder leaves a table field empty, silently, when the file has
+	// another type there (labels = "x").
+	for _, k := range md.Keys() {
+		if t, ok := fieldType(k); ok && t.Kind() == reflect.Map {
+			if got := md.Type(k...); got != "Hash" {
+				got = strings.ToLower(got)
+				article := "a "
+				if strings.ContainsRune("aeiou", rune(got[0])) {
+					article = "an "
+				}
+				col.add(k.String(), "must be a table like { key = \"value\" }, not %s%s", article, got)
+			}
+		}
+	}
+	if err := col.err(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// LoadFile reads and parses a config file; errors name the file by its
+// base name, as users see it in their editor tab.
+func LoadFile(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return Parse(filepath.Base(path), data)
+}
+
+// File is the name errors use for this config ("" when built in code).
+func (c *Config) File() string {
+	if c.src == nil {
+		return ""
+	}
+	return c.src.name
+}
+
+// typeErrRe matches toml's type errors, which are not ParseErrors:
+// `toml: line 2 (last key "kubelet.max_pods"): incompatible types: ...`.
+var typeErrRe = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (.*)$`)
+
+func decodeError(name string, err error) *ConfigError {
+	m := typeErrRe.FindStringSubmatch(err.Error())
+	if m == nil {
+		return &ConfigError{File: name, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+	}
+	line, _ := strconv.Atoi(m[1])
+	return &ConfigError{File: name, Line: line, Key: m[2], Msg: m[3]}
+}

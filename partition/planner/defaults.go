@@ -1,0 +1,92 @@
+package planner
+
+// Defaults. docs/config-reference.md is generated from them (make generate);
+// the tables of docs/config.md repeat them and a test keeps both in step.
+const (
+	DefaultKubeletBinary       = "/usr/bin/kubelet"
+	DefaultNodeName            = "{hostname}-{partition}"
+	DefaultKubeletConfigPath   = "/etc/numa-partition/kubelet-{partition}.yaml"
+	DefaultRootDir             = "/var/lib/kubelet-{partition}"
+	DefaultCertDir             = "{root_dir}/pki"
+	DefaultKubeconfig          = "/etc/kubernetes/kubelet-{partition}.conf"
+	DefaultBootstrapKubeconfig = "/etc/kubernetes/bootstrap-kubelet-{partition}.conf"
+	DefaultDevicePluginsDir    = "{root_dir}/device-plugins"
+	DefaultPodLogsDir          = "/var/log/pods-{partition}"
+
+	// Kubelet's own defaults for partition 0; the stride keeps port and
+	// healthzPort of every partition off each other (they end in 0 and 8)
+	// and off kube-proxy, the scheduler and the controller manager.
+	DefaultPort         = 10250
+	DefaultHealthzPort  = 10248
+	DefaultReadOnlyPort = 0
+	DefaultPortStride   = 10
+	DefaultMaxPods      = 110
+
+	// OpenShift node tuning operator's defaults; their sum (1100Mi) is what
+	// each partition's kubelet reserves with the Static memory manager.
+	DefaultKubeReservedMemory   = "500Mi"
+	DefaultSystemReservedMemory = "500Mi"
+	DefaultEvictionHardMemory   = "100Mi"
+
+	DefaultCPUManagerPolicy      = "static"
+	DefaultMemoryManagerPolicy   = "Static"
+	DefaultTopologyManagerPolicy = "best-effort"
+	DefaultTopologyManagerScope  = "container"
+
+	DefaultContainerdBinary     = "/usr/bin/containerd"
+	DefaultContainerdEndpoint   = "unix:///run/containerd-{partition}/containerd.sock"
+	DefaultContainerdConfigPath = "/etc/numa-partition/containerd-{partition}.toml"
+	DefaultContainerdRootDir    = "/var/lib/containerd-{partition}"
+	DefaultContainerdStateDir   = "/run/containerd-{partition}"
+	DefaultCNIConfDir           = "/etc/cni/net.d"
+	DefaultCNIBinDir            = "/opt/cni/bin"
+
+	DefaultAllocatorSocket   = "/run/numa-partition/{partition}.sock"
+	DefaultAllocatorStateDir = "/var/lib/numa-partition/{partition}"
+
+	// Allocator modes (allocator.mode).
+	AllocatorModeAuto    = "auto"
+	AllocatorModeKubelet = "kubelet"
+	AllocatorModeNRI     = "nri"
+
+	// ShareAuto splits ephemeral-storage and pids by CPUs (shares.go).
+	ShareAuto = "auto"
+
+	// ReservedCPUsAuto reserves the first core of each socket.
+	ReservedCPUsAuto = "auto"
+
+	// LabelPartition names the partition on its Node object.
+	LabelPartition = "numa-partition.io/partition"
+	// LabelNUMAType carries the partition's colour, as the seed recipe did.
+	LabelNUMAType = "numa-type"
+)
+
+// defaultCPUManagerPolicyOptions: kubelet's CPU manager allocates from the
+// whole machine (cadvisor reports every CPU), so the render reserves the
+// complement of the partition; strict-cpu-reservation keeps best-effort
+// and burstable pods off those CPUs too (see multi-kubelet-notes).
+func defaultCPUManagerPolicyOptions() map[string]string {
+	return map[string]string{"strict-cpu-reservation": "true"}
+}
+
+// Colors name partitions in the default numa-type label, in index order.
+// Partitions beyond the list are "color<index>".
+var Colors = []string{"red", "blue", "green", "yellow", "orange", "purple", "cyan", "magenta",
+	"brown", "pink", "olive", "teal", "navy", "maroon", "lime", "gray"}
+
+// wellKnownPorts are ports of components that run on a Kubernetes host;
+// a partition's kubelet must not take them.
+var wellKnownPorts = map[int]string{
+	2379:  "etcd client",
+	2380:  "etcd peer",
+	6443:  "kube-apiserver",
+	10249: "kube-proxy metrics",
+	10256: "kube-proxy healthz",
+	10257: "kube-controller-manager",
+	10259: "kube-scheduler",
+}
+
+// reservedSliceNames are slices systemd or kubelet already use.
+var reservedSliceNames = map[string]bool{
+	"system": true, "user": true, "machine": true, "init": true, "kubepods": true,
+}

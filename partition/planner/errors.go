@@ -1,0 +1,105 @@
+package planner
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// ConfigError is one problem with a config, located at a key (and a line
+// when the file is known). Plan and Parse return every problem they find
+// at once as Errors, so one run shows the whole list.
+type ConfigError struct {
+	File string // "config.toml"; "" for a config built in code
+	Line int    // 1-based; 0 when unknown
+	Key  string // "host.reserved_cpus", "partition[1].labels"; "" when none
+	Msg  string
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d", e.Line)
+		}
+		b.WriteString(": ")
+	}
+	if e.Key != "" {
+		fmt.Fprintf(&b, "key %q: ", e.Key)
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Errors is every problem found in one config, in file order.
+type Errors []*ConfigError
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap lets errors.As find a single ConfigError.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// collector gathers errors while validating. Errors are located through
+// the config's source (file name and key lines) when it has one.
+type collector struct {
+	src  *source
+	errs Errors
+}
+
+func (c *collector) add(key, format string, args ...any) {
+	e := &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
+	for _, prev := range c.errs {
+		if prev.Key == e.Key && prev.Msg == e.Msg {
+			return // a shared setting checked once per partition
+		}
+	}
+	if c.src != nil {
+		e.File = c.src.name
+		e.Line = c.src.line(key)
+	}
+	c.errs = append(c.errs, e)
+}
+
+// has says whether a problem was reported at key.
+func (c *collector) has(key string) bool {
+	for _, e := range c.errs {
+		if e.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// err returns the collected errors in file order (stable, so problems on
+// one line keep the order they were found in), or nil.
+func (c *collector) err() error {
+	if len(c.errs) == 0 {
+		return nil
+	}
+	out := append(Errors(nil), c.errs...)
+	sort.SliceStable(out, func(i, j int) bool {
+		return lineOrder(out[i].Line) < lineOrder(out[j].Line)
+	})
+	return out
+}
+
+// lineOrder puts errors without a line after the located ones.
+func lineOrder(l int) int {
+	if l == 0 {
+		return int(^uint(0) >> 1)
+	}
+	return l
+}

@@ -1,0 +1,39 @@
+package planner
+
+import (
+	"errors"
+	"strings"
+)
+
+// FixedFacts are a declared host, for planning another machine and for
+// tests: every dir is on Root unless a Mounts entry
+// (a mount point) holds it, and the pid limit is Tasks.
+type FixedFacts struct {
+	Root   Filesystem
+	Mounts []Filesystem // Path is the mount point
+	Tasks  uint64
+}
+
+// Filesystem is the longest mount point holding dir, else Root.
+func (f FixedFacts) Filesystem(dir string) (Filesystem, error) {
+	best := f.Root
+	for _, m := range f.Mounts {
+		if (dir == m.Path || strings.HasPrefix(dir, strings.TrimSuffix(m.Path, "/")+"/")) && len(m.Path) > len(best.Path) {
+			best = m
+		}
+	}
+	return best, nil
+}
+
+// TaskLimit is Tasks.
+func (f FixedFacts) TaskLimit() (uint64, error) {
+	if f.Tasks == 0 {
+		return 0, errors.New("no pid limit declared")
+	}
+	return f.Tasks, nil
+}
+
+// ExampleFacts are the declared host the repository's examples and golden
+// renders are planned on: a 1 TiB root filesystem and kubelet's common
+// pid limit (pid_max 4194304 on 64-bit kernels).
+var ExampleFacts = FixedFacts{Root: Filesystem{Path: "/", Device: 1, CapacityBytes: 1 << 40}, Tasks: 4194304}

@@ -1,0 +1,150 @@
+package planner
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// nameRe is the partition name rule: a systemd slice name part that
+// kubelet's systemd cgroup driver does not split ('-' means nesting to
+// systemd and kubelet maps '_' to '-'), which is also a DNS label so it can
+// go into node names and paths.
+var nameRe = regexp.MustCompile(`^[a-z0-9]{1,32}$`)
+
+// checkName says what is wrong with a partition name, or "".
+func checkName(name string) string {
+	switch {
+	case name == "":
+		return "partition name is empty"
+	case strings.ContainsAny(name, "-_"):
+		return fmt.Sprintf("partition name %q contains '-' or '_': systemd reads '-' as slice nesting and kubelet's systemd cgroup driver splits on it (allowed: 1-32 of a-z, 0-9)", name)
+	case !nameRe.MatchString(name):
+		return fmt.Sprintf("partition name %q is not a valid slice name part (allowed: 1-32 of a-z, 0-9)", name)
+	case reservedSliceNames[name]:
+		return fmt.Sprintf("partition name %q is taken by systemd or kubelet (%s.slice); choose another", name, name)
+	}
+	return ""
+}
+
+// defaultName is the seed recipe's naming: node<first NUMA node id>.
+func defaultName(firstNode int) string { return "node" + strconv.Itoa(firstNode) }
+
+// colorOf is the colour of partition index i.
+func colorOf(i int) string {
+	if i < len(Colors) {
+		return Colors[i]
+	}
+	return "color" + strconv.Itoa(i)
+}
+
+// templateVars are what {placeholders} in path and name templates expand to.
+type templateVars struct {
+	partition string
+	index     int
+	hostname  string
+	rootDir   string // empty while expanding root_dir itself
+}
+
+var placeholderRe = regexp.MustCompile(`\{([^{}]*)\}`)
+
+// expand replaces the placeholders of tmpl. It returns the placeholders it
+// does not know, so the caller can report them with the key.
+func (v templateVars) expand(tmpl string) (string, []string) {
+	var unknown []string
+	out := placeholderRe.ReplaceAllStringFunc(tmpl, func(m string) string {
+		switch name := m[1 : len(m)-1]; name {
+		case "partition":
+			return v.partition
+		case "index":
+			return strconv.Itoa(v.index)
+		case "hostname":
+			return v.hostname
+		case "root_dir":
+			if v.rootDir != "" {
+				return v.rootDir
+			}
+		}
+		unknown = append(unknown, m)
+		return m
+	})
+	return out, unknown
+}
+
+// checkLabel validates one node label with Kubernetes' own rules, plus
+// the NodeRestriction rule kubelet enforces on --node-labels: keys in the
+// kubernetes.io and k8s.io namespaces are refused unless allowed.
+func checkLabel(key, value string) []string {
+	var problems []string
+	for _, msg := range validation.IsQualifiedName(key) {
+		problems = append(problems, fmt.Sprintf("label key %q: %s", key, msg))
+	}
+	for _, msg := range validation.IsValidLabelValue(value) {
+		problems = append(problems, fmt.Sprintf("label %q value %q: %s", key, value, msg))
+	}
+	if len(problems) == 0 && restrictedLabel(key) {
+		problems = append(problems, fmt.Sprintf("label key %q is in a namespace kubelet may not set (kubernetes.io, k8s.io); allowed there are the kubelet.kubernetes.io/ and node.kubernetes.io/ prefixes and the well-known topology labels", key))
+	}
+	return problems
+}
+
+// kubeletAllowedLabels are the kubernetes.io labels kubelet may set on its
+// own Node (k8s.io/kubelet/pkg/apis: KubeletLabels, KubeletLabelNamespaces).
+var kubeletAllowedLabels = map[string]bool{
+	"kubernetes.io/hostname":                   true,
+	"kubernetes.io/arch":                       true,
+	"kubernetes.io/os":                         true,
+	"beta.kubernetes.io/arch":                  true,
+	"beta.kubernetes.io/os":                    true,
+	"beta.kubernetes.io/instance-type":         true,
+	"node.kubernetes.io/instance-type":         true,
+	"topology.kubernetes.io/region":            true,
+	"topology.kubernetes.io/zone":              true,
+	"failure-domain.beta.kubernetes.io/region": true,
+	"failure-domain.beta.kubernetes.io/zone":   true,
+}
+
+func restrictedLabel(key string) bool {
+	prefix, _, ok := strings.Cut(key, "/")
+	if !ok {
+		return false
+	}
+	if prefix != "kubernetes.io" && prefix != "k8s.io" &&
+		!strings.HasSuffix(prefix, ".kubernetes.io") && !strings.HasSuffix(prefix, ".k8s.io") {
+		return false
+	}
+	if kubeletAllowedLabels[key] {
+		return false
+	}
+	for _, ns := range []string{"kubelet.kubernetes.io", "node.kubernetes.io", "kubelet.k8s.io", "node.k8s.io"} {
+		if prefix == ns || strings.HasSuffix(prefix, "."+ns) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkTaint validates "key[=value]:Effect", kubelet's --register-with-taints form.
+func checkTaint(t string) []string {
+	kv, effect, ok := strings.Cut(t, ":")
+	if !ok {
+		return []string{fmt.Sprintf("taint %q has no effect (form: key[=value]:NoSchedule|PreferNoSchedule|NoExecute)", t)}
+	}
+	var problems []string
+	switch effect {
+	case "NoSchedule", "PreferNoSchedule", "NoExecute":
+	default:
+		problems = append(problems, fmt.Sprintf("taint %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", t, effect))
+	}
+	key, value, _ := strings.Cut(kv, "=")
+	for _, msg := range validation.IsQualifiedName(key) {
+		problems = append(problems, fmt.Sprintf("taint %q: key: %s", t, msg))
+	}
+	for _, msg := range validation.IsValidLabelValue(value) {
+		problems = append(problems, fmt.Sprintf("taint %q: value: %s", t, msg))
+	}
+	return problems
+}

@@ -1,0 +1,107 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+)
+
+// matchOverrides ties each [[partition]] entry to the partition holding its
+// nodes. In custom mode without groups the entries made the groups and are
+// tied already.
+func matchOverrides(m *machine, c *Config, groups []group, col *collector) {
+	if c.Partitioning.Mode == ModeCustom && len(c.Partitioning.Groups) == 0 {
+		return
+	}
+	by := map[int]int{} // group index → override index
+	for i, p := range c.Partitions {
+		key := fmt.Sprintf("partition[%d].nodes", i)
+		if !p.Nodes.Set || p.Nodes.Nodes.IsEmpty() {
+			col.add(fmt.Sprintf("partition[%d]", i), "needs nodes to say which partition it overrides (e.g. nodes = [0])")
+			continue
+		}
+		if unknown := p.Nodes.Nodes.Difference(m.nodes); !unknown.IsEmpty() {
+			col.add(key, "names nodes %s that the machine does not have (it has %s)", unknown, m.nodes)
+			continue
+		}
+		var hits []int
+		for gi, g := range groups {
+			if !g.nodes.Intersect(p.Nodes.Nodes).IsEmpty() {
+				hits = append(hits, gi)
+			}
+		}
+		switch {
+		case len(hits) == 0:
+			col.add(key, "no partition holds nodes %s (excluded, or without CPUs and memory)", p.Nodes.Nodes)
+		case len(hits) > 1 || !p.Nodes.Nodes.IsSubsetOf(groups[hits[0]].nodes):
+			col.add(key, "nodes %s span partitions %s; an entry overrides one partition", p.Nodes.Nodes, groupList(groups, hits))
+		default:
+			if prev, dup := by[hits[0]]; dup {
+				col.add(key, "selects the same partition (nodes %s) as partition[%d]", groups[hits[0]].nodes, prev)
+				continue
+			}
+			by[hits[0]] = i
+			groups[hits[0]].override = i
+		}
+	}
+}
+
+func groupList(groups []group, idx []int) string {
+	parts := make([]string, len(idx))
+	for i, gi := range idx {
+		parts[i] = groups[gi].nodes.String()
+	}
+	return strings.Join(parts, " and ")
+}
+
+// settings are one partition's kubelet settings after overrides.
+type settings struct {
+	k   KubeletConfig
+	key map[string]string // setting → the config key it came from
+	p   *PartitionConfig  // the override, nil for none
+	pre string            // "partition[3]." when overridden
+}
+
+// merge applies a [[partition]] entry over [kubelet]. key records where
+// each overridable value came from, so errors point at the right line.
+func merge(c *Config, override int) settings {
+	s := settings{k: c.Kubelet, key: map[string]string{}}
+	for _, name := range []string{"node_name", "max_pods", "kube_reserved_memory", "system_reserved_memory", "eviction_hard_memory", "ephemeral_storage", "pids",
+		"cpu_manager_policy", "cpu_manager_policy_options", "memory_manager_policy", "topology_manager_policy",
+		"topology_manager_scope", "topology_manager_options", "extra_args", "labels", "taints"} {
+		s.key[name] = "kubelet." + name
+	}
+	if override < 0 {
+		return s
+	}
+	p := &c.Partitions[override]
+	pre := fmt.Sprintf("partition[%d].", override)
+	s.p, s.pre = p, pre
+	str := func(dst *string, v, name string) {
+		if v != "" {
+			*dst, s.key[name] = v, pre+name
+		}
+	}
+	str(&s.k.NodeName, p.NodeName, "node_name")
+	str(&s.k.KubeReservedMemory, p.KubeReservedMemory, "kube_reserved_memory")
+	str(&s.k.SystemReservedMemory, p.SystemReservedMemory, "system_reserved_memory")
+	str(&s.k.EvictionHardMemory, p.EvictionHardMemory, "eviction_hard_memory")
+	str(&s.k.EphemeralStorage, p.EphemeralStorage, "ephemeral_storage")
+	str(&s.k.PIDs, p.PIDs, "pids")
+	str(&s.k.CPUManagerPolicy, p.CPUManagerPolicy, "cpu_manager_policy")
+	str(&s.k.MemoryManagerPolicy, p.MemoryManagerPolicy, "memory_manager_policy")
+	str(&s.k.TopologyManagerPolicy, p.TopologyManagerPolicy, "topology_manager_policy")
+	str(&s.k.TopologyManagerScope, p.TopologyManagerScope, "topology_manager_scope")
+	if p.MaxPods != nil {
+		s.k.MaxPods, s.key["max_pods"] = p.MaxPods, pre+"max_pods"
+	}
+	if p.CPUManagerPolicyOptions != nil {
+		s.k.CPUManagerPolicyOptions, s.key["cpu_manager_policy_options"] = p.CPUManagerPolicyOptions, pre+"cpu_manager_policy_options"
+	}
+	if p.TopologyManagerOptions != nil {
+		s.k.TopologyManagerOptions, s.key["topology_manager_options"] = p.TopologyManagerOptions, pre+"topology_manager_options"
+	}
+	if p.ExtraArgs != nil {
+		s.k.ExtraArgs, s.key["extra_args"] = p.ExtraArgs, pre+"extra_args"
+	}
+	return s
+}

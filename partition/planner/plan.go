@@ -1,0 +1,299 @@
+package planner
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/numa/units"
+)
+
+// NewPlan turns a machine and a config into a Plan. It is pure and
+// deterministic: the same inputs give the same Plan, nothing is read from
+// the host (the hostname comes in as kubelet.hostname). Every problem is
+// reported at once as Errors; warnings (assumptions the plan had to make)
+// go into Plan.Warnings. It plans without host facts: see NewPlanFor.
+func NewPlan(t *numa.Topology, c *Config) (*Plan, error) { return NewPlanFor(t, nil, c) }
+
+// NewPlanFor is NewPlan with the host's facts (the filesystems under the
+// kubelet root dirs and the pid limit), from which each partition gets
+// its share of ephemeral-storage and pids (shares.go). It is as pure as
+// facts is.
+func NewPlanFor(t *numa.Topology, facts HostFacts, c *Config) (*Plan, error) {
+	if c == nil {
+		c = &Config{}
+	}
+	col := &collector{src: c.src}
+	var warnings []string
+	warn := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
+
+	m := newMachine(t)
+	if len(t.Nodes) == 0 {
+		col.add("", "the topology has no NUMA nodes; discovery found nothing to partition")
+		return nil, col.err()
+	}
+	hostname := strings.ToLower(strings.TrimSpace(c.Kubelet.Hostname))
+	if hostname == "" {
+		col.add("kubelet.hostname", "is empty; the CLI fills it from the host name, set it when planning for another machine")
+	}
+
+	groups, excluded := planGroups(m, c, col, warn)
+	reserved := reservedCPUs(m, c.Host.ReservedCPUs, groups, col, warn)
+	if orphans := m.orphanCPUs(); !orphans.IsEmpty() {
+		warn("online CPUs %s are on no NUMA node that sysfs lists; they stay with the host", orphans)
+	}
+	matchOverrides(m, c, groups, col)
+
+	plan := &Plan{Hostname: hostname, Partitions: make([]Partition, 0, len(groups))}
+	perPart := make([]settings, len(groups))
+	for i, g := range groups {
+		s := merge(c, g.override)
+		perPart[i] = s
+		plan.Partitions = append(plan.Partitions, newPartition(m, c, i, g, s, reserved, hostname, col))
+	}
+	plan.Host = newHost(m, c, reserved, excluded, col)
+	planMemory(m, c, plan, perPart, col, warn)
+	planShares(facts, c, plan, perPart, col)
+	planAllocatorModes(c, plan, perPart, col)
+	checkTopologyLimit(m, plan, warn)
+	if c.Runtime.Mode == RuntimeModeShared && len(plan.Partitions) > 1 {
+		warn("runtime.mode = \"shared\": kubelets that share a runtime treat each other's pods as orphans and kill them; use it only if the runtime separates them (multi-kubelet-notes)")
+	}
+	validatePlan(m, c, plan, perPart, col)
+	if err := col.err(); err != nil {
+		return nil, err
+	}
+	plan.Warnings = append(m.t.Warnings[:0:0], warnings...)
+	if plan.Warnings == nil {
+		plan.Warnings = []string{}
+	}
+	return plan, nil
+}
+
+// newPartition fills one partition from its group and merged settings.
+func newPartition(m *machine, c *Config, i int, g group, s settings, reserved bitmask.CPUSet, hostname string, col *collector) Partition {
+	first := g.nodes.Intersect(m.cpuNodes()).Min()
+	if first < 0 {
+		first = g.nodes.Min()
+	}
+	name := defaultName(first)
+	if s.p != nil && s.p.Name != "" {
+		name = s.p.Name
+	}
+	cpus := m.cpusOf(g.nodes)
+	p := Partition{
+		Index:            i,
+		Name:             name,
+		Slice:            name + ".slice",
+		Color:            colorOf(i),
+		Nodes:            g.nodes,
+		CPUs:             cpus.Difference(reserved),
+		HostReservedCPUs: cpus.Intersect(reserved),
+		MemoryNodes:      m.memoryNodes(g.nodes),
+	}
+	vars := templateVars{partition: name, index: i, hostname: hostname}
+	ex := func(key, value, def string) string {
+		if value == "" {
+			value = def
+		}
+		out, unknown := vars.expand(value)
+		if len(unknown) > 0 {
+			col.add(key, "%q uses unknown placeholders %s (allowed: {partition}, {index}, {hostname}, {root_dir})", value, strings.Join(unknown, ", "))
+		}
+		return out
+	}
+	k := s.k
+	p.NodeName = ex(s.key["node_name"], k.NodeName, DefaultNodeName)
+
+	kl := Kubelet{
+		Binary:              or(k.Binary, DefaultKubeletBinary),
+		ConfigPath:          ex("kubelet.config_path", k.ConfigPath, DefaultKubeletConfigPath),
+		RootDir:             ex("kubelet.root_dir", k.RootDir, DefaultRootDir),
+		Kubeconfig:          ex("kubelet.kubeconfig", k.Kubeconfig, DefaultKubeconfig),
+		BootstrapKubeconfig: ex("kubelet.bootstrap_kubeconfig", k.BootstrapKubeconfig, DefaultBootstrapKubeconfig),
+		CgroupRoot:          CgroupRoot(p.Name),
+		PodLogsDir:          ex("kubelet.pod_logs_dir", k.PodLogsDir, DefaultPodLogsDir),
+		MaxPods:             intOr(k.MaxPods, DefaultMaxPods),
+
+		CPUManagerPolicy:      or(k.CPUManagerPolicy, DefaultCPUManagerPolicy),
+		MemoryManagerPolicy:   or(k.MemoryManagerPolicy, DefaultMemoryManagerPolicy),
+		TopologyManagerPolicy: or(k.TopologyManagerPolicy, DefaultTopologyManagerPolicy),
+		TopologyManagerScope:  or(k.TopologyManagerScope, DefaultTopologyManagerScope),
+	}
+	vars.rootDir = kl.RootDir
+	kl.CertDir = ex("kubelet.cert_dir", k.CertDir, DefaultCertDir)
+	kl.DevicePluginsDir = ex("kubelet.device_plugins_dir", k.DevicePluginsDir, DefaultDevicePluginsDir)
+	if k.StaticPodPath != "" {
+		kl.StaticPodPath = ex("kubelet.static_pod_path", k.StaticPodPath, "")
+	}
+	stride := intOr(k.PortStride, DefaultPortStride)
+	kl.Port = intOr(k.Port, DefaultPort) + i*stride
+	kl.HealthzPort = intOr(k.HealthzPort, DefaultHealthzPort) + i*stride
+	if ro := intOr(k.ReadOnlyPort, DefaultReadOnlyPort); ro != 0 {
+		kl.ReadOnlyPort = ro + i*stride
+	}
+	kl.CPUManagerPolicyOptions = copyMap(k.CPUManagerPolicyOptions)
+	if k.CPUManagerPolicyOptions == nil && kl.CPUManagerPolicy == "static" {
+		kl.CPUManagerPolicyOptions = defaultCPUManagerPolicyOptions()
+	}
+	kl.TopologyManagerOptions = copyMap(k.TopologyManagerOptions)
+	kl.ExtraArgs = append([]string(nil), k.ExtraArgs...)
+	kl.ClusterDNS = append([]string(nil), k.ClusterDNS...)
+	kl.ClusterDomain = k.ClusterDomain
+	kl.KubeReservedMemory = sizeOr(col, s.key["kube_reserved_memory"], k.KubeReservedMemory, DefaultKubeReservedMemory)
+	kl.SystemReservedMemory = sizeOr(col, s.key["system_reserved_memory"], k.SystemReservedMemory, DefaultSystemReservedMemory)
+	kl.EvictionHardMemory = sizeOr(col, s.key["eviction_hard_memory"], k.EvictionHardMemory, DefaultEvictionHardMemory)
+	p.Kubelet = kl
+
+	p.Labels = map[string]string{LabelNUMAType: p.Color, LabelPartition: name}
+	for _, labels := range []struct {
+		key string
+		m   map[string]string
+	}{{"kubelet.labels", k.Labels}, {partKey(s, "labels"), partLabels(s)}} {
+		for _, lk := range sortedKeys(labels.m) {
+			p.Labels[lk] = ex(labels.key+"."+lk, labels.m[lk], "")
+		}
+	}
+	p.Taints = append(append([]string(nil), k.Taints...), partTaints(s)...)
+
+	p.Runtime = newRuntime(c, ex)
+	p.Allocator = Allocator{
+		Socket:      ex("allocator.socket", c.Allocator.Socket, DefaultAllocatorSocket),
+		StateDir:    ex("allocator.state_dir", c.Allocator.StateDir, DefaultAllocatorStateDir),
+		SocketGroup: c.Allocator.SocketGroup,
+	}
+	if c.Allocator.MetricsPort != 0 {
+		p.Allocator.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", c.Allocator.MetricsPort+i*stride)
+	}
+	return p
+}
+
+// CgroupRoot is the kubelet cgroupRoot that puts a partition's pods in its
+// slice. kubelet reads cgroupRoot in cgroupfs form whatever its driver, and
+// its systemd driver turns each component into a slice: "/node0" becomes
+// node0.slice, and the pods go to node0.slice/node0-kubepods.slice. The
+// slice's own name ("/node0.slice") would become node0.slice.slice, which
+// kubelet 1.37 refuses to start on ("could not read controllers").
+func CgroupRoot(partition string) string { return "/" + partition }
+
+func newRuntime(c *Config, ex func(key, value, def string) string) Runtime {
+	r := c.Runtime
+	if r.Mode == RuntimeModeShared {
+		return Runtime{Kind: RuntimeShared, Endpoint: ex("runtime.endpoint", r.Endpoint, "")}
+	}
+	return Runtime{
+		Kind:       RuntimeContainerd,
+		Endpoint:   ex("runtime.endpoint", r.Endpoint, DefaultContainerdEndpoint),
+		Binary:     or(r.Binary, DefaultContainerdBinary),
+		ConfigPath: ex("runtime.config_path", r.ConfigPath, DefaultContainerdConfigPath),
+		RootDir:    ex("runtime.root_dir", r.RootDir, DefaultContainerdRootDir),
+		StateDir:   ex("runtime.state_dir", r.StateDir, DefaultContainerdStateDir),
+
+		SandboxImage: r.SandboxImage,
+		CNIConfDir:   ex("runtime.cni_conf_dir", r.CNIConfDir, DefaultCNIConfDir),
+		CNIBinDir:    or(r.CNIBinDir, DefaultCNIBinDir),
+	}
+}
+
+// newHost is what the host keeps: the reserved CPUs plus the CPUs of
+// excluded nodes and of no node (every online CPU is the host's or one
+// partition's), and
+// the memory nodes its own processes use.
+func newHost(m *machine, c *Config, reserved bitmask.CPUSet, excluded bitmask.NodeSet, col *collector) Host {
+	h := Host{ReservedCPUs: reserved.Union(m.cpusOf(excluded)).Union(m.orphanCPUs()), ExcludedNodes: excluded,
+		OnlineCPUs: m.online, OrphanCPUs: m.orphanCPUs()}
+	for _, id := range excluded.IDs() {
+		h.ExcludedMemory = append(h.ExcludedMemory, NodeMemory{Node: id, TotalBytes: m.memory[id], Hugepages: []HugepagePlan{}, PageSizes: m.pageSizes(id)})
+	}
+	if c.Host.MemoryNodes.Set {
+		nodes := c.Host.MemoryNodes.Nodes
+		switch {
+		case nodes.IsEmpty():
+			col.add("host.memory_nodes", "is empty; the host needs memory (leave it out for the nodes of host.reserved_cpus)")
+		case !nodes.IsSubsetOf(m.nodes):
+			col.add("host.memory_nodes", "names nodes %s that the machine does not have (it has %s)", nodes.Difference(m.nodes), m.nodes)
+		case m.memoryNodes(nodes) != nodes:
+			col.add("host.memory_nodes", "names nodes %s that have no memory", nodes.Difference(m.memoryNodes(nodes)))
+		}
+		h.MemoryNodes = nodes
+		return h
+	}
+	h.MemoryNodes = m.memoryNodes(m.nodesOfCPUs(h.ReservedCPUs))
+	if h.MemoryNodes.IsEmpty() {
+		// Reserved CPUs on a memory-less node: use the nearest node with memory.
+		h.MemoryNodes = m.memoryNodes(m.nodes)
+		if !h.MemoryNodes.IsEmpty() {
+			h.MemoryNodes = bitmask.NewNodeSet(h.MemoryNodes.Min())
+		}
+	}
+	return h
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func intOr(v *int, def int) int {
+	if v == nil {
+		return def
+	}
+	return *v
+}
+
+// sizeOr parses a size value (or its default) with the one size parser.
+func sizeOr(col *collector, key, value, def string) uint64 {
+	if value == "" {
+		value = def
+	}
+	b, err := units.ParseBytes(value)
+	if err != nil {
+		col.add(key, "%v", err)
+	}
+	return b
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func partKey(s settings, name string) string {
+	if s.p == nil {
+		return "kubelet." + name
+	}
+	return s.pre + name
+}
+
+func partLabels(s settings) map[string]string {
+	if s.p == nil {
+		return nil
+	}
+	return s.p.Labels
+}
+
+func partTaints(s settings) []string {
+	if s.p == nil {
+		return nil
+	}
+	return s.p.Taints
+}

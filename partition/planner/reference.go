@@ -1,0 +1,348 @@
+package planner
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// KeyDoc documents one key of the config file. The reference below is the
+// one place key documentation lives: `numa-partition config reference`
+// renders it as markdown (docs/config-reference.md) and the commented
+// configs (`config init`, the packaged /etc/numa-partition/config.toml)
+// take each key's description and default from it. A test walks Config's toml
+// tags and fails when a key has no entry or an entry names no key.
+type KeyDoc struct {
+	// Key is the TOML path: "kubelet.port". "[]" marks an array of tables:
+	// "partition[]" is the table itself, "partition[].labels" its key.
+	Key string
+	// Type is what the value is written as: "string", "template",
+	// "size", "integer", "node list", "table of strings", ... or "table" /
+	// "array of tables" for a section.
+	Type string
+	// Default is the value the planner uses when the key is absent, in
+	// TOML form (string, int, []int, map[string]string), taken from the
+	// defaults code. nil when the default is not a fixed value: then
+	// DefaultText says what happens.
+	Default     any
+	DefaultText string
+	// Allowed lists the values when the key takes one of a few.
+	Allowed []string
+	// Example is a TOML value shown, commented out, for keys without a
+	// fixed default.
+	Example string
+	// Doc describes the key: one paragraph, in the reference and above
+	// the key in the commented configs.
+	Doc string
+}
+
+// IsSection reports whether the entry documents a table rather than a key.
+func (d KeyDoc) IsSection() bool { return d.Type == typeTable || d.Type == typeTables }
+
+// DefaultTOML is the default as a TOML value ("" when it is not fixed).
+func (d KeyDoc) DefaultTOML() string {
+	if d.Default == nil {
+		return ""
+	}
+	return tomlValue(d.Default)
+}
+
+// Value types of the reference. A test checks each against the Go type
+// of its field, so a string key cannot be documented as an integer.
+const (
+	typeTable      = "table"
+	typeTables     = "array of tables"
+	typeString     = "string"
+	typeTemplate   = "template"
+	typePath       = "path"
+	typeSize       = "size"
+	typeCPUList    = "CPU list or \"auto\""
+	typeInt        = "integer"
+	typeNodeList   = "node list"
+	typeNodeLists  = "array of node lists"
+	typeStrings    = "array of strings"
+	typeStringMap  = "table of strings"
+	typeSizeMap    = "table of sizes"
+	typeOptionsMap = "table of options"
+)
+
+// templateDoc ends the doc of every template key.
+const templateDoc = " Template: `{partition}`, `{index}`, `{hostname}` and (except in `root_dir`) `{root_dir}` are replaced per partition."
+
+// Reference is every key of the config file, in the order the reference
+// and the commented configs present them.
+func Reference() []KeyDoc {
+	refs := []KeyDoc{
+		{Key: "partitioning", Type: typeTable,
+			Doc: "How the machine's NUMA nodes are grouped into partitions, one Kubernetes node each. " +
+				"CPU-less nodes (memory-only, GPU memory, CXL) that are not excluded join the partition nearest by NUMA distance; " +
+				"ties, including all-10 matrices and unknown distances, go to the lowest partition index with a warning. " +
+				"Sockets sharing a node form one partition; nodes that list the same CPUs (a firmware error) form one partition, with a warning."},
+		{Key: "partitioning.mode", Type: typeString, Default: ModeSocket,
+			Allowed: []string{ModeSocket, ModeNode, ModeCustom},
+			Doc: "How NUMA nodes are grouped into partitions. " +
+				"`socket`: one partition per physical package, with all its NUMA nodes. " +
+				"`node`: one partition per NUMA node with CPUs. " +
+				"`custom`: the node lists of `partitioning.groups`, or the `nodes` of the `[[partition]]` entries when `groups` is absent."},
+		{Key: "partitioning.groups", Type: typeNodeLists, DefaultText: "none", Example: `[[0, 1], [2, 3]]`,
+			Doc: "The partitions' node lists in `custom` mode, one node list per partition. " +
+				"They are kept in the given order (the position is the partition index), must not overlap, must name existing nodes " +
+				"and together cover every node with CPUs that is not excluded. Read only in `custom` mode."},
+		{Key: "partitioning.exclude_nodes", Type: typeNodeList, Default: []int{},
+			Doc: "Nodes kept out of every partition. " +
+				"Their CPUs stay with the host and their memory with nobody (every kubelet reserves it fully). " +
+				"Use it for GPU and CXL memory nodes that no pod should allocate from."},
+
+		{Key: "host", Type: typeTable,
+			Doc: "What the host keeps for itself, and the hugepages apply allocates."},
+		{Key: "host.reserved_cpus", Type: typeCPUList, Default: ReservedCPUsAuto,
+			Doc: "CPUs that stay with the host and run no pod. " +
+				"`auto` reserves the first physical core of each socket (the core holding its lowest online CPU) with all its online SMT siblings, at most one core per partition " +
+				"(a partition of several sockets, or of lscpu's logical sockets on POWER and s390 LPARs where each core is one, keeps only its lowest socket's). " +
+				"A core whose reservation would leave a partition with no CPU is skipped, with a warning. " +
+				"A CPU list (`\"0,4\"`, `\"0-1,32-33\"`) names them exactly; CPUs the machine does not have are an error, offline ones a warning."},
+		{Key: "host.memory_nodes", Type: typeNodeList, DefaultText: "the nodes of the reserved CPUs", Example: `[0]`,
+			Doc: "Nodes the host's own processes allocate memory from. They must exist and hold memory. " +
+				"They are documented in the host drop-ins but not locked by cgroup (no AllowedMemoryNodes= on system.slice): " +
+				"the kernel fills a node's hugepage pool only for a writer allowed on that node, so a lock would stop apply " +
+				"and the hugepages oneshot from allocating the partitions' pages; processes on the reserved CPUs allocate locally first anyway."},
+		{Key: "host.reserved_memory", Type: typeSizeMap, DefaultText: "each partition's whole reservation on its first node with CPUs and memory", Example: `{ 0 = "1100Mi" }`,
+			Doc: "Where each partition's kubelet memory reservation lies: NUMA node id to size. " +
+				"For a partition with any of its nodes named here, the sizes on its nodes must add up to " +
+				"`kube_reserved_memory + system_reserved_memory + eviction_hard_memory` (kubelet's Memory Manager rule); " +
+				"its other nodes get nothing. Named nodes must be in a partition."},
+		{Key: "host.reserved_ephemeral_storage", Type: typeString, Default: ShareAuto,
+			Doc: "What the host keeps of the filesystem of `/` when partitions' kubelet root dirs are on it (its logs, images and packages live there). " +
+				"`auto` gives it the share of its reserved CPUs, like a partition; `\"N%\"` is that part of the filesystem's capacity; a size (`\"50Gi\"`) is exact. " +
+				"Of a filesystem only kubelets use, the host keeps nothing."},
+		{Key: "host.reserved_pids", Type: typeString, Default: ShareAuto,
+			Doc: "What the host keeps of the pid space (`min(kernel.pid_max, kernel.threads-max)`, kubelet's pid capacity). " +
+				"`auto` gives it the share of its reserved CPUs; `\"N%\"` or a number of pids (`\"65536\"`) names it."},
+		{Key: "host.hugepages[]", Type: typeTables, DefaultText: "none",
+			Doc: "Hugepages apply allocates on partition nodes, one entry per page size and set of nodes. " +
+				"A node may appear in one entry per page size. Hugepages plus the node's share of the kubelet reservation must fit its memory."},
+		{Key: "host.hugepages[].size", Type: typeSize, DefaultText: "none (required)", Example: `"2Mi"`,
+			Doc: "Page size of the entry. It must be a size the node supports (`2Mi` and `1Gi` on x86-64)."},
+		{Key: "host.hugepages[].count", Type: typeInt, Default: 0,
+			Doc: "Pages of `size` to allocate on each of `nodes`."},
+		{Key: "host.hugepages[].nodes", Type: typeNodeList, DefaultText: "every partition node with CPUs", Example: `[0, 1]`,
+			Doc: "Nodes that get `count` pages each. They must be partition nodes."},
+
+		{Key: "kubelet", Type: typeTable,
+			Doc: "Settings shared by every partition's kubelet. " +
+				"A `[[partition]]` entry overrides some of them for its partition."},
+		{Key: "kubelet.hostname", Type: typeString, DefaultText: "the host's name", Example: `"worker1"`,
+			Doc: "Host name the partitions' node names derive from. It is lowercased; set it to plan for another machine."},
+		{Key: "kubelet.binary", Type: typePath, Default: DefaultKubeletBinary,
+			Doc: "The kubelet executable, an absolute path."},
+		{Key: "kubelet.node_name", Type: typeTemplate, Default: DefaultNodeName,
+			Doc: "Name of each partition's Node object. It must be a DNS subdomain and unique." + templateDoc},
+		{Key: "kubelet.config_path", Type: typeTemplate, Default: DefaultKubeletConfigPath,
+			Doc: "Where each partition's KubeletConfiguration is written, an absolute path." + templateDoc},
+		{Key: "kubelet.root_dir", Type: typeTemplate, Default: DefaultRootDir,
+			Doc: "Each kubelet's `--root-dir`, an absolute path. Two kubelets in one root dir corrupt each other, so it must differ per partition." + templateDoc},
+		{Key: "kubelet.cert_dir", Type: typeTemplate, Default: DefaultCertDir,
+			Doc: "Each kubelet's `--cert-dir`, an absolute path." + templateDoc},
+		{Key: "kubelet.kubeconfig", Type: typeTemplate, Default: DefaultKubeconfig,
+			Doc: "Each kubelet's `--kubeconfig`, an absolute path." + templateDoc},
+		{Key: "kubelet.bootstrap_kubeconfig", Type: typeTemplate, Default: DefaultBootstrapKubeconfig,
+			Doc: "Each kubelet's `--bootstrap-kubeconfig`, an absolute path. Unlike the other paths it may be shared by every partition: kubelet only reads it." + templateDoc},
+		{Key: "kubelet.device_plugins_dir", Type: typeTemplate, Default: DefaultDevicePluginsDir,
+			Doc: "Each kubelet's device plugin directory. " +
+				"It is bind-mounted at `/var/lib/kubelet/device-plugins` in that kubelet's mount namespace, because kubelet hard-codes that path." + templateDoc},
+		{Key: "kubelet.pod_logs_dir", Type: typeTemplate, Default: DefaultPodLogsDir,
+			Doc: "Each kubelet's pod log directory, an absolute path." + templateDoc},
+		{Key: "kubelet.static_pod_path", Type: typeTemplate, DefaultText: "none (no static pods)", Example: `"/etc/kubernetes/manifests-{partition}"`,
+			Doc: "Each kubelet's static pod manifest directory, an absolute path." + templateDoc},
+		{Key: "kubelet.port", Type: typeInt, Default: DefaultPort,
+			Doc: "Kubelet API port of partition 0. Partition i listens on `port + i × port_stride`."},
+		{Key: "kubelet.healthz_port", Type: typeInt, Default: DefaultHealthzPort,
+			Doc: "Healthz port of partition 0. Partition i listens on `healthz_port + i × port_stride`."},
+		{Key: "kubelet.read_only_port", Type: typeInt, Default: DefaultReadOnlyPort,
+			Doc: "Read-only port of partition 0; 0 turns it off. `10255` turns it on, partition i listening on `read_only_port + i × port_stride`."},
+		{Key: "kubelet.port_stride", Type: typeInt, Default: DefaultPortStride,
+			Doc: "Distance between the ports of consecutive partitions, at least 1. " +
+				"With 10 the ports end in 0, 8 and 5 and never meet each other nor kube-proxy (10249, 10256), " +
+				"the controller manager (10257), the scheduler (10259), etcd (2379, 2380) or the API server (6443). " +
+				"Those ports, collisions inside the plan and ports outside 1-65535 are errors."},
+		{Key: "kubelet.max_pods", Type: typeInt, Default: DefaultMaxPods,
+			Doc: "Most pods each kubelet runs, at least 1."},
+		{Key: "kubelet.kube_reserved_memory", Type: typeSize, Default: DefaultKubeReservedMemory,
+			Doc: "Memory each kubelet reserves for Kubernetes daemons (`kubeReserved`). " +
+				"With the defaults (those of OpenShift's node tuning operator) kube + system + eviction is 1100Mi per partition, " +
+				"placed on the partition's nodes as `host.reserved_memory` says."},
+		{Key: "kubelet.system_reserved_memory", Type: typeSize, Default: DefaultSystemReservedMemory,
+			Doc: "Memory each kubelet reserves for the operating system (`systemReserved`)."},
+		{Key: "kubelet.eviction_hard_memory", Type: typeSize, Default: DefaultEvictionHardMemory,
+			Doc: "Each kubelet's `memory.available` hard eviction threshold. " +
+				"With the `Static` memory manager, kube + system + eviction must not all be 0."},
+		{Key: "kubelet.ephemeral_storage", Type: typeString, Default: ShareAuto,
+			Doc: "Each partition's share of the filesystem under its kubelet root dir: its Node's `ephemeral-storage` allocatable, the rest rendered as `systemReserved`. " +
+				"On a filesystem shared with other partitions (or the host's `/`), `auto` splits capacity minus kubelet's 10% `nodefs.available` eviction threshold in proportion to CPUs, " +
+				"after the shares named as `\"N%\"` of the capacity or as sizes (`\"100Gi\"`); named shares that do not fit are an error. " +
+				"A partition alone on its filesystem (its root dir a mount of its own) gets all of it with `auto`."},
+		{Key: "kubelet.pids", Type: typeString, Default: ShareAuto,
+			Doc: "Each partition's share of the host's pid space: its pods' `pids.max` (kubelet's node allocatable `pid`), the rest rendered as `systemReserved`. " +
+				"`auto` splits `min(kernel.pid_max, kernel.threads-max)` in proportion to CPUs among the partitions and the host, " +
+				"after the shares named as `\"N%\"` or as numbers (`\"32768\"`)."},
+		{Key: "kubelet.cpu_manager_policy", Type: typeString, Default: DefaultCPUManagerPolicy,
+			Allowed: cpuManagerPolicies,
+			Doc:     "Kubelet's CPU Manager policy."},
+		{Key: "kubelet.cpu_manager_policy_options", Type: typeOptionsMap, Default: defaultCPUManagerPolicyOptions(),
+			DefaultText: "with the `static` policy; none otherwise",
+			Doc: "CPU Manager policy options, option name to `\"true\"` or `\"false\"`; they need the `static` policy. " +
+				"Kubelet's CPU Manager allocates from the whole machine, so render reserves the complement of the partition; " +
+				"`strict-cpu-reservation` keeps best-effort and burstable pods off it too. " +
+				"Options: " + strings.Join(cpuManagerOptions, ", ") + "."},
+		{Key: "kubelet.memory_manager_policy", Type: typeString, Default: DefaultMemoryManagerPolicy,
+			Allowed: memoryManagerPolicies,
+			Doc:     "Kubelet's Memory Manager policy."},
+		{Key: "kubelet.topology_manager_policy", Type: typeString, Default: DefaultTopologyManagerPolicy,
+			Allowed: topologyManagerPolicies,
+			Doc:     "Kubelet's Topology Manager policy, which the partition's allocator daemon follows too."},
+		{Key: "kubelet.topology_manager_scope", Type: typeString, Default: DefaultTopologyManagerScope,
+			Allowed: topologyManagerScopes,
+			Doc:     "Kubelet's Topology Manager scope: align each container, or the whole pod."},
+		{Key: "kubelet.topology_manager_options", Type: typeOptionsMap, DefaultText: "none", Example: `{ "prefer-closest-numa-nodes" = "true" }`,
+			Doc: "Topology Manager policy options, option name to value. " +
+				"`prefer-closest-numa-nodes` takes `\"true\"` or `\"false\"`; " +
+				fmt.Sprintf("`max-allowable-numa-nodes` a whole number of at least %d and at least the machine's node count. ", kubeletMaxNUMANodes) +
+				fmt.Sprintf("On machines with more than %d NUMA nodes the plan sets `max-allowable-numa-nodes` to the node count "+
+					"(kubelet counts the whole machine, not the partition), with a warning.", kubeletMaxNUMANodes)},
+		{Key: "kubelet.labels", Type: typeStringMap, DefaultText: "none", Example: `{ "example.com/pool" = "hpc" }`,
+			Doc: fmt.Sprintf("Node labels of every partition, added to `%s=<colour>` and `%s=<name>`. ", LabelNUMAType, LabelPartition) +
+				"Values are templates. Keys and values follow Kubernetes label syntax; keys in the `kubernetes.io` and `k8s.io` namespaces " +
+				"are refused unless kubelet may set them (`node.kubernetes.io/…`, `kubelet.kubernetes.io/…`, the topology labels). " +
+				"The colours are, by partition index: " + strings.Join(Colors, ", ") + ", then `color<index>`."},
+		{Key: "kubelet.taints", Type: typeStrings, DefaultText: "none", Example: `["dedicated=hpc:NoSchedule"]`,
+			Doc: "Taints every partition's node registers with, each `key[=value]:Effect`. " +
+				"Effect is one of `NoSchedule`, `PreferNoSchedule`, `NoExecute`."},
+		{Key: "kubelet.cluster_dns", Type: typeStrings, DefaultText: "none (pods get the host's resolv.conf)", Example: `["10.96.0.10"]`,
+			Doc: "IP addresses of the cluster DNS service, written into every pod's resolv.conf (kubelet's `clusterDNS`). The same for every partition."},
+		{Key: "kubelet.cluster_domain", Type: typeString, DefaultText: "none", Example: `"cluster.local"`,
+			Doc: "The cluster's DNS domain (kubelet's `clusterDomain`), searched by pods in addition to the host's domains. The same for every partition."},
+		{Key: "kubelet.extra_args", Type: typeStrings, DefaultText: "none", Example: `["--v=2"]`,
+			Doc: "Extra kubelet command-line flags, each `--flag=value`. " +
+				"Flags numa-partition sets per partition are refused: " + strings.Join(managedFlags, ", ") + "."},
+
+		{Key: "runtime", Type: typeTable,
+			Doc: "The container runtime of the partitions."},
+		{Key: "runtime.mode", Type: typeString, Default: RuntimeModeContainerd,
+			Allowed: []string{RuntimeModeContainerd, RuntimeModeShared},
+			Doc: "Whether each partition gets its own containerd. " +
+				"`containerd`: one containerd per partition. `shared`: every kubelet uses `endpoint`; " +
+				"kubelets sharing a runtime treat each other's pods as orphans and kill them, so the plan warns."},
+		{Key: "runtime.endpoint", Type: typeTemplate, Default: DefaultContainerdEndpoint,
+			Doc: "CRI endpoint of each kubelet, `unix:///…`. Required in `shared` mode." + templateDoc},
+		{Key: "runtime.binary", Type: typePath, Default: DefaultContainerdBinary,
+			Doc: "The containerd executable, an absolute path."},
+		{Key: "runtime.config_path", Type: typeTemplate, Default: DefaultContainerdConfigPath,
+			Doc: "Where each partition's containerd config is written." + templateDoc},
+		{Key: "runtime.root_dir", Type: typeTemplate, Default: DefaultContainerdRootDir,
+			Doc: "Each containerd's root (persistent) directory." + templateDoc},
+		{Key: "runtime.state_dir", Type: typeTemplate, Default: DefaultContainerdStateDir,
+			Doc: "Each containerd's state (runtime) directory. It also holds the partition's NRI socket (`nri.sock`) and runc's state (`runc/`)." + templateDoc},
+		{Key: "runtime.sandbox_image", Type: typeString, DefaultText: "containerd's built-in (`registry.k8s.io/pause` of its release)", Example: `"registry.example.internal/pause:3.10"`,
+			Doc: "The pod sandbox (pause) image every partition's containerd pins, an image reference. " +
+				"Set it on air-gapped hosts and import the image into each containerd's `k8s.io` namespace (`ctr -n k8s.io images import`) before apply."},
+		{Key: "runtime.cni_conf_dir", Type: typeTemplate, Default: DefaultCNIConfDir,
+			Doc: "Where each containerd reads its CNI network configuration, an absolute path. " +
+				"Partitions may share it; give each its own (`/etc/cni/net.d-{partition}`) when their pod networks differ." + templateDoc},
+		{Key: "runtime.cni_bin_dir", Type: typePath, Default: DefaultCNIBinDir,
+			Doc: "Where the CNI plugin executables are, an absolute path (Debian's containernetworking-plugins: `/usr/lib/cni`)."},
+
+		{Key: "allocator", Type: typeTable,
+			Doc: "The allocator daemon that runs inside each partition's slice."},
+		{Key: "allocator.mode", Type: typeString, Default: AllocatorModeAuto,
+			Allowed: []string{AllocatorModeAuto, AllocatorModeKubelet, AllocatorModeNRI},
+			Doc: "Who places each partition's containers on its NUMA nodes. " +
+				"`kubelet`: kubelet's CPU, Memory and Topology Managers, as configured under `[kubelet]`; the allocator plugs into the partition's containerd through NRI and mirrors what they decided. " +
+				"`nri`: the allocator decides and enforces through NRI (cpuset.mems for memory and hugepages, exclusive whole cores for Guaranteed containers with integer CPUs, the shared pool for the rest) with the `[kubelet]` topology policy, scope and options; kubelet's managers are rendered off (`none`/`None`). " +
+				"Needs the partition's own containerd. `auto`: `kubelet` up to 8 NUMA nodes per partition (kubelet's own limit), `nri` beyond. See docs/allocator.md."},
+		{Key: "allocator.socket", Type: typeTemplate, Default: DefaultAllocatorSocket,
+			Doc: "Unix socket the partition's allocator daemon listens on." + templateDoc},
+		{Key: "allocator.state_dir", Type: typeTemplate, Default: DefaultAllocatorStateDir,
+			Doc: "Where the allocator daemon keeps its checkpoint." + templateDoc},
+		{Key: "allocator.socket_group", Type: typeString, DefaultText: "none (root only)", Example: `"kube"`,
+			Doc: "Group that owns the allocator socket, so its members can use it."},
+		{Key: "allocator.metrics_port", Type: typeInt, Default: 0,
+			Doc: "Base of the allocator daemons' Prometheus metrics ports; 0 turns metrics off. " +
+				"Partition i listens on `127.0.0.1:metrics_port + i × kubelet.port_stride`, checked against the kubelet ports."},
+
+		{Key: "partition[]", Type: typeTables, DefaultText: "none",
+			Doc: "Per-partition overrides. " +
+				"`nodes` selects the partition that holds those nodes (they must lie within one partition; one entry per partition). " +
+				"In `custom` mode without `partitioning.groups` the entries' `nodes` define the partitions. " +
+				"Keys left out keep the `[kubelet]` value; `labels` and `taints` are added to the `[kubelet]` ones."},
+		{Key: "partition[].nodes", Type: typeNodeList, DefaultText: "none (required)", Example: `[0]`,
+			Doc: "Nodes that select the partition (or, in `custom` mode without groups, make it)."},
+		{Key: "partition[].name", Type: typeString, DefaultText: "`node<first NUMA node with CPUs>`", Example: `"fast"`,
+			Doc: "The partition's name, used in its slice, unit and path names. " +
+				"Names are systemd slice names without `-` or `_` (systemd reads `-` as nesting and kubelet's systemd cgroup driver splits on it): " +
+				"1-32 of `a-z0-9`, unique, and not " + strings.Join(sortedKeys(reservedSliceNames), ", ") + "."},
+		{Key: "partition[].labels", Type: typeStringMap, DefaultText: "none", Example: `{ "example.com/tier" = "gold" }`,
+			Doc: "Labels added to those of `kubelet.labels` for this partition; equal keys take this value."},
+		{Key: "partition[].taints", Type: typeStrings, DefaultText: "none", Example: `["dedicated=gold:NoSchedule"]`,
+			Doc: "Taints added to those of `kubelet.taints` for this partition."},
+		{Key: "partition[].allocator_mode", Type: typeString, DefaultText: "the `allocator.mode` value", Example: `"nri"`,
+			Allowed: []string{AllocatorModeAuto, AllocatorModeKubelet, AllocatorModeNRI},
+			Doc:     "Replaces `allocator.mode` for this partition."},
+	}
+	overrides := []struct{ key, example string }{
+		{"node_name", `"{hostname}-gold"`},
+		{"max_pods", `250`},
+		{"kube_reserved_memory", `"1Gi"`},
+		{"system_reserved_memory", `"1Gi"`},
+		{"eviction_hard_memory", `"200Mi"`},
+		{"ephemeral_storage", `"200Gi"`},
+		{"pids", `"25%"`},
+		{"cpu_manager_policy", `"static"`},
+		{"cpu_manager_policy_options", `{ "full-pcpus-only" = "true" }`},
+		{"memory_manager_policy", `"Static"`},
+		{"topology_manager_policy", `"single-numa-node"`},
+		{"topology_manager_scope", `"pod"`},
+		{"topology_manager_options", `{ "prefer-closest-numa-nodes" = "true" }`},
+		{"extra_args", `["--v=4"]`},
+	}
+	byKey := map[string]KeyDoc{}
+	for _, r := range refs {
+		byKey[r.Key] = r
+	}
+	for _, o := range overrides {
+		k := byKey["kubelet."+o.key]
+		refs = append(refs, KeyDoc{Key: "partition[]." + o.key, Type: k.Type, DefaultText: "the `[kubelet]` value",
+			Allowed: k.Allowed, Example: o.example,
+			Doc: "Replaces `kubelet." + o.key + "` for this partition."})
+	}
+	return refs
+}
+
+// tomlValue writes a default as TOML. Defaults are plain ASCII, which
+// Go's quoting writes as TOML basic strings.
+func tomlValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", v)
+	case int:
+		return fmt.Sprintf("%d", v)
+	case []int:
+		parts := make([]string, len(v))
+		for i, n := range v {
+			parts[i] = fmt.Sprintf("%d", n)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]string:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%q = %q", k, v[k])
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	}
+	// Unreachable for the table above; the tests parse every default.
+	return fmt.Sprintf("%v", v)
+}

@@ -1,0 +1,174 @@
+package planner
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// planErr plans config text on a machine and returns the error text.
+func planErr(t *testing.T, s spec, text string) string {
+	t.Helper()
+	c, err := Parse("config.toml", []byte(text))
+	require.NoError(t, err)
+	if c.Kubelet.Hostname == "" {
+		c.Kubelet.Hostname = "h"
+	}
+	p, err := NewPlan(synth(s), c)
+	require.Error(t, err, "plan: %+v", p)
+	var es Errors
+	require.True(t, errors.As(err, &es), "errors are Errors")
+	return err.Error()
+}
+
+// One case per rule: each asserts the whole message, since the message is
+// the product here (it must name the key and say what is allowed).
+func TestValidationErrors(t *testing.T) {
+	amd := spec{sockets: 2, nodesPerSocket: 2, coresPerNode: 2}
+	tests := []struct {
+		name   string
+		spec   spec
+		config string
+		want   string
+	}{
+		{"reserved CPUs outside the machine", seedSpec, "[host]\nreserved_cpus = \"0-999\"",
+			`config.toml:2: key "host.reserved_cpus": "0-999" names CPUs 8-999 that the machine does not have (it has 0-7)` + "\n" +
+				`config.toml:2: key "host.reserved_cpus": leaves partition node0 (nodes 0) with no CPU: all of its CPUs 0-3 are reserved for the host` + "\n" +
+				`config.toml:2: key "host.reserved_cpus": leaves partition node1 (nodes 1) with no CPU: all of its CPUs 4-7 are reserved for the host`},
+		{"reserved CPUs malformed", seedSpec, "[host]\nreserved_cpus = \"zero\"",
+			`config.toml:2: key "host.reserved_cpus": "zero" is neither "auto" nor a CPU list like "0,4" or "0-1,32-33": ` + cpuListErr(t, "zero")},
+		{"reserved CPUs leave a partition empty", seedSpec, "[host]\nreserved_cpus = \"4-7\"",
+			`config.toml:2: key "host.reserved_cpus": leaves partition node1 (nodes 1) with no CPU: all of its CPUs 4-7 are reserved for the host`},
+		{"overlapping groups", amd, "[partitioning]\nmode = \"custom\"\ngroups = [[0,1],[1,2,3]]",
+			`config.toml:3: key "partitioning.groups[1]": nodes 1 are already in partitioning.groups[0]; groups must not overlap`},
+		{"unknown nodes in a group", amd, "[partitioning]\nmode = \"custom\"\ngroups = [[0,1],[2,3,9]]",
+			`config.toml:3: key "partitioning.groups[1]": names nodes 9 that the machine does not have (it has 0-3)`},
+		{"CPU node in no group", amd, "[partitioning]\nmode = \"custom\"\ngroups = [[0,1],[2]]",
+			`config.toml:3: key "partitioning.groups": nodes 3 have CPUs 6-7 but are in no group; add them to a group or to partitioning.exclude_nodes`},
+		{"unknown excluded node", amd, "[partitioning]\nexclude_nodes = \"4\"",
+			`config.toml:2: key "partitioning.exclude_nodes": names nodes 4 that the machine does not have (it has 0-3)`},
+		{"bad mode", amd, "[partitioning]\nmode = \"die\"",
+			`config.toml:2: key "partitioning.mode": "die" is not a mode (allowed: socket, node, custom)`},
+		{"groups without custom", amd, "[partitioning]\ngroups = [[0]]",
+			`config.toml:2: key "partitioning.groups": groups are only read with mode = "custom" (mode is "socket")`},
+		{"partition with no CPU (memory-only group)", spec{sockets: 1, nodesPerSocket: 1, coresPerNode: 2, memOnly: 1}, "[partitioning]\nmode = \"custom\"\n[[partition]]\nnodes = [0]\n[[partition]]\nname = \"mem\"\nnodes = [1]",
+			`config.toml:6: key "partition[1].name": partition mem (nodes 1) has no online CPU; give its nodes to a partition with CPUs`},
+		{"port collision inside the plan", seedSpec, "[kubelet]\nport_stride = 2",
+			`config.toml:1: key "kubelet.healthz_port": healthz_port of partition node1 is 10250, already the port of partition node0 (key kubelet.port); change the bases or kubelet.port_stride`},
+		{"cluster DNS not an IP", seedSpec, "[kubelet]\ncluster_dns = [\"10.96.0.10\", \"dns.local\"]",
+			`config.toml:2: key "kubelet.cluster_dns": "dns.local" is not an IP address (allowed: IPv4 or IPv6 addresses of the cluster DNS service)`},
+		{"well-known port", seedSpec, "[kubelet]\nport = 10249",
+			`config.toml:2: key "kubelet.port": port of partition node0 is 10249, the port of kube-proxy metrics; change the base or kubelet.port_stride` + "\n" +
+				`config.toml:2: key "kubelet.port": port of partition node1 is 10259, the port of kube-scheduler; change the base or kubelet.port_stride`},
+		{"port out of range", seedSpec, "[kubelet]\nport = 65530",
+			`config.toml:2: key "kubelet.port": partition node1 gets port 65540, outside 1-65535 (lower the base or kubelet.port_stride)`},
+		{"invalid label key", seedSpec, "[kubelet.labels]\n\"bad key!\" = \"x\"",
+			`config.toml:2: key "kubelet.labels.bad key!": label key "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`},
+		{"invalid label value", seedSpec, "[[partition]]\nnodes = [0]\nlabels = { tier = \"-gold\" }",
+			`config.toml:3: key "partition[0].labels.tier": label "tier" value "-gold": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`},
+		{"restricted label namespace", seedSpec, "[kubelet]\nlabels = { \"node-role.kubernetes.io/worker\" = \"\" }",
+			`config.toml:2: key "kubelet.labels.node-role.kubernetes.io/worker": label key "node-role.kubernetes.io/worker" is in a namespace kubelet may not set (kubernetes.io, k8s.io); allowed there are the kubelet.kubernetes.io/ and node.kubernetes.io/ prefixes and the well-known topology labels`},
+		{"hugepages larger than the node", seedSpec, "[[host.hugepages]]\nsize = \"1Gi\"\ncount = 16",
+			`config.toml:1: key "host.hugepages": node 0 (partition node0): hugepages 16 × 1Gi = 16Gi plus 1100Mi reserved exceed its memory 16Gi` + "\n" +
+				`config.toml:1: key "host.hugepages": node 1 (partition node1): hugepages 16 × 1Gi = 16Gi plus 1100Mi reserved exceed its memory 16Gi`},
+		{"unsupported page size", spec{sockets: 1, nodesPerSocket: 1, coresPerNode: 2, pageSizes: []uint64{2 << 20}}, "[[host.hugepages]]\nsize = \"1Gi\"\ncount = 1",
+			`config.toml:2: key "host.hugepages[0].size": node 0 has no 1Gi pages (its sizes: 2Mi)`},
+		{"malformed size", seedSpec, "[kubelet]\nkube_reserved_memory = \"lots\"\n[[host.hugepages]]\nsize = \"2M B\"",
+			`config.toml:2: key "kubelet.kube_reserved_memory": ` + sizeErr(t, "lots") + "\n" +
+				`config.toml:4: key "host.hugepages[0].size": ` + sizeErr(t, "2M B")},
+		{"page size not a power of two", seedSpec, "[[host.hugepages]]\nsize = \"3Mi\"",
+			`config.toml:2: key "host.hugepages[0].size": "3Mi" is not a page size (a power of two of at least 4Ki, like "2Mi" or "1Gi")`},
+		{"reserved memory not matching kubelet", seedSpec, "[host]\nreserved_memory = { 0 = \"1Gi\" }",
+			`config.toml:2: key "host.reserved_memory": partition node0 reserves 1Gi on nodes 0 but its kubelet reserves kube 500Mi + system 500Mi + eviction 100Mi = 1100Mi; kubelet's Memory Manager needs both equal`},
+		{"reserved memory on unknown node", seedSpec, "[host.reserved_memory]\n7 = \"1Gi\"",
+			`config.toml:2: key "host.reserved_memory.7": node 7 does not exist on this machine (it has 0-1)`},
+		{"reservation larger than the node", spec{sockets: 1, nodesPerSocket: 1, coresPerNode: 2, mem: 1 << 30}, "",
+			`config.toml: key "kubelet.kube_reserved_memory": node 0 (partition node0) has 1Gi of memory, less than the 1100Mi its kubelet reserves there (kube + system + eviction); lower them or spread them with host.reserved_memory`},
+		{"name with a dash", seedSpec, "[[partition]]\nnodes = [0]\nname = \"fast-a\"",
+			`config.toml:3: key "partition[0].name": partition name "fast-a" contains '-' or '_': systemd reads '-' as slice nesting and kubelet's systemd cgroup driver splits on it (allowed: 1-32 of a-z, 0-9)`},
+		{"name with capitals", seedSpec, "[[partition]]\nnodes = [0]\nname = \"Fast\"",
+			`config.toml:3: key "partition[0].name": partition name "Fast" is not a valid slice name part (allowed: 1-32 of a-z, 0-9)`},
+		{"reserved slice name", seedSpec, "[[partition]]\nnodes = [0]\nname = \"system\"",
+			`config.toml:3: key "partition[0].name": partition name "system" is taken by systemd or kubelet (system.slice); choose another`},
+		{"duplicate names", seedSpec, "[[partition]]\nnodes = [0]\nname = \"a\"\n[[partition]]\nnodes = [1]\nname = \"a\"",
+			`config.toml:6: key "partition[1].name": partitions 0 (nodes 0) and 1 (nodes 1) are both named "a"; names must be unique`},
+		{"override spanning partitions", seedSpec, "[[partition]]\nnodes = [0,1]",
+			`config.toml:2: key "partition[0].nodes": nodes 0-1 span partitions 0 and 1; an entry overrides one partition`},
+		{"override without nodes", seedSpec, "[[partition]]\nname = \"x\"",
+			`config.toml:1: key "partition[0]": needs nodes to say which partition it overrides (e.g. nodes = [0])`},
+		{"shared node name", seedSpec, "[kubelet]\nnode_name = \"{hostname}\"",
+			`config.toml:2: key "kubelet.node_name": partitions node0 and node1 both get node name "h"; add {partition} to the template`},
+		{"shared root dir", seedSpec, "[kubelet]\nroot_dir = \"/var/lib/kubelet\"",
+			`config.toml:2: key "kubelet.root_dir": partitions node0 and node1 both get /var/lib/kubelet; put {partition} in the template`},
+		{"relative path", seedSpec, "[kubelet]\npod_logs_dir = \"logs-{partition}\"",
+			`config.toml:2: key "kubelet.pod_logs_dir": "logs-node0" is not an absolute path` + "\n" +
+				`config.toml:2: key "kubelet.pod_logs_dir": "logs-node1" is not an absolute path`},
+		{"unknown placeholder", seedSpec, "[allocator]\nsocket = \"/run/{name}.sock\"",
+			`config.toml:2: key "allocator.socket": "/run/{name}.sock" uses unknown placeholders {name} (allowed: {partition}, {index}, {hostname}, {root_dir})` + "\n" +
+				`config.toml:2: key "allocator.socket": partitions node0 and node1 both get /run/{name}.sock; put {partition} in the template`},
+		{"bad policies", seedSpec, "[kubelet]\ncpu_manager_policy = \"Static\"\nmemory_manager_policy = \"static\"\ntopology_manager_policy = \"strict\"\ntopology_manager_scope = \"node\"",
+			`config.toml:2: key "kubelet.cpu_manager_policy": "Static" is not allowed (allowed: none, static)` + "\n" +
+				`config.toml:3: key "kubelet.memory_manager_policy": "static" is not allowed (allowed: None, Static)` + "\n" +
+				`config.toml:4: key "kubelet.topology_manager_policy": "strict" is not allowed (allowed: none, best-effort, restricted, single-numa-node)` + "\n" +
+				`config.toml:5: key "kubelet.topology_manager_scope": "node" is not allowed (allowed: container, pod)`},
+		{"bad options", seedSpec, "[kubelet.cpu_manager_policy_options]\nfull-pcpus-only = \"yes\"\nturbo = \"true\"\n[kubelet.topology_manager_options]\nmax-allowable-numa-nodes = \"4\"",
+			`config.toml:2: key "kubelet.cpu_manager_policy_options.full-pcpus-only": "yes" is not a boolean (allowed: "true", "false")` + "\n" +
+				`config.toml:3: key "kubelet.cpu_manager_policy_options.turbo": unknown CPU manager option (allowed: align-by-socket, distribute-cpus-across-cores, distribute-cpus-across-numa, full-pcpus-only, prefer-align-cpus-by-uncorecache, strict-cpu-reservation)` + "\n" +
+				`config.toml:5: key "kubelet.topology_manager_options.max-allowable-numa-nodes": "4": allowed is a whole number of at least 8`},
+		{"static memory manager without reservation", seedSpec, "[kubelet]\nkube_reserved_memory = \"0\"\nsystem_reserved_memory = \"0\"\neviction_hard_memory = \"0\"",
+			`config.toml:2: key "kubelet.kube_reserved_memory": partition node0: the Static memory manager needs some reserved memory, and kube, system and eviction reservations are all 0` + "\n" +
+				`config.toml:2: key "kubelet.kube_reserved_memory": partition node1: the Static memory manager needs some reserved memory, and kube, system and eviction reservations are all 0`},
+		{"extra args fighting managed flags", seedSpec, "[kubelet]\nextra_args = [\"--root-dir=/x\", \"v=2\"]",
+			`config.toml:2: key "kubelet.extra_args": "--root-dir=/x" sets --root-dir, which numa-partition sets per partition (--config, --root-dir, --cert-dir, --kubeconfig, --bootstrap-kubeconfig, --hostname-override, --node-labels, --register-with-taints); use the config key instead` + "\n" +
+				`config.toml:2: key "kubelet.extra_args": "v=2" is not a flag (write "--flag=value")`},
+		{"shared runtime without endpoint", seedSpec, "[runtime]\nmode = \"shared\"",
+			`config.toml:1: key "runtime.endpoint": is required with mode = "shared" (e.g. "unix:///run/containerd/containerd.sock")`},
+		{"bad runtime mode", seedSpec, "[runtime]\nmode = \"docker\"",
+			`config.toml:2: key "runtime.mode": "docker" is not a runtime mode (allowed: containerd, shared)`},
+		{"bad sandbox image", seedSpec, "[runtime]\nsandbox_image = \"Pause:\\\"3\\\"\"",
+			`config.toml:2: key "runtime.sandbox_image": "Pause:\"3\"" is not an image reference (form: [registry/]name[:tag][@sha256:digest], lowercase name)`},
+		{"relative CNI dir", seedSpec, "[runtime]\ncni_conf_dir = \"net.d\"",
+			`config.toml:2: key "runtime.cni_conf_dir": "net.d" is not an absolute path`},
+		{"bad taint", seedSpec, "[kubelet]\ntaints = [\"a=b:Never\"]",
+			`config.toml:2: key "kubelet.taints": taint "a=b:Never": effect "Never" is not NoSchedule, PreferNoSchedule or NoExecute`},
+		{"empty hostname", seedSpec, "[kubelet]\nhostname = \" \"",
+			`config.toml:2: key "kubelet.hostname": is empty; the CLI fills it from the host name, set it when planning for another machine`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, planErr(t, tt.spec, tt.config))
+		})
+	}
+}
+
+// Several problems are reported together, in file order.
+func TestValidationReportsEverything(t *testing.T) {
+	got := planErr(t, seedSpec, `[partitioning]
+mode = "node"
+[host]
+reserved_cpus = "0-99"
+[kubelet]
+max_pods = 0
+labels = { "a b" = "c" }
+`)
+	lines := 0
+	for _, prefix := range []string{"config.toml:4:", "config.toml:6:", "config.toml:7:"} {
+		assert.Contains(t, got, prefix)
+		lines++
+	}
+	assert.GreaterOrEqual(t, len(splitLines(got)), lines)
+}
+
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i := range s {
+		if s[i] == '\n' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
