@@ -136,7 +136,7 @@ func (a *Allocator) AdmitWithHints(pod *corev1.Pod, extra Hints) (Decision, erro
 	if err != nil {
 		return Decision{}, err
 	}
-	if reason := a.admit(p, pinned, extra, &d); reason != "" {
+	if reason := a.admit(p, a.scopeOf(pod), pinned, extra, &d); reason != "" {
 		a.mm.RemovePod(p.UID) // kubelet frees these at its next admission (M11)
 		d.Admitted, d.Reason, d.Containers = false, reason, nil
 		return d, nil
@@ -147,8 +147,18 @@ func (a *Allocator) AdmitWithHints(pod *corev1.Pod, extra Hints) (Decision, erro
 	return d, nil
 }
 
+// scopeOf is the scope a pod is admitted in: the configured one, except
+// that a virt-launcher pod is one VM and is always placed as one unit
+// (pod scope), so its containers, hugepages and overhead share its nodes.
+func (a *Allocator) scopeOf(pod *corev1.Pod) string {
+	if kubevirt.IsLauncherPod(pod.Labels) {
+		return ScopePod
+	}
+	return a.cfg.Scope
+}
+
 // admit runs the scope; it returns a rejection reason or "".
-func (a *Allocator) admit(p *memorymanager.Pod, pinned bool, extra Hints, d *Decision) string {
+func (a *Allocator) admit(p *memorymanager.Pod, scope string, pinned bool, extra Hints, d *Decision) string {
 	containers := p.Containers()
 	if a.policy.Name() == topologymanager.PolicyNone {
 		// The none scope never asks for hints; Allocate uses the memory
@@ -160,7 +170,7 @@ func (a *Allocator) admit(p *memorymanager.Pod, pinned bool, extra Hints, d *Dec
 		}
 		return ""
 	}
-	if a.cfg.Scope == ScopePod {
+	if scope == ScopePod {
 		providers := []topologymanager.ProviderHints{nil}
 		if pinned {
 			providers[0] = a.mm.PodHints(p)

@@ -273,6 +273,39 @@ func TestScopes(t *testing.T) {
 	}
 }
 
+// A virt-launcher pod is one VM: it is placed as one unit (pod scope)
+// even where the partition's scope is container; other pods keep the
+// configured scope.
+func TestLauncherPodIsOneUnit(t *testing.T) {
+	launcher := func(uid string) *corev1.Pod {
+		p := mkPod(uid, ctr{name: "compute", mem: "4Gi"}, ctr{name: "guest-console-log", mem: "4Gi"})
+		p.Labels = map[string]string{kubevirt.LauncherLabel: kubevirt.LauncherLabelValue}
+		return p
+	}
+	a := mustNew(t, uniform(2, "best-effort", ScopeContainer))
+	if got := nodesOf(admit(t, a, launcher("vm"))); !reflect.DeepEqual(got, []string{"compute:0-1", "guest-console-log:0-1"}) {
+		t.Errorf("launcher pod, container scope: %v (want both containers on the pod's nodes)", got)
+	}
+	a = mustNew(t, uniform(2, "single-numa-node", ScopeContainer))
+	if d := admit(t, a, launcher("vm")); d.Admitted || !strings.Contains(d.Reason, "(pod, best hint") {
+		t.Errorf("launcher pod, single-numa-node: 8Gi on 9Gi+10Gi nodes must be refused as one unit: %+v", d)
+	}
+	// The same containers without the label are placed one by one.
+	plain := launcher("plain")
+	plain.Labels = nil
+	if got := nodesOf(admit(t, a, plain)); !reflect.DeepEqual(got, []string{"compute:0", "guest-console-log:1"}) {
+		t.Errorf("unlabelled pod, container scope: %v", got)
+	}
+	// The launcher pod of a VMI manifest carries the label.
+	pod, err := kubevirt.LauncherPod([]byte("apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: vm, namespace: ns, uid: u1}\nspec: {domain: {resources: {requests: {memory: 1Gi}}}}\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !kubevirt.IsLauncherPod(pod.Labels) {
+		t.Errorf("LauncherPod: labels %v", pod.Labels)
+	}
+}
+
 // Other providers' hints are merged with the memory hints.
 func TestExtraHints(t *testing.T) {
 	a := mustNew(t, uniform(2, "single-numa-node", ScopeContainer))

@@ -205,6 +205,17 @@ func (v *VMI) dedicated() bool {
 	return v.Spec.Domain.CPU != nil && v.Spec.Domain.CPU.DedicatedCPUPlacement
 }
 
+// LauncherLabel and LauncherLabelValue mark a virt-launcher pod, as
+// virt-controller labels every pod it creates for a VMI
+// (kubevirt.io: virt-launcher, pkg/virt-controller/services/template.go).
+const (
+	LauncherLabel      = "kubevirt.io"
+	LauncherLabelValue = "virt-launcher"
+)
+
+// IsLauncherPod says whether a pod's labels are a virt-launcher pod's.
+func IsLauncherPod(labels map[string]string) bool { return labels[LauncherLabel] == LauncherLabelValue }
+
 // LauncherPod returns the virt-launcher pod of a VMI manifest with the
 // given formula; see LauncherPodWithOptions.
 func LauncherPod(manifest []byte, formula string) (*corev1.Pod, error) {
@@ -263,7 +274,8 @@ func LauncherPodWithOptions(manifest []byte, o Options) (*corev1.Pod, error) {
 	v.podCPU(req, lim)
 	return &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: "virt-launcher-" + v.Metadata.Name, Namespace: v.Metadata.Namespace, UID: v.Metadata.UID},
+		ObjectMeta: metav1.ObjectMeta{Name: "virt-launcher-" + v.Metadata.Name, Namespace: v.Metadata.Namespace, UID: v.Metadata.UID,
+			Labels: map[string]string{LauncherLabel: LauncherLabelValue}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name:      "compute",
 			Resources: corev1.ResourceRequirements{Requests: req, Limits: lim},
