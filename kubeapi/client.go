@@ -19,10 +19,11 @@ import (
 // DefaultTimeout bounds one request when Options.Timeout is 0.
 const DefaultTimeout = 5 * time.Second
 
-// maxNodeBytes caps a Node's JSON. kubelet reports at most 50 images
-// (nodeStatusMaxImages), so real Nodes are far below this; the cap only
-// protects status from a server that streams forever.
-const maxNodeBytes = 8 << 20
+// maxObjectBytes caps an object's JSON. kubelet reports at most 50 images
+// (nodeStatusMaxImages), so real Nodes are far below this, and a Pod is
+// at most etcd's 1.5 MiB request; the cap only protects the reader from
+// a server that streams forever.
+const maxObjectBytes = 8 << 20
 
 // Options tune a Client.
 type Options struct {
@@ -66,51 +67,80 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 // ErrUnreachable when no HTTP answer came; any other status is an error
 // with the API's message.
 func (c *Client) Node(ctx context.Context, name string) (*corev1.Node, error) {
-	if c.cfg.Server == nil {
-		return nil, errors.New("kubeapi: a Config from Load or Target.Config is needed")
-	}
 	// Node names are DNS subdomains; anything else could change the path.
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 		return nil, fmt.Errorf("node name %q: %s", name, errs[0])
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	u := c.cfg.Server.JoinPath("api/v1/nodes", name)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	var n corev1.Node
+	u, err := c.get(ctx, "Node", &n, "api/v1/nodes", name)
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "numa-partition-status")
-	if c.cfg.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, apiError(req, resp)
-	}
-	var n corev1.Node
-	// Not strict: the API adds fields to Node with every release, and an
-	// older numa-partition must still read a newer server's Nodes.
-	body := io.LimitReader(resp.Body, maxNodeBytes+1)
-	b, err := io.ReadAll(body)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: reading the answer: %w", u, err)
-	}
-	if len(b) > maxNodeBytes {
-		return nil, fmt.Errorf("GET %s: answer larger than %d bytes", u, maxNodeBytes)
-	}
-	if err := json.Unmarshal(b, &n); err != nil {
-		return nil, fmt.Errorf("GET %s: not a Node: %w", u, err)
 	}
 	if (n.Kind != "" && n.Kind != "Node") || n.Name != name {
 		return nil, fmt.Errorf("GET %s: answered %s %q, not Node %q", u, orNone(n.Kind), n.Name, name)
 	}
 	return &n, nil
+}
+
+// Pod GETs /api/v1/namespaces/<namespace>/pods/<name>, with Node's
+// errors (a kubelet's credentials may read the pods bound to its Node).
+func (c *Client) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	if errs := validation.IsDNS1123Label(namespace); len(errs) > 0 {
+		return nil, fmt.Errorf("namespace %q: %s", namespace, errs[0])
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return nil, fmt.Errorf("pod name %q: %s", name, errs[0])
+	}
+	var p corev1.Pod
+	u, err := c.get(ctx, "Pod", &p, "api/v1/namespaces", namespace, "pods", name)
+	if err != nil {
+		return nil, err
+	}
+	if (p.Kind != "" && p.Kind != "Pod") || p.Name != name || p.Namespace != namespace {
+		return nil, fmt.Errorf("GET %s: answered %s %s/%s, not Pod %s/%s", u, orNone(p.Kind), p.Namespace, p.Name, namespace, name)
+	}
+	return &p, nil
+}
+
+// get GETs the object (of kind) at the API path into obj and returns its
+// URL.
+func (c *Client) get(ctx context.Context, kind string, obj any, path ...string) (string, error) {
+	if c.cfg.Server == nil {
+		return "", errors.New("kubeapi: a Config from Load or Target.Config is needed")
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	u := c.cfg.Server.JoinPath(path...).String()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return u, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "numa-partition")
+	if c.cfg.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return u, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return u, apiError(req, resp)
+	}
+	// Not strict: the API adds fields with every release, and an older
+	// numa-partition must still read a newer server's objects.
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxObjectBytes+1))
+	if err != nil {
+		return u, fmt.Errorf("GET %s: reading the answer: %w", u, err)
+	}
+	if len(b) > maxObjectBytes {
+		return u, fmt.Errorf("GET %s: answer larger than %d bytes", u, maxObjectBytes)
+	}
+	if err := json.Unmarshal(b, obj); err != nil {
+		return u, fmt.Errorf("GET %s: not a %s: %w", u, kind, err)
+	}
+	return u, nil
 }
 
 // apiError turns a non-200 answer into an error carrying the API's own

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
@@ -298,5 +300,43 @@ func TestNodeRefusesBadNames(t *testing.T) {
 		if _, err := c.Node(context.Background(), name); err == nil || errors.Is(err, kubeapi.ErrUnreachable) {
 			t.Errorf("name %q: %v, want a refusal before any request", name, err)
 		}
+	}
+}
+
+// TestPod: a kubelet's credentials read the pods bound to its Node (with
+// their containers' resources), not another Node's pods.
+func TestPod(t *testing.T) {
+	s := kubeapitest.NewServer(t, kubeapitest.Options{})
+	mine := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1"},
+		Spec: corev1.PodSpec{NodeName: "host-node0", Containers: []corev1.Container{{Name: "app",
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}}}}}}
+	theirs := mine.DeepCopy()
+	theirs.Name, theirs.UID, theirs.Spec.NodeName = "db", "u2", "host-node1"
+	s.SetPod(mine)
+	s.SetPod(theirs)
+	cert, key := s.CA.Client(t, "system:node:host-node0", "system:nodes")
+	kc := write(t, t.TempDir(), map[string][]byte{"kubelet.conf": s.Kubeconfig(t, map[string]string{
+		"client-certificate-data": base64.StdEncoding.EncodeToString(cert), "client-key-data": base64.StdEncoding.EncodeToString(key)})})
+	cfg, err := kubeapi.Load("/", filepath.Join(kc, "kubelet.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kubeapi.NewClient(cfg, kubeapi.Options{})
+	defer c.Close()
+	p, err := c.Pod(context.Background(), "ns", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.UID != "u1" || p.Spec.Containers[0].Resources.Limits.Memory().String() != "2Gi" {
+		t.Errorf("pod %s uid %s resources %v", p.Name, p.UID, p.Spec.Containers[0].Resources)
+	}
+	if _, err := c.Pod(context.Background(), "ns", "db"); !errors.Is(err, kubeapi.ErrForbidden) || !strings.Contains(err.Error(), "no relationship found") {
+		t.Errorf("another Node's pod: %v, want ErrForbidden with the API's message", err)
+	}
+	if _, err := c.Pod(context.Background(), "ns", "../nodes/x"); err == nil || !strings.Contains(err.Error(), `pod name "../nodes/x"`) {
+		t.Errorf("a name that is a path: %v", err)
+	}
+	if got := s.Gets("/api/v1/namespaces/ns/pods/web"); got != 1 {
+		t.Errorf("GETs of the pod: %d, want 1", got)
 	}
 }

@@ -1,9 +1,10 @@
 // Package kubeapitest is a fake Kubernetes API server for tests of
 // kubeapi's users: it serves GET /api/v1/nodes/<name> over TLS, with a
-// CA generated for the test, authenticates client certificates (CN is
-// the user, O the groups) and bearer tokens, and authorizes like the Node
-// authorizer: system:node:<name> may read only Node <name>, members of
-// system:masters any Node.
+// CA generated for the test, and GET /api/v1/namespaces/<ns>/pods/<name>;
+// it authenticates client certificates (CN is the user, O the groups) and
+// bearer tokens, and authorizes like the Node authorizer:
+// system:node:<name> may read only Node <name> and the pods bound to it,
+// members of system:masters anything.
 package kubeapitest
 
 import (
@@ -118,7 +119,9 @@ type Server struct {
 
 	mu     sync.Mutex
 	nodes  map[string]*corev1.Node
+	pods   map[string]*corev1.Pod // by namespace/name
 	tokens map[string]user
+	gets   map[string]int // GETs per path
 }
 
 type user struct {
@@ -129,7 +132,8 @@ type user struct {
 // NewServer starts a fake API server, closed when the test ends.
 func NewServer(t testing.TB, o Options) *Server {
 	t.Helper()
-	s := &Server{CA: NewCA(t, "kubernetes"), nodes: map[string]*corev1.Node{}, tokens: map[string]user{}}
+	s := &Server{CA: NewCA(t, "kubernetes"), nodes: map[string]*corev1.Node{}, pods: map[string]*corev1.Pod{},
+		tokens: map[string]user{}, gets: map[string]int{}}
 	if o.ClientAuth == tls.NoClientCert {
 		o.ClientAuth = tls.RequireAndVerifyClientCert
 	}
@@ -154,6 +158,20 @@ func (s *Server) SetNode(n *corev1.Node) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nodes[n.Name] = n.DeepCopy()
+}
+
+// SetPod adds or replaces a Pod.
+func (s *Server) SetPod(p *corev1.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pods[p.Namespace+"/"+p.Name] = p.DeepCopy()
+}
+
+// Gets is how many GETs path was asked (whatever the answer).
+func (s *Server) Gets(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gets[path]
 }
 
 // AddToken makes token authenticate as user in groups.
@@ -192,6 +210,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		status(w, http.StatusUnauthorized, "Unauthorized", "Unauthorized")
 		return
 	}
+	s.mu.Lock()
+	s.gets[r.URL.Path]++
+	s.mu.Unlock()
+	if r.Method == http.MethodGet {
+		if ns, name, ok := podPath(r.URL.Path); ok {
+			s.servePod(w, u, ns, name)
+			return
+		}
+	}
 	name, ok := strings.CutPrefix(r.URL.Path, "/api/v1/nodes/")
 	if r.Method != http.MethodGet || !ok || name == "" || strings.Contains(name, "/") {
 		status(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
@@ -212,6 +239,39 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(n)
+}
+
+// podPath splits /api/v1/namespaces/<ns>/pods/<name>.
+func podPath(path string) (ns, name string, ok bool) {
+	rest, ok := strings.CutPrefix(path, "/api/v1/namespaces/")
+	if !ok {
+		return "", "", false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 || parts[1] != "pods" || parts[0] == "" || parts[2] == "" {
+		return "", "", false
+	}
+	return parts[0], parts[2], true
+}
+
+// servePod answers a pod GET; a node may read the pods bound to it (the
+// Node authorizer answers 403 for others, whether they exist or not).
+func (s *Server) servePod(w http.ResponseWriter, u user, ns, name string) {
+	s.mu.Lock()
+	p, ok := s.pods[ns+"/"+name]
+	s.mu.Unlock()
+	if !slices.Contains(u.groups, "system:masters") && (!ok || !authorized(u, p.Spec.NodeName)) {
+		status(w, http.StatusForbidden, "Forbidden", fmt.Sprintf(
+			"pods %q is forbidden: User %q cannot get resource \"pods\" in API group \"\" in the namespace %q: no relationship found between node and this object",
+			name, u.name, ns))
+		return
+	}
+	if !ok {
+		status(w, http.StatusNotFound, "NotFound", fmt.Sprintf("pods %q not found", name))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(p)
 }
 
 func (s *Server) authenticate(r *http.Request) (user, bool) {
