@@ -180,3 +180,22 @@ func orNone(s string) string {
 	}
 	return s
 }
+
+// PodReader reads pods with the credentials of the kubeconfig at a path,
+// loaded again at every read: a kubelet's kubeconfig appears only after
+// its TLS bootstrap, and its client certificate rotates.
+type PodReader struct {
+	Kubeconfig string
+	Options    Options
+}
+
+// Pod is Client.Pod with the kubeconfig as it is now.
+func (r PodReader) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	cfg, err := Load("/", r.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c := NewClient(cfg, r.Options)
+	defer c.Close()
+	return c.Pod(ctx, namespace, name)
+}

@@ -223,8 +223,8 @@ func (p *cpuPool) take(id string, n int, nodes bitmask.NodeSet) (bitmask.CPUSet,
 	return got, nil
 }
 
-// hold records CPUs a running container already has to itself
-// (Synchronize).
+// hold adds CPUs a running container already has to itself to holding id
+// (Synchronize; a unit's holding collects its containers').
 func (p *cpuPool) hold(id string, cpus bitmask.CPUSet) error {
 	if overlap := p.taken().Intersect(cpus); !overlap.IsEmpty() {
 		return fmt.Errorf("CPUs %s are another container's", overlap)
@@ -232,7 +232,7 @@ func (p *cpuPool) hold(id string, cpus bitmask.CPUSet) error {
 	if extra := cpus.Difference(p.cpus); !extra.IsEmpty() {
 		return fmt.Errorf("CPUs %s are not the partition's pod CPUs (%s)", extra, p.cpus)
 	}
-	p.exclusive[id] = cpus
+	p.exclusive[id] = p.exclusive[id].Union(cpus)
 	return nil
 }
 
@@ -250,4 +250,44 @@ func (p *cpuPool) release(id string) bool {
 	_, ok := p.exclusive[id]
 	delete(p.exclusive, id)
 	return ok
+}
+
+// extend adds n CPUs of whole free cores on nodes to holding id (a pod
+// placed as one unit reserves its containers' CPUs together), leaving at
+// least one core shared, as take does.
+func (p *cpuPool) extend(id string, n int, nodes bitmask.NodeSet) error {
+	if n == 0 {
+		return nil
+	}
+	const scratch = "\x00extend"
+	got, err := p.take(scratch, n, nodes)
+	delete(p.exclusive, scratch)
+	if err != nil {
+		return err
+	}
+	p.exclusive[id] = p.exclusive[id].Union(got)
+	return nil
+}
+
+// pick chooses n CPUs as whole cores of within, none of them in busy,
+// lowest node and core first.
+func (p *cpuPool) pick(within, busy bitmask.CPUSet, n int) (bitmask.CPUSet, error) {
+	cores, err := p.coresFor(n)
+	if err != nil {
+		return bitmask.CPUSet{}, err
+	}
+	var got bitmask.CPUSet
+	for _, c := range p.cores {
+		if cores == 0 {
+			break
+		}
+		if c.CPUs.IsSubsetOf(within) && !c.CPUs.Intersects(busy) {
+			got = got.Union(c.CPUs)
+			cores--
+		}
+	}
+	if cores > 0 {
+		return bitmask.CPUSet{}, fmt.Errorf("%d CPUs asked of %s, %d of them in use", n, within, within.Intersect(busy).Len())
+	}
+	return got, nil
 }

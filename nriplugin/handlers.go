@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/containerd/nri/pkg/api"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
@@ -17,14 +18,19 @@ import (
 // Synchronize makes the allocator's state the runtime's, on every
 // (re)connection: allocations of containers that no longer run are
 // released, running containers the state lacks (or holds elsewhere) are
-// adopted where they run, each difference logged. Shared containers get
+// adopted where they run, each difference logged. Pods placed as one unit
+// keep their allocation while their sandbox exists. Shared containers get
 // the current shared pool.
 func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sandboxes := map[string]*api.PodSandbox{}
+	unitPods := map[types.UID][]container{} // pods placed as one unit, with their running containers
 	for _, pod := range pods {
 		sandboxes[pod.GetId()] = pod
+		if p.asUnitPod(pod.GetLabels(), qosOf(pod.GetLinux().GetCgroupParent())) && pod.GetUid() != "" {
+			unitPods[types.UID(pod.GetUid())] = nil
+		}
 	}
 	running := map[types.UID]container{}
 	for _, ctr := range ctrs {
@@ -41,11 +47,17 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 			p.log.Warn("container left alone", "err", err)
 			continue
 		}
+		if _, ok := unitPods[c.PodUID]; ok {
+			unitPods[c.PodUID] = append(unitPods[c.PodUID], c)
+			continue
+		}
 		running[c.key()] = c
 	}
 	known := map[types.UID]allocator.Allocation{}
 	for _, a := range p.placer.Allocations() {
-		if _, ok := running[a.PodUID]; ok {
+		_, runs := running[a.PodUID]
+		_, unit := unitPods[a.PodUID]
+		if runs || unit {
 			known[a.PodUID] = a
 			continue
 		}
@@ -55,13 +67,9 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 		}
 	}
 	p.containers = map[string]*tracked{}
+	p.units = map[types.UID]*unit{}
 	p.pool.clear()
-	keys := make([]types.UID, 0, len(running))
-	for key := range running {
-		keys = append(keys, key)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	for _, key := range keys {
+	for _, key := range sortedKeys(running) {
 		c := running[key]
 		t := &tracked{c: c}
 		where := runsOn(c)
@@ -85,15 +93,30 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 		p.holdExclusive(t)
 		p.containers[c.ID] = t
 	}
-	p.log.Info("synchronized with the runtime", "containers", len(p.containers), "exclusive", p.pool.taken(), "shared", p.pool.shared())
+	for _, uid := range sortedKeys(unitPods) {
+		if err := p.syncUnit(uid, unitPods[uid], known); err != nil {
+			return nil, err
+		}
+	}
+	p.log.Info("synchronized with the runtime", "containers", len(p.containers), "units", len(p.units),
+		"exclusive", p.pool.taken(), "shared", p.pool.shared())
 	if p.opts.OnSynchronized != nil {
 		p.opts.OnSynchronized()
 	}
 	return p.sharedUpdates(), nil
 }
 
+func sortedKeys[V any](m map[types.UID]V) []types.UID {
+	keys := make([]types.UID, 0, len(m))
+	for key := range m {
+		keys = append(keys, key)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return keys
+}
+
 // CreateContainer admits a container before it starts.
-func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+func (p *Plugin) CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c, err := fromNRI(pod, ctr)
@@ -107,22 +130,26 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 	if p.opts.Mode == ModeKubelet {
 		return nil, nil, p.mirror(c)
 	}
+	if p.asUnit(c) {
+		return p.placeInUnit(ctx, c)
+	}
 	return p.place(c)
 }
 
 // place decides and enforces (nri mode).
 func (p *Plugin) place(c container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
 	n := c.exclusiveCPUs()
+	limits := c.pod().Spec.Containers[0].Resources.Limits
 	extra, err := p.cpuHints(c, n)
 	if err != nil {
-		return nil, nil, p.refuse(c, err.Error())
+		return nil, nil, p.refuse(c, limits, p.opts.Scope, err.Error())
 	}
 	d, err := p.placer.AdmitPod(c.pod(), extra)
 	if err != nil {
 		return nil, nil, fmt.Errorf("numa-partition %s: pod %s container %s: %w", p.opts.Partition, c.Pod, c.Name, err)
 	}
 	if !d.Admitted {
-		return nil, nil, p.refuse(c, d.Reason)
+		return nil, nil, p.refuse(c, limits, p.opts.Scope, d.Reason)
 	}
 	t := &tracked{c: c}
 	nodes := nodesOf(d)
@@ -139,7 +166,7 @@ func (p *Plugin) place(c container) (*api.ContainerAdjustment, []*api.ContainerU
 			if _, rerr := p.placer.ReleasePod(c.key()); rerr != nil {
 				p.log.Error("releasing a refused container", "container", c.Name, "pod", c.Pod, "err", rerr)
 			}
-			return nil, nil, p.refuse(c, err.Error())
+			return nil, nil, p.refuse(c, limits, p.opts.Scope, err.Error())
 		}
 		adj.SetLinuxCPUSetCPUs(cpus.String())
 		updates = p.sharedUpdates()
@@ -200,17 +227,35 @@ func (p *Plugin) RemoveContainer(ctx context.Context, pod *api.PodSandbox, ctr *
 	return err
 }
 
+// StopPodSandbox releases a pod: its containers have stopped and will
+// not restart (a pod placed as one unit holds its nodes and CPUs until
+// then).
+func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) error {
+	return p.RemovePodSandbox(ctx, pod)
+}
+
 // RemovePodSandbox releases whatever is left of a pod.
 func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	freed := p.units[types.UID(pod.GetUid())] != nil
+	if err := p.releaseUnit(types.UID(pod.GetUid())); err != nil {
+		return err
+	}
 	prefix := pod.GetUid() + "/"
 	for id, t := range p.containers {
 		if t.c.PodUID == types.UID(pod.GetUid()) {
-			if _, err := p.forget(id); err != nil {
+			f, err := p.forget(id)
+			if err != nil {
 				return err
 			}
+			freed = freed || f
 		}
+	}
+	if freed {
+		// A sandbox event cannot answer with updates: the shared
+		// containers get the freed CPUs once this event is answered.
+		go p.pushSharedUpdates()
 	}
 	for _, a := range p.placer.Allocations() {
 		if strings.HasPrefix(string(a.PodUID), prefix) {
@@ -229,6 +274,12 @@ func (p *Plugin) forget(id string) (bool, error) {
 		return false, nil
 	}
 	delete(p.containers, id)
+	if t.unit != nil {
+		// Its CPUs stay reserved to its pod (a restart gets them back);
+		// the pod's memory is released with the pod.
+		delete(t.unit.given, id)
+		return false, nil
+	}
 	freed := p.pool.release(id)
 	if _, err := p.placer.ReleasePod(t.c.key()); err != nil {
 		return freed, fmt.Errorf("numa-partition %s: releasing %s: %w", p.opts.Partition, t.c.key(), err)
@@ -276,6 +327,16 @@ func (p *Plugin) holdExclusive(t *tracked) {
 	}
 }
 
+// exclusive says whether container id has CPUs to itself, alone or as a
+// part of its pod's unit.
+func (p *Plugin) exclusive(id string, t *tracked) bool {
+	if t.unit != nil {
+		_, ok := t.unit.given[id]
+		return ok
+	}
+	return p.pool.holds(id)
+}
+
 // sharedUpdates move every shared container to the current shared pool
 // (nri mode; kubelet's CPU Manager does it itself in kubelet mode).
 func (p *Plugin) sharedUpdates() []*api.ContainerUpdate {
@@ -285,7 +346,7 @@ func (p *Plugin) sharedUpdates() []*api.ContainerUpdate {
 	shared := p.pool.shared().String()
 	ids := make([]string, 0, len(p.containers))
 	for id, t := range p.containers {
-		if !p.pool.holds(id) && t.c.CPUs != shared {
+		if !p.exclusive(id, t) && t.c.CPUs != shared {
 			ids = append(ids, id)
 		}
 	}
@@ -302,16 +363,16 @@ func (p *Plugin) sharedUpdates() []*api.ContainerUpdate {
 }
 
 // refuse is the error a container that cannot be placed fails with: it
-// reaches kubelet, which puts it in the pod's events.
-func (p *Plugin) refuse(c container, reason string) error {
+// reaches kubelet, which puts it in the pod's events. lim are the
+// resources asked (the container's, or its pod's placed as one unit).
+func (p *Plugin) refuse(c container, lim corev1.ResourceList, scope, reason string) error {
 	var res []string
-	lim := c.pod().Spec.Containers[0].Resources.Limits
 	for _, name := range sortedNames(lim) {
 		q := lim[name]
 		res = append(res, fmt.Sprintf("%s=%s", name, q.String()))
 	}
 	return fmt.Errorf("numa-partition %s: pod %s container %s (%s) %v under topology policy %s (scope %s): %s",
-		p.opts.Partition, c.Pod, c.Name, strings.Join(res, " "), errPlacement, p.opts.Policy, p.opts.Scope, reason)
+		p.opts.Partition, c.Pod, c.Name, strings.Join(res, " "), errPlacement, p.opts.Policy, scope, reason)
 }
 
 // runsOn are the memory nodes a container's cpuset names ("" = none).

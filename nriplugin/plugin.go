@@ -55,6 +55,11 @@ type Options struct {
 	// Policy and Scope name the topology policy in errors.
 	Policy string
 	Scope  string
+	// Pods reads pods from the API server, with the partition kubelet's
+	// credentials: the plugin needs a whole pod to place it as one unit
+	// (nri mode: pod scope, and virt-launcher pods). Required for pod
+	// scope; without it a virt-launcher pod cannot be placed.
+	Pods   PodReader
 	Logger *slog.Logger
 	// OnSynchronized is called after every synchronization with the
 	// runtime: from then on the plugin is in the containers' path.
@@ -68,13 +73,16 @@ type Plugin struct {
 	log    *slog.Logger
 
 	mu         sync.Mutex
+	stub       stub.Stub // the current connection, for updates no event asked for
 	pool       *cpuPool
 	containers map[string]*tracked // by container id
+	units      map[types.UID]*unit  // pods placed as one unit, by pod uid
 }
 
 // tracked is a container the plugin has seen start and not yet stop.
 type tracked struct {
-	c container
+	c    container
+	unit *unit // the unit it is a part of; nil when placed on its own
 }
 
 // New checks the options.
@@ -86,6 +94,9 @@ func New(opts Options, placer Placer) (*Plugin, error) {
 	default:
 		return nil, fmt.Errorf("mode %q: allowed are %s, %s", opts.Mode, ModeKubelet, ModeNRI)
 	}
+	if opts.Mode == ModeNRI && opts.Scope == allocator.ScopePod && opts.Pods == nil {
+		return nil, errors.New("nri mode in pod scope places each pod as one unit and needs the pod specs: Options.Pods")
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -94,6 +105,7 @@ func New(opts Options, placer Placer) (*Plugin, error) {
 		return nil, err
 	}
 	return &Plugin{opts: opts, placer: placer, pool: pool, containers: map[string]*tracked{},
+		units: map[types.UID]*unit{},
 		log: opts.Logger.With("partition", opts.Partition, "nri", opts.Mode)}, nil
 }
 
@@ -107,6 +119,9 @@ func (p *Plugin) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("nri plugin: %w", err)
 		}
+		p.mu.Lock()
+		p.stub = s
+		p.mu.Unlock()
 		started := time.Now()
 		err = s.Run(ctx)
 		if ctx.Err() != nil {
@@ -124,6 +139,21 @@ func (p *Plugin) Run(ctx context.Context) error {
 		backoff = min(2*backoff, 5*time.Second)
 	}
 	return nil
+}
+
+// pushSharedUpdates moves the shared containers to the current shared
+// pool outside of any event (after CPUs were freed by a sandbox event).
+func (p *Plugin) pushSharedUpdates() {
+	p.mu.Lock()
+	s, updates := p.stub, p.sharedUpdates()
+	p.mu.Unlock()
+	if s == nil || len(updates) == 0 {
+		return
+	}
+	failed, err := s.UpdateContainers(updates)
+	if err != nil || len(failed) > 0 {
+		p.log.Warn("shared pool update not applied", "containers", len(updates), "failed", len(failed), "err", err)
+	}
 }
 
 // errPlacement marks a container the policy cannot place.

@@ -47,6 +47,8 @@ type harness struct {
 	dir    string
 	mode   string
 	policy string
+	scope  string    // "" = container
+	pods   PodReader // nil = none
 	server *daemon.Server
 	plugin *Plugin
 	logs   *bytes.Buffer
@@ -64,9 +66,15 @@ func (h *harness) restart() {
 	h.t.Helper()
 	h.logs = &bytes.Buffer{}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := daemon.NewServer(daemon.ServerOptions{Partition: "node0", Config: testConfig(h.policy), StateDir: h.dir, Logger: log})
+	scope := h.scope
+	if scope == "" {
+		scope = "container"
+	}
+	cfg := testConfig(h.policy)
+	cfg.Scope = scope
+	srv, err := daemon.NewServer(daemon.ServerOptions{Partition: "node0", Config: cfg, StateDir: h.dir, Logger: log})
 	require.NoError(h.t, err)
-	p, err := New(Options{Partition: "node0", Mode: h.mode, CPUs: testTopology(), Policy: h.policy, Scope: "container", Logger: log}, srv)
+	p, err := New(Options{Partition: "node0", Mode: h.mode, CPUs: testTopology(), Policy: h.policy, Scope: scope, Pods: h.pods, Logger: log}, srv)
 	require.NoError(h.t, err)
 	h.server, h.plugin = srv, p
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/nriplugin"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
@@ -133,7 +134,10 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 		return err
 	}
 	nriOpts := nriplugin.Options{Partition: p.Name, Mode: p.Allocator.Mode, Socket: p.Allocator.NRISocket, CPUs: cpus,
-		Policy: cfg.Policy, Scope: cfg.Scope}
+		Policy: cfg.Policy, Scope: cfg.Scope,
+		// Pods placed as one unit are read with the partition kubelet's
+		// own credentials (the Node authorizer lets it read its pods).
+		Pods: kubeapi.PodReader{Kubeconfig: p.Kubelet.Kubeconfig}}
 	opts.WaitRuntime = p.Allocator.Mode == planner.AllocatorModeNRI
 	opts.Runtime = func(ctx context.Context, srv *daemon.Server, ready func()) error {
 		nriOpts.Logger, nriOpts.OnSynchronized = slog.Default(), ready
