@@ -1,5 +1,6 @@
-// Package fsutil is the one way numa-partition replaces a file: atomic
-// and durable (apply's files and record, the allocator's checkpoint).
+// Package fsutil is the one way numa-partition replaces a file (atomic
+// and durable: apply's files and record, the allocator's checkpoint) and
+// the one way it locks one (apply's host lock, the daemon's state dir).
 package fsutil
 
 import (

@@ -1,6 +1,7 @@
 package fsutil
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -38,5 +39,33 @@ func TestWriteFile(t *testing.T) {
 	}
 	if err := SyncDir(filepath.Join(dir, "missing")); err == nil {
 		t.Error("syncing a missing directory succeeded")
+	}
+}
+
+func TestTryLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	l, err := TryLock(path, 0o600, "pid 1: first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flock is per open file: a second open in this process conflicts too.
+	_, err = TryLock(path, 0o600, "pid 2: second")
+	var locked *LockedError
+	if !errors.As(err, &locked) || !errors.Is(err, ErrLocked) || locked.Holder != "pid 1: first" {
+		t.Fatalf("second lock: %v (holder %+v), want ErrLocked naming the first holder", err, locked)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	l, err = TryLock(path, 0o600, "")
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	if b, _ := os.ReadFile(path); len(b) != 0 {
+		t.Errorf("a released lock keeps its holder: %q", b)
+	}
+	_ = l.Release()
+	if _, err := TryLock(filepath.Join(t.TempDir(), "missing", "lock"), 0o600, ""); err == nil || errors.Is(err, ErrLocked) {
+		t.Errorf("lock in a missing directory: %v", err)
 	}
 }

@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 )
 
 // Lock is the exclusive lock that keeps applies and removes from
 // interleaving.
-type Lock struct{ f *os.File }
+type Lock = fsutil.Lock
 
 // LockedError says who holds the lock.
 type LockedError struct {
@@ -25,43 +25,20 @@ func (e *LockedError) Error() string {
 }
 
 // AcquireLock takes root/run/numa-partition/apply.lock without waiting and
-// writes the holder's PID and command line into it. The kernel releases
-// a flock when its holder dies, so a crash never leaves the host locked.
+// writes the holder's PID and command line into it.
 func AcquireLock(root string) (*Lock, error) {
 	p := filepath.Join(root, LockPath)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(p)
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			h := strings.TrimSpace(string(holder))
-			if h == "" {
-				h = "an unknown process"
-			}
-			return nil, &LockedError{Path: p, Holder: h}
+	l, err := fsutil.TryLock(p, 0o644, fmt.Sprintf("pid %d: %s", os.Getpid(), strings.Join(os.Args, " ")))
+	var locked *fsutil.LockedError
+	if errors.As(err, &locked) {
+		h := locked.Holder
+		if h == "" {
+			h = "an unknown process"
 		}
-		return nil, fmt.Errorf("lock %s: %w", p, err)
+		return nil, &LockedError{Path: p, Holder: h}
 	}
-	who := fmt.Sprintf("pid %d: %s\n", os.Getpid(), strings.Join(os.Args, " "))
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(who), 0)
-	}
-	return &Lock{f: f}, nil
-}
-
-// Release gives the lock up.
-func (l *Lock) Release() error {
-	if l == nil || l.f == nil {
-		return nil
-	}
-	_ = l.f.Truncate(0)
-	err := l.f.Close() // closing drops the flock
-	l.f = nil
-	return err
+	return l, err
 }

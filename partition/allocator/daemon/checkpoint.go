@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/numa-partition/numa-partition/partition/allocator"
@@ -152,16 +151,12 @@ func RemoveStaleTemps(dir string) error {
 // kernel drops the lock when the process dies, SIGKILL included.
 func LockStateDir(dir string) (unlock func(), err error) {
 	path := filepath.Join(dir, lockName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	l, err := fsutil.TryLock(path, 0o600, "")
+	if errors.Is(err, fsutil.ErrLocked) {
+		return nil, fmt.Errorf("state directory %s is in use by another allocator daemon (lock %s held)", dir, path)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("opening lock %s: %w", path, err)
+		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("state directory %s is in use by another allocator daemon (lock %s held)", dir, path)
-		}
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil
+	return func() { _ = l.Release() }, nil
 }

@@ -273,7 +273,7 @@ func LauncherPodWithOptions(manifest []byte, o Options) (*corev1.Pod, error) {
 	}
 	v.podCPU(req, lim)
 	return &corev1.Pod{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: "virt-launcher-" + v.Metadata.Name, Namespace: v.Metadata.Namespace, UID: v.Metadata.UID,
 			Labels: map[string]string{LauncherLabel: LauncherLabelValue}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{
