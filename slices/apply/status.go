@@ -2,10 +2,9 @@ package apply
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/numa-partition/numa-partition/kubeapi"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/slices/systemd"
@@ -359,31 +359,22 @@ func probe(ctx context.Context, c *http.Client, url string) Probe {
 	return p
 }
 
-// probeUnix GETs the allocator's /v1/healthz over its Unix socket.
+// probeUnix asks the allocator's /v1/healthz over its Unix socket, with
+// the daemon's own client.
 func probeUnix(ctx context.Context, root, socket string, timeout time.Duration) Probe {
-	path := filepath.Join(root, socket)
 	p := Probe{Endpoint: "unix:" + socket}
-	c := &http.Client{Timeout: timeout, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
-		},
-	}}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://allocator/v1/healthz", nil)
-	resp, err := c.Do(req)
-	if err != nil {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	h, err := daemon.Client{Socket: filepath.Join(root, socket)}.Health(ctx)
+	var apiErr *daemon.APIError
+	switch {
+	case errors.As(err, &apiErr):
+		p.Detail = fmt.Sprintf("HTTP %d status %q: %s", apiErr.Status, h.Status, apiErr.ErrorResponse.Error)
+	case err != nil:
 		p.Detail = "unreachable: " + err.Error()
-		return p
+	default:
+		p.OK = h.Status == "ok"
+		p.Detail = fmt.Sprintf("HTTP 200 status %q", h.Status)
 	}
-	defer resp.Body.Close()
-	var h struct {
-		Status string `json:"status"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&h); err != nil {
-		p.Detail = fmt.Sprintf("HTTP %d, not a health answer: %v", resp.StatusCode, err)
-		return p
-	}
-	p.OK = resp.StatusCode == http.StatusOK && h.Status == "ok"
-	p.Detail = fmt.Sprintf("HTTP %d status %q", resp.StatusCode, h.Status)
 	return p
 }
