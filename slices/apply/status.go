@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/numa-partition/numa-partition/kubeapi"
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
