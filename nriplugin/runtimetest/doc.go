@@ -1,0 +1,19 @@
+// Package runtimetest tests the NRI plugin (package nriplugin) with the
+// allocator daemon (package partition/allocator/daemon) against a real
+// containerd 2 and runc, on this machine: the tests start a containerd of
+// their own (its own root, state, sockets and NRI socket, cgroupfs, the
+// native snapshotter), import the e2e's pause and workload images
+// (test/images), run the allocator as a separate process (the test
+// binary re-executed) plugged into that containerd, and drive containerd
+// through its CRI API as kubelet does: pod sandboxes with the host's
+// network (no CNI), containers with kubelet's labels and Linux resources.
+// What they assert is what the containers' processes really get: their
+// cpuset (Cpus_allowed_list and Mems_allowed_list, the cgroup's
+// cpuset.cpus and cpuset.mems) and the allocator's state.
+//
+// They need root, runc (/usr/sbin/runc, Debian's runc package) and the
+// containerd binaries test/realbin/build.sh builds: NUMA_PARTITION_REALBIN
+// names the folder it prints (`make test` sets it when the folder is
+// there; .ci/run builds it first). Without them every test is skipped,
+// loudly, saying which is missing.
+package runtimetest

@@ -1,0 +1,251 @@
+package runtimetest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	cri "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/numa-partition/numa-partition/nriplugin"
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/allocator"
+)
+
+// exclusive are the resources of a Guaranteed container with one whole
+// core of CPUs (integer CPUs, requests = limits).
+func (m machine) exclusive() resources {
+	milli := int64(m.threads) * 1000
+	return resources{cpuRequestMilli: milli, cpuLimitMilli: milli, memoryLimit: 64 * mi}
+}
+
+// sharedRes are a Burstable container's: requests below limits.
+var sharedRes = resources{cpuRequestMilli: 250, cpuLimitMilli: 500, memoryLimit: 64 * mi}
+
+func (m machine) node0() bitmask.NodeSet { return bitmask.NewNodeSet(m.nodes[0]) }
+
+func (m machine) allNodes() bitmask.NodeSet { return bitmask.NewNodeSet(m.nodes...) }
+
+// assertPinned checks an allocation: pinned on nodes with memory bytes of
+// memory.
+func assertPinned(t *testing.T, a allocator.Allocation, nodes bitmask.NodeSet, memory int64) {
+	t.Helper()
+	require.True(t, a.Admitted, "%s admitted", a.PodUID)
+	require.True(t, a.Pinned, "%s pinned (Guaranteed)", a.PodUID)
+	require.Len(t, a.Containers, 1)
+	assert.Equal(t, nodes, a.Containers[0].NUMANodes, "%s: NUMA nodes", a.PodUID)
+	assert.Equal(t, uint64(memory), a.Containers[0].Memory[allocator.ResourceMemory], "%s: memory", a.PodUID)
+}
+
+// In nri mode the allocator decides and containerd enforces: a Burstable
+// container runs on the shared pool, a Guaranteed one with integer CPUs
+// on a whole core of its own on the node its memory is pinned to, the
+// shared container leaves that core, and gets it back when the exclusive
+// container goes; each stopped container is released.
+func TestNRIPlacesAndReleasesRealContainers(t *testing.T) {
+	e := newEnv(t)
+	m := e.m
+	a := e.startAllocator(nriplugin.ModeNRI, "single-numa-node")
+	rest := m.all.Difference(m.first)
+
+	web := e.runPod("web", burstable)
+	shared := e.run(web, "app", sharedRes)
+	cpus, mems := e.specCpuset(shared)
+	assert.Equal(t, m.all.String(), cpus, "the plugin set the shared pool, every pod CPU, in the Burstable container's spec")
+	assert.Equal(t, "", mems, "a Burstable container's memory is not pinned")
+	s := e.waitCPUs(shared, m.all, "the shared pool")
+	assert.Equal(t, m.allNodes(), s.procMems)
+	line, err := e.workloadLine(shared)
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("cpus=%s mems=%s", m.all, m.allNodes()), line, "what the Burstable workload saw when it started")
+	got := a.waitAllocations("the Burstable container admitted", shared.key())
+	assert.True(t, got[shared.key()].Admitted)
+	assert.False(t, got[shared.key()].Pinned, "a Burstable container pins nothing")
+
+	batch := e.runPod("batch", besteffort)
+	job := e.run(batch, "job", resources{})
+	e.waitCPUs(job, m.all, "a BestEffort container shares too")
+
+	db := e.runPod("db", guaranteed)
+	excl := e.run(db, "db", m.exclusive())
+	cpus, mems = e.specCpuset(excl)
+	assert.Equal(t, m.first.String(), cpus, "the exclusive core in the Guaranteed container's spec")
+	assert.Equal(t, m.node0().String(), mems, "the Guaranteed container's memory pinned to node %d in its spec", m.nodes[0])
+	s = e.waitCPUs(excl, m.first, "its exclusive core")
+	assert.Equal(t, m.node0(), s.procMems, "Mems_allowed_list of the Guaranteed container")
+	assert.Equal(t, m.node0(), s.cgroupMems, "cpuset.mems of the Guaranteed container")
+	line, err = e.workloadLine(excl)
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("cpus=%s mems=%s", m.first, m.node0()), line, "what the Guaranteed workload saw when it started")
+	e.waitCPUs(shared, rest, "the shared container leaves the exclusive core")
+	e.waitCPUs(job, rest, "the BestEffort container leaves the exclusive core")
+	got = a.waitAllocations("the three containers allocated", shared.key(), job.key(), excl.key())
+	assertPinned(t, got[excl.key()], m.node0(), 64*mi)
+
+	// Release: a stopped container holds nothing; its core is shared again.
+	e.stop(excl)
+	a.waitAllocations("the stopped Guaranteed container released", shared.key(), job.key())
+	e.waitCPUs(shared, m.all, "the exclusive core back in the shared pool")
+	e.waitCPUs(job, m.all, "the exclusive core back in the shared pool")
+	e.remove(excl)
+	e.removePod(db)
+	a.waitAllocations("nothing of the removed pod", shared.key(), job.key())
+	e.stop(job)
+	e.remove(job)
+	e.removePod(batch)
+
+	// The core really is free: the next Guaranteed container gets it.
+	db2 := e.runPod("db2", guaranteed)
+	excl2 := e.run(db2, "db", m.exclusive())
+	e.waitCPUs(excl2, m.first, "the released core")
+	e.waitCPUs(shared, rest, "the shared container leaves the core again")
+	got = a.waitAllocations("the new Guaranteed container allocated", shared.key(), excl2.key())
+	assertPinned(t, got[excl2.key()], m.node0(), 64*mi)
+
+	// A pod removed without its containers being stopped first.
+	e.removePod(web)
+	a.waitAllocations("the removed pod's container released", excl2.key())
+}
+
+// reason is kubelet's reason for a container with more memory than any
+// node: with one node no node set holds it (the Memory Manager has no
+// hint and its Allocate fails); with more, only sets of several nodes
+// do, which single-numa-node refuses.
+func reason(m machine) string {
+	if len(m.nodes) == 1 {
+		return "UnexpectedAdmissionError: Allocate failed due to [memorymanager] failed to get the default NUMA affinity, no NUMA nodes with enough memory is available"
+	}
+	return "TopologyAffinityError"
+}
+
+// A container the policy cannot place is not created: containerd's
+// CreateContainer fails with the allocator's reason, which names the pod,
+// the container, its resources and the policy; nothing is allocated for
+// it, and a container of the same pod that fits is created.
+func TestNRIRefusesAContainerThatCannotBePlaced(t *testing.T) {
+	e := newEnv(t)
+	m := e.m
+	a := e.startAllocator(nriplugin.ModeNRI, "single-numa-node")
+	big := m.exclusive()
+	big.memoryLimit = 5 * gi // no node has 5Gi (nodeMemory)
+	p := e.runPod("huge", guaranteed)
+	_, err := e.create(p, "db", big)
+	require.Error(t, err, "a container with more memory than any node must not be created under single-numa-node")
+	msg := err.Error()
+	t.Logf("CreateContainer: %s", msg)
+	for _, want := range []string{
+		"numa-partition " + partitionName + ": pod rt/huge container db",
+		fmt.Sprintf("cpu=%d", m.threads), "memory=5Gi",
+		"cannot be placed under topology policy single-numa-node (scope container)",
+		reason(m),
+	} {
+		assert.Contains(t, msg, want)
+	}
+	l, err := e.rt.ListContainers(e.ctx(), &cri.ListContainersRequest{})
+	require.NoError(t, err)
+	for _, c := range l.GetContainers() {
+		assert.NotEqual(t, "db", c.GetMetadata().GetName(), "the refused container exists: %v", c)
+	}
+	a.waitAllocations("nothing allocated for the refused container")
+	assert.Regexp(t, `msg="pod rejected" .*uid=`+p.uid+`/db reason=`, a.logText())
+
+	fits := e.run(p, "db", m.exclusive())
+	e.waitCPUs(fits, m.first, "a container that fits is placed")
+	assertPinned(t, a.waitAllocations("the container that fits", fits.key())[fits.key()], m.node0(), 64*mi)
+}
+
+// After a kill -9 of the allocator while containers run, the restarted
+// allocator's state is the running containers: the one removed while it
+// was down is released, the one created while it was down (unplaced) is
+// adopted and moved to the shared pool, the exclusive one keeps its core
+// and its pinned memory.
+func TestNRIResynchronizesAfterKill9(t *testing.T) {
+	e := newEnv(t)
+	m := e.m
+	a := e.startAllocator(nriplugin.ModeNRI, "single-numa-node")
+	rest := m.all.Difference(m.first)
+
+	db := e.runPod("db", guaranteed)
+	excl := e.run(db, "db", m.exclusive())
+	web := e.runPod("web", burstable)
+	gone := e.run(web, "app", sharedRes)
+	e.waitCPUs(gone, rest, "the shared pool")
+	a.waitAllocations("both containers allocated", excl.key(), gone.key())
+
+	a.kill9()
+	// While the allocator is down: a pod goes away, another comes.
+	e.stop(gone)
+	e.remove(gone)
+	e.removePod(web)
+	late := e.runPod("late", burstable)
+	unplaced := e.run(late, "app", sharedRes)
+	cpus, _ := e.specCpuset(unplaced)
+	require.Equal(t, "", cpus, "with the allocator down, nothing places the container")
+	e.waitCPUs(unplaced, m.all, "unplaced: every CPU, the exclusive core too")
+
+	a = e.startAllocator(nriplugin.ModeNRI, "single-numa-node")
+	got := a.waitAllocations("after the restart: the running containers", excl.key(), unplaced.key())
+	assertPinned(t, got[excl.key()], m.node0(), 64*mi)
+	assert.False(t, got[unplaced.key()].Pinned)
+	e.waitCPUs(unplaced, rest, "the adopted container moved to the shared pool")
+	e.waitCPUs(excl, m.first, "the exclusive container keeps its core")
+	log := a.logText()
+	for _, want := range []string{
+		"allocation released: its container no longer runs", gone.key(),
+		"running container adopted where it runs", "synchronized with the runtime",
+	} {
+		assert.Contains(t, log, want)
+	}
+
+	// The restarted plugin tracks both: the exclusive core is freed on stop.
+	e.stop(excl)
+	a.waitAllocations("the exclusive container released", unplaced.key())
+	e.waitCPUs(unplaced, m.all, "the exclusive core back in the shared pool")
+}
+
+// In kubelet mode kubelet's managers decide (here: the cpuset of the
+// CRI request, as its CPU and Memory Managers set it); the plugin changes
+// nothing and records the nodes the container was created on, and one it
+// would have refused still runs, logged.
+func TestKubeletModeMirrorsTheCpuset(t *testing.T) {
+	e := newEnv(t)
+	m := e.m
+	a := e.startAllocator(nriplugin.ModeKubelet, "single-numa-node")
+	last := m.cpus.Cores[len(m.cpus.Cores)-1]
+	kubeletExcl := m.exclusive()
+	kubeletExcl.cpusetCpus, kubeletExcl.cpusetMems = last.CPUs.String(), bitmask.NewNodeSet(last.Node).String()
+
+	db := e.runPod("db", guaranteed)
+	excl := e.run(db, "db", kubeletExcl)
+	cpus, mems := e.specCpuset(excl)
+	assert.Equal(t, kubeletExcl.cpusetCpus, cpus, "kubelet's cpuset, unchanged")
+	assert.Equal(t, kubeletExcl.cpusetMems, mems)
+	s := e.waitCPUs(excl, last.CPUs, "kubelet's exclusive core")
+	assert.Equal(t, bitmask.NewNodeSet(last.Node), s.procMems)
+	got := a.waitAllocations("the mirrored container", excl.key())
+	assertPinned(t, got[excl.key()], bitmask.NewNodeSet(last.Node), 64*mi)
+
+	web := e.runPod("web", burstable)
+	kubeletShared := sharedRes
+	kubeletShared.cpusetCpus = m.all.Difference(last.CPUs).String()
+	shared := e.run(web, "app", kubeletShared)
+	e.waitCPUs(shared, m.all.Difference(last.CPUs), "kubelet's shared pool")
+	cpus, mems = e.specCpuset(shared)
+	assert.Equal(t, kubeletShared.cpusetCpus, cpus)
+	assert.Equal(t, "", mems)
+	a.waitAllocations("both mirrored", excl.key(), shared.key())
+
+	big := resources{cpuRequestMilli: 100, cpuLimitMilli: 100, memoryLimit: 5 * gi, cpusetMems: bitmask.NewNodeSet(m.nodes[0]).String()}
+	huge := e.runPod("huge", guaranteed)
+	e.run(huge, "db", big) // kubelet decided: it runs
+	a.waitAllocations("the container that does not fit the allocator's state is not mirrored", excl.key(), shared.key())
+	log := a.logText()
+	assert.Contains(t, log, "kubelet placed a container the allocator's policy would refuse")
+	assert.Contains(t, log, "not mirrored")
+
+	e.stop(excl)
+	a.waitAllocations("the stopped container released", shared.key())
+	assert.Equal(t, 1, strings.Count(a.logText(), "synchronized with the runtime"))
+}
