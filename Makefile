@@ -13,9 +13,17 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/numa-partition
 
 # The whole test suite: unit, golden, property and integration tests (the
-# systemd sandbox tests need root; they say so loudly when skipped).
+# systemd sandbox tests need root; they say so loudly when skipped). The NRI
+# plugin's tests against a real containerd (nriplugin/runtimetest, root and
+# runc) use the containerd test/realbin/build.sh built, when its cache
+# folder is there (the key is build.sh's own: this script and the three
+# modules' go.mod/go.sum); without it they skip loudly. .ci/run builds it
+# first. An exported NUMA_PARTITION_REALBIN wins.
+REALBIN_KEY = $(shell cat test/realbin/build.sh test/k8s/go.mod test/k8s/go.sum test/containerd/go.mod test/containerd/go.sum test/etcd/go.mod test/etcd/go.sum | sha256sum | cut -c1-16)
+REALBIN_DIR = $(or $(REALBIN_CACHE),$(CURDIR)/.cache/bin)/$(REALBIN_KEY)
+NUMA_PARTITION_REALBIN ?= $(if $(wildcard $(REALBIN_DIR)/containerd),$(REALBIN_DIR))
 test:
-	$(GO) test -race -count=1 ./...
+	NUMA_PARTITION_REALBIN='$(NUMA_PARTITION_REALBIN)' $(GO) test -race -count=1 ./...
 
 # The allocator's merge against kubelet 1.37.2's own Topology Manager code,
 # on the same random inputs (a module of its own: the product never
