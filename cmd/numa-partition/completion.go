@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -147,3 +150,96 @@ See what remove would do, then do it:
 .BR lscpu (1);
 the documentation in /usr/share/doc/numa-partition (README.md, docs/).
 `
+
+// argsKey holds the command line in App.Metadata: a flag left without
+// its value ("--partition <TAB>") does not parse, so completion reads the
+// word before the cursor from the raw arguments.
+const argsKey = "args"
+
+// runArgs runs app on args, keeping them for completion.
+func runArgs(ctx context.Context, app *cli.App, args []string) error {
+	if app.Metadata == nil {
+		app.Metadata = map[string]any{}
+	}
+	app.Metadata[argsKey] = args
+	return app.RunContext(ctx, args)
+}
+
+// withValueCompletion makes every command complete its flags' values: the
+// partitions of the plan after --partition, the formats after --output,
+// the levels after --log-level; nothing (the shell's files) after other
+// flags that take a value; else the command's flags and subcommands.
+func withValueCompletion(cmds []*cli.Command) []*cli.Command {
+	for _, cmd := range cmds {
+		cmd.BashComplete = valueCompleter(cmd)
+		withValueCompletion(cmd.Subcommands)
+	}
+	return cmds
+}
+
+func valueCompleter(cmd *cli.Command) cli.BashCompleteFunc {
+	defaults := cli.DefaultCompleteWithFlags(cmd)
+	return func(c *cli.Context) {
+		args, _ := c.App.Metadata[argsKey].([]string)
+		// The last word is --generate-bash-completion; the one before it
+		// is the word before the cursor.
+		if len(args) < 2 {
+			defaults(c)
+			return
+		}
+		f := flagNamed(cmd, args[len(args)-2])
+		if f == nil || isBool(f) {
+			defaults(c)
+			return
+		}
+		for _, v := range flagValues(c, f.Names()[0]) {
+			fmt.Fprintln(c.App.Writer, v)
+		}
+	}
+}
+
+// flagNamed is cmd's flag that word names exactly as it is typed before
+// a value (--partition, -p), or nil: a partial flag (--o) is completed
+// as a flag.
+func flagNamed(cmd *cli.Command, word string) cli.Flag {
+	var name string
+	if long, ok := strings.CutPrefix(word, "--"); ok && len(long) > 1 {
+		name = long
+	} else if short, ok := strings.CutPrefix(word, "-"); ok && len(short) == 1 {
+		name = short
+	} else {
+		return nil
+	}
+	for _, f := range cmd.Flags {
+		if slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+func isBool(f cli.Flag) bool {
+	_, ok := f.(*cli.BoolFlag)
+	return ok
+}
+
+// flagValues are the values a flag may take, where they can be listed.
+func flagValues(c *cli.Context, name string) []string {
+	switch name {
+	case "partition":
+		plan, _, err := loadPlan(c)
+		if err != nil {
+			return nil
+		}
+		var names []string
+		for _, p := range plan.Partitions {
+			names = append(names, p.Name)
+		}
+		return names
+	case "output":
+		return []string{"table", "json", "yaml"}
+	case "log-level":
+		return []string{"debug", "info", "warn", "error"}
+	}
+	return nil
+}

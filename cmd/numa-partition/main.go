@@ -19,7 +19,7 @@ type exitCoder interface{ ExitCode() int }
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := newApp().RunContext(ctx, os.Args)
+	err := runArgs(ctx, newApp(), os.Args)
 	stop()
 	if err != nil {
 		var ec exitCoder
@@ -56,7 +56,7 @@ func newApp() *cli.App {
 		Before: func(c *cli.Context) error {
 			return setupLogging(c)
 		},
-		Commands: withGlobalFlags([]*cli.Command{
+		Commands: withValueCompletion(withGlobalFlags([]*cli.Command{
 			discoverCommand(),
 			planCommand(),
 			configCommand(),
@@ -74,7 +74,7 @@ func newApp() *cli.App {
 			versionCommand(),
 			completionCommand(),
 			manCommand(),
-		}),
+		})),
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
 	}
