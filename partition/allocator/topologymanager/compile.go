@@ -3,6 +3,7 @@ package topologymanager
 import (
 	"math/bits"
 	"slices"
+	"unsafe"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
@@ -11,22 +12,71 @@ import (
 // long lists are cheap to allocate and invisible to the garbage collector.
 type chint struct {
 	dense uint64 // machine ∧ raw in dense form; the machine for don't care
-	count int32  // popcount of the raw mask, foreign nodes included
 	// foreign is 1 + the index in lists.foreign of the raw mask when it
 	// names nodes outside the machine (then only the raw mask itself
 	// identifies it), else 0.
 	foreign int32
-	isNil   bool // don't care
+	count   int16 // popcount of the raw mask, foreign nodes included
+	isNil   bool  // don't care
 	pref    bool
 }
 
-// compileHint compiles a non-nil affinity; foreign is only flagged (1).
-func (m *merger) compileHint(h *Hint) chint {
-	c := chint{pref: h.Preferred, count: int32(h.Affinity.Len()), dense: m.dense(h.Affinity)}
+// nodeWords is the number of 64-bit words of a bitmask.NodeSet.
+const nodeWords = bitmask.MaxNodes / 64
+
+// A NodeSet is a struct holding only its words (bit i of word w is node
+// 64w+i, as NodeSet.Word says): its size is theirs. TestWordsView checks
+// the order.
+const (
+	_ uintptr = unsafe.Sizeof(bitmask.NodeSet{}) - nodeWords*8
+	_ uintptr = nodeWords*8 - unsafe.Sizeof(bitmask.NodeSet{})
+)
+
+// words is a node set's words, read and written in place. NodeSet's
+// methods take the set by value, and the compiler copies its 128 bytes at
+// every call, inlined or not (sixteen Word calls copy it sixteen times):
+// that was most of the time of a merge of short lists.
+func words(a *bitmask.NodeSet) *[nodeWords]uint64 {
+	return (*[nodeWords]uint64)(unsafe.Pointer(a))
+}
+
+// highWords is the OR of a node set's words beyond the first (nodes
+// 64..1023): zero for every set of small node ids.
+func highWords(w *[nodeWords]uint64) uint64 {
+	return w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7] | w[8] |
+		w[9] | w[10] | w[11] | w[12] | w[13] | w[14] | w[15]
+}
+
+// count is a node set's size.
+func count(w *[nodeWords]uint64) int {
+	c := 0
+	for _, x := range w {
+		c += bits.OnesCount64(x)
+	}
+	return c
+}
+
+// compileHint compiles a non-nil affinity into c; foreign is only flagged
+// (1). It writes c's fields one by one: a chint returned by value was
+// stored field by field and loaded whole, which stalls the CPU.
+func (m *merger) compileHint(c *chint, a *bitmask.NodeSet, pref bool) {
+	w := words(a)
+	c.pref, c.isNil, c.foreign = pref, false, 0
+	if m.low {
+		w0 := w[0]
+		c.dense, c.count = m.denseWord(w0), int16(bits.OnesCount64(w0))
+		if hi := highWords(w); hi != 0 || w0&^m.machineW0 != 0 {
+			c.foreign = 1
+			if hi != 0 {
+				c.count = int16(count(w))
+			}
+		}
+		return
+	}
+	c.dense, c.count = m.dense(a), int16(count(w))
 	if int(c.count) != bits.OnesCount64(c.dense) {
 		c.foreign = 1
 	}
-	return c
 }
 
 // cmpRaw orders non-nil raw masks; 0 means the very same raw mask, which is
@@ -57,23 +107,28 @@ func (l *lists) cmpRaw(a, b *chint) int {
 	return 1
 }
 
-// lists is the flattened hint lists (semantics 5.1.1), compiled. The
-// caller provides the backing arrays, so a merge of a few short lists does
-// not allocate (a struct holding its own buffers would move to the heap).
+// lists is the flattened hint lists (semantics 5.1.1), compiled, in the
+// buffers of the merger's scratch.
 type lists struct {
 	hs      []chint
 	refs    []listRef
 	foreign []*bitmask.NodeSet
+	walk    *[2][maxWalked]uint64 // reachableWalk's buffers
 }
 
-// listRef is list i: hs[start:end]. A list that is the very slice of an
-// earlier one (the memory manager gives every resource one shared list) is
-// not compiled again: it refers to the earlier range and is marked same,
-// which the preferred search skips (a second copy changes nothing there).
+// listRef is list i: hs[start:end], and what the merge needs to know of
+// it, gathered while compiling. A list that is the very slice of an
+// earlier one (the memory manager gives every resource one shared list)
+// is not compiled again: it refers to the earlier range and is marked
+// same, which the preferred search skips (a second copy changes nothing
+// there).
 type listRef struct {
-	start, end int
-	same       bool
 	src        *Hint // the provider's first hint, to recognise a shared slice
+	start, end int32
+	prefs      int32 // preferred hints with an affinity
+	narrowest  int16 // the smallest raw count of a hint with an affinity, -1 for none
+	prefNil    bool  // holds a preferred don't care
+	same       bool
 }
 
 func (l *lists) list(i int) []chint { return l.hs[l.refs[i].start:l.refs[i].end] }
@@ -81,20 +136,19 @@ func (l *lists) list(i int) []chint { return l.hs[l.refs[i].start:l.refs[i].end]
 // compile flattens the providers' answers as kubelet's
 // filterProvidersHints does: a nil or empty provider map and a nil list
 // become [{nil, preferred}], a non-nil empty list [{nil, not preferred}].
-// It appends to and returns l's slices rather than assigning through l,
-// which would move the caller's stack buffers to the heap.
-func (m *merger) compile(providers []ProviderHints, l lists) lists {
+// It appends to l's slices.
+func (m *merger) compile(providers []ProviderHints, l *lists) {
 	hs, refs, foreign := l.hs, l.refs, l.foreign
 	for _, p := range providers {
 		if len(p) == 0 {
 			hs = append(hs, chint{dense: m.all, isNil: true, pref: true})
-			refs = append(refs, listRef{start: len(hs) - 1, end: len(hs)})
+			refs = append(refs, listRef{start: int32(len(hs) - 1), end: int32(len(hs)), narrowest: -1, prefNil: true})
 			continue
 		}
 		for _, hints := range p {
 			if len(hints) == 0 { // nil: don't care; empty: no possible affinity
 				hs = append(hs, chint{dense: m.all, isNil: true, pref: hints == nil})
-				refs = append(refs, listRef{start: len(hs) - 1, end: len(hs)})
+				refs = append(refs, listRef{start: int32(len(hs) - 1), end: int32(len(hs)), narrowest: -1, prefNil: hints == nil})
 				continue
 			}
 			if i := sameAs(refs, hints); i >= 0 {
@@ -110,29 +164,37 @@ func (m *merger) compile(providers []ProviderHints, l lists) lists {
 				hs = slices.Grow(hs, max(len(hints), cap(hs)))
 			}
 			hs = hs[:start+len(hints)]
+			r := listRef{src: &hints[0], start: int32(start), end: int32(len(hs)), narrowest: -1}
 			for j := range hints {
 				h := &hints[j]
 				if h.Affinity == nil {
 					hs[start+j] = chint{dense: m.all, isNil: true, pref: h.Preferred}
+					r.prefNil = r.prefNil || h.Preferred
 					continue
 				}
-				c := m.compileHint(h)
+				c := &hs[start+j]
+				m.compileHint(c, h.Affinity, h.Preferred)
 				if c.foreign != 0 {
 					foreign = append(foreign, h.Affinity)
 					c.foreign = int32(len(foreign))
 				}
-				hs[start+j] = c
+				if c.pref {
+					r.prefs++
+				}
+				if r.narrowest < 0 || c.count < r.narrowest {
+					r.narrowest = c.count
+				}
 			}
-			refs = append(refs, listRef{start: start, end: len(hs), src: &hints[0]})
+			refs = append(refs, r)
 		}
 	}
-	return lists{hs: hs, refs: refs, foreign: foreign}
+	l.hs, l.refs, l.foreign = hs, refs, foreign
 }
 
 // sameAs is the earlier list that is the very slice hints, or -1.
 func sameAs(refs []listRef, hints []Hint) int {
-	for i, r := range refs {
-		if r.src == &hints[0] && r.end-r.start == len(hints) {
+	for i := range refs {
+		if r := &refs[i]; r.src == &hints[0] && int(r.end-r.start) == len(hints) {
 			return i
 		}
 	}

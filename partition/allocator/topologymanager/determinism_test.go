@@ -138,7 +138,8 @@ func TestLongInputReachesBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := longInput(r, 24)
-	l := m.compile(in, lists{})
+	var l lists
+	m.compile(in, &l)
 	partial := map[uint64]bool{m.all: true}
 	for i := range l.refs {
 		next := map[uint64]bool{}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync/atomic"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
@@ -16,19 +17,90 @@ type merger struct {
 	machine bitmask.NodeSet
 	all     uint64 // dense machine mask
 	closest bool
-	// identity: the machine is nodes 0..n-1, so dense = the set's first word.
-	identity bool
-	// Otherwise words are the NodeSet words holding machine nodes and
-	// bit[id] is node id's dense bit.
+	// low: every machine id is below 64, so a set's machine nodes are in
+	// its first word, machineW0 the machine's. contiguous: the ids are
+	// shift..shift+n-1, so dense = first word >> shift.
+	low        bool
+	contiguous bool
+	shift      int
+	machineW0  uint64
+	// words are the NodeSet words holding machine nodes and bit[id] is
+	// node id's dense bit.
 	words []int
 	bit   []uint64
 	dist  [][]int // dense distance matrix, nil without prefer-closest
-	load  func(bitmask.NodeSet) float64
+	// distSums[d] is distSum(d) for every dense mask of a machine of up to
+	// distTableNodes nodes with prefer-closest.
+	distSums []int32
+	load     func(bitmask.NodeSet) float64
 	// The machine and every single node as results: read-only, shared by
-	// all merges (most results are one of them), so they cost no allocation.
+	// all merges (most results are one of them), so they cost no
+	// allocation. Up to setTableNodes nodes sets holds every dense mask's
+	// node set, so no result allocates.
 	machineSet *bitmask.NodeSet
 	singleSets []bitmask.NodeSet
+	sets       []bitmask.NodeSet
+	// results caches the node sets of results beyond setTableNodes.
+	results *[resultSlots]atomic.Pointer[resultEntry]
+	// bitmap is a dedupe bitmap of all 2^n masks (9..exactNodes nodes),
+	// zeroed, and scratch a merge's buffers, kept for the next merge; nil
+	// while a merge holds them (a concurrent merge makes its own).
+	bitmap  atomic.Pointer[[]uint64]
+	scratch atomic.Pointer[scratch]
 }
+
+// scratch is the buffers of one merge. Reusing them rather than declaring
+// them in the merge spares zeroing a few KiB every time; nothing in them
+// is read before it is written.
+type scratch struct {
+	hs      []chint
+	refs    []listRef
+	foreign []*bitmask.NodeSet
+	walk    [2][maxWalked]uint64
+}
+
+// maxKeptHints bounds the compiled hints a scratch keeps between merges.
+const maxKeptHints = 1 << 12
+
+func (m *merger) takeScratch() *scratch {
+	if sc := m.scratch.Swap(nil); sc != nil {
+		return sc
+	}
+	return &scratch{hs: make([]chint, 0, 64), refs: make([]listRef, 0, 16), foreign: make([]*bitmask.NodeSet, 0, 4)}
+}
+
+// putScratch keeps the grown buffers, without the pointers into the
+// caller's hints.
+func (m *merger) putScratch(sc *scratch, l *lists) {
+	for i := range l.refs { // a loop: clear's bulk barrier costs more for a few
+		l.refs[i].src = nil
+	}
+	for i := range l.foreign {
+		l.foreign[i] = nil
+	}
+	if cap(l.hs) > maxKeptHints {
+		l.hs = sc.hs
+	}
+	sc.hs, sc.refs, sc.foreign = l.hs[:0], l.refs[:0], l.foreign[:0]
+	m.scratch.Store(sc)
+}
+
+// resultEntry is a cached result node set: immutable once published.
+type resultEntry struct {
+	d   uint64
+	set bitmask.NodeSet
+}
+
+// resultSlots is the size of the direct-mapped result cache.
+const resultSlots = 256
+
+// Up to these machine sizes the merger keeps a table of every mask's
+// node set (32 KiB at 8 nodes) and of every mask's distance sum (16 KiB at
+// 12 nodes).
+const (
+	setTableNodes  = 8
+	distTableNodes = 12
+)
 
 func newMerger(o Options) (*merger, error) {
 	nodes := slices.Clone(o.NUMANodes)
@@ -46,7 +118,10 @@ func newMerger(o Options) (*merger, error) {
 		}
 		m.machine = m.machine.Add(id)
 	}
-	m.identity = nodes[len(nodes)-1] == len(nodes)-1
+	m.low = nodes[len(nodes)-1] < 64
+	m.machineW0 = m.machine.Word(0)
+	m.shift = nodes[0]
+	m.contiguous = m.low && nodes[len(nodes)-1]-nodes[0] == len(nodes)-1
 	m.bit = make([]uint64, nodes[len(nodes)-1]+1)
 	for i, id := range nodes {
 		m.bit[id] = 1 << i
@@ -57,6 +132,14 @@ func newMerger(o Options) (*merger, error) {
 	}
 	machine := m.machine
 	m.machineSet = &machine
+	if len(nodes) <= setTableNodes {
+		m.sets = make([]bitmask.NodeSet, 1<<len(nodes))
+		for d := range m.sets {
+			m.sets[d] = m.sparse(uint64(d))
+		}
+	} else {
+		m.results = new([resultSlots]atomic.Pointer[resultEntry])
+	}
 	m.closest = o.PreferClosestNUMANodes && o.Policy != PolicySingleNUMANode
 	if m.closest {
 		m.dist = make([][]int, len(nodes))
@@ -68,6 +151,20 @@ func newMerger(o Options) (*merger, error) {
 					return nil, fmt.Errorf("cannot discover NUMA topology: error getting NUMA distances from cadvisor: no distance from node %d to node %d", a, b)
 				}
 				m.dist[i][j] = d
+			}
+		}
+		if len(nodes) <= distTableNodes {
+			// distSum(d) = distSum(d without its lowest node i) + the
+			// distances from i to every node of d and back, less d(i,i).
+			m.distSums = make([]int32, 1<<len(nodes))
+			for d := 1; d < len(m.distSums); d++ {
+				i := bits.TrailingZeros(uint(d))
+				sum := m.distSums[d&(d-1)] - int32(m.dist[i][i])
+				for y := d; y != 0; y &= y - 1 {
+					j := bits.TrailingZeros(uint(y))
+					sum += int32(m.dist[i][j] + m.dist[j][i])
+				}
+				m.distSums[d] = sum
 			}
 		}
 	}
@@ -84,14 +181,29 @@ func newMerger(o Options) (*merger, error) {
 	return m, nil
 }
 
-// dense maps a node set to the dense form, dropping non-machine nodes.
-func (m *merger) dense(s *bitmask.NodeSet) uint64 {
-	if m.identity {
-		return s.Word(0) & m.all
+// denseWord is dense for a machine of ids below 64, given the set's first
+// word.
+func (m *merger) denseWord(w0 uint64) uint64 {
+	if m.contiguous {
+		return w0 >> m.shift & m.all
 	}
 	var d uint64
+	for x := w0 & m.machineW0; x != 0; x &= x - 1 {
+		d |= m.bit[bits.TrailingZeros64(x)]
+	}
+	return d
+}
+
+// dense maps a node set to the dense form, dropping non-machine nodes.
+func (m *merger) dense(s *bitmask.NodeSet) uint64 {
+	ws := words(s)
+	if m.low {
+		return m.denseWord(ws[0])
+	}
+	mw := words(&m.machine)
+	var d uint64
 	for _, w := range m.words {
-		for x := s.Word(w) & m.machine.Word(w); x != 0; x &= x - 1 {
+		for x := ws[w] & mw[w]; x != 0; x &= x - 1 {
 			d |= m.bit[w*64+bits.TrailingZeros64(x)]
 		}
 	}
@@ -101,10 +213,14 @@ func (m *merger) dense(s *bitmask.NodeSet) uint64 {
 // sparse maps a dense mask back to node ids.
 func (m *merger) sparse(d uint64) bitmask.NodeSet {
 	var s bitmask.NodeSet
-	for d != 0 {
-		i := bits.TrailingZeros64(d)
-		s = s.Add(m.nodes[i])
-		d &= d - 1
+	w := words(&s)
+	if m.contiguous {
+		w[0] = d << m.shift
+		return s
+	}
+	for ; d != 0; d &= d - 1 {
+		id := m.nodes[bits.TrailingZeros64(d)]
+		w[id/64] |= 1 << (id % 64)
 	}
 	return s
 }
@@ -134,6 +250,9 @@ func (m *merger) better(a, b uint64) bool {
 }
 
 func (m *merger) distSum(d uint64) int {
+	if m.distSums != nil {
+		return int(m.distSums[d])
+	}
 	sum := 0
 	for x := d; x != 0; x &= x - 1 {
 		i := bits.TrailingZeros64(x)
@@ -146,13 +265,22 @@ func (m *merger) distSum(d uint64) int {
 
 func (m *merger) result(d uint64, preferred bool) Hint {
 	switch {
+	case m.sets != nil:
+		return Hint{Affinity: &m.sets[d], Preferred: preferred}
 	case d == m.all:
 		return Hint{Affinity: m.machineSet, Preferred: preferred}
 	case d&(d-1) == 0:
 		return Hint{Affinity: &m.singleSets[bits.TrailingZeros64(d)], Preferred: preferred}
 	}
-	s := m.sparse(d)
-	return Hint{Affinity: &s, Preferred: preferred}
+	// A direct-mapped cache: a merge finds the set a recent merge made
+	// for the same mask, or makes it and takes the slot.
+	slot := &m.results[(d*0x9e3779b97f4a7c15)>>(64-8)]
+	if e := slot.Load(); e != nil && e.d == d {
+		return Hint{Affinity: &e.set, Preferred: preferred}
+	}
+	e := &resultEntry{d: d, set: m.sparse(d)}
+	slot.Store(e)
+	return Hint{Affinity: &e.set, Preferred: preferred}
 }
 
 // merge computes kubelet's mergeFilteredHints result in closed form
@@ -173,15 +301,16 @@ func (m *merger) result(d uint64, preferred bool) Hint {
 // the bounded search beyond exactNodes sees them in a canonical order, so
 // the answer does not depend on the order of providers, resources or hints.
 func (m *merger) merge(providers []ProviderHints) Hint {
-	var hs [32]chint
-	var refs [16]listRef
-	var foreign [4]*bitmask.NodeSet
-	l := m.compile(providers, lists{hs: hs[:0], refs: refs[:0], foreign: foreign[:0]})
-	if d, ok := m.bestPreferred(&l); ok {
-		return m.result(d, true)
+	sc := m.takeScratch()
+	l := lists{hs: sc.hs, refs: sc.refs, foreign: sc.foreign, walk: &sc.walk}
+	m.compile(providers, &l)
+	d, preferred := m.bestPreferred(&l)
+	if !preferred {
+		var ok bool
+		if d, ok = m.bestNonPreferred(&l); !ok {
+			d = m.all
+		}
 	}
-	if d, ok := m.bestNonPreferred(&l); ok {
-		return m.result(d, false)
-	}
-	return m.result(m.all, false)
+	m.putScratch(sc, &l)
+	return m.result(d, preferred)
 }

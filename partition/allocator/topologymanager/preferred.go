@@ -5,7 +5,7 @@ import "slices"
 // candidate is one raw mask R of the pivot list and the number of lists
 // seen so far that offer it preferred.
 type candidate struct {
-	h    int // index in lists.hs
+	h    int32 // index in lists.hs
 	hits int
 	last int // the last list that counted, so duplicates count once
 }
@@ -16,40 +16,28 @@ type candidate struct {
 // don't-care). R is drawn from the pivot, the list without a preferred
 // don't-care that has the fewest preferred masks.
 func (m *merger) bestPreferred(l *lists) (uint64, bool) {
-	pivot, pivotCount, required := -1, 0, 0
+	pivot, pivotCount, required := -1, int32(0), 0
 	var skipBuf [16]bool
 	skip := skipBuf[:0] // copies of earlier lists and lists with a preferred don't-care
 	for i := range l.refs {
+		r := &l.refs[i]
 		skip = append(skip, true)
-		if l.refs[i].same {
+		if r.same || r.prefNil {
 			continue
 		}
-		hasNil, count := false, 0
-		for _, h := range l.list(i) {
-			if h.pref {
-				if h.isNil {
-					hasNil = true
-				} else {
-					count++
-				}
-			}
-		}
-		if hasNil {
-			continue
-		}
-		if count == 0 {
+		if r.prefs == 0 {
 			return 0, false
 		}
 		skip[i] = false
 		required++
-		if pivot < 0 || count < pivotCount {
-			pivot, pivotCount = i, count
+		if pivot < 0 || r.prefs < pivotCount {
+			pivot, pivotCount = i, r.prefs
 		}
 	}
 	if pivot < 0 {
 		return m.bestPreferredAllNil(l), true
 	}
-	if pivotCount*len(l.hs) <= 256 {
+	if int(pivotCount)*len(l.hs) <= 256 {
 		return m.bestPreferredScan(l, pivot, skip)
 	}
 	return m.bestPreferredSorted(l, pivot, skip, required)
@@ -111,7 +99,7 @@ func (m *merger) bestPreferredSorted(l *lists, pivot int, skip []bool, required 
 			if h := &l.hs[j]; !h.pref || h.isNil {
 				continue
 			}
-			k, found := slices.BinarySearchFunc(cands, j, func(c candidate, t int) int { return l.cmpRaw(&l.hs[c.h], &l.hs[t]) })
+			k, found := slices.BinarySearchFunc(cands, j, func(c candidate, t int32) int { return l.cmpRaw(&l.hs[c.h], &l.hs[t]) })
 			if found && cands[k].last != i {
 				cands[k].hits++
 				cands[k].last = i

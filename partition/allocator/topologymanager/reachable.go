@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
-	"sync"
 )
 
 // exactNodes is the largest machine whose non-preferred search is exact:
@@ -22,13 +21,7 @@ const maxIntermediateMasks = 1 << 14
 func bestNonPreferredCount(l *lists) int {
 	b := 0
 	for i := range l.refs {
-		narrowest := -1
-		for _, h := range l.list(i) {
-			if !h.isNil && (narrowest < 0 || int(h.count) < narrowest) {
-				narrowest = int(h.count)
-			}
-		}
-		b = max(b, narrowest)
+		b = max(b, int(l.refs[i].narrowest))
 	}
 	return b
 }
@@ -74,20 +67,83 @@ func (s *selector) best() (uint64, bool) {
 
 func (m *merger) bestNonPreferred(l *lists) (uint64, bool) {
 	sel := selector{m: m, b: bestNonPreferredCount(l)}
-	if len(m.nodes) <= exactNodes {
+	switch {
+	case m.reachableWalk(l, &sel):
+	case len(m.nodes) <= exactNodes:
 		m.reachableExact(l, &sel)
-	} else {
+	default:
 		m.reachableBounded(l, &sel)
 	}
 	return sel.best()
 }
 
-// exactBitmaps holds the dedupe bitmaps of machines of 9..exactNodes
-// nodes (8 KiB each), kept zeroed between uses.
-var exactBitmaps = sync.Pool{New: func() any { b := make([]uint64, (1<<exactNodes)/64); return &b }}
+// maxWalked is the largest product of the lists' lengths (hints with a
+// machine node) that reachableWalk takes.
+const maxWalked = 64
+
+// reachableWalk feeds sel every non-empty AND of one hint per list, as
+// kubelet's walk over the Cartesian product does, when there are at most
+// maxWalked of them: list by list, with no duplicate removal (the
+// selector's choice does not depend on duplicates or order), on the
+// stack. This is the cheapest for the few short lists of most merges, at
+// any machine size. It reports false, having fed nothing, for a larger
+// product.
+func (m *merger) reachableWalk(l *lists, sel *selector) bool {
+	p := 1
+	for i := range l.refs {
+		k := 0
+		for _, h := range l.list(i) {
+			if h.dense != 0 {
+				if k++; p*k > maxWalked {
+					return false
+				}
+			}
+		}
+		if k == 0 {
+			return true // no permutation ANDs to a machine node
+		}
+		p *= k
+	}
+	bufs := l.walk
+	if bufs == nil {
+		bufs = new([2][maxWalked]uint64)
+	}
+	cur := append(bufs[0][:0], m.all)
+	for i := range l.refs {
+		next := bufs[(i+1)%2][:0]
+		for _, s := range cur {
+			for _, h := range l.list(i) {
+				if y := s & h.dense; y != 0 {
+					next = append(next, y)
+				}
+			}
+		}
+		if len(next) == 0 {
+			return true
+		}
+		cur = next
+	}
+	for _, d := range cur {
+		sel.add(d)
+	}
+	return true
+}
 
 func setBit(b []uint64, d uint64)      { b[d/64] |= 1 << (d % 64) }
 func hasBit(b []uint64, d uint64) bool { return b[d/64]&(1<<(d%64)) != 0 }
+
+// takeBitmap is a zeroed dedupe bitmap of all 2^n masks: the merger's
+// (9..exactNodes nodes), or a new one if another merge holds it.
+// putBitmap gives a zeroed one back.
+func (m *merger) takeBitmap() *[]uint64 {
+	if p := m.bitmap.Swap(nil); p != nil {
+		return p
+	}
+	b := make([]uint64, (1<<len(m.nodes))/64)
+	return &b
+}
+
+func (m *merger) putBitmap(p *[]uint64) { m.bitmap.Store(p) }
 
 // reachableExact feeds sel every distinct non-empty AND of one hint per
 // list. The partial ANDs are kept as a list, with a bitmap over all 2^n
@@ -100,9 +156,9 @@ func (m *merger) reachableExact(l *lists, sel *selector) {
 	var small [4]uint64 // up to 8 nodes
 	seen := small[:]
 	if words := (1 << len(m.nodes)) / 64; words > len(small) {
-		p := exactBitmaps.Get().(*[]uint64)
-		defer exactBitmaps.Put(p)
-		seen = (*p)[:words]
+		p := m.takeBitmap()
+		defer m.putBitmap(p)
+		seen = *p
 	}
 	var orderBuf [16]int
 	order := orderBuf[:0]

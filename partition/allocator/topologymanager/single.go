@@ -1,7 +1,5 @@
 package topologymanager
 
-import "math/bits"
-
 // mergeSingle is the single-numa-node merge (5.1.2-5.1.7) as per-node
 // checks, without compiling the lists. After the policy's filter every
 // hint is a preferred don't-care or a preferred single node, so two
@@ -53,13 +51,19 @@ func (m *merger) singleList(hints []Hint) (dc bool, singles uint64, kept bool) {
 		case !h.Preferred:
 		case h.Affinity == nil:
 			dc, kept = true, true
-		default:
-			// A machine single node is the shared result set of its node;
-			// comparing with it is cheaper than counting the 1024 bits.
-			if d := m.dense(h.Affinity); d != 0 && d&(d-1) == 0 && *h.Affinity == m.singleSets[bits.TrailingZeros64(d)] {
-				singles |= d
+		case m.low:
+			// A node of 64 or more is foreign: kept if it is the only
+			// one, but it offers no machine node.
+			w := words(h.Affinity)
+			if w0 := w[0]; highWords(w) != 0 {
+				kept = kept || (w0 == 0 && count(w) == 1)
+			} else if w0 != 0 && w0&(w0-1) == 0 {
+				singles |= m.denseWord(w0)
 				kept = true
-			} else if !kept && h.Affinity.Len() == 1 {
+			}
+		default:
+			if count(words(h.Affinity)) == 1 {
+				singles |= m.dense(h.Affinity)
 				kept = true
 			}
 		}
