@@ -9,7 +9,12 @@
 // network (no CNI), containers with kubelet's labels and Linux resources.
 // What they assert is what the containers' processes really get: their
 // cpuset (Cpus_allowed_list and Mems_allowed_list, the cgroup's
-// cpuset.cpus and cpuset.mems) and the allocator's state.
+// cpuset.cpus and cpuset.mems, the OCI spec containerd created them
+// with) and the allocator's state, through placement (nri mode:
+// exclusive cores, the shared pool and its updates, pinned memory),
+// release (stop, death, pod removal), refusal, resynchronization after a
+// kill -9 of the allocator and after a restart of containerd, and the
+// mirror of kubelet's cpusets (kubelet mode).
 //
 // They need root, runc (/usr/sbin/runc, Debian's runc package) and the
 // containerd binaries test/realbin/build.sh builds: NUMA_PARTITION_REALBIN

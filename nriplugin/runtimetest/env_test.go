@@ -223,41 +223,18 @@ func newEnv(t *testing.T) *env {
 	imagesDir := buildImages(t)
 	dir, err := os.MkdirTemp("/tmp", "nrirt-")
 	require.NoError(t, err)
-	e := &env{t: t, m: m, realbin: realbin, dir: dir, exited: make(chan struct{}),
+	e := &env{t: t, m: m, realbin: realbin, dir: dir,
 		cgroupRoot: fmt.Sprintf("/nrirt-%d-%d", os.Getpid(), cgroupSeq.Add(1))}
 	e.base, e.cancel = context.WithTimeout(context.Background(), 3*time.Minute)
 	e.logs = filepath.Join(dir, "logs")
 	require.NoError(t, os.MkdirAll(e.logs, 0o755))
 	t.Cleanup(e.teardown)
 
-	cfg := filepath.Join(dir, "containerd.toml")
-	require.NoError(t, os.WriteFile(cfg, []byte(e.containerdConfig()), 0o644))
-	logf, err := os.Create(filepath.Join(dir, "containerd.log"))
-	require.NoError(t, err)
-	defer logf.Close()
-	cmd := exec.Command(filepath.Join(realbin, "containerd"), "--config", cfg, "--log-level", "debug")
-	// The shim is found on PATH; runc by its absolute path (config).
-	cmd.Env = append(os.Environ(), "PATH="+realbin+":/usr/sbin:/usr/bin:/sbin:/bin")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	require.NoError(t, cmd.Start())
-	e.containerd = cmd
-	go func() { _ = cmd.Wait(); close(e.exited) }()
-
 	e.conn, err = grpc.NewClient("unix://"+e.socket(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	e.rt, e.img = cri.NewRuntimeServiceClient(e.conn), cri.NewImageServiceClient(e.conn)
-	e.waitFor("containerd's CRI runtime ready", 30*time.Second, func() (bool, string) {
-		st, err := e.rt.Status(e.ctx(), &cri.StatusRequest{})
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, c := range st.GetStatus().GetConditions() {
-			if c.GetType() == cri.RuntimeReady {
-				return c.GetStatus(), c.GetReason() + " " + c.GetMessage()
-			}
-		}
-		return false, "no RuntimeReady condition"
-	})
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "containerd.toml"), []byte(e.containerdConfig()), 0o644))
+	e.startContainerd()
 	for _, name := range []string{"pause", "workload"} {
 		out, err := exec.Command(filepath.Join(realbin, "ctr"), "--address", e.socket(), "-n", "k8s.io",
 			"images", "import", filepath.Join(imagesDir, name+".tar")).CombinedOutput()
@@ -273,6 +250,53 @@ func newEnv(t *testing.T) *env {
 		})
 	}
 	return e
+}
+
+// startContainerd starts containerd (again) and waits until its CRI
+// runtime is ready.
+func (e *env) startContainerd() {
+	e.t.Helper()
+	logf, err := os.OpenFile(filepath.Join(e.dir, "containerd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	require.NoError(e.t, err)
+	defer logf.Close()
+	cmd := exec.Command(filepath.Join(e.realbin, "containerd"), "--config", filepath.Join(e.dir, "containerd.toml"), "--log-level", "debug")
+	// The shim is found on PATH; runc by its absolute path (config).
+	cmd.Env = append(os.Environ(), "PATH="+e.realbin+":/usr/sbin:/usr/bin:/sbin:/bin")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	require.NoError(e.t, cmd.Start())
+	exited := make(chan struct{})
+	e.containerd, e.exited = cmd, exited
+	go func() { _ = cmd.Wait(); close(exited) }()
+	e.waitFor("containerd's CRI runtime ready", 30*time.Second, func() (bool, string) {
+		st, err := e.rt.Status(e.ctx(), &cri.StatusRequest{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, c := range st.GetStatus().GetConditions() {
+			if c.GetType() == cri.RuntimeReady {
+				return c.GetStatus(), c.GetReason() + " " + c.GetMessage()
+			}
+		}
+		return false, "no RuntimeReady condition"
+	})
+}
+
+// stopContainerd stops containerd with SIGTERM, as systemd does; its
+// shims, and so the containers, keep running.
+func (e *env) stopContainerd() {
+	select {
+	case <-e.exited:
+		return
+	default:
+	}
+	_ = e.containerd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-e.exited:
+	case <-time.After(15 * time.Second):
+		e.t.Logf("containerd ignored SIGTERM for 15 s, killing it")
+		_ = e.containerd.Process.Kill()
+		<-e.exited
+	}
 }
 
 func (e *env) socket() string    { return filepath.Join(e.dir, "containerd.sock") }
@@ -392,14 +416,7 @@ func (e *env) teardown() {
 	}
 	e.cancel()
 	if e.containerd != nil {
-		_ = e.containerd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-e.exited:
-		case <-time.After(15 * time.Second):
-			t.Logf("teardown: containerd ignored SIGTERM for 15 s, killing it")
-			_ = e.containerd.Process.Kill()
-			<-e.exited
-		}
+		e.stopContainerd()
 	}
 	if t.Failed() || os.Getenv(logsEnv) != "" {
 		e.dumpLogs()

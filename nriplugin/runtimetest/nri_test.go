@@ -3,6 +3,7 @@ package runtimetest
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,11 +40,12 @@ func assertPinned(t *testing.T, a allocator.Allocation, nodes bitmask.NodeSet, m
 	assert.Equal(t, uint64(memory), a.Containers[0].Memory[allocator.ResourceMemory], "%s: memory", a.PodUID)
 }
 
-// In nri mode the allocator decides and containerd enforces: a Burstable
-// container runs on the shared pool, a Guaranteed one with integer CPUs
-// on a whole core of its own on the node its memory is pinned to, the
-// shared container leaves that core, and gets it back when the exclusive
-// container goes; each stopped container is released.
+// In nri mode the allocator decides and containerd enforces: Burstable and
+// BestEffort containers run on the shared pool, a Guaranteed one with
+// integer CPUs on a whole core of its own on the node its memory is
+// pinned to; the shared containers leave that core, and get it back when
+// the exclusive container goes. A container is released when it is
+// stopped, when it dies, and when its pod is removed.
 func TestNRIPlacesAndReleasesRealContainers(t *testing.T) {
 	e := newEnv(t)
 	m := e.m
@@ -104,9 +106,15 @@ func TestNRIPlacesAndReleasesRealContainers(t *testing.T) {
 	got = a.waitAllocations("the new Guaranteed container allocated", shared.key(), excl2.key())
 	assertPinned(t, got[excl2.key()], m.node0(), 64*mi)
 
-	// A pod removed without its containers being stopped first.
+	// A container that dies on its own (a crash, the OOM killer) is
+	// released too: containerd tells the plugin when its task exits.
+	require.NoError(t, syscall.Kill(e.info(excl2).Pid, syscall.SIGKILL))
+	a.waitAllocations("the dead Guaranteed container released", shared.key())
+	e.waitCPUs(shared, m.all, "the dead container's core back in the shared pool")
+
+	// A pod removed without its container being stopped first.
 	e.removePod(web)
-	a.waitAllocations("the removed pod's container released", excl2.key())
+	a.waitAllocations("the removed pod's container released")
 }
 
 // reason is kubelet's reason for a container with more memory than any
@@ -248,4 +256,35 @@ func TestKubeletModeMirrorsTheCpuset(t *testing.T) {
 	e.stop(excl)
 	a.waitAllocations("the stopped container released", shared.key())
 	assert.Equal(t, 1, strings.Count(a.logText(), "synchronized with the runtime"))
+}
+
+// After a restart of containerd (the containers keep running in their
+// shims) the plugin reconnects and synchronizes again: a container that
+// died while containerd was down is released, the exclusive one keeps
+// its core (a new shared container does not get it).
+func TestNRIResynchronizesAfterContainerdRestart(t *testing.T) {
+	e := newEnv(t)
+	m := e.m
+	a := e.startAllocator(nriplugin.ModeNRI, "single-numa-node")
+	rest := m.all.Difference(m.first)
+
+	db := e.runPod("db", guaranteed)
+	excl := e.run(db, "db", m.exclusive())
+	web := e.runPod("web", burstable)
+	dies := e.run(web, "app", sharedRes)
+	e.waitCPUs(dies, rest, "the shared pool")
+	a.waitAllocations("both containers allocated", excl.key(), dies.key())
+	pid := e.info(dies).Pid
+
+	e.stopContainerd()
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL), "the shared container dies while containerd is down")
+	e.startContainerd()
+	a.waitSynced()
+	a.waitAllocations("after containerd's restart: the running containers", excl.key())
+	e.waitCPUs(excl, m.first, "the exclusive container keeps its core")
+
+	late := e.run(web, "late", sharedRes)
+	e.waitCPUs(late, rest, "a new shared container: the shared pool, without the exclusive core")
+	a.waitAllocations("the new container allocated", excl.key(), late.key())
+	assert.Equal(t, 2, strings.Count(a.logText(), "synchronized with the runtime"), "synchronized at start and after containerd's restart")
 }
