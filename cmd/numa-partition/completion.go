@@ -139,6 +139,9 @@ Partition the host, then check it:
 Plan a machine from a sysfs dump:
 .B numa-partition plan --sysfs ./dump/sys --config ./config.toml --hostname worker1 -o json
 .TP
+Draw the machine as the plan cuts it, for a review:
+.B numa-partition plan -o svg > plan.svg
+.TP
 See what remove would do, then do it:
 .B numa-partition remove --dry-run; numa-partition remove
 .SH SEE ALSO
@@ -192,7 +195,11 @@ func valueCompleter(cmd *cli.Command) cli.BashCompleteFunc {
 			defaults(c)
 			return
 		}
-		for _, v := range flagValues(c, f.Names()[0]) {
+		values := flagValues(c, f.Names()[0])
+		if cmd.Name == "plan" && f.Names()[0] == "output" {
+			values = append(values, "svg", "dot")
+		}
+		for _, v := range values {
 			fmt.Fprintln(c.App.Writer, v)
 		}
 	}

@@ -28,7 +28,7 @@ func TestCompleteFlagValues(t *testing.T) {
 		"the plan's partitions after --partition")
 	assert.Equal(t, []string{"node0", "node2", "node4", "lowlat"}, complete(t, append([]string{"admit"}, append(plan, "-p")...)...),
 		"and after its alias")
-	assert.Equal(t, []string{"table", "json", "yaml"}, complete(t, "plan", "-o"))
+	assert.Equal(t, []string{"table", "json", "yaml", "svg", "dot"}, complete(t, "plan", "-o"), "plan also draws")
 	assert.Equal(t, []string{"table", "json", "yaml"}, complete(t, "status", "--output"))
 	assert.Equal(t, []string{"debug", "info", "warn", "error"}, complete(t, "apply", "--log-level"))
 	assert.Empty(t, complete(t, "plan", "--config"), "a file: left to the shell")

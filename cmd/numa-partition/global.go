@@ -16,7 +16,7 @@ const defaultConfigPath = "/etc/numa-partition/config.toml"
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "sysfs", Value: "/sys", Usage: "sysfs root to discover the machine from (a dump directory works too)", EnvVars: []string{"NUMA_PARTITION_SYSFS"}},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: table, json or yaml"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: table, json or yaml (plan: also svg, dot)"},
 		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: defaultConfigPath, Usage: "config file (TOML)", EnvVars: []string{"NUMA_PARTITION_CONFIG"}},
 		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/numa-partition/numa-partition/hostfacts"
 	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/partition/drawing"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
@@ -25,12 +26,17 @@ func planCommand() *cli.Command {
 			"node name, labels, paths and policies, then each Node's capacity and\n" +
 			"allocatable as kubelet will publish them, next to the partition's share.\n" +
 			"Nothing on the host changes.\n" +
-			"With --output json it prints the Plan schema documented in docs/plan.md.\n" +
+			"With --output json it prints the Plan schema documented in docs/plan.md;\n" +
+			"--output svg draws the machine, every CPU coloured by its partition (dot: the\n" +
+			"same for Graphviz).\n" +
 			"Every problem in the config is reported at once, with file, line and key.",
 		Flags: []cli.Flag{
 			hostnameFlag(),
 		},
 		Action: func(c *cli.Context) error {
+			if f := globalString(c, "output"); f == "svg" || f == "dot" {
+				return drawPlan(c, f)
+			}
 			format, err := outputFormat(c)
 			if err != nil {
 				return err
@@ -63,6 +69,19 @@ func planCommand() *cli.Command {
 			return writeNodeResources(c.App.Writer, nodes)
 		},
 	}
+}
+
+// drawPlan is plan -o svg / -o dot: the machine with every CPU coloured
+// by its partition, for a review.
+func drawPlan(c *cli.Context, format string) error {
+	plan, topo, err := loadPlan(c)
+	if err != nil {
+		return err
+	}
+	if format == "dot" {
+		return drawing.DOT(c.App.Writer, plan, topo)
+	}
+	return drawing.SVG(c.App.Writer, plan, topo)
 }
 
 // hostnameFlag is --hostname of the commands that plan.
