@@ -60,7 +60,8 @@ type machine struct {
 	nodes   []int // with pod CPUs, ascending
 	threads int   // CPUs per core (the most any core has)
 	all     bitmask.CPUSet
-	first   bitmask.CPUSet // the core an exclusive container gets first
+	first   bitmask.CPUSet  // the core an exclusive container gets first
+	mems    bitmask.NodeSet // this process's memory nodes: an unpinned container's
 }
 
 // requirements skips the test, loudly, unless this machine can run a
@@ -106,7 +107,7 @@ func discoverMachine(t *testing.T) machine {
 	require.NoError(t, err)
 	mems, err := bitmask.ParseNodeList(status.mems)
 	require.NoError(t, err)
-	var m machine
+	m := machine{mems: mems}
 	for _, s := range topo.Sockets {
 		for _, c := range s.Cores {
 			var cpus bitmask.CPUSet
