@@ -3,10 +3,12 @@ package runtimetest
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -423,6 +425,7 @@ func (e *env) teardown() {
 		e.dumpLogs()
 	}
 	e.killLeftovers()
+	e.removeShimSockets()
 	e.unmountAll()
 	e.removeCgroups()
 	if err := os.RemoveAll(e.dir); err != nil {
@@ -493,6 +496,31 @@ func (e *env) killLeftovers() {
 				break // a zombie: whoever it was reparented to reaps it
 			}
 			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// removeShimSockets removes the sockets of this containerd's shims that
+// killLeftovers killed (a shim removes them when it exits cleanly):
+// containerd names them /run/containerd/s/<sha256 of its address,
+// namespace, id[, "debug"]>.
+func (e *env) removeShimSockets() {
+	bundles, _ := filepath.Glob(filepath.Join(e.dir, "state/io.containerd.runtime.v2.task/*/*"))
+	for _, b := range bundles {
+		ns, id := filepath.Base(filepath.Dir(b)), filepath.Base(b)
+		for _, p := range []string{filepath.Join(e.socket(), ns, id), filepath.Join(e.socket(), ns, id, "debug")} {
+			sock := fmt.Sprintf("/run/containerd/s/%x", sha256.Sum256([]byte(p)))
+			if _, err := os.Stat(sock); err != nil {
+				continue
+			}
+			if c, err := net.Dial("unix", sock); err == nil {
+				c.Close()
+				e.t.Logf("teardown: shim socket %s is still served; left alone", sock)
+				continue
+			}
+			if err := os.Remove(sock); err != nil {
+				e.t.Logf("teardown: %v", err)
+			}
 		}
 	}
 }
