@@ -222,6 +222,7 @@ var cgroupSeq atomic.Int64
 // newEnv starts containerd and imports the images. Everything it creates
 // is undone when the test ends, whatever happened.
 func newEnv(t *testing.T) *env {
+	t.Helper()
 	realbin, m := requirements(t)
 	imagesDir := buildImages(t)
 	dir, err := os.MkdirTemp("/tmp", "nrirt-")
