@@ -31,7 +31,7 @@ echo "cmdline: $(cat /proc/cmdline)"
 case $E2E_MODE in
   v2) steps="topology hugepages-sysfs discover cluster apply allocatable placement nri pending hugepages admit status reapply change remove" ;;
   v1) steps="topology discover cluster apply allocatable placement pending hugepages status remove" ;;
-  n4) steps="topology discover cluster apply allocatable fill remove" ;;
+  n4) steps="topology discover cluster apply allocatable fill unit remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;
 esac
 
