@@ -19,9 +19,9 @@ func diffCommand() *cli.Command {
 			"not compared (apply --dry-run does that). Exit status 0 when nothing differs,\n" +
 			"1 when something does, 2 on errors, as diff(1).",
 		Flags: append(renderFlags(), &cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory to compare below"},
-			&cli.StringFlag{Name: "cgroup-mode", Usage: "`MODE` of the host (unified, hybrid, legacy: v1 hosts get more drop-ins); default: read ROOT/sys/fs/cgroup"}),
+			&cli.StringFlag{Name: "cgroup-mode", Usage: "`MODE` of the host (unified, hybrid, legacy: nri mode needs unified); default: read ROOT/sys/fs/cgroup"}),
 		Action: func(c *cli.Context) error {
-			plan, b, err := loadBundle(c)
+			_, b, err := loadBundle(c)
 			if err != nil {
 				return err
 			}
@@ -32,7 +32,7 @@ func diffCommand() *cli.Command {
 			default:
 				return fmt.Errorf("--cgroup-mode %q: allowed are %s, %s, %s", mode, apply.CgroupV2, apply.CgroupHybrid, apply.CgroupV1)
 			}
-			text, changed, err := apply.FileDiff(root, plan, b, mode)
+			text, changed, err := apply.FileDiff(root, b, mode)
 			if err != nil {
 				return fmt.Errorf("diff: %w", err)
 			}

@@ -98,7 +98,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l hostname 
 complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l binary -r -d 'numa-partition\'s path on the target host, for the units that run it'
 complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l plan -r -d 'a reviewed plan `FILE` (plan -o json): use exactly it, and refuse when this host and config plan otherwise now'
 complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l root -r -d 'the host\'s root directory to compare below'
-complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l cgroup-mode -r -d '`MODE` of the host (unified, hybrid, legacy: v1 hosts get more drop-ins); default: read ROOT/sys/fs/cgroup'
+complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l cgroup-mode -r -d '`MODE` of the host (unified, hybrid, legacy: nri mode needs unified); default: read ROOT/sys/fs/cgroup'
 complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
 complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l output -s o -r -d 'output format: table, json or yaml (plan: also svg, dot)'
 complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l config -s c -r -d 'config file (TOML)'

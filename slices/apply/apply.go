@@ -94,7 +94,7 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 		rep.Warnings = append(rep.Warnings, w)
 		o.Log.Warn(w)
 	}
-	d, err := NewDesired(plan, b, mode)
+	d, err := NewDesired(b, mode)
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func TestApplyReapplyRemove(t *testing.T) {
 			t.Errorf("kubelet of %s runs in %s, want under /%s", p.Name, kubelet.ControlGroup, p.Slice)
 		}
 		if rep.CgroupMode != CgroupV2 {
-			// Enforced on v1 too: the drop-in's CPUAffinity and the cpuset v1 group.
+			// Enforced on v1 too: the service's own CPUAffinity and the cpuset v1 group.
 			got := procStatus(t, e, kubelet.MainPID, "Cpus_allowed_list")
 			if got != p.CPUs.String() {
 				t.Errorf("kubelet of %s: Cpus_allowed_list %s, want %s", p.Name, got, p.CPUs)
@@ -72,7 +72,7 @@ func TestApplyReapplyRemove(t *testing.T) {
 	}
 	rec, err := ReadRecord(e.sb.Root)
 	must(t, err)
-	if rec == nil || rec.Generation != 1 || len(rec.Files) != len(f.bundle.Files)+2*len(f.plan.Partitions)*boolInt(rep.CgroupMode != CgroupV2) {
+	if rec == nil || rec.Generation != 1 || len(rec.Files) != len(f.bundle.Files) {
 		t.Fatalf("record after apply: %+v", rec)
 	}
 	for _, rf := range rec.Files {
@@ -128,13 +128,6 @@ func TestApplyReapplyRemove(t *testing.T) {
 	}
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func mainPID(t *testing.T, e *env, unit string) uint32 {
 	t.Helper()
 	info, err := e.m.Unit(context.Background(), unit)
@@ -168,7 +161,7 @@ func TestApplyCgroupV2Path(t *testing.T) {
 	rep, err := e.apply(t, f, func(o *Options) { o.CgroupMode = CgroupV2 })
 	must(t, err)
 	for _, s := range rep.Steps {
-		if strings.Contains(s, "cpuset-v1") || strings.Contains(s, "attach-v1") || strings.Contains(s, V1DropIn) {
+		if strings.Contains(s, "cpuset-v1") || strings.Contains(s, "attach-v1") {
 			t.Errorf("unified mode planned a v1 step: %s", s)
 		}
 	}

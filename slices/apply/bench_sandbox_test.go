@@ -45,7 +45,11 @@ func BenchmarkReapplyNoop(b *testing.B) {
 // BenchmarkPlan8Partitions is the pure part alone.
 func BenchmarkPlan8Partitions(b *testing.B) {
 	f := newFixture(8)
-	d, err := NewDesired(f.plan, f.bundle, CgroupHybrid)
+	bun, err := f.typed()
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := NewDesired(bun, CgroupHybrid)
 	if err != nil {
 		b.Fatal(err)
 	}

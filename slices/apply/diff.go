@@ -3,7 +3,6 @@ package apply
 import (
 	"fmt"
 
-	"github.com/numa-partition/numa-partition/partition/planner"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -12,13 +11,13 @@ import (
 // recorded files no longer rendered), for `numa-partition diff`. changed
 // is false when the files are as rendered. Units are not compared: their
 // states need systemd (apply --dry-run).
-func FileDiff(root string, plan *planner.Plan, b bundle.Bundle, mode CgroupMode) (diff string, changed bool, err error) {
+func FileDiff(root string, b bundle.Bundle, mode CgroupMode) (diff string, changed bool, err error) {
 	if mode == "" {
 		if mode, err = DetectCgroupMode(root); err != nil {
 			return "", false, fmt.Errorf("%w (name the host's cgroup mode: --cgroup-mode)", err)
 		}
 	}
-	d, err := NewDesired(plan, b, mode)
+	d, err := NewDesired(b, mode)
 	if err != nil {
 		return "", false, err
 	}

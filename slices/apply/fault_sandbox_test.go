@@ -102,8 +102,7 @@ func TestSystemdFaultAtEveryCall(t *testing.T) {
 // changeEverything edits every kind of file of the fixture: slice CPUs,
 // services, and it drops the last partition's units and adds a file.
 func changeEverything(f *fixture) {
-	s := f.file("tnode0.slice")
-	s.Content = []byte(strings.Replace(string(s.Content), "AllowedCPUs=0", "AllowedCPUs=0-1", 1))
+	f.setSliceCPUs("tnode0", "0-1")
 	for _, n := range []string{"kubelet-tnode0.service", "containerd-tnode1.service", "tnuma-hugepages.service"} {
 		k := f.file(n)
 		k.Content = append(k.Content, []byte("# generation 2\n")...)

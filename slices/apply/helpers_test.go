@@ -155,12 +155,15 @@ func newFixture(n int) *fixture {
 		name := fmt.Sprintf("tnode%d", i)
 		cpu := i % 2 // the CI machine has 2 CPUs and one node
 		slice := name + ".slice"
-		add(bundle.Unit{Name: slice, Phase: bundle.PhaseSlice, Partition: name, Start: true},
+		add(bundle.Unit{Name: slice, Phase: bundle.PhaseSlice, Partition: name, Start: true,
+			Cpuset: &bundle.Cpuset{CPUs: bitmask.NewCPUSet(cpu), Mems: bitmask.NewNodeSet(0)}},
 			fmt.Sprintf("[Unit]\nDescription=partition %s\nBefore=slices.target\n[Slice]\nAllowedCPUs=%d\nAllowedMemoryNodes=0\n", name, cpu))
+		// Pinned as templates/header.tmpl pins every partition service.
+		pin := fmt.Sprintf("CPUAffinity=%d\nNUMAPolicy=bind\nNUMAMask=0\n", cpu)
 		add(bundle.Unit{Name: "containerd-" + name + ".service", Phase: bundle.PhaseRuntime, Partition: name, Enable: true, Start: true},
-			fmt.Sprintf("[Unit]\nDescription=runtime of %s\n[Service]\nSlice=%s\nExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\n", name, slice))
+			fmt.Sprintf("[Unit]\nDescription=runtime of %s\n[Service]\nSlice=%s\n%sExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\n", name, slice, pin))
 		add(bundle.Unit{Name: "kubelet-" + name + ".service", Phase: bundle.PhaseKubelet, Partition: name, Enable: true, Start: true},
-			fmt.Sprintf("[Unit]\nDescription=kubelet of %s\nAfter=containerd-%s.service\nRequires=containerd-%s.service\n[Service]\nSlice=%s\nExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\n", name, name, name, slice))
+			fmt.Sprintf("[Unit]\nDescription=kubelet of %s\nAfter=containerd-%s.service\nRequires=containerd-%s.service\n[Service]\nSlice=%s\n%sExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\n", name, name, name, slice, pin))
 		f.plan.Partitions = append(f.plan.Partitions, planner.Partition{
 			Index: i, Name: name, Slice: slice,
 			Nodes: bitmask.NewNodeSet(0), CPUs: bitmask.NewCPUSet(cpu), MemoryNodes: bitmask.NewNodeSet(0),
@@ -171,6 +174,52 @@ func newFixture(n int) *fixture {
 		}
 	}
 	return f
+}
+
+// typed is the fixture's bundle with what render types beside the text,
+// from the fixture's plan with render's own functions: the hugepage pools,
+// the ports and the partitions that need cgroup v2.
+func (f *fixture) typed() (bundle.Bundle, error) {
+	b := f.bundle
+	pools, err := bundle.HugepagePools(f.plan)
+	if err != nil {
+		return b, err
+	}
+	ports, err := bundle.Ports(f.plan, b.Units)
+	if err != nil {
+		return b, err
+	}
+	b.Hugepages, b.Ports, b.CgroupV2Only = pools, ports, nil
+	for _, p := range f.plan.Partitions {
+		if p.Allocator.Mode == planner.AllocatorModeNRI {
+			b.CgroupV2Only = append(b.CgroupV2Only, p.Name)
+		}
+	}
+	return b, nil
+}
+
+// setSliceCPUs gives a partition's slice other CPUs, as render would: in
+// the slice's file and cpuset, and in its services' pinning.
+func (f *fixture) setSliceCPUs(partition, cpus string) {
+	set := bitmask.MustParseCPUList(cpus)
+	for i, u := range f.bundle.Units {
+		if u.Partition != partition {
+			continue
+		}
+		file := f.file(u.Name)
+		lines := strings.Split(string(file.Content), "\n")
+		for j, l := range lines {
+			for _, key := range []string{"AllowedCPUs=", "CPUAffinity="} {
+				if strings.HasPrefix(l, key) {
+					lines[j] = key + set.String()
+				}
+			}
+		}
+		file.Content = []byte(strings.Join(lines, "\n"))
+		if u.Cpuset != nil {
+			f.bundle.Units[i].Cpuset = &bundle.Cpuset{CPUs: set, Mems: u.Cpuset.Mems}
+		}
+	}
 }
 
 // file returns a bundle file for editing.
@@ -191,7 +240,11 @@ func (e *env) apply(t testing.TB, f *fixture, mod func(*Options)) (*Report, erro
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return Apply(ctx, o, f.plan, f.bundle)
+	b, err := f.typed()
+	if err != nil {
+		return nil, err
+	}
+	return Apply(ctx, o, f.plan, b)
 }
 
 // hostState is what a rollback must restore: every file apply may touch

@@ -43,7 +43,11 @@ func desired(t *testing.T, mode CgroupMode, edit func(*fixture)) Desired {
 	if edit != nil {
 		edit(f)
 	}
-	d, err := NewDesired(f.plan, f.bundle, mode)
+	b, err := f.typed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewDesired(b, mode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,13 +172,12 @@ func TestPlan(t *testing.T) {
 	}
 }
 
-// On cgroup v1 the services of a partition get a pinning drop-in, the
-// slice a cpuset v1 group, and each started service is moved into it.
+// On cgroup v1 the slice of a partition gets a cpuset v1 group, and each
+// started service is moved into it (the services pin themselves).
 func TestPlanCgroupV1(t *testing.T) {
 	d := desired(t, CgroupHybrid, nil)
 	got := stepNames(Plan(d, Current{}))
 	for _, want := range []string{
-		"write /etc/systemd/system/kubelet-tnode1.service.d/90-numa-partition-cgroup-v1.conf (new)",
 		"cpuset-v1 tnode1.slice cpus=1 mems=0",
 		"attach-v1 kubelet-tnode1.service to tnode1.slice",
 	} {
@@ -185,11 +188,8 @@ func TestPlanCgroupV1(t *testing.T) {
 	if contains(got, "attach-v1 tnuma-hugepages.service to tnode0.slice") {
 		t.Error("a host-wide unit was attached to a partition")
 	}
-	// Changing a slice's CPUs re-pins its services: drop-ins change, so they restart.
-	d2 := desired(t, CgroupHybrid, func(f *fixture) {
-		s := f.file("tnode0.slice")
-		s.Content = []byte(strings.Replace(string(s.Content), "AllowedCPUs=0", "AllowedCPUs=0-1", 1))
-	})
+	// Changing a slice's CPUs re-pins its services: their files change, so they restart.
+	d2 := desired(t, CgroupHybrid, func(f *fixture) { f.setSliceCPUs("tnode0", "0-1") })
 	got = stepNames(Plan(d2, applied(d)))
 	for _, want := range []string{"restart kubelet-tnode0.service (files changed)", "cpuset-v1 tnode0.slice cpus=0-1 mems=0", "attach-v1 kubelet-tnode0.service to tnode0.slice"} {
 		if !contains(got, want) {
@@ -210,87 +210,50 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
+// NewDesired takes render's typed data as it is: the slices' cpusets, the
+// pools and the ports; it adds nothing of its own on any cgroup version.
 func TestNewDesired(t *testing.T) {
-	d := desired(t, CgroupV1, nil)
-	var dropIn *bundle.File
-	for i, f := range d.Files {
-		if f.Path == "etc/systemd/system/containerd-tnode1.service.d/"+V1DropIn {
-			dropIn = &d.Files[i]
+	for _, mode := range []CgroupMode{CgroupV1, CgroupHybrid, CgroupV2} {
+		d := desired(t, mode, nil)
+		if len(d.Files) != 7 {
+			t.Errorf("%s: %d files, want the bundle's 7", mode, len(d.Files))
+		}
+		if len(d.Slices) != 2 || d.Slices[1].Unit != "tnode1.slice" || d.Slices[1].CPUs.String() != "1" || d.Slices[1].Mems.String() != "0" {
+			t.Errorf("%s: slices %+v", mode, d.Slices)
+		}
+		if len(d.Hugepages) != 2 || d.Hugepages[1] != (HugepageTarget{Node: 1, PageSize: testPageSize, Count: 5}) {
+			t.Errorf("%s: hugepages %+v", mode, d.Hugepages)
+		}
+		if len(d.Ports) != 4 || d.Ports[0].Port != 20250 || d.Ports[0].Unit != "kubelet-tnode0.service" {
+			t.Errorf("%s: ports = %+v", mode, d.Ports)
 		}
 	}
-	if dropIn == nil {
-		t.Fatal("no v1 drop-in for containerd-tnode1.service")
-	}
-	for k, want := range map[string]string{"CPUAffinity": "1", "NUMAPolicy": "bind", "NUMAMask": "0"} {
-		if v, _ := unitValue(dropIn.Content, "Service", k); v != want {
-			t.Errorf("drop-in %s=%q, want %q", k, v, want)
-		}
-	}
-	if got := desired(t, CgroupV2, nil); len(got.Files) != 7 {
-		t.Errorf("cgroup v2: %d files, want the bundle's 7", len(got.Files))
-	}
-	pinned := desired(t, CgroupV1, func(f *fixture) {
-		k := f.file("kubelet-tnode0.service")
-		k.Content = append(k.Content, []byte("[Service]\nCPUAffinity=0\n")...)
-	})
-	for _, f := range pinned.Files {
-		if strings.HasPrefix(f.Path, "etc/systemd/system/kubelet-tnode0.service.d/") {
-			t.Errorf("a service that pins itself got a drop-in: %s", f.Path)
-		}
-	}
-	if len(d.Ports) != 4 || d.Ports[0].Port != 20250 || d.Ports[0].Unit != "kubelet-tnode0.service" {
-		t.Errorf("ports = %+v", d.Ports)
+	// The slice's file and its cpuset disagree: the cpuset is what apply
+	// sets (render writes both from one value).
+	d := desired(t, CgroupV2, func(f *fixture) { f.bundle.Units[1].Cpuset = &bundle.Cpuset{CPUs: bitmask.NewCPUSet(1)} })
+	if d.Slices[0].Unit != "tnode0.slice" || d.Slices[0].CPUs.String() != "1" {
+		t.Errorf("slices %+v", d.Slices)
 	}
 
 	for _, tc := range []struct {
 		name string
-		edit func(*fixture)
+		edit func(*bundle.Bundle)
 		want string
 	}{
-		{"path escapes", func(f *fixture) { f.bundle.Files[0].Path = "../etc/passwd" }, `"../etc/passwd": must be relative`},
-		{"absolute path", func(f *fixture) { f.bundle.Files[0].Path = "/etc/passwd" }, `"/etc/passwd": must be relative`},
-		{"bad CPUs", func(f *fixture) {
-			f.file("tnode0.slice").Content = []byte("[Slice]\nAllowedCPUs=zero\n")
-		}, `tnode0.slice: AllowedCPUs="zero"`},
-		{"hugepages planned twice", func(f *fixture) {
-			f.plan.Partitions[1].Memory[0].Node = 0
-		}, "node0 hugepages-2Mi=5 is planned by partitions tnode0 and tnode1"},
-		{"bad metricsAddr", func(f *fixture) { f.plan.Partitions[0].Allocator.MetricsAddr = "localhost" }, `metricsAddr "localhost"`},
+		{"path escapes", func(b *bundle.Bundle) { b.Files[0].Path = "../etc/passwd" }, `"../etc/passwd": must be relative`},
+		{"absolute path", func(b *bundle.Bundle) { b.Files[0].Path = "/etc/passwd" }, `"/etc/passwd": must be relative`},
+		{"a unit's file missing", func(b *bundle.Bundle) { b.Units[0].Files = append(b.Units[0].Files, "etc/x.conf") }, "lists file etc/x.conf, which is not in the bundle"},
+		{"a service with a cpuset", func(b *bundle.Bundle) { b.Units[3].Cpuset = &bundle.Cpuset{} }, "only slices and scopes take one"},
+		{"a pool twice", func(b *bundle.Bundle) { b.Hugepages = append(b.Hugepages, b.Hugepages[0]) }, "node0 hugepages-2Mi=4 is listed twice"},
 	} {
-		f := newFixture(2)
-		tc.edit(f)
-		_, err := NewDesired(f.plan, f.bundle, CgroupV2)
+		b, err := newFixture(2).typed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.edit(&b)
+		_, err = NewDesired(b, CgroupV2)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to contain %q", tc.name, err, tc.want)
-		}
-	}
-}
-
-func TestUnitValue(t *testing.T) {
-	content := []byte(`# comment AllowedCPUs=9
-[Unit]
-AllowedCPUs=8
-[Slice]
-AllowedCPUs=0-3
- AllowedCPUs = 4-7 
-; AllowedCPUs=5
-CPUQuota=\
-  50%
-[Service]
-AllowedCPUs=9
-`)
-	for _, tc := range []struct {
-		section, key, want string
-		found              bool
-	}{
-		{"Slice", "AllowedCPUs", "4-7", true},
-		{"Slice", "CPUQuota", "50%", true},
-		{"Service", "AllowedCPUs", "9", true},
-		{"Slice", "AllowedMemoryNodes", "", false},
-	} {
-		got, ok := unitValue(content, tc.section, tc.key)
-		if got != tc.want || ok != tc.found {
-			t.Errorf("[%s] %s = %q, %v; want %q, %v", tc.section, tc.key, got, ok, tc.want, tc.found)
 		}
 	}
 }
@@ -314,11 +277,15 @@ func TestNewDesiredRefusesNRIOnCgroupV1(t *testing.T) {
 	for _, mode := range []CgroupMode{CgroupV1, CgroupHybrid} {
 		f := newFixture(2)
 		f.plan.Partitions[1].Allocator.Mode = planner.AllocatorModeNRI
-		_, err := NewDesired(f.plan, f.bundle, mode)
+		b, err := f.typed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = NewDesired(b, mode)
 		if err == nil || !strings.Contains(err.Error(), `partition tnode1: allocator mode "nri" needs cgroup v2`) {
 			t.Errorf("%s: %v", mode, err)
 		}
-		if _, err := NewDesired(f.plan, f.bundle, CgroupV2); err != nil {
+		if _, err := NewDesired(b, CgroupV2); err != nil {
 			t.Errorf("cgroup v2: %v", err)
 		}
 	}

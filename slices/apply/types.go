@@ -55,11 +55,7 @@ func (h HugepageTarget) String() string {
 }
 
 // PlannedPort is a TCP port a partition's daemon will listen on.
-type PlannedPort struct {
-	Port  int    `json:"port"`
-	Owner string `json:"owner"` // "kubelet-node0.service port"
-	Unit  string `json:"unit"`  // the unit that will own it
-}
+type PlannedPort = bundle.Port
 
 // Current is what Gather read from the host.
 type Current struct {

@@ -7,6 +7,8 @@ package render
 
 import (
 	"io/fs"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
 
 // File is one rendered file. Path is relative to the target root
@@ -39,6 +41,31 @@ type Unit struct {
 	Start     bool   `json:"start"`
 	// Files are the bundle paths whose change requires a restart of this unit.
 	Files []string `json:"files"`
+	// Cpuset is what a slice or scope's files set as AllowedCPUs= and
+	// AllowedMemoryNodes=: apply sets them live too and, on cgroup v1,
+	// writes them into the cpuset hierarchy. nil for other units.
+	Cpuset *Cpuset `json:"cpuset,omitempty"`
+}
+
+// Cpuset is a slice's or scope's CPUs and memory nodes.
+type Cpuset struct {
+	CPUs bitmask.CPUSet  `json:"cpus"`
+	Mems bitmask.NodeSet `json:"mems"`
+}
+
+// HugepagePool is one node's pool of one page size, as the hugepages
+// oneshot sets it at boot and apply sets it live.
+type HugepagePool struct {
+	Node     int    `json:"node"`
+	PageSize uint64 `json:"pageSize"` // bytes
+	Count    uint64 `json:"count"`
+}
+
+// Port is a TCP port a rendered daemon will listen on, and its unit.
+type Port struct {
+	Port  int    `json:"port"`
+	Owner string `json:"owner"` // "node0 kubelet healthzPort"
+	Unit  string `json:"unit"`
 }
 
 // Bundle is the whole rendered result.
@@ -51,4 +78,11 @@ type Bundle struct {
 	// Warnings say where the bundle had to compromise (a partition without
 	// host-reserved CPUs, a shared runtime). Never silent.
 	Warnings []string `json:"warnings"`
+	// Hugepages are every planned pool (the hugepages oneshot's).
+	Hugepages []HugepagePool `json:"hugepages"`
+	// Ports are the TCP ports the bundle's daemons will listen on.
+	Ports []Port `json:"ports"`
+	// CgroupV2Only are the partitions that need cgroup v2: their allocator
+	// places containers (nri mode), with kubelet's CPU Manager off.
+	CgroupV2Only []string `json:"cgroupV2Only,omitempty"`
 }

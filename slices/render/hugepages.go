@@ -75,6 +75,26 @@ func hugepagePlan(plan *planner.Plan) ([]HugepageSpec, error) {
 	return out, nil
 }
 
+// HugepagePools are every planned pool, ascending by node, then page
+// size: the oneshot's, which apply sets live too.
+func HugepagePools(plan *planner.Plan) ([]HugepagePool, error) {
+	specs, err := hugepagePlan(plan)
+	if err != nil {
+		return nil, err
+	}
+	pools := make([]HugepagePool, 0, len(specs))
+	for _, s := range specs {
+		pools = append(pools, HugepagePool(s))
+	}
+	sort.Slice(pools, func(i, j int) bool {
+		if pools[i].Node != pools[j].Node {
+			return pools[i].Node < pools[j].Node
+		}
+		return pools[i].PageSize < pools[j].PageSize
+	})
+	return pools, nil
+}
+
 // HugepageSpecs are the oneshot's arguments, largest pages first: 1 GiB
 // pages need contiguous memory, so they are taken before 2 MiB pages
 // fragment it. Within a size, ascending by node.

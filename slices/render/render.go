@@ -67,7 +67,7 @@ func RenderWith(plan planner.Plan, opt Options) (Bundle, error) {
 	if err := r.add(PlanPath, append(planJSON, '\n')); err != nil {
 		return Bundle{}, err
 	}
-	return r.bundle(), nil
+	return r.bundle()
 }
 
 // checkPartitions refuses plans whose names or paths cannot become units.
@@ -102,6 +102,7 @@ type renderer struct {
 	warnings []string
 	// sharedRuntime lists the partitions without a containerd of their own.
 	sharedRuntime []string
+	cgroupV2Only  []string
 }
 
 func (r *renderer) add(path string, content []byte) error {
@@ -120,11 +121,15 @@ func (r *renderer) template(path, name string, data any) error {
 	return r.add(path, b)
 }
 
-func (r *renderer) bundle() Bundle {
+func (r *renderer) bundle() (Bundle, error) {
 	if len(r.sharedRuntime) > 1 {
 		r.warnings = append(r.warnings, fmt.Sprintf("partitions %s share one container runtime: their kubelets share /var/lib/kubelet/device-plugins (kubernetes#120626), so device plugins work for one of them at most", strings.Join(r.sharedRuntime, ", ")))
 	}
-	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings}
+	pools, err := HugepagePools(r.plan)
+	if err != nil {
+		return Bundle{}, err
+	}
+	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: pools, CgroupV2Only: r.cgroupV2Only}
 	for _, f := range r.files {
 		b.Files = append(b.Files, f)
 	}
@@ -139,7 +144,10 @@ func (r *renderer) bundle() Bundle {
 		}
 		return b.Units[i].Name < b.Units[j].Name
 	})
-	return b
+	if b.Ports, err = Ports(r.plan, b.Units); err != nil {
+		return Bundle{}, err
+	}
+	return b, nil
 }
 
 // host locks everything outside the partitions to the host's CPUs and
@@ -164,7 +172,10 @@ func (r *renderer) host() error {
 		}
 		// Slices and scopes take new limits at daemon-reload or through
 		// SetUnitProperties; they are never restarted.
-		r.units = append(r.units, Unit{Name: u.name, Phase: PhaseSlice, Files: []string{path}})
+		// The memory nodes are deliberately not locked (the template
+		// says why): the Cpuset has none.
+		r.units = append(r.units, Unit{Name: u.name, Phase: PhaseSlice, Files: []string{path},
+			Cpuset: &Cpuset{CPUs: h.ReservedCPUs}})
 	}
 	return nil
 }
@@ -223,18 +234,22 @@ func (r *renderer) partition(p *planner.Partition) error {
 	cpu := cpuView{AllowedCPUs: daemon.String(), CPUAffinity: daemon.String(), MemoryNodes: mems.String()}
 
 	slicePath := unitPath(p.Slice)
+	sliceSet := Cpuset{CPUs: p.CPUs.Union(daemon), Mems: mems}
 	err := r.template(slicePath, "partition.slice.tmpl", map[string]string{
 		"Name":        p.Name,
 		"Nodes":       p.Nodes.String(),
 		"PodCPUs":     p.CPUs.String(),
 		"DaemonCPUs":  daemon.String(),
-		"AllowedCPUs": p.CPUs.Union(daemon).String(),
-		"MemoryNodes": mems.String(),
+		"AllowedCPUs": sliceSet.CPUs.String(),
+		"MemoryNodes": sliceSet.Mems.String(),
 	})
 	if err != nil {
 		return err
 	}
-	r.units = append(r.units, Unit{Name: p.Slice, Phase: PhaseSlice, Partition: p.Name, Start: true, Files: []string{slicePath}})
+	r.units = append(r.units, Unit{Name: p.Slice, Phase: PhaseSlice, Partition: p.Name, Start: true, Files: []string{slicePath}, Cpuset: &sliceSet})
+	if p.Allocator.Mode == planner.AllocatorModeNRI {
+		r.cgroupV2Only = append(r.cgroupV2Only, p.Name)
+	}
 
 	cfg, err := kubeletgen.Config(r.plan, p)
 	if err != nil {
