@@ -69,6 +69,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 	p.containers = map[string]*tracked{}
 	p.units = map[types.UID]*unit{}
 	p.pool.clear()
+	var unplaced []container
 	for _, key := range sortedKeys(running) {
 		c := running[key]
 		t := &tracked{c: c}
@@ -81,6 +82,12 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 				return nil, fmt.Errorf("releasing %s: %w", key, err)
 			}
 			ok = false
+		}
+		if !ok && p.opts.Mode == ModeNRI && where.IsEmpty() && c.QoS == corev1.PodQOSGuaranteed {
+			// Created while nobody placed containers (no cpuset.mems):
+			// placed now, after every placed container's CPUs are held.
+			unplaced = append(unplaced, c)
+			continue
 		}
 		if !ok {
 			d, err := p.placer.AdoptPod(c.pod(), placement(c.Name, where))
@@ -98,12 +105,43 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 			return nil, err
 		}
 	}
+	updates := p.placeRunning(unplaced)
 	p.log.Info("synchronized with the runtime", "containers", len(p.containers), "units", len(p.units),
 		"exclusive", p.pool.taken(), "shared", p.pool.shared())
 	if p.opts.OnSynchronized != nil {
 		p.opts.OnSynchronized()
 	}
-	return p.sharedUpdates(), nil
+	return append(updates, p.sharedUpdates()...), nil
+}
+
+// placeRunning places Guaranteed containers that run unplaced (nri mode)
+// as if they were being created, and moves them there with container
+// updates; one that cannot be placed keeps running on the shared pool,
+// unaccounted, with an error in the log.
+func (p *Plugin) placeRunning(ctrs []container) []*api.ContainerUpdate {
+	var out []*api.ContainerUpdate
+	for _, c := range ctrs {
+		adj, updates, err := p.place(c)
+		if err != nil {
+			p.log.Error("container runs unplaced and cannot be placed now; its memory is not in the state and it runs on the shared pool",
+				"container", c.Name, "pod", c.Pod, "err", err)
+			p.containers[c.ID] = &tracked{c: c}
+			continue
+		}
+		u := &api.ContainerUpdate{}
+		u.SetContainerId(c.ID)
+		cpu := adj.GetLinux().GetResources().GetCpu()
+		if cpu.GetMems() != "" {
+			u.SetLinuxCPUSetMems(cpu.GetMems())
+		}
+		u.SetLinuxCPUSetCPUs(cpu.GetCpus())
+		p.containers[c.ID].c.CPUs, p.containers[c.ID].c.Mems = cpu.GetCpus(), cpu.GetMems()
+		p.log.Warn("container ran unplaced (created while the allocator was down); placed now", "container", c.Name, "pod", c.Pod,
+			"nodes", cpu.GetMems(), "cpus", cpu.GetCpus())
+		out = append(out, u)
+		out = append(out, updates...)
+	}
+	return out
 }
 
 func sortedKeys[V any](m map[types.UID]V) []types.UID {

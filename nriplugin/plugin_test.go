@@ -315,3 +315,33 @@ func TestCPUHintsBeyondEightNodes(t *testing.T) {
 		assert.False(t, bitmask.MustParseNodeList(m).Has(1), "%s counts node 1's taken cores", m)
 	}
 }
+
+// A Guaranteed container that runs unplaced (created while the allocator
+// was down, so with no cpuset.mems) is placed at the synchronization and
+// moved there: its memory is charged, it gets its exclusive core.
+func TestSynchronizePlacesAnUnplacedContainer(t *testing.T) {
+	h := newHarness(t, ModeNRI, "single-numa-node")
+	shared := ctr("c-shared", "p0", "web", 500, gi, 0)
+	shared.State = api.ContainerState_CONTAINER_RUNNING
+	loose := ctr("c-loose", "p1", "db", 2000, 6*gi, 0)
+	loose.Linux.Resources.Cpu.Cpus = "0-7"
+	loose.State = api.ContainerState_CONTAINER_RUNNING
+	updates, err := h.plugin.Synchronize(context.Background(),
+		[]*api.PodSandbox{sandbox("p0", "burstable"), sandbox("p1", "")}, []*api.Container{shared, loose})
+	require.NoError(t, err)
+	var got *api.ContainerUpdate
+	for _, u := range updates {
+		if u.GetContainerId() == "c-loose" {
+			got = u
+		}
+	}
+	require.NotNil(t, got, "no update for the unplaced container: %v", updated(updates))
+	assert.Equal(t, "0", got.GetLinux().GetResources().GetCpu().GetMems())
+	assert.Equal(t, "0-1", got.GetLinux().GetResources().GetCpu().GetCpus())
+	assert.Equal(t, "2-7", updated(updates)["c-shared"], "the shared container leaves the core")
+	allocs := h.server.Allocations()
+	require.Len(t, allocs, 2)
+	assert.Equal(t, "p1/db", string(allocs[1].PodUID))
+	assert.Equal(t, uint64(6*gi), allocs[1].Containers[0].Memory["memory"], "its memory is charged")
+	assert.Contains(t, h.logs.String(), "placed now")
+}
