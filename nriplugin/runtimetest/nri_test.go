@@ -164,9 +164,10 @@ func TestNRIRefusesAContainerThatCannotBePlaced(t *testing.T) {
 
 // After a kill -9 of the allocator while containers run, the restarted
 // allocator's state is the running containers: the one removed while it
-// was down is released, the one created while it was down (unplaced) is
-// adopted and moved to the shared pool, the exclusive one keeps its core
-// and its pinned memory.
+// was down is released, the ones created while it was down (unplaced)
+// are adopted and moved to the shared pool (a Burstable one) or placed
+// now with their memory charged (a Guaranteed one), the exclusive one
+// keeps its core and its pinned memory.
 func TestNRIResynchronizesAfterKill9(t *testing.T) {
 	e := newEnv(t)
 	m := e.m
@@ -190,24 +191,31 @@ func TestNRIResynchronizesAfterKill9(t *testing.T) {
 	cpus, _ := e.specCpuset(unplaced)
 	require.Equal(t, "", cpus, "with the allocator down, nothing places the container")
 	e.waitCPUs(unplaced, m.all, "unplaced: every CPU, the exclusive core too")
+	lone := e.runPod("lone", guaranteed)
+	loose := e.run(lone, "app", resources{cpuRequestMilli: 500, cpuLimitMilli: 500, memoryLimit: 48 * mi})
+	_, mems := e.specCpuset(loose)
+	require.Equal(t, "", mems, "with the allocator down, nothing pins the Guaranteed container's memory")
 
 	a = e.startAllocator(nriplugin.ModeNRI, "single-numa-node")
-	got := a.waitAllocations("after the restart: the running containers", excl.key(), unplaced.key())
+	got := a.waitAllocations("after the restart: the running containers", excl.key(), unplaced.key(), loose.key())
 	assertPinned(t, got[excl.key()], m.node0(), 64*mi)
 	assert.False(t, got[unplaced.key()].Pinned)
+	assertPinned(t, got[loose.key()], m.node0(), 48*mi)
+	e.waitCPUs(loose, rest, "the Guaranteed container placed now, on the shared pool (a fractional CPU)")
 	e.waitCPUs(unplaced, rest, "the adopted container moved to the shared pool")
 	e.waitCPUs(excl, m.first, "the exclusive container keeps its core")
 	log := a.logText()
 	for _, want := range []string{
 		"allocation released: its container no longer runs", gone.key(),
 		"running container adopted where it runs", "synchronized with the runtime",
+		"container ran unplaced (created while the allocator was down); placed now",
 	} {
 		assert.Contains(t, log, want)
 	}
 
 	// The restarted plugin tracks both: the exclusive core is freed on stop.
 	e.stop(excl)
-	a.waitAllocations("the exclusive container released", unplaced.key())
+	a.waitAllocations("the exclusive container released", unplaced.key(), loose.key())
 	e.waitCPUs(unplaced, m.all, "the exclusive core back in the shared pool")
 }
 
