@@ -91,8 +91,8 @@ func longInput(r *rand.Rand, n int) []ProviderHints {
 // TestMergeOrderIndependent is the determinism guarantee: permuting the
 // providers, the resources and the hints of every list never changes the
 // merged hint or the admit decision, for every policy, at 1-8 nodes
-// (random inputs), 9-16 nodes (long lists, exact search) and beyond
-// (bounded search).
+// (random inputs), 1-16 nodes anywhere in 0..1023 (wide inputs), 9-16
+// nodes (long lists, exact search) and beyond (bounded search).
 func TestMergeOrderIndependent(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 16))
 	seeds, longSeeds, shuffles := 1000, 3, 6
@@ -114,6 +114,14 @@ func TestMergeOrderIndependent(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(fmt.Sprintf("random input %d", i), pol, in.providers)
+	}
+	for i := 0; i < seeds/4; i++ {
+		in := wideInput(r, 1+r.IntN(16), 1<<12)
+		pol, err := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PreferClosestNUMANodes: in.closest, MaxAllowableNUMANodes: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("wide input %d", i), pol, in.providers)
 	}
 	long := []int{9, 12, 16, 24, 40, 64}
 	for i := 0; i < longSeeds; i++ {

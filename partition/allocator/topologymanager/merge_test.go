@@ -386,3 +386,111 @@ func idsOf(m int) []int {
 	}
 	return ids
 }
+
+// wideInput is a merge problem on n nodes whose ids may lie anywhere in
+// 0..1023 (past the first word of a NodeSet, around it, or packed at
+// its end), with hints naming foreign nodes anywhere and, half the time,
+// one long list of mostly preferred masks (the merge's sorted preferred
+// search, foreign masks included) beside short ones.
+func wideInput(r *rand.Rand, n, maxPerms int) randomInput {
+	policies := []string{PolicyBestEffort, PolicyRestricted, PolicySingleNUMANode}
+	for {
+		in := randomInput{policy: policies[r.IntN(len(policies))], closest: r.IntN(2) == 0}
+		var pool []int
+		switch r.IntN(4) {
+		case 0:
+			pool = r.Perm(bitmask.MaxNodes)[:n]
+		case 1:
+			for i := range n {
+				pool = append(pool, 60+i)
+			}
+		case 2:
+			for i := range n {
+				pool = append(pool, bitmask.MaxNodes-n+i)
+			}
+		default:
+			for _, i := range r.Perm(n + 3)[:n] {
+				pool = append(pool, 64+2*i)
+			}
+		}
+		in.machine = pool
+		choices := []int{11, 12, 20, 21, 30}
+		in.dist = map[int]map[int]int{}
+		for _, a := range in.machine {
+			in.dist[a] = map[int]int{a: 10}
+		}
+		for i, a := range in.machine {
+			for _, b := range in.machine[i+1:] {
+				d := choices[r.IntN(len(choices))]
+				in.dist[a][b], in.dist[b][a] = d, d
+			}
+		}
+		mask := func(pref bool) Hint {
+			var s bitmask.NodeSet
+			for s.IsEmpty() {
+				for _, id := range in.machine {
+					if r.IntN(3) == 0 {
+						s = s.Add(id)
+					}
+				}
+				if r.IntN(6) == 0 {
+					s = s.Add(r.IntN(bitmask.MaxNodes))
+				}
+			}
+			return Hint{Affinity: &s, Preferred: pref}
+		}
+		perms := 1
+		for p := 1 + r.IntN(3); p > 0; p-- {
+			ph := ProviderHints{}
+			for k := 1 + r.IntN(2); k > 0; k-- {
+				name := string(rune('a' + r.IntN(26)))
+				size := 1 + r.IntN(4)
+				if r.IntN(4) == 0 {
+					size = 20 + r.IntN(40)
+				}
+				var l []Hint
+				for len(l) < size {
+					switch x := r.IntN(20); {
+					case x == 0:
+						l = append(l, DontCare(r.IntN(2) == 0))
+					case x < 4 && len(l) > 0: // repeat an earlier mask, as a different hint
+						l = append(l, Hint{Affinity: l[r.IntN(len(l))].Affinity, Preferred: r.IntN(4) != 0})
+					default:
+						l = append(l, mask(r.IntN(4) != 0))
+					}
+				}
+				ph[name] = l
+				perms *= len(l)
+			}
+			in.providers = append(in.providers, ph)
+		}
+		if perms <= maxPerms {
+			return in
+		}
+	}
+}
+
+// TestMergeEqualsNaiveWide: node ids across the whole 0..1023 range,
+// foreign nodes anywhere, long lists, prefer-closest up to 16 nodes,
+// against kubelet's algorithm (kubelet's own bitmask stops at 64 nodes, so
+// test/tmcompare cannot cover this).
+func TestMergeEqualsNaiveWide(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 24))
+	count := 3000
+	if testing.Short() {
+		count = 300
+	}
+	for i := 0; i < count; i++ {
+		in := wideInput(r, 1+r.IntN(16), 4096)
+		p, err := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PreferClosestNUMANodes: in.closest, MaxAllowableNUMANodes: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, admit := p.Merge(in.providers)
+		want, wadmit := naive{policy: in.policy, machine: bitmask.NewNodeSet(in.machine...), preferClosest: in.closest, dist: in.dist}.merge(in.providers)
+		if !got.Equal(want) || admit != wadmit {
+			t.Fatalf("input %d (%s, machine %v, closest %v, providers %v): got %v %v, want %v %v",
+				i, in.policy, in.machine, in.closest, in.providers, got, admit, want, wadmit)
+		}
+	}
+}

@@ -81,6 +81,9 @@ func (l *lists) offeredByAll(c *chint, skip []bool) bool {
 // bestPreferredSorted is the same for long lists: the candidates are
 // sorted, so that checking a list costs one binary search per hint.
 func (m *merger) bestPreferredSorted(l *lists, pivot int, skip []bool, required int) (uint64, bool) {
+	if len(l.foreign) == 0 {
+		return m.bestPreferredDense(l, pivot, skip)
+	}
 	var buf [16]candidate
 	cands := buf[:0]
 	for j := l.refs[pivot].start; j < l.refs[pivot].end; j++ {
@@ -126,4 +129,57 @@ func (m *merger) bestPreferredAllNil(l *lists) uint64 {
 		}
 	}
 	return best
+}
+
+// bestPreferredDense is bestPreferredSorted when no hint names a node
+// outside the machine, so that a raw mask is its dense mask: the
+// candidates are a sorted []uint64, and each list in turn keeps those it
+// offers, so later lists search fewer.
+func (m *merger) bestPreferredDense(l *lists, pivot int, skip []bool) (uint64, bool) {
+	var buf [64]uint64
+	var markBuf [64]bool
+	cands := buf[:0]
+	for _, h := range l.list(pivot) {
+		if h.pref && !h.isNil && h.dense != 0 {
+			cands = append(cands, h.dense)
+		}
+	}
+	slices.Sort(cands)
+	cands = slices.Compact(cands)
+	marks := markBuf[:]
+	if len(cands) > len(marks) {
+		marks = make([]bool, len(cands))
+	}
+	for i := range l.refs {
+		if skip[i] || i == pivot {
+			continue
+		}
+		clear(marks[:len(cands)])
+		for _, h := range l.list(i) {
+			if h.pref && !h.isNil {
+				if k, ok := slices.BinarySearch(cands, h.dense); ok {
+					marks[k] = true
+				}
+			}
+		}
+		kept := cands[:0]
+		for k, d := range cands {
+			if marks[k] {
+				kept = append(kept, d)
+			}
+		}
+		if cands = kept; len(cands) == 0 {
+			return 0, false
+		}
+	}
+	if len(cands) == 0 {
+		return 0, false
+	}
+	best := cands[0]
+	for _, d := range cands[1:] {
+		if m.better(d, best) {
+			best = d
+		}
+	}
+	return best, true
 }
