@@ -7,7 +7,8 @@ package planner
 // nri mode the allocator decides through containerd's NRI, so kubelet's
 // CPU, Memory and Topology Managers are rendered off and the configured
 // topology policy becomes the allocator's.
-func planAllocatorModes(c *Config, plan *Plan, perPart []settings, col *collector) {
+func (pl *planning) planAllocatorModes() {
+	c, plan, perPart, col := pl.c, pl.plan, pl.perPart, pl.col
 	for i := range plan.Partitions {
 		p := &plan.Partitions[i]
 		key, mode := "allocator.mode", c.Allocator.Mode

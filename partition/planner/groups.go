@@ -19,7 +19,8 @@ type group struct {
 // planGroups groups the machine's nodes into partitions by mode, then
 // gives each CPU-less node to the nearest partition. It returns the groups
 // in index order and the excluded nodes.
-func planGroups(m *machine, c *Config, col *collector, warn func(string, ...any)) ([]group, bitmask.NodeSet) {
+func (pl *planning) planGroups() ([]group, bitmask.NodeSet) {
+	m, c, col, warn := pl.m, pl.c, pl.col, pl.warn
 	excluded := c.Partitioning.ExcludeNodes.Nodes
 	if unknown := excluded.Difference(m.nodes); !unknown.IsEmpty() {
 		col.add("partitioning.exclude_nodes", "names nodes %s that the machine does not have (it has %s)", unknown, m.nodes)
@@ -41,12 +42,12 @@ func planGroups(m *machine, c *Config, col *collector, warn func(string, ...any)
 		} else {
 			sets = socketSets(m, avail)
 		}
-		for _, s := range mergeOverlapping(m, sets, warn) {
+		for _, s := range pl.mergeOverlapping(sets) {
 			groups = append(groups, group{cpuNodes: s, nodes: s, override: -1})
 		}
 		sort.Slice(groups, func(i, j int) bool { return groups[i].cpuNodes.Min() < groups[j].cpuNodes.Min() })
 	case ModeCustom:
-		groups = customGroups(m, c, excluded, col)
+		groups = pl.customGroups(excluded)
 	default:
 		col.add("partitioning.mode", "%q is not a mode (allowed: socket, node, custom)", mode)
 		return nil, excluded
@@ -109,7 +110,8 @@ func socketSets(m *machine, avail bitmask.NodeSet) []bitmask.NodeSet {
 // disjoint nodes is a firmware bug (one dump lists every CPU on all 8
 // nodes); two partitions can never share a CPU, so such nodes become one
 // partition, with a warning.
-func mergeOverlapping(m *machine, sets []bitmask.NodeSet, warn func(string, ...any)) []bitmask.NodeSet {
+func (pl *planning) mergeOverlapping(sets []bitmask.NodeSet) []bitmask.NodeSet {
+	m, warn := pl.m, pl.warn
 	if cpus, nodes := m.sharedCPUs(); !cpus.IsEmpty() {
 		warn("CPUs %s are listed on several of nodes %s (a firmware error); nodes sharing CPUs form one partition", cpus, nodes)
 	}
@@ -134,7 +136,8 @@ func mergeOverlapping(m *machine, sets []bitmask.NodeSet, warn func(string, ...a
 
 // customGroups reads partitioning.groups, or the [[partition]] nodes when
 // there are no groups, and checks that they cover every CPU node once.
-func customGroups(m *machine, c *Config, excluded bitmask.NodeSet, col *collector) []group {
+func (pl *planning) customGroups(excluded bitmask.NodeSet) []group {
+	m, c, col := pl.m, pl.c, pl.col
 	type source struct {
 		key      string
 		nodes    bitmask.NodeSet

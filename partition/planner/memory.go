@@ -17,15 +17,16 @@ import (
 // Invariant (kubelet's Memory Manager rule, tested): for every partition,
 // Σ ReservedBytes over its nodes = KubeReservedMemory + SystemReservedMemory
 // + EvictionHardMemory. Render adds the foreign nodes on top.
-func planMemory(m *machine, c *Config, plan *Plan, perPart []settings, col *collector, warn func(string, ...any)) {
+func (pl *planning) planMemory() {
+	m, plan, perPart, col := pl.m, pl.plan, pl.perPart, pl.col
 	owner := map[int]int{} // node → partition index
 	for i, p := range plan.Partitions {
 		for _, id := range p.Nodes.IDs() {
 			owner[id] = i
 		}
 	}
-	placed := reservedMemoryMap(m, c, owner, col)
-	pages := hugepagesPlan(m, c, plan, owner, col, warn)
+	placed := pl.reservedMemoryMap(owner)
+	pages := pl.hugepagesPlan(owner)
 
 	for i := range plan.Partitions {
 		p := &plan.Partitions[i]
@@ -64,7 +65,7 @@ func planMemory(m *machine, c *Config, plan *Plan, perPart []settings, col *coll
 			if nm.Hugepages == nil {
 				nm.Hugepages = []HugepagePlan{}
 			}
-			checkNodeCapacity(nm, p.Name, col, warn)
+			pl.checkNodeCapacity(nm, p.Name)
 			p.Memory = append(p.Memory, nm)
 		}
 	}
@@ -82,7 +83,8 @@ func firstMemoryNode(m *machine, nodes bitmask.NodeSet) int {
 }
 
 // reservedMemoryMap parses host.reserved_memory (node id → size).
-func reservedMemoryMap(m *machine, c *Config, owner map[int]int, col *collector) map[int]uint64 {
+func (pl *planning) reservedMemoryMap(owner map[int]int) map[int]uint64 {
+	m, c, col := pl.m, pl.c, pl.col
 	out := map[int]uint64{}
 	for _, k := range sortedKeys(c.Host.ReservedMemory) {
 		key := "host.reserved_memory." + k
@@ -110,7 +112,8 @@ func reservedMemoryMap(m *machine, c *Config, owner map[int]int, col *collector)
 }
 
 // hugepagesPlan parses host.hugepages into pages per node, ascending by size.
-func hugepagesPlan(m *machine, c *Config, plan *Plan, owner map[int]int, col *collector, warn func(string, ...any)) map[int][]HugepagePlan {
+func (pl *planning) hugepagesPlan(owner map[int]int) map[int][]HugepagePlan {
+	m, c, plan, col, warn := pl.m, pl.c, pl.plan, pl.col, pl.warn
 	var partNodes bitmask.NodeSet
 	for _, p := range plan.Partitions {
 		partNodes = partNodes.Union(p.Nodes)
@@ -178,7 +181,8 @@ func pageSizes(m *machine, id int) string {
 }
 
 // checkNodeCapacity: hugepages and the reservation must fit the node.
-func checkNodeCapacity(nm NodeMemory, partition string, col *collector, warn func(string, ...any)) {
+func (pl *planning) checkNodeCapacity(nm NodeMemory, partition string) {
+	col, warn := pl.col, pl.warn
 	var huge uint64
 	var parts []string
 	for _, h := range nm.Hugepages {

@@ -8,7 +8,8 @@ import (
 // matchOverrides ties each [[partition]] entry to the partition holding its
 // nodes. In custom mode without groups the entries made the groups and are
 // tied already.
-func matchOverrides(m *machine, c *Config, groups []group, col *collector) {
+func (pl *planning) matchOverrides(groups []group) {
+	m, c, col := pl.m, pl.c, pl.col
 	if c.Partitioning.Mode == ModeCustom && len(c.Partitioning.Groups) == 0 {
 		return
 	}

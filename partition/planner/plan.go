@@ -25,11 +25,8 @@ func NewPlanFor(t *numa.Topology, facts HostFacts, c *Config) (*Plan, error) {
 	if c == nil {
 		c = &Config{}
 	}
-	col := &collector{src: c.src}
-	var warnings []string
-	warn := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
-
-	m := newMachine(t)
+	pl := &planning{m: newMachine(t), c: c, facts: facts, col: &collector{src: c.src}}
+	col := pl.col
 	if len(t.Nodes) == 0 {
 		col.add("", "the topology has no NUMA nodes; discovery found nothing to partition")
 		return nil, col.err()
@@ -39,41 +36,63 @@ func NewPlanFor(t *numa.Topology, facts HostFacts, c *Config) (*Plan, error) {
 		col.add("kubelet.hostname", "is empty; the CLI fills it from the host name, set it when planning for another machine")
 	}
 
-	groups, excluded := planGroups(m, c, col, warn)
-	reserved := reservedCPUs(m, c.Host.ReservedCPUs, groups, col, warn)
-	if orphans := m.orphanCPUs(); !orphans.IsEmpty() {
-		warn("online CPUs %s are on no NUMA node that sysfs lists; they stay with the host", orphans)
+	groups, excluded := pl.planGroups()
+	reserved := pl.reservedCPUs(c.Host.ReservedCPUs, groups)
+	if orphans := pl.m.orphanCPUs(); !orphans.IsEmpty() {
+		pl.warn("online CPUs %s are on no NUMA node that sysfs lists; they stay with the host", orphans)
 	}
-	matchOverrides(m, c, groups, col)
+	pl.matchOverrides(groups)
 
-	plan := &Plan{Hostname: hostname, Partitions: make([]Partition, 0, len(groups))}
-	perPart := make([]settings, len(groups))
+	pl.plan = &Plan{Hostname: hostname, Partitions: make([]Partition, 0, len(groups))}
+	plan := pl.plan
+	pl.perPart = make([]settings, len(groups))
 	for i, g := range groups {
 		s := merge(c, g.override)
-		perPart[i] = s
-		plan.Partitions = append(plan.Partitions, newPartition(m, c, i, g, s, reserved, hostname, col))
+		pl.perPart[i] = s
+		plan.Partitions = append(plan.Partitions, pl.newPartition(i, g, s, reserved, hostname))
 	}
-	plan.Host = newHost(m, c, reserved, excluded, col)
-	planMemory(m, c, plan, perPart, col, warn)
-	planShares(facts, c, plan, perPart, col)
-	planAllocatorModes(c, plan, perPart, col)
-	checkTopologyLimit(m, plan, warn)
+	plan.Host = pl.newHost(reserved, excluded)
+	pl.planMemory()
+	pl.planShares()
+	pl.planAllocatorModes()
+	pl.checkTopologyLimit()
 	if c.Runtime.Mode == RuntimeModeShared && len(plan.Partitions) > 1 {
-		warn("runtime.mode = \"shared\": kubelets that share a runtime treat each other's pods as orphans and kill them; use it only if the runtime separates them (multi-kubelet-notes)")
+		pl.warn("runtime.mode = \"shared\": kubelets that share a runtime treat each other's pods as orphans and kill them; use it only if the runtime separates them (multi-kubelet-notes)")
 	}
-	validatePlan(m, c, plan, perPart, col)
+	pl.validatePlan()
 	if err := col.err(); err != nil {
 		return nil, err
 	}
-	plan.Warnings = append(m.t.Warnings[:0:0], warnings...)
+	plan.Warnings = append(pl.m.t.Warnings[:0:0], pl.warnings...)
 	if plan.Warnings == nil {
 		plan.Warnings = []string{}
 	}
 	return plan, nil
 }
 
+// planning is one NewPlanFor: its inputs (the machine, the config, the
+// host facts), where problems and warnings go, and the plan as it is
+// built (per partition, the settings its overrides merge to). Each stage
+// of the plan is a method of it.
+type planning struct {
+	m       *machine
+	c       *Config
+	facts   HostFacts
+	col     *collector
+	plan    *Plan
+	perPart []settings
+
+	warnings []string
+}
+
+// warn records an assumption the plan had to make (Plan.Warnings).
+func (pl *planning) warn(format string, args ...any) {
+	pl.warnings = append(pl.warnings, fmt.Sprintf(format, args...))
+}
+
 // newPartition fills one partition from its group and merged settings.
-func newPartition(m *machine, c *Config, i int, g group, s settings, reserved bitmask.CPUSet, hostname string, col *collector) Partition {
+func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CPUSet, hostname string) Partition {
+	m, c, col := pl.m, pl.c, pl.col
 	first := g.nodes.Intersect(m.cpuNodes()).Min()
 	if first < 0 {
 		first = g.nodes.Min()
@@ -201,7 +220,8 @@ func newRuntime(c *Config, ex func(key, value, def string) string) Runtime {
 // excluded nodes and of no node (every online CPU is the host's or one
 // partition's), and
 // the memory nodes its own processes use.
-func newHost(m *machine, c *Config, reserved bitmask.CPUSet, excluded bitmask.NodeSet, col *collector) Host {
+func (pl *planning) newHost(reserved bitmask.CPUSet, excluded bitmask.NodeSet) Host {
+	m, c, col := pl.m, pl.c, pl.col
 	h := Host{ReservedCPUs: reserved.Union(m.cpusOf(excluded)).Union(m.orphanCPUs()), ExcludedNodes: excluded,
 		OnlineCPUs: m.online, OrphanCPUs: m.orphanCPUs()}
 	for _, id := range excluded.IDs() {

@@ -14,7 +14,8 @@ const keyReservedCPUs = "host.reserved_cpus"
 // reservedCPUs resolves host.reserved_cpus: "auto" (also when unset) or a
 // CPU list. Offline CPUs in a list are kept out of partitions anyway, so
 // naming them is only worth a warning.
-func reservedCPUs(m *machine, value string, groups []group, col *collector, warn func(string, ...any)) bitmask.CPUSet {
+func (pl *planning) reservedCPUs(value string, groups []group) bitmask.CPUSet {
+	m, col, warn := pl.m, pl.col, pl.warn
 	value = strings.TrimSpace(value)
 	if value == "" || value == ReservedCPUsAuto {
 		cpus := autoReservedCPUs(m, groups, warn)

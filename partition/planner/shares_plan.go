@@ -8,16 +8,18 @@ import (
 
 // planShares gives each partition its ephemeral-storage and pid shares
 // (shares.go) from the host's facts, and the host what is left of them.
-func planShares(facts HostFacts, c *Config, plan *Plan, perPart []settings, col *collector) {
+func (pl *planning) planShares() {
+	facts, plan := pl.facts, pl.plan
 	if facts == nil {
 		return // NewPlan: a plan of the topology alone (tests, config init)
 	}
 	hostCPUs := uint64(plan.Host.ReservedCPUs.Len())
-	planStorage(facts, c, plan, perPart, hostCPUs, col)
-	planPIDs(facts, c, plan, perPart, hostCPUs, col)
+	pl.planStorage(hostCPUs)
+	pl.planPIDs(hostCPUs)
 }
 
-func planStorage(facts HostFacts, c *Config, plan *Plan, perPart []settings, hostCPUs uint64, col *collector) {
+func (pl *planning) planStorage(hostCPUs uint64) {
+	c, facts, plan, perPart, col := pl.c, pl.facts, pl.plan, pl.perPart, pl.col
 	root, err := facts.Filesystem("/")
 	if err != nil {
 		col.add("", "the filesystem of /: %v", err)
@@ -77,7 +79,8 @@ func planStorage(facts HostFacts, c *Config, plan *Plan, perPart []settings, hos
 	}
 }
 
-func planPIDs(facts HostFacts, c *Config, plan *Plan, perPart []settings, hostCPUs uint64, col *collector) {
+func (pl *planning) planPIDs(hostCPUs uint64) {
+	c, facts, plan, perPart, col := pl.c, pl.facts, pl.plan, pl.perPart, pl.col
 	limit, err := facts.TaskLimit()
 	if err != nil {
 		col.add("", "the host's pid limit: %v", err)

@@ -33,7 +33,8 @@ var managedFlags = []string{"--config", "--root-dir", "--cert-dir", "--kubeconfi
 
 // checkTopologyLimit sets max-allowable-numa-nodes when the machine has
 // more NUMA nodes than kubelet accepts by default.
-func checkTopologyLimit(m *machine, plan *Plan, warn func(string, ...any)) {
+func (pl *planning) checkTopologyLimit() {
+	m, plan, warn := pl.m, pl.plan, pl.warn
 	n := len(m.t.Nodes)
 	if n <= kubeletMaxNUMANodes {
 		return
@@ -56,7 +57,8 @@ func checkTopologyLimit(m *machine, plan *Plan, warn func(string, ...any)) {
 }
 
 // validatePlan checks the rules that need the whole plan.
-func validatePlan(m *machine, c *Config, plan *Plan, perPart []settings, col *collector) {
+func (pl *planning) validatePlan() {
+	plan, perPart, col := pl.plan, pl.perPart, pl.col
 	names := map[string]int{}
 	nodeNames := map[string]int{}
 	for i := range plan.Partitions {
@@ -98,23 +100,24 @@ func validatePlan(m *machine, c *Config, plan *Plan, perPart []settings, col *co
 		}
 		nodeNames[p.NodeName] = i
 
-		checkLabels(c, s, p, col)
+		pl.checkLabels(s, p)
 		for _, t := range p.Taints {
 			for _, msg := range checkTaint(t) {
 				col.add(s.key["taints"], "%s", msg)
 			}
 		}
-		checkPolicies(m, s, p, col)
+		pl.checkPolicies(s, p)
 		checkExtraArgs(s, p, col)
-		checkRuntime(c, p, col)
+		pl.checkRuntime(p)
 	}
-	checkPorts(c, plan, col)
+	pl.checkPorts()
 	checkPaths(plan, col)
-	checkClusterDNS(c, col)
+	pl.checkClusterDNS()
 }
 
 // checkClusterDNS: kubelet refuses to start on an address it cannot parse.
-func checkClusterDNS(c *Config, col *collector) {
+func (pl *planning) checkClusterDNS() {
+	c, col := pl.c, pl.col
 	for _, a := range c.Kubelet.ClusterDNS {
 		if net.ParseIP(a) == nil {
 			col.add("kubelet.cluster_dns", "%q is not an IP address (allowed: IPv4 or IPv6 addresses of the cluster DNS service)", a)
@@ -127,7 +130,8 @@ func checkClusterDNS(c *Config, col *collector) {
 	}
 }
 
-func checkLabels(c *Config, s settings, p *Partition, col *collector) {
+func (pl *planning) checkLabels(s settings, p *Partition) {
+	c, col := pl.c, pl.col
 	for _, k := range sortedKeys(p.Labels) {
 		key := "kubelet.labels." + k
 		if s.p != nil {
@@ -152,7 +156,8 @@ func oneOf(v string, allowed []string) bool {
 	return false
 }
 
-func checkPolicies(m *machine, s settings, p *Partition, col *collector) {
+func (pl *planning) checkPolicies(s settings, p *Partition) {
+	m, col := pl.m, pl.col
 	kl := p.Kubelet
 	for _, c := range []struct {
 		setting, value string
@@ -220,7 +225,8 @@ func checkExtraArgs(s settings, p *Partition, col *collector) {
 	}
 }
 
-func checkRuntime(c *Config, p *Partition, col *collector) {
+func (pl *planning) checkRuntime(p *Partition) {
+	c, col := pl.c, pl.col
 	switch c.Runtime.Mode {
 	case "", RuntimeModeContainerd:
 	case RuntimeModeShared:
@@ -254,7 +260,8 @@ var imageReference = regexp.MustCompile(`^` +
 
 // checkPorts: every port valid, none taken twice in the plan or by a
 // well-known host component.
-func checkPorts(c *Config, plan *Plan, col *collector) {
+func (pl *planning) checkPorts() {
+	c, plan, col := pl.c, pl.plan, pl.col
 	type use struct{ who, key string }
 	taken := map[int]use{}
 	for _, p := range plan.Partitions {
