@@ -15,13 +15,11 @@ build:
 # The whole test suite: unit, golden, property and integration tests (the
 # systemd sandbox tests need root; they say so loudly when skipped). The NRI
 # plugin's tests against a real containerd (nriplugin/runtimetest, root and
-# runc) use the containerd test/realbin/build.sh built, when its cache
-# folder is there (the key is build.sh's own: this script and the three
-# modules' go.mod/go.sum); without it they skip loudly. .ci/run builds it
-# first. An exported NUMA_PARTITION_REALBIN wins.
-REALBIN_KEY = $(shell cat test/realbin/build.sh test/k8s/go.mod test/k8s/go.sum test/containerd/go.mod test/containerd/go.sum test/etcd/go.mod test/etcd/go.sum | sha256sum | cut -c1-16)
-REALBIN_DIR = $(or $(REALBIN_CACHE),$(CURDIR)/.cache/bin)/$(REALBIN_KEY)
-NUMA_PARTITION_REALBIN ?= $(if $(wildcard $(REALBIN_DIR)/containerd),$(REALBIN_DIR))
+# runc) use the containerd test/realbin/build.sh built, when it is cached
+# (build.sh --cached prints its folder, building nothing); without it they
+# skip loudly. .ci/run builds it first. An exported NUMA_PARTITION_REALBIN
+# wins.
+NUMA_PARTITION_REALBIN ?= $(shell test/realbin/build.sh --cached 2>/dev/null)
 test:
 	NUMA_PARTITION_REALBIN='$(NUMA_PARTITION_REALBIN)' $(GO) test -race -count=1 ./...
 
