@@ -1,0 +1,238 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+
+	"github.com/numa-partition/numa-partition/slices/systemd"
+)
+
+// stepRunners run each kind of step; each returns how to undo it.
+var stepRunners = map[Kind]func(*Executor, context.Context, Step, Current, *Result) ([]undo, error){
+	KindStop:        (*Executor).runStop,
+	KindDisable:     (*Executor).runDisable,
+	KindWrite:       (*Executor).runWriteOrRemove,
+	KindRemove:      (*Executor).runWriteOrRemove,
+	KindReload:      (*Executor).runReload,
+	KindHugepages:   (*Executor).runHugepages,
+	KindStart:       (*Executor).runStart,
+	KindRestart:     (*Executor).runRestart,
+	KindSetCPUs:     (*Executor).runSetCPUs,
+	KindCPUSetV1:    (*Executor).runCpusetV1,
+	KindAttachV1:    (*Executor).runAttachV1,
+	KindEnable:      (*Executor).runEnable,
+	KindForgetSlice: (*Executor).runForgetSlice,
+	KindRecord:      (*Executor).runRecord,
+}
+
+// do runs one step and returns how to undo it.
+func (e *Executor) do(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	run, ok := stepRunners[s.Kind]
+	if !ok {
+		return nil, fmt.Errorf("unknown step kind %q", s.Kind)
+	}
+	return run(e, ctx, s, cur, res)
+}
+
+// runStop stops a unit; the undo restores whether it ran.
+func (e *Executor) runStop(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	m := e.Systemd
+	st := cur.Units[s.Unit]
+	return []undo{e.restoreActive(s.Unit, st)}, m.StopUnit(ctx, s.Unit)
+}
+
+// runDisable disables a unit; the undo enables it again if it was.
+func (e *Executor) runDisable(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	m := e.Systemd
+	st := cur.Units[s.Unit]
+	u := undo{files: true, what: "disable " + s.Unit, run: func(ctx context.Context) error {
+		if st.Enabled() {
+			return m.EnableUnitFiles(ctx, []string{s.Unit})
+		}
+		return nil
+	}}
+	return []undo{u}, m.DisableUnitFiles(ctx, []string{s.Unit})
+}
+
+// runWriteOrRemove writes or removes a file, keeping a foreign original aside; the undo puts back what was there.
+func (e *Executor) runWriteOrRemove(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	p := e.path(s.Path)
+	old, existed := cur.Files[s.Path]
+	u := undo{files: true, what: string(s.Kind) + " /" + s.Path, run: func(context.Context) error {
+		if existed {
+			return writeFileAtomic(p, old.Content, old.Mode)
+		}
+		return removeFile(p)
+	}}
+	if s.Kind == KindRemove {
+		return []undo{u}, e.removeOwned(s.Path, cur.Record)
+	}
+	var undos []undo
+	if existed {
+		if _, ours := cur.Record.file(s.Path); !ours {
+			kept, err := e.keepOriginal(s.Path, old)
+			if err != nil {
+				return kept, err
+			}
+			undos = append(undos, kept...)
+		}
+	}
+	created := missingDirs(e.Root, path.Dir(s.Path))
+	e.Record.Dirs = appendNew(e.Record.Dirs, created...)
+	undos = append(undos, undo{files: true, what: "directories of /" + s.Path, run: func(context.Context) error {
+		return removeEmptyDirs(e.Root, created)
+	}}, u)
+	if err := writeFileAtomic(p, s.Content, s.Mode); err != nil {
+		return undos, fmt.Errorf("writing %s: %w", p, err)
+	}
+	return undos, nil
+}
+
+// runReload is daemon-reload (nothing to undo: the next reload reads the restored files).
+func (e *Executor) runReload(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	m := e.Systemd
+	return nil, m.Reload(ctx)
+}
+
+// runHugepages sets a node's pool and records a shortfall; the undo sets the count before.
+func (e *Executor) runHugepages(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	h := *s.Hugepages
+	u := undo{what: "hugepages " + h.String(), run: func(context.Context) error {
+		_, err := setHugepages(e.poolWriter(), e.Sysfs, HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Before})
+		return err
+	}}
+	got, err := setHugepages(e.poolWriter(), e.Sysfs, h)
+	if err == nil && got < h.Count {
+		sf := Shortfall{Node: h.Node, PageSize: h.PageSize, Wanted: h.Count, Got: got}
+		res.Shortfalls = append(res.Shortfalls, sf)
+		e.logger().Warn("hugepage shortfall", "detail", sf.String())
+	}
+	return []undo{u}, err
+}
+
+// runStart starts a unit; the undo restores whether it ran.
+func (e *Executor) runStart(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	m := e.Systemd
+	st := cur.Units[s.Unit]
+	return []undo{e.restoreActive(s.Unit, st)}, m.StartUnit(ctx, s.Unit)
+}
+
+// runRestart restarts a unit; the undo restores whether it ran.
+func (e *Executor) runRestart(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	m := e.Systemd
+	st := cur.Units[s.Unit]
+	return []undo{e.restoreActive(s.Unit, st)}, m.RestartUnit(ctx, s.Unit)
+}
+
+// runSetCPUs sets a slice's AllowedCPUs=/AllowedMemoryNodes= live; the undo sets the old ones.
+func (e *Executor) runSetCPUs(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	m := e.Systemd
+	st := cur.Units[s.Unit]
+	u := undo{what: "set-property " + s.Unit, run: func(ctx context.Context) error {
+		return m.SetUnitProperties(ctx, s.Unit, systemd.AllowedCPUs(st.AllowedCPUs), systemd.AllowedMemoryNodes(st.AllowedMemoryNodes))
+	}}
+	return []undo{u}, m.SetUnitProperties(ctx, s.Unit, systemd.AllowedCPUs(s.CPUs), systemd.AllowedMemoryNodes(s.Mems))
+}
+
+// runCpusetV1 writes a slice's cpuset v1 group (cgroup v1 hosts); the undo restores or removes it.
+func (e *Executor) runCpusetV1(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	g := cpusetV1Group(e.Root, sliceCgroup(s.Unit))
+	existed := g.exists()
+	oldCPUs, _ := g.read("cpuset.cpus")
+	oldMems, _ := g.read("cpuset.mems")
+	u := undo{what: "cpuset v1 " + s.Unit, run: func(context.Context) error {
+		if !existed {
+			return g.remove()
+		}
+		return g.set(oldCPUs, oldMems)
+	}}
+	return []undo{u}, g.set(s.CPUs.String(), s.Mems.String())
+}
+
+// runAttachV1 moves a started service's processes into its slice's cpuset v1 group.
+func (e *Executor) runAttachV1(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	m := e.Systemd
+	info, err := m.Unit(ctx, s.Unit)
+	if err != nil {
+		return nil, err
+	}
+	if info.ControlGroup == "" {
+		return nil, nil // a oneshot that has exited has no processes
+	}
+	_, err = cpusetV1Group(e.Root, sliceCgroup(s.Slice)).attach(e.Root, info.ControlGroup)
+	return nil, err
+}
+
+// runEnable enables a unit; the undo disables it again if it was not.
+func (e *Executor) runEnable(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	m := e.Systemd
+	st := cur.Units[s.Unit]
+	u := undo{files: true, what: "enable " + s.Unit, run: func(ctx context.Context) error {
+		if !st.Enabled() {
+			return m.DisableUnitFiles(ctx, []string{s.Unit})
+		}
+		return nil
+	}}
+	return []undo{u}, m.EnableUnitFiles(ctx, []string{s.Unit})
+}
+
+// runForgetSlice removes what a slice no longer planned left at runtime (drop-ins, v1 groups); the undo puts them back.
+func (e *Executor) runForgetSlice(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	var undos []undo
+	for _, dir := range runtimeControlDirs {
+		for _, prop := range []string{"AllowedCPUs", "AllowedMemoryNodes"} {
+			rel := path.Join(dir, s.Unit+".d", "50-"+prop+".conf")
+			old, ok, err := readFileState(e.path(rel))
+			if err != nil || !ok {
+				continue
+			}
+			undos = append(undos, undo{files: true, what: "runtime " + prop + " of " + s.Unit, run: func(context.Context) error {
+				return writeFileAtomic(e.path(rel), old.Content, old.Mode)
+			}})
+		}
+	}
+	if mode := cur.Record.CgroupMode; mode != CgroupV2 {
+		g := cpusetV1Group(e.Root, sliceCgroup(s.Unit))
+		if g.exists() {
+			cpus, _ := g.read("cpuset.cpus")
+			mems, _ := g.read("cpuset.mems")
+			undos = append(undos, undo{what: "cpuset v1 group of " + s.Unit, run: func(context.Context) error { return g.set(cpus, mems) }})
+		}
+		if d := hugetlbV1Dir(e.Root, sliceCgroup(s.Unit)); dirExists(d) {
+			undos = append(undos, undo{what: "hugetlb v1 group of " + s.Unit, run: func(context.Context) error { return os.MkdirAll(d, 0o755) }})
+		}
+	}
+	for _, l := range sliceLeftovers(e.Root, cur.Record.CgroupMode, s.Unit) {
+		if err := l.remove(); err != nil {
+			return undos, fmt.Errorf("%s: %w", l.what, err)
+		}
+	}
+	return undos, nil
+}
+
+// runRecord writes the record; the undo puts the previous one back.
+func (e *Executor) runRecord(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
+	p := e.path(RecordPath)
+	old, existed, err := readFileState(p)
+	if err != nil {
+		return nil, err
+	}
+	created := missingDirs(e.Root, path.Dir(RecordPath))
+	e.Record.Dirs = appendNew(e.Record.Dirs, created...)
+	u := undo{files: true, what: "record", run: func(context.Context) error {
+		if existed {
+			return writeFileAtomic(p, old.Content, old.Mode)
+		}
+		if err := removeFile(p); err != nil {
+			return err
+		}
+		return removeEmptyDirs(e.Root, created)
+	}}
+	b, err := e.Record.marshal()
+	if err != nil {
+		return nil, err
+	}
+	return []undo{u}, writeFileAtomic(p, b, 0o644)
+}
