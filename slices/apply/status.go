@@ -141,74 +141,135 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	}
 	st.Generation, st.AppliedAt = rec.Generation, rec.AppliedAt
 	st.Host.ReservedCPUs = rec.ReservedCPUs
-	problem := func(format string, a ...any) { st.Problems = append(st.Problems, fmt.Sprintf(format, a...)) }
+	r := &statusRun{o: o, rec: rec, mode: mode, st: st}
 	if rec.Pending {
-		problem("an apply of generation %d was interrupted (killed before it finished): run numa-partition apply to finish it, or remove to undo it", rec.Generation)
-	}
-	drift := func(format string, a ...any) {
-		d := fmt.Sprintf(format, a...)
-		st.Drift = append(st.Drift, d)
-		st.Problems = append(st.Problems, "drift: "+d)
+		r.problem("an apply of generation %d was interrupted (killed before it finished): run numa-partition apply to finish it, or remove to undo it", rec.Generation)
 	}
 	if mode != rec.CgroupMode {
-		drift("cgroup mode is %s, applied on %s", mode, rec.CgroupMode)
+		r.drift("cgroup mode is %s, applied on %s", mode, rec.CgroupMode)
 	}
-
-	for _, f := range rec.Files {
-		b, err := os.ReadFile(filepath.Join(o.Root, f.Path))
-		switch {
-		case os.IsNotExist(err):
-			drift("/%s is missing", f.Path)
-		case err != nil:
-			return nil, fmt.Errorf("reading /%s: %w", f.Path, err)
-		case hashOf(b) != f.SHA256:
-			drift("/%s was changed after apply", f.Path)
-		}
+	if err := r.checkFiles(); err != nil {
+		return nil, err
 	}
-
-	infos := map[string]systemd.UnitInfo{}
-	for _, u := range rec.Units {
-		info, err := o.Systemd.Unit(ctx, u.Name)
+	if err := r.checkUnits(ctx); err != nil {
+		return nil, err
+	}
+	r.checkNodes()
+	r.http = &http.Client{Timeout: o.ProbeTimeout, Transport: &http.Transport{DialContext: dialer(o.Root)}}
+	if o.Kubeconfig != "" && !o.NoAPI {
+		// The admin's kubeconfig is status's own input: unusable, it is
+		// status failing, not the host.
+		cfg, err := kubeapi.Load("/", o.Kubeconfig)
 		if err != nil {
 			return nil, err
 		}
-		infos[u.Name] = info
-		if u.Start && !info.Active() {
-			problem("%s is %s/%s", u.Name, info.ActiveState, info.SubState)
-		}
-		if u.Enable && !info.Enabled() {
-			drift("%s is %s, applied enabled", u.Name, orNone(info.UnitFileState))
+		r.admin = kubeapi.NewClient(cfg, kubeapi.Options{Timeout: o.ProbeTimeout})
+		defer r.admin.Close()
+	}
+	partUnits := map[string]bool{}
+	for _, p := range rec.Partitions {
+		st.Partitions = append(st.Partitions, r.partition(ctx, p, partUnits))
+	}
+	for _, u := range rec.Units {
+		if !partUnits[u.Name] {
+			st.Host.Units = append(st.Host.Units, unitState(r.infos[u.Name]))
 		}
 	}
-	for _, s := range rec.Slices {
-		info := infos[s.Unit]
+	if r.topo != nil {
+		for _, n := range r.topo.Nodes {
+			ns, _ := r.nodeState(n.ID)
+			st.Host.Nodes = append(st.Host.Nodes, ns)
+		}
+	}
+	st.Health = Healthy
+	if len(st.Problems) > 0 {
+		st.Health = Degraded
+	}
+	return st, nil
+}
+
+// statusRun is one ReadStatus of an applied host: its options and record,
+// what it read, and the Status it fills.
+type statusRun struct {
+	o     StatusOptions
+	rec   *Record
+	mode  CgroupMode
+	st    *Status
+	infos map[string]systemd.UnitInfo // the record's units, over D-Bus
+	topo  *numa.Topology              // nil when sysfs could not be read
+	http  *http.Client                // kubelet healthz probes
+	admin *kubeapi.Client             // Nodes with the admin's kubeconfig; nil without
+}
+
+func (r *statusRun) problem(format string, a ...any) {
+	r.st.Problems = append(r.st.Problems, fmt.Sprintf(format, a...))
+}
+
+// drift is a problem that is a difference from what apply left.
+func (r *statusRun) drift(format string, a ...any) {
+	d := fmt.Sprintf(format, a...)
+	r.st.Drift = append(r.st.Drift, d)
+	r.st.Problems = append(r.st.Problems, "drift: "+d)
+}
+
+// checkFiles compares the recorded files with the disk.
+func (r *statusRun) checkFiles() error {
+	for _, f := range r.rec.Files {
+		b, err := os.ReadFile(filepath.Join(r.o.Root, f.Path))
+		switch {
+		case os.IsNotExist(err):
+			r.drift("/%s is missing", f.Path)
+		case err != nil:
+			return fmt.Errorf("reading /%s: %w", f.Path, err)
+		case hashOf(b) != f.SHA256:
+			r.drift("/%s was changed after apply", f.Path)
+		}
+	}
+	return nil
+}
+
+// checkUnits reads the recorded units over D-Bus: their states and the
+// slices' cpusets.
+func (r *statusRun) checkUnits(ctx context.Context) error {
+	r.infos = map[string]systemd.UnitInfo{}
+	for _, u := range r.rec.Units {
+		info, err := r.o.Systemd.Unit(ctx, u.Name)
+		if err != nil {
+			return err
+		}
+		r.infos[u.Name] = info
+		if u.Start && !info.Active() {
+			r.problem("%s is %s/%s", u.Name, info.ActiveState, info.SubState)
+		}
+		if u.Enable && !info.Enabled() {
+			r.drift("%s is %s, applied enabled", u.Name, orNone(info.UnitFileState))
+		}
+	}
+	for _, s := range r.rec.Slices {
+		info := r.infos[s.Unit]
 		if !info.AllowedCPUs.Equal(s.CPUs) || info.AllowedMemoryNodes != s.Mems {
-			drift("%s has AllowedCPUs=%s AllowedMemoryNodes=%s, applied %s and %s",
+			r.drift("%s has AllowedCPUs=%s AllowedMemoryNodes=%s, applied %s and %s",
 				s.Unit, info.AllowedCPUs, info.AllowedMemoryNodes, s.CPUs, s.Mems)
 		}
 	}
-	if sys, ok := infos["system.slice"]; ok {
-		st.Host.InForce = sys.AllowedCPUs.String()
-	} else if sys, err := o.Systemd.Unit(ctx, "system.slice"); err == nil {
-		st.Host.InForce = sys.AllowedCPUs.String()
+	if sys, ok := r.infos["system.slice"]; ok {
+		r.st.Host.InForce = sys.AllowedCPUs.String()
+	} else if sys, err := r.o.Systemd.Unit(ctx, "system.slice"); err == nil {
+		r.st.Host.InForce = sys.AllowedCPUs.String()
 	}
+	return nil
+}
 
-	topo, terr := numa.NewFS(o.Sysfs).Discover()
-	if terr != nil {
-		problem("reading NUMA nodes from %s: %v", o.Sysfs, terr)
+// checkNodes reads the NUMA nodes from sysfs and compares the pools.
+func (r *statusRun) checkNodes() {
+	topo, err := numa.NewFS(r.o.Sysfs).Discover()
+	if err != nil {
+		r.problem("reading NUMA nodes from %s: %v", r.o.Sysfs, err)
+		return
 	}
-	nodeState := func(id int) (NodeState, bool) {
-		if topo == nil {
-			return NodeState{}, false
-		}
-		n, ok := topo.Node(id)
-		if !ok {
-			return NodeState{}, false
-		}
-		return NodeState{Node: id, TotalBytes: n.MemoryBytes, FreeBytes: n.FreeBytes, Hugepages: n.Hugepages}, true
-	}
-	for _, h := range rec.Hugepages {
-		n, ok := nodeState(h.Node)
+	r.topo = topo
+	for _, h := range r.rec.Hugepages {
+		n, ok := r.nodeState(h.Node)
 		if !ok {
 			continue
 		}
@@ -218,85 +279,69 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 			if i >= 0 {
 				got = n.Hugepages[i].Total
 			}
-			drift("%s: %d pages now", h, got)
+			r.drift("%s: %d pages now", h, got)
 		}
 	}
+}
 
-	client := &http.Client{Timeout: o.ProbeTimeout, Transport: &http.Transport{DialContext: dialer(o.Root)}}
-	var admin *kubeapi.Client
-	if o.Kubeconfig != "" && !o.NoAPI {
-		// The admin's kubeconfig is status's own input: unusable, it is
-		// status failing, not the host.
-		cfg, err := kubeapi.Load("/", o.Kubeconfig)
-		if err != nil {
-			return nil, err
-		}
-		admin = kubeapi.NewClient(cfg, kubeapi.Options{Timeout: o.ProbeTimeout})
-		defer admin.Close()
+func (r *statusRun) nodeState(id int) (NodeState, bool) {
+	if r.topo == nil {
+		return NodeState{}, false
 	}
-	partUnits := map[string]bool{}
-	for _, p := range rec.Partitions {
-		ps := PartitionStatus{Name: p.Name, Slice: p.Slice, Units: []UnitState{}, Nodes: []NodeState{}}
-		for _, u := range rec.Units {
-			if u.Partition == p.Name {
-				ps.Units = append(ps.Units, unitState(infos[u.Name]))
-				partUnits[u.Name] = true
+	n, ok := r.topo.Node(id)
+	if !ok {
+		return NodeState{}, false
+	}
+	return NodeState{Node: id, TotalBytes: n.MemoryBytes, FreeBytes: n.FreeBytes, Hugepages: n.Hugepages}, true
+}
+
+// partition is one partition's status: its units, the cpuset in force,
+// its nodes, its kubelet, allocator and Node; units marks its units.
+func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[string]bool) PartitionStatus {
+	ps := PartitionStatus{Name: p.Name, Slice: p.Slice, Units: []UnitState{}, Nodes: []NodeState{}}
+	for _, u := range r.rec.Units {
+		if u.Partition == p.Name {
+			ps.Units = append(ps.Units, unitState(r.infos[u.Name]))
+			units[u.Name] = true
+		}
+	}
+	ps.EffectiveCPUs, ps.EffectiveMems = effectiveCpuset(r.o.Root, r.mode, p.Slice)
+	if want, ok := recordedSet(r.rec, p.Slice); ok && r.mode == CgroupV2 && ps.EffectiveCPUs != "" && ps.EffectiveCPUs != want.CPUs.String() {
+		r.drift("%s runs on CPUs %s, applied %s", p.Slice, ps.EffectiveCPUs, want.CPUs)
+	}
+	if nodes, err := bitmask.ParseNodeList(p.Nodes); err == nil {
+		for _, id := range nodes.IDs() {
+			if n, ok := r.nodeState(id); ok {
+				ps.Nodes = append(ps.Nodes, n)
 			}
 		}
-		ps.EffectiveCPUs, ps.EffectiveMems = effectiveCpuset(o.Root, mode, p.Slice)
-		if want, ok := recordedSet(rec, p.Slice); ok && mode == CgroupV2 && ps.EffectiveCPUs != "" && ps.EffectiveCPUs != want.CPUs.String() {
-			drift("%s runs on CPUs %s, applied %s", p.Slice, ps.EffectiveCPUs, want.CPUs)
-		}
-		if nodes, err := bitmask.ParseNodeList(p.Nodes); err == nil {
-			for _, id := range nodes.IDs() {
-				if n, ok := nodeState(id); ok {
-					ps.Nodes = append(ps.Nodes, n)
-				}
-			}
-		}
-		if p.KubeletHealthz > 0 {
-			ps.Kubelet = probe(ctx, client, fmt.Sprintf("http://127.0.0.1:%d/healthz", p.KubeletHealthz))
-			if !ps.Kubelet.OK {
-				problem("kubelet of %s: %s", p.Name, ps.Kubelet.Detail)
-			}
-		} else {
-			ps.Kubelet = Probe{Detail: "no healthz port planned"}
-		}
-		if p.AllocatorSocket != "" {
-			ps.Allocator = probeUnix(ctx, o.Root, p.AllocatorSocket, o.ProbeTimeout)
-			if !ps.Allocator.OK {
-				problem("allocator of %s: %s", p.Name, ps.Allocator.Detail)
-			}
-		} else {
-			ps.Allocator = Probe{OK: true, Detail: "no allocator planned"}
-		}
-		req := planNode(p, o.NoAPI, o.Kubeconfig)
-		ps.Node = req.Status
-		if req.Read {
-			n, err := readNode(ctx, o, req, admin)
-			ps.Node = nodeResult(req.Status, n, err)
-		}
-		if msg := nodeProblem(p.Name, ps.Node, ps.Kubelet); msg != "" {
-			problem("%s", msg)
-		}
-		st.Partitions = append(st.Partitions, ps)
 	}
-	for _, u := range rec.Units {
-		if !partUnits[u.Name] {
-			st.Host.Units = append(st.Host.Units, unitState(infos[u.Name]))
+	if p.KubeletHealthz > 0 {
+		ps.Kubelet = probe(ctx, r.http, fmt.Sprintf("http://127.0.0.1:%d/healthz", p.KubeletHealthz))
+		if !ps.Kubelet.OK {
+			r.problem("kubelet of %s: %s", p.Name, ps.Kubelet.Detail)
 		}
+	} else {
+		ps.Kubelet = Probe{Detail: "no healthz port planned"}
 	}
-	if topo != nil {
-		for _, n := range topo.Nodes {
-			ns, _ := nodeState(n.ID)
-			st.Host.Nodes = append(st.Host.Nodes, ns)
+	if p.AllocatorSocket != "" {
+		ps.Allocator = probeUnix(ctx, r.o.Root, p.AllocatorSocket, r.o.ProbeTimeout)
+		if !ps.Allocator.OK {
+			r.problem("allocator of %s: %s", p.Name, ps.Allocator.Detail)
 		}
+	} else {
+		ps.Allocator = Probe{OK: true, Detail: "no allocator planned"}
 	}
-	st.Health = Healthy
-	if len(st.Problems) > 0 {
-		st.Health = Degraded
+	req := planNode(p, r.o.NoAPI, r.o.Kubeconfig)
+	ps.Node = req.Status
+	if req.Read {
+		n, err := readNode(ctx, r.o, req, r.admin)
+		ps.Node = nodeResult(req.Status, n, err)
 	}
-	return st, nil
+	if msg := nodeProblem(p.Name, ps.Node, ps.Kubelet); msg != "" {
+		r.problem("%s", msg)
+	}
+	return ps
 }
 
 func orNone(s string) string {
