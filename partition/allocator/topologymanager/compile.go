@@ -113,7 +113,7 @@ type lists struct {
 	hs      []chint
 	refs    []listRef
 	foreign []*bitmask.NodeSet
-	walk    *[2][maxWalked]uint64 // reachableWalk's buffers
+	walk    *walkBufs
 }
 
 // listRef is list i: hs[start:end], and what the merge needs to know of
@@ -164,12 +164,14 @@ func (m *merger) compile(providers []ProviderHints, l *lists) {
 				hs = slices.Grow(hs, max(len(hints), cap(hs)))
 			}
 			hs = hs[:start+len(hints)]
-			r := listRef{src: &hints[0], start: int32(start), end: int32(len(hs)), narrowest: -1}
+			// The list's facts in scalars, not in a listRef: a struct
+			// updated field by field and then copied whole stalls the CPU.
+			prefs, narrowest, prefNil := int32(0), int16(-1), false
 			for j := range hints {
 				h := &hints[j]
 				if h.Affinity == nil {
 					hs[start+j] = chint{dense: m.all, isNil: true, pref: h.Preferred}
-					r.prefNil = r.prefNil || h.Preferred
+					prefNil = prefNil || h.Preferred
 					continue
 				}
 				c := &hs[start+j]
@@ -179,13 +181,14 @@ func (m *merger) compile(providers []ProviderHints, l *lists) {
 					c.foreign = int32(len(foreign))
 				}
 				if c.pref {
-					r.prefs++
+					prefs++
 				}
-				if r.narrowest < 0 || c.count < r.narrowest {
-					r.narrowest = c.count
+				if narrowest < 0 || c.count < narrowest {
+					narrowest = c.count
 				}
 			}
-			refs = append(refs, r)
+			refs = append(refs, listRef{src: &hints[0], start: int32(start), end: int32(len(hs)),
+				prefs: prefs, narrowest: narrowest, prefNil: prefNil})
 		}
 	}
 	l.hs, l.refs, l.foreign = hs, refs, foreign

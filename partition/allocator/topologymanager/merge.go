@@ -56,7 +56,7 @@ type scratch struct {
 	hs      []chint
 	refs    []listRef
 	foreign []*bitmask.NodeSet
-	walk    [2][maxWalked]uint64
+	walk    walkBufs
 }
 
 // maxKeptHints bounds the compiled hints a scratch keeps between merges.

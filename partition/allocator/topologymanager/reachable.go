@@ -83,37 +83,55 @@ const maxWalked = 64
 
 // reachableWalk feeds sel every non-empty AND of one hint per list, as
 // kubelet's walk over the Cartesian product does, when there are at most
-// maxWalked of them: list by list, with no duplicate removal (the
-// selector's choice does not depend on duplicates or order), on the
-// stack. This is the cheapest for the few short lists of most merges, at
-// any machine size. It reports false, having fed nothing, for a larger
-// product.
+// maxWalked of them: the lists of one such hint are ANDed first, the
+// others list by list, with no duplicate removal (the selector's choice
+// does not depend on duplicates or order), in the scratch's buffers. This
+// is the cheapest for the few short lists of most merges, at any machine
+// size. It reports false, having fed nothing, for a larger product.
 func (m *merger) reachableWalk(l *lists, sel *selector) bool {
-	p := 1
-	for i := range l.refs {
-		k := 0
-		for _, h := range l.list(i) {
-			if h.dense != 0 {
-				if k++; p*k > maxWalked {
-					return false
-				}
-			}
-		}
-		if k == 0 {
-			return true // no permutation ANDs to a machine node
-		}
-		p *= k
-	}
 	bufs := l.walk
 	if bufs == nil {
-		bufs = new([2][maxWalked]uint64)
+		bufs = new(walkBufs)
 	}
-	cur := append(bufs[0][:0], m.all)
+	// vals holds the masks of the lists of two or more, list after list,
+	// ends[i] where the i-th such list's end.
+	vals, ends := bufs.vals[:0], bufs.ends[:0]
+	fixed, p := m.all, 1
 	for i := range l.refs {
-		next := bufs[(i+1)%2][:0]
+		start := len(vals)
+		for _, h := range l.list(i) {
+			if h.dense == 0 {
+				continue
+			}
+			if len(vals) == len(bufs.vals) {
+				return false
+			}
+			vals = append(vals, h.dense)
+		}
+		switch k := len(vals) - start; k {
+		case 0:
+			return true // no permutation ANDs to a machine node
+		case 1:
+			fixed &= vals[start]
+			vals = vals[:start]
+		default:
+			if p *= k; p > maxWalked || len(ends) == len(bufs.ends) {
+				return false
+			}
+			ends = append(ends, int32(len(vals)))
+		}
+	}
+	if fixed == 0 {
+		return true
+	}
+	cur := append(bufs.sets[0][:0], fixed)
+	start := 0
+	for i, end := range ends {
+		next := bufs.sets[(i+1)%2][:0]
+		list := vals[start:end]
 		for _, s := range cur {
-			for _, h := range l.list(i) {
-				if y := s & h.dense; y != 0 {
+			for _, v := range list {
+				if y := s & v; y != 0 {
 					next = append(next, y)
 				}
 			}
@@ -121,12 +139,21 @@ func (m *merger) reachableWalk(l *lists, sel *selector) bool {
 		if len(next) == 0 {
 			return true
 		}
-		cur = next
+		cur, start = next, int(end)
 	}
 	for _, d := range cur {
 		sel.add(d)
 	}
 	return true
+}
+
+// walkBufs is reachableWalk's buffers: the partial ANDs, and the masks
+// of the lists it walks (more than maxWalked masks, or more than 6 lists
+// of two or more, is a product above maxWalked).
+type walkBufs struct {
+	sets [2][maxWalked]uint64
+	vals [2 * maxWalked]uint64
+	ends [6]int32
 }
 
 func setBit(b []uint64, d uint64)      { b[d/64] |= 1 << (d % 64) }
