@@ -55,7 +55,7 @@ fuzz:
 	$(GO) test ./numa/bitmask -run '^$$' -fuzz '^FuzzCPUList$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./numa/bitmask -run '^$$' -fuzz '^FuzzCPUMask$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./numa/bitmask -run '^$$' -fuzz '^FuzzNodeList$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./slices/render -run '^$$' -fuzz '^FuzzHugepageSpec$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./slices/hugepool -run '^$$' -fuzz '^FuzzPool$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./slices/render -run '^$$' -fuzz '^FuzzPlanThenRender$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./numa -run '^$$' -fuzz '^FuzzNodeMeminfo$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition/planner -run '^$$' -fuzz '^FuzzParsePlan$$' -fuzztime $(FUZZTIME)

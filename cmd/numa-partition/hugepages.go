@@ -1,17 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"io"
-	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/numa/units"
-	"github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 )
 
 func hugepagesCommand() *cli.Command {
@@ -30,9 +26,9 @@ func hugepagesCommand() *cli.Command {
 				"pool that is not listed holds pages: kubelet's memory manager would count that\n" +
 				"node's memory wrong. Bad arguments change nothing.",
 			Action: func(c *cli.Context) error {
-				specs := make([]render.HugepageSpec, 0, c.NArg())
+				specs := make([]hugepool.Pool, 0, c.NArg())
 				for _, a := range c.Args().Slice() {
-					s, err := render.ParseHugepageSpec(a)
+					s, err := hugepool.ParsePool(a)
 					if err != nil {
 						return err
 					}
@@ -44,73 +40,11 @@ func hugepagesCommand() *cli.Command {
 	}
 }
 
-// applyHugepages checks every argument and pool before writing anything,
-// then writes largest pages first and reports every shortfall at once.
-func applyHugepages(w io.Writer, sysfs string, specs []render.HugepageSpec, write hugepool.Writer) error {
-	listed := map[string]bool{}
-	for _, s := range specs {
-		path := hugepool.Path(sysfs, s.Node, s.PageSize)
-		if listed[path] {
-			return fmt.Errorf("%s is given twice", s)
-		}
-		listed[path] = true
-		if _, err := hugepool.Read(path); err != nil {
-			return fmt.Errorf("%s: node %d has no %s hugepage pool (no such node, or the CPU does not support that page size): %w", s, s.Node, units.FormatBytes(s.PageSize), err)
-		}
-	}
-	var problems []string
-	// Unlisted pools must be empty: kubelet's memory manager subtracts
-	// every hugepage it finds from the node's memory, and the rendered
-	// reservedMemory assumes the planned ones only.
-	pools, err := filepath.Glob(filepath.Join(sysfs, "devices", "system", "node", "node*", "hugepages", "hugepages-*", "nr_hugepages"))
-	if err != nil {
+// applyHugepages fills the pools (hugepool.Fill) and prints each one
+// filled as asked.
+func applyHugepages(w io.Writer, sysfs string, pools []hugepool.Pool, write hugepool.Writer) error {
+	return hugepool.Fill(sysfs, pools, write, func(p hugepool.Pool, before uint64) error {
+		_, err := fmt.Fprintf(w, "node %d: %d pages of %s (were %d)\n", p.Node, p.Count, units.FormatBytes(p.PageSize), before)
 		return err
-	}
-	for _, path := range pools {
-		if listed[path] {
-			continue
-		}
-		n, err := hugepool.Read(path)
-		if err != nil {
-			return err
-		}
-		if n != 0 {
-			problems = append(problems, fmt.Sprintf("%s holds %d pages the plan does not list: plan them (host.hugepages) or free them, or kubelet's memory manager counts that node wrong", poolName(sysfs, path), n))
-		}
-	}
-	render.SortForAllocation(specs)
-	for _, s := range specs {
-		path := hugepool.Path(sysfs, s.Node, s.PageSize)
-		before, _ := hugepool.Read(path)
-		got, err := hugepool.Set(path, s.Count, write)
-		switch {
-		case err != nil:
-			problems = append(problems, fmt.Sprintf("node %d, %s pages: %v", s.Node, units.FormatBytes(s.PageSize), err))
-		case got < s.Count:
-			problems = append(problems, fmt.Sprintf("node %d: wanted %d pages of %s, the kernel allocated %d (memory fragmented or in use): reserve them at boot with the kernel command line `numa-partition render` prints", s.Node, s.Count, units.FormatBytes(s.PageSize), got))
-		case got > s.Count:
-			problems = append(problems, fmt.Sprintf("node %d: wanted %d pages of %s, %d remain (pages in use cannot be freed): stop what uses them", s.Node, s.Count, units.FormatBytes(s.PageSize), got))
-		default:
-			if _, err := fmt.Fprintf(w, "node %d: %d pages of %s (were %d)\n", s.Node, got, units.FormatBytes(s.PageSize), before); err != nil {
-				return err
-			}
-		}
-	}
-	if len(problems) > 0 {
-		return errors.New("hugepages:\n  " + strings.Join(problems, "\n  "))
-	}
-	return nil
-}
-
-// poolName turns a pool path into "node 3, hugepages-2048kB".
-func poolName(sysfs, path string) string {
-	rel, err := filepath.Rel(filepath.Join(sysfs, "devices", "system", "node"), path)
-	if err != nil {
-		return path
-	}
-	parts := strings.Split(rel, string(filepath.Separator))
-	if len(parts) < 3 {
-		return path
-	}
-	return strings.Replace(parts[0], "node", "node ", 1) + ", " + parts[2]
+	})
 }

@@ -2,13 +2,12 @@ package main
 
 import (
 	"bytes"
-	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 )
 
 // fakeSysfs makes nodes 0 and 1 with 2 MiB and 1 GiB pools holding pages.
@@ -33,11 +32,11 @@ func fakeSysfs(t *testing.T, pages map[string]string) string {
 	return root
 }
 
-func specs(t *testing.T, args ...string) []render.HugepageSpec {
+func specs(t *testing.T, args ...string) []hugepool.Pool {
 	t.Helper()
-	var out []render.HugepageSpec
+	var out []hugepool.Pool
 	for _, a := range args {
-		s, err := render.ParseHugepageSpec(a)
+		s, err := hugepool.ParsePool(a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +129,7 @@ func TestApplyHugepagesBadInputChangesNothing(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"0:2Mi", "x:2Mi=1", "0:3Mi=1", "0:2Mi=-1", "0-2Mi=1", "+1:2Mi=1"} {
-		if _, err := render.ParseHugepageSpec(bad); err == nil {
+		if _, err := hugepool.ParsePool(bad); err == nil {
 			t.Errorf("ParseHugepageSpec(%q): want an error", bad)
 		}
 	}

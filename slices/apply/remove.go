@@ -189,7 +189,7 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 			continue
 		}
 		back := HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Before}
-		do("hugepages "+back.String(), func() error { _, err := setHugepages(o.PoolWriter, o.Sysfs, back); return err })
+		do("hugepages "+back.String(), func() error { _, err := hugepool.SetPool(o.PoolWriter, o.Sysfs, back.pool(false)); return err })
 	}
 	do("daemon-reload", func() error { return m.Reload(ctx) })
 	if !o.DryRun {

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"os"
 	"path"
 
@@ -100,10 +101,10 @@ func (e *Executor) runReload(ctx context.Context, s Step, cur Current, res *Resu
 func (e *Executor) runHugepages(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
 	h := *s.Hugepages
 	u := undo{what: "hugepages " + h.String(), run: func(context.Context) error {
-		_, err := setHugepages(e.poolWriter(), e.Sysfs, HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Before})
+		_, err := hugepool.SetPool(e.poolWriter(), e.Sysfs, h.pool(true))
 		return err
 	}}
-	got, err := setHugepages(e.poolWriter(), e.Sysfs, h)
+	got, err := hugepool.SetPool(e.poolWriter(), e.Sysfs, h.pool(false))
 	if err == nil && got < h.Count {
 		sf := Shortfall{Node: h.Node, PageSize: h.PageSize, Wanted: h.Count, Got: got}
 		res.Shortfalls = append(res.Shortfalls, sf)

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"fmt"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"io/fs"
 	"strings"
 
@@ -48,6 +49,17 @@ type HugepageTarget struct {
 	PageSize uint64 `json:"pageSize"`
 	Count    uint64 `json:"count"`
 	Before   uint64 `json:"before"`
+}
+
+// Shortfall is a pool the kernel could not fill.
+type Shortfall = hugepool.Shortfall
+
+// pool is the target as hugepool sets it; before, its count before.
+func (h HugepageTarget) pool(before bool) hugepool.Pool {
+	if before {
+		return hugepool.Pool{Node: h.Node, PageSize: h.PageSize, Count: h.Before}
+	}
+	return hugepool.Pool{Node: h.Node, PageSize: h.PageSize, Count: h.Count}
 }
 
 func (h HugepageTarget) String() string {

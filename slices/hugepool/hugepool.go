@@ -1,4 +1,5 @@
-// Package hugepool reads and sets a NUMA node's hugepage pool
+// Package hugepool is the hugepage pools: what one is (Pool, written
+// NODE:SIZE=COUNT), how they are filled, and reading and setting one
 // (nodeN/hugepages/hugepages-<size>kB/nr_hugepages). It is the one place
 // that writes the pools: the boot oneshot (`numa-partition hugepages
 // apply`) and apply/remove both go through it.

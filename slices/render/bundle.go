@@ -9,6 +9,7 @@ import (
 	"io/fs"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 )
 
 // File is one rendered file. Path is relative to the target root
@@ -53,14 +54,6 @@ type Cpuset struct {
 	Mems bitmask.NodeSet `json:"mems"`
 }
 
-// HugepagePool is one node's pool of one page size, as the hugepages
-// oneshot sets it at boot and apply sets it live.
-type HugepagePool struct {
-	Node     int    `json:"node"`
-	PageSize uint64 `json:"pageSize"` // bytes
-	Count    uint64 `json:"count"`
-}
-
 // Port is a TCP port a rendered daemon will listen on, and its unit.
 type Port struct {
 	Port  int    `json:"port"`
@@ -79,7 +72,7 @@ type Bundle struct {
 	// host-reserved CPUs, a shared runtime). Never silent.
 	Warnings []string `json:"warnings"`
 	// Hugepages are every planned pool (the hugepages oneshot's).
-	Hugepages []HugepagePool `json:"hugepages"`
+	Hugepages []hugepool.Pool `json:"hugepages"`
 	// Ports are the TCP ports the bundle's daemons will listen on.
 	Ports []Port `json:"ports"`
 	// CgroupV2Only are the partitions that need cgroup v2: their allocator

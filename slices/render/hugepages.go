@@ -8,48 +8,14 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 )
-
-// HugepageSpec is one node's pool of one page size: what
-// `numa-partition hugepages apply` sets, written NODE:SIZE=COUNT
-// ("1:1Gi=4").
-type HugepageSpec struct {
-	Node     int
-	PageSize uint64 // bytes
-	Count    uint64
-}
-
-func (s HugepageSpec) String() string {
-	return fmt.Sprintf("%d:%s=%d", s.Node, units.FormatBytes(s.PageSize), s.Count)
-}
-
-// ParseHugepageSpec reads NODE:SIZE=COUNT back.
-func ParseHugepageSpec(s string) (HugepageSpec, error) {
-	node, rest, ok := strings.Cut(s, ":")
-	size, count, ok2 := strings.Cut(rest, "=")
-	if !ok || !ok2 {
-		return HugepageSpec{}, fmt.Errorf("hugepage spec %q: want NODE:SIZE=COUNT, e.g. 1:1Gi=4", s)
-	}
-	n, err := strconv.Atoi(node)
-	if err != nil || n < 0 || node[0] == '+' {
-		return HugepageSpec{}, fmt.Errorf("hugepage spec %q: node %q is not a NUMA node id", s, node)
-	}
-	ps, err := units.ParseBytes(size)
-	if err != nil || ps == 0 || ps&(ps-1) != 0 {
-		return HugepageSpec{}, fmt.Errorf("hugepage spec %q: page size %q is not a power of two like 2Mi or 1Gi", s, size)
-	}
-	c, err := strconv.ParseUint(count, 10, 64)
-	if err != nil || count[0] == '+' {
-		return HugepageSpec{}, fmt.Errorf("hugepage spec %q: count %q is not a number of pages", s, count)
-	}
-	return HugepageSpec{Node: n, PageSize: ps, Count: c}, nil
-}
 
 // hugepagePlan lists every planned pool, the partitions' nodes and the
 // excluded ones, zero counts included (a zero frees a pool the memory
 // manager would otherwise count wrong).
-func hugepagePlan(plan *planner.Plan) ([]HugepageSpec, error) {
-	var out []HugepageSpec
+func hugepagePlan(plan *planner.Plan) ([]hugepool.Pool, error) {
+	var out []hugepool.Pool
 	seen := map[[2]uint64]bool{}
 	add := func(ms []planner.NodeMemory) error {
 		for _, m := range ms {
@@ -59,7 +25,7 @@ func hugepagePlan(plan *planner.Plan) ([]HugepageSpec, error) {
 					return fmt.Errorf("NUMA node %d: hugepages of %s are planned twice", m.Node, units.FormatBytes(h.PageSize))
 				}
 				seen[key] = true
-				out = append(out, HugepageSpec{Node: m.Node, PageSize: h.PageSize, Count: h.Count})
+				out = append(out, hugepool.Pool{Node: m.Node, PageSize: h.PageSize, Count: h.Count})
 			}
 		}
 		return nil
@@ -77,14 +43,13 @@ func hugepagePlan(plan *planner.Plan) ([]HugepageSpec, error) {
 
 // HugepagePools are every planned pool, ascending by node, then page
 // size: the oneshot's, which apply sets live too.
-func HugepagePools(plan *planner.Plan) ([]HugepagePool, error) {
-	specs, err := hugepagePlan(plan)
+func HugepagePools(plan *planner.Plan) ([]hugepool.Pool, error) {
+	pools, err := hugepagePlan(plan)
 	if err != nil {
 		return nil, err
 	}
-	pools := make([]HugepagePool, 0, len(specs))
-	for _, s := range specs {
-		pools = append(pools, HugepagePool(s))
+	if pools == nil {
+		pools = []hugepool.Pool{} // "hugepages": [] in the JSON
 	}
 	sort.Slice(pools, func(i, j int) bool {
 		if pools[i].Node != pools[j].Node {
@@ -103,22 +68,12 @@ func HugepageSpecs(plan *planner.Plan) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	SortForAllocation(specs)
+	hugepool.SortForAllocation(specs)
 	out := make([]string, len(specs))
 	for i, s := range specs {
 		out[i] = s.String()
 	}
 	return out, nil
-}
-
-// SortForAllocation orders specs largest page size first, then by node.
-func SortForAllocation(specs []HugepageSpec) {
-	sort.Slice(specs, func(i, j int) bool {
-		if specs[i].PageSize != specs[j].PageSize {
-			return specs[i].PageSize > specs[j].PageSize
-		}
-		return specs[i].Node < specs[j].Node
-	})
 }
 
 // KernelCmdline reserves the planned pages per node at boot, before memory

@@ -4,15 +4,6 @@ import (
 	"testing"
 )
 
-func TestHugepageSpecRoundTrip(t *testing.T) {
-	for _, s := range []HugepageSpec{{0, 2 * mi, 512}, {7, gi, 4}, {250, 64 << 10, 0}, {1, 16 * gi, 1}} {
-		back, err := ParseHugepageSpec(s.String())
-		if err != nil || back != s {
-			t.Errorf("%v → %q → %v, %v", s, s.String(), back, err)
-		}
-	}
-}
-
 func TestKernelCmdline(t *testing.T) {
 	plan := seedPlan()
 	if got, want := KernelCmdline(&plan), "hugepagesz=2M hugepages=0:512,1:512 hugepagesz=1G hugepages=0:4,1:4"; got != want {
@@ -51,20 +42,4 @@ func TestHugepageSpecsLargestFirst(t *testing.T) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
 	}
-}
-
-func FuzzHugepageSpec(f *testing.F) {
-	for _, s := range []string{"0:2Mi=512", "1:1Gi=4", "250:64Ki=0", "0:2Mi", "x:1=1", "1:1G=1"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		spec, err := ParseHugepageSpec(s)
-		if err != nil {
-			return
-		}
-		back, err := ParseHugepageSpec(spec.String())
-		if err != nil || back != spec {
-			t.Fatalf("%q → %v → %q → %v, %v", s, spec, spec.String(), back, err)
-		}
-	})
 }

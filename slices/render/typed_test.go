@@ -76,7 +76,7 @@ func TestTypedBundleMatchesItsText(t *testing.T) {
 				t.Errorf("%d pools, the oneshot sets %d", len(b.Hugepages), len(specs))
 			}
 			for _, h := range b.Hugepages {
-				spec := HugepageSpec(h).String()
+				spec := h.String()
 				if !strings.Contains(strings.Join(specs, " "), spec) {
 					t.Errorf("pool %s is not the oneshot's (%v)", spec, specs)
 				}
