@@ -52,14 +52,19 @@ func (m *merger) singleList(hints []Hint) (dc bool, singles uint64, kept bool) {
 		case h.Affinity == nil:
 			dc, kept = true, true
 		case m.low:
-			// A node of 64 or more is foreign: kept if it is the only
-			// one, but it offers no machine node.
+			// Two nodes below 64 are no single node, whatever the rest. A
+			// node of 64 or more is foreign: kept if it is the only one,
+			// but it offers no machine node.
 			w := words(h.Affinity)
-			if w0 := w[0]; highWords(w) != 0 {
-				kept = kept || (w0 == 0 && count(w) == 1)
-			} else if w0 != 0 && w0&(w0-1) == 0 {
-				singles |= m.denseWord(w0)
-				kept = true
+			switch w0 := w[0]; {
+			case w0&(w0-1) != 0:
+			case w0 != 0:
+				if highWords(w) == 0 {
+					singles |= m.denseWord(w0)
+					kept = true
+				}
+			case !kept:
+				kept = count(w) == 1
 			}
 		default:
 			if count(words(h.Affinity)) == 1 {
