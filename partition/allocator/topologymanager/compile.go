@@ -113,7 +113,7 @@ type lists struct {
 	hs      []chint
 	refs    []listRef
 	foreign []*bitmask.NodeSet
-	walk    *walkBufs
+	sc      *scratch // the other buffers of the merge
 }
 
 // listRef is list i: hs[start:end], and what the merge needs to know of

@@ -57,10 +57,14 @@ type scratch struct {
 	refs    []listRef
 	foreign []*bitmask.NodeSet
 	walk    walkBufs
+	// reachableExact's partial ANDs and a list's distinct masks.
+	cur, next, vals []uint64
 }
 
-// maxKeptHints bounds the compiled hints a scratch keeps between merges.
-const maxKeptHints = 1 << 12
+// maxKept bounds the compiled hints, and the masks of each of
+// reachableExact's buffers, a scratch keeps between merges (256 KiB and
+// 128 KiB: a 12-node memory manager list).
+const maxKept = 1 << 14
 
 func (m *merger) takeScratch() *scratch {
 	if sc := m.scratch.Swap(nil); sc != nil {
@@ -78,8 +82,13 @@ func (m *merger) putScratch(sc *scratch, l *lists) {
 	for i := range l.foreign {
 		l.foreign[i] = nil
 	}
-	if cap(l.hs) > maxKeptHints {
+	if cap(l.hs) > maxKept {
 		l.hs = sc.hs
+	}
+	for _, b := range []*[]uint64{&sc.cur, &sc.next, &sc.vals} {
+		if cap(*b) > maxKept {
+			*b = nil
+		}
 	}
 	sc.hs, sc.refs, sc.foreign = l.hs[:0], l.refs[:0], l.foreign[:0]
 	m.scratch.Store(sc)
@@ -302,7 +311,7 @@ func (m *merger) result(d uint64, preferred bool) Hint {
 // the answer does not depend on the order of providers, resources or hints.
 func (m *merger) merge(providers []ProviderHints) Hint {
 	sc := m.takeScratch()
-	l := lists{hs: sc.hs, refs: sc.refs, foreign: sc.foreign, walk: &sc.walk}
+	l := lists{hs: sc.hs, refs: sc.refs, foreign: sc.foreign, sc: sc}
 	m.compile(providers, &l)
 	d, preferred := m.bestPreferred(&l)
 	if !preferred {

@@ -89,10 +89,10 @@ const maxWalked = 64
 // is the cheapest for the few short lists of most merges, at any machine
 // size. It reports false, having fed nothing, for a larger product.
 func (m *merger) reachableWalk(l *lists, sel *selector) bool {
-	bufs := l.walk
-	if bufs == nil {
-		bufs = new(walkBufs)
+	if l.sc == nil {
+		l.sc = new(scratch)
 	}
+	bufs := &l.sc.walk
 	// vals holds the masks of the lists of two or more, list after list,
 	// ends[i] where the i-th such list's end.
 	vals, ends := bufs.vals[:0], bufs.ends[:0]
@@ -195,10 +195,15 @@ func (m *merger) reachableExact(l *lists, sel *selector) {
 	slices.SortStableFunc(order, func(a, b int) int {
 		return cmp.Compare(l.refs[a].end-l.refs[a].start, l.refs[b].end-l.refs[b].start)
 	})
-	var curBuf, nextBuf, valsBuf [32]uint64
-	cur, next := append(curBuf[:0], m.all), nextBuf[:0]
+	if l.sc == nil {
+		l.sc = new(scratch)
+	}
+	sc := l.sc
+	cur, next, vals := append(sc.cur[:0], m.all), sc.next[:0], sc.vals[:0]
+	// The grown buffers go back to the scratch.
+	defer func() { sc.cur, sc.next, sc.vals = cur, next, vals }()
 	for _, i := range order {
-		vals := valsBuf[:0]
+		vals = vals[:0]
 		for _, h := range l.list(i) {
 			if d := h.dense; d != 0 && !hasBit(seen, d) {
 				setBit(seen, d)
