@@ -9,8 +9,8 @@ import (
 // mergePermutation, the sequential HintMerger.compare). It is kept as the
 // oracle for the fast merge and as the benchmark baseline. As a baseline
 // it is no slower than what it stands for: on test/tmcompare's inputs
-// (BenchmarkRatioNaive) it takes 130–140 ns a permutation where kubelet's
-// own code takes 120–175, and its median times are at or below kubelet's.
+// (BenchmarkRatioNaive) it takes 130–145 ns a permutation where kubelet's
+// own code takes 125–200, and its median times are at or below kubelet's.
 type naive struct {
 	policy        string
 	machine       bitmask.NodeSet
