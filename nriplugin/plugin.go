@@ -76,7 +76,7 @@ type Plugin struct {
 	stub       stub.Stub // the current connection, for updates no event asked for
 	pool       *cpuPool
 	containers map[string]*tracked // by container id
-	units      map[types.UID]*unit  // pods placed as one unit, by pod uid
+	units      map[types.UID]*unit // pods placed as one unit, by pod uid
 }
 
 // tracked is a container the plugin has seen start and not yet stop.
@@ -106,7 +106,7 @@ func New(opts Options, placer Placer) (*Plugin, error) {
 	}
 	return &Plugin{opts: opts, placer: placer, pool: pool, containers: map[string]*tracked{},
 		units: map[types.UID]*unit{},
-		log: opts.Logger.With("partition", opts.Partition, "nri", opts.Mode)}, nil
+		log:   opts.Logger.With("partition", opts.Partition, "nri", opts.Mode)}, nil
 }
 
 // Run connects to containerd's NRI socket and serves until ctx ends,

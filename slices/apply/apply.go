@@ -32,8 +32,13 @@ type Options struct {
 	// PoolWriter writes a hugepage pool's nr_hugepages (hugepool.Write;
 	// tests play a kernel that falls short).
 	PoolWriter hugepool.Writer
-	Log        *slog.Logger
-	Now        func() time.Time
+	// ResetKubeletState lets apply restart a kubelet whose managers'
+	// settings change on fresh state even while pods hold exclusive CPUs
+	// or pinned memory in it (kubelet then forgets them); without it
+	// apply refuses and says to drain the Node first.
+	ResetKubeletState bool
+	Log               *slog.Logger
+	Now               func() time.Time
 }
 
 // Report is what an apply did (or, with DryRun, would do). Its JSON form
@@ -107,6 +112,12 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 		return nil, err
 	}
 	steps := Plan(d, cur)
+	if err := checkKubeletStates(d, cur, o.ResetKubeletState); err != nil {
+		if !o.DryRun {
+			return nil, err
+		}
+		rep.Warnings = append(rep.Warnings, "apply would refuse: "+err.Error())
+	}
 	rep.Changed = len(steps) > 0
 	for _, s := range steps {
 		rep.Steps = append(rep.Steps, s.String())
@@ -187,6 +198,9 @@ func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desire
 	c := Current{Units: map[string]systemd.UnitInfo{}, Hugepages: map[HugepageKey]uint64{}, Record: prev}
 	var err error
 	if c.Files, err = gatherFiles(root, d, prev); err != nil {
+		return c, err
+	}
+	if c.KubeletStates, err = gatherKubeletState(root, d); err != nil {
 		return c, err
 	}
 	names := map[string]bool{}

@@ -162,7 +162,8 @@ func newFixture(n int) *fixture {
 		pin := fmt.Sprintf("CPUAffinity=%d\nNUMAPolicy=bind\nNUMAMask=0\n", cpu)
 		add(bundle.Unit{Name: "containerd-" + name + ".service", Phase: bundle.PhaseRuntime, Partition: name, Enable: true, Start: true},
 			fmt.Sprintf("[Unit]\nDescription=runtime of %s\n[Service]\nSlice=%s\n%sExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\n", name, slice, pin))
-		add(bundle.Unit{Name: "kubelet-" + name + ".service", Phase: bundle.PhaseKubelet, Partition: name, Enable: true, Start: true},
+		add(bundle.Unit{Name: "kubelet-" + name + ".service", Phase: bundle.PhaseKubelet, Partition: name, Enable: true, Start: true,
+			KubeletState: &bundle.KubeletState{Dir: "var/lib/kubelet-" + name, Settings: kubeletSettings(bitmask.NewCPUSet(cpu))}},
 			fmt.Sprintf("[Unit]\nDescription=kubelet of %s\nAfter=containerd-%s.service\nRequires=containerd-%s.service\n[Service]\nSlice=%s\n%sExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\n", name, name, name, slice, pin))
 		f.plan.Partitions = append(f.plan.Partitions, planner.Partition{
 			Index: i, Name: name, Slice: slice,
@@ -198,8 +199,13 @@ func (f *fixture) typed() (bundle.Bundle, error) {
 	return b, nil
 }
 
+// kubeletSettings are a fixture kubelet's manager settings: its
+// partition's CPUs decide its reserved ones, as in a rendered bundle.
+func kubeletSettings(cpus bitmask.CPUSet) string { return "cpu=static partitionCPUs=" + cpus.String() }
+
 // setSliceCPUs gives a partition's slice other CPUs, as render would: in
-// the slice's file and cpuset, and in its services' pinning.
+// the slice's file and cpuset, its services' pinning and its kubelet's
+// manager settings.
 func (f *fixture) setSliceCPUs(partition, cpus string) {
 	set := bitmask.MustParseCPUList(cpus)
 	for i, u := range f.bundle.Units {
@@ -218,6 +224,9 @@ func (f *fixture) setSliceCPUs(partition, cpus string) {
 		file.Content = []byte(strings.Join(lines, "\n"))
 		if u.Cpuset != nil {
 			f.bundle.Units[i].Cpuset = &bundle.Cpuset{CPUs: set, Mems: u.Cpuset.Mems}
+		}
+		if u.KubeletState != nil {
+			f.bundle.Units[i].KubeletState = &bundle.KubeletState{Dir: u.KubeletState.Dir, Settings: kubeletSettings(set)}
 		}
 	}
 }
@@ -275,6 +284,18 @@ func (e *env) snapshot(t testing.TB, f *fixture) hostState {
 	dirs := []string{"var/lib/numa-partition", OriginalsDir}
 	for _, bf := range f.bundle.Files {
 		dirs = append(dirs, filepath.Dir(bf.Path), bf.Path+".d")
+	}
+	for _, u := range f.bundle.Units {
+		if u.KubeletState == nil {
+			continue
+		}
+		// The kubelet's root dir: its state files, the stamp.
+		dirs = append(dirs, u.KubeletState.Dir)
+		fs, _ := filepath.Glob(e.sb.Path(u.KubeletState.Dir) + "/*")
+		for _, p := range fs {
+			b, _ := os.ReadFile(p)
+			s.Files[p] = string(b)
+		}
 	}
 	for _, d := range dirs {
 		if _, err := os.Stat(e.sb.Path(d)); err == nil {

@@ -40,6 +40,11 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 			}
 		}
 	}
+	for _, u := range d.Units {
+		if u.KubeletState != nil {
+			pend.Dirs = appendNew(pend.Dirs, missingDirs(root, u.KubeletState.Dir)...)
+		}
+	}
 	// The record's own directory is made here, before the steps: the
 	// finished record must list it too.
 	created := missingDirs(root, path.Dir(RecordPath))

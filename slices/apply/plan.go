@@ -131,11 +131,31 @@ func Plan(d Desired, c Current) []Step {
 			steps = append(steps, Step{Kind: KindEnable, Unit: u.Name})
 		}
 	}
+	attachV1 := func(u bundle.Unit) {
+		if v1 && u.Partition != "" && strings.HasSuffix(u.Name, ".service") {
+			if slice := partitionSlice(d.Units, u.Partition); slice != "" {
+				steps = append(steps, Step{Kind: KindAttachV1, Unit: u.Name, Slice: slice})
+			}
+		}
+	}
 	for _, u := range d.Units {
 		if isCgroupUnit(u.Name) || !u.Start {
 			continue
 		}
 		st := c.Units[u.Name]
+		// A kubelet whose managers' settings changed starts on fresh
+		// state: stop, move the stale files aside, start (kubeletstate.go).
+		if stamp, move := staleKubeletState(u, c); move {
+			if st.Active() {
+				steps = append(steps, Step{Kind: KindStop, Unit: u.Name, Reason: "its managers' settings changed"})
+			}
+			steps = append(steps, Step{Kind: KindKubeletState, Unit: u.Name, KubeletState: u.KubeletState, StateFiles: c.KubeletStates[u.Name].Files},
+				Step{Kind: KindStart, Unit: u.Name, Reason: "on fresh manager state"})
+			attachV1(u)
+			continue
+		} else if stamp {
+			steps = append(steps, Step{Kind: KindKubeletState, Unit: u.Name, KubeletState: u.KubeletState})
+		}
 		switch {
 		case !st.Active():
 			steps = append(steps, Step{Kind: KindStart, Unit: u.Name, Reason: "not active"})
@@ -145,11 +165,7 @@ func Plan(d Desired, c Current) []Step {
 		default:
 			continue
 		}
-		if v1 && u.Partition != "" && strings.HasSuffix(u.Name, ".service") {
-			if slice := partitionSlice(d.Units, u.Partition); slice != "" {
-				steps = append(steps, Step{Kind: KindAttachV1, Unit: u.Name, Slice: slice})
-			}
-		}
+		attachV1(u)
 	}
 
 	// 7. record, when what the record says changed.

@@ -34,6 +34,12 @@ func applied(d Desired) Current {
 		c.Hugepages[HugepageKey{h.Node, h.PageSize}] = h.Count
 	}
 	c.Record.Units = d.Units
+	c.KubeletStates = map[string]KubeletStateOnHost{}
+	for _, u := range d.Units {
+		if u.KubeletState != nil {
+			c.KubeletStates[u.Name] = KubeletStateOnHost{Stamp: u.KubeletState.Settings}
+		}
+	}
 	return c
 }
 
@@ -94,7 +100,9 @@ func TestPlan(t *testing.T) {
 			"start tnuma-hugepages.service (not active)",
 			"start containerd-tnode0.service (not active)",
 			"start containerd-tnode1.service (not active)",
+			"kubelet-state kubelet-tnode0.service: stamp its managers' settings",
 			"start kubelet-tnode0.service (not active)",
+			"kubelet-state kubelet-tnode1.service: stamp its managers' settings",
 			"start kubelet-tnode1.service (not active)",
 			"record",
 		}},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -163,6 +164,15 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		do("disable "+u.Name, func() error { return m.DisableUnitFiles(ctx, []string{u.Name}) })
 	}
 	ex := &Executor{Root: o.Root, Systemd: m}
+	for _, u := range rec.Units {
+		if u.KubeletState == nil {
+			continue
+		}
+		rel := path.Join(u.KubeletState.Dir, KubeletStampName)
+		if _, ok, _ := readFileState(ex.path(rel)); ok {
+			do("delete /"+rel, func() error { return removeFile(ex.path(rel)) })
+		}
+	}
 	for i := len(rec.Files) - 1; i >= 0; i-- {
 		f := rec.Files[i]
 		what := "delete /" + f.Path

@@ -12,20 +12,21 @@ import (
 
 // stepRunners run each kind of step; each returns how to undo it.
 var stepRunners = map[Kind]func(*Executor, context.Context, Step, Current, *Result) ([]undo, error){
-	KindStop:        (*Executor).runStop,
-	KindDisable:     (*Executor).runDisable,
-	KindWrite:       (*Executor).runWriteOrRemove,
-	KindRemove:      (*Executor).runWriteOrRemove,
-	KindReload:      (*Executor).runReload,
-	KindHugepages:   (*Executor).runHugepages,
-	KindStart:       (*Executor).runStart,
-	KindRestart:     (*Executor).runRestart,
-	KindSetCPUs:     (*Executor).runSetCPUs,
-	KindCPUSetV1:    (*Executor).runCpusetV1,
-	KindAttachV1:    (*Executor).runAttachV1,
-	KindEnable:      (*Executor).runEnable,
-	KindForgetSlice: (*Executor).runForgetSlice,
-	KindRecord:      (*Executor).runRecord,
+	KindStop:         (*Executor).runStop,
+	KindDisable:      (*Executor).runDisable,
+	KindWrite:        (*Executor).runWriteOrRemove,
+	KindRemove:       (*Executor).runWriteOrRemove,
+	KindReload:       (*Executor).runReload,
+	KindHugepages:    (*Executor).runHugepages,
+	KindStart:        (*Executor).runStart,
+	KindRestart:      (*Executor).runRestart,
+	KindSetCPUs:      (*Executor).runSetCPUs,
+	KindCPUSetV1:     (*Executor).runCpusetV1,
+	KindAttachV1:     (*Executor).runAttachV1,
+	KindEnable:       (*Executor).runEnable,
+	KindForgetSlice:  (*Executor).runForgetSlice,
+	KindRecord:       (*Executor).runRecord,
+	KindKubeletState: (*Executor).runKubeletState,
 }
 
 // do runs one step and returns how to undo it.

@@ -85,6 +85,8 @@ type Current struct {
 	// StaleSlices are slices of the record that are no longer planned
 	// and still have runtime drop-ins or v1 groups (sliceLeftovers).
 	StaleSlices []string
+	// KubeletStates are the desired kubelets' manager state, by unit.
+	KubeletStates map[string]KubeletStateOnHost
 }
 
 // FileState is a file on disk.
@@ -120,7 +122,10 @@ const (
 	// that is no longer planned: its runtime AllowedCPUs=/
 	// AllowedMemoryNodes= drop-ins and its cpuset and hugetlb v1 groups.
 	KindForgetSlice Kind = "forget-slice"
-	KindRecord      Kind = "record"
+	// KindKubeletState moves a stopped kubelet's stale manager state
+	// aside (StateFiles) and stamps the settings it starts with.
+	KindKubeletState Kind = "kubelet-state"
+	KindRecord       Kind = "record"
 )
 
 // Step is one action of a transaction.
@@ -138,6 +143,10 @@ type Step struct {
 	Mems bitmask.NodeSet `json:"mems,omitzero"`
 	// Hugepages for hugepages.
 	Hugepages *HugepageTarget `json:"hugepages,omitempty"`
+	// KubeletState and StateFiles for kubelet-state: the settings to
+	// stamp, the state files to move aside.
+	KubeletState *bundle.KubeletState `json:"kubeletState,omitempty"`
+	StateFiles   []string             `json:"stateFiles,omitempty"`
 	// Reason says why the step is needed.
 	Reason string `json:"reason,omitempty"`
 }
@@ -156,6 +165,13 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, " %s cpus=%s mems=%s", s.Unit, s.CPUs, s.Mems)
 	case KindAttachV1:
 		fmt.Fprintf(&b, " %s to %s", s.Unit, s.Slice)
+	case KindKubeletState:
+		b.WriteString(" " + s.Unit)
+		if len(s.StateFiles) > 0 {
+			b.WriteString(": move /" + strings.Join(s.StateFiles, ", /") + " aside")
+		} else {
+			b.WriteString(": stamp its managers' settings")
+		}
 	case KindReload, KindRecord:
 	default:
 		b.WriteString(" " + s.Unit)

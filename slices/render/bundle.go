@@ -46,6 +46,20 @@ type Unit struct {
 	// AllowedMemoryNodes=: apply sets them live too and, on cgroup v1,
 	// writes them into the cpuset hierarchy. nil for other units.
 	Cpuset *Cpuset `json:"cpuset,omitempty"`
+	// KubeletState is, for a kubelet, where its CPU and Memory Managers
+	// keep their state and the settings that state is checked against.
+	KubeletState *KubeletState `json:"kubeletState,omitempty"`
+}
+
+// KubeletState is a kubelet's resource-manager state: kubelet refuses to
+// start on a cpu_manager_state or memory_manager_state written under
+// other settings (another policy, reserved CPUs or memory, hugepage
+// pools), so apply moves the files aside when Settings change.
+type KubeletState struct {
+	Dir string `json:"dir"` // the kubelet's --root-dir, relative to the root
+	// Settings are, in one line, everything the managers check their
+	// state against (kubelet's validateState).
+	Settings string `json:"settings"`
 }
 
 // Cpuset is a slice's or scope's CPUs and memory nodes.

@@ -3,12 +3,17 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/templates"
 )
 
@@ -298,8 +303,46 @@ func (r *renderer) partition(p *planner.Partition) error {
 	if err := r.template(unitPath(kubeletUnit(p.Name)), "kubelet.service.tmpl", k); err != nil {
 		return err
 	}
-	r.units = append(r.units, Unit{Name: kubeletUnit(p.Name), Phase: PhaseKubelet, Partition: p.Name, Enable: true, Start: true, Files: kubeletFiles})
+	r.units = append(r.units, Unit{Name: kubeletUnit(p.Name), Phase: PhaseKubelet, Partition: p.Name, Enable: true, Start: true, Files: kubeletFiles,
+		KubeletState: &KubeletState{Dir: rootRelative(p.Kubelet.RootDir), Settings: managerSettings(p, cfg)}})
 	return r.allocatorDropIn(p, cpu)
+}
+
+// managerSettings are what kubelet's CPU and Memory Managers check their
+// state files against at start (their validateState): the policies and
+// options, the reserved CPUs, the reserved memory and the hugepage pools
+// of the partition's nodes (the memory manager's machine state).
+func managerSettings(p *planner.Partition, cfg *kubeletv1beta1.KubeletConfiguration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cpu=%s", cfg.CPUManagerPolicy)
+	keys := make([]string, 0, len(cfg.CPUManagerPolicyOptions))
+	for k := range cfg.CPUManagerPolicyOptions {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, ",%s=%s", k, cfg.CPUManagerPolicyOptions[k])
+	}
+	fmt.Fprintf(&b, " reservedCPUs=%s memory=%s reservedMemory=", cfg.ReservedSystemCPUs, cfg.MemoryManagerPolicy)
+	for i, r := range cfg.ReservedMemory {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		q := r.Limits[corev1.ResourceMemory]
+		fmt.Fprintf(&b, "%d:%s", r.NumaNode, q.String())
+	}
+	b.WriteString(" hugepages=")
+	first := true
+	for _, m := range p.Memory {
+		for _, h := range m.Hugepages {
+			if !first {
+				b.WriteString(",")
+			}
+			first = false
+			b.WriteString(hugepool.Pool{Node: m.Node, PageSize: h.PageSize, Count: h.Count}.String())
+		}
+	}
+	return b.String()
 }
 
 // kubeletHugetlb runs before each kubelet start (at boot too). kubelet

@@ -1,0 +1,160 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	bundle "github.com/numa-partition/numa-partition/slices/render"
+)
+
+// A kubelet's CPU and Memory Managers keep their state in its root dir and
+// check it at start against their settings (kubelet's validateState):
+// another policy, other reserved CPUs or memory, other hugepage pools, and
+// kubelet refuses to start ("configured policy differs from state
+// checkpoint policy", "the expected machine state is different from the
+// real one"). Kubernetes' recipe is: drain the node, stop kubelet, remove
+// the state files, start kubelet. apply does the last three when a
+// kubelet's settings change, and refuses while the files still hold pods'
+// exclusive CPUs or pinned memory (drain first, or --reset-kubelet-state).
+
+// kubeletStateFiles are the managers' checkpoints in a kubelet's root dir.
+var kubeletStateFiles = []string{"cpu_manager_state", "memory_manager_state"}
+
+// KubeletStampName is the file in a kubelet's root dir that says under
+// which settings (KubeletState.Settings) apply last started it.
+const KubeletStampName = "numa-partition-managers"
+
+// StaleSuffix is what a moved-aside state file is renamed with.
+const StaleSuffix = ".numa-partition-stale"
+
+// KubeletStateOnHost is a kubelet's manager state as apply found it.
+type KubeletStateOnHost struct {
+	Stamp  string   // the settings apply last started it with; "" when none is recorded
+	Files  []string // the state files present, root-relative
+	Pinned []string // pods the files hold assignments for, sorted
+}
+
+// gatherKubeletState reads the state of every kubelet of d.
+func gatherKubeletState(root string, d Desired) (map[string]KubeletStateOnHost, error) {
+	out := map[string]KubeletStateOnHost{}
+	for _, u := range d.Units {
+		ks := u.KubeletState
+		if ks == nil {
+			continue
+		}
+		var st KubeletStateOnHost
+		b, err := os.ReadFile(filepath.Join(root, ks.Dir, KubeletStampName))
+		switch {
+		case err == nil:
+			st.Stamp = strings.TrimSpace(string(b))
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("reading %s's settings stamp: %w", u.Name, err)
+		}
+		pods := map[string]bool{}
+		for _, name := range kubeletStateFiles {
+			rel := path.Join(ks.Dir, name)
+			b, err := os.ReadFile(filepath.Join(root, rel))
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("reading %s's /%s: %w", u.Name, rel, err)
+			}
+			st.Files = append(st.Files, rel)
+			var cp struct {
+				Entries map[string]json.RawMessage `json:"entries"`
+			}
+			if err := json.Unmarshal(b, &cp); err != nil {
+				return nil, fmt.Errorf("%s's /%s is not a kubelet checkpoint: %w", u.Name, rel, err)
+			}
+			for uid := range cp.Entries {
+				pods[uid] = true
+			}
+		}
+		for uid := range pods {
+			st.Pinned = append(st.Pinned, uid)
+		}
+		sort.Strings(st.Pinned)
+		out[u.Name] = st
+	}
+	return out, nil
+}
+
+// staleKubeletState says whether kubelet u must be restarted on fresh
+// manager state: its settings changed since apply last started it. A
+// kubelet never stamped (the first apply, or state from before stamps)
+// keeps its files and is only stamped.
+func staleKubeletState(u bundle.Unit, c Current) (stamp, move bool) {
+	if u.KubeletState == nil {
+		return false, false
+	}
+	st := c.KubeletStates[u.Name]
+	if st.Stamp == u.KubeletState.Settings {
+		return false, false
+	}
+	return true, st.Stamp != "" && len(st.Files) > 0
+}
+
+// checkKubeletStates refuses, before anything changes, to move aside state
+// that still holds pods' assignments, unless told to.
+func checkKubeletStates(d Desired, c Current, reset bool) error {
+	var problems []string
+	for _, u := range d.Units {
+		if _, move := staleKubeletState(u, c); !move || reset {
+			continue
+		}
+		st := c.KubeletStates[u.Name]
+		if len(st.Pinned) == 0 {
+			continue
+		}
+		problems = append(problems, fmt.Sprintf("%s: its CPU and Memory Manager settings change (%s → %s), and kubelet refuses to start on state written under other settings; /%s hold the exclusive CPUs or pinned memory of %d pods (%s): drain partition %s's Node (kubectl drain), then apply again, or apply --reset-kubelet-state to restart it on fresh state with those pods running (kubelet then forgets their exclusive CPUs and pinned memory)",
+			u.Name, st.Stamp, u.KubeletState.Settings, strings.Join(st.Files, ", /"), len(st.Pinned), strings.Join(st.Pinned, ", "), u.Partition))
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// runKubeletState moves a stopped kubelet's stale state files aside and
+// stamps the settings it will start with; the undo puts both back.
+func (e *Executor) runKubeletState(_ context.Context, s Step, cur Current, _ *Result) ([]undo, error) {
+	ks := s.KubeletState
+	var undos []undo
+	for _, rel := range s.StateFiles {
+		{
+			from, to := e.path(rel), e.path(rel+StaleSuffix)
+			if err := os.Rename(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return undos, fmt.Errorf("moving /%s aside: %w", rel, err)
+			}
+			undos = append(undos, undo{files: true, what: "state file /" + rel, run: func(context.Context) error {
+				return os.Rename(to, from)
+			}})
+		}
+	}
+	stamp := e.path(path.Join(ks.Dir, KubeletStampName))
+	old, existed, err := readFileState(stamp)
+	if err != nil {
+		return undos, err
+	}
+	// The first apply may come before kubelet made its root dir.
+	created := missingDirs(e.Root, ks.Dir)
+	e.Record.Dirs = appendNew(e.Record.Dirs, created...)
+	undos = append(undos, undo{files: true, what: "settings stamp of " + s.Unit, run: func(context.Context) error {
+		if existed {
+			return writeFileAtomic(stamp, old.Content, old.Mode)
+		}
+		if err := removeFile(stamp); err != nil {
+			return err
+		}
+		return removeEmptyDirs(e.Root, created)
+	}})
+	return undos, writeFileAtomic(stamp, []byte(ks.Settings+"\n"), 0o644)
+}
