@@ -77,10 +77,16 @@ func applyCommand() *cli.Command {
 			"A second apply with the same inputs changes nothing. Any failure restores the\n" +
 			"previous files and unit states and exits non-zero naming the failed step.\n" +
 			"--dry-run prints the diff and the unit actions and touches nothing.\n" +
+			"A kubelet whose CPU or Memory Manager settings change (policies, reserved CPUs\n" +
+			"or memory, hugepages) is stopped, its manager state moved aside and started,\n" +
+			"since kubelet refuses state written under other settings; while that state\n" +
+			"holds pods' assignments apply refuses: drain the Node first, or\n" +
+			"--reset-kubelet-state.\n" +
 			"docs/apply.md has the details, including what holds on cgroup v1 hosts.",
 		Flags: append(append(hostFlags(), renderFlags()...),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the unified diff and the unit actions; change nothing"},
 			&cli.DurationFlag{Name: "job-timeout", Value: systemd.DefaultJobTimeout, Usage: "how long one unit start/stop may take before apply rolls back"},
+			&cli.BoolFlag{Name: "reset-kubelet-state", Usage: "restart a kubelet whose CPU/Memory Manager settings change on fresh state even while pods hold exclusive CPUs or pinned memory in it (kubelet then forgets them); without it apply refuses and says to drain"},
 		),
 		Action: func(c *cli.Context) error {
 			if _, err := outputFormat(c); err != nil {
@@ -94,6 +100,7 @@ func applyCommand() *cli.Command {
 				h.systemd.JobTimeout = c.Duration("job-timeout")
 				rep, err := apply.Apply(c.Context, apply.Options{
 					Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, DryRun: c.Bool("dry-run"), Version: version,
+					ResetKubeletState: c.Bool("reset-kubelet-state"),
 				}, plan, b)
 				if err != nil {
 					return fmt.Errorf("apply: %w", err)

@@ -88,6 +88,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l binary -
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l plan -r -d 'a reviewed plan `FILE` (plan -o json): use exactly it, and refuse when this host and config plan otherwise now'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l dry-run -d 'print the unified diff and the unit actions; change nothing'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l job-timeout -r -d 'how long one unit start/stop may take before apply rolls back'
+complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l reset-kubelet-state -d 'restart a kubelet whose CPU/Memory Manager settings change on fresh state even while pods hold exclusive CPUs or pinned memory in it (kubelet then forgets them); without it apply refuses and says to drain'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l output -s o -r -d 'output format: table, json or yaml (plan: also svg, dot)'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l config -s c -r -d 'config file (TOML)'
