@@ -176,3 +176,16 @@ func TestNodeSetWord(t *testing.T) {
 		t.Errorf("words 1, 15, -1, 16: %#x %#x %#x %#x", s.Word(1), s.Word(15), s.Word(-1), s.Word(16))
 	}
 }
+func TestNodeSetWordsInPlace(t *testing.T) {
+	s := NewNodeSet(1, 64, 1023)
+	w := s.Words()
+	for i := 0; i < NodeWords; i++ {
+		if w[i] != s.Word(i) {
+			t.Fatalf("word %d: %#x in place, %#x by Word", i, w[i], s.Word(i))
+		}
+	}
+	w[0] |= 1 << 5 // written in place: the set has node 5 now
+	if !s.Has(5) || s.Len() != 4 {
+		t.Errorf("after a write through Words: %s", s)
+	}
+}

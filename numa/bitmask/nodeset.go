@@ -11,6 +11,9 @@ const MaxNodes = 1024
 
 const nodeWords = MaxNodes / 64
 
+// NodeWords is the number of 64-bit words of a NodeSet (Words).
+const NodeWords = nodeWords
+
 // NodeSet is a set of NUMA node ids, a plain value: comparable with ==,
 // usable as a map key, copied without allocation. The zero value is empty.
 //
@@ -99,6 +102,12 @@ func (s NodeSet) Word(i int) uint64 {
 	}
 	return s.w[i]
 }
+
+// Words is the set's words in place (bit j of word i is node 64i+j, as
+// Word says), read and written without a copy: every method of a NodeSet
+// takes it by value, and the compiler copies its 128 bytes at each call,
+// inlined or not. For the merge's hot loops.
+func (s *NodeSet) Words() *[nodeWords]uint64 { return &s.w }
 
 // IsEmpty reports whether the set has no node.
 func (s NodeSet) IsEmpty() bool { return s == NodeSet{} }

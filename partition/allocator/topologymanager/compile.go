@@ -3,7 +3,6 @@ package topologymanager
 import (
 	"math/bits"
 	"slices"
-	"unsafe"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
@@ -22,23 +21,14 @@ type chint struct {
 }
 
 // nodeWords is the number of 64-bit words of a bitmask.NodeSet.
-const nodeWords = bitmask.MaxNodes / 64
+const nodeWords = bitmask.NodeWords
 
-// A NodeSet is a struct holding only its words (bit i of word w is node
-// 64w+i, as NodeSet.Word says): its size is theirs. TestWordsView checks
-// the order.
-const (
-	_ uintptr = unsafe.Sizeof(bitmask.NodeSet{}) - nodeWords*8
-	_ uintptr = nodeWords*8 - unsafe.Sizeof(bitmask.NodeSet{})
-)
-
-// words is a node set's words, read and written in place. NodeSet's
-// methods take the set by value, and the compiler copies its 128 bytes at
-// every call, inlined or not (sixteen Word calls copy it sixteen times):
-// that was most of the time of a merge of short lists.
-func words(a *bitmask.NodeSet) *[nodeWords]uint64 {
-	return (*[nodeWords]uint64)(unsafe.Pointer(a))
-}
+// words is a node set's words, read and written in place
+// (NodeSet.Words): NodeSet's methods take the set by value, and the
+// compiler copies its 128 bytes at every call, inlined or not (sixteen
+// Word calls copy it sixteen times): that was most of the time of a merge
+// of short lists.
+func words(a *bitmask.NodeSet) *[nodeWords]uint64 { return a.Words() }
 
 // highWords is the OR of a node set's words beyond the first (nodes
 // 64..1023): zero for every set of small node ids.
