@@ -22,7 +22,8 @@ import (
 // real one"). Kubernetes' recipe is: drain the node, stop kubelet, remove
 // the state files, start kubelet. apply does the last three when a
 // kubelet's settings change, and refuses while the files still hold pods'
-// exclusive CPUs or pinned memory (drain first, or --reset-kubelet-state).
+// exclusive CPUs or pinned memory of pods kubelet still has (drain first,
+// or --reset-kubelet-state).
 
 // kubeletStateFiles are the managers' checkpoints in a kubelet's root dir.
 var kubeletStateFiles = []string{"cpu_manager_state", "memory_manager_state"}
@@ -38,7 +39,7 @@ const StaleSuffix = ".numa-partition-stale"
 type KubeletStateOnHost struct {
 	Stamp  string   // the settings apply last started it with; "" when none is recorded
 	Files  []string // the state files present, root-relative
-	Pinned []string // pods the files hold assignments for, sorted
+	Pinned []string // pods the files hold assignments for and kubelet still has, sorted
 }
 
 // gatherKubeletState reads the state of every kubelet of d.
@@ -78,8 +79,14 @@ func gatherKubeletState(root string, d Desired) (map[string]KubeletStateOnHost, 
 				pods[uid] = true
 			}
 		}
+		// The managers drop a gone pod's entries lazily (the memory
+		// manager at its next admission): an entry counts while kubelet
+		// still has the pod's directory (it removes it once the pod is
+		// terminated and cleaned up).
 		for uid := range pods {
-			st.Pinned = append(st.Pinned, uid)
+			if dirExists(filepath.Join(root, ks.Dir, "pods", uid)) {
+				st.Pinned = append(st.Pinned, uid)
+			}
 		}
 		sort.Strings(st.Pinned)
 		out[u.Name] = st

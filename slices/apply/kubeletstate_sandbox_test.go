@@ -9,8 +9,9 @@ import (
 )
 
 // writeState gives kubelet-tnode0 manager checkpoints like kubelet's,
-// holding the given pods' assignments.
-func writeState(t *testing.T, e *env, pods ...string) {
+// holding the given pods' assignments, and kubelet's directories of the
+// pods that still run.
+func writeState(t *testing.T, e *env, running []string, pods ...string) {
 	t.Helper()
 	var cpuEntries, memEntries []string
 	for _, p := range pods {
@@ -23,6 +24,10 @@ func writeState(t *testing.T, e *env, pods ...string) {
 		[]byte(`{"policyName":"static","defaultCpuSet":"0","entries":{`+strings.Join(cpuEntries, ",")+`},"checksum":1}`), 0o600))
 	must(t, os.WriteFile(filepath.Join(dir, "memory_manager_state"),
 		[]byte(`{"policyName":"Static","machineState":{},"entries":{`+strings.Join(memEntries, ",")+`},"checksum":2}`), 0o600))
+	must(t, os.RemoveAll(filepath.Join(dir, "pods")))
+	for _, p := range running {
+		must(t, os.MkdirAll(filepath.Join(dir, "pods", p, "volumes"), 0o755))
+	}
 }
 
 func readStamp(t *testing.T, e *env) string {
@@ -47,7 +52,7 @@ func TestKubeletStateReset(t *testing.T) {
 		t.Fatalf("first apply stamped %q", got)
 	}
 	// kubelet ran, wrote its state, and pods were pinned.
-	writeState(t, e, "pod-a", "pod-b")
+	writeState(t, e, []string{"pod-a", "pod-b"}, "pod-a", "pod-b", "pod-gone")
 	changed := e.snapshot(t, f)
 
 	// tnode0's CPUs change, and with them its kubelet's reserved CPUs.
@@ -105,9 +110,10 @@ func TestKubeletStateReset(t *testing.T) {
 		t.Errorf("re-apply changed: %v", rep.Steps)
 	}
 
-	// State without assignments (the Node drained) is moved aside without
-	// being told to.
-	writeState(t, e)
+	// State whose pods are gone (the Node drained; the memory manager
+	// keeps their entries until its next admission) is moved aside
+	// without being told to.
+	writeState(t, e, nil, "pod-a")
 	f.setSliceCPUs("tnode0", "0")
 	rep, err = e.apply(t, f, nil)
 	must(t, err)
