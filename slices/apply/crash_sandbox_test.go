@@ -45,12 +45,23 @@ func (e *env) settled(t *testing.T, f *fixture) hostState {
 // partition renamed), and checks that every command still
 // works afterwards: status sees an interrupted apply, the next apply
 // converges to exactly what an uninterrupted one leaves, and remove then
-// leaves the host as it was before anything was applied.
+// leaves the host as it was before anything was applied. Each on this
+// host's cgroup layout (hybrid here: cpuset v1 groups, attach steps) and
+// on the unified code path (slices' CPUs set live only).
 func TestCrashAtEveryStep(t *testing.T) {
-	for _, kind := range []string{"fresh", "update", "repartition"} {
+	for _, c := range []struct {
+		kind string
+		mode CgroupMode
+	}{{"fresh", ""}, {"update", ""}, {"repartition", ""}, {"fresh", CgroupV2}, {"update", CgroupV2}, {"repartition", CgroupV2}} {
+		kind := c.kind
 		update := kind != "fresh"
-		t.Run(kind, func(t *testing.T) {
+		name := kind
+		if c.mode != "" {
+			name += "-" + string(c.mode)
+		}
+		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
+			e.mode = c.mode
 			gen1, gen2 := newFixture(2), newFixture(2)
 			changeEverything(gen2)
 			if kind == "repartition" {

@@ -88,6 +88,7 @@ func installFakeKubelet(t testing.TB, sb *sandbox.Sandbox) {
 // env is one test's view of the shared sandbox: a D-Bus connection, a
 // writable fake sysfs for the hugepage pools, and options for apply.
 type env struct {
+	mode  CgroupMode // "" = detect; CgroupV2 runs the unified code path here
 	sb    *sandbox.Sandbox
 	m     *systemd.Conn
 	sysfs string
@@ -122,7 +123,7 @@ func newEnv(t testing.TB) *env {
 }
 
 func (e *env) opts() Options {
-	return Options{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m, Version: "test", Log: e.log}
+	return Options{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m, Version: "test", Log: e.log, CgroupMode: e.mode}
 }
 
 func must(t testing.TB, err error) {
