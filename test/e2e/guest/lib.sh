@@ -172,10 +172,13 @@ YAML
 pod_running() { [ "$(k -n $NS get pod "$1" -o jsonpath='{.status.phase}')" = Running ]; }
 
 # allocation P UID: the allocator's allocation of pod UID's container
-# "work" in partition P as "pinned nodes memory hugepages-2Mi".
+# "work" in partition P as "pinned nodes memory hugepages-2Mi": the
+# container's own (UID/work: container scope, kubelet's mirror) or its
+# pod's, placed as one unit (UID: pod scope).
 allocation() {
-  numa-partition allocations -p "$1" -o json 2>/dev/null | jq -r --arg k "$2/work" \
-    '.[0].allocations[] | select(.podUID==$k) | "\(.pinned) \(.containers[0].numaNodes) \(.containers[0].memory.memory) \(.containers[0].memory["hugepages-2Mi"])"'
+  numa-partition allocations -p "$1" -o json 2>/dev/null | jq -r --arg u "$2" \
+    '.[0].allocations[] | select(.podUID==($u+"/work") or .podUID==$u) | ((.containers[] | select(.name=="work")) // {}) as $c
+     | "\(.pinned) \($c.numaNodes) \($c.memory.memory) \($c.memory["hugepages-2Mi"])"'
 }
 
 # cgroup_file PID FILE: a cgroup file of PID's cpuset group (v2: unified;

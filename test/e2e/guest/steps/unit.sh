@@ -1,10 +1,11 @@
-# 6 (n4). A virt-launcher pod is one VM: the nri partition's allocator
-# reads it from the API server with its kubelet's own credentials and
-# places it as one unit. A filler pod takes two fifths of the first node;
-# the launcher pod's two containers ask two fifths each. Placed one by one
-# (container scope) the first would still fit the first node and the
-# second would go to the other; as one unit (four fifths) both go to the
-# second node. Deleting the pod releases it.
+# 6 (n4). Pods placed as one unit: the nri partition's allocator reads
+# each from the API server with its kubelet's own credentials and places
+# it at once: a virt-launcher pod (one VM, in any scope), and in this
+# partition's pod scope any Guaranteed pod. A filler pod takes two fifths
+# of the first node; each pod's two containers ask two fifths each. Placed
+# one by one (container scope) the first would still fit the first node
+# and the second would go to the other; as one unit (four fifths) both go
+# to the second node. Deleting the pod releases it.
 . /e2e/guest/lib.sh
 requires fill
 plan=$(numa-partition plan -o json 2>/dev/null) || die "numa-partition plan failed"
@@ -22,13 +23,18 @@ pod_yaml filler-$p $p "$res" | run k apply -f - || fail "creating filler-$p"
 wait_until 240 "pod filler-$p Running" pod_running filler-$p || k -n $NS describe pod filler-$p 2>&1 | tail -15
 expect_eq "pod filler-$p Mems_allowed_list" "$(status_field "$(container_pid $p filler-$p)" Mems_allowed_list)" "$first"
 
-cat <<YAML | run k apply -f - || fail "creating launcher-$p"
+# two_containers NAME LABELS: a pod of two containers of two fifths each;
+# placed as one unit, both run on the second node, and its allocation is
+# one, under the pod's UID, released with the pod.
+two_containers() {
+  local pod=$1 labels=$2 uid i id name pid got
+  cat <<YAML | run k apply -f - || { fail "creating $pod"; return; }
 apiVersion: v1
 kind: Pod
 metadata:
-  name: launcher-$p
+  name: $pod
   namespace: $NS
-  labels: {kubevirt.io: virt-launcher}
+  labels: $labels
 spec:
   nodeSelector: {numa-type: ${COLOR[$p]}, e2e.numa-partition.io/boot: $BOOT}
   automountServiceAccountToken: false
@@ -37,24 +43,30 @@ spec:
   - {name: compute, image: e2e.local/workload:1, imagePullPolicy: Never, resources: $res}
   - {name: guest-console-log, image: e2e.local/workload:1, imagePullPolicy: Never, resources: $res}
 YAML
-if wait_until 240 "pod launcher-$p Running" pod_running launcher-$p; then
-  for i in 0 1; do
-    id=$(k -n $NS get pod launcher-$p -o jsonpath="{.status.containerStatuses[$i].containerID}")
-    name=$(k -n $NS get pod launcher-$p -o jsonpath="{.status.containerStatuses[$i].name}")
-    pid=$(ctr --address "$(socket_of $p)" -n k8s.io tasks ls 2>/dev/null | awk -v id="${id#containerd://}" '$1==id{print $2}')
-    expect_eq "launcher-$p container $name Mems_allowed_list (the unit's node)" "$(status_field "$pid" Mems_allowed_list)" "$second"
-  done
-  uid=$(k -n $NS get pod launcher-$p -o jsonpath='{.metadata.uid}')
-  got=$(numa-partition allocations -p $p -o json 2>/dev/null | jq -r --arg u "$uid" \
-    '.[0].allocations[] | select(.podUID==$u) | [.containers[] | "\(.name):\(.numaNodes)"] | sort | join(" ")')
-  expect_eq "allocator of $p: one allocation for the launcher pod, both containers on node $second" "$got" "compute:$second guest-console-log:$second"
-  grep -q "pod placed as one unit" <<<"$(journalctl -b --no-pager -o cat -u numa-allocator@$p.service)" \
-    && ok "the allocator logged the pod placed as one unit" || fail "no 'pod placed as one unit' in the allocator's journal"
-else
-  k -n $NS describe pod launcher-$p 2>&1 | tail -15
-fi
-run k -n $NS delete pod launcher-$p --wait=true --timeout=90s || fail "deleting launcher-$p"
-released() { [ -z "$(numa-partition allocations -p $p -o json 2>/dev/null | jq -r --arg u "$uid" '.[0].allocations[] | select(.podUID==$u) | .podUID')" ]; }
-wait_until 60 "the launcher pod's allocation is released with its sandbox" released
+  if wait_until 240 "pod $pod Running" pod_running $pod; then
+    for i in 0 1; do
+      id=$(k -n $NS get pod $pod -o jsonpath="{.status.containerStatuses[$i].containerID}")
+      name=$(k -n $NS get pod $pod -o jsonpath="{.status.containerStatuses[$i].name}")
+      pid=$(ctr --address "$(socket_of $p)" -n k8s.io tasks ls 2>/dev/null | awk -v id="${id#containerd://}" '$1==id{print $2}')
+      expect_eq "$pod container $name Mems_allowed_list (the unit's node)" "$(status_field "$pid" Mems_allowed_list)" "$second"
+    done
+    uid=$(k -n $NS get pod $pod -o jsonpath='{.metadata.uid}')
+    got=$(numa-partition allocations -p $p -o json 2>/dev/null | jq -r --arg u "$uid" \
+      '.[0].allocations[] | select(.podUID==$u) | [.containers[] | "\(.name):\(.numaNodes)"] | sort | join(" ")')
+    expect_eq "allocator of $p: one allocation for $pod, both containers on node $second" "$got" "compute:$second guest-console-log:$second"
+  else
+    k -n $NS describe pod $pod 2>&1 | tail -15
+  fi
+  run k -n $NS delete pod $pod --wait=true --timeout=90s || fail "deleting $pod"
+  released() { [ -z "$(numa-partition allocations -p $p -o json 2>/dev/null | jq -r --arg u "$uid" '.[0].allocations[] | select(.podUID==$u) | .podUID')" ]; }
+  wait_until 60 "$pod's allocation is released with its sandbox" released
+}
+
+# A virt-launcher pod is one VM: one unit in any scope.
+two_containers launcher-$p '{kubevirt.io: virt-launcher}'
+# Any Guaranteed pod is one unit in this partition's pod scope.
+two_containers pair-$p '{}'
+grep -q "pod placed as one unit" <<<"$(journalctl -b --no-pager -o cat -u numa-allocator@$p.service)" \
+  && ok "the allocator logged pods placed as one unit" || fail "no 'pod placed as one unit' in the allocator's journal"
 k -n $NS delete pod filler-$p --wait=false >/dev/null 2>&1
 finish
