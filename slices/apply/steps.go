@@ -3,30 +3,57 @@ package apply
 import (
 	"context"
 	"fmt"
-	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"os"
 	"path"
 
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
+// runner runs one kind of step and returns how to undo it.
+type runner func(*Executor, context.Context, Step, Current, *Result) ([]undo, error)
+
 // stepRunners run each kind of step; each returns how to undo it.
-var stepRunners = map[Kind]func(*Executor, context.Context, Step, Current, *Result) ([]undo, error){
-	KindStop:         (*Executor).runStop,
-	KindDisable:      (*Executor).runDisable,
+var stepRunners = map[Kind]runner{
+	KindStop:         unitJob(systemd.Manager.StopUnit),
+	KindDisable:      unitFileJob("disable", systemd.Manager.DisableUnitFiles, systemd.Manager.EnableUnitFiles, true),
 	KindWrite:        (*Executor).runWriteOrRemove,
 	KindRemove:       (*Executor).runWriteOrRemove,
 	KindReload:       (*Executor).runReload,
 	KindHugepages:    (*Executor).runHugepages,
-	KindStart:        (*Executor).runStart,
-	KindRestart:      (*Executor).runRestart,
+	KindStart:        unitJob(systemd.Manager.StartUnit),
+	KindRestart:      unitJob(systemd.Manager.RestartUnit),
 	KindSetCPUs:      (*Executor).runSetCPUs,
 	KindCPUSetV1:     (*Executor).runCpusetV1,
 	KindAttachV1:     (*Executor).runAttachV1,
-	KindEnable:       (*Executor).runEnable,
+	KindEnable:       unitFileJob("enable", systemd.Manager.EnableUnitFiles, systemd.Manager.DisableUnitFiles, false),
 	KindForgetSlice:  (*Executor).runForgetSlice,
 	KindRecord:       (*Executor).runRecord,
 	KindKubeletState: (*Executor).runKubeletState,
+}
+
+// unitJob runs a start, stop or restart; the undo restores whether the
+// unit ran.
+func unitJob(job func(systemd.Manager, context.Context, string) error) runner {
+	return func(e *Executor, ctx context.Context, s Step, cur Current, _ *Result) ([]undo, error) {
+		return []undo{e.restoreActive(s.Unit, cur.Units[s.Unit])}, job(e.Systemd, ctx, s.Unit)
+	}
+}
+
+// unitFileJob enables or disables a unit (do); the undo runs back only
+// when do changed something: when the unit's enabled state before was
+// changedFrom (true for a disable, false for an enable).
+func unitFileJob(what string, do, back func(systemd.Manager, context.Context, []string) error, changedFrom bool) runner {
+	return func(e *Executor, ctx context.Context, s Step, cur Current, _ *Result) ([]undo, error) {
+		before := cur.Units[s.Unit].Enabled()
+		u := undo{files: true, what: what + " " + s.Unit, run: func(ctx context.Context) error {
+			if before == changedFrom {
+				return back(e.Systemd, ctx, []string{s.Unit})
+			}
+			return nil
+		}}
+		return []undo{u}, do(e.Systemd, ctx, []string{s.Unit})
+	}
 }
 
 // do runs one step and returns how to undo it.
@@ -36,26 +63,6 @@ func (e *Executor) do(ctx context.Context, s Step, cur Current, res *Result) ([]
 		return nil, fmt.Errorf("unknown step kind %q", s.Kind)
 	}
 	return run(e, ctx, s, cur, res)
-}
-
-// runStop stops a unit; the undo restores whether it ran.
-func (e *Executor) runStop(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
-	m := e.Systemd
-	st := cur.Units[s.Unit]
-	return []undo{e.restoreActive(s.Unit, st)}, m.StopUnit(ctx, s.Unit)
-}
-
-// runDisable disables a unit; the undo enables it again if it was.
-func (e *Executor) runDisable(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
-	m := e.Systemd
-	st := cur.Units[s.Unit]
-	u := undo{files: true, what: "disable " + s.Unit, run: func(ctx context.Context) error {
-		if st.Enabled() {
-			return m.EnableUnitFiles(ctx, []string{s.Unit})
-		}
-		return nil
-	}}
-	return []undo{u}, m.DisableUnitFiles(ctx, []string{s.Unit})
 }
 
 // runWriteOrRemove writes or removes a file, keeping a foreign original aside; the undo puts back what was there.
@@ -114,20 +121,6 @@ func (e *Executor) runHugepages(ctx context.Context, s Step, cur Current, res *R
 	return []undo{u}, err
 }
 
-// runStart starts a unit; the undo restores whether it ran.
-func (e *Executor) runStart(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
-	m := e.Systemd
-	st := cur.Units[s.Unit]
-	return []undo{e.restoreActive(s.Unit, st)}, m.StartUnit(ctx, s.Unit)
-}
-
-// runRestart restarts a unit; the undo restores whether it ran.
-func (e *Executor) runRestart(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
-	m := e.Systemd
-	st := cur.Units[s.Unit]
-	return []undo{e.restoreActive(s.Unit, st)}, m.RestartUnit(ctx, s.Unit)
-}
-
 // runSetCPUs sets a slice's AllowedCPUs=/AllowedMemoryNodes= live; the undo sets the old ones.
 func (e *Executor) runSetCPUs(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
 	m := e.Systemd
@@ -165,19 +158,6 @@ func (e *Executor) runAttachV1(ctx context.Context, s Step, cur Current, res *Re
 	}
 	_, err = cpusetV1Group(e.Root, sliceCgroup(s.Slice)).attach(e.Root, info.ControlGroup)
 	return nil, err
-}
-
-// runEnable enables a unit; the undo disables it again if it was not.
-func (e *Executor) runEnable(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
-	m := e.Systemd
-	st := cur.Units[s.Unit]
-	u := undo{files: true, what: "enable " + s.Unit, run: func(ctx context.Context) error {
-		if !st.Enabled() {
-			return m.DisableUnitFiles(ctx, []string{s.Unit})
-		}
-		return nil
-	}}
-	return []undo{u}, m.EnableUnitFiles(ctx, []string{s.Unit})
 }
 
 // runForgetSlice removes what a slice no longer planned left at runtime (drop-ins, v1 groups); the undo puts them back.
