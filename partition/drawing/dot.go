@@ -39,13 +39,7 @@ func DOT(w io.Writer, plan *planner.Plan, topo *numa.Topology) error {
 		fmt.Fprintf(&b, "%s}\n", indent)
 	}
 	for _, s := range m.sockets {
-		var nodes []numa.Node
-		for _, id := range s.Nodes.IDs() {
-			if n, ok := m.node(id); ok {
-				nodes = append(nodes, n)
-			}
-		}
-		cluster("  ", fmt.Sprintf("cluster_socket%d", s.ID), fmt.Sprintf("socket %d", s.ID), nodes)
+		cluster("  ", fmt.Sprintf("cluster_socket%d", s.ID), fmt.Sprintf("socket %d", s.ID), m.socketNodes(s))
 	}
 	if len(m.loose) > 0 {
 		cluster("  ", "cluster_loose", "NUMA nodes without CPUs", m.loose)

@@ -77,14 +77,15 @@ func gather(plan *planner.Plan, topo *numa.Topology) machine {
 	return m
 }
 
-// node is topology node id (ok false when the topology lacks it).
-func (m machine) node(id int) (numa.Node, bool) {
-	for _, n := range m.topo.Nodes {
-		if n.ID == id {
-			return n, true
+// socketNodes are the topology's nodes of socket s, ascending.
+func (m machine) socketNodes(s numa.Socket) []numa.Node {
+	var nodes []numa.Node
+	for _, id := range s.Nodes.IDs() {
+		if n, ok := m.topo.Node(id); ok {
+			nodes = append(nodes, *n)
 		}
 	}
-	return numa.Node{}, false
+	return nodes
 }
 
 // cpuOwner is who gets a CPU: a partition's name and colour, or the host.

@@ -40,13 +40,7 @@ func SVG(w io.Writer, plan *planner.Plan, topo *numa.Topology) error {
 		y += line + gap + h + socketGap
 	}
 	for _, s := range m.sockets {
-		var nodes []numa.Node
-		for _, id := range s.Nodes.IDs() {
-			if n, ok := m.node(id); ok {
-				nodes = append(nodes, n)
-			}
-		}
-		row(fmt.Sprintf("socket %d · CPUs %s", s.ID, orNone(s.CPUs.String())), nodes)
+		row(fmt.Sprintf("socket %d · CPUs %s", s.ID, orNone(s.CPUs.String())), m.socketNodes(s))
 	}
 	if len(m.loose) > 0 {
 		row("NUMA nodes without CPUs", m.loose)
