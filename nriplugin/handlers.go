@@ -192,14 +192,12 @@ func (p *Plugin) place(c container) (*api.ContainerAdjustment, []*api.ContainerU
 	t := &tracked{c: c}
 	nodes := nodesOf(d)
 	adj := &api.ContainerAdjustment{}
-	cpuNodes := bitmask.NewNodeSet(p.pool.nodes...)
 	if !nodes.IsEmpty() {
 		adj.SetLinuxCPUSetMems(nodes.String())
-		cpuNodes = nodes
 	}
 	var updates []*api.ContainerUpdate
 	if n > 0 {
-		cpus, err := p.pool.take(c.ID, n, cpuNodes)
+		cpus, err := p.pool.take(c.ID, n, p.cpuNodes(nodes))
 		if err != nil {
 			if _, rerr := p.placer.ReleasePod(c.key()); rerr != nil {
 				p.log.Error("releasing a refused container", "container", c.Name, "pod", c.Pod, "err", rerr)

@@ -108,7 +108,7 @@ func (p *Plugin) unitCPUs(u *unit, c container, n int) (bitmask.CPUSet, error) {
 	cpus, err := p.pool.pick(p.pool.exclusive[id], busy, n)
 	if err != nil {
 		free := p.pool.exclusive[id].Difference(busy).Len()
-		if err := p.pool.extend(id, n-free, p.unitCPUNodes(u)); err != nil {
+		if err := p.pool.extend(id, n-free, p.cpuNodes(u.nodes)); err != nil {
 			return bitmask.CPUSet{}, err
 		}
 		if cpus, err = p.pool.pick(p.pool.exclusive[id], busy, n); err != nil {
@@ -119,9 +119,11 @@ func (p *Plugin) unitCPUs(u *unit, c container, n int) (bitmask.CPUSet, error) {
 	return cpus, nil
 }
 
-func (p *Plugin) unitCPUNodes(u *unit) bitmask.NodeSet {
-	if !u.nodes.IsEmpty() {
-		return u.nodes
+// cpuNodes are where exclusive CPUs for memory pinned on mems come from:
+// those nodes, or any of the partition's when nothing is pinned.
+func (p *Plugin) cpuNodes(mems bitmask.NodeSet) bitmask.NodeSet {
+	if !mems.IsEmpty() {
+		return mems
 	}
 	return bitmask.NewNodeSet(p.pool.nodes...)
 }
@@ -159,7 +161,7 @@ func (p *Plugin) unitOf(ctx context.Context, c container) (*unit, []*api.Contain
 	for _, cd := range d.Containers {
 		u.nodes = u.nodes.Union(cd.NUMANodes)
 	}
-	if err := p.pool.extend(u.reservation(), total, p.unitCPUNodes(u)); err != nil {
+	if err := p.pool.extend(u.reservation(), total, p.cpuNodes(u.nodes)); err != nil {
 		if _, rerr := p.placer.ReleasePod(u.uid); rerr != nil {
 			p.log.Error("releasing a refused pod", "pod", c.Pod, "err", rerr)
 		}
