@@ -97,7 +97,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 				p.log.Info("running container adopted where it runs", "container", c.Name, "pod", c.Pod, "nodes", nodesOf(d))
 			}
 		}
-		p.holdExclusive(t)
+		p.holdExclusive(c, c.ID)
 		p.containers[c.ID] = t
 	}
 	for _, uid := range sortedKeys(unitPods) {
@@ -240,7 +240,7 @@ func (p *Plugin) mirror(c container) error {
 		// kubelet decided; the mirror only reports.
 		p.log.Error("kubelet's placement does not fit the allocator's state; not mirrored", "container", c.Name, "pod", c.Pod, "err", err)
 	}
-	p.holdExclusive(t)
+	p.holdExclusive(c, c.ID)
 	p.containers[c.ID] = t
 	return nil
 }
@@ -348,19 +348,22 @@ func (p *Plugin) cpuHints(c container, n int) (allocator.Hints, error) {
 }
 
 // holdExclusive records the CPUs a Guaranteed container with integer CPUs
-// runs on as its own, when the runtime gave it exactly that many.
-func (p *Plugin) holdExclusive(t *tracked) {
-	n := t.c.exclusiveCPUs()
-	if n == 0 || t.c.CPUs == "" {
-		return
+// runs on under holding id (its own, or its pod's unit's), when the
+// runtime gave it exactly that many; ok says they are held.
+func (p *Plugin) holdExclusive(c container, id string) (cpus bitmask.CPUSet, ok bool) {
+	n := c.exclusiveCPUs()
+	if n == 0 || c.CPUs == "" {
+		return cpus, false
 	}
-	cpus, err := bitmask.ParseCPUList(t.c.CPUs)
+	cpus, err := bitmask.ParseCPUList(c.CPUs)
 	if err != nil || cpus.Len() != n {
-		return
+		return cpus, false
 	}
-	if err := p.pool.hold(t.c.ID, cpus); err != nil {
-		p.log.Warn("exclusive CPUs not held", "container", t.c.Name, "pod", t.c.Pod, "cpus", cpus, "err", err)
+	if err := p.pool.hold(id, cpus); err != nil {
+		p.log.Warn("exclusive CPUs not held", "container", c.Name, "pod", c.Pod, "cpus", cpus, "err", err)
+		return cpus, false
 	}
+	return cpus, true
 }
 
 // exclusive says whether container id has CPUs to itself, alone or as a

@@ -309,16 +309,9 @@ func (p *Plugin) syncUnit(uid types.UID, ctrs []container, known map[types.UID]a
 	p.units[uid] = u
 	for _, c := range ctrs {
 		p.containers[c.ID] = &tracked{c: c, unit: u}
-		n := c.exclusiveCPUs()
-		cpus, err := bitmask.ParseCPUList(c.CPUs)
-		if n == 0 || err != nil || cpus.Len() != n {
-			continue
+		if cpus, ok := p.holdExclusive(c, u.reservation()); ok {
+			u.given[c.ID] = cpus
 		}
-		if err := p.pool.hold(u.reservation(), cpus); err != nil {
-			p.log.Warn("exclusive CPUs not held", "container", c.Name, "pod", c.Pod, "cpus", cpus, "err", err)
-			continue
-		}
-		u.given[c.ID] = cpus
 	}
 	return nil
 }
