@@ -174,12 +174,7 @@ func TestNRIResynchronizesAfterKill9(t *testing.T) {
 	a := e.startAllocator(nriplugin.ModeNRI, "single-numa-node")
 	rest := m.all.Difference(m.first)
 
-	db := e.runPod("db", guaranteed)
-	excl := e.run(db, "db", m.exclusive())
-	web := e.runPod("web", burstable)
-	gone := e.run(web, "app", sharedRes)
-	e.waitCPUs(gone, rest, "the shared pool")
-	a.waitAllocations("both containers allocated", excl.key(), gone.key())
+	excl, gone, web := e.exclusiveAndShared(a)
 
 	a.kill9()
 	// While the allocator is down: a pod goes away, another comes.
@@ -274,12 +269,7 @@ func TestNRIResynchronizesAfterContainerdRestart(t *testing.T) {
 	a := e.startAllocator(nriplugin.ModeNRI, "single-numa-node")
 	rest := m.all.Difference(m.first)
 
-	db := e.runPod("db", guaranteed)
-	excl := e.run(db, "db", m.exclusive())
-	web := e.runPod("web", burstable)
-	dies := e.run(web, "app", sharedRes)
-	e.waitCPUs(dies, rest, "the shared pool")
-	a.waitAllocations("both containers allocated", excl.key(), dies.key())
+	excl, dies, web := e.exclusiveAndShared(a)
 	pid := e.info(dies).Pid
 
 	e.stopContainerd()
@@ -293,4 +283,18 @@ func TestNRIResynchronizesAfterContainerdRestart(t *testing.T) {
 	e.waitCPUs(late, rest, "a new shared container: the shared pool, without the exclusive core")
 	a.waitAllocations("the new container allocated", excl.key(), late.key())
 	assert.Equal(t, 2, strings.Count(a.logText(), "synchronized with the runtime"), "synchronized at start and after containerd's restart")
+}
+
+// exclusiveAndShared runs, in nri mode, a Guaranteed container on an
+// exclusive core (pod db) and a Burstable one on the rest (pod web), and
+// waits until the allocator holds both.
+func (e *env) exclusiveAndShared(a *allocatorProc) (excl, shared *ctr, sharedPod *pod) {
+	e.t.Helper()
+	db := e.runPod("db", guaranteed)
+	excl = e.run(db, "db", e.m.exclusive())
+	sharedPod = e.runPod("web", burstable)
+	shared = e.run(sharedPod, "app", sharedRes)
+	e.waitCPUs(shared, e.m.all.Difference(e.m.first), "the shared pool")
+	a.waitAllocations("both containers allocated", excl.key(), shared.key())
+	return excl, shared, sharedPod
 }
