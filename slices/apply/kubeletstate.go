@@ -136,32 +136,16 @@ func (e *Executor) runKubeletState(_ context.Context, s Step, cur Current, _ *Re
 	ks := s.KubeletState
 	var undos []undo
 	for _, rel := range s.StateFiles {
-		{
-			from, to := e.path(rel), e.path(rel+StaleSuffix)
-			if err := os.Rename(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return undos, fmt.Errorf("moving /%s aside: %w", rel, err)
-			}
-			undos = append(undos, undo{files: true, what: "state file /" + rel, run: func(context.Context) error {
-				return os.Rename(to, from)
-			}})
+		from, to := e.path(rel), e.path(rel+StaleSuffix)
+		if err := os.Rename(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return undos, fmt.Errorf("moving /%s aside: %w", rel, err)
 		}
-	}
-	stamp := e.path(path.Join(ks.Dir, KubeletStampName))
-	old, existed, err := readFileState(stamp)
-	if err != nil {
-		return undos, err
+		undos = append(undos, undo{files: true, what: "state file /" + rel, run: func(context.Context) error {
+			return os.Rename(to, from)
+		}})
 	}
 	// The first apply may come before kubelet made its root dir.
-	created := missingDirs(e.Root, ks.Dir)
-	e.Record.Dirs = appendNew(e.Record.Dirs, created...)
-	undos = append(undos, undo{files: true, what: "settings stamp of " + s.Unit, run: func(context.Context) error {
-		if existed {
-			return writeFileAtomic(stamp, old.Content, old.Mode)
-		}
-		if err := removeFile(stamp); err != nil {
-			return err
-		}
-		return removeEmptyDirs(e.Root, created)
-	}})
-	return undos, writeFileAtomic(stamp, []byte(ks.Settings+"\n"), 0o644)
+	stamped, err := e.writeOwn(path.Join(ks.Dir, KubeletStampName), "settings stamp of "+s.Unit,
+		func() ([]byte, error) { return []byte(ks.Settings + "\n"), nil })
+	return append(undos, stamped...), err
 }

@@ -196,14 +196,22 @@ func (e *Executor) runForgetSlice(ctx context.Context, s Step, cur Current, res 
 
 // runRecord writes the record; the undo puts the previous one back.
 func (e *Executor) runRecord(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
-	p := e.path(RecordPath)
+	return e.writeOwn(RecordPath, "record", e.Record.marshal)
+}
+
+// writeOwn writes one of apply's own files at rel, not a bundle file (the
+// record, a kubelet's settings stamp): the directories it makes are
+// recorded first, then content is computed and written; the undo puts
+// back what was there, or removes the file and those directories.
+func (e *Executor) writeOwn(rel, what string, content func() ([]byte, error)) ([]undo, error) {
+	p := e.path(rel)
 	old, existed, err := readFileState(p)
 	if err != nil {
 		return nil, err
 	}
-	created := missingDirs(e.Root, path.Dir(RecordPath))
+	created := missingDirs(e.Root, path.Dir(rel))
 	e.Record.Dirs = appendNew(e.Record.Dirs, created...)
-	u := undo{files: true, what: "record", run: func(context.Context) error {
+	u := undo{files: true, what: what, run: func(context.Context) error {
 		if existed {
 			return writeFileAtomic(p, old.Content, old.Mode)
 		}
@@ -212,7 +220,7 @@ func (e *Executor) runRecord(ctx context.Context, s Step, cur Current, res *Resu
 		}
 		return removeEmptyDirs(e.Root, created)
 	}}
-	b, err := e.Record.marshal()
+	b, err := content()
 	if err != nil {
 		return nil, err
 	}
