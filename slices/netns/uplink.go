@@ -1,0 +1,228 @@
+package netns
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// UpUplink makes the host side of uplink u: for a bridge, the bridge with
+// its address, IPv4 forwarding and, when asked, the NAT; a macvlan needs
+// only its parent NIC, which must exist. stateDir keeps what remove must
+// restore (the forwarding setting found before).
+func (h *Host) UpUplink(u Uplink, stateDir string) error {
+	host, err := netlink.NewHandleAt(h.NS)
+	if err != nil {
+		return fmt.Errorf("netlink in the host namespace: %w", err)
+	}
+	defer host.Close()
+	switch u.Kind {
+	case KindMacvlan:
+		if _, err := host.LinkByName(u.Parent); err != nil {
+			return fmt.Errorf("uplink NIC %s: %w", u.Parent, err)
+		}
+		return nil
+	case KindBridge:
+	default:
+		return fmt.Errorf("uplink kind %q: allowed are %q and %q", u.Kind, KindBridge, KindMacvlan)
+	}
+	mtu, err := uplinkMTU(host, u)
+	if err != nil {
+		return err
+	}
+	br, err := host.LinkByName(u.Bridge)
+	switch {
+	case isNotFound(err):
+		attrs := netlink.NewLinkAttrs()
+		attrs.Name = u.Bridge
+		attrs.MTU = mtu
+		if err := host.LinkAdd(&netlink.Bridge{LinkAttrs: attrs}); err != nil {
+			return fmt.Errorf("creating bridge %s: %w", u.Bridge, err)
+		}
+		if br, err = host.LinkByName(u.Bridge); err != nil {
+			return fmt.Errorf("bridge %s: %w", u.Bridge, err)
+		}
+	case err != nil:
+		return fmt.Errorf("finding bridge %s: %w", u.Bridge, err)
+	case br.Type() != "bridge":
+		return fmt.Errorf("%s is a %s, not a bridge: choose another network.bridge", u.Bridge, br.Type())
+	}
+	if br.Attrs().MTU != mtu {
+		if err := host.LinkSetMTU(br, mtu); err != nil {
+			return fmt.Errorf("MTU %d on bridge %s: %w", mtu, u.Bridge, err)
+		}
+	}
+	if err := setOnlyAddress(host, br, u.HostAddress); err != nil {
+		return err
+	}
+	if err := host.LinkSetUp(br); err != nil {
+		return fmt.Errorf("setting bridge %s up: %w", u.Bridge, err)
+	}
+	if err := h.enableForwarding(stateDir); err != nil {
+		return err
+	}
+	if u.NAT.IsValid() {
+		return h.setNAT(u)
+	}
+	return h.removeNAT()
+}
+
+// DownUplink removes what UpUplink made: the bridge, the NAT table, and
+// the forwarding setting goes back to what it was.
+func (h *Host) DownUplink(u Uplink, stateDir string) error {
+	if u.Kind != KindBridge {
+		return nil
+	}
+	host, err := netlink.NewHandleAt(h.NS)
+	if err != nil {
+		return fmt.Errorf("netlink in the host namespace: %w", err)
+	}
+	defer host.Close()
+	var errs []error
+	if br, err := host.LinkByName(u.Bridge); err == nil {
+		if br.Type() != "bridge" {
+			errs = append(errs, fmt.Errorf("%s is a %s, not the bridge numa-partition made: left alone", u.Bridge, br.Type()))
+		} else if err := host.LinkDel(br); err != nil {
+			errs = append(errs, fmt.Errorf("removing bridge %s: %w", u.Bridge, err))
+		}
+	} else if !isNotFound(err) {
+		errs = append(errs, fmt.Errorf("finding bridge %s: %w", u.Bridge, err))
+	}
+	if err := h.removeNAT(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := h.restoreForwarding(stateDir); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// uplinkMTU is u.MTU, or the uplink's: the parent NIC's, or for a bridge
+// that of the interface holding the host's IPv4 default route (1500
+// without one).
+func uplinkMTU(host *netlink.Handle, u Uplink) (int, error) {
+	if u.MTU > 0 {
+		return u.MTU, nil
+	}
+	if u.Kind == KindMacvlan {
+		parent, err := host.LinkByName(u.Parent)
+		if err != nil {
+			return 0, fmt.Errorf("uplink NIC %s: %w", u.Parent, err)
+		}
+		return parent.Attrs().MTU, nil
+	}
+	routes, err := host.RouteList(nil, unix.AF_INET)
+	if err != nil {
+		return 0, fmt.Errorf("listing the host's routes: %w", err)
+	}
+	for _, r := range routes {
+		if r.Dst != nil && !isDefault(r) {
+			continue
+		}
+		link, err := host.LinkByIndex(r.LinkIndex)
+		if err != nil {
+			continue
+		}
+		if link.Attrs().Name == u.Bridge {
+			continue
+		}
+		return link.Attrs().MTU, nil
+	}
+	return 1500, nil
+}
+
+func isDefault(r netlink.Route) bool {
+	if r.Dst == nil {
+		return true
+	}
+	ones, _ := r.Dst.Mask.Size()
+	return ones == 0
+}
+
+// forwardingFile keeps ip_forward's value from before the first UpUplink.
+const forwardingFile = "ipv4-forwarding-before"
+
+// enableForwarding sets net.ipv4.ip_forward in the host's namespace,
+// noting the value found the first time.
+func (h *Host) enableForwarding(stateDir string) error {
+	return h.inHost(func() error {
+		const p = "/proc/sys/net/ipv4/ip_forward"
+		before, err := os.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", p, err)
+		}
+		if err := os.MkdirAll(stateDir, 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", stateDir, err)
+		}
+		saved := filepath.Join(stateDir, forwardingFile)
+		if _, err := os.Stat(saved); errors.Is(err, fs.ErrNotExist) {
+			if err := os.WriteFile(saved, before, 0o644); err != nil {
+				return fmt.Errorf("saving the forwarding setting: %w", err)
+			}
+		}
+		if strings.TrimSpace(string(before)) == "1" {
+			return nil
+		}
+		if err := os.WriteFile(p, []byte("1\n"), 0o644); err != nil {
+			return fmt.Errorf("enabling IPv4 forwarding (%s): %w", p, err)
+		}
+		return nil
+	})
+}
+
+// restoreForwarding puts back the value enableForwarding found.
+func (h *Host) restoreForwarding(stateDir string) error {
+	saved := filepath.Join(stateDir, forwardingFile)
+	before, err := os.ReadFile(saved)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the saved forwarding setting: %w", err)
+	}
+	err = h.inHost(func() error {
+		const p = "/proc/sys/net/ipv4/ip_forward"
+		if err := os.WriteFile(p, before, 0o644); err != nil {
+			return fmt.Errorf("restoring IPv4 forwarding (%s): %w", p, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return os.Remove(saved)
+}
+
+// inHost runs f on a thread in the host's namespace: /proc/sys/net shows
+// the namespace of the thread that opens it. The thread returns to the
+// runtime only if it could go back to where it was.
+func (h *Host) inHost(f func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		self, err := netns.Get()
+		if err != nil {
+			done <- fmt.Errorf("this thread's network namespace: %w", err)
+			return
+		}
+		defer self.Close()
+		if err := netns.Set(h.NS); err != nil {
+			done <- fmt.Errorf("entering the host network namespace: %w", err)
+			return
+		}
+		err = f()
+		if netns.Set(self) == nil {
+			runtime.UnlockOSThread()
+		}
+		done <- err
+	}()
+	return <-done
+}
