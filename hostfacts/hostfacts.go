@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -94,4 +96,32 @@ func (h Host) TaskLimit() (uint64, error) {
 		}
 	}
 	return limit, nil
+}
+
+// Interfaces lists the host's network interfaces and their IPv4
+// addresses (those of the process's network namespace).
+func (h Host) Interfaces() ([]planner.Interface, error) {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return nil, fmt.Errorf("listing network interfaces: %w", err)
+	}
+	out := make([]planner.Interface, 0, len(ifaces))
+	for _, i := range ifaces {
+		pi := planner.Interface{Name: i.Name}
+		addrs, err := i.Addrs()
+		if err != nil {
+			return nil, fmt.Errorf("addresses of %s: %w", i.Name, err)
+		}
+		for _, a := range addrs {
+			ipn, ok := a.(*net.IPNet)
+			if !ok || ipn.IP.To4() == nil {
+				continue
+			}
+			addr, _ := netip.AddrFromSlice(ipn.IP.To4())
+			ones, _ := ipn.Mask.Size()
+			pi.Addresses = append(pi.Addresses, netip.PrefixFrom(addr, ones))
+		}
+		out = append(out, pi)
+	}
+	return out, nil
 }

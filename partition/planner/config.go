@@ -29,6 +29,7 @@ type Config struct {
 	Kubelet      KubeletConfig      `toml:"kubelet"`
 	Runtime      RuntimeConfig      `toml:"runtime"`
 	Allocator    AllocatorConfig    `toml:"allocator"`
+	Network      NetworkConfig      `toml:"network"`
 	// Partitions are per-partition overrides ([[partition]]); in custom
 	// mode without partitioning.groups they also define the groups.
 	Partitions []PartitionConfig `toml:"partition"`
@@ -189,6 +190,9 @@ type PartitionConfig struct {
 	ExtraArgs               []string          `toml:"extra_args"`
 	// AllocatorMode replaces allocator.mode for this partition.
 	AllocatorMode string `toml:"allocator_mode"`
+	// Address is the partition's address on network.subnet (namespace
+	// mode), instead of the next one of network.pool.
+	Address string `toml:"address"`
 }
 
 // Parse decodes a config. name is used in error messages ("config.toml").

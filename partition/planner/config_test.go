@@ -61,10 +61,10 @@ func TestParseErrors(t *testing.T) {
 			`config.toml:2: key "host.reserved_cpu": unknown key; allowed here: hugepages, memory_nodes, reserved_cpus, reserved_ephemeral_storage, reserved_memory, reserved_pids` + "\n" +
 				`config.toml:5: key "kubelet.prot": unknown key; allowed here: binary, bootstrap_kubeconfig, cert_dir, cluster_dns, cluster_domain, config_path, cpu_manager_policy, cpu_manager_policy_options, device_plugins_dir, ephemeral_storage, eviction_hard_memory, extra_args, healthz_port, hostname, kube_reserved_memory, kubeconfig, labels, max_pods, memory_manager_policy, node_name, pids, pod_logs_dir, port, port_stride, read_only_port, root_dir, static_pod_path, system_reserved_memory, taints, topology_manager_options, topology_manager_policy, topology_manager_scope`},
 		{"unknown table", "[hosts]\nx = 1\n",
-			`config.toml:1: key "hosts": unknown key; allowed here: allocator, host, kubelet, partition, partitioning, runtime` + "\n" +
+			`config.toml:1: key "hosts": unknown key; allowed here: allocator, host, kubelet, network, partition, partitioning, runtime` + "\n" +
 				`config.toml:2: key "hosts.x": unknown key; allowed here: (none)`},
 		{"unknown key in an array of tables", "[[partition]]\nnodes = [0]\n[[partition]]\nnodes = [1]\nlables = {}\n",
-			`config.toml:5: key "partition.lables": unknown key; allowed here: allocator_mode, cpu_manager_policy, cpu_manager_policy_options, ephemeral_storage, eviction_hard_memory, extra_args, kube_reserved_memory, labels, max_pods, memory_manager_policy, name, node_name, nodes, pids, system_reserved_memory, taints, topology_manager_options, topology_manager_policy, topology_manager_scope`},
+			`config.toml:5: key "partition.lables": unknown key; allowed here: address, allocator_mode, cpu_manager_policy, cpu_manager_policy_options, ephemeral_storage, eviction_hard_memory, extra_args, kube_reserved_memory, labels, max_pods, memory_manager_policy, name, node_name, nodes, pids, system_reserved_memory, taints, topology_manager_options, topology_manager_policy, topology_manager_scope`},
 		{"syntax error", "[host]\nreserved_cpus = \"0\n",
 			`config.toml:2: key "host.reserved_cpus": strings cannot contain newlines`},
 		{"wrong type", "[kubelet]\nmax_pods = \"many\"\n",

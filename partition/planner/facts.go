@@ -2,6 +2,7 @@ package planner
 
 import (
 	"errors"
+	"net/netip"
 	"strings"
 )
 
@@ -12,6 +13,25 @@ type FixedFacts struct {
 	Root   Filesystem
 	Mounts []Filesystem // Path is the mount point
 	Tasks  uint64
+	// NetInterfaces are the host's interfaces; nil when not declared
+	// (nothing is checked against them then).
+	NetInterfaces []Interface
+}
+
+// Interfaces is NetInterfaces.
+func (f FixedFacts) Interfaces() ([]Interface, error) { return f.NetInterfaces, nil }
+
+// NetworkFacts are the host's network interfaces, for the checks of
+// namespace mode (an uplink NIC that does not exist, an address the host
+// already has). HostFacts that do not implement it plan without them.
+type NetworkFacts interface {
+	Interfaces() ([]Interface, error)
+}
+
+// Interface is one of the host's network interfaces.
+type Interface struct {
+	Name      string
+	Addresses []netip.Prefix
 }
 
 // Filesystem is the longest mount point holding dir, else Root.

@@ -18,14 +18,19 @@ func WriteTable(w io.Writer, p *Plan) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "HOST\treserved CPUs %s\tmemory nodes %s\texcluded nodes %s%s\n",
 		orDash(p.Host.ReservedCPUs.String()), orDash(p.Host.MemoryNodes.String()), orDash(p.Host.ExcludedNodes.String()), hostShares(p))
+	fmt.Fprintf(tw, "NETWORK\t%s\n", networkSummary(p.Network))
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "PARTITION\tSLICE\tNODES\tCPUS\tHOST CPUS\tMEMORY NODES\tRESERVED\tHUGEPAGES\tNODE NAME\tPORT/HEALTHZ/RO\tCOLOR")
+	fmt.Fprintln(tw, "PARTITION\tSLICE\tNODES\tCPUS\tHOST CPUS\tMEMORY NODES\tRESERVED\tHUGEPAGES\tNODE NAME\tADDRESS\tPORT/HEALTHZ/RO\tCOLOR")
 	for _, part := range p.Partitions {
 		k := part.Kubelet
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d/%s\t%s\n",
+		addr := "host's"
+		if part.Network != nil {
+			addr = part.Network.Address.Addr().String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d/%s\t%s\n",
 			part.Name, part.Slice, part.Nodes, orDash(part.CPUs.String()), orDash(part.HostReservedCPUs.String()),
 			orDash(part.MemoryNodes.String()), reservedSummary(part.Memory), hugepagesSummary(part.Memory),
-			part.NodeName, k.Port, k.HealthzPort, portOrDash(k.ReadOnlyPort), part.Color)
+			part.NodeName, addr, k.Port, k.HealthzPort, portOrDash(k.ReadOnlyPort), part.Color)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing plan: %w", err)
@@ -49,6 +54,13 @@ func WriteTable(w io.Writer, p *Plan) error {
 		if pids := part.PIDs; pids != nil {
 			fmt.Fprintf(tw, "  pids\t%d of %d\n", pids.Share, pids.Limit)
 		}
+		if n := part.Network; n != nil {
+			via := ""
+			if n.Gateway.IsValid() {
+				via = " via " + n.Gateway.String()
+			}
+			fmt.Fprintf(tw, "  network\tnamespace %s: %s %s%s (host link %s)\n", n.Namespace, n.Interface, n.Address, via, n.HostLink)
+		}
 		fmt.Fprintf(tw, "  kubelet\t%s --config %s --root-dir %s\n", k.Binary, k.ConfigPath, k.RootDir)
 		fmt.Fprintf(tw, "  runtime\t%s %s\n", part.Runtime.Kind, part.Runtime.Endpoint)
 		fmt.Fprintf(tw, "  allocator\t%s%s\n", part.Allocator.Socket, allocatorMode(part.Allocator))
@@ -63,6 +75,29 @@ func WriteTable(w io.Writer, p *Plan) error {
 		}
 	}
 	return nil
+}
+
+// networkSummary is the plan's network layout in one line.
+func networkSummary(n Network) string {
+	switch {
+	case n.Mode == NetworkHost:
+		return "host mode: every partition shares the host's namespace and address"
+	case n.Uplink == UplinkBridge:
+		nat := ""
+		if n.NAT {
+			nat = ", masqueraded when leaving the host"
+		}
+		return fmt.Sprintf("a namespace per partition on bridge %s %s (%s%s), MTU %s", n.Bridge, n.HostAddress, n.Subnet, nat, mtuSummary(n.MTU))
+	default:
+		return fmt.Sprintf("a namespace per partition, macvlan on %s (subnet %s), MTU %s", n.Parent, n.Subnet, mtuSummary(n.MTU))
+	}
+}
+
+func mtuSummary(mtu int) string {
+	if mtu == 0 {
+		return "of the uplink"
+	}
+	return fmt.Sprint(mtu)
 }
 
 // allocatorMode says who places the partition's containers.

@@ -13,9 +13,11 @@ func TestWriteTable(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, WriteTable(&b, p))
 	out := b.String()
-	assert.Contains(t, out, "HOST  reserved CPUs 0,4  memory nodes 0-1  excluded nodes -\n")
-	assert.Regexp(t, `\nnode0 +node0\.slice +0 +1-3 +0 +0 +1100Mi@0 +2×1Gi@0 +host1-node0 +10250/10248/- +red\n`, out)
-	assert.Regexp(t, `\nnode1 +node1\.slice +1 +5-7 +4 +1 +1100Mi@1 +2×1Gi@1 +host1-node1 +10260/10258/- +blue\n`, out)
+	assert.Contains(t, out, "HOST     reserved CPUs 0,4  memory nodes 0-1  excluded nodes -\n")
+	assert.Contains(t, out, "NETWORK  a namespace per partition on bridge npbr0 10.212.0.1/24 (10.212.0.0/24, masqueraded when leaving the host), MTU of the uplink\n")
+	assert.Regexp(t, `\nnode0 +node0\.slice +0 +1-3 +0 +0 +1100Mi@0 +2×1Gi@0 +host1-node0 +10\.212\.0\.2 +10250/10248/- +red\n`, out)
+	assert.Regexp(t, `\nnode1 +node1\.slice +1 +5-7 +4 +1 +1100Mi@1 +2×1Gi@1 +host1-node1 +10\.212\.0\.3 +10250/10248/- +blue\n`, out)
+	assert.Contains(t, out, "  network          namespace np-node1: eth0 10.212.0.3/24 via 10.212.0.1 (host link np-node1)\n")
 	assert.Contains(t, out, "  taints           a=b:NoSchedule\n")
 	assert.Contains(t, out, "  labels           numa-partition.io/partition=node0, numa-type=red\n")
 }

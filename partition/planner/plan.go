@@ -52,6 +52,7 @@ func NewPlanFor(t *numa.Topology, facts HostFacts, c *Config) (*Plan, error) {
 		plan.Partitions = append(plan.Partitions, pl.newPartition(i, g, s, reserved, hostname))
 	}
 	plan.Host = pl.newHost(reserved, excluded)
+	pl.planNetwork()
 	pl.planMemory()
 	pl.planShares()
 	pl.planAllocatorModes()
@@ -147,7 +148,7 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 	if k.StaticPodPath != "" {
 		kl.StaticPodPath = ex("kubelet.static_pod_path", k.StaticPodPath, "")
 	}
-	stride := intOr(k.PortStride, DefaultPortStride)
+	stride := intOr(k.PortStride, pl.defaultPortStride())
 	kl.Port = intOr(k.Port, DefaultPort) + i*stride
 	kl.HealthzPort = intOr(k.HealthzPort, DefaultHealthzPort) + i*stride
 	if ro := intOr(k.ReadOnlyPort, DefaultReadOnlyPort); ro != 0 {
@@ -187,6 +188,21 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 		p.Allocator.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", c.Allocator.MetricsPort+i*stride)
 	}
 	return p
+}
+
+// defaultPortStride: partitions in namespaces of their own listen on
+// kubelet's standard ports, each in its namespace, as every Node does;
+// in the host's one namespace each needs ports of its own.
+func (pl *planning) defaultPortStride() int {
+	if pl.namespaced() {
+		return 0
+	}
+	return DefaultPortStride
+}
+
+// namespaced reports whether each partition has a network namespace.
+func (pl *planning) namespaced() bool {
+	return or(pl.c.Network.Mode, NetworkNamespace) == NetworkNamespace
 }
 
 // CgroupRoot is the kubelet cgroupRoot that puts a partition's pods in its

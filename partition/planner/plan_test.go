@@ -41,8 +41,9 @@ func TestPlanSeedMachine(t *testing.T) {
 		name, slice, color, nodes, cpus, reserved, nodeName string
 		port, healthz                                       int
 	}{
+		// Each in a network namespace of its own: kubelet's standard ports.
 		{"node0", "node0.slice", "red", "0", "1-3", "0", "host1-node0", 10250, 10248},
-		{"node1", "node1.slice", "blue", "1", "5-7", "4", "host1-node1", 10260, 10258},
+		{"node1", "node1.slice", "blue", "1", "5-7", "4", "host1-node1", 10250, 10248},
 	}
 	for i, w := range want {
 		got := p.Partitions[i]
@@ -171,6 +172,8 @@ read_only_port = 10255
 [runtime]
 mode = "shared"
 endpoint = "unix:///run/containerd/containerd.sock"
+[network]
+mode = "host"
 [allocator]
 metrics_port = 9400
 [[partition]]

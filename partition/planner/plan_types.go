@@ -11,6 +11,7 @@ type Plan struct {
 	Hostname   string      `json:"hostname"`
 	Host       Host        `json:"host"`
 	Partitions []Partition `json:"partitions"` // in index order
+	Network    Network     `json:"network"`
 	Warnings   []string    `json:"warnings"`
 }
 
@@ -68,6 +69,10 @@ type Partition struct {
 	// nil for plans made without host facts.
 	EphemeralStorage *StorageShare `json:"ephemeralStorage,omitempty"`
 	PIDs             *PIDShare     `json:"pids,omitempty"`
+
+	// Network is the partition's namespace and address; nil when the
+	// partitions share the host's (network.mode = "host").
+	Network *PartitionNetwork `json:"network,omitempty"`
 
 	Kubelet   Kubelet   `json:"kubelet"`
 	Runtime   Runtime   `json:"runtime"`

@@ -34,8 +34,16 @@ func checkInvariants(t require.TestingT, topo *numa.Topology, p *Plan) {
 		require.True(t, part.MemoryNodes.IsSubsetOf(part.Nodes))
 		memNodes = memNodes.Union(part.MemoryNodes)
 
+		if part.Network != nil {
+			// In a namespace of its own a partition takes the standard
+			// ports; what must be unique is its address.
+			a := part.Network.Address.String()
+			require.False(t, names["address "+a], "address %s of %s unique", a, part.Name)
+			names["address "+a] = true
+			require.True(t, p.Network.Subnet.Contains(part.Network.Address.Addr()), "address %s in subnet %s", a, p.Network.Subnet)
+		}
 		for _, port := range []int{part.Kubelet.Port, part.Kubelet.HealthzPort, part.Kubelet.ReadOnlyPort} {
-			if port == 0 {
+			if port == 0 || part.Network != nil {
 				continue
 			}
 			_, dup := ports[port]

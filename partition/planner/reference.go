@@ -58,6 +58,7 @@ const (
 	typeSize       = "size"
 	typeCPUList    = "CPU list or \"auto\""
 	typeInt        = "integer"
+	typeBool       = "boolean"
 	typeNodeList   = "node list"
 	typeNodeLists  = "array of node lists"
 	typeStrings    = "array of strings"
@@ -160,8 +161,8 @@ func Reference() []KeyDoc {
 			Doc: "Healthz port of partition 0. Partition i listens on `healthz_port + i × port_stride`."},
 		{Key: "kubelet.read_only_port", Type: typeInt, Default: DefaultReadOnlyPort,
 			Doc: "Read-only port of partition 0; 0 turns it off. `10255` turns it on, partition i listening on `read_only_port + i × port_stride`."},
-		{Key: "kubelet.port_stride", Type: typeInt, Default: DefaultPortStride,
-			Doc: "Distance between the ports of consecutive partitions, at least 1. " +
+		{Key: "kubelet.port_stride", Type: typeInt, DefaultText: "`0` in `network.mode = \"namespace\"` (every kubelet on the standard ports, each in its own namespace); `10` in `host` mode", Example: "10",
+			Doc: "Distance between the ports of consecutive partitions; at least 1 in `host` mode, where they share one namespace. " +
 				"With 10 the ports end in 0, 8 and 5 and never meet each other nor kube-proxy (10249, 10256), " +
 				"the controller manager (10257), the scheduler (10259), etcd (2379, 2380) or the API server (6443). " +
 				"Those ports, collisions inside the plan and ports outside 1-65535 are errors."},
@@ -269,6 +270,40 @@ func Reference() []KeyDoc {
 			Doc: "Base of the allocator daemons' Prometheus metrics ports; 0 turns metrics off. " +
 				"Partition i listens on `127.0.0.1:metrics_port + i × kubelet.port_stride`, checked against the kubelet ports."},
 
+		{Key: "network", Type: typeTable,
+			Doc: "Where each partition's containerd, kubelet and allocator (and so its hostNetwork pods and the host side of its pod network) live on the network. " +
+				"See docs/network.md for the uplinks, what each needs from the host and what breaks in `host` mode."},
+		{Key: "network.mode", Type: typeString, Default: NetworkNamespace,
+			Allowed: []string{NetworkNamespace, NetworkHost},
+			Doc: "`namespace`: each partition runs in a network namespace of its own (`np-<partition>`, under /run/netns) with an address of its own, its Node's InternalIP: " +
+				"kube-proxy, the CNI add-on and hostNetwork agents (node_exporter, log and security agents) run once per partition as on any machine, and each kubelet listens on the standard ports in its namespace. " +
+				"`host`: every partition shares the host's namespace and address, with ports of their own (`kubelet.port_stride`); hostNetwork DaemonSets then run N times in one namespace and collide."},
+		{Key: "network.uplink", Type: typeString, Default: UplinkBridge,
+			Allowed: []string{UplinkBridge, UplinkMacvlan},
+			Doc: "How the namespaces reach the host's network. " +
+				"`bridge`: a veth per partition on a bridge of the host (`network.bridge`), which routes for the partitions' subnet and, with `network.nat`, masquerades their traffic leaving the host; other machines reach a partition's address only through a route to the subnet via this host. " +
+				"`macvlan`: a macvlan per partition on the NIC `network.parent`, with an address on that NIC's own network (`network.subnet`): every partition is reachable like a machine of that network (the host itself cannot reach its macvlans through the parent, a kernel rule)."},
+		{Key: "network.bridge", Type: typeString, Default: DefaultBridge,
+			Doc: "The host bridge of the `bridge` uplink (created by apply, removed by remove); 1-15 characters."},
+		{Key: "network.parent", Type: typeString, DefaultText: "none (required for `macvlan`)", Example: `"eth0"`,
+			Doc: "The NIC the `macvlan` uplink's links sit on; it must exist on the host when planning."},
+		{Key: "network.subnet", Type: typeString, DefaultText: "`" + DefaultBridgeSubnet + "` for `bridge`; required for `macvlan`", Example: `"192.168.10.0/24"`,
+			Doc: "The IPv4 network the partitions' addresses are on: the bridge's own (it must not overlap a network of the host's interfaces), or for `macvlan` the parent NIC's network. " +
+				"The addresses are given this network's length."},
+		{Key: "network.gateway", Type: typeString, DefaultText: "`bridge`: the subnet's first address (the host's address on the bridge); `macvlan`: none (no default route)", Example: `"192.168.10.1"`,
+			Doc: "The default route inside each partition's namespace; for `bridge` also the host's address on the bridge."},
+		{Key: "network.pool", Type: typeString, DefaultText: "the whole subnet", Example: `"192.168.10.64/28"`,
+			Doc: "Where partition addresses come from, in partition order: the first free host address for each partition without `partition[].address`. " +
+				"Free means not the gateway, not an address of the host's interfaces, and not the network or broadcast address. Too small a pool is an error naming the partitions left without one."},
+		{Key: "network.nat", Type: typeBool, DefaultText: "`true` for `bridge`", Example: `false`,
+			Doc: "`bridge` only: masquerade the subnet's traffic that leaves the host through another interface (an nftables table `ip numa-partition` of its own). " +
+				"Without it, the network must route the subnet to this host."},
+		{Key: "network.mtu", Type: typeInt, Default: 0,
+			Doc: "MTU of the bridge and the partitions' links; 0 follows the uplink (the parent NIC's, or that of the interface of the host's default route)."},
+		{Key: "network.resolv_conf", Type: typePath, Default: DefaultResolvConf,
+			Doc: "kubelet's `resolvConf`: the resolver file pods with `dnsPolicy: Default` get and cluster DNS's upstream. " +
+				"A loopback resolver of the host (systemd-resolved's 127.0.0.53) is out of reach from a namespace: point it at `/run/systemd/resolve/resolv.conf` there."},
+
 		{Key: "partition[]", Type: typeTables, DefaultText: "none",
 			Doc: "Per-partition overrides. " +
 				"`nodes` selects the partition that holds those nodes (they must lie within one partition; one entry per partition). " +
@@ -287,6 +322,8 @@ func Reference() []KeyDoc {
 		{Key: "partition[].allocator_mode", Type: typeString, DefaultText: "the `allocator.mode` value", Example: `"nri"`,
 			Allowed: []string{AllocatorModeAuto, AllocatorModeKubelet, AllocatorModeNRI},
 			Doc:     "Replaces `allocator.mode` for this partition."},
+		{Key: "partition[].address", Type: typeString, DefaultText: "the next free address of `network.pool`", Example: `"192.168.10.21"`,
+			Doc: "The partition's address (namespace mode), an IPv4 host address of `network.subnet` without a length: its Node's InternalIP."},
 	}
 	overrides := []struct{ key, example string }{
 		{"node_name", `"{hostname}-gold"`},

@@ -97,6 +97,7 @@ func TestReferenceTypesMatchTheFields(t *testing.T) {
 			}
 			return t.Kind() == reflect.Int || t.Kind() == reflect.Uint64
 		},
+		typeBool:       func(t reflect.Type) bool { return t == reflect.TypeOf((*bool)(nil)) },
 		typeNodeList:   func(t reflect.Type) bool { return t == reflect.TypeOf(NodeList{}) },
 		typeNodeLists:  func(t reflect.Type) bool { return t == reflect.TypeOf([]NodeList{}) },
 		typeStrings:    func(t reflect.Type) bool { return t == reflect.TypeOf([]string{}) },
@@ -160,7 +161,7 @@ func TestReferenceDefaultsTestCatchesAWrongDefault(t *testing.T) {
 	want, err := NewPlan(topo, &Config{Kubelet: KubeletConfig{Hostname: "h"}})
 	require.NoError(t, err)
 	text, _ := defaultsTOML(t)
-	text = strings.Replace(text, "port_stride = 10\n", "port_stride = 20\n", 1)
+	text = strings.Replace(text, "max_pods = 110\n", "max_pods = 120\n", 1)
 	c, err := Parse("defaults.toml", []byte(text))
 	require.NoError(t, err)
 	c.Kubelet.Hostname = "h"

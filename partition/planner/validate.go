@@ -265,6 +265,10 @@ func (pl *planning) checkPorts() {
 	type use struct{ who, key string }
 	taken := map[int]use{}
 	for _, p := range plan.Partitions {
+		if pl.namespaced() {
+			// Each partition listens in its own namespace.
+			taken = map[int]use{}
+		}
 		kl := p.Kubelet
 		list := []struct {
 			key  string
@@ -300,7 +304,7 @@ func (pl *planning) checkPorts() {
 			taken[e.port] = use{who, e.key}
 		}
 	}
-	if c.Kubelet.PortStride != nil && *c.Kubelet.PortStride < 1 && len(plan.Partitions) > 1 {
+	if c.Kubelet.PortStride != nil && *c.Kubelet.PortStride < 1 && len(plan.Partitions) > 1 && !pl.namespaced() {
 		col.add("kubelet.port_stride", "%d: allowed is at least 1", *c.Kubelet.PortStride)
 	}
 }

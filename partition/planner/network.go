@@ -1,0 +1,372 @@
+package planner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// Network modes.
+const (
+	// NetworkNamespace gives every partition a network namespace and an
+	// address of its own: to the cluster's add-ons each partition is a
+	// machine (kube-proxy, the CNI and hostNetwork agents run once per
+	// partition, each in its own namespace, as kind gives each Node).
+	NetworkNamespace = "namespace"
+	// NetworkHost keeps every partition in the host's one namespace and
+	// address (the layout before namespaces; docs/network.md lists what
+	// breaks in it).
+	NetworkHost = "host"
+)
+
+// Uplinks: how a partition's namespace reaches the host's network.
+const (
+	// UplinkBridge: a veth per partition on a bridge of the host, which
+	// routes (and, with nat, masquerades) for the partitions.
+	UplinkBridge = "bridge"
+	// UplinkMacvlan: a macvlan per partition on a NIC of the host, with an
+	// address on that NIC's network.
+	UplinkMacvlan = "macvlan"
+)
+
+// Network defaults.
+const (
+	DefaultBridge       = "npbr0"
+	DefaultBridgeSubnet = "10.212.0.0/24"
+	DefaultResolvConf   = "/etc/resolv.conf"
+	// PartitionInterface is the link's name inside each namespace.
+	PartitionInterface = "eth0"
+)
+
+// NetworkConfig is the [network] table.
+type NetworkConfig struct {
+	Mode   string `toml:"mode"`
+	Uplink string `toml:"uplink"`
+	Bridge string `toml:"bridge"`
+	Parent string `toml:"parent"`
+	// Subnet is the partitions' network: the bridge's, or the parent
+	// NIC's. Gateway is the default route inside each partition (bridge:
+	// the host's address on the bridge). Pool is where the partitions'
+	// addresses come from, in partition order.
+	Subnet  string `toml:"subnet"`
+	Gateway string `toml:"gateway"`
+	Pool    string `toml:"pool"`
+	NAT     *bool  `toml:"nat"`
+	MTU     int    `toml:"mtu"`
+	// ResolvConf is the file kubelet gives pods with dnsPolicy Default
+	// (and the base of cluster DNS's search path): in a namespace of its
+	// own, a loopback resolver of the host (127.0.0.53) is out of reach.
+	ResolvConf string `toml:"resolv_conf"`
+}
+
+// Network is the plan's network layout, the same for every partition.
+type Network struct {
+	Mode string `json:"mode"` // NetworkNamespace or NetworkHost
+	// The rest is empty in host mode.
+	Uplink string       `json:"uplink,omitempty"`
+	Bridge string       `json:"bridge,omitempty"` // bridge uplink
+	Parent string       `json:"parent,omitempty"` // macvlan uplink
+	Subnet netip.Prefix `json:"subnet,omitzero"`
+	// HostAddress is the bridge's address, the partitions' gateway.
+	HostAddress netip.Prefix `json:"hostAddress,omitzero"`
+	// NAT masquerades the subnet's traffic leaving the host by another
+	// interface than the bridge.
+	NAT        bool   `json:"nat,omitempty"`
+	MTU        int    `json:"mtu,omitempty"` // 0: the uplink's
+	ResolvConf string `json:"resolvConf,omitempty"`
+}
+
+// PartitionNetwork is one partition's namespace and address.
+type PartitionNetwork struct {
+	Namespace string       `json:"namespace"` // under /run/netns
+	HostLink  string       `json:"hostLink"`  // the host end of its veth (or the macvlan before it moves)
+	Interface string       `json:"interface"` // inside the namespace
+	Address   netip.Prefix `json:"address"`   // the Node's InternalIP, with the subnet's length
+	Gateway   netip.Addr   `json:"gateway,omitzero"`
+}
+
+// NamespaceOf is a partition's network namespace name.
+func NamespaceOf(partition string) string { return "np-" + partition }
+
+// HostLinkOf is the host-side link name of a partition: the kernel allows
+// 15 bytes, so long partition names are shortened to a digest.
+func HostLinkOf(partition string) string {
+	if n := "np-" + partition; len(n) <= 15 {
+		return n
+	}
+	sum := sha256.Sum256([]byte(partition))
+	return "np-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// planNetwork decides the namespace, link and address of every partition.
+func (pl *planning) planNetwork() {
+	c, col, plan := pl.c.Network, pl.col, pl.plan
+	mode := or(c.Mode, NetworkNamespace)
+	plan.Network = Network{Mode: mode}
+	switch mode {
+	case NetworkHost:
+		for _, k := range []struct{ key, v string }{{"uplink", c.Uplink}, {"bridge", c.Bridge}, {"parent", c.Parent}, {"subnet", c.Subnet}, {"gateway", c.Gateway}, {"pool", c.Pool}} {
+			if k.v != "" {
+				col.add("network."+k.key, "is set, but network.mode = %q has no namespaces to connect; remove it or use mode = %q", NetworkHost, NetworkNamespace)
+			}
+		}
+		for i, p := range pl.c.Partitions {
+			if p.Address != "" {
+				col.add(fmt.Sprintf("partition[%d].address", i), "needs network.mode = %q (in mode %q every partition has the host's address)", NetworkNamespace, NetworkHost)
+			}
+		}
+		return
+	case NetworkNamespace:
+	default:
+		col.add("network.mode", "%q: allowed are %q (a network namespace and address per partition) and %q (the host's, shared)", c.Mode, NetworkNamespace, NetworkHost)
+		return
+	}
+	if pl.c.Runtime.Mode == RuntimeModeShared {
+		col.add("runtime.mode", "%q: network.mode = %q needs each partition's own containerd, which runs in the partition's namespace (or set network.mode = %q)", RuntimeModeShared, NetworkNamespace, NetworkHost)
+	}
+	n := &plan.Network
+	n.Uplink = or(c.Uplink, UplinkBridge)
+	n.MTU = c.MTU
+	if c.MTU != 0 && (c.MTU < 68 || c.MTU > 65535) {
+		col.add("network.mtu", "%d: allowed are 0 (the uplink's) and 68-65535", c.MTU)
+	}
+	n.ResolvConf = or(c.ResolvConf, DefaultResolvConf)
+	if msg := PathProblem(n.ResolvConf); msg != "" {
+		col.add("network.resolv_conf", "%q %s", n.ResolvConf, msg)
+	}
+	ifaces := pl.interfaces()
+	switch n.Uplink {
+	case UplinkBridge:
+		n.Bridge = or(c.Bridge, DefaultBridge)
+		if msg := ifnameProblem(n.Bridge); msg != "" {
+			col.add("network.bridge", "%q %s", n.Bridge, msg)
+		}
+		if c.Parent != "" {
+			col.add("network.parent", "is for uplink = %q; a bridge uplink routes through the host's own routes", UplinkMacvlan)
+		}
+		n.NAT = c.NAT == nil || *c.NAT
+		n.Subnet = pl.prefix("network.subnet", or(c.Subnet, DefaultBridgeSubnet))
+	case UplinkMacvlan:
+		n.Parent = c.Parent
+		switch {
+		case c.Parent == "":
+			col.add("network.parent", "is required with uplink = %q: the NIC whose network the partitions' addresses are on", UplinkMacvlan)
+		case ifnameProblem(c.Parent) != "":
+			col.add("network.parent", "%q %s", c.Parent, ifnameProblem(c.Parent))
+		case ifaces != nil && !hasInterface(ifaces, c.Parent):
+			col.add("network.parent", "%q: the host has no such interface (it has %s)", c.Parent, interfaceNames(ifaces))
+		}
+		if c.Bridge != "" {
+			col.add("network.bridge", "is for uplink = %q", UplinkBridge)
+		}
+		if c.NAT != nil && *c.NAT {
+			col.add("network.nat", "is for uplink = %q: macvlan addresses are on the NIC's own network", UplinkBridge)
+		}
+		if c.Subnet == "" {
+			col.add("network.subnet", "is required with uplink = %q: the network of %s, e.g. \"192.168.10.0/24\"", UplinkMacvlan, or(c.Parent, "the parent NIC"))
+		} else {
+			n.Subnet = pl.prefix("network.subnet", c.Subnet)
+		}
+	default:
+		col.add("network.uplink", "%q: allowed are %q (a veth per partition on a host bridge) and %q (a macvlan per partition on network.parent)", c.Uplink, UplinkBridge, UplinkMacvlan)
+		return
+	}
+	if !n.Subnet.IsValid() {
+		return
+	}
+	if n.Uplink == UplinkBridge {
+		for _, i := range ifaces {
+			for _, a := range i.Addresses {
+				if i.Name != n.Bridge && a.Masked().Overlaps(n.Subnet) {
+					col.add("network.subnet", "%s overlaps %s of the host's interface %s: the bridge's network must be one the host does not route elsewhere", n.Subnet, a, i.Name)
+					return
+				}
+			}
+		}
+	}
+	gateway := pl.gateway(n)
+	if n.Uplink == UplinkBridge {
+		n.HostAddress = netip.PrefixFrom(gateway, n.Subnet.Bits())
+	}
+	pl.assignAddresses(n, gateway, ifaces)
+}
+
+// prefix parses an IPv4 network ("10.212.0.0/24"): its host bits must be
+// zero and it must leave room for a gateway and a partition.
+func (pl *planning) prefix(key, v string) netip.Prefix {
+	p, err := netip.ParsePrefix(v)
+	switch {
+	case err != nil:
+		pl.col.add(key, "%q is not a network like \"10.212.0.0/24\"", v)
+	case !p.Addr().Is4():
+		pl.col.add(key, "%q: only IPv4 networks are supported", v)
+	case p.Masked() != p:
+		pl.col.add(key, "%q has host bits set: the network is %q", v, p.Masked())
+	case p.Bits() > 30:
+		pl.col.add(key, "%q is too small: a /30 is the smallest (a gateway and one partition)", v)
+	default:
+		return p
+	}
+	return netip.Prefix{}
+}
+
+// gateway is network.gateway, or for a bridge the subnet's first address.
+func (pl *planning) gateway(n *Network) netip.Addr {
+	c, col := pl.c.Network, pl.col
+	if c.Gateway == "" {
+		if n.Uplink == UplinkBridge {
+			return n.Subnet.Addr().Next()
+		}
+		return netip.Addr{} // a macvlan without a default route
+	}
+	g, err := netip.ParseAddr(c.Gateway)
+	switch {
+	case err != nil || !g.Is4():
+		col.add("network.gateway", "%q is not an IPv4 address", c.Gateway)
+	case !usable(n.Subnet, g):
+		col.add("network.gateway", "%s is not a host address of network.subnet %s", g, n.Subnet)
+	default:
+		return g
+	}
+	return netip.Addr{}
+}
+
+// assignAddresses gives every partition its namespace and address: its
+// partition[].address, else the next free address of the pool.
+func (pl *planning) assignAddresses(n *Network, gateway netip.Addr, ifaces []Interface) {
+	c, col, plan := pl.c.Network, pl.col, pl.plan
+	pool := n.Subnet
+	if c.Pool != "" {
+		if p := pl.prefix("network.pool", c.Pool); p.IsValid() {
+			if !n.Subnet.Contains(p.Addr()) || p.Bits() < n.Subnet.Bits() {
+				col.add("network.pool", "%s is not inside network.subnet %s", p, n.Subnet)
+				return
+			}
+			pool = p
+		}
+	}
+	taken := map[netip.Addr]string{}
+	if gateway.IsValid() {
+		taken[gateway] = "network.gateway"
+	}
+	for _, i := range ifaces {
+		for _, a := range i.Addresses {
+			if n.Subnet.Contains(a.Addr()) && i.Name != n.Bridge {
+				taken[a.Addr()] = "the host's interface " + i.Name
+			}
+		}
+	}
+	explicit := make([]netip.Addr, len(plan.Partitions))
+	for i := range plan.Partitions {
+		s := pl.perPart[i]
+		if s.p == nil || s.p.Address == "" {
+			continue
+		}
+		key := s.pre + "address"
+		a, err := netip.ParseAddr(s.p.Address)
+		switch {
+		case err != nil || !a.Is4():
+			col.add(key, "%q is not an IPv4 address (without a length: network.subnet gives it)", s.p.Address)
+		case !usable(n.Subnet, a):
+			col.add(key, "%s is not a host address of network.subnet %s", a, n.Subnet)
+		case taken[a] != "":
+			col.add(key, "%s is already %s", a, taken[a])
+		default:
+			taken[a] = "the address of partition " + plan.Partitions[i].Name
+			explicit[i] = a
+		}
+	}
+	next := pool.Addr()
+	var short []string
+	for i := range plan.Partitions {
+		p := &plan.Partitions[i]
+		a := explicit[i]
+		for !a.IsValid() && pool.Contains(next) {
+			if usable(n.Subnet, next) && taken[next] == "" {
+				a = next
+			}
+			next = next.Next()
+		}
+		if !a.IsValid() {
+			short = append(short, p.Name)
+			continue
+		}
+		taken[a] = "the address of partition " + p.Name
+		p.Network = &PartitionNetwork{
+			Namespace: NamespaceOf(p.Name), HostLink: HostLinkOf(p.Name), Interface: PartitionInterface,
+			Address: netip.PrefixFrom(a, n.Subnet.Bits()), Gateway: gateway,
+		}
+	}
+	if len(short) > 0 {
+		key := "network.pool"
+		if c.Pool == "" {
+			key = "network.subnet"
+		}
+		col.add(key, "%s has no free address left for partitions %s (%d partitions; the gateway, the host's addresses and the network and broadcast addresses are not handed out): use a larger one", pool, strings.Join(short, ", "), len(plan.Partitions))
+	}
+}
+
+// usable reports whether a is a host address of subnet (not its network
+// or broadcast address).
+func usable(subnet netip.Prefix, a netip.Addr) bool {
+	if !subnet.Contains(a) || a == subnet.Addr() {
+		return false
+	}
+	last := subnet.Addr().As4()
+	hostBits := 32 - subnet.Bits()
+	for i := 3; i >= 0 && hostBits > 0; i-- {
+		n := min(hostBits, 8)
+		last[i] |= byte(1<<n - 1)
+		hostBits -= n
+	}
+	return a != netip.AddrFrom4(last)
+}
+
+// ifnameProblem: Linux interface names are 1-15 bytes, without '/',
+// ':' or whitespace.
+func ifnameProblem(n string) string {
+	switch {
+	case n == "" || len(n) > 15:
+		return "must be 1-15 characters (the kernel's IFNAMSIZ)"
+	case n == "." || n == "..":
+		return "is not an interface name"
+	case strings.ContainsAny(n, "/: \t\n%$'\"\\"):
+		return "has characters an interface name cannot have ('/', ':', whitespace) or a unit cannot carry"
+	}
+	return ""
+}
+
+// interfaces are the host's network interfaces, nil when the facts do
+// not say (plans of another machine): then nothing is checked against
+// them.
+func (pl *planning) interfaces() []Interface {
+	nf, ok := pl.facts.(NetworkFacts)
+	if !ok {
+		return nil
+	}
+	ifaces, err := nf.Interfaces()
+	if err != nil {
+		pl.warn("the host's network interfaces could not be read (%v): addresses and network.parent are not checked against them", err)
+		return nil
+	}
+	return ifaces
+}
+
+func hasInterface(ifaces []Interface, name string) bool {
+	for _, i := range ifaces {
+		if i.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func interfaceNames(ifaces []Interface) string {
+	names := make([]string, len(ifaces))
+	for i, f := range ifaces {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
