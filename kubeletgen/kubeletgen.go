@@ -62,6 +62,11 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 	c.RegisterWithTaints = taints
 	c.ClusterDNS = append([]string(nil), k.ClusterDNS...)
 	c.ClusterDomain = k.ClusterDomain
+	if p.Network != nil {
+		// In the partition's namespace, the host's loopback resolver is
+		// out of reach: the plan names the file that works there.
+		c.ResolverConfig = &plan.Network.ResolvConf
+	}
 
 	// kubelet >= 1.35 refuses to start on a cgroup v1 (or hybrid) host
 	// unless told otherwise. numa-partition supports such hosts (apply

@@ -62,6 +62,7 @@ func newApp() *cli.App {
 			configCommand(),
 			renderCommand(),
 			hugepagesCommand(),
+			networkCommand(),
 			applyCommand(),
 			diffCommand(),
 			statusCommand(),

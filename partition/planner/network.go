@@ -324,6 +324,10 @@ func usable(subnet netip.Prefix, a netip.Addr) bool {
 	return a != netip.AddrFrom4(last)
 }
 
+// InterfaceNameProblem says what is wrong with a network interface (or
+// namespace) name of the plan, "" when nothing.
+func InterfaceNameProblem(n string) string { return ifnameProblem(n) }
+
 // ifnameProblem: Linux interface names are 1-15 bytes, without '/',
 // ':' or whitespace.
 func ifnameProblem(n string) string {

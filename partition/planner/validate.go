@@ -29,7 +29,7 @@ const kubeletMaxNUMANodes = 8
 // managedFlags are kubelet flags the render sets per partition; extra_args
 // must not fight them.
 var managedFlags = []string{"--config", "--root-dir", "--cert-dir", "--kubeconfig", "--bootstrap-kubeconfig",
-	"--hostname-override", "--node-labels", "--register-with-taints"}
+	"--hostname-override", "--node-labels", "--register-with-taints", "--node-ip"}
 
 // checkTopologyLimit sets max-allowable-numa-nodes when the machine has
 // more NUMA nodes than kubelet accepts by default.
@@ -214,6 +214,8 @@ func checkExtraArgs(s settings, p *Partition, col *collector) {
 	}
 	for _, a := range p.Kubelet.ExtraArgs {
 		flag, _, _ := strings.Cut(a, "=")
+		// kubelet's flag parser reads '_' as '-' (--root_dir is --root-dir).
+		flag = strings.ReplaceAll(flag, "_", "-")
 		switch {
 		case ArgProblem(a) != "":
 			col.add(s.key["extra_args"], "argument %q %s", a, ArgProblem(a))

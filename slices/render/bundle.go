@@ -28,6 +28,7 @@ type Phase int
 const (
 	PhaseSlice     Phase = iota // nodeX.slice, system.slice locks
 	PhaseHugepages              // the hugepages oneshot
+	PhaseNetwork                // the uplink and each partition's netns-nodeX.service
 	PhaseRuntime                // containerd-nodeX.service
 	PhaseAllocator              // numa-allocator@nodeX.service
 	PhaseKubelet                // kubelet-nodeX.service

@@ -21,6 +21,11 @@ func Ports(plan *planner.Plan, units []Unit) ([]Port, error) {
 	}
 	ps := []Port{}
 	for _, p := range plan.Partitions {
+		if p.Network != nil {
+			// It listens in a namespace of its own, made for it: nothing
+			// of the host's can hold its ports.
+			continue
+		}
 		ku := unitOf(p.Name, PhaseKubelet)
 		for _, kp := range []struct {
 			port int

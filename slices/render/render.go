@@ -54,6 +54,9 @@ func RenderWith(plan planner.Plan, opt Options) (Bundle, error) {
 	if err := r.host(); err != nil {
 		return Bundle{}, err
 	}
+	if err := r.uplink(); err != nil {
+		return Bundle{}, err
+	}
 	for i := range plan.Partitions {
 		if err := r.partition(&plan.Partitions[i]); err != nil {
 			return Bundle{}, fmt.Errorf("partition %s: %w", plan.Partitions[i].Name, err)
@@ -234,6 +237,10 @@ func (r *renderer) partition(p *planner.Partition) error {
 			return err
 		}
 	}
+	if err := r.netns(p); err != nil {
+		return err
+	}
+	ns := netnsOf(p)
 	daemon := r.daemonCPUs(p)
 	mems := memoryNodes(p)
 	cpu := cpuView{AllowedCPUs: daemon.String(), CPUAffinity: daemon.String(), MemoryNodes: mems.String()}
@@ -270,11 +277,15 @@ func (r *renderer) partition(p *planner.Partition) error {
 	}
 
 	k := kubeletView{
-		Name: p.Name, NodeName: p.NodeName, Nodes: p.Nodes.String(), Slice: p.Slice, CPU: cpu,
+		Name: p.Name, NodeName: p.NodeName, Nodes: p.Nodes.String(), Slice: p.Slice, CPU: cpu, Netns: ns,
 		Wants: []string{allocatorUnit(p.Name)},
 		After: []string{HugepagesUnit, allocatorUnit(p.Name)},
 	}
 	k.Requires = []string{HugepagesUnit}
+	if ns != nil {
+		k.Requires = append(k.Requires, ns.Unit)
+		k.After = append(k.After, ns.Unit)
+	}
 	if p.Allocator.Mode == planner.AllocatorModeNRI {
 		// The allocator places every container: no kubelet without it.
 		k.Requires = append(k.Requires, allocatorUnit(p.Name))
@@ -287,7 +298,7 @@ func (r *renderer) partition(p *planner.Partition) error {
 	}
 	switch p.Runtime.Kind {
 	case planner.RuntimeContainerd:
-		if err := r.containerd(p, cpu); err != nil {
+		if err := r.containerd(p, cpu, ns); err != nil {
 			return err
 		}
 		k.After = append(k.After, containerdUnit(p.Name))
@@ -305,7 +316,7 @@ func (r *renderer) partition(p *planner.Partition) error {
 	}
 	r.units = append(r.units, Unit{Name: kubeletUnit(p.Name), Phase: PhaseKubelet, Partition: p.Name, Enable: true, Start: true, Files: kubeletFiles,
 		KubeletState: &KubeletState{Dir: rootRelative(p.Kubelet.RootDir), Settings: managerSettings(p, cfg)}})
-	return r.allocatorDropIn(p, cpu)
+	return r.allocatorDropIn(p, cpu, ns)
 }
 
 // managerSettings are what kubelet's CPU and Memory Managers check their
@@ -373,6 +384,7 @@ type kubeletView struct {
 	ExecStartPre                 []string
 	ExecStart                    string
 	CPU                          cpuView
+	Netns                        *netnsView
 }
 
 // kubeletArgs are the flag-only settings: kubelet has no config field for
@@ -389,6 +401,10 @@ func kubeletArgs(p *planner.Partition) ([]string, error) {
 	}
 	if p.NodeName != "" {
 		args = append(args, "--hostname-override="+p.NodeName)
+	}
+	if p.Network != nil {
+		// The Node's InternalIP: the partition's own address.
+		args = append(args, "--node-ip="+p.Network.Address.Addr().String())
 	}
 	if len(p.Labels) > 0 {
 		keys := make([]string, 0, len(p.Labels))
@@ -438,7 +454,7 @@ func joinNamespace(p *planner.Partition, args []string) string {
 }
 
 // containerd renders the partition's own containerd: unit and config.
-func (r *renderer) containerd(p *planner.Partition, cpu cpuView) error {
+func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) error {
 	rt := p.Runtime
 	for _, f := range []struct{ field, path string }{
 		{"runtime.binary", rt.Binary},
@@ -486,7 +502,7 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView) error {
 	}
 	unit := containerdUnit(p.Name)
 	err = r.template(unitPath(unit), "containerd.service.tmpl", map[string]any{
-		"Name": p.Name, "Nodes": p.Nodes.String(), "Slice": p.Slice, "CPU": cpu,
+		"Name": p.Name, "Nodes": p.Nodes.String(), "Slice": p.Slice, "CPU": cpu, "Netns": ns,
 		"HugepageBinds":    binds,
 		"DevicePluginsDir": p.Kubelet.DevicePluginsDir,
 		"SharedDir":        sharedDevicePluginsDir,
@@ -530,7 +546,7 @@ func (r *renderer) allocatorTemplate() error {
 }
 
 // allocatorDropIn pins one allocator instance and names its directories.
-func (r *renderer) allocatorDropIn(p *planner.Partition, cpu cpuView) error {
+func (r *renderer) allocatorDropIn(p *planner.Partition, cpu cpuView, ns *netnsView) error {
 	a := p.Allocator
 	if err := absPath("allocator.socket", a.Socket); err != nil {
 		return err
@@ -553,7 +569,7 @@ func (r *renderer) allocatorDropIn(p *planner.Partition, cpu cpuView) error {
 		after = containerdUnit(p.Name)
 	}
 	err := r.template(path, "allocator.dropin.tmpl", map[string]any{"CPU": cpu, "RuntimeDirectory": runDir, "StateDirectory": stateDir,
-		"After": after, "Required": a.Mode == planner.AllocatorModeNRI})
+		"After": after, "Required": a.Mode == planner.AllocatorModeNRI, "Netns": ns})
 	if err != nil {
 		return err
 	}
