@@ -121,7 +121,7 @@ func TestValidationErrors(t *testing.T) {
 			`config.toml:2: key "kubelet.kube_reserved_memory": partition node0: the Static memory manager needs some reserved memory, and kube, system and eviction reservations are all 0` + "\n" +
 				`config.toml:2: key "kubelet.kube_reserved_memory": partition node1: the Static memory manager needs some reserved memory, and kube, system and eviction reservations are all 0`},
 		{"extra args fighting managed flags", seedSpec, "[kubelet]\nextra_args = [\"--root-dir=/x\", \"v=2\"]",
-			`config.toml:2: key "kubelet.extra_args": "--root-dir=/x" sets --root-dir, which numa-partition sets per partition (--config, --root-dir, --cert-dir, --kubeconfig, --bootstrap-kubeconfig, --hostname-override, --node-labels, --register-with-taints); use the config key instead` + "\n" +
+			`config.toml:2: key "kubelet.extra_args": "--root-dir=/x" sets --root-dir, which numa-partition sets per partition (--config, --root-dir, --cert-dir, --kubeconfig, --bootstrap-kubeconfig, --hostname-override, --node-labels, --register-with-taints, --node-ip); use the config key instead` + "\n" +
 				`config.toml:2: key "kubelet.extra_args": "v=2" is not a flag (write "--flag=value")`},
 		{"shared runtime without endpoint", seedSpec, "[runtime]\nmode = \"shared\"\n[network]\nmode = \"host\"",
 			`config.toml:1: key "runtime.endpoint": is required with mode = "shared" (e.g. "unix:///run/containerd/containerd.sock")`},

@@ -299,7 +299,7 @@ func newRecord(o Options, plan *planner.Plan, d Desired, cur Current, prev *Reco
 		for _, p := range plan.Partitions {
 			r.Partitions = append(r.Partitions, RecordPartition{Name: p.Name, Slice: p.Slice, Nodes: p.Nodes.String(),
 				CPUs: p.CPUs.String(), KubeletHealthz: p.Kubelet.HealthzPort, AllocatorSocket: p.Allocator.Socket,
-				NodeName: p.NodeName, Kubeconfig: p.Kubelet.Kubeconfig})
+				NodeName: p.NodeName, Kubeconfig: p.Kubelet.Kubeconfig, Network: p.Network})
 		}
 	} else {
 		for _, u := range d.Units {

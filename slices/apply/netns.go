@@ -20,8 +20,15 @@ func dialer(root string) func(ctx context.Context, network, addr string) (net.Co
 	if filepath.Clean(root) == "/" {
 		return d.DialContext
 	}
+	return dialerIn(filepath.Join(root, "proc/1/ns/net"))
+}
+
+// dialerIn dials from the network namespace at nsPath (a partition's
+// /run/netns/<name>, where its kubelet listens on 127.0.0.1).
+func dialerIn(nsPath string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
 	return func(ctx context.Context, network, addr string) (c net.Conn, err error) {
-		nsErr := inNetns(root, func() { c, err = d.DialContext(ctx, network, addr) })
+		nsErr := inNetns(nsPath, func() { c, err = d.DialContext(ctx, network, addr) })
 		if nsErr != nil {
 			return nil, nsErr
 		}
@@ -29,12 +36,11 @@ func dialer(root string) func(ctx context.Context, network, addr string) (net.Co
 	}
 }
 
-// inNetns runs f on a thread of its own in the network namespace of
-// root's PID 1: sockets are created in whatever namespace their thread is
-// in. The thread goes back to the runtime only once it is back in its own
+// inNetns runs f on a thread of its own in the network namespace at
+// nsPath: sockets are created in whatever namespace their thread is in.
+// The thread goes back to the runtime only once it is back in its own
 // namespace, else it dies with its goroutine.
-func inNetns(root string, f func()) error {
-	nsPath := filepath.Join(root, "proc/1/ns/net")
+func inNetns(nsPath string, f func()) error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/numa-partition/numa-partition/partition/planner"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -67,6 +68,9 @@ type RecordPartition struct {
 	// them; status then does not check the Node.
 	NodeName   string `json:"nodeName,omitempty"`
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// Network is the partition's namespace and address (namespace mode):
+	// status probes its kubelet there and checks the namespace.
+	Network *planner.PartitionNetwork `json:"network,omitempty"`
 }
 
 func hashOf(b []byte) string {

@@ -16,6 +16,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
@@ -66,8 +67,22 @@ type PartitionStatus struct {
 	Kubelet       Probe       `json:"kubelet"`
 	Allocator     Probe       `json:"allocator"`
 	Nodes         []NodeState `json:"nodes"`
+	// Network is the partition's namespace as it is now (namespace mode).
+	Network *NetworkStatus `json:"network,omitempty"`
 	// Node is the partition's Kubernetes Node, read from the API server.
 	Node NodeStatus `json:"node"`
+}
+
+// NetworkStatus is a partition's network namespace: what was applied and
+// what the kernel has.
+type NetworkStatus struct {
+	Namespace string `json:"namespace"`
+	Interface string `json:"interface"`
+	// Address is the applied address; Addresses what the interface has.
+	Address   string   `json:"address"`
+	Present   bool     `json:"present"` // the namespace is mounted
+	Up        bool     `json:"up"`      // its interface exists and is up
+	Addresses []string `json:"addresses"`
 }
 
 // UnitState is a unit's state.
@@ -316,8 +331,14 @@ func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[
 			}
 		}
 	}
+	kubeletHTTP := r.http
+	if p.Network != nil {
+		ps.Network = r.network(p)
+		kubeletHTTP = &http.Client{Timeout: r.o.ProbeTimeout, Transport: &http.Transport{
+			DialContext: dialerIn(filepath.Join(r.o.Root, bundle.NetnsDir, p.Network.Namespace))}}
+	}
 	if p.KubeletHealthz > 0 {
-		ps.Kubelet = probe(ctx, r.http, fmt.Sprintf("http://127.0.0.1:%d/healthz", p.KubeletHealthz))
+		ps.Kubelet = probe(ctx, kubeletHTTP, fmt.Sprintf("http://127.0.0.1:%d/healthz", p.KubeletHealthz))
 		if !ps.Kubelet.OK {
 			r.problem("kubelet of %s: %s", p.Name, ps.Kubelet.Detail)
 		}

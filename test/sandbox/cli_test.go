@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,7 @@ func TestCLIAgainstSandbox(t *testing.T) {
 		return runAnyBase(append([]string{"--config", cfg}, args...)...)
 	}
 
+	sandboxLinksBefore := sandboxLinks(t, s)
 	out := run(0, append(append([]string{"apply"}, root...), hostname...)...)
 	if !strings.Contains(out, "applied generation 1") {
 		t.Fatalf("apply said:\n%s", out)
@@ -111,7 +113,14 @@ func TestCLIAgainstSandbox(t *testing.T) {
 		Health     string `json:"health"`
 		Generation int    `json:"generation"`
 		Partitions []struct {
-			Name      string `json:"name"`
+			Name    string `json:"name"`
+			Network *struct {
+				Namespace string   `json:"namespace"`
+				Address   string   `json:"address"`
+				Present   bool     `json:"present"`
+				Up        bool     `json:"up"`
+				Addresses []string `json:"addresses"`
+			} `json:"network"`
 			Kubelet   struct{ OK bool }
 			Allocator struct {
 				OK     bool
@@ -137,6 +146,25 @@ func TestCLIAgainstSandbox(t *testing.T) {
 	if st.Health != "healthy" || st.Generation != 1 || len(st.Partitions) == 0 || !st.Partitions[0].Kubelet.OK || !st.Partitions[0].Allocator.OK {
 		t.Fatalf("status after apply:\n%s", raw)
 	}
+	// Each partition in a network namespace of its own (the default),
+	// its stand-in kubelet answering healthz there, on the standard port.
+	hostLinks := sandboxLinks(t, s)
+	for i, p := range st.Partitions {
+		n := p.Network
+		if n == nil || !n.Present || !n.Up || len(n.Addresses) != 1 || n.Addresses[0] != n.Address ||
+			n.Address != fmt.Sprintf("10.212.0.%d/24", i+2) || n.Namespace != "np-"+p.Name {
+			t.Fatalf("partition %s's network in status: %+v\n%s", p.Name, n, raw)
+		}
+		if !strings.Contains(hostLinks, "np-"+p.Name+"@") {
+			t.Fatalf("no host end np-%s in the sandbox's links:\n%s", p.Name, hostLinks)
+		}
+	}
+	if !strings.Contains(hostLinks, " npbr0:") {
+		t.Fatalf("no bridge npbr0 in the sandbox's links:\n%s", hostLinks)
+	}
+	if out, err := exec.Command("nsenter", "-t", strconv.Itoa(s.PID1), "-n", "bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/10248").CombinedOutput(); err == nil {
+		t.Fatalf("a kubelet's healthz answers in the host's namespace: it is not in its own\n%s", out)
+	}
 	run(0, append([]string{"status", "--no-api"}, root...)...)
 	// Asking the API: a healthy kubelet without a kubeconfig has not joined.
 	out = run(1, append([]string{"status"}, root...)...)
@@ -149,6 +177,13 @@ func TestCLIAgainstSandbox(t *testing.T) {
 	if !strings.Contains(out, "removed generation 1") {
 		t.Fatalf("remove said:\n%s", out)
 	}
+	// remove leaves no namespace, link or bridge behind.
+	if links := sandboxLinks(t, s); links != sandboxLinksBefore {
+		t.Fatalf("links after remove:\n%s\nbefore apply:\n%s", links, sandboxLinksBefore)
+	}
+	if entries, _ := os.ReadDir(s.Path("run/netns")); len(entries) != 0 {
+		t.Fatalf("namespaces left in /run/netns: %v", entries)
+	}
 	out = run(1, append([]string{"status"}, root...)...)
 	if !strings.HasPrefix(out, "NOT-APPLIED") {
 		t.Fatalf("status after remove:\n%s", out)
@@ -160,6 +195,23 @@ func TestCLIAgainstSandbox(t *testing.T) {
 	if _, err := os.Stat(s.Path("etc/systemd/system/kubelet-node0.service")); !os.IsNotExist(err) {
 		t.Fatalf("dry-run wrote a file: %v", err)
 	}
+}
+
+// sandboxLinks lists the links of the sandbox's own network namespace
+// (`ip -o link`, names and kinds only).
+func sandboxLinks(t *testing.T, s *Sandbox) string {
+	t.Helper()
+	out, err := exec.Command("nsenter", "-t", strconv.Itoa(s.PID1), "-n", "ip", "-o", "link").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip link in the sandbox: %v\n%s", err, out)
+	}
+	var names []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(l); len(f) > 1 {
+			names = append(names, " "+f[1])
+		}
+	}
+	return strings.Join(names, "\n")
 }
 
 // installCLI builds numa-partition into the sandbox's /usr/bin, with this

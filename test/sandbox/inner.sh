@@ -14,6 +14,9 @@ mount -t overlay overlay -o "lowerdir=/,upperdir=$O/upper,workdir=$O/work" "$R"
 
 mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
 mount --bind "$R/proc/sys" "$R/proc/sys"; mount -o remount,bind,ro "$R/proc/sys"
+# ... but for the sandbox's own network namespace: numa-partition's uplink
+# turns on its IPv4 forwarding (and remove turns it back).
+mount --bind "$R/proc/sys/net" "$R/proc/sys/net"; mount -o remount,bind,rw "$R/proc/sys/net"
 if [ -e "$R/proc/sysrq-trigger" ]; then mount --bind /dev/null "$R/proc/sysrq-trigger"; fi
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
 

@@ -1,0 +1,36 @@
+package apply
+
+import (
+	"path/filepath"
+
+	"github.com/vishvananda/netns"
+
+	pnetns "github.com/numa-partition/numa-partition/slices/netns"
+	bundle "github.com/numa-partition/numa-partition/slices/render"
+)
+
+// network reads partition p's namespace as the kernel has it, and
+// reports a missing namespace or a wrong address as a problem.
+func (r *statusRun) network(p RecordPartition) *NetworkStatus {
+	n := p.Network
+	ns := &NetworkStatus{Namespace: n.Namespace, Interface: n.Interface, Address: n.Address.String(), Addresses: []string{}}
+	h := &pnetns.Host{Dir: filepath.Join(r.o.Root, bundle.NetnsDir), NS: netns.None()}
+	st, err := h.Inspect(pnetns.Partition{Namespace: n.Namespace, Interface: n.Interface})
+	if err != nil {
+		r.problem("network namespace %s of %s: %v", n.Namespace, p.Name, err)
+		return ns
+	}
+	ns.Present, ns.Up = st.Namespace, st.Link && st.Up
+	for _, a := range st.Addresses {
+		ns.Addresses = append(ns.Addresses, a.String())
+	}
+	switch {
+	case !st.Namespace:
+		r.problem("network namespace %s of %s is missing (netns-%s.service makes it)", n.Namespace, p.Name, p.Name)
+	case !ns.Up:
+		r.problem("network namespace %s of %s: %s is missing or down", n.Namespace, p.Name, n.Interface)
+	case len(ns.Addresses) != 1 || ns.Addresses[0] != ns.Address:
+		r.drift("%s in namespace %s has addresses %v, applied %s", n.Interface, n.Namespace, ns.Addresses, ns.Address)
+	}
+	return ns
+}
