@@ -155,7 +155,11 @@ func size(b uint64) string {
 func (m machine) legend() []legendEntry {
 	var out []legendEntry
 	for _, p := range m.plan.Partitions {
-		out = append(out, legendEntry{fill(p), fmt.Sprintf("%s (numa-type %s): NUMA nodes %s, CPUs %s", p.Name, p.Color, p.Nodes, p.CPUs)})
+		text := fmt.Sprintf("%s (numa-type %s): NUMA nodes %s, CPUs %s", p.Name, p.Color, p.Nodes, p.CPUs)
+		if p.Network != nil {
+			text += ", address " + p.Network.Address.Addr().String()
+		}
+		out = append(out, legendEntry{fill(p), text})
 	}
 	out = append(out, legendEntry{hostColor, "host: CPUs " + orNone(m.plan.Host.ReservedCPUs.Union(m.plan.Host.OrphanCPUs).String())})
 	if !m.plan.Host.ExcludedNodes.IsEmpty() {
