@@ -362,6 +362,10 @@ func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[
 	if msg := nodeProblem(p.Name, ps.Node, ps.Kubelet); msg != "" {
 		r.problem("%s", msg)
 	}
+	if p.Network != nil && ps.Node.InternalIP != "" && ps.Node.InternalIP != p.Network.Address.Addr().String() {
+		r.problem("Node %s advertises InternalIP %s, but partition %s's address is %s (is another kubelet using its name?)",
+			ps.Node.Name, ps.Node.InternalIP, p.Name, p.Network.Address.Addr())
+	}
 	return ps
 }
 

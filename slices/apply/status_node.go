@@ -29,6 +29,9 @@ type NodeStatus struct {
 	Message     string            `json:"message"`
 	Allocatable map[string]string `json:"allocatable,omitempty"`
 	Capacity    map[string]string `json:"capacity,omitempty"`
+	// InternalIP is the address the Node advertises (status.addresses),
+	// which the API server connects to for logs, exec and port-forward.
+	InternalIP string `json:"internalIP,omitempty"`
 }
 
 // Reasons of a NodeStatus whose Node was not read, or has no Ready
@@ -110,6 +113,11 @@ func nodeResult(ns NodeStatus, n *corev1.Node, err error) NodeStatus {
 	}
 	ns.Allocatable = kubeapi.Quantities(n.Status.Allocatable)
 	ns.Capacity = kubeapi.Quantities(n.Status.Capacity)
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP && ns.InternalIP == "" {
+			ns.InternalIP = a.Address
+		}
+	}
 	c, ok := kubeapi.ReadyCondition(n)
 	if !ok {
 		ns.Reason, ns.Message = NodeNoReadyCondition, "the Node has no Ready condition: its kubelet has not posted a status yet"

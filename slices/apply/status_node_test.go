@@ -88,7 +88,13 @@ func TestNodeResultAndProblem(t *testing.T) {
 			false, "", NodeAPIError, "500", "500", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.node != nil {
+				c.node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "h"}, {Type: corev1.NodeInternalIP, Address: "10.212.0.2"}}
+			}
 			ns := nodeResult(base, c.node, c.err)
+			if want := map[bool]string{true: "10.212.0.2", false: ""}[c.node != nil]; ns.InternalIP != want {
+				t.Errorf("InternalIP %q, want %q", ns.InternalIP, want)
+			}
 			if ns.Ready != c.ready || ns.Condition != c.condition || ns.Reason != c.reason || !strings.Contains(ns.Message, c.msg) {
 				t.Errorf("status %+v, want ready %v condition %q reason %q message ~%q", ns, c.ready, c.condition, c.reason, c.msg)
 			}
