@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,7 +31,7 @@ func (h *Host) Inspect(p Partition) (State, error) {
 		return st, err
 	}
 	defer ns.Close()
-	inner, err := netlink.NewHandleAt(ns)
+	inner, err := routeHandle(ns)
 	if err != nil {
 		return st, fmt.Errorf("netlink in namespace %s: %w", p.Namespace, err)
 	}

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -200,4 +201,11 @@ func (h *Host) deleteNamespace(name string) error {
 		return fmt.Errorf("removing %s: %w", p, err)
 	}
 	return nil
+}
+
+// routeHandle is a netlink handle in ns for rtnetlink only: the default
+// also opens XFRM sockets, which fail ("protocol not supported") on
+// kernels without the xfrm module.
+func routeHandle(ns netns.NsHandle) (*netlink.Handle, error) {
+	return netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 }

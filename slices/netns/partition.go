@@ -23,12 +23,12 @@ func (h *Host) UpPartition(u Uplink, p Partition) error {
 		return err
 	}
 	defer ns.Close()
-	host, err := netlink.NewHandleAt(h.NS)
+	host, err := routeHandle(h.NS)
 	if err != nil {
 		return fmt.Errorf("netlink in the host namespace: %w", err)
 	}
 	defer host.Close()
-	inner, err := netlink.NewHandleAt(ns)
+	inner, err := routeHandle(ns)
 	if err != nil {
 		return fmt.Errorf("netlink in namespace %s: %w", p.Namespace, err)
 	}
@@ -95,7 +95,7 @@ func createLink(host *netlink.Handle, ns netns.NsHandle, u Uplink, p Partition, 
 			host.LinkDel(mv)
 			return fmt.Errorf("moving macvlan %s into namespace %s: %w", p.HostLink, p.Namespace, err)
 		}
-		inner, err := netlink.NewHandleAt(ns)
+		inner, err := routeHandle(ns)
 		if err != nil {
 			return err
 		}
@@ -204,7 +204,7 @@ func setOnlyAddress(h *netlink.Handle, link netlink.Link, want netip.Prefix) err
 // that a process still holds (a hostNetwork pod's shim) outlives its
 // mount.
 func (h *Host) DownPartition(p Partition) error {
-	host, err := netlink.NewHandleAt(h.NS)
+	host, err := routeHandle(h.NS)
 	if err != nil {
 		return fmt.Errorf("netlink in the host namespace: %w", err)
 	}

@@ -19,7 +19,7 @@ import (
 // only its parent NIC, which must exist. stateDir keeps what remove must
 // restore (the forwarding setting found before).
 func (h *Host) UpUplink(u Uplink, stateDir string) error {
-	host, err := netlink.NewHandleAt(h.NS)
+	host, err := routeHandle(h.NS)
 	if err != nil {
 		return fmt.Errorf("netlink in the host namespace: %w", err)
 	}
@@ -81,7 +81,7 @@ func (h *Host) DownUplink(u Uplink, stateDir string) error {
 	if u.Kind != KindBridge {
 		return nil
 	}
-	host, err := netlink.NewHandleAt(h.NS)
+	host, err := routeHandle(h.NS)
 	if err != nil {
 		return fmt.Errorf("netlink in the host namespace: %w", err)
 	}
