@@ -69,8 +69,10 @@ rm -rf "$root"/usr/share/{doc,man,locale,info}/* "$root"/var/cache/apt/* \
 
 # Kernel modules: minbase has no udev, so nothing is loaded by modalias;
 # virtio-pci + 9p carry the host share, overlay serves containerd,
-# virtio_net is the link to the API server, veth the pods' CNI (ptp).
-mods="virtio_pci 9pnet_virtio 9p overlay virtio_net veth"
+# virtio_net is the link to the API server, veth the pods' CNI (ptp) and
+# the partitions' links, bridge their uplink, nf_tables + masquerade its
+# NAT towards the API server.
+mods="virtio_pci 9pnet_virtio 9p overlay virtio_net veth bridge nf_tables nft_chain_nat nft_masq"
 depmod -b "$work/kernel" "$kver"
 for m in $mods; do
   modprobe -d "$work/kernel" -S "$kver" --show-depends "$m" | awk '$1=="insmod"{print $2}'

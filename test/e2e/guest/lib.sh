@@ -86,13 +86,39 @@ else
   declare -A DAEMON_CPUS=([node0]=0 [node1]=2-3)   # host-reserved CPUs on its nodes, else its own
   declare -A SLICE_CPUS=([node0]=0-1 [node1]=2-3)
   declare -A MEMS=([node0]=0 [node1]=1)
-  declare -A HEALTHZ=([node0]=10248 [node1]=10258) # healthz_port + index × port_stride
+  declare -A HEALTHZ=([node0]=10248 [node1]=10258) # host mode: healthz_port + index × port_stride
   declare -A HUGEPAGES_2M=([node0]=16 [node1]=24)
   # The host's memory is not locked (templates/host.dropin.tmpl says why):
   # system.slice may allocate on every node, so apply can fill node 1's pools.
   HOST_MEMS=0-1
 fi
 CONFIG=/etc/numa-partition/config.toml
+# Boot v2 runs the default network mode: each partition in a network
+# namespace of its own (np-<partition>) with its own address on the
+# bridge npbr0 (10.212.0.0/24, masqueraded towards the API server), every
+# kubelet on the standard ports in its namespace. Boots v1 and n4 keep
+# the explicit host mode (one namespace, strided ports).
+NET_MODE=host
+if [ "$E2E_MODE" = v2 ]; then
+  NET_MODE=namespace
+  declare -A HEALTHZ=([node0]=10248 [node1]=10248)
+  declare -A ADDRESS=([node0]=10.212.0.2 [node1]=10.212.0.3)
+fi
+# config_src: the boot's config (host mode said explicitly where it runs).
+config_src() {
+  [ "$NET_MODE" = host ] && printf '[network]\nmode = "host"\n\n'
+  cat "$CONFIG_SRC"
+}
+# in_netns P CMD...: CMD in partition P's network namespace (namespace
+# mode), else on the host.
+in_netns() {
+  local p=$1; shift
+  if [ "$NET_MODE" = namespace ]; then nsenter --net=/run/netns/np-$p -- "$@"; else "$@"; fi
+}
+# kubelet_healthz P: its kubelet's /healthz, where it listens.
+kubelet_healthz() {
+  in_netns "$1" bash -c "$(declare -f http_get); http_get ${HEALTHZ[$1]} /healthz"
+}
 declare -A COLOR=([node0]=red [node1]=blue [node2]=blue)
 declare -A POD_CPU_COUNT=([node0]=1 [node1]=2 [node2]=2)   # = each Node's allocatable cpu
 # Who places each partition's containers (allocator.mode).
@@ -205,7 +231,7 @@ main_pids() {
 wait_healthy() {
   local p rc=0
   for p in $PARTITIONS; do
-    wait_until 180 "kubelet-$p /healthz on ${HEALTHZ[$p]}" http_get "${HEALTHZ[$p]}" /healthz \
+    wait_until 180 "kubelet-$p /healthz on ${HEALTHZ[$p]}" kubelet_healthz $p \
       || { rc=1; journal_tail kubelet-$p.service; }
   done
   return $rc

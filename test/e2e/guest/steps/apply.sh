@@ -4,7 +4,7 @@
 # planned.
 . /e2e/guest/lib.sh
 requires cluster
-install -D -m 0644 $CONFIG_SRC $CONFIG
+install -d /etc/numa-partition && config_src > $CONFIG
 if [ "$E2E_MODE" = v1 ]; then
   # nri mode needs cgroup v2: apply refuses it here, naming why, and
   # changes nothing; node1 then keeps kubelet's managers.
@@ -16,6 +16,9 @@ if [ "$E2E_MODE" = v1 ]; then
     && ok "the refused apply changed nothing" || fail "the refused apply left units: $(ls /etc/systemd/system | tr '\n' ' ')"
   sed -i '/^allocator_mode = "nri"/d' $CONFIG
 fi
+# What remove must give back (the uplink turns forwarding on).
+cat /proc/sys/net/ipv4/ip_forward > $STATE/ip_forward-before
+ip -o link | awk '{print $2}' | sort > $STATE/links-before
 echo "  \$ numa-partition apply"
 numa-partition apply > $STATE/apply.out 2>&1
 rc=$?

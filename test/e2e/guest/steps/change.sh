@@ -4,7 +4,7 @@
 requires apply
 before=$(main_pids)
 # The config ends with node1's [[partition]] table: the key goes there.
-{ cat $CONFIG_SRC; printf 'max_pods = 50\n'; } > $CONFIG
+{ config_src; printf 'max_pods = 50\n'; } > $CONFIG
 out=$(numa-partition apply 2>&1)
 rc=$?
 echo "$out"

@@ -56,6 +56,12 @@ else
   done
 fi
 expect_eq "PID 1 Cpus_allowed_list" "$(status_field 1 Cpus_allowed_list)" 0-3
+if [ "$NET_MODE" = namespace ]; then
+  left=$(ls /run/netns 2>/dev/null | tr '\n' ' ')
+  [ -z "$left" ] && ok "no network namespace left" || fail "network namespaces left: $left"
+  expect_eq "the host's links as before apply" "$(ip -o link | awk '{print $2}' | sort | tr '\n' ' ')" "$(tr '\n' ' ' < $STATE/links-before)"
+  expect_eq "IPv4 forwarding as before apply" "$(cat /proc/sys/net/ipv4/ip_forward)" "$(cat $STATE/ip_forward-before)"
+fi
 for p in $PARTITIONS; do
   wait_until 180 "Node $(node_name $p) NotReady" node_not_ready $(node_name $p)
 done
