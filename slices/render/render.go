@@ -453,6 +453,14 @@ func joinNamespace(p *planner.Partition, args []string) string {
 	return "/bin/sh -c '" + script + "'"
 }
 
+// nriRequestTimeout is how long containerd waits for the allocator's
+// answer to one NRI event. The allocator decides in microseconds, but
+// containerd's default of 2 s passed on an overloaded host in the e2e
+// (every kubelet's housekeeping taking 6 s): containerd then drops the
+// plugin and creates the container unplaced. A slow answer must delay a
+// container, never let it start in the wrong place.
+const nriRequestTimeout = "15s"
+
 // containerd renders the partition's own containerd: unit and config.
 func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) error {
 	rt := p.Runtime
@@ -490,7 +498,7 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) 
 	sharedState := strings.TrimPrefix(sharedDevicePluginsDir, "/var/lib/")
 	cfgPath := rootRelative(rt.ConfigPath)
 	err := r.template(cfgPath, "containerd.toml.tmpl", map[string]string{
-		"Name": p.Name, "Root": rt.RootDir, "State": rt.StateDir, "Socket": socket,
+		"Name": p.Name, "Root": rt.RootDir, "State": rt.StateDir, "Socket": socket, "NRIRequestTimeout": nriRequestTimeout,
 		"SandboxImage": rt.SandboxImage, "CNIConfDir": rt.CNIConfDir, "CNIBinDir": rt.CNIBinDir,
 	})
 	if err != nil {
