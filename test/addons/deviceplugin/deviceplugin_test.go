@@ -276,4 +276,3 @@ func TestCSINeedsNodeID(t *testing.T) {
 		t.Fatal("Run without a node ID succeeded")
 	}
 }
-

@@ -38,7 +38,9 @@ type DescribeRouteTablesResponse struct {
 	Response *struct{ RouteTableSet []*RouteTable }
 }
 
-func NewDescribeRouteTablesRequest() *DescribeRouteTablesRequest { return &DescribeRouteTablesRequest{} }
+func NewDescribeRouteTablesRequest() *DescribeRouteTablesRequest {
+	return &DescribeRouteTablesRequest{}
+}
 
 func (*Client) DescribeRouteTables(*DescribeRouteTablesRequest) (*DescribeRouteTablesResponse, error) {
 	return nil, errUnavailable
