@@ -153,6 +153,11 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 			do(fmt.Sprintf("kill %d processes left in %s (its shims: KillMode=process)", len(pids), u.Name), func() error { return err })
 		}
 	}
+	if !o.DryRun {
+		for _, f := range networkLeftovers(o.Root, rec) {
+			do(f.what, f.remove)
+		}
+	}
 	for _, u := range rec.Units {
 		if !u.Enable {
 			continue

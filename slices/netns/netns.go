@@ -209,3 +209,33 @@ func (h *Host) deleteNamespace(name string) error {
 func routeHandle(ns netns.NsHandle) (*netlink.Handle, error) {
 	return netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 }
+
+// StaleEntries lists the files in dir that are no mounted namespace:
+// mount points whose namespace went with the mount namespace it was
+// mounted in (the pod sandboxes' cni-* of a containerd that had a mount
+// namespace of its own, once it stopped) or that a killed run left. They
+// name nothing: removing them is safe whoever made them.
+func StaleEntries(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", dir, err)
+	}
+	var stale []string
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		ok, err := isNamespace(p)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			stale = append(stale, p)
+		}
+	}
+	return stale, nil
+}

@@ -245,6 +245,21 @@ func TestUpFinishesWhatAKilledRunLeft(t *testing.T) {
 	require.NotContains(t, linkNames(t, nl), "stale-peer")
 }
 
+func TestStaleEntriesAreTheUnmountedOnes(t *testing.T) {
+	h := scratchHost(t)
+	require.NoError(t, h.UpUplink(bridgeUplink, t.TempDir()))
+	a := part("a", "10.212.0.2/24")
+	require.NoError(t, h.UpPartition(bridgeUplink, a))
+	stale := filepath.Join(h.Dir, "cni-0000")
+	require.NoError(t, os.WriteFile(stale, nil, 0o444))
+	got, err := StaleEntries(h.Dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{stale}, got, "the mounted np-a is a namespace, the empty file is not")
+	got, err = StaleEntries(filepath.Join(h.Dir, "nosuch"))
+	require.NoError(t, err)
+	require.Empty(t, got)
+}
+
 func TestMacvlanUplink(t *testing.T) {
 	h := scratchHost(t)
 	u := Uplink{Kind: KindMacvlan, Parent: "uplink0"}

@@ -1,0 +1,58 @@
+package apply
+
+import (
+	"path/filepath"
+
+	"github.com/vishvananda/netns"
+
+	bundle "github.com/numa-partition/numa-partition/slices/render"
+	pnetns "github.com/numa-partition/numa-partition/slices/netns"
+)
+
+// networkLeftovers are what the partitions' namespaces leave once their
+// units are stopped: a namespace whose ExecStop= did not run (a unit that
+// had failed), and the stale mount points in /run/netns of the pod
+// sandboxes of the partitions' containerds (containerd mounts them in its
+// own mount namespace, gone with it; the empty files stay and `ip netns`
+// lists them).
+func networkLeftovers(root string, rec *Record) []leftover {
+	var out []leftover
+	dir := filepath.Join(root, bundle.NetnsDir)
+	h := &pnetns.Host{Dir: dir, NS: netns.None()}
+	namespaced := false
+	for _, p := range rec.Partitions {
+		n := p.Network
+		if n == nil {
+			continue
+		}
+		namespaced = true
+		if st, err := h.Inspect(pnetns.Partition{Namespace: n.Namespace, Interface: n.Interface}); err == nil && st.Namespace {
+			out = append(out, leftover{"remove network namespace " + n.Namespace, func() error {
+				// The host end lives in root's network namespace, never
+				// in this process's when root is another host's.
+				nsPath := "/proc/self/ns/net"
+				if filepath.Clean(root) != "/" {
+					nsPath = filepath.Join(root, "proc/1/ns/net")
+				}
+				hostNS, err := netns.GetFromPath(nsPath)
+				if err != nil {
+					return err
+				}
+				defer hostNS.Close()
+				host := &pnetns.Host{Dir: dir, NS: hostNS}
+				return host.DownPartition(pnetns.Partition{Namespace: n.Namespace, HostLink: n.HostLink, Interface: n.Interface})
+			}})
+		}
+	}
+	if !namespaced {
+		return out
+	}
+	stale, err := pnetns.StaleEntries(dir)
+	if err != nil {
+		return append(out, leftover{"list " + dir, func() error { return err }})
+	}
+	for _, p := range stale {
+		out = append(out, leftover{"remove the stale " + p + " (a pod sandbox's namespace, gone)", func() error { return removeFile(p) }})
+	}
+	return out
+}
