@@ -21,6 +21,10 @@
 #              they name are the ones built
 #   plugin     go test in test/addons/deviceplugin: registration with a
 #              fake kubelet (device plugin and CSI registration)
+#   cluster    the rendered manifests applied to test/e2e/cluster's real
+#              control plane (other ports than the e2e's), when
+#              test/realbin/build.sh has built it: all objects taken, the
+#              DaemonSets' pods on a fake Node, the RBAC in force
 # Prints one line per check and "N passed, N failed"; exits 1 on any failure.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -165,5 +169,72 @@ if got=$(cd "$here/k8s" && go test -count=1 ./... 2>&1); then ok "manifests: go 
 if got=$(cd "$here/deviceplugin" && go test -count=1 -race ./... 2>&1); then ok "plugin: go test -race (test/addons/deviceplugin): $(tail -1 <<<"$got")"; else
   bad "plugin: go test (test/addons/deviceplugin):"; echo "$got"; fi
 
-echo "selftest: $pass passed, $fail failed"
+# The manifests against a real API server: test/e2e/cluster's throw-away
+# control plane (Kubernetes 1.37.2, kubeadm's flags and RBAC) on other
+# loopback ports than the e2e's, when test/realbin/build.sh has built it.
+# kubectl apply for real (a Namespace must exist before its objects, which a
+# server-side dry run does not give), then: every object is there, a fake
+# Node gets one pod of each DaemonSet (through admission and the
+# scheduler), CoreDNS's pods are created, and the service accounts may do
+# what their components need.
+cluster_check() {
+  local bin=$1 st=$tmp/cluster k
+  export E2E_APISERVER_PORT=16443 E2E_ETCD_PORT=22379 E2E_ETCD_PEER_PORT=22380 E2E_KCM_PORT=20257 E2E_SCHEDULER_PORT=20259
+  if ! "$repo/test/e2e/cluster/up.sh" "$bin" "$st" >"$tmp/up.log" 2>&1; then
+    bad "cluster: test/e2e/cluster/up.sh failed: $(tail -3 "$tmp/up.log" | tr '\n' ' ')"
+    return
+  fi
+  trap '"$repo/test/e2e/cluster/down.sh" "$st" >/dev/null 2>&1; rm -rf --one-file-system "$tmp"' EXIT
+  k() { "$bin/kubectl" --kubeconfig "$st/out/admin-host.conf" "$@"; }
+  if got=$(k apply -f "$tmp/all.yaml" 2>&1) && [ "$(grep -c ' created$' <<<"$got")" = 20 ]; then
+    ok "cluster: kube-apiserver $k8sver takes all 20 objects (kubectl apply)"
+  else
+    bad "cluster: kubectl apply: $got"
+  fi
+  k apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Node
+metadata:
+  name: selftest-node
+  labels: {kubernetes.io/os: linux, kubernetes.io/hostname: selftest-node}
+EOF
+  # Room for pods: what a kubelet would report (without it the scheduler
+  # binds nothing: "Too many pods").
+  k patch node selftest-node --subresource=status --type=merge \
+    -p '{"status":{"capacity":{"cpu":"4","memory":"8Gi","pods":"110"},"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}}' >/dev/null
+  local want="kube-flannel/kube-flannel-ds kube-system/kube-proxy kube-system/node-exporter kube-system/np-deviceplugin" pods=""
+  for _ in $(seq 60); do
+    pods=$(k get pods -A --field-selector spec.nodeName=selftest-node \
+      -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].kind} {.metadata.namespace}/{.metadata.ownerReferences[0].name}{"\n"}{end}' 2>/dev/null |
+      sed -n 's/^DaemonSet //p' | sort | tr '\n' ' ')
+    [ "$pods" = "$want " ] && break
+    sleep 1
+  done
+  [ "$pods" = "$want " ] && ok "cluster: each DaemonSet has its pod on a fake Node (tolerations, admission, scheduler): $pods" ||
+    bad "cluster: DaemonSet pods on the fake Node after 60 s: '$pods', want '$want'"
+  n=$(k -n kube-system get pods -l k8s-app=kube-dns -o name 2>/dev/null | wc -l)
+  [ "$n" = 2 ] && ok "cluster: CoreDNS's Deployment created its 2 pods" || bad "cluster: CoreDNS pods: $n, want 2"
+  local can
+  for can in "kube-system:kube-proxy list endpointslices.discovery.k8s.io" "kube-system:kube-proxy watch services" \
+    "kube-flannel:flannel patch nodes --subresource=status" "kube-flannel:flannel list nodes" \
+    "kube-system:coredns watch endpointslices.discovery.k8s.io" "kube-system:coredns list namespaces"; do
+    set -- $can
+    if [ "$(k auth can-i "${@:2}" --as="system:serviceaccount:$1" 2>/dev/null)" = yes ]; then
+      ok "cluster: system:serviceaccount:$1 may ${*:2}"
+    else
+      bad "cluster: system:serviceaccount:$1 may not ${*:2}"
+    fi
+  done
+  "$repo/test/e2e/cluster/down.sh" "$st" >/dev/null 2>&1 || bad "cluster: down.sh failed"
+  trap 'rm -rf --one-file-system "$tmp"' EXIT
+}
+repo=$(cd "$here/../.." && pwd)
+if bin=$("$repo/test/realbin/build.sh" --cached 2>/dev/null); then
+  cluster_check "$bin"
+else
+  skip=1
+  echo "SKIP  cluster: test/realbin/build.sh has not built the control plane (run it for the API server checks)"
+fi
+
+echo "selftest: $pass passed, $fail failed${skip:+, $skip skipped}"
 [ "$fail" = 0 ]
