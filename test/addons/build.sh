@@ -35,15 +35,23 @@ done
 key=$(cat "${inputs[@]}" | sha256sum | cut -c1-16)
 out=${ADDONS_CACHE:-$repo/.cache/addons}/$key
 images=(kube-proxy flannel coredns node-exporter np-deviceplugin)
-have=1
-for i in "${images[@]}"; do [ -s "$out/images/$i.tar" ] || have=0; done
-[ -s "$out/images.tsv" ] || have=0
-if [ "$have" = 1 ]; then log "cached $out"; echo "$out"; exit 0; fi
+built() {
+  local i
+  for i in "${images[@]}"; do [ -s "$out/images/$i.tar" ] || return 1; done
+  [ -s "$out/images.tsv" ]
+}
+if built; then log "cached $out"; echo "$out"; exit 0; fi
 if [ "${1:-}" = --cached ]; then log "not built yet: $out"; exit 1; fi
 [ $# -eq 0 ] || { echo "usage: $0 [--cached]" >&2; exit 2; }
 
+# One build of a key at a time; a second one waits, then finds it built.
+mkdir -p "$(dirname "$out")"
+exec 9>"$out.lock"
+flock 9
+if built; then log "cached $out (built while waiting)"; echo "$out"; exit 0; fi
 tmp=$out.tmp
 rm -rf "$tmp"; mkdir -p "$tmp"/{bin,images,debs,root,tools}
+trap 'rm -rf "$tmp"' EXIT # a failed build leaves nothing half done
 t0=$SECONDS
 export CGO_ENABLED=0 GOFLAGS="-trimpath -buildvcs=false"
 ver() { (cd "$here/$1" && go list -m -f '{{.Version}}' "$2"); }
@@ -149,7 +157,7 @@ rm -rf "$tmp/root" "$tmp/tools"
 
 # Drop other keys' builds once they are a day old (a run in progress may
 # still be using them).
-find "$(dirname "$out")" -mindepth 1 -maxdepth 1 ! -name "$key" ! -name "$key.tmp" -mmin +1440 -exec rm -rf {} +
+find "$(dirname "$out")" -mindepth 1 -maxdepth 1 ! -name "$key" ! -name "$key.tmp" ! -name "$key.lock" -mmin +1440 -exec rm -rf {} +
 rm -rf "$out"; mv "$tmp" "$out"
 log "built $out in $((SECONDS - t0)) s: $(du -sh "$out" | cut -f1) (images $(du -sh "$out/images" | cut -f1))"
 echo "$out"
