@@ -66,7 +66,7 @@ func TestKubeletJoinsContainerdNamespace(t *testing.T) {
 	want := "[--mount=/proc/4242/ns/mnt]\n[--]\n[/usr/bin/kubelet]\n" +
 		"[--config=/etc/numa-partition/kubelet-node1.yaml]\n[--kubeconfig=/etc/kubernetes/kubelet-node1.conf]\n" +
 		"[--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet-node1.conf]\n[--cert-dir=/var/lib/kubelet-node1/pki]\n" +
-		"[--root-dir=/var/lib/kubelet-node1]\n[--hostname-override=seed-node1]\n" +
+		"[--root-dir=/var/lib/kubelet]\n[--hostname-override=seed-node1]\n" +
 		"[--node-labels=numa-partition.io/partition=node1,numa-type=blue]\n"
 	if out != want {
 		t.Errorf("nsenter got\n%s\nwant\n%s", out, want)

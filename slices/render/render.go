@@ -397,7 +397,7 @@ func kubeletArgs(p *planner.Partition) ([]string, error) {
 		"--kubeconfig=" + k.Kubeconfig,
 		"--bootstrap-kubeconfig=" + k.BootstrapKubeconfig,
 		"--cert-dir=" + k.CertDir,
-		"--root-dir=" + k.RootDir,
+		"--root-dir=" + kubeletRootDir(p),
 	}
 	if p.NodeName != "" {
 		args = append(args, "--hostname-override="+p.NodeName)
@@ -425,6 +425,30 @@ func kubeletArgs(p *planner.Partition) ([]string, error) {
 		}
 	}
 	return args, nil
+}
+
+// bindKubeletDir is where containerd's unit binds the partition's root
+// dir: kubelet's default, unless it is that already.
+func bindKubeletDir(p *planner.Partition) string {
+	if p.Kubelet.RootDir == defaultKubeletDir {
+		return ""
+	}
+	return defaultKubeletDir
+}
+
+// defaultKubeletDir is kubelet's default root dir, which DaemonSets'
+// hostPaths name.
+const defaultKubeletDir = "/var/lib/kubelet"
+
+// kubeletRootDir is the --root-dir kubelet runs with: in its containerd's
+// mount namespace the partition's root dir is bound at kubelet's default
+// (containerd.service.tmpl), so there kubelet uses the default path; with
+// a shared runtime, kubelet has no namespace and uses the plan's.
+func kubeletRootDir(p *planner.Partition) string {
+	if p.Runtime.Kind == planner.RuntimeContainerd {
+		return defaultKubeletDir
+	}
+	return p.Kubelet.RootDir
 }
 
 // continued writes a command line one argument per line.
@@ -515,6 +539,8 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) 
 		"DevicePluginsDir": p.Kubelet.DevicePluginsDir,
 		"SharedDir":        sharedDevicePluginsDir,
 		"StateDirectories": ownState + " " + sharedState,
+		"RootDir":          p.Kubelet.RootDir,
+		"KubeletDir":       bindKubeletDir(p),
 		"ExecStart":        rt.Binary + " --config " + rt.ConfigPath,
 	})
 	if err != nil {
