@@ -102,10 +102,12 @@ Where=/mnt/share
 Type=9p
 Options=trans=virtio,version=9p2000.L,msize=1048576
 UNIT
-# The link to the host: QEMU user-mode networking (restrict=on) with one
-# guestfwd, 10.0.2.100:6443 -> the API server on the host's loopback. No
-# udev, so no networkd: a static address and a default route (kubelet takes
-# the node IP from the default route's interface).
+# The link to the lab: a tap on the bridge of run.sh's lab network
+# namespace, where the control plane listens on 10.0.2.100 and 10.0.2.2 is
+# the gateway. Each VM has its own address on it (e2e.ip= on the kernel
+# command line, 10.0.2.15 without). No udev, so no networkd: a static
+# address and a default route (kubelet takes the node IP from the default
+# route's interface in host mode).
 cat > "$sd/e2e-net.service" <<'UNIT'
 [Unit]
 Description=e2e link to the host's API server
@@ -118,7 +120,7 @@ Type=oneshot
 RemainAfterExit=yes
 ExecStart=/sbin/ip link set lo up
 ExecStart=/sbin/ip link set eth0 up
-ExecStart=/sbin/ip addr add 10.0.2.15/24 dev eth0
+ExecStart=/bin/sh -c 'a=10.0.2.15; for w in $$(cat /proc/cmdline); do case $$w in e2e.ip=*) a=$${w#e2e.ip=};; esac; done; exec /sbin/ip addr add $$a/24 dev eth0'
 ExecStart=/sbin/ip route add default via 10.0.2.2
 [Install]
 WantedBy=multi-user.target

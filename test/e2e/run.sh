@@ -7,9 +7,12 @@
 # and exits non-zero, naming every failed step, when anything failed.
 # The partitions run the real kubelet 1.37 and containerd 2 (test/realbin)
 # and join a real control plane (etcd, kube-apiserver, kube-scheduler,
-# kube-controller-manager: test/e2e/cluster) that runs on this host's
-# loopback; each VM reaches it through QEMU's user-mode network
-# (restrict=on: the guest reaches nothing else) at 10.0.2.100:6443.
+# kube-controller-manager: test/e2e/cluster) that runs in the lab: a
+# network namespace of this run's own on this machine, with a bridge that
+# every VM's tap is on. The VMs reach the API server at 10.0.2.100:6443 and
+# it reaches their kubelets at their Nodes' addresses (logs, exec), as a
+# control plane reaches its machines; the lab has no link to this
+# machine's network, so nothing leaves it.
 #
 # Environment:
 #   E2E_MODES      boots, in order (default "v2 v1 n4"): v2 and v1 are the
@@ -40,7 +43,7 @@ mkdir -p "$cache"
 exec 9>"$cache/run.lock"
 flock -n 9 || { log "another e2e run holds $cache/run.lock"; exit 1; }
 
-for t in qemu-system-x86_64 cpio timeout socat openssl curl; do
+for t in qemu-system-x86_64 cpio timeout openssl curl ip; do
   command -v "$t" >/dev/null || { log "missing $t: run test/e2e/setup.sh (as root)"; exit 1; }
 done
 
@@ -65,16 +68,51 @@ done
 # No registry: a pause and a workload image of our own, as OCI archives
 # the guest imports into each partition's containerd.
 "$repo/test/images/build.sh" "$payload/e2e/images"
+# The namespace-mode boot's DaemonSets from test/addons (built once,
+# cached in .cache/addons/), their manifests rendered for this cluster:
+# prometheus node_exporter as its chart deploys it (step agents) and our
+# device plugin + CSI node registrar (step plugins).
+addons=$("$repo/test/addons/build.sh")
+mkdir -p "$payload/e2e/images/addons" "$payload/e2e/addons"
+for a in node-exporter np-deviceplugin; do
+  cp "$addons/images/$a.tar" "$payload/e2e/images/addons/"
+  "$repo/test/addons/render.sh" APISERVER=https://10.0.2.100:6443 CLUSTER_CIDR=10.244.0.0/16 DNS_IP=10.96.0.10 \
+    -- "$repo/test/addons/manifests/$a.yaml" > "$payload/e2e/addons/$a.yaml"
+done
 
-# --- the control plane, with a throw-away CA and one bootstrap token.
+# --- the lab: a network namespace of this run's own. Its bridge lab0 is
+# 10.0.2.100 (the API server) and 10.0.2.2 (the VMs' gateway); each VM's
+# tap is on it, with an address of its own (lab_addr). A partition network
+# behind a VM's bridge uplink is routed to that VM (lab_routes), as an
+# operator routes a host's partition subnet.
+lab=npe2e-$$
+declare -A lab_addr=([v2]=10.0.2.15 [v1]=10.0.2.16 [n4]=10.0.2.17)
+declare -A lab_mac=([v2]=52:54:00:e2:e0:02 [v1]=52:54:00:e2:e0:01 [n4]=52:54:00:e2:e0:04)
+declare -A lab_routes=([v2]=10.212.0.0/24)
+inlab() { ip netns exec "$lab" "$@"; }
+lab_down() { ip netns del "$lab" 2>/dev/null || true; }
+ip netns add "$lab"
+ip -n "$lab" link set lo up
+ip -n "$lab" link add lab0 type bridge
+ip -n "$lab" addr add 10.0.2.100/24 dev lab0
+ip -n "$lab" addr add 10.0.2.2/24 dev lab0
+ip -n "$lab" link set lab0 up
+for m in $modes; do
+  ip -n "$lab" tuntap add dev "tap-$m" mode tap
+  ip -n "$lab" link set "tap-$m" master lab0 up
+  [ -z "${lab_routes[$m]:-}" ] || ip -n "$lab" route add "${lab_routes[$m]}" via "${lab_addr[$m]}"
+done
+
+# --- the control plane, in the lab, with a throw-away CA and one
+# bootstrap token.
 cluster=$cache/cluster
 apiport=${E2E_APISERVER_PORT:-6443}
-export E2E_APISERVER_PORT=$apiport
-trap '"$here/cluster/down.sh" "$cluster" || true' EXIT
-"$here/cluster/up.sh" "$realbin" "$cluster"
+export E2E_APISERVER_PORT=$apiport E2E_APISERVER_BIND=0.0.0.0
+trap '"$here/cluster/down.sh" "$cluster" || true; lab_down' EXIT
+inlab "$here/cluster/up.sh" "$realbin" "$cluster"
 mkdir -p "$payload/e2e/cluster"
 cp "$cluster"/out/{ca.crt,bootstrap-kubelet.conf,admin.conf} "$payload/e2e/cluster/"
-log "control plane up on 127.0.0.1:$apiport ($((SECONDS - t_start)) s); logs in $cluster/logs"
+log "control plane up in network namespace $lab, 10.0.2.100:$apiport ($((SECONDS - t_start)) s); logs in $cluster/logs"
 
 # --- image: cached, rebuilt only when image.sh changes.
 image=$("$here/image.sh")
@@ -112,15 +150,15 @@ boot() {
   rm -rf "$out/payload" "$out/payload.cpio"
   log "booting $mode (cgroup v$((2 - 1 + unified)), $shape, 4 vCPUs, 4 GiB; limit ${timeout_s}s); logs in $out"
   t0=$SECONDS
-  timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+  inlab timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
     -machine q35 -accel "$accel" -cpu "$cpu" \
     -smp 4,sockets=2,cores=2,threads=1 -m 4G "${numa[@]}" \
     -kernel "$image/vmlinuz" -initrd "$out/initrd.cpio" \
-    -append "console=ttyS0 rdinit=/sbin/init systemd.unified_cgroup_hierarchy=$unified systemd.wants=numa-e2e.service panic=-1 loglevel=4 mitigations=off" \
+    -append "console=ttyS0 rdinit=/sbin/init systemd.unified_cgroup_hierarchy=$unified systemd.wants=numa-e2e.service panic=-1 loglevel=4 mitigations=off e2e.ip=${lab_addr[$mode]}" \
     -virtfs local,path="$out/share",mount_tag=share,security_model=none,id=share \
     -serial file:"$out/console.log" -serial file:"$out/scenario.log" \
-    -netdev "user,id=net0,restrict=on,guestfwd=tcp:10.0.2.100:6443-cmd:socat STDIO TCP:127.0.0.1:$apiport" \
-    -device virtio-net-pci,netdev=net0 \
+    -netdev "tap,id=net0,ifname=tap-$mode,script=no,downscript=no" \
+    -device virtio-net-pci,netdev=net0,mac="${lab_mac[$mode]}" \
     -display none -monitor none -no-reboot || rc=$?
   echo "$rc" > "$out/qemu.rc"
   echo $((SECONDS - t0)) > "$out/wall"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # setup.sh — install what `make e2e` needs on a Debian 12 host, from Debian
 # packages only: QEMU (TCG is enough), kmod (depmod/modprobe to pick the
-# kernel modules), cpio (initramfs), debootstrap (the guest's root), socat
-# (QEMU's guestfwd to the API server), openssl and curl (the control
+# kernel modules), cpio (initramfs), debootstrap (the guest's root), iproute2
+# (ip netns, bridge and taps of the lab), openssl and curl (the control
 # plane's throw-away PKI and bootstrap objects). No recommends.
 set -euo pipefail
-pkgs=(qemu-system-x86 kmod cpio debootstrap socat openssl curl)
+pkgs=(qemu-system-x86 kmod cpio debootstrap iproute2 openssl curl)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")

@@ -14,6 +14,7 @@
 #
 # Environment (defaults):
 #   E2E_APISERVER_PORT    6443   kube-apiserver secure port on 127.0.0.1
+#   E2E_APISERVER_BIND    127.0.0.1  its bind address (0.0.0.0 in run.sh's lab namespace: the guests connect to it, and it to their kubelets)
 #   E2E_ETCD_PORT         12379  etcd client port (plain HTTP, 127.0.0.1)
 #   E2E_ETCD_PEER_PORT    12380  etcd peer port (127.0.0.1)
 #   E2E_KCM_PORT          10257  kube-controller-manager secure port
@@ -244,7 +245,7 @@ wait_ready etcd curl -fsS --max-time 5 "http://127.0.0.1:$etcd_port/health"
 
 start kube-apiserver \
   --v="$verbosity" \
-  --bind-address=127.0.0.1 \
+  --bind-address="${E2E_APISERVER_BIND:-127.0.0.1}" \
   --secure-port="$api_port" \
   --advertise-address="$guest_addr" \
   --etcd-servers="http://127.0.0.1:$etcd_port" \

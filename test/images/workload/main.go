@@ -8,7 +8,8 @@
 // first allocates N MiB and writes every page, so the memory is resident (and
 // on the nodes the cpuset allows) before the line appears: the line means
 // "ready". It then keeps the memory and blocks until SIGTERM or SIGINT, and
-// exits 0. Built static (CGO_ENABLED=0).
+// exits 0. `workload once` prints the line and exits at once: what the e2e
+// runs through `kubectl exec`. Built static (CGO_ENABLED=0).
 package main
 
 import (
@@ -25,7 +26,24 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "once" {
+		os.Exit(once(os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Stdout, os.Stderr, os.Getenv("TOUCH_MIB")))
+}
+
+// once prints the CPUs and memory nodes line and returns.
+func once(stdout, stderr io.Writer) int {
+	status, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		var cpus, mems string
+		if cpus, mems, err = parseStatus(string(status)); err == nil {
+			fmt.Fprintf(stdout, "cpus=%s mems=%s\n", cpus, mems)
+			return 0
+		}
+	}
+	fmt.Fprintln(stderr, "workload:", err)
+	return 1
 }
 
 // run does everything but exit; it returns the exit code.

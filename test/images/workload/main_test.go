@@ -125,3 +125,13 @@ func TestWorkloadBadTouch(t *testing.T) {
 	assert.Equal(t, 1, exit.ExitCode())
 	assert.Contains(t, string(out), `workload: TOUCH_MIB="lots"`)
 }
+
+func TestOncePrintsTheLineAndReturns(t *testing.T) {
+	var out, errOut strings.Builder
+	if code := once(&out, &errOut); code != 0 {
+		t.Fatalf("once exited %d: %s", code, errOut.String())
+	}
+	if !strings.HasPrefix(out.String(), "cpus=") || !strings.Contains(out.String(), " mems=") {
+		t.Fatalf("once printed %q", out.String())
+	}
+}
