@@ -29,7 +29,7 @@ echo "cmdline: $(cat /proc/cmdline)"
 # The steps of each cgroup mode, in order. Later steps build on earlier ones
 # (and say so when those failed).
 case $E2E_MODE in
-  v2) steps="topology hugepages-sysfs discover cluster apply network allocatable placement nri pending hugepages admit status reapply change reserve killed remove" ;;
+  v2) steps="topology hugepages-sysfs discover cluster apply network logs agents plugins allocatable placement nri pending hugepages admit status reapply change reserve killed remove" ;;
   v1) steps="topology discover cluster apply allocatable placement pending hugepages status reserve remove" ;;
   n4) steps="topology discover cluster apply allocatable fill unit remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;

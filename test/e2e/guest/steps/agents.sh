@@ -1,0 +1,49 @@
+# A hostNetwork node agent runs unmodified once per partition: prometheus
+# node_exporter 1.12.1 as its upstream chart deploys it (a DaemonSet,
+# hostNetwork and hostPID, :9100), from test/addons. Each partition's pod
+# is Running without a restart, answers at its partition's address on
+# :9100 (from the other partition, as a Prometheus elsewhere scrapes it),
+# and reports that partition's interfaces only; nothing listens on :9100
+# in the host's namespace. In host mode the N agents would collide on the
+# one :9100 (docs/network.md).
+. /e2e/guest/lib.sh
+requires network
+for p in $PARTITIONS; do
+  run ctr --address "$(socket_of $p)" -n k8s.io images import /e2e/images/addons/node-exporter.tar >/dev/null \
+    && ok "node-exporter image imported into containerd-$p" || fail "ctr images import node-exporter.tar into containerd-$p failed"
+done
+# Only this boot's Nodes: the other boots share the cluster (and may run
+# host mode, where the agents would collide).
+sed "s|^        kubernetes.io/os: linux$|        kubernetes.io/os: linux\n        e2e.numa-partition.io/boot: $BOOT|" /e2e/addons/node-exporter.yaml > $STATE/node-exporter.yaml
+grep -q "e2e.numa-partition.io/boot: $BOOT" $STATE/node-exporter.yaml || die "could not restrict node-exporter to this boot's Nodes"
+run k apply -f $STATE/node-exporter.yaml >/dev/null && ok "node-exporter DaemonSet applied" || die "kubectl apply node-exporter failed"
+pod_on() { k -n kube-system get pods -l app.kubernetes.io/name=node-exporter --field-selector spec.nodeName=$(node_name $1) -o jsonpath='{.items[0].metadata.name}' 2>/dev/null; }
+for p in $PARTITIONS; do
+  running() { [ "$(k -n kube-system get pod "$(pod_on $p)" -o jsonpath='{.status.phase}' 2>/dev/null)" = Running ]; }
+  wait_until 240 "node-exporter Running on $(node_name $p)" running \
+    || { k -n kube-system describe pod "$(pod_on $p)" | tail -15; continue; }
+done
+metrics() { in_netns "$1" bash -c "$(declare -f http_get); exec 3<>/dev/tcp/$2/9100 && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && cat <&3"; }
+for p in $PARTITIONS; do
+  for q in $PARTITIONS; do
+    [ $q = $p ] && continue
+    out=$(metrics $q ${ADDRESS[$p]})
+    grep -q '^node_cpu_seconds_total' <<<"$out" \
+      && ok "node_exporter of $p answers at ${ADDRESS[$p]}:9100 (scraped from np-$q)" \
+      || fail "no node_exporter metrics at ${ADDRESS[$p]}:9100: $(head -c 300 <<<"$out")"
+    # /proc/net/dev (the netdev collector) shows the namespace of the
+    # process reading it: the agent's, its partition's.
+    devs=$(grep -o '^node_network_receive_bytes_total{device="[^"]*"' <<<"$out" | sed 's/.*device="//; s/"$//' | sort -u | tr '\n' ' ')
+    case " $devs " in
+      *" npbr0 "*|*" np-node"*) fail "node_exporter of $p sees the host's links: $devs" ;;
+      *" eth0 "*) ok "node_exporter of $p sees its namespace's links only: $devs" ;;
+      *) fail "node_exporter of $p lists no eth0: $devs" ;;
+    esac
+  done
+  restarts=$(k -n kube-system get pod "$(pod_on $p)" -o jsonpath='{.status.containerStatuses[0].restartCount}')
+  expect_eq "node-exporter on $(node_name $p) restarts" "$restarts" 0
+done
+host_listen=$(ss -Hltn | awk '{print $4}' | grep -E ':9100$' | tr '\n' ' ')
+[ -z "$host_listen" ] && ok "nothing listens on :9100 in the host's namespace" || fail ":9100 open on the host: $host_listen"
+run k delete -f $STATE/node-exporter.yaml --wait=false >/dev/null
+true
