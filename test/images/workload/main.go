@@ -9,18 +9,23 @@
 // on the nodes the cpuset allows) before the line appears: the line means
 // "ready". It then keeps the memory and blocks until SIGTERM or SIGINT, and
 // exits 0. `workload once` prints the line and exits at once: what the e2e
-// runs through `kubectl exec`. Built static (CGO_ENABLED=0).
+// runs through `kubectl exec`. `workload serve ADDR` also answers every TCP
+// connection on ADDR with the line and its host name (a Service's backend),
+// and `workload get ADDR` prints what ADDR answers (its client). Built
+// static (CGO_ENABLED=0).
 package main
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,7 +34,64 @@ func main() {
 	if len(os.Args) == 2 && os.Args[1] == "once" {
 		os.Exit(once(os.Stdout, os.Stderr))
 	}
+	if len(os.Args) == 3 && os.Args[1] == "serve" {
+		os.Exit(serve(os.Stdout, os.Stderr, os.Args[2]))
+	}
+	if len(os.Args) == 3 && os.Args[1] == "get" {
+		os.Exit(get(os.Stdout, os.Stderr, os.Args[2]))
+	}
 	os.Exit(run(os.Stdout, os.Stderr, os.Getenv("TOUCH_MIB")))
+}
+
+// serve answers each connection on addr with the status line and the host
+// name, until SIGTERM.
+func serve(stdout, stderr io.Writer, addr string) int {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "workload:", err)
+		return 1
+	}
+	host, _ := os.Hostname()
+	var line strings.Builder
+	if code := once(&line, stderr); code != 0 {
+		return code
+	}
+	answer := strings.TrimSpace(line.String()) + " host=" + host + "\n"
+	fmt.Fprint(stdout, answer)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			io.WriteString(c, answer)
+			c.Close()
+		}
+	}()
+	<-sigs
+	ln.Close()
+	return 0
+}
+
+// get prints what addr answers.
+func get(stdout, stderr io.Writer, addr string) int {
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		fmt.Fprintln(stderr, "workload:", err)
+		return 1
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	b, err := io.ReadAll(io.LimitReader(c, 4096))
+	if err != nil {
+		fmt.Fprintln(stderr, "workload:", err)
+		return 1
+	}
+	stdout.Write(b)
+	return 0
 }
 
 // once prints the CPUs and memory nodes line and returns.

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // With WORKLOAD_TEST_MAIN=1 the test binary is the workload itself, so the
@@ -133,5 +136,36 @@ func TestOncePrintsTheLineAndReturns(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "cpus=") || !strings.Contains(out.String(), " mems=") {
 		t.Fatalf("once printed %q", out.String())
+	}
+}
+
+func TestServeAnswersGet(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var out, errOut strings.Builder
+	done := make(chan int, 1)
+	go func() { done <- serve(&out, &errOut, addr) }()
+	var got strings.Builder
+	for i := 0; i < 100; i++ {
+		got.Reset()
+		if get(&got, io.Discard, addr) == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	host, _ := os.Hostname()
+	if !strings.HasPrefix(got.String(), "cpus=") || !strings.HasSuffix(got.String(), " host="+host+"\n") {
+		t.Fatalf("get read %q (serve: %q %q)", got.String(), out.String(), errOut.String())
+	}
+	if code := get(io.Discard, io.Discard, "127.0.0.1:1"); code == 0 {
+		t.Fatal("get of a closed port succeeded")
+	}
+	unix.Kill(os.Getpid(), unix.SIGTERM)
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exited %d", code)
 	}
 }
