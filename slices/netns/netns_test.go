@@ -102,8 +102,8 @@ func part(name, addr string) Partition {
 		Address: netip.MustParsePrefix(addr), Gateway: netip.MustParseAddr("10.212.0.1")}
 }
 
-// inNamespace runs f in the named namespace (a server or client there).
-func inNamespace(t *testing.T, h *Host, name string, f func()) {
+// inNamed runs f in the named namespace (a server or client there).
+func inNamed(t *testing.T, h *Host, name string, f func()) {
 	t.Helper()
 	ns, err := h.openNamespace(name)
 	require.NoError(t, err)
@@ -167,11 +167,14 @@ func TestBridgeUplinkUpDownOnTheRealKernel(t *testing.T) {
 			}
 		}
 		require.Equal(t, "10.212.0.1", gw, "%s's default route", p.Namespace)
+		var fwd []byte
+		inNamed(t, h, p.Namespace, func() { fwd, _ = os.ReadFile("/proc/sys/net/ipv4/ip_forward") })
+		require.Equal(t, "1", strings.TrimSpace(string(fwd)), "%s forwards, as a Node does", p.Namespace)
 	}
 
 	// Partition a reaches b's address through the bridge.
 	var ln net.Listener
-	inNamespace(t, h, b.Namespace, func() { ln, err = net.Listen("tcp", "10.212.0.3:10250") })
+	inNamed(t, h, b.Namespace, func() { ln, err = net.Listen("tcp", "10.212.0.3:10250") })
 	require.NoError(t, err)
 	defer ln.Close()
 	go func() {
@@ -181,7 +184,7 @@ func TestBridgeUplinkUpDownOnTheRealKernel(t *testing.T) {
 		}
 	}()
 	var got []byte
-	inNamespace(t, h, a.Namespace, func() {
+	inNamed(t, h, a.Namespace, func() {
 		c, derr := net.DialTimeout("tcp", "10.212.0.3:10250", 10*time.Second)
 		if derr != nil {
 			err = derr

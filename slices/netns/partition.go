@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -51,7 +52,18 @@ func (h *Host) UpPartition(u Uplink, p Partition) error {
 			return err
 		}
 	}
-	return configureInside(inner, p, mtu)
+	if err := configureInside(inner, p, mtu); err != nil {
+		return err
+	}
+	// A Node forwards (kubeadm's preflight requires it, pod networks
+	// route through it): so does each partition's namespace.
+	return inNamespace(ns, func() error {
+		const f = "/proc/sys/net/ipv4/ip_forward"
+		if err := os.WriteFile(f, []byte("1\n"), 0o644); err != nil {
+			return fmt.Errorf("namespace %s: enabling IPv4 forwarding: %w", p.Namespace, err)
+		}
+		return nil
+	})
 }
 
 // createLink makes the partition's link on the host under a temporary

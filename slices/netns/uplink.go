@@ -204,7 +204,10 @@ func (h *Host) restoreForwarding(stateDir string) error {
 // inHost runs f on a thread in the host's namespace: /proc/sys/net shows
 // the namespace of the thread that opens it. The thread returns to the
 // runtime only if it could go back to where it was.
-func (h *Host) inHost(f func() error) error {
+func (h *Host) inHost(f func() error) error { return inNamespace(h.NS, f) }
+
+// inNamespace runs f on a thread of its own in namespace ns.
+func inNamespace(ns netns.NsHandle, f func() error) error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -214,8 +217,8 @@ func (h *Host) inHost(f func() error) error {
 			return
 		}
 		defer self.Close()
-		if err := netns.Set(h.NS); err != nil {
-			done <- fmt.Errorf("entering the host network namespace: %w", err)
+		if err := netns.Set(ns); err != nil {
+			done <- fmt.Errorf("entering a network namespace: %w", err)
 			return
 		}
 		err = f()
