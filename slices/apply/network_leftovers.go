@@ -5,8 +5,8 @@ import (
 
 	"github.com/vishvananda/netns"
 
-	bundle "github.com/numa-partition/numa-partition/slices/render"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
+	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // networkLeftovers are what the partitions' namespaces leave once their
