@@ -71,8 +71,10 @@ rm -rf "$root"/usr/share/{doc,man,locale,info}/* "$root"/var/cache/apt/* \
 # virtio-pci + 9p carry the host share, overlay serves containerd,
 # virtio_net is the link to the API server, veth the pods' CNI (ptp) and
 # the partitions' links, bridge their uplink, nf_tables + masquerade its
-# NAT towards the API server.
-mods="virtio_pci 9pnet_virtio 9p overlay virtio_net veth bridge nf_tables nft_chain_nat nft_masq"
+# NAT towards the API server; the rest are what kube-proxy's nftables mode
+# uses (conntrack, DNAT, random endpoint choice, fib, reject).
+mods="virtio_pci 9pnet_virtio 9p overlay virtio_net veth bridge nf_tables nft_chain_nat nft_masq
+  nft_ct nft_nat nft_numgen nft_fib_inet nft_fib_ipv4 nft_fib_ipv6 nft_reject_inet nft_reject_ipv4 nft_reject_ipv6 nft_limit"
 depmod -b "$work/kernel" "$kver"
 for m in $mods; do
   modprobe -d "$work/kernel" -S "$kver" --show-depends "$m" | awk '$1=="insmod"{print $2}'

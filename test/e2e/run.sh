@@ -70,13 +70,15 @@ done
 "$repo/test/images/build.sh" "$payload/e2e/images"
 # The namespace-mode boot's DaemonSets from test/addons (built once,
 # cached in .cache/addons/), their manifests rendered for this cluster:
-# prometheus node_exporter as its chart deploys it (step agents) and our
-# device plugin + CSI node registrar (step plugins).
+# prometheus node_exporter as its chart deploys it (step agents), our
+# device plugin + CSI node registrar (step plugins) and kube-proxy as
+# kubeadm deploys it (step services; the pods' networks are the
+# scenario's ptp ones, 10.88.<index>.0/24).
 addons=$("$repo/test/addons/build.sh")
 mkdir -p "$payload/e2e/images/addons" "$payload/e2e/addons"
-for a in node-exporter np-deviceplugin; do
+for a in node-exporter np-deviceplugin kube-proxy; do
   cp "$addons/images/$a.tar" "$payload/e2e/images/addons/"
-  "$repo/test/addons/render.sh" APISERVER=https://10.0.2.100:6443 CLUSTER_CIDR=10.244.0.0/16 DNS_IP=10.96.0.10 \
+  "$repo/test/addons/render.sh" APISERVER=https://10.0.2.100:6443 CLUSTER_CIDR=10.88.0.0/16 DNS_IP=10.96.0.10 \
     -- "$repo/test/addons/manifests/$a.yaml" > "$payload/e2e/addons/$a.yaml"
 done
 
@@ -208,11 +210,17 @@ for mode in $modes; do
   case $mode in v1|v2|n4) ;; *) log "E2E_MODES: unknown mode $mode (allowed: v2 v1 n4)"; exit 2 ;; esac
 done
 # Each TCG VM keeps one host core busy: with two or more cores the boots
-# run side by side (E2E_PARALLEL=0 forces one after the other).
+# run side by side, at most one per core (three on two cores starved the
+# 4-node boot's memory-touching pods past their limits), the next starting
+# when one ends (E2E_PARALLEL=0 forces one after the other).
 parallel=${E2E_PARALLEL:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)}
 if [ "$parallel" = 1 ]; then
+  slots=$(nproc)
   pids=()
-  for mode in $modes; do boot "$mode" & pids+=($!); done
+  for mode in $modes; do
+    while [ "$(jobs -rp | wc -l)" -ge "$slots" ]; do wait -n || true; done
+    boot "$mode" & pids+=($!)
+  done
   wait "${pids[@]}" || true
 else
   for mode in $modes; do boot "$mode"; done
