@@ -46,4 +46,4 @@ done
 host_listen=$(ss -Hltn | awk '{print $4}' | grep -E ':9100$' | tr '\n' ' ')
 [ -z "$host_listen" ] && ok "nothing listens on :9100 in the host's namespace" || fail ":9100 open on the host: $host_listen"
 run k delete -f $STATE/node-exporter.yaml --wait=false >/dev/null
-true
+finish

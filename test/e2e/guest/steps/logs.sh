@@ -35,4 +35,4 @@ for p in $PARTITIONS; do
   esac
 done
 k -n $NS delete pod $(for p in $PARTITIONS; do echo talk-$p; done) --wait=false >/dev/null 2>&1
-true
+finish

@@ -42,3 +42,4 @@ for p in $PARTITIONS; do
   expect_eq "status: np-$p present and up with its address" \
     "$(jq -r --arg p $p '.partitions[]|select(.name==$p)|.network|"\(.present) \(.up) \(.addresses|join(","))"' <<<"$st")" "true true ${ADDRESS[$p]}/24"
 done
+finish

@@ -28,4 +28,4 @@ done
 [ -z "$(ls /var/lib/kubelet/plugins_registry 2>/dev/null)" ] && ok "nothing registered in the host's /var/lib/kubelet/plugins_registry" \
   || fail "the host's /var/lib/kubelet/plugins_registry has $(ls /var/lib/kubelet/plugins_registry | tr '\n' ' ')"
 run k delete -f $STATE/np-deviceplugin.yaml --wait=false >/dev/null
-true
+finish

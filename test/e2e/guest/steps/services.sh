@@ -81,4 +81,4 @@ host_listen=$(ss -Hltn | awk '{print $4}' | grep -E ':(10249|10256)$' | tr '\n' 
 k -n $NS delete pod $(for p in $PARTITIONS; do echo backend-$p client-$p; done) --wait=false >/dev/null 2>&1
 k -n $NS delete svc $(for p in $PARTITIONS; do echo backend-$p; done) >/dev/null 2>&1
 run k delete -f $STATE/kube-proxy.yaml --wait=false >/dev/null
-true
+finish
