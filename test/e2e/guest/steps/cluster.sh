@@ -12,7 +12,7 @@ for p in $PARTITIONS; do
   cat > /etc/cni/net.d-$p/10-e2e.conflist <<CNI
 {"cniVersion": "0.4.0", "name": "e2e-$p", "plugins": [
   {"type": "ptp", "ipMasq": false,
-   "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.88.$i.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}}]}
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.88.$i.0/24"}]]}}]}
 CNI
   i=$((i + 1))
 done
