@@ -23,16 +23,15 @@ done
 for p in $PARTITIONS; do
   running() { [ "$(k -n $NS get pod talk-$p -o jsonpath='{.status.phase}')" = Running ]; }
   wait_until 240 "pod talk-$p Running" running || { k -n $NS describe pod talk-$p | tail -15; continue; }
-  out=$(k -n $NS logs talk-$p 2>&1)
-  case "$out" in
-    cpus=*) ok "kubectl logs talk-$p (through $(node_name $p)'s kubelet at ${ADDRESS[$p]}): $out" ;;
-    *) fail "kubectl logs talk-$p: $out" ;;
-  esac
-  out=$(k -n $NS exec talk-$p -- /workload once 2>&1)
-  case "$out" in
-    "cpus=${POD_CPUS[$p]} "*|cpus=*) ok "kubectl exec talk-$p -- /workload once: $out" ;;
-    *) fail "kubectl exec talk-$p: $out" ;;
-  esac
+  # Running comes when the container starts, its first line a moment
+  # later; kubelet may not know the container by name for a moment more.
+  logs_ok() { k -n $NS logs talk-$p 2>/dev/null | grep -q '^cpus='; }
+  wait_until 60 "kubectl logs talk-$p (through $(node_name $p)'s kubelet at ${ADDRESS[$p]})" logs_ok \
+    || echo "  logs: $(k -n $NS logs talk-$p 2>&1 | head -3)"
+  exec_ok() { k -n $NS exec talk-$p -- /workload once 2>/dev/null | grep -q '^cpus='; }
+  wait_until 60 "kubectl exec talk-$p -- /workload once" exec_ok \
+    || echo "  exec: $(k -n $NS exec talk-$p -- /workload once 2>&1 | head -3)"
+  echo "  talk-$p: logs '$(k -n $NS logs talk-$p 2>&1 | head -1)', exec '$(k -n $NS exec talk-$p -- /workload once 2>&1 | head -1)'"
 done
 k -n $NS delete pod $(for p in $PARTITIONS; do echo talk-$p; done) --wait=false >/dev/null 2>&1
 finish
