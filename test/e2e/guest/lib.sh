@@ -242,3 +242,20 @@ journal_tail() {
   echo "  --- last lines of $1 (systemctl: $(unit_prop "$1" ActiveState)/$(unit_prop "$1" SubState), NRestarts $(unit_prop "$1" NRestarts))"
   journalctl -b --no-pager -o cat -u "$1" | grep -v '^$' | tail -${2:-25} | sed 's/^/    /'
 }
+
+# deploy_addon NAME WHAT: an add-on of test/addons as a cluster would run
+# it: its image (/e2e/images/addons/NAME.tar) imported into every
+# partition's containerd (no registry), its manifest (/e2e/addons/NAME.yaml,
+# rendered by run.sh) applied with its DaemonSet restricted to this boot's
+# Nodes (the other boots share the cluster, and may run host mode, where
+# node agents collide). The applied manifest is $STATE/NAME.yaml.
+deploy_addon() {
+  local name=$1 what=$2 p
+  for p in $PARTITIONS; do
+    run ctr --address "$(socket_of $p)" -n k8s.io images import /e2e/images/addons/$name.tar >/dev/null \
+      && ok "$name image imported into containerd-$p" || fail "ctr images import $name.tar into containerd-$p failed"
+  done
+  sed "s|^        kubernetes.io/os: linux$|        kubernetes.io/os: linux\n        e2e.numa-partition.io/boot: $BOOT|" /e2e/addons/$name.yaml > $STATE/$name.yaml
+  grep -q "e2e.numa-partition.io/boot: $BOOT" $STATE/$name.yaml || die "could not restrict $name to this boot's Nodes"
+  run k apply -f $STATE/$name.yaml >/dev/null && ok "$what applied" || die "kubectl apply $name failed"
+}

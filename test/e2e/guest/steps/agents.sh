@@ -8,15 +8,7 @@
 # one :9100 (docs/network.md).
 . /e2e/guest/lib.sh
 requires network
-for p in $PARTITIONS; do
-  run ctr --address "$(socket_of $p)" -n k8s.io images import /e2e/images/addons/node-exporter.tar >/dev/null \
-    && ok "node-exporter image imported into containerd-$p" || fail "ctr images import node-exporter.tar into containerd-$p failed"
-done
-# Only this boot's Nodes: the other boots share the cluster (and may run
-# host mode, where the agents would collide).
-sed "s|^        kubernetes.io/os: linux$|        kubernetes.io/os: linux\n        e2e.numa-partition.io/boot: $BOOT|" /e2e/addons/node-exporter.yaml > $STATE/node-exporter.yaml
-grep -q "e2e.numa-partition.io/boot: $BOOT" $STATE/node-exporter.yaml || die "could not restrict node-exporter to this boot's Nodes"
-run k apply -f $STATE/node-exporter.yaml >/dev/null && ok "node-exporter DaemonSet applied" || die "kubectl apply node-exporter failed"
+deploy_addon node-exporter "node-exporter DaemonSet"
 pod_on() { k -n kube-system get pods -l app.kubernetes.io/name=node-exporter --field-selector spec.nodeName=$(node_name $1) -o jsonpath='{.items[0].metadata.name}' 2>/dev/null; }
 for p in $PARTITIONS; do
   running() { [ "$(k -n kube-system get pod "$(pod_on $p)" -o jsonpath='{.status.phase}' 2>/dev/null)" = Running ]; }

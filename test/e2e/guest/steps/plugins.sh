@@ -8,13 +8,7 @@
 # resource and a CSINode entry of its own.
 . /e2e/guest/lib.sh
 requires apply
-for p in $PARTITIONS; do
-  run ctr --address "$(socket_of $p)" -n k8s.io images import /e2e/images/addons/np-deviceplugin.tar >/dev/null \
-    && ok "np-deviceplugin image imported into containerd-$p" || fail "ctr images import np-deviceplugin.tar into containerd-$p failed"
-done
-sed "s|^        kubernetes.io/os: linux$|        kubernetes.io/os: linux\n        e2e.numa-partition.io/boot: $BOOT|" /e2e/addons/np-deviceplugin.yaml > $STATE/np-deviceplugin.yaml
-grep -q "e2e.numa-partition.io/boot: $BOOT" $STATE/np-deviceplugin.yaml || die "could not restrict np-deviceplugin to this boot's Nodes"
-run k apply -f $STATE/np-deviceplugin.yaml >/dev/null && ok "np-deviceplugin DaemonSet applied" || die "kubectl apply np-deviceplugin failed"
+deploy_addon np-deviceplugin "np-deviceplugin DaemonSet"
 for p in $PARTITIONS; do
   n=$(node_name $p)
   tokens() { [ "$(k get node $n -o jsonpath='{.status.allocatable.e2e\.numa-partition\.io/token}')" = 2 ]; }

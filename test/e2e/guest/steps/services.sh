@@ -14,13 +14,7 @@ for p in $PARTITIONS; do
   ip route replace 10.88.$i.0/24 via ${ADDRESS[$p]} && ok "pod subnet 10.88.$i.0/24 of $p routed via ${ADDRESS[$p]}" || fail "route 10.88.$i.0/24"
   i=$((i + 1))
 done
-for p in $PARTITIONS; do
-  run ctr --address "$(socket_of $p)" -n k8s.io images import /e2e/images/addons/kube-proxy.tar >/dev/null \
-    && ok "kube-proxy image imported into containerd-$p" || fail "ctr images import kube-proxy.tar into containerd-$p failed"
-done
-sed "s|^        kubernetes.io/os: linux$|        kubernetes.io/os: linux\n        e2e.numa-partition.io/boot: $BOOT|" /e2e/addons/kube-proxy.yaml > $STATE/kube-proxy.yaml
-grep -q "e2e.numa-partition.io/boot: $BOOT" $STATE/kube-proxy.yaml || die "could not restrict kube-proxy to this boot's Nodes"
-run k apply -f $STATE/kube-proxy.yaml >/dev/null && ok "kube-proxy DaemonSet and ConfigMap applied" || die "kubectl apply kube-proxy failed"
+deploy_addon kube-proxy "kube-proxy DaemonSet and ConfigMap"
 proxy_on() { k -n kube-system get pods -l k8s-app=kube-proxy --field-selector spec.nodeName=$(node_name $1) -o jsonpath='{.items[0].metadata.name}' 2>/dev/null; }
 for p in $PARTITIONS; do
   running() { [ "$(k -n kube-system get pod "$(proxy_on $p)" -o jsonpath='{.status.phase}' 2>/dev/null)" = Running ]; }
