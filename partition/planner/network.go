@@ -140,7 +140,7 @@ func (pl *planning) planNetwork() {
 	switch n.Uplink {
 	case UplinkBridge:
 		n.Bridge = or(c.Bridge, DefaultBridge)
-		if msg := ifnameProblem(n.Bridge); msg != "" {
+		if msg := InterfaceNameProblem(n.Bridge); msg != "" {
 			col.add("network.bridge", "%q %s", n.Bridge, msg)
 		}
 		if c.Parent != "" {
@@ -153,8 +153,8 @@ func (pl *planning) planNetwork() {
 		switch {
 		case c.Parent == "":
 			col.add("network.parent", "is required with uplink = %q: the NIC whose network the partitions' addresses are on", UplinkMacvlan)
-		case ifnameProblem(c.Parent) != "":
-			col.add("network.parent", "%q %s", c.Parent, ifnameProblem(c.Parent))
+		case InterfaceNameProblem(c.Parent) != "":
+			col.add("network.parent", "%q %s", c.Parent, InterfaceNameProblem(c.Parent))
 		case ifaces != nil && !hasInterface(ifaces, c.Parent):
 			col.add("network.parent", "%q: the host has no such interface (it has %s)", c.Parent, interfaceNames(ifaces))
 		}
@@ -325,12 +325,9 @@ func usable(subnet netip.Prefix, a netip.Addr) bool {
 }
 
 // InterfaceNameProblem says what is wrong with a network interface (or
-// namespace) name of the plan, "" when nothing.
-func InterfaceNameProblem(n string) string { return ifnameProblem(n) }
-
-// ifnameProblem: Linux interface names are 1-15 bytes, without '/',
-// ':' or whitespace.
-func ifnameProblem(n string) string {
+// namespace) name of the plan, "" when nothing: Linux interface names are
+// 1-15 bytes, without '/', ':' or whitespace.
+func InterfaceNameProblem(n string) string {
 	switch {
 	case n == "" || len(n) > 15:
 		return "must be 1-15 characters (the kernel's IFNAMSIZ)"

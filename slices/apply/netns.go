@@ -20,7 +20,16 @@ func dialer(root string) func(ctx context.Context, network, addr string) (net.Co
 	if filepath.Clean(root) == "/" {
 		return d.DialContext
 	}
-	return dialerIn(filepath.Join(root, "proc/1/ns/net"))
+	return dialerIn(rootNetns(root))
+}
+
+// rootNetns is the network namespace of the host at root: this process's
+// for "/", else that of root's PID 1 (a sandbox's or a container's).
+func rootNetns(root string) string {
+	if filepath.Clean(root) == "/" {
+		return "/proc/self/ns/net"
+	}
+	return filepath.Join(root, "proc/1/ns/net")
 }
 
 // dialerIn dials from the network namespace at nsPath (a partition's

@@ -30,11 +30,7 @@ func networkLeftovers(root string, rec *Record) []leftover {
 			out = append(out, leftover{"remove network namespace " + n.Namespace, func() error {
 				// The host end lives in root's network namespace, never
 				// in this process's when root is another host's.
-				nsPath := "/proc/self/ns/net"
-				if filepath.Clean(root) != "/" {
-					nsPath = filepath.Join(root, "proc/1/ns/net")
-				}
-				hostNS, err := netns.GetFromPath(nsPath)
+				hostNS, err := netns.GetFromPath(rootNetns(root))
 				if err != nil {
 					return err
 				}
