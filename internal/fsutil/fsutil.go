@@ -1,13 +1,13 @@
 // Package fsutil is the one way numa-partition replaces a file (atomic
-// and durable: apply's files and record, the allocator's checkpoint) and
-// the one way it locks one (apply's host lock, the daemon's state dir).
+// and durable: apply's files and record, the allocator's checkpoint), the
+// one way it locks one (apply's host lock, the daemon's state dir), the
+// one way it reads one (bounded, regular files only) and the one way it
+// stays inside a root directory (Root).
 package fsutil
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -16,56 +16,22 @@ import (
 // leaves behind.
 func TempPattern(name string) string { return "." + filepath.Base(name) + ".numa-partition-*" }
 
-// WriteFile replaces path with content so that a reader, or a crash, sees
-// the old file or the new one, never a mix: a temporary file in the same
-// directory, fsync, rename, fsync of the directory. The directory is made
-// when missing.
+// WriteFile replaces path atomically and durably (Root.WriteFile, below
+// "/": no magic link is followed, nor a symlink as the temporary file).
 func WriteFile(path string, content []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, TempPattern(path))
+	abs, err := filepath.Abs(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if _, err := tmp.Write(content); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", name, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		return err
-	}
-	ok = true
-	return SyncDir(dir)
+	return NewRoot("/").WriteFile(abs, content, mode)
 }
 
 // SyncDir makes a directory's entries durable (a rename, a removal).
 // Filesystems that cannot sync a directory are not an error.
 func SyncDir(dir string) error {
-	d, err := os.Open(dir)
+	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
 		return fmt.Errorf("fsync %s: %w", dir, err)
 	}
-	return nil
+	return NewRoot("/").SyncDir(abs)
 }
