@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/kubeletstate"
+)
+
+func kubeletStateCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "kubelet-state",
+		Usage: "repair a kubelet's CPU Manager checkpoint it cannot start from (run by kubelet-<partition>.service)",
+		Subcommands: []*cli.Command{{
+			Name:  "repair",
+			Usage: "move cpu_manager_state aside when every CPU is exclusively assigned",
+			Description: "kubelet 1.37 with the static CPU Manager policy and strict-cpu-reservation\n" +
+				"refuses to start on a checkpoint whose shared pool is empty while pods hold\n" +
+				"exclusive CPUs (\"default cpuset cannot be empty\", kubernetes/kubernetes#141196):\n" +
+				"a partition whose every pod CPU went to Guaranteed pods never got its kubelet\n" +
+				"back after a crash or a restart. Run before kubelet starts (ExecStartPre=), this\n" +
+				"moves ROOT_DIR/cpu_manager_state aside (cpu_manager_state.numa-partition-stale)\n" +
+				"in exactly that state and leaves it otherwise; kubelet then admits the running\n" +
+				"pods again and assigns their CPUs anew. It exits non-zero only when it cannot\n" +
+				"read or move the file.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "root-dir", Required: true, Usage: "the kubelet's root dir (kubelet --root-dir)"},
+			},
+			Action: func(c *cli.Context) error {
+				dir := c.String("root-dir")
+				if !filepath.IsAbs(dir) {
+					return fmt.Errorf("--root-dir %q: an absolute path is needed", dir)
+				}
+				rep, err := kubeletstate.RepairSharedPool(dir)
+				if err != nil {
+					return fmt.Errorf("kubelet-state repair: %w", err)
+				}
+				if rep.Moved {
+					fmt.Fprintf(c.App.ErrWriter, "numa-partition: %s had every CPU exclusively assigned (pods %s) and an empty shared pool, which kubelet refuses to start on (kubernetes/kubernetes#141196): moved it to %s; kubelet assigns the running pods' CPUs again\n",
+						filepath.Join(dir, kubeletstate.CPUFile), strings.Join(rep.Pods, ", "), kubeletstate.CPUFile+kubeletstate.StaleSuffix)
+				}
+				return nil
+			},
+		}},
+	}
+}
