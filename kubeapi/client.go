@@ -1,6 +1,7 @@
 package kubeapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,12 +9,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // DefaultTimeout bounds one request when Options.Timeout is 0.
@@ -39,6 +41,9 @@ type Client struct {
 	cfg     *Config
 	timeout time.Duration
 	http    *http.Client
+	// stream is http without the overall timeout, for watches: their
+	// answer lasts as long as the watch.
+	stream *http.Client
 }
 
 // NewClient returns a client for cfg. Close it to drop its connections.
@@ -52,11 +57,13 @@ func NewClient(cfg *Config, o Options) *Client {
 		TLSHandshakeTimeout: o.Timeout,
 		DialContext:         o.DialContext,
 		MaxIdleConnsPerHost: 1,
+		// A watch's answer is long, its headers are not.
+		ResponseHeaderTimeout: o.Timeout,
 	}
 	if tr.DialContext == nil {
 		tr.DialContext = (&net.Dialer{Timeout: o.Timeout}).DialContext
 	}
-	return &Client{cfg: cfg, timeout: o.Timeout, http: &http.Client{Transport: tr, Timeout: o.Timeout}}
+	return &Client{cfg: cfg, timeout: o.Timeout, http: &http.Client{Transport: tr, Timeout: o.Timeout}, stream: &http.Client{Transport: tr}}
 }
 
 // Close drops idle connections.
@@ -68,11 +75,11 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 // with the API's message.
 func (c *Client) Node(ctx context.Context, name string) (*corev1.Node, error) {
 	// Node names are DNS subdomains; anything else could change the path.
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return nil, fmt.Errorf("node name %q: %s", name, errs[0])
+	if err := checkNodeName(name); err != nil {
+		return nil, err
 	}
 	var n corev1.Node
-	u, err := c.get(ctx, "Node", &n, "api/v1/nodes", name)
+	u, err := c.do(ctx, request{method: http.MethodGet, kind: "Node", path: []string{"api/v1/nodes", name}, notFound: ErrNotRegistered}, &n)
 	if err != nil {
 		return nil, err
 	}
@@ -83,13 +90,11 @@ func (c *Client) Node(ctx context.Context, name string) (*corev1.Node, error) {
 }
 
 // Pod GETs /api/v1/namespaces/<namespace>/pods/<name>, with Node's
-// errors (a kubelet's credentials may read the pods bound to its Node).
+// errors but ErrNotFound for a 404 (a kubelet's credentials may read the
+// pods bound to its Node).
 func (c *Client) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
-	if errs := validation.IsDNS1123Label(namespace); len(errs) > 0 {
-		return nil, fmt.Errorf("namespace %q: %s", namespace, errs[0])
-	}
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return nil, fmt.Errorf("pod name %q: %s", name, errs[0])
+	if err := checkPodName(namespace, name); err != nil {
+		return nil, err
 	}
 	var p corev1.Pod
 	u, err := c.get(ctx, "Pod", &p, "api/v1/namespaces", namespace, "pods", name)
@@ -105,73 +110,139 @@ func (c *Client) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, 
 // get GETs the object (of kind) at the API path into obj and returns its
 // URL.
 func (c *Client) get(ctx context.Context, kind string, obj any, path ...string) (string, error) {
-	if c.cfg.Server == nil {
-		return "", errors.New("kubeapi: a Config from Load or Target.Config is needed")
-	}
+	return c.do(ctx, request{method: http.MethodGet, kind: kind, path: path}, obj)
+}
+
+// request is one call of the API.
+type request struct {
+	method string
+	kind   string   // what the answer is, for errors ("Node", "PodList")
+	path   []string // below the server's URL, each element escaped
+	query  url.Values
+	body   []byte // JSON; nil for none
+	// contentType is the body's; "" is application/json.
+	contentType string
+	// notFound is the sentinel of a 404 besides ErrNotFound
+	// (ErrNotRegistered for a Node).
+	notFound error
+}
+
+// do sends r and decodes a 2xx answer into out (nil: the answer is read
+// and dropped); it returns the request's URL. Errors: *APIError for any
+// other answer, ErrUnreachable when none came.
+func (c *Client) do(ctx context.Context, r request, out any) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	u := c.cfg.Server.JoinPath(path...).String()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	us, resp, err := c.send(ctx, c.http, r)
 	if err != nil {
-		return u, err
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "numa-partition")
-	if c.cfg.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return u, fmt.Errorf("%w: %w", ErrUnreachable, err)
+		return us, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return u, apiError(req, resp)
-	}
 	// Not strict: the API adds fields with every release, and an older
 	// numa-partition must still read a newer server's objects.
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxObjectBytes+1))
 	if err != nil {
-		return u, fmt.Errorf("GET %s: reading the answer: %w", u, err)
+		return us, fmt.Errorf("%s %s: reading the answer: %w", r.method, us, err)
 	}
 	if len(b) > maxObjectBytes {
-		return u, fmt.Errorf("GET %s: answer larger than %d bytes", u, maxObjectBytes)
+		return us, fmt.Errorf("%s %s: answer larger than %d bytes", r.method, us, maxObjectBytes)
 	}
-	if err := json.Unmarshal(b, obj); err != nil {
-		return u, fmt.Errorf("GET %s: not a %s: %w", u, kind, err)
+	if out == nil {
+		return us, nil
 	}
-	return u, nil
+	if err := json.Unmarshal(b, out); err != nil {
+		return us, fmt.Errorf("%s %s: not a %s: %w", r.method, us, r.kind, err)
+	}
+	return us, nil
 }
 
-// apiError turns a non-200 answer into an error carrying the API's own
-// message (a metav1.Status, when the body is one) and, for 401, 403 and
-// 404, the sentinel to test it with.
-func apiError(req *http.Request, resp *http.Response) error {
+// send sends r through hc (c.http, or c.stream for a watch, whose answer
+// lasts as long as ctx lets it) with the headers and credentials every
+// request has, and returns the URL and the answer, which is a 2xx: any
+// other is an *APIError (its body read and closed), no answer
+// ErrUnreachable. The caller closes the answer's body.
+func (c *Client) send(ctx context.Context, hc *http.Client, r request) (string, *http.Response, error) {
+	if c.cfg.Server == nil {
+		return "", nil, errors.New("kubeapi: a Config from Load or Target.Config is needed")
+	}
+	u := c.cfg.Server.JoinPath(r.path...)
+	if len(r.query) > 0 {
+		u.RawQuery = r.query.Encode()
+	}
+	us := u.String()
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, us, body)
+	if err != nil {
+		return us, nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "numa-partition")
+	if r.body != nil {
+		ct := r.contentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		req.Header.Set("Content-Type", ct)
+	}
+	if c.cfg.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return us, nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		return us, nil, apiError(req, resp, r.notFound)
+	}
+	return us, resp, nil
+}
+
+// apiError turns an answer other than 2xx into an *APIError carrying the
+// API's own message (a metav1.Status, when the body is one) and, for 401,
+// 403, 404, 409, 410 and 429, the sentinel to test it with (notFound too
+// for a 404, when set).
+func apiError(req *http.Request, resp *http.Response, notFound error) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	msg := strings.TrimSpace(string(b))
+	e := &APIError{Method: req.Method, URL: req.URL.String(), Code: resp.StatusCode, Status: resp.Status,
+		Message: strings.TrimSpace(string(b))}
 	var st metav1.Status
-	if json.Unmarshal(b, &st) == nil && st.Kind == "Status" && st.Message != "" {
-		msg = st.Message
+	if json.Unmarshal(b, &st) == nil && st.Kind == "Status" {
+		if st.Message != "" {
+			e.Message = st.Message
+		}
+		if st.Details != nil {
+			e.Causes = st.Details.Causes
+			e.RetryAfter = time.Duration(st.Details.RetryAfterSeconds) * time.Second
+		}
 	}
-	if len(msg) > 512 {
-		msg = msg[:512] + "…"
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+		e.RetryAfter = time.Duration(s) * time.Second
 	}
-	detail := fmt.Sprintf("GET %s: %s", req.URL, resp.Status)
-	if msg != "" {
-		detail += ": " + msg
+	if len(e.Message) > 512 {
+		e.Message = e.Message[:512] + "…"
 	}
-	var kind error
 	switch resp.StatusCode {
 	case http.StatusNotFound:
-		kind = ErrNotRegistered
+		e.kind = ErrNotFound
+		if notFound != nil {
+			e.kind = notFound
+		}
 	case http.StatusUnauthorized:
-		kind = ErrUnauthorized
+		e.kind = ErrUnauthorized
 	case http.StatusForbidden:
-		kind = ErrForbidden
-	default:
-		return errors.New(detail)
+		e.kind = ErrForbidden
+	case http.StatusConflict:
+		e.kind = ErrConflict
+	case http.StatusTooManyRequests:
+		e.kind = ErrTooManyRequests
+	case http.StatusGone:
+		e.kind = ErrGone
 	}
-	return fmt.Errorf("%w: %s", kind, detail)
+	return e
 }
 
 func orNone(s string) string {
@@ -179,23 +250,4 @@ func orNone(s string) string {
 		return "an object without kind"
 	}
 	return s
-}
-
-// PodReader reads pods with the credentials of the kubeconfig at a path,
-// loaded again at every read: a kubelet's kubeconfig appears only after
-// its TLS bootstrap, and its client certificate rotates.
-type PodReader struct {
-	Kubeconfig string
-	Options    Options
-}
-
-// Pod is Client.Pod with the kubeconfig as it is now.
-func (r PodReader) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
-	cfg, err := Load("/", r.Kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	c := NewClient(cfg, r.Options)
-	defer c.Close()
-	return c.Pod(ctx, namespace, name)
 }

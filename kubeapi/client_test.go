@@ -336,15 +336,7 @@ func TestPod(t *testing.T) {
 	if _, err := c.Pod(context.Background(), "ns", "../nodes/x"); err == nil || !strings.Contains(err.Error(), `pod name "../nodes/x"`) {
 		t.Errorf("a name that is a path: %v", err)
 	}
-	// PodReader loads the kubeconfig at each read.
-	r := kubeapi.PodReader{Kubeconfig: filepath.Join(kc, "kubelet.conf")}
-	if p, err := r.Pod(context.Background(), "ns", "web"); err != nil || p.UID != "u1" {
-		t.Errorf("PodReader: %v %v", p, err)
-	}
-	if got := s.Gets("/api/v1/namespaces/ns/pods/web"); got != 2 {
-		t.Errorf("GETs of the pod: %d, want 2", got)
-	}
-	if _, err := (kubeapi.PodReader{Kubeconfig: filepath.Join(kc, "missing.conf")}).Pod(context.Background(), "ns", "web"); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("PodReader without its kubeconfig: %v", err)
+	if got := s.Gets("/api/v1/namespaces/ns/pods/web"); got != 1 {
+		t.Errorf("GETs of the pod: %d, want 1", got)
 	}
 }

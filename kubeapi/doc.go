@@ -1,11 +1,16 @@
 // Package kubeapi is the smallest Kubernetes API client numa-partition
 // needs: `status` reads each partition's Node (is it Ready, what does it
 // offer) with the credentials of a kubeconfig file, usually the
-// partition's own kubelet's.
+// partition's own kubelet's; the allocator's NRI plugin keeps the pods
+// bound to its partition's Node in a PodCache (list and watch) to place
+// pods as one unit; `remove` lists the pods bound to a Node, cordons it,
+// evicts its pods (policy/v1 Eviction, which honours
+// PodDisruptionBudgets) and deletes it, with an identity allowed to
+// (kubeapi/drain decides what to evict).
 //
-// It is deliberately not client-go: status needs one GET, and client-go
-// would pull dozens of modules into a product that otherwise has a small
-// go.mod. What it does not implement it refuses by name (exec plugins,
+// It is deliberately not client-go: these are a handful of requests, and
+// client-go would pull dozens of modules into a product that otherwise
+// has a small go.mod. What it does not implement it refuses by name (exec plugins,
 // auth providers, basic auth, impersonation, proxies, skipping TLS
 // verification) rather than sending a request that would quietly be
 // anonymous or unverified.

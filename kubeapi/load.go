@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
+
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 )
 
 // Config is a kubeconfig made usable: the server and the TLS settings and
@@ -30,7 +31,14 @@ type Config struct {
 // Errors are *KubeconfigError naming the file and the field; a missing
 // kubeconfig is one with Field "" that errors.Is(err, fs.ErrNotExist).
 func Load(root, path string) (*Config, error) {
-	read := func(p string) ([]byte, error) { return os.ReadFile(under(root, p)) }
+	read := func(p string) ([]byte, error) {
+		if root == "" || filepath.Clean(root) == "/" {
+			return fsutil.ReadFileBounded(p, maxKubeconfigFile)
+		}
+		// Another host's root: its links (kubelet-client-current.pem is
+		// one) are followed inside it, never onto this host.
+		return fsutil.NewRoot(root).ReadFileFollow(p, maxKubeconfigFile)
+	}
 	b, err := read(path)
 	if err != nil {
 		return nil, &KubeconfigError{File: path, Err: err}
@@ -98,10 +106,7 @@ func (t *Target) Config(read func(path string) ([]byte, error)) (*Config, error)
 	return c, nil
 }
 
-// under is path p of the filesystem at root.
-func under(root, p string) string {
-	if root == "" || filepath.Clean(root) == "/" {
-		return p
-	}
-	return filepath.Join(root, p)
-}
+// maxKubeconfigFile bounds a kubeconfig and each file it names (CA,
+// client certificate and key, token): a few KiB each; a kubeconfig
+// embedding a long CA bundle stays far below it.
+const maxKubeconfigFile = 4 << 20

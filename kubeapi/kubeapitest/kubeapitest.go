@@ -1,13 +1,24 @@
 // Package kubeapitest is a fake Kubernetes API server for tests of
-// kubeapi's users: it serves GET /api/v1/nodes/<name> over TLS, with a
-// CA generated for the test, and GET /api/v1/namespaces/<ns>/pods/<name>;
-// it authenticates client certificates (CN is the user, O the groups) and
-// bearer tokens, and authorizes like the Node authorizer:
-// system:node:<name> may read only Node <name> and the pods bound to it,
-// members of system:masters anything.
+// kubeapi's users, over TLS with a CA generated for the test. It serves
+// Nodes (GET, merge-PATCH of spec.unschedulable, DELETE), pods (GET, the
+// list of a Node's pods by fieldSelector spec.nodeName, in pages, and
+// their watch, with resourceVersions and 410 Gone for those older than the
+// last Compact),
+// policy/v1 PodDisruptionBudgets (list) and the Eviction subresource,
+// which honours them as the real one does: 429 naming the budget while
+// its status.disruptionsAllowed is 0, else one disruption less and the
+// pod deleted (or, with KeepEvicted, marked for deletion as a kubelet
+// would still have to finish it).
+//
+// It authenticates client certificates (CN is the user, O the groups) and
+// bearer tokens, and authorizes like the Node authorizer with
+// NodeRestriction: system:node:<name> may read and patch only Node <name>
+// (not delete it), read, list and evict the pods bound to it, and read no
+// PodDisruptionBudget; members of system:masters may do anything.
 package kubeapitest
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -24,14 +35,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -78,6 +93,18 @@ func (ca *CA) Client(t testing.TB, cn string, orgs ...string) (certPEM, keyPEM [
 	return pemBlock("CERTIFICATE", der), pemBlock("EC PRIVATE KEY", kb)
 }
 
+// ServingPEM issues a serving certificate for 127.0.0.1 and localhost,
+// as PEM: for a real API server a test starts.
+func (ca *CA) ServingPEM(t testing.TB) (certPEM, keyPEM []byte) {
+	t.Helper()
+	c := ca.serving(t)
+	kb, err := x509.MarshalECPrivateKey(c.PrivateKey.(*ecdsa.PrivateKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pemBlock("CERTIFICATE", c.Certificate[0]), pemBlock("EC PRIVATE KEY", kb)
+}
+
 func (ca *CA) serving(t testing.TB) tls.Certificate {
 	t.Helper()
 	key := newKey(t)
@@ -117,11 +144,40 @@ type Server struct {
 	URL string
 	CA  *CA // signs the serving certificate; client certificates it signed are trusted
 
+	srv *httptest.Server
+
 	mu     sync.Mutex
 	nodes  map[string]*corev1.Node
 	pods   map[string]*corev1.Pod // by namespace/name
+	pdbs   map[string]*policyv1.PodDisruptionBudget
 	tokens map[string]user
-	gets   map[string]int // GETs per path
+	gets   map[string]int // requests per path
+	evicts []string       // namespace/name of every eviction granted
+
+	// PodPage is the most pods one list answer holds (its limit, when
+	// smaller); the rest follow with a continue token. 0: no limit of its
+	// own.
+	PodPage int
+	// KeepEvicted leaves an evicted pod in place with a deletionTimestamp
+	// (a kubelet still has to stop it) until DeletePod; else it goes at
+	// once.
+	KeepEvicted bool
+
+	// Pod history for watches: every change gets the next resource
+	// version; events at or below compacted are forgotten.
+	rv        int64
+	compacted int64
+	events    []podEvent
+	changed   chan struct{} // closed (and replaced) at every change
+	stalled   chan struct{} // non-nil: every request waits until it is closed
+	// endWatches is closed (and replaced) to end the streaming watches.
+	endWatches chan struct{}
+}
+
+type podEvent struct {
+	rv  int64
+	typ string
+	pod *corev1.Pod
 }
 
 type user struct {
@@ -133,7 +189,8 @@ type user struct {
 func NewServer(t testing.TB, o Options) *Server {
 	t.Helper()
 	s := &Server{CA: NewCA(t, "kubernetes"), nodes: map[string]*corev1.Node{}, pods: map[string]*corev1.Pod{},
-		tokens: map[string]user{}, gets: map[string]int{}}
+		pdbs: map[string]*policyv1.PodDisruptionBudget{}, tokens: map[string]user{}, gets: map[string]int{},
+		changed: make(chan struct{}), endWatches: make(chan struct{})}
 	if o.ClientAuth == tls.NoClientCert {
 		o.ClientAuth = tls.RequireAndVerifyClientCert
 	}
@@ -149,9 +206,13 @@ func NewServer(t testing.TB, o Options) *Server {
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	s.URL = srv.URL
+	s.URL, s.srv = srv.URL, srv
 	return s
 }
+
+// Close stops the server before the test ends (an API server that went
+// away); it may be called again.
+func (s *Server) Close() { s.srv.Close() }
 
 // SetNode adds or replaces a Node.
 func (s *Server) SetNode(n *corev1.Node) {
@@ -160,14 +221,115 @@ func (s *Server) SetNode(n *corev1.Node) {
 	s.nodes[n.Name] = n.DeepCopy()
 }
 
-// SetPod adds or replaces a Pod.
+// SetPod adds or replaces a Pod (an ADDED or MODIFIED event for its
+// watchers).
 func (s *Server) SetPod(p *corev1.Pod) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pods[p.Namespace+"/"+p.Name] = p.DeepCopy()
+	typ := "MODIFIED"
+	if _, ok := s.pods[p.Namespace+"/"+p.Name]; !ok {
+		typ = "ADDED"
+	}
+	s.recordLocked(typ, p.DeepCopy())
 }
 
-// Gets is how many GETs path was asked (whatever the answer).
+// DeletePod removes a Pod (a DELETED event), as its kubelet does once it
+// stopped it.
+func (s *Server) DeletePod(namespace, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.pods[namespace+"/"+name]; ok {
+		s.recordLocked("DELETED", p.DeepCopy())
+	}
+}
+
+func (s *Server) recordLocked(typ string, p *corev1.Pod) {
+	s.rv++
+	p.ResourceVersion = strconv.FormatInt(s.rv, 10)
+	if typ == "DELETED" {
+		delete(s.pods, p.Namespace+"/"+p.Name)
+	} else {
+		s.pods[p.Namespace+"/"+p.Name] = p
+	}
+	s.events = append(s.events, podEvent{rv: s.rv, typ: typ, pod: p})
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// Compact forgets the pods' history, as etcd's compaction does: a watch
+// from an older resourceVersion gets 410 Gone.
+func (s *Server) Compact() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.compacted, s.events = s.rv, nil
+}
+
+// Stall makes every request wait, as an overloaded or partitioned API
+// server does, until the returned function is called; watches already
+// streaming stay open and quiet.
+func (s *Server) Stall() (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := make(chan struct{})
+	s.stalled = ch
+	close(s.changed) // quiet the streaming watches
+	s.changed = make(chan struct{})
+	return sync.OnceFunc(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.stalled = nil
+		close(ch)
+		close(s.changed)
+		s.changed = make(chan struct{})
+	})
+}
+
+// EndWatches ends the watches that are streaming, as an API server
+// restart does; their clients watch again from where they were.
+func (s *Server) EndWatches() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.endWatches)
+	s.endWatches = make(chan struct{})
+}
+
+// GetNode returns a copy of Node name, nil when there is none.
+func (s *Server) GetNode(name string) *corev1.Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n, ok := s.nodes[name]; ok {
+		return n.DeepCopy()
+	}
+	return nil
+}
+
+// GetPod returns a copy of pod namespace/name, nil when there is none.
+func (s *Server) GetPod(namespace, name string) *corev1.Pod {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.pods[namespace+"/"+name]; ok {
+		return p.DeepCopy()
+	}
+	return nil
+}
+
+// SetPDB adds or replaces a PodDisruptionBudget, status included (the
+// fake has no disruption controller: the test sets disruptionsAllowed).
+func (s *Server) SetPDB(p *policyv1.PodDisruptionBudget) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pdbs[p.Namespace+"/"+p.Name] = p.DeepCopy()
+}
+
+// Evictions are the evictions granted, as namespace/name, in order.
+func (s *Server) Evictions() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.evicts)
+}
+
+// Gets is how many requests path was asked, whatever the method and the
+// answer.
 func (s *Server) Gets(path string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -204,7 +366,27 @@ func (s *Server) Kubeconfig(t testing.TB, userFields map[string]string) []byte {
 	return b
 }
 
+// endWatchesKey is the request context's key of the endWatches channel in
+// force when the request arrived.
+type endWatchesKey struct{}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	stalled := s.stalled
+	// A watch ends with the EndWatches call after its arrival, even one
+	// still on its way to streaming then: taken when it streams, the
+	// channel missed an EndWatches in between, and the watch went on
+	// (TestPodCacheStalledAPIServer waited for a failure in vain, 2 runs
+	// in 40 under load).
+	r = r.WithContext(context.WithValue(r.Context(), endWatchesKey{}, s.endWatches))
+	s.mu.Unlock()
+	if stalled != nil {
+		select {
+		case <-stalled:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	u, ok := s.authenticate(r)
 	if !ok {
 		status(w, http.StatusUnauthorized, "Unauthorized", "Unauthorized")
@@ -213,45 +395,230 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.gets[r.URL.Path]++
 	s.mu.Unlock()
-	if r.Method == http.MethodGet {
-		if ns, name, ok := podPath(r.URL.Path); ok {
+	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/api/v1/pods":
+		s.servePods(w, r, u)
+		return
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/apis/policy/v1/namespaces/"):
+		s.listPDBs(w, r, u)
+		return
+	}
+	if ns, name, sub, ok := podPath(r.URL.Path); ok {
+		switch {
+		case r.Method == http.MethodGet && sub == "":
 			s.servePod(w, u, ns, name)
-			return
+		case r.Method == http.MethodPost && sub == "eviction":
+			s.evict(w, r, u, ns, name)
+		default:
+			status(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
 		}
+		return
 	}
 	name, ok := strings.CutPrefix(r.URL.Path, "/api/v1/nodes/")
-	if r.Method != http.MethodGet || !ok || name == "" || strings.Contains(name, "/") {
+	if !ok || name == "" || strings.Contains(name, "/") {
 		status(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
 		return
 	}
-	if !authorized(u, name) {
+	verb := map[string]string{http.MethodGet: "get", http.MethodPatch: "patch", http.MethodDelete: "delete"}[r.Method]
+	if verb == "" {
+		status(w, http.StatusMethodNotAllowed, "MethodNotAllowed", r.Method+" is not supported")
+		return
+	}
+	// The Node authorizer and NodeRestriction let a kubelet read and
+	// patch its own Node (cordon it); deleting it is an administrator's.
+	if !authorized(u, name) || (verb == "delete" && !master(u)) {
 		status(w, http.StatusForbidden, "Forbidden", fmt.Sprintf(
-			"nodes %q is forbidden: User %q cannot get resource \"nodes\" in API group \"\" at the cluster scope%s",
-			name, u.name, nodeAuthorizerReason(u, name)))
+			"nodes %q is forbidden: User %q cannot %s resource \"nodes\" in API group \"\" at the cluster scope%s",
+			name, u.name, verb, nodeAuthorizerReason(u, name)))
 		return
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	n, ok := s.nodes[name]
-	s.mu.Unlock()
 	if !ok {
 		status(w, http.StatusNotFound, "NotFound", fmt.Sprintf("nodes %q not found", name))
+		return
+	}
+	switch verb {
+	case "patch":
+		if err := mergePatchUnschedulable(r, n); err != nil {
+			status(w, http.StatusUnsupportedMediaType, "UnsupportedMediaType", err.Error())
+			return
+		}
+	case "delete":
+		delete(s.nodes, name)
+		status(w, http.StatusOK, "", "")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(n)
 }
 
-// podPath splits /api/v1/namespaces/<ns>/pods/<name>.
-func podPath(path string) (ns, name string, ok bool) {
+// mergePatchUnschedulable applies a JSON merge patch that may set only
+// spec.unschedulable (what kubectl cordon sends), to n.
+func mergePatchUnschedulable(r *http.Request, n *corev1.Node) error {
+	if ct := r.Header.Get("Content-Type"); ct != "application/merge-patch+json" {
+		return fmt.Errorf("the fake takes application/merge-patch+json, not %q", ct)
+	}
+	var patch struct {
+		Spec map[string]*bool `json:"spec"`
+	}
+	d := json.NewDecoder(r.Body)
+	d.DisallowUnknownFields()
+	if err := d.Decode(&patch); err != nil {
+		return fmt.Errorf("the fake patches spec.unschedulable only: %w", err)
+	}
+	for k, v := range patch.Spec {
+		if k != "unschedulable" {
+			return fmt.Errorf("the fake patches spec.unschedulable only, not spec.%s", k)
+		}
+		n.Spec.Unschedulable = v != nil && *v
+	}
+	return nil
+}
+
+// listPods answers GET /api/v1/pods?fieldSelector=spec.nodeName=<node>
+// (every pod when !ok), sorted by namespace/name, in pages of PodPage (or
+// the request's limit), each with the server's resourceVersion.
+func (s *Server) listPods(w http.ResponseWriter, r *http.Request, node string, ok bool) {
+	s.mu.Lock()
+	rv := strconv.FormatInt(s.rv, 10)
+	var all []corev1.Pod
+	for _, p := range s.pods {
+		if !ok || p.Spec.NodeName == node {
+			all = append(all, *p.DeepCopy())
+		}
+	}
+	page := s.PodPage
+	s.mu.Unlock()
+	slices.SortFunc(all, func(a, b corev1.Pod) int { return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name) })
+	if l, err := strconv.Atoi(r.URL.Query().Get("limit")); err == nil && l > 0 && (page == 0 || l < page) {
+		page = l
+	}
+	from := 0
+	if c := r.URL.Query().Get("continue"); c != "" {
+		var err error
+		if from, err = strconv.Atoi(c); err != nil || from < 0 || from > len(all) {
+			status(w, http.StatusBadRequest, "BadRequest", "bad continue token "+c)
+			return
+		}
+	}
+	l := corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"},
+		ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: all[from:]}
+	if page > 0 && len(l.Items) > page {
+		l.Items = l.Items[:page]
+		l.Continue = strconv.Itoa(from + page)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(l)
+}
+
+// listPDBs answers GET /apis/policy/v1/namespaces/<ns>/poddisruptionbudgets.
+func (s *Server) listPDBs(w http.ResponseWriter, r *http.Request, u user) {
+	rest := strings.TrimPrefix(r.URL.Path, "/apis/policy/v1/namespaces/")
+	ns, res, ok := strings.Cut(rest, "/")
+	if !ok || res != "poddisruptionbudgets" {
+		status(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
+		return
+	}
+	if !master(u) {
+		status(w, http.StatusForbidden, "Forbidden", fmt.Sprintf(
+			"poddisruptionbudgets.policy is forbidden: User %q cannot list resource \"poddisruptionbudgets\" in API group \"policy\" in the namespace %q", u.name, ns))
+		return
+	}
+	s.mu.Lock()
+	l := policyv1.PodDisruptionBudgetList{TypeMeta: metav1.TypeMeta{Kind: "PodDisruptionBudgetList", APIVersion: "policy/v1"}}
+	for _, p := range s.pdbs {
+		if p.Namespace == ns {
+			l.Items = append(l.Items, *p.DeepCopy())
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(l.Items, func(a, b policyv1.PodDisruptionBudget) int { return strings.Compare(a.Name, b.Name) })
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(l)
+}
+
+// evict answers POST .../pods/<name>/eviction as the API server does: the
+// pod's one PodDisruptionBudget must allow a disruption (429 with a
+// DisruptionBudget cause otherwise; two budgets are a 500), the UID
+// precondition must hold (409).
+func (s *Server) evict(w http.ResponseWriter, r *http.Request, u user, ns, name string) {
+	s.mu.Lock()
+	bound, ok := s.pods[ns+"/"+name]
+	s.mu.Unlock()
+	// A kubelet may evict the pods bound to its Node (NodeRestriction).
+	if !master(u) && (!ok || !authorized(u, bound.Spec.NodeName)) {
+		status(w, http.StatusForbidden, "Forbidden", fmt.Sprintf(
+			"pods %q is forbidden: User %q cannot create resource \"pods/eviction\" in API group \"\" in the namespace %q", name, u.name, ns))
+		return
+	}
+	var ev policyv1.Eviction
+	if err := json.NewDecoder(r.Body).Decode(&ev); err != nil || ev.Kind != "Eviction" || ev.APIVersion != "policy/v1" || ev.Name != name || ev.Namespace != ns {
+		status(w, http.StatusBadRequest, "BadRequest", fmt.Sprintf("not a policy/v1 Eviction of %s/%s (%v)", ns, name, err))
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.pods[ns+"/"+name]
+	if !ok {
+		status(w, http.StatusNotFound, "NotFound", fmt.Sprintf("pods %q not found", name))
+		return
+	}
+	if o := ev.DeleteOptions; o != nil && o.Preconditions != nil && o.Preconditions.UID != nil && *o.Preconditions.UID != p.UID {
+		status(w, http.StatusConflict, "Conflict", fmt.Sprintf(
+			"Operation cannot be fulfilled on Pod %q: Precondition failed: UID in precondition: %s, UID in object meta: %s", name, *o.Preconditions.UID, p.UID))
+		return
+	}
+	var budgets []*policyv1.PodDisruptionBudget
+	for _, b := range s.pdbs {
+		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+		if b.Namespace == ns && err == nil && sel.Matches(labels.Set(p.Labels)) {
+			budgets = append(budgets, b)
+		}
+	}
+	terminal := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	switch {
+	case len(budgets) > 1:
+		status(w, http.StatusInternalServerError, "InternalError", "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.")
+		return
+	case len(budgets) == 1 && !terminal && p.DeletionTimestamp == nil:
+		b := budgets[0]
+		if b.Status.DisruptionsAllowed <= 0 {
+			writeStatus(w, metav1.Status{Status: metav1.StatusFailure, Code: http.StatusTooManyRequests, Reason: metav1.StatusReasonTooManyRequests,
+				Message: "Cannot evict pod as it would violate the pod's disruption budget.",
+				Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: "DisruptionBudget", Message: fmt.Sprintf(
+					"The disruption budget %s needs %d healthy pods and has %d currently", b.Name, b.Status.DesiredHealthy, b.Status.CurrentHealthy)}}}})
+			return
+		}
+		b.Status.DisruptionsAllowed--
+	}
+	s.evicts = append(s.evicts, ns+"/"+name)
+	if s.KeepEvicted {
+		now := metav1.Now()
+		p = p.DeepCopy()
+		p.DeletionTimestamp = &now
+		s.recordLocked("MODIFIED", p)
+	} else {
+		s.recordLocked("DELETED", p.DeepCopy())
+	}
+	writeStatus(w, metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated})
+}
+
+// podPath splits /api/v1/namespaces/<ns>/pods/<name>[/<subresource>].
+func podPath(path string) (ns, name, sub string, ok bool) {
 	rest, ok := strings.CutPrefix(path, "/api/v1/namespaces/")
 	if !ok {
-		return "", "", false
+		return "", "", "", false
 	}
 	parts := strings.Split(rest, "/")
-	if len(parts) != 3 || parts[1] != "pods" || parts[0] == "" || parts[2] == "" {
-		return "", "", false
+	if len(parts) < 3 || len(parts) > 4 || parts[1] != "pods" || parts[0] == "" || parts[2] == "" {
+		return "", "", "", false
 	}
-	return parts[0], parts[2], true
+	if len(parts) == 4 {
+		sub = parts[3]
+	}
+	return parts[0], parts[2], sub, true
 }
 
 // servePod answers a pod GET; a node may read the pods bound to it (the
@@ -260,7 +627,7 @@ func (s *Server) servePod(w http.ResponseWriter, u user, ns, name string) {
 	s.mu.Lock()
 	p, ok := s.pods[ns+"/"+name]
 	s.mu.Unlock()
-	if !slices.Contains(u.groups, "system:masters") && (!ok || !authorized(u, p.Spec.NodeName)) {
+	if !master(u) && (!ok || !authorized(u, p.Spec.NodeName)) {
 		status(w, http.StatusForbidden, "Forbidden", fmt.Sprintf(
 			"pods %q is forbidden: User %q cannot get resource \"pods\" in API group \"\" in the namespace %q: no relationship found between node and this object",
 			name, u.name, ns))
@@ -272,6 +639,81 @@ func (s *Server) servePod(w http.ResponseWriter, u user, ns, name string) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(p)
+}
+
+// servePods lists or watches the pods of a field selector
+// spec.nodeName=<node>. A kubelet may list and watch only its own Node's
+// pods, and only by that selector; a master any.
+func (s *Server) servePods(w http.ResponseWriter, r *http.Request, u user) {
+	q := r.URL.Query()
+	node, ok := strings.CutPrefix(q.Get("fieldSelector"), "spec.nodeName=")
+	if !ok && !master(u) || ok && !authorized(u, node) {
+		status(w, http.StatusForbidden, "Forbidden", fmt.Sprintf(
+			"pods is forbidden: User %q cannot list resource \"pods\" in API group \"\" at the cluster scope: can only list/watch pods with spec.nodeName field selector", u.name))
+		return
+	}
+	if q.Get("watch") != "true" {
+		s.listPods(w, r, node, ok)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	from, err := strconv.ParseInt(q.Get("resourceVersion"), 10, 64)
+	if err != nil {
+		status(w, http.StatusBadRequest, "BadRequest", "resourceVersion: "+err.Error())
+		return
+	}
+	timeout := 10 * time.Minute
+	if secs, err := strconv.Atoi(q.Get("timeoutSeconds")); err == nil {
+		timeout = time.Duration(secs) * time.Second
+	}
+	end := time.After(timeout)
+	enc := json.NewEncoder(w)
+	flush := func() {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	flush()
+	for {
+		s.mu.Lock()
+		if from < s.compacted {
+			s.mu.Unlock()
+			_ = enc.Encode(metav1.WatchEvent{Type: "ERROR", Object: runtimeStatus(http.StatusGone, "Expired",
+				fmt.Sprintf("too old resource version: %d (%d)", from, s.compacted))})
+			return
+		}
+		var send []podEvent
+		for _, ev := range s.events {
+			if ev.rv > from && (!ok || ev.pod.Spec.NodeName == node) && s.stalled == nil {
+				send = append(send, ev)
+			}
+		}
+		changed, ended := s.changed, r.Context().Value(endWatchesKey{}).(chan struct{})
+		s.mu.Unlock()
+		for _, ev := range send {
+			b, _ := json.Marshal(ev.pod)
+			if err := enc.Encode(metav1.WatchEvent{Type: ev.typ, Object: runtime.RawExtension{Raw: b}}); err != nil {
+				return
+			}
+			from = ev.rv
+		}
+		flush()
+		select {
+		case <-changed:
+		case <-end:
+			return
+		case <-ended:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func runtimeStatus(code int, reason, msg string) runtime.RawExtension {
+	b, _ := json.Marshal(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status: metav1.StatusFailure, Message: msg, Reason: metav1.StatusReason(reason), Code: int32(code)})
+	return runtime.RawExtension{Raw: b}
 }
 
 func (s *Server) authenticate(r *http.Request) (user, bool) {
@@ -289,11 +731,13 @@ func (s *Server) authenticate(r *http.Request) (user, bool) {
 }
 
 func authorized(u user, node string) bool {
-	if slices.Contains(u.groups, "system:masters") {
+	if master(u) {
 		return true
 	}
 	return slices.Contains(u.groups, "system:nodes") && u.name == "system:node:"+node
 }
+
+func master(u user) bool { return slices.Contains(u.groups, "system:masters") }
 
 func nodeAuthorizerReason(u user, node string) string {
 	if self, ok := strings.CutPrefix(u.name, "system:node:"); ok {
@@ -303,12 +747,18 @@ func nodeAuthorizerReason(u user, node string) string {
 }
 
 func status(w http.ResponseWriter, code int, reason, msg string) {
+	st := metav1.StatusFailure
+	if code < 300 {
+		st = metav1.StatusSuccess
+	}
+	writeStatus(w, metav1.Status{Status: st, Message: msg, Reason: metav1.StatusReason(reason), Code: int32(code)})
+}
+
+func writeStatus(w http.ResponseWriter, st metav1.Status) {
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(metav1.Status{
-		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
-		Status:   metav1.StatusFailure, Message: msg, Reason: metav1.StatusReason(reason), Code: int32(code),
-	})
+	w.WriteHeader(int(st.Code))
+	_ = json.NewEncoder(w).Encode(st)
 }
 
 // Node is a Node with a Ready condition of the given status (True, False,

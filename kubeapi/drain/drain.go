@@ -1,0 +1,383 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/numa-partition/numa-partition/kubeapi"
+)
+
+// API is what a drain asks the API server; *kubeapi.Client is one.
+type API interface {
+	Node(ctx context.Context, name string) (*corev1.Node, error)
+	SetUnschedulable(ctx context.Context, name string, on bool) error
+	PodsOnNode(ctx context.Context, name string) ([]corev1.Pod, error)
+	PodDisruptionBudgets(ctx context.Context, namespace string) ([]policyv1.PodDisruptionBudget, error)
+	Evict(ctx context.Context, namespace, name string, uid types.UID) error
+}
+
+// DefaultTimeout bounds a drain when Options.Timeout is 0: evictions a
+// budget holds back are retried, and evicted pods waited for, this long.
+const DefaultTimeout = 5 * time.Minute
+
+// DefaultPoll is how often a drain looks whether the evicted pods are gone.
+const DefaultPoll = time.Second
+
+// Options tune a drain.
+type Options struct {
+	Rules
+	// Timeout bounds the whole drain of one Node (DefaultTimeout when 0).
+	Timeout time.Duration
+	// Progress, when set, is told how the drain goes: after the cordon,
+	// after each round of evictions, while it waits for the pods to go.
+	Progress func(Progress)
+	// Poll is how often the pods are listed while waiting (DefaultPoll).
+	Poll time.Duration
+	// Sleep waits d or until ctx is done (tests pass a fake clock).
+	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
+}
+
+func (o *Options) defaults() {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultPoll
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Phases of a Progress.
+const (
+	PhaseCordoned = "cordoned" // the Node is unschedulable; Total pods are to go
+	PhaseEvicting = "evicting" // a round of evictions is done; Blocked held some back
+	PhaseWaiting  = "waiting"  // every eviction is granted; Remaining pods are still there
+)
+
+// Progress is how a drain goes.
+type Progress struct {
+	Node      string
+	Phase     string
+	Evicted   int // evictions granted so far
+	Total     int // pods to evict
+	Remaining int // PhaseWaiting: evicted (or terminating) pods not gone yet
+	// Blocked are the budgets that held evictions back in the last round.
+	Blocked []Block
+	// Retry is the wait before the next round (PhaseEvicting).
+	Retry time.Duration
+}
+
+// Block is a PodDisruptionBudget that holds pods back.
+type Block struct {
+	Budget string   `json:"budget"` // namespace/name; "" when the API named none
+	Pods   []string `json:"pods"`   // namespace/name
+	// Detail is the budget's state ("needs 3 healthy pods, has 3, allows 0
+	// disruptions"), or the API's own message when the budget could not
+	// be read.
+	Detail string `json:"detail"`
+}
+
+func (b Block) String() string {
+	who := "PodDisruptionBudget " + b.Budget
+	if b.Budget == "" {
+		who = "the API server"
+	}
+	return fmt.Sprintf("%s holds back %s: %s", who, Name(b.Pods), b.Detail)
+}
+
+func (p Progress) String() string {
+	switch p.Phase {
+	case PhaseCordoned:
+		return fmt.Sprintf("drain %s: cordoned, %d pods to evict", p.Node, p.Total)
+	case PhaseWaiting:
+		return fmt.Sprintf("drain %s: evicted %d of %d, waiting for %d pods to go", p.Node, p.Evicted, p.Total, p.Remaining)
+	}
+	s := fmt.Sprintf("drain %s: evicted %d of %d", p.Node, p.Evicted, p.Total)
+	for _, b := range p.Blocked {
+		s += "; " + b.String()
+	}
+	if p.Retry > 0 {
+		s += fmt.Sprintf("; retrying in %s", p.Retry)
+	}
+	return s
+}
+
+// Result is what a drain did; its JSON is part of `remove --output json`.
+type Result struct {
+	Node string `json:"node"`
+	// Registered is false when the API server has no such Node: there was
+	// nothing to drain.
+	Registered bool `json:"registered"`
+	// Cordoned is true when this drain made the Node unschedulable (false
+	// when it already was, or was not registered).
+	Cordoned bool `json:"cordoned"`
+	// Pods are the pods found bound to the Node and what the drain
+	// decided for each (Evict: to be evicted; a drain that failed may not
+	// have evicted them all).
+	Pods []Decision `json:"pods"`
+	// Evicted is how many evictions the API server granted.
+	Evicted int     `json:"evicted"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Check lists Node name's pods and classifies them, changing nothing: a
+// *Refusal when some may not be evicted under o.Rules. A Node that does
+// not exist has no pods (errors.Is(err, kubeapi.ErrNotFound) is not an
+// error here).
+func Check(ctx context.Context, api API, name string, r Rules) ([]Decision, error) {
+	_, ds, err := check(ctx, api, name, r)
+	return ds, err
+}
+
+// check is Check that also returns the pods as listed, by UID.
+func check(ctx context.Context, api API, name string, r Rules) (map[types.UID]corev1.Pod, []Decision, error) {
+	pods, err := api.PodsOnNode(ctx, name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing the pods of Node %s: %w", name, err)
+	}
+	byUID := make(map[types.UID]corev1.Pod, len(pods))
+	for _, p := range pods {
+		byUID[p.UID] = p
+	}
+	ds := Classify(pods, r)
+	if refused := Select(ds, Refuse); len(refused) > 0 {
+		return byUID, ds, &Refusal{Node: name, Pods: refused}
+	}
+	return byUID, ds, nil
+}
+
+// Drain cordons Node name and evicts its pods (see the package comment).
+// The Result says what was done even when it fails; then the Node stays
+// cordoned (Uncordon puts it back when the caller gives up on it).
+func Drain(ctx context.Context, api API, name string, o Options) (*Result, error) {
+	o.defaults()
+	t0 := o.Now()
+	deadline := t0.Add(o.Timeout)
+	res := &Result{Node: name, Pods: []Decision{}}
+	done := func(err error) (*Result, error) {
+		res.Seconds = o.Now().Sub(t0).Seconds()
+		return res, err
+	}
+	progress := func(p Progress) {
+		if o.Progress != nil {
+			p.Node = name
+			o.Progress(p)
+		}
+	}
+	n, err := api.Node(ctx, name)
+	if errors.Is(err, kubeapi.ErrNotFound) {
+		return done(nil)
+	}
+	if err != nil {
+		return done(fmt.Errorf("reading Node %s: %w", name, err))
+	}
+	res.Registered = true
+	if !n.Spec.Unschedulable {
+		if err := api.SetUnschedulable(ctx, name, true); err != nil {
+			return done(fmt.Errorf("cordoning Node %s: %w", name, err))
+		}
+		res.Cordoned = true
+	}
+	// Listed after the cordon: no pod is scheduled to it from now on.
+	pods, ds, err := check(ctx, api, name, o.Rules)
+	res.Pods = append(res.Pods, ds...)
+	if err != nil {
+		return done(err)
+	}
+	pending := Select(ds, Evict)
+	gone := Select(ds, Wait)
+	total := len(pending)
+	progress(Progress{Phase: PhaseCordoned, Total: total})
+	// round counts the rounds since one last granted an eviction: a
+	// budget that just let a pod go is likely to let the next one go soon.
+	for round := 1; len(pending) > 0; round++ {
+		var held []Decision
+		var retryAfter time.Duration
+		blocks := map[string]*Block{}
+		budgets := map[string][]policyv1.PodDisruptionBudget{} // this round's, by namespace
+		for _, d := range pending {
+			err := api.Evict(ctx, d.Namespace, d.Name, d.UID)
+			var ae *kubeapi.APIError
+			switch {
+			case err == nil:
+				res.Evicted++
+				gone = append(gone, d)
+			case errors.Is(err, kubeapi.ErrNotFound), errors.Is(err, kubeapi.ErrConflict):
+				// Gone by itself, or replaced by a pod of the same name
+				// (which, cordoned, is not on this Node).
+			case errors.Is(err, kubeapi.ErrTooManyRequests) && errors.As(err, &ae):
+				held = append(held, d)
+				retryAfter = max(retryAfter, ae.RetryAfter)
+				blockedBy(ctx, api, pods[d.UID], ae, budgets, blocks)
+			default:
+				return done(fmt.Errorf("evicting pod %s from Node %s: %w", d, name, err))
+			}
+		}
+		if len(held) < len(pending) {
+			round = 1
+		}
+		pending = held
+		if len(pending) == 0 {
+			progress(Progress{Phase: PhaseEvicting, Evicted: res.Evicted, Total: total})
+			break
+		}
+		bl := sortedBlocks(blocks)
+		left := deadline.Sub(o.Now())
+		if left <= 0 {
+			return done(fmt.Errorf("draining Node %s: %d of %d pods still not evicted after %s (%s): %s",
+				name, len(pending), total, o.Timeout, Name(refs(pending)), describe(bl)))
+		}
+		wait := Backoff(round, retryAfter, left)
+		progress(Progress{Phase: PhaseEvicting, Evicted: res.Evicted, Total: total, Blocked: bl, Retry: wait})
+		if err := o.Sleep(ctx, wait); err != nil {
+			return done(fmt.Errorf("draining Node %s: %w", name, err))
+		}
+	}
+	if err := waitGone(ctx, api, name, gone, deadline, o, func(left int) {
+		progress(Progress{Phase: PhaseWaiting, Evicted: res.Evicted, Total: total, Remaining: left})
+	}); err != nil {
+		return done(err)
+	}
+	return done(nil)
+}
+
+// blockedBy adds to blocks the budget that held pod back: the budgets of
+// its namespace that select it (listed once a round), or, when they
+// cannot be read or none matches, the API's own cause.
+func blockedBy(ctx context.Context, api API, pod corev1.Pod, ae *kubeapi.APIError, budgets map[string][]policyv1.PodDisruptionBudget, blocks map[string]*Block) {
+	add := func(key, detail string) {
+		b, ok := blocks[key]
+		if !ok {
+			b = &Block{Budget: key, Detail: detail}
+			blocks[key] = b
+		}
+		b.Pods = append(b.Pods, pod.Namespace+"/"+pod.Name)
+	}
+	pdbs, ok := budgets[pod.Namespace]
+	if !ok {
+		pdbs, _ = api.PodDisruptionBudgets(ctx, pod.Namespace) // unreadable: the API's cause says it
+		budgets[pod.Namespace] = pdbs
+	}
+	matched := Budgets(pod, pdbs)
+	if len(matched) == 0 {
+		add("", apiCause(ae))
+		return
+	}
+	for _, b := range matched {
+		add(b.Namespace+"/"+b.Name, BudgetState(b))
+	}
+}
+
+// apiCause is the API's reason for a 429: its DisruptionBudget cause when
+// it gives one, else its message.
+func apiCause(ae *kubeapi.APIError) string {
+	for _, c := range ae.Causes {
+		if c.Type == "DisruptionBudget" && c.Message != "" {
+			return c.Message
+		}
+	}
+	return ae.Message
+}
+
+func sortedBlocks(m map[string]*Block) []Block {
+	out := make([]Block, 0, len(m))
+	for _, b := range m {
+		out = append(out, *b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Budget < out[j].Budget })
+	return out
+}
+
+func describe(bl []Block) string {
+	s := make([]string, len(bl))
+	for i, b := range bl {
+		s[i] = b.String()
+	}
+	return strings.Join(s, "; ")
+}
+
+func refs(ds []Decision) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.String()
+	}
+	return out
+}
+
+// waitGone polls Node name's pods until none of want is bound to it any
+// more (a pod of the same name with another UID is another pod).
+func waitGone(ctx context.Context, api API, name string, want []Decision, deadline time.Time, o Options, progress func(left int)) error {
+	for len(want) > 0 {
+		pods, err := api.PodsOnNode(ctx, name)
+		if err != nil {
+			return fmt.Errorf("waiting for the evicted pods to leave Node %s: %w", name, err)
+		}
+		here := map[types.UID]bool{}
+		for _, p := range pods {
+			here[p.UID] = true
+		}
+		var still []Decision
+		for _, d := range want {
+			if here[d.UID] {
+				still = append(still, d)
+			}
+		}
+		want = still
+		if len(want) == 0 {
+			return nil
+		}
+		progress(len(want))
+		left := deadline.Sub(o.Now())
+		if left <= 0 {
+			return fmt.Errorf("draining Node %s: %d evicted pods still there after %s (%s): their kubelet has not stopped them",
+				name, len(want), o.Timeout, Name(refs(want)))
+		}
+		if err := o.Sleep(ctx, min(o.Poll, left)); err != nil {
+			return fmt.Errorf("draining Node %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Uncordon makes the Nodes the drains in rs cordoned schedulable again
+// (for a caller that gives up: the host stays as it was, and so should
+// its Nodes). It tries every one and returns the failures together.
+func Uncordon(ctx context.Context, api API, rs []*Result) error {
+	var errs []error
+	for _, r := range rs {
+		if r == nil || !r.Cordoned {
+			continue
+		}
+		if err := api.SetUnschedulable(ctx, r.Node, false); err != nil {
+			errs = append(errs, fmt.Errorf("uncordoning Node %s: %w", r.Node, err))
+			continue
+		}
+		r.Cordoned = false
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,236 @@
+package kubeapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// PodCache holds the pods bound to one Node, kept current by a watch
+// (list, then watch from the list's resourceVersion; list again on 410
+// Gone; back off on errors), so that reading a pod is a memory read: a
+// slow or unreachable API server delays only the readers of pods the
+// cache has not seen yet, never anyone else.
+//
+// The kubeconfig is loaded again at every list and watch: a kubelet's
+// kubeconfig appears only after its TLS bootstrap, and its client
+// certificate rotates.
+type PodCache struct {
+	kubeconfig string
+	node       string
+	opts       Options
+	wait       time.Duration
+	log        *slog.Logger
+
+	mu      sync.Mutex
+	pods    map[string]*corev1.Pod // by namespace/name
+	changed chan struct{}          // closed (and replaced) at every change
+	status  CacheStatus
+}
+
+// CacheStatus is how current a PodCache is (for logs and metrics).
+type CacheStatus struct {
+	// Synced: the last list or watch worked; the cache is the API
+	// server's (as of a watch event ago).
+	Synced bool
+	Pods   int
+	// LastError is the last failure and ErrorSince when failures began;
+	// both are cleared by the next success.
+	LastError  string
+	ErrorSince time.Time
+	// Lists, Errors: lists done (the first, re-lists after 410 Gone) and
+	// failed lists or watches. Waits, Timeouts: reads that waited for a
+	// pod not yet in the cache, and those that gave up.
+	Lists, Errors, Waits, Timeouts uint64
+}
+
+// Watch timing: the API server is asked to end each watch after
+// watchTimeout (kube-apiserver picks 5–10 min for its own clients), and
+// failures are retried after a backoff from minBackoff doubling to
+// maxBackoff.
+const (
+	watchTimeout = 5 * time.Minute
+	minBackoff   = 200 * time.Millisecond
+	maxBackoff   = 30 * time.Second
+)
+
+// NewPodCache is a cache of the pods bound to Node node, read with the
+// kubeconfig's credentials; wait bounds how long Pod waits for a pod the
+// cache does not hold yet (0 = DefaultTimeout). Run fills it.
+func NewPodCache(kubeconfig, node string, wait time.Duration, o Options, log *slog.Logger) *PodCache {
+	if wait <= 0 {
+		wait = DefaultTimeout
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &PodCache{kubeconfig: kubeconfig, node: node, opts: o, wait: wait, log: log.With("node", node),
+		pods: map[string]*corev1.Pod{}, changed: make(chan struct{})}
+}
+
+// Status is the cache's status now.
+func (c *PodCache) Status() CacheStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.status
+	st.Pods = len(c.pods)
+	return st
+}
+
+// Pod is the pod namespace/name from the cache, waiting for it (at most
+// the cache's wait, and ctx) when the cache does not hold it yet: a pod
+// just bound to the Node reaches the kubelet and this watch at about the
+// same time. The pod is the caller's to change.
+func (c *PodCache) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	key := namespace + "/" + name
+	var timer *time.Timer
+	for {
+		c.mu.Lock()
+		p, changed := c.pods[key], c.changed
+		if p == nil && timer == nil {
+			c.status.Waits++
+		}
+		c.mu.Unlock()
+		if p != nil {
+			return p.DeepCopy(), nil
+		}
+		if timer == nil {
+			timer = time.NewTimer(c.wait)
+			defer timer.Stop()
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, c.missing(key, ctx.Err())
+		case <-timer.C:
+			return nil, c.missing(key, fmt.Errorf("waited %s", c.wait))
+		}
+	}
+}
+
+// missing is the error of a pod the cache did not get in time, saying
+// whether the API server is the reason.
+func (c *PodCache) missing(key string, why error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.status.Timeouts++
+	if c.status.LastError != "" {
+		return fmt.Errorf("pod %s is not in the pod cache of Node %s (%v): the API server has been failing since %s: %s",
+			key, c.node, why, c.status.ErrorSince.Format(time.RFC3339), c.status.LastError)
+	}
+	if !c.status.Synced {
+		return fmt.Errorf("pod %s is not in the pod cache of Node %s (%v): the first list of its pods has not been answered yet", key, c.node, why)
+	}
+	return fmt.Errorf("pod %s is not in the pod cache of Node %s (%v): the API server has no such pod bound to the Node", key, c.node, why)
+}
+
+// Run keeps the cache current until ctx ends.
+func (c *PodCache) Run(ctx context.Context) {
+	backoff := minBackoff
+	rv := "" // where the watch resumes; "" lists first
+	for ctx.Err() == nil {
+		next, err := c.step(ctx, rv)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, ErrGone):
+			c.log.Info("pod cache: watch too far behind, listing again", "err", err)
+			rv = ""
+			continue
+		case err == nil:
+			rv, backoff = next, minBackoff
+			continue
+		}
+		rv = next
+		c.failed(err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// step lists when rv is "", then watches from the list's (or rv) on
+// until the watch ends; it returns the resourceVersion to resume from.
+func (c *PodCache) step(ctx context.Context, rv string) (string, error) {
+	cfg, err := Load("/", c.kubeconfig)
+	if err != nil {
+		return rv, err
+	}
+	cl := NewClient(cfg, c.opts)
+	defer cl.Close()
+	if rv == "" {
+		l, err := cl.PodListOnNode(ctx, c.node)
+		if err != nil {
+			return rv, err
+		}
+		c.replace(l.Items)
+		rv = l.ResourceVersion
+	}
+	return cl.WatchPodsOnNode(ctx, c.node, rv, watchTimeout, func(ev PodEvent) error {
+		c.apply(ev)
+		return nil
+	})
+}
+
+// replace makes a list the cache's content.
+func (c *PodCache) replace(items []corev1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pods = make(map[string]*corev1.Pod, len(items))
+	for i := range items {
+		c.pods[items[i].Namespace+"/"+items[i].Name] = slim(&items[i])
+	}
+	c.status.Lists++
+	c.succeededLocked()
+}
+
+// apply records one watch event.
+func (c *PodCache) apply(ev PodEvent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := ev.Pod.Namespace + "/" + ev.Pod.Name
+	if ev.Type == EventDeleted {
+		delete(c.pods, key)
+	} else {
+		c.pods[key] = slim(ev.Pod)
+	}
+	c.succeededLocked()
+}
+
+func (c *PodCache) succeededLocked() {
+	if c.status.LastError != "" {
+		c.log.Info("pod cache: the API server answers again", "failing since", c.status.ErrorSince)
+	}
+	c.status.Synced, c.status.LastError, c.status.ErrorSince = true, "", time.Time{}
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+func (c *PodCache) failed(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.status.LastError == "" {
+		c.status.ErrorSince = time.Now()
+		c.log.Warn("pod cache: the API server fails; placing pods as one unit (pod scope, VMs) waits for it, other containers do not", "err", err)
+	} else {
+		c.log.Debug("pod cache: the API server still fails", "err", err)
+	}
+	c.status.Synced, c.status.LastError = false, err.Error()
+	c.status.Errors++
+	// Waiters re-check and report the error when their time is up.
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// slim drops what no reader needs and is the bulk of a pod's size.
+func slim(p *corev1.Pod) *corev1.Pod {
+	p.ManagedFields = nil
+	return p
+}
