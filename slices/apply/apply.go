@@ -37,8 +37,11 @@ type Options struct {
 	// or pinned memory in it (kubelet then forgets them); without it
 	// apply refuses and says to drain the Node first.
 	ResetKubeletState bool
-	Log               *slog.Logger
-	Now               func() time.Time
+	// Nodes is what remove and apply do with the partitions' Kubernetes
+	// Nodes they disrupt (nodes.go).
+	Nodes NodeOptions
+	Log   *slog.Logger
+	Now   func() time.Time
 }
 
 // Report is what an apply did (or, with DryRun, would do). Its JSON form
@@ -52,7 +55,11 @@ type Report struct {
 	Diff       string      `json:"diff,omitempty"`
 	Warnings   []string    `json:"warnings"`
 	Shortfalls []Shortfall `json:"hugepageShortfalls,omitempty"`
-	Seconds    float64     `json:"seconds"`
+	// Nodes are the partitions' Nodes this apply disrupts (apply_nodes.go):
+	// with --drain, drained first; after the steps deleted (a partition
+	// that goes) or uncordoned (a kubelet back on fresh state).
+	Nodes   []NodeRemoval `json:"nodes"`
+	Seconds float64       `json:"seconds"`
 }
 
 func (o *Options) defaults() {
@@ -94,7 +101,7 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 			return nil, err
 		}
 	}
-	rep := &Report{DryRun: o.DryRun, CgroupMode: mode, Steps: []string{}, Warnings: []string{}}
+	rep := &Report{DryRun: o.DryRun, CgroupMode: mode, Steps: []string{}, Warnings: []string{}, Nodes: []NodeRemoval{}}
 	if w := CgroupWarning(mode); w != "" {
 		rep.Warnings = append(rep.Warnings, w)
 		o.Log.Warn(w)
@@ -107,16 +114,35 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 	if err != nil {
 		return nil, err
 	}
+	if !o.DryRun {
+		// A kill during a write (#24 item 18) left its temporary file.
+		swept, err := sweepTemps(o.Root, ownPaths(desiredPaths(d), d.Units, prev))
+		for _, p := range swept {
+			o.Log.Info("removed the temporary file of an interrupted write", "path", p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("removing what an interrupted apply left: %w", err)
+		}
+	}
 	cur, err := Gather(ctx, o.Root, o.Sysfs, o.Systemd, d, prev)
 	if err != nil {
 		return nil, err
 	}
 	steps := Plan(d, cur)
-	if err := checkKubeletStates(d, cur, o.ResetKubeletState); err != nil {
+	// Which Nodes this apply disrupts is decided before anything changes,
+	// from the plan and the host alone (affectedNodes).
+	targets := affectedNodes(d, cur, recordPartitions(plan, d), o.ResetKubeletState)
+	if err := checkKubeletStates(d, cur, o.ResetKubeletState || o.Nodes.Drain); err != nil {
 		if !o.DryRun {
 			return nil, err
 		}
 		rep.Warnings = append(rep.Warnings, "apply would refuse: "+err.Error())
+	}
+	if !o.Nodes.Drain {
+		// Without --drain a kubelet with pinned pods was refused above
+		// (or --reset-kubelet-state keeps them running); only the Nodes
+		// of partitions that go are checked, as plain remove does.
+		targets = slices.DeleteFunc(targets, func(t nodeTarget) bool { return !t.goes() })
 	}
 	rep.Changed = len(steps) > 0
 	for _, s := range steps {
@@ -127,11 +153,23 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 		rep.Generation = prev.Generation
 	}
 	if o.DryRun {
+		nodes, warnings, err := prepareNodes(ctx, o, "apply", targets, nil)
+		if err != nil {
+			return nil, err
+		}
+		nodes.close()
+		rep.Warnings = append(rep.Warnings, warnings...)
+		rep.Nodes = nodes.report()
 		rep.Diff = Diff(steps, cur)
 		rep.Seconds = time.Since(t0).Seconds()
 		return rep, nil
 	}
 	if !rep.Changed {
+		// Nothing to change, but Nodes an interrupted drain left
+		// cordoned are let go once Ready.
+		if prev != nil && len(prev.Cordoned) > 0 {
+			rep.Warnings = append(rep.Warnings, settleCordoned(ctx, o, prev, nil, nil, nil, time.Time{}, true)...)
+		}
 		rep.Seconds = time.Since(t0).Seconds()
 		return rep, nil
 	}
@@ -140,28 +178,83 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 		return nil, err
 	}
 	rec := newRecord(o, plan, d, cur, prev, mode)
+	if prev != nil {
+		rec.Cordoned = slices.Clone(prev.Cordoned) // not let go yet: settleCordoned
+	}
 	// Write ahead: from here until the last step the record says what
-	// this apply may leave behind if it is killed.
-	undoPending, err := writePending(o.Root, rec, prev, cur, d)
+	// this apply may leave behind if it is killed; with --drain from
+	// before the first cordon, with the Nodes it cordons.
+	var undoPending func() error
+	pending := func(cordon []CordonedNode) error {
+		for _, c := range cordon {
+			if !slices.Contains(rec.Cordoned, c) {
+				rec.Cordoned = append(rec.Cordoned, c)
+			}
+		}
+		var err error
+		undoPending, err = writePending(o.Root, rec, prev, cur, d)
+		return err
+	}
+	nodes, warnings, err := prepareNodes(ctx, o, "apply", targets, pending)
 	if err != nil {
-		return nil, err
+		if undoPending != nil {
+			err = errors.Join(err, undoPending())
+		}
+		return nil, fmt.Errorf("apply refused before it changed anything on the host: %w", err)
+	}
+	defer nodes.close()
+	rep.Warnings = append(rep.Warnings, warnings...)
+	nodes.adopt(rec.Cordoned)
+	if o.Nodes.Drain && slices.ContainsFunc(targets, func(t nodeTarget) bool { return !t.goes() }) {
+		// The drained pods' entries count until kubelet has cleaned the
+		// pods up; the steps move the state aside only after that.
+		if cur, err = waitKubeletsLetGo(ctx, o, d, cur); err != nil {
+			err = fmt.Errorf("%w\n(nothing on the host was changed; %s)", err, nodes.undo(ctx))
+			return nil, errors.Join(err, undoPending())
+		}
+		steps = Plan(d, cur)
+	}
+	if undoPending == nil {
+		if undoPending, err = writePending(o.Root, rec, prev, cur, d); err != nil {
+			return nil, err
+		}
 	}
 	ex := &Executor{Root: o.Root, Sysfs: o.Sysfs, Systemd: o.Systemd, Record: rec, BeforeStep: o.BeforeStep, PoolWriter: o.PoolWriter, Log: o.Log}
+	started := o.Now()
 	res, err := ex.Run(ctx, steps, cur)
 	if err != nil {
-		// Rolled back: the previous record is the truth again.
+		// Rolled back: the previous record is the truth again, and the
+		// Nodes it drained run their old kubelets.
+		if uerr := nodes.uncordon(ctx); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("uncordoning the Nodes this apply cordoned: %w", uerr))
+		}
 		if uerr := undoPending(); uerr != nil {
 			return nil, errors.Join(err, fmt.Errorf("restoring the previous record: %w", uerr))
 		}
 		return nil, err
 	}
-	if slices.ContainsFunc(steps, func(s Step) bool { return s.Kind == KindRecord }) {
+	recorded := slices.ContainsFunc(steps, func(s Step) bool { return s.Kind == KindRecord })
+	if recorded {
 		rep.Generation = rec.Generation
 	}
 	rep.Shortfalls = res.Shortfalls
 	for _, sf := range res.Shortfalls {
 		rep.Warnings = append(rep.Warnings, "hugepage shortfall: "+sf.String())
 	}
+	// The host is applied: what is left to do with the Nodes cannot undo
+	// it, so its failures are warnings.
+	for _, f := range nodes.deletions(ctx) {
+		if err := f.remove(); err != nil {
+			rep.Warnings = append(rep.Warnings, err.Error())
+		}
+	}
+	rep.Warnings = append(rep.Warnings, nodes.readmit(ctx, started)...)
+	if len(rec.Cordoned) > 0 {
+		// Without a record step the record on disk is not rec: what it
+		// lists stays listed until an apply that writes it.
+		rep.Warnings = append(rep.Warnings, settleCordoned(ctx, o, rec, nodes, steps, d.Units, started, recorded)...)
+	}
+	rep.Nodes = nodes.report()
 	rep.Seconds = time.Since(t0).Seconds()
 	return rep, nil
 }
@@ -180,7 +273,7 @@ func gatherFiles(root string, d Desired, prev *Record) (map[string]FileState, er
 	}
 	files := map[string]FileState{}
 	for p := range paths {
-		fs, ok, err := readFileState(filepath.Join(root, p))
+		fs, ok, err := readFileState(root, p)
 		if err != nil {
 			return nil, fmt.Errorf("reading the host: %w", err)
 		}
@@ -230,6 +323,9 @@ func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desire
 			}
 		}
 	}
+	if c.StaleNetwork, err = staleNetwork(root, prev, d); err != nil {
+		return c, err
+	}
 	if d.CgroupMode != CgroupV2 {
 		c.CPUSetsV1 = map[string]string{}
 		for _, u := range d.Units {
@@ -267,8 +363,9 @@ func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desire
 
 func newRecord(o Options, plan *planner.Plan, d Desired, cur Current, prev *Record, mode CgroupMode) *Record {
 	r := &Record{Generation: 1, AppliedAt: o.Now().UTC(), Version: o.Version, CgroupMode: mode,
-		Units: d.Units, Slices: d.Slices, Files: []RecordFile{}, Hugepages: []HugepageTarget{}, Partitions: []RecordPartition{}}
+		Units: d.Units, Slices: d.Slices, Files: []RecordFile{}, Hugepages: []HugepageTarget{}}
 	r.Dirs = []string{}
+	r.Network = recordNetwork(d.Network)
 	if prev != nil {
 		r.Generation = prev.Generation + 1
 		r.Dirs = append(r.Dirs, prev.Dirs...)
@@ -296,22 +393,48 @@ func newRecord(o Options, plan *planner.Plan, d Desired, cur Current, prev *Reco
 	if plan != nil {
 		r.Hostname = plan.Hostname
 		r.ReservedCPUs = plan.Host.ReservedCPUs.String()
-		for _, p := range plan.Partitions {
-			r.Partitions = append(r.Partitions, RecordPartition{Name: p.Name, Slice: p.Slice, Nodes: p.Nodes.String(),
-				CPUs: p.CPUs.String(), KubeletHealthz: p.Kubelet.HealthzPort, AllocatorSocket: p.Allocator.Socket,
-				NodeName: p.NodeName, Kubeconfig: p.Kubelet.Kubeconfig, Network: p.Network})
-		}
-	} else {
-		for _, u := range d.Units {
-			if u.Partition != "" && strings.HasSuffix(u.Name, ".slice") {
-				r.Partitions = append(r.Partitions, RecordPartition{Name: u.Partition, Slice: u.Name})
-			}
-		}
 	}
+	r.Partitions = recordPartitions(plan, d)
 	return r
 }
 
+// recordPartitions are the partitions of the plan as the record keeps
+// them; without a plan (tests), those of d's slices.
+func recordPartitions(plan *planner.Plan, d Desired) []RecordPartition {
+	out := []RecordPartition{}
+	if plan == nil {
+		for _, u := range d.Units {
+			if u.Partition != "" && strings.HasSuffix(u.Name, ".slice") {
+				out = append(out, RecordPartition{Name: u.Partition, Slice: u.Name})
+			}
+		}
+		return out
+	}
+	for _, p := range plan.Partitions {
+		out = append(out, RecordPartition{Name: p.Name, Slice: p.Slice, Nodes: p.Nodes.String(),
+			CPUs: p.CPUs.String(), KubeletHealthz: p.Kubelet.HealthzPort, AllocatorSocket: p.Allocator.Socket,
+			NodeName: p.NodeName, Kubeconfig: p.Kubelet.Kubeconfig, Network: p.Network})
+	}
+	return out
+}
+
 // Diff is the unified diff of the file steps: what --dry-run prints.
+// diffLines splits content into lines for a unified diff, each with its
+// newline. Not difflib.SplitLines: it adds a line after the last newline,
+// so a new file's hunk started "@@ -1 +1,45 @@" with a blank context line
+// and every file got a blank last line, which `git apply` rejects.
+func diffLines(content []byte) []string {
+	if len(content) == 0 {
+		return nil
+	}
+	lines := strings.SplitAfter(string(content), "\n")
+	if lines[len(lines)-1] == "" {
+		return lines[:len(lines)-1]
+	}
+	lines[len(lines)-1] += "\n" // the last line has none: diffed as if it had
+	return lines
+}
+
 func Diff(steps []Step, cur Current) string {
 	var b strings.Builder
 	for _, s := range steps {
@@ -320,7 +443,7 @@ func Diff(steps []Step, cur Current) string {
 		}
 		old := cur.Files[s.Path]
 		ud := difflib.UnifiedDiff{
-			A: difflib.SplitLines(string(old.Content)), B: difflib.SplitLines(string(s.Content)),
+			A: diffLines(old.Content), B: diffLines(s.Content),
 			FromFile: "a/" + s.Path, ToFile: "b/" + s.Path, Context: 3,
 		}
 		if _, ok := cur.Files[s.Path]; !ok {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,9 +28,9 @@ const (
 
 // DetectCgroupMode looks at root/sys/fs/cgroup the way systemd does.
 func DetectCgroupMode(root string) (CgroupMode, error) {
-	base := filepath.Join(root, "sys/fs/cgroup")
-	var st unix.Statfs_t
-	if err := unix.Statfs(base, &st); err != nil {
+	base := rootOf(root).Path("sys/fs/cgroup")
+	st, err := statfsIn(root, "sys/fs/cgroup")
+	if err != nil {
 		return "", fmt.Errorf("detecting the cgroup mode: %w", err)
 	}
 	switch st.Type {
@@ -39,10 +40,24 @@ func DetectCgroupMode(root string) (CgroupMode, error) {
 	default:
 		return "", fmt.Errorf("detecting the cgroup mode: %s is neither cgroup2 nor a tmpfs of v1 hierarchies (fs type %#x)", base, st.Type)
 	}
-	if err := unix.Statfs(filepath.Join(base, "unified"), &st); err == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+	if st, err := statfsIn(root, "sys/fs/cgroup/unified"); err == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
 		return CgroupHybrid, nil
 	}
 	return CgroupV1, nil
+}
+
+// statfsIn is statfs(2) of the directory rel below root.
+func statfsIn(root, rel string) (unix.Statfs_t, error) {
+	var st unix.Statfs_t
+	d, err := rootOf(root).Open(rel, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return st, err
+	}
+	defer d.Close()
+	if err := unix.Fstatfs(int(d.Fd()), &st); err != nil {
+		return st, fmt.Errorf("statfs %s: %w", d.Name(), err)
+	}
+	return st, nil
 }
 
 // CgroupWarning is the one warning about cgroup v1 hosts.
@@ -71,20 +86,17 @@ func sliceCgroup(name string) string {
 	return p
 }
 
-// cpusetV1 is one cpuset v1 group under root.
-type cpusetV1 struct{ dir string }
+// cpusetV1 is one cpuset v1 group under root (dir is root-relative).
+type cpusetV1 struct{ root, dir string }
 
 func cpusetV1Group(root, cgroup string) cpusetV1 {
-	return cpusetV1{dir: filepath.Join(root, "sys/fs/cgroup/cpuset", cgroup)}
+	return cpusetV1{root: root, dir: path.Join("sys/fs/cgroup/cpuset", cgroup)}
 }
 
-func (c cpusetV1) exists() bool {
-	_, err := os.Stat(filepath.Join(c.dir, "cpuset.cpus"))
-	return err == nil
-}
+func (c cpusetV1) exists() bool { return exists(c.root, path.Join(c.dir, "cpuset.cpus")) }
 
 func (c cpusetV1) read(file string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(c.dir, file))
+	b, err := rootOf(c.root).ReadFile(path.Join(c.dir, file), maxCgroupFile)
 	if err != nil {
 		return "", err
 	}
@@ -94,11 +106,11 @@ func (c cpusetV1) read(file string) (string, error) {
 // set creates the group if needed and writes cpus and mems (in that
 // order: a v1 group needs both before it takes tasks).
 func (c cpusetV1) set(cpus, mems string) error {
-	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+	if err := rootOf(c.root).MkdirAll(c.dir, 0o755); err != nil {
 		return fmt.Errorf("cpuset v1: %w", err)
 	}
 	for _, kv := range [][2]string{{"cpuset.cpus", cpus}, {"cpuset.mems", mems}} {
-		if err := os.WriteFile(filepath.Join(c.dir, kv[0]), []byte(kv[1]), 0o644); err != nil {
+		if err := writeKernelFile(c.root, path.Join(c.dir, kv[0]), kv[1]); err != nil {
 			return fmt.Errorf("cpuset v1: %w", err)
 		}
 	}
@@ -112,55 +124,58 @@ func (c cpusetV1) remove() error {
 	if !c.exists() {
 		return nil
 	}
-	return removeV1Group(c.dir)
+	return removeV1Group(c.root, c.dir)
 }
 
 // hugetlbV1Dir is a cgroup's group in the hugetlb v1 hierarchy. kubelet
 // refuses a cgroupRoot missing there; systemd does not manage hugetlb, so
 // the kubelet unit's ExecStartPre creates it (slices/render/render.go) and
 // remove takes it away with the pods' groups below it.
-func hugetlbV1Dir(root, cgroup string) string {
-	return filepath.Join(root, "sys/fs/cgroup/hugetlb", cgroup)
+// (root-relative).
+func hugetlbV1Dir(cgroup string) string {
+	return path.Join("sys/fs/cgroup/hugetlb", cgroup)
 }
 
-func dirExists(dir string) bool {
-	st, err := os.Stat(dir)
+// dirExists says whether rel below root is a directory (not a link).
+func dirExists(root, rel string) bool {
+	st, err := rootOf(root).Lstat(rel)
 	return err == nil && st.IsDir()
 }
 
 // removeV1Group removes a v1 group and every group below it, moving their
 // tasks to its parent; a group that is not there is no error.
-func removeV1Group(dir string) error {
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+func removeV1Group(root, dir string) error {
+	if !exists(root, dir) {
 		return nil
 	}
-	if err := removeV1Tree(dir, filepath.Join(filepath.Dir(dir), "cgroup.procs")); err != nil {
-		return fmt.Errorf("cgroup v1: removing %s: %w", dir, err)
+	if err := removeV1Tree(root, dir, path.Join(path.Dir(dir), "cgroup.procs")); err != nil {
+		return fmt.Errorf("cgroup v1: removing %s: %w", rootOf(root).Path(dir), err)
 	}
 	return nil
 }
 
-func removeV1Tree(dir, dest string) error {
-	entries, err := os.ReadDir(dir)
+func removeV1Tree(root, dir, dest string) error {
+	r := rootOf(root)
+	entries, err := r.ReadDir(dir)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, e := range entries {
 		if e.IsDir() {
-			errs = append(errs, removeV1Tree(filepath.Join(dir, e.Name()), dest))
+			errs = append(errs, removeV1Tree(root, path.Join(dir, e.Name()), dest))
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	b, err := r.ReadFile(path.Join(dir, "cgroup.procs"), maxCgroupFile)
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
 	for _, pid := range strings.Fields(string(b)) {
-		if err := os.WriteFile(dest, []byte(pid), 0o644); err != nil && !errors.Is(err, unix.ESRCH) {
+		if err := writeKernelFile(root, dest, pid); err != nil && !errors.Is(err, unix.ESRCH) {
 			errs = append(errs, err)
 		}
 	}
-	if err := os.Remove(dir); err != nil {
+	if err := r.Remove(dir); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -172,7 +187,7 @@ func (c cpusetV1) attach(root, unitCgroup string) (int, error) {
 	var procs []byte
 	var err error
 	for _, h := range []string{"systemd", "unified"} {
-		procs, err = os.ReadFile(filepath.Join(root, "sys/fs/cgroup", h, unitCgroup, "cgroup.procs"))
+		procs, err = rootOf(root).ReadFile(path.Join("sys/fs/cgroup", h, unitCgroup, "cgroup.procs"), maxCgroupFile)
 		if err == nil {
 			break
 		}
@@ -186,7 +201,7 @@ func (c cpusetV1) attach(root, unitCgroup string) (int, error) {
 		// group's CPUs; the unit's CPUAffinity= (its daemon CPUs) must
 		// survive the move, so it is read before and put back after.
 		saved := threadAffinities(pid)
-		if err := os.WriteFile(filepath.Join(c.dir, "cgroup.procs"), []byte(pid), 0o644); err != nil {
+		if err := writeKernelFile(c.root, path.Join(c.dir, "cgroup.procs"), pid); err != nil {
 			if errors.Is(err, unix.ESRCH) {
 				continue // exited meanwhile
 			}

@@ -61,6 +61,7 @@ func NewDesired(b bundle.Bundle, mode CgroupMode) (Desired, error) {
 		d.Hugepages = append(d.Hugepages, t)
 	}
 	d.Ports = slices.Clone(b.Ports)
+	d.Network = b.Network
 	return d, nil
 }
 

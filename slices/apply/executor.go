@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -171,7 +170,7 @@ func (e *Executor) restoreActive(unit string, before systemd.UnitInfo) undo {
 func missingDirs(root, rel string) []string {
 	var dirs []string
 	for d := rel; d != "." && d != "/" && d != ""; d = path.Dir(d) {
-		if _, err := os.Stat(filepath.Join(root, d)); err == nil {
+		if exists(root, d) {
 			break
 		}
 		dirs = append(dirs, d)
@@ -185,7 +184,7 @@ func removeEmptyDirs(root string, dirs []string) error {
 	sorted := slices.Clone(dirs)
 	slices.SortFunc(sorted, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
 	for _, d := range sorted {
-		err := os.Remove(filepath.Join(root, d))
+		err := rootOf(root).Remove(d)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
 			return err
 		}
@@ -206,8 +205,7 @@ func appendNew(list []string, items ...string) []string {
 // first replaced, for remove; undone, the copy goes again.
 func (e *Executor) keepOriginal(rel string, old FileState) ([]undo, error) {
 	keep := path.Join(OriginalsDir, rel)
-	p := filepath.Join(e.Root, keep)
-	if _, err := os.Stat(p); err == nil {
+	if exists(e.Root, keep) {
 		return nil, nil // the first original wins
 	}
 	created := missingDirs(e.Root, path.Dir(keep))
@@ -215,12 +213,12 @@ func (e *Executor) keepOriginal(rel string, old FileState) ([]undo, error) {
 		e.Record.Dirs = appendNew(e.Record.Dirs, created...)
 	}
 	u := undo{files: true, what: "keep the original of /" + rel, run: func(context.Context) error {
-		if err := removeFile(p); err != nil {
+		if err := removeFile(e.Root, keep); err != nil {
 			return err
 		}
 		return removeEmptyDirs(e.Root, created)
 	}}
-	if err := writeFileAtomic(p, old.Content, old.Mode); err != nil {
+	if err := writeFileAtomic(e.Root, keep, old.Content, old.Mode); err != nil {
 		return []undo{u}, fmt.Errorf("keeping the original of /%s: %w", rel, err)
 	}
 	return []undo{u}, nil
@@ -231,19 +229,19 @@ func (e *Executor) keepOriginal(rel string, old FileState) ([]undo, error) {
 func (e *Executor) removeOwned(rel string, r *Record) error {
 	p := e.path(rel)
 	if f, ok := r.file(rel); ok && f.Original {
-		orig := filepath.Join(e.Root, OriginalsDir, rel)
-		fs, ok, err := readFileState(orig)
+		orig := path.Join(OriginalsDir, rel)
+		fs, ok, err := readFileState(e.Root, orig)
 		if err != nil {
 			return err
 		}
 		if ok {
-			if err := writeFileAtomic(p, fs.Content, fs.Mode); err != nil {
+			if err := writeFileAtomic(e.Root, rel, fs.Content, fs.Mode); err != nil {
 				return fmt.Errorf("restoring the original of %s: %w", p, err)
 			}
-			return removeFile(orig)
+			return removeFile(e.Root, orig)
 		}
 	}
-	if err := removeFile(p); err != nil {
+	if err := removeFile(e.Root, rel); err != nil {
 		return fmt.Errorf("removing %s: %w", p, err)
 	}
 	return nil

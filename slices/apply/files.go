@@ -5,46 +5,86 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 )
 
-// writeFileAtomic replaces path atomically and durably (fsutil).
-func writeFileAtomic(path string, content []byte, mode fs.FileMode) error {
-	return fsutil.WriteFile(path, content, mode)
+// What apply reads of the host is read through a bound (a file someone
+// grew, or a FIFO or device put at its path, must not hang or bloat it).
+const (
+	// maxHostFile bounds a unit, drop-in or config at a path apply
+	// writes: the rendered ones are a few KiB, and a foreign original at
+	// one of those paths (kept for remove) has room to be hand-written.
+	maxHostFile = 4 << 20
+	// maxRecord bounds the applied record: a few KiB per partition.
+	maxRecord = 16 << 20
+	// maxCgroupFile bounds a cgroup file (cpuset.cpus, cgroup.procs):
+	// cgroup.procs lists at most pid_max pids of 8 bytes.
+	maxCgroupFile = 32 << 20
+)
+
+// rootOf is the rooted view every file operation of apply goes through:
+// nothing below --root follows a link out of it (fsutil.Root).
+func rootOf(root string) fsutil.Root { return fsutil.NewRoot(root) }
+
+// writeFileAtomic replaces rel below root atomically and durably (fsutil).
+func writeFileAtomic(root, rel string, content []byte, mode fs.FileMode) error {
+	return rootOf(root).WriteFile(rel, content, mode)
 }
 
-// removeFile removes path (a missing file is fine) and syncs its directory.
-func removeFile(path string) error {
-	err := os.Remove(path)
+// removeFile removes rel below root (a missing file is fine) and syncs
+// its directory.
+func removeFile(root, rel string) error {
+	err := rootOf(root).Remove(rel)
 	if errors.Is(err, fs.ErrNotExist) {
-		// Nothing to remove (an apply killed before it wrote the file):
-		// sync the directory only if it exists.
-		if _, serr := os.Stat(filepath.Dir(path)); errors.Is(serr, fs.ErrNotExist) {
-			return nil
-		}
-	} else if err != nil {
-		return err
+		// Nothing to remove (an apply killed before it wrote the file),
+		// or not even its directory.
+		return nil
 	}
-	return fsutil.SyncDir(filepath.Dir(path))
+	return err
 }
 
-// readFileState reads a file; ok is false when it does not exist.
-func readFileState(path string) (FileState, bool, error) {
-	fi, err := os.Stat(path)
+// readFileState reads the regular file rel below root; ok is false when
+// it does not exist. A link, FIFO, device or directory there is an error
+// naming it: apply neither follows nor replaces what it did not expect.
+func readFileState(root, rel string) (FileState, bool, error) {
+	r := rootOf(root)
+	f, err := r.Open(rel, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return FileState{}, false, nil
 	}
 	if err != nil {
 		return FileState{}, false, err
 	}
-	if !fi.Mode().IsRegular() {
-		return FileState{}, false, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return FileState{}, false, err
 	}
-	b, err := os.ReadFile(path)
+	b, err := fsutil.ReadBounded(f, r.Path(rel), maxHostFile)
 	if err != nil {
 		return FileState{}, false, err
 	}
 	return FileState{Content: b, Mode: fi.Mode().Perm()}, true, nil
+}
+
+// exists says whether rel is there below root (a link counts as itself).
+func exists(root, rel string) bool {
+	_, err := rootOf(root).Lstat(rel)
+	return err == nil
+}
+
+// writeKernelFile writes value into the existing kernel file rel below
+// root (a cgroup's cpuset.cpus, cgroup.procs): one write(2), as the
+// kernel takes it, into that file and not a link's target.
+func writeKernelFile(root, rel, value string) error {
+	f, err := rootOf(root).Open(rel, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(value); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %q to %s: %w", value, f.Name(), err)
+	}
+	return f.Close()
 }

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/kubeletstate"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -26,14 +26,15 @@ import (
 // or --reset-kubelet-state).
 
 // kubeletStateFiles are the managers' checkpoints in a kubelet's root dir.
-var kubeletStateFiles = []string{"cpu_manager_state", "memory_manager_state"}
+var kubeletStateFiles = []string{kubeletstate.CPUFile, kubeletstate.MemoryFile}
 
 // KubeletStampName is the file in a kubelet's root dir that says under
 // which settings (KubeletState.Settings) apply last started it.
 const KubeletStampName = "numa-partition-managers"
 
-// StaleSuffix is what a moved-aside state file is renamed with.
-const StaleSuffix = ".numa-partition-stale"
+// StaleSuffix is what a moved-aside state file is renamed with: the same
+// as kubelet-state repair's, one name for whatever was moved aside.
+const StaleSuffix = kubeletstate.StaleSuffix
 
 // KubeletStateOnHost is a kubelet's manager state as apply found it.
 type KubeletStateOnHost struct {
@@ -51,7 +52,7 @@ func gatherKubeletState(root string, d Desired) (map[string]KubeletStateOnHost, 
 			continue
 		}
 		var st KubeletStateOnHost
-		b, err := os.ReadFile(filepath.Join(root, ks.Dir, KubeletStampName))
+		b, err := rootOf(root).ReadFile(path.Join(ks.Dir, KubeletStampName), maxHostFile)
 		switch {
 		case err == nil:
 			st.Stamp = strings.TrimSpace(string(b))
@@ -61,7 +62,7 @@ func gatherKubeletState(root string, d Desired) (map[string]KubeletStateOnHost, 
 		pods := map[string]bool{}
 		for _, name := range kubeletStateFiles {
 			rel := path.Join(ks.Dir, name)
-			b, err := os.ReadFile(filepath.Join(root, rel))
+			b, err := rootOf(root).ReadFile(rel, kubeletstate.MaxSize)
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}
@@ -84,7 +85,7 @@ func gatherKubeletState(root string, d Desired) (map[string]KubeletStateOnHost, 
 		// still has the pod's directory (it removes it once the pod is
 		// terminated and cleaned up).
 		for uid := range pods {
-			if dirExists(filepath.Join(root, ks.Dir, "pods", uid)) {
+			if dirExists(root, path.Join(ks.Dir, "pods", uid)) {
 				st.Pinned = append(st.Pinned, uid)
 			}
 		}
@@ -109,19 +110,29 @@ func staleKubeletState(u bundle.Unit, c Current) (stamp, move bool) {
 	return true, st.Stamp != "" && len(st.Files) > 0
 }
 
-// checkKubeletStates refuses, before anything changes, to move aside state
-// that still holds pods' assignments, unless told to.
-func checkKubeletStates(d Desired, c Current, reset bool) error {
-	var problems []string
+// pinnedKubelets are the kubelets of d that must restart on fresh
+// manager state while that state holds pods they still run. It is pure.
+func pinnedKubelets(d Desired, c Current) []bundle.Unit {
+	var out []bundle.Unit
 	for _, u := range d.Units {
-		if _, move := staleKubeletState(u, c); !move || reset {
-			continue
+		if _, move := staleKubeletState(u, c); move && len(c.KubeletStates[u.Name].Pinned) > 0 {
+			out = append(out, u)
 		}
+	}
+	return out
+}
+
+// checkKubeletStates refuses, before anything changes, to move aside state
+// that still holds pods' assignments, unless told to (reset; or a drain,
+// after which apply waits for the state to let go of them).
+func checkKubeletStates(d Desired, c Current, reset bool) error {
+	if reset {
+		return nil
+	}
+	var problems []string
+	for _, u := range pinnedKubelets(d, c) {
 		st := c.KubeletStates[u.Name]
-		if len(st.Pinned) == 0 {
-			continue
-		}
-		problems = append(problems, fmt.Sprintf("%s: its CPU and Memory Manager settings change (%s → %s), and kubelet refuses to start on state written under other settings; /%s hold the exclusive CPUs or pinned memory of %d pods (%s): drain partition %s's Node (kubectl drain), then apply again, or apply --reset-kubelet-state to restart it on fresh state with those pods running (kubelet then forgets their exclusive CPUs and pinned memory)",
+		problems = append(problems, fmt.Sprintf("%s: its CPU and Memory Manager settings change (%s → %s), and kubelet refuses to start on state written under other settings; /%s hold the exclusive CPUs or pinned memory of %d pods (%s): drain partition %s's Node first — apply --drain does, through the Eviction API, and uncordons it once the kubelet is back (or kubectl drain, then apply again) — or apply --reset-kubelet-state to restart it on fresh state with those pods running (kubelet then forgets their exclusive CPUs and pinned memory)",
 			u.Name, st.Stamp, u.KubeletState.Settings, strings.Join(st.Files, ", /"), len(st.Pinned), strings.Join(st.Pinned, ", "), u.Partition))
 	}
 	if len(problems) > 0 {
@@ -136,12 +147,12 @@ func (e *Executor) runKubeletState(_ context.Context, s Step, cur Current, _ *Re
 	ks := s.KubeletState
 	var undos []undo
 	for _, rel := range s.StateFiles {
-		from, to := e.path(rel), e.path(rel+StaleSuffix)
-		if err := os.Rename(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
+		from, to := rel, rel+StaleSuffix
+		if err := rootOf(e.Root).Rename(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return undos, fmt.Errorf("moving /%s aside: %w", rel, err)
 		}
 		undos = append(undos, undo{files: true, what: "state file /" + rel, run: func(context.Context) error {
-			return os.Rename(to, from)
+			return rootOf(e.Root).Rename(to, from)
 		}})
 	}
 	// The first apply may come before kubelet made its root dir.

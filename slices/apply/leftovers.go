@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -26,11 +26,11 @@ const leftoverGrace = 5 * time.Second
 // on v2, systemd's named hierarchy on v1 and hybrid. A cgroup that is not
 // there (any more) has none.
 func cgroupProcs(root string, mode CgroupMode, cgroup string) ([]int, error) {
-	base := filepath.Join(root, "sys/fs/cgroup")
+	base := "sys/fs/cgroup"
 	if mode != CgroupV2 {
-		base = filepath.Join(base, "systemd")
+		base = path.Join(base, "systemd")
 	}
-	b, err := os.ReadFile(filepath.Join(base, cgroup, "cgroup.procs"))
+	b, err := rootOf(root).ReadFile(path.Join(base, cgroup, "cgroup.procs"), maxCgroupFile)
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENODEV) {
 		// Gone, or removed by systemd between open and read (ENODEV):
 		// either way it holds no process (found by the e2e).

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
@@ -27,11 +27,12 @@ func (e *LockedError) Error() string {
 // AcquireLock takes root/run/numa-partition/apply.lock without waiting and
 // writes the holder's PID and command line into it.
 func AcquireLock(root string) (*Lock, error) {
-	p := filepath.Join(root, LockPath)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	r := rootOf(root)
+	p := r.Path(LockPath)
+	if err := r.MkdirAll(path.Dir(LockPath), 0o755); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	l, err := fsutil.TryLock(p, 0o644, fmt.Sprintf("pid %d: %s", os.Getpid(), strings.Join(os.Args, " ")))
+	l, err := r.TryLock(LockPath, 0o644, fmt.Sprintf("pid %d: %s", os.Getpid(), strings.Join(os.Args, " ")))
 	var locked *fsutil.LockedError
 	if errors.As(err, &locked) {
 		h := locked.Holder

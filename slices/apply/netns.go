@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
+	"strings"
 
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,24 +23,82 @@ func dialer(root string) func(ctx context.Context, network, addr string) (net.Co
 	if filepath.Clean(root) == "/" {
 		return d.DialContext
 	}
-	return dialerIn(rootNetns(root))
+	return dialerIn(root, rootNetns(root))
 }
 
-// rootNetns is the network namespace of the host at root: this process's
-// for "/", else that of root's PID 1 (a sandbox's or a container's).
+// rootNetns is the network namespace of the host at root, relative to
+// root: this process's for "/", else that of root's PID 1 (a sandbox's or
+// a container's).
 func rootNetns(root string) string {
 	if filepath.Clean(root) == "/" {
-		return "/proc/self/ns/net"
+		return "proc/self/ns/net"
 	}
-	return filepath.Join(root, "proc/1/ns/net")
+	return "proc/1/ns/net"
 }
 
-// dialerIn dials from the network namespace at nsPath (a partition's
-// /run/netns/<name>, where its kubelet listens on 127.0.0.1).
-func dialerIn(nsPath string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// openNetns opens the network namespace file rel below root without
+// leaving root. A /proc/PID/ns/ entry is a magic link into the kernel's
+// namespaces, followed only when its directory is a real procfs (there
+// the kernel, not the root's owner, made the link: a proc/1/ns/net linked
+// to this host's /proc/1/ns/net is refused). Anything else (run/netns/X,
+// a bind mount of a namespace) is opened through fsutil.Root, a link at
+// it not followed.
+func openNetns(root, rel string) (*os.File, error) {
+	r := rootOf(root)
+	var f *os.File
+	if strings.HasPrefix(path.Clean("/"+rel), "/proc/") {
+		dir, err := r.OpenDir(path.Dir(path.Clean("/" + rel)))
+		if err != nil {
+			return nil, err
+		}
+		defer dir.Close()
+		var st unix.Statfs_t
+		if err := unix.Fstatfs(int(dir.Fd()), &st); err != nil {
+			return nil, fmt.Errorf("statfs %s: %w", dir.Name(), err)
+		}
+		if st.Type != unix.PROC_SUPER_MAGIC {
+			return nil, fmt.Errorf("%s is not on a procfs (fs type %#x): refusing to follow its namespace links", dir.Name(), st.Type)
+		}
+		fd, err := unix.Openat(int(dir.Fd()), path.Base(rel), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: r.Path(rel), Err: err}
+		}
+		f = os.NewFile(uintptr(fd), r.Path(rel))
+	} else {
+		var err error
+		if f, err = r.Open(rel, os.O_RDONLY, 0); err != nil {
+			return nil, err
+		}
+	}
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &st); err != nil || st.Type != unix.NSFS_MAGIC {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a namespace (fs type %#x, %v)", f.Name(), st.Type, err)
+	}
+	return f, nil
+}
+
+// rootNetnsHandle is root's network namespace as a netns handle.
+func rootNetnsHandle(root string) (netns.NsHandle, error) {
+	f, err := openNetns(root, rootNetns(root))
+	if err != nil {
+		return netns.None(), err
+	}
+	defer f.Close()
+	fd, err := unix.Dup(int(f.Fd()))
+	if err != nil {
+		return netns.None(), fmt.Errorf("dup %s: %w", f.Name(), err)
+	}
+	unix.CloseOnExec(fd)
+	return netns.NsHandle(fd), nil
+}
+
+// dialerIn dials from the network namespace rel below root (a
+// partition's run/netns/<name>, where its kubelet listens on 127.0.0.1).
+func dialerIn(root, rel string) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
 	return func(ctx context.Context, network, addr string) (c net.Conn, err error) {
-		nsErr := inNetns(nsPath, func() { c, err = d.DialContext(ctx, network, addr) })
+		nsErr := inNetns(root, rel, func() { c, err = d.DialContext(ctx, network, addr) })
 		if nsErr != nil {
 			return nil, nsErr
 		}
@@ -45,11 +106,11 @@ func dialerIn(nsPath string) func(ctx context.Context, network, addr string) (ne
 	}
 }
 
-// inNetns runs f on a thread of its own in the network namespace at
-// nsPath: sockets are created in whatever namespace their thread is in.
-// The thread goes back to the runtime only once it is back in its own
-// namespace, else it dies with its goroutine.
-func inNetns(nsPath string, f func()) error {
+// inNetns runs f on a thread of its own in the network namespace rel
+// below root: sockets are created in whatever namespace their thread is
+// in. The thread goes back to the runtime only once it is back in its
+// own namespace, else it dies with its goroutine.
+func inNetns(root, rel string, f func()) error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -59,14 +120,14 @@ func inNetns(nsPath string, f func()) error {
 			return
 		}
 		defer self.Close()
-		target, err := os.Open(nsPath)
+		target, err := openNetns(root, rel)
 		if err != nil {
 			done <- err
 			return
 		}
 		defer target.Close()
 		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			done <- fmt.Errorf("entering the network namespace of %s: %w", nsPath, err)
+			done <- fmt.Errorf("entering the network namespace of %s: %w", target.Name(), err)
 			return
 		}
 		f()

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"path/filepath"
+	"slices"
 
 	"github.com/vishvananda/netns"
 
@@ -9,9 +10,11 @@ import (
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
-// networkLeftovers are what the partitions' namespaces leave once their
-// units are stopped: a namespace whose ExecStop= did not run (a unit that
-// had failed), and the stale mount points in /run/netns of the pod
+// networkLeftovers are what the partitions' namespaces and the uplink
+// leave once their units are stopped: a namespace whose ExecStop= did not
+// run (a unit that had failed; its devices go back to the host), a
+// recorded bridge or NAT table the uplink's ExecStop= did not remove (it
+// failed, or knew another bridge), and the stale mount points in /run/netns of the pod
 // sandboxes of the partitions' containerds (containerd mounts them in its
 // own mount namespace, gone with it; the empty files stay and `ip netns`
 // lists them).
@@ -30,14 +33,55 @@ func networkLeftovers(root string, rec *Record) []leftover {
 			out = append(out, leftover{"remove network namespace " + n.Namespace, func() error {
 				// The host end lives in root's network namespace, never
 				// in this process's when root is another host's.
-				hostNS, err := netns.GetFromPath(rootNetns(root))
+				hostNS, err := rootNetnsHandle(root)
 				if err != nil {
 					return err
 				}
 				defer hostNS.Close()
 				host := &pnetns.Host{Dir: dir, NS: hostNS}
-				return host.DownPartition(pnetns.Partition{Namespace: n.Namespace, HostLink: n.HostLink, Interface: n.Interface})
+				return host.DownPartition(pnetns.Partition{Namespace: n.Namespace, HostLink: n.HostLink, Interface: n.Interface, Devices: rec.devicesOf(n.Namespace)})
 			}})
+		}
+	}
+	if rn := rec.Network; rn != nil {
+		namespaced = true
+		var objs []StaleNetwork
+		err := inRootNetwork(root, func(h *pnetns.Host) error {
+			for _, b := range rn.Bridges {
+				ok, err := h.HasBridge(b)
+				if err != nil {
+					return err
+				}
+				if ok {
+					objs = append(objs, StaleNetwork{Bridge: b})
+				}
+			}
+			for _, ns := range rn.Namespaces {
+				if slices.ContainsFunc(out, func(l leftover) bool { return l.what == "remove network namespace "+ns.Name }) {
+					continue // DownPartition removes its host link
+				}
+				ok, err := h.HasLink(ns.HostLink)
+				if err != nil {
+					return err
+				}
+				if ok {
+					objs = append(objs, StaleNetwork{HostLink: ns.HostLink})
+				}
+			}
+			if !rn.NAT {
+				return nil
+			}
+			ok, err := h.HasNAT()
+			if ok {
+				objs = append(objs, StaleNetwork{NAT: true})
+			}
+			return err
+		})
+		if err != nil {
+			out = append(out, leftover{"read the host's network", func() error { return err }})
+		}
+		for _, o := range objs {
+			out = append(out, leftover{"remove " + o.String(), func() error { return removeStaleNetwork(root, o) }})
 		}
 	}
 	if !namespaced {
@@ -48,7 +92,11 @@ func networkLeftovers(root string, rec *Record) []leftover {
 		return append(out, leftover{"list " + dir, func() error { return err }})
 	}
 	for _, p := range stale {
-		out = append(out, leftover{"remove the stale " + p + " (a pod sandbox's namespace, gone)", func() error { return removeFile(p) }})
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return append(out, leftover{"remove the stale " + p, func() error { return err }})
+		}
+		out = append(out, leftover{"remove the stale " + p + " (a pod sandbox's namespace, gone)", func() error { return removeFile(root, rel) }})
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package apply
 import (
 	"fmt"
 	"path"
-	"path/filepath"
 	"slices"
 
 	bundle "github.com/numa-partition/numa-partition/slices/render"
@@ -17,8 +16,7 @@ import (
 // host; the apply's last step replaces it with the finished one. It
 // returns how to put the previous record back, after a rollback.
 func writePending(root string, rec, prev *Record, cur Current, d Desired) (func() error, error) {
-	p := filepath.Join(root, RecordPath)
-	old, existed, err := readFileState(p)
+	old, existed, err := readFileState(root, RecordPath)
 	if err != nil {
 		return nil, err
 	}
@@ -31,6 +29,7 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 	pend.Files = appendMissing(rec.Files, prev.Files, func(f RecordFile) string { return f.Path })
 	pend.Units = appendMissing(rec.Units, prev.Units, func(u bundle.Unit) string { return u.Name })
 	pend.Slices = appendMissing(rec.Slices, prev.Slices, func(s SliceSet) string { return s.Unit })
+	pend.Network = mergeNetwork(rec.Network, prev.Network)
 	pend.Hugepages = appendMissing(rec.Hugepages, prev.Hugepages, func(h HugepageTarget) HugepageKey { return HugepageKey{h.Node, h.PageSize} })
 	for _, f := range d.Files {
 		pend.Dirs = appendNew(pend.Dirs, missingDirs(root, path.Dir(f.Path))...)
@@ -54,14 +53,14 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(p, b, 0o644); err != nil {
+	if err := writeFileAtomic(root, RecordPath, b, 0o644); err != nil {
 		return nil, fmt.Errorf("writing the pending record: %w", err)
 	}
 	return func() error {
 		if existed {
-			return writeFileAtomic(p, old.Content, old.Mode)
+			return writeFileAtomic(root, RecordPath, old.Content, old.Mode)
 		}
-		if err := removeFile(p); err != nil {
+		if err := removeFile(root, RecordPath); err != nil {
 			return err
 		}
 		return removeEmptyDirs(root, created)

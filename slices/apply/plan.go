@@ -77,6 +77,14 @@ func Plan(d Desired, c Current) []Step {
 		steps = append(steps, Step{Kind: KindReload})
 	}
 
+	// Network objects of the previous generation the plan no longer has
+	// (a renamed bridge, devices taken off a partition): gone before the
+	// uplink and namespace oneshots restart, whose ExecStop= knows the
+	// new plan's only.
+	for _, s := range c.StaleNetwork {
+		steps = append(steps, Step{Kind: KindForgetNetwork, Network: &s, Reason: "no longer planned"})
+	}
+
 	// 4. hugepages.
 	for _, h := range d.Hugepages {
 		cur, ok := c.Hugepages[HugepageKey{h.Node, h.PageSize}]
@@ -170,7 +178,9 @@ func Plan(d Desired, c Current) []Step {
 
 	// 7. record, when what the record says changed.
 	if len(changed) > 0 || c.Record == nil || c.Record.Pending ||
-		slices.ContainsFunc(steps, func(s Step) bool { return s.Kind == KindHugepages || s.Kind == KindSetCPUs }) {
+		slices.ContainsFunc(steps, func(s Step) bool {
+			return s.Kind == KindHugepages || s.Kind == KindSetCPUs || s.Kind == KindForgetNetwork
+		}) {
 		steps = append(steps, Step{Kind: KindRecord})
 	}
 	return steps

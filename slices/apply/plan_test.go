@@ -298,3 +298,39 @@ func TestNewDesiredRefusesNRIOnCgroupV1(t *testing.T) {
 		}
 	}
 }
+
+// Stale network objects are removed after the reload and before any unit
+// (re)starts, and the record is rewritten even when no file changed.
+func TestPlanForgetsStaleNetworkBeforeRestarts(t *testing.T) {
+	d := desired(t, CgroupV2, nil)
+	c := applied(d)
+	c.StaleNetwork = []StaleNetwork{{Bridge: "npbr0"}, {Namespace: "np-tnode0", Devices: []string{"ens5f1"}}}
+	var got []string
+	for _, s := range Plan(d, c) {
+		got = append(got, s.String())
+	}
+	want := []string{
+		"forget-network bridge npbr0 (no longer planned)",
+		"forget-network devices ens5f1 of namespace np-tnode0 (back to the host's) (no longer planned)",
+		"record",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A pending record lists both generations' network objects: a kill
+// before the new one finished leaves remove every bridge either made.
+func TestMergeNetwork(t *testing.T) {
+	a := &RecordNetwork{Bridges: []string{"npbr1"}, Namespaces: []bundle.Namespace{{Name: "np-a", Devices: []string{"x"}}}}
+	b := &RecordNetwork{Bridges: []string{"npbr0"}, NAT: true, Namespaces: []bundle.Namespace{{Name: "np-a", Devices: []string{"y"}}, {Name: "np-b"}}}
+	m := mergeNetwork(a, b)
+	want := &RecordNetwork{Bridges: []string{"npbr1", "npbr0"}, NAT: true,
+		Namespaces: []bundle.Namespace{{Name: "np-a", Devices: []string{"x", "y"}}, {Name: "np-b"}}}
+	if !reflect.DeepEqual(m, want) {
+		t.Fatalf("merged %+v, want %+v", m, want)
+	}
+	if a.Namespaces[0].Devices[0] != "x" || len(a.Namespaces[0].Devices) != 1 {
+		t.Fatalf("merging changed its input: %+v", a)
+	}
+}

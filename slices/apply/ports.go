@@ -2,11 +2,16 @@ package apply
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"strconv"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 )
 
 // PortInUseError is a planned port that another process already listens on.
@@ -49,7 +54,7 @@ func checkPorts(root string, planned []PlannedPort) error {
 	}
 	listening := map[uint64]int{} // socket inode -> port
 	for _, f := range []string{"proc/1/net/tcp", "proc/1/net/tcp6"} {
-		if err := listeningSockets(filepath.Join(root, f), listening); err != nil {
+		if err := listeningSockets(root, f, listening); err != nil {
 			return err
 		}
 	}
@@ -77,17 +82,33 @@ func checkPorts(root string, planned []PlannedPort) error {
 	return nil
 }
 
-// listeningSockets reads a /proc/net/tcp{,6} table's LISTEN sockets.
-func listeningSockets(path string, out map[uint64]int) error {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) && strings.HasSuffix(path, "6") {
+// What the port check reads of procfs is read through a bound.
+const (
+	// maxTCPTable bounds /proc/net/tcp{,6}: 150 bytes a socket, room
+	// for 400,000 sockets.
+	maxTCPTable = 64 << 20
+	// maxProcLine bounds /proc/PID/comm (16 bytes) and /proc/PID/cgroup
+	// (a line per v1 hierarchy).
+	maxProcLine = 64 << 10
+)
+
+// listeningSockets reads a /proc/net/tcp{,6} table's LISTEN sockets (rel
+// below root).
+func listeningSockets(root, rel string, out map[uint64]int) error {
+	f, err := rootOf(root).Open(rel, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(rel, "6") {
 		return nil // IPv6 disabled
 	}
 	if err != nil {
 		return fmt.Errorf("checking ports: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	path := f.Name()
+	table, err := fsutil.ReadBounded(f, path, maxTCPTable)
+	if err != nil {
+		return fmt.Errorf("checking ports: %w", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(table))
 	sc.Scan() // header
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
@@ -114,16 +135,17 @@ type portOwner struct {
 // socketOwners finds, for each listening port, a process holding the socket.
 func socketOwners(root string, listening map[uint64]int) map[int]portOwner {
 	owners := map[int]portOwner{}
-	procs, _ := os.ReadDir(filepath.Join(root, "proc"))
+	r := rootOf(root)
+	procs, _ := r.ReadDir("proc") // no procfs: no owner to name, the clash is still refused
 	for _, d := range procs {
 		pid, err := strconv.Atoi(d.Name())
 		if err != nil {
 			continue
 		}
-		fdDir := filepath.Join(root, "proc", d.Name(), "fd")
-		fds, _ := os.ReadDir(fdDir)
+		fdDir := path.Join("proc", d.Name(), "fd")
+		fds, _ := r.ReadDir(fdDir) // the process exited meanwhile, or is not ours to read
 		for _, fd := range fds {
-			l, err := os.Readlink(filepath.Join(fdDir, fd.Name()))
+			l, err := r.Readlink(path.Join(fdDir, fd.Name()))
 			if err != nil || !strings.HasPrefix(l, "socket:[") {
 				continue
 			}
@@ -138,7 +160,7 @@ func socketOwners(root string, listening map[uint64]int) map[int]portOwner {
 			if _, known := owners[port]; known {
 				continue
 			}
-			comm, _ := os.ReadFile(filepath.Join(root, "proc", d.Name(), "comm"))
+			comm, _ := r.ReadFile(path.Join("proc", d.Name(), "comm"), maxProcLine) // the name is a courtesy in the message
 			owners[port] = portOwner{pid: pid, comm: strings.TrimSpace(string(comm)), unit: unitOfPID(root, d.Name())}
 		}
 	}
@@ -147,7 +169,7 @@ func socketOwners(root string, listening map[uint64]int) map[int]portOwner {
 
 // unitOfPID reads the unit a process runs in from its systemd cgroup path.
 func unitOfPID(root, pid string) string {
-	b, err := os.ReadFile(filepath.Join(root, "proc", pid, "cgroup"))
+	b, err := rootOf(root).ReadFile(path.Join("proc", pid, "cgroup"), maxProcLine)
 	if err != nil {
 		return ""
 	}

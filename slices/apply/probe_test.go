@@ -45,4 +45,25 @@ func TestProbeAllocator(t *testing.T) {
 	if p.OK || !strings.HasPrefix(p.Detail, "unreachable: ") {
 		t.Errorf("no daemon: %+v", p)
 	}
+
+	// Below another root, links to that daemon's socket (outside it) are
+	// not followed: the socket itself a link is refused, naming it, and a
+	// linked directory resolves inside the root, where there is no socket.
+	other := t.TempDir()
+	link := filepath.Join(other, socket)
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, socket), link); err != nil {
+		t.Fatal(err)
+	}
+	if p := probeUnix(context.Background(), other, socket, 5*time.Second); p.OK || !strings.Contains(p.Detail, link+" is a symbolic link") {
+		t.Errorf("the socket a link out of the root: %+v", p)
+	}
+	if err := os.Symlink(filepath.Join(root, "run/numa-partition"), filepath.Join(other, "run/linked")); err != nil {
+		t.Fatal(err)
+	}
+	if p := probeUnix(context.Background(), other, "/run/linked/node0.sock", 5*time.Second); p.OK {
+		t.Errorf("the socket's directory a link out of the root: %+v", p)
+	}
 }

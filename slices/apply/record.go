@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/numa-partition/numa-partition/partition/planner"
@@ -35,12 +33,28 @@ type Record struct {
 	// Partitions maps partition names to their health endpoints and
 	// Kubernetes Nodes, for status.
 	Partitions []RecordPartition `json:"partitions"`
+	// Network are the network objects the applied units make; absent in
+	// host mode and in records written before it existed.
+	Network *RecordNetwork `json:"network,omitempty"`
 	// Pending is true from before an apply touches the host until it has
 	// finished: then the record lists everything that apply may have
 	// written or started (its own and the previous generation's), so that
 	// after a kill -9 the next apply takes up the host from there, remove
 	// undoes all of it and status says an apply was interrupted.
 	Pending bool `json:"pending,omitempty"`
+	// Cordoned are the Nodes an apply cordoned to drain them and has not
+	// made schedulable again: written before the first cordon (in the
+	// pending record), dropped once uncordoned. A record that still has
+	// some says an apply was killed mid-drain, or a Node was not Ready in
+	// time after its kubelet restarted: the next apply uncordons them once
+	// Ready, and status shows them as problems.
+	Cordoned []CordonedNode `json:"cordoned,omitempty"`
+}
+
+// CordonedNode is a partition's Node an apply cordoned.
+type CordonedNode struct {
+	Partition string `json:"partition"`
+	Node      string `json:"node"`
 }
 
 // RecordFile is one file apply owns.
@@ -80,8 +94,9 @@ func hashOf(b []byte) string {
 
 // ReadRecord reads root's record; nil, nil when there is none.
 func ReadRecord(root string) (*Record, error) {
-	p := filepath.Join(root, RecordPath)
-	b, err := os.ReadFile(p)
+	r0 := rootOf(root)
+	p := r0.Path(RecordPath)
+	b, err := r0.ReadFile(RecordPath, maxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -105,6 +120,19 @@ func (r *Record) file(path string) (RecordFile, bool) {
 		}
 	}
 	return RecordFile{}, false
+}
+
+// devicesOf are the devices the recorded namespace ns holds.
+func (r *Record) devicesOf(ns string) []string {
+	if r.Network == nil {
+		return nil
+	}
+	for _, n := range r.Network.Namespaces {
+		if n.Name == ns {
+			return n.Devices
+		}
+	}
+	return nil
 }
 
 func (r *Record) marshal() ([]byte, error) {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"time"
 
 	"github.com/numa-partition/numa-partition/slices/hugepool"
@@ -21,6 +19,10 @@ type RemoveReport struct {
 	Seconds    float64  `json:"seconds"`
 	// DryRun: the actions are what remove would do; nothing was done.
 	DryRun bool `json:"dryRun,omitempty"`
+	// Nodes are the partitions' Kubernetes Nodes: the pods found bound,
+	// the drain, the deletion (nodes.go).
+	Nodes    []NodeRemoval `json:"nodes"`
+	Warnings []string      `json:"warnings"`
 }
 
 // widenHostCPUs sets, at runtime, every host slice and scope apply locked
@@ -73,9 +75,9 @@ func sliceLeftovers(root string, mode CgroupMode, unit string) []leftover {
 	var out []leftover
 	for _, dir := range runtimeControlDirs {
 		for _, prop := range []string{"AllowedCPUs", "AllowedMemoryNodes"} {
-			p := filepath.Join(root, dir, unit+".d", "50-"+prop+".conf")
-			if _, err := os.Stat(p); err == nil {
-				out = append(out, leftover{"drop runtime " + prop + " of " + unit, func() error { return removeFile(p) }})
+			rel := path.Join(dir, unit+".d", "50-"+prop+".conf")
+			if exists(root, rel) {
+				out = append(out, leftover{"drop runtime " + prop + " of " + unit, func() error { return removeFile(root, rel) }})
 			}
 		}
 	}
@@ -83,8 +85,8 @@ func sliceLeftovers(root string, mode CgroupMode, unit string) []leftover {
 		if g := cpusetV1Group(root, sliceCgroup(unit)); g.exists() {
 			out = append(out, leftover{"remove the cpuset v1 group of " + unit, g.remove})
 		}
-		if d := hugetlbV1Dir(root, sliceCgroup(unit)); dirExists(d) {
-			out = append(out, leftover{"remove the hugetlb v1 group of " + unit, func() error { return removeV1Group(d) }})
+		if d := hugetlbV1Dir(sliceCgroup(unit)); dirExists(root, d) {
+			out = append(out, leftover{"remove the hugetlb v1 group of " + unit, func() error { return removeV1Group(root, d) }})
 		}
 	}
 	return out
@@ -107,12 +109,19 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &RemoveReport{Actions: []string{}}
+	rep := &RemoveReport{Actions: []string{}, Nodes: []NodeRemoval{}, Warnings: []string{}}
 	if rec == nil {
 		rep.Seconds = time.Since(t0).Seconds()
 		return rep, nil
 	}
 	rep.Generation = rec.Generation
+	nodes, warnings, err := prepareNodes(ctx, o, "remove", removeTargets(rec), nil)
+	if err != nil {
+		return nil, fmt.Errorf("remove of generation %d refused before it changed anything on the host: %w", rec.Generation, err)
+	}
+	defer nodes.close()
+	rep.Warnings = append(rep.Warnings, warnings...)
+	defer func() { rep.Nodes = append(rep.Nodes, nodes.removal...) }()
 	m := o.Systemd
 	var errs []error
 	// do runs one action, or with DryRun only lists it.
@@ -158,6 +167,10 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 			do(f.what, f.remove)
 		}
 	}
+	// Once the kubelets are stopped: a running one would register again.
+	for _, f := range nodes.deletions(ctx) {
+		do(f.what, f.remove)
+	}
 	for _, u := range rec.Units {
 		if !u.Enable {
 			continue
@@ -168,14 +181,25 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		}
 		do("disable "+u.Name, func() error { return m.DisableUnitFiles(ctx, []string{u.Name}) })
 	}
+	// A kill during a write (#24 item 18) left its temporary file: gone
+	// before the files, so that the directories apply made empty out.
+	if !o.DryRun {
+		swept, err := sweepTemps(o.Root, ownPaths(nil, nil, rec))
+		for _, p := range swept {
+			rep.Actions = append(rep.Actions, "delete "+p+" (the temporary file of an interrupted write)")
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	ex := &Executor{Root: o.Root, Systemd: m}
 	for _, u := range rec.Units {
 		if u.KubeletState == nil {
 			continue
 		}
 		rel := path.Join(u.KubeletState.Dir, KubeletStampName)
-		if _, ok, _ := readFileState(ex.path(rel)); ok {
-			do("delete /"+rel, func() error { return removeFile(ex.path(rel)) })
+		if exists(o.Root, rel) {
+			do("delete /"+rel, func() error { return removeFile(o.Root, rel) })
 		}
 	}
 	for i := len(rec.Files) - 1; i >= 0; i-- {
@@ -215,7 +239,7 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 	if err := errors.Join(errs...); err != nil {
 		return rep, fmt.Errorf("remove of generation %d incomplete (the record is kept, run remove again): %w", rec.Generation, err)
 	}
-	do("delete the record", func() error { return removeFile(filepath.Join(o.Root, RecordPath)) })
+	do("delete the record", func() error { return removeFile(o.Root, RecordPath) })
 	do("remove the directories apply created", func() error { return removeEmptyDirs(o.Root, rec.Dirs) })
 	rep.Seconds = time.Since(t0).Seconds()
 	return rep, errors.Join(errs...)

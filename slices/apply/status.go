@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
-	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
@@ -83,6 +85,18 @@ type NetworkStatus struct {
 	Present   bool     `json:"present"` // the namespace is mounted
 	Up        bool     `json:"up"`      // its interface exists and is up
 	Addresses []string `json:"addresses"`
+	// Devices are the host's devices applied to the namespace and
+	// whether it holds each now.
+	Devices []DeviceStatus `json:"devices,omitempty"`
+}
+
+// DeviceStatus is a device a partition's namespace should hold.
+type DeviceStatus struct {
+	Name string `json:"name"`
+	PCI  string `json:"pci"`
+	// InNamespace: the namespace holds it (else it is on the host, in a
+	// pod's namespace, or gone).
+	InNamespace bool `json:"inNamespace"`
 }
 
 // UnitState is a unit's state.
@@ -160,6 +174,9 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	if rec.Pending {
 		r.problem("an apply of generation %d was interrupted (killed before it finished): run numa-partition apply to finish it, or remove to undo it", rec.Generation)
 	}
+	for _, c := range rec.Cordoned {
+		r.problem("an interrupted drain left Node %s cordoned (partition %s): the next apply uncordons it once Ready, or kubectl uncordon %s", c.Node, c.Partition, c.Node)
+	}
 	if mode != rec.CgroupMode {
 		r.drift("cgroup mode is %s, applied on %s", mode, rec.CgroupMode)
 	}
@@ -230,10 +247,16 @@ func (r *statusRun) drift(format string, a ...any) {
 // checkFiles compares the recorded files with the disk.
 func (r *statusRun) checkFiles() error {
 	for _, f := range r.rec.Files {
-		b, err := os.ReadFile(filepath.Join(r.o.Root, f.Path))
+		b, err := rootOf(r.o.Root).ReadFile(f.Path, maxHostFile)
+		var link *fsutil.SymlinkError
+		var irregular *fsutil.NotRegularError
 		switch {
-		case os.IsNotExist(err):
+		case errors.Is(err, fs.ErrNotExist):
 			r.drift("/%s is missing", f.Path)
+		case errors.As(err, &link) || errors.As(err, &irregular) || errors.Is(err, fsutil.ErrTooLarge):
+			// Replaced by something apply did not write: drift, not
+			// followed, and the rest of the status still read.
+			r.drift("/%s was replaced: %v", f.Path, err)
 		case err != nil:
 			return fmt.Errorf("reading /%s: %w", f.Path, err)
 		case hashOf(b) != f.SHA256:
@@ -335,7 +358,7 @@ func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[
 	if p.Network != nil {
 		ps.Network = r.network(p)
 		kubeletHTTP = &http.Client{Timeout: r.o.ProbeTimeout, Transport: &http.Transport{
-			DialContext: dialerIn(filepath.Join(r.o.Root, bundle.NetnsDir, p.Network.Namespace))}}
+			DialContext: dialerIn(r.o.Root, path.Join(bundle.NetnsDir, p.Network.Namespace))}}
 	}
 	if p.KubeletHealthz > 0 {
 		ps.Kubelet = probe(ctx, kubeletHTTP, fmt.Sprintf("http://127.0.0.1:%d/healthz", p.KubeletHealthz))
@@ -393,19 +416,19 @@ func recordedSet(r *Record, unit string) (SliceSet, bool) {
 // use, from its cgroup files ("" when there is no such group).
 func effectiveCpuset(root string, mode CgroupMode, slice string) (cpus, mems string) {
 	cg := sliceCgroup(slice)
-	read := func(p string) string {
-		b, err := os.ReadFile(p)
+	read := func(rel string) string {
+		b, err := rootOf(root).ReadFile(rel, maxCgroupFile)
 		if err != nil {
-			return ""
+			return "" // no such group: status reports the cpuset as missing
 		}
 		return strings.TrimSpace(string(b))
 	}
 	if mode == CgroupV2 {
-		d := filepath.Join(root, "sys/fs/cgroup", cg)
-		return read(filepath.Join(d, "cpuset.cpus.effective")), read(filepath.Join(d, "cpuset.mems.effective"))
+		d := path.Join("sys/fs/cgroup", cg)
+		return read(path.Join(d, "cpuset.cpus.effective")), read(path.Join(d, "cpuset.mems.effective"))
 	}
-	d := filepath.Join(root, "sys/fs/cgroup/cpuset", cg)
-	return read(filepath.Join(d, "cpuset.effective_cpus")), read(filepath.Join(d, "cpuset.effective_mems"))
+	d := path.Join("sys/fs/cgroup/cpuset", cg)
+	return read(path.Join(d, "cpuset.effective_cpus")), read(path.Join(d, "cpuset.effective_mems"))
 }
 
 // probe GETs a kubelet healthz endpoint: 200 with body "ok" is healthy.
@@ -435,7 +458,13 @@ func probeUnix(ctx context.Context, root, socket string, timeout time.Duration) 
 	p := Probe{Endpoint: "unix:" + socket}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	h, err := daemon.Client{Socket: filepath.Join(root, socket)}.Health(ctx)
+	sock, done, err := rootOf(root).SocketPath(socket)
+	if err != nil {
+		p.Detail = err.Error()
+		return p
+	}
+	defer done()
+	h, err := daemon.Client{Socket: sock}.Health(ctx)
 	var apiErr *daemon.APIError
 	switch {
 	case errors.As(err, &apiErr):

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"path/filepath"
+	"slices"
 
 	"github.com/vishvananda/netns"
 
@@ -15,7 +16,11 @@ func (r *statusRun) network(p RecordPartition) *NetworkStatus {
 	n := p.Network
 	ns := &NetworkStatus{Namespace: n.Namespace, Interface: n.Interface, Address: n.Address.String(), Addresses: []string{}}
 	h := &pnetns.Host{Dir: filepath.Join(r.o.Root, bundle.NetnsDir), NS: netns.None()}
-	st, err := h.Inspect(pnetns.Partition{Namespace: n.Namespace, Interface: n.Interface})
+	var names []string
+	for _, d := range n.Devices {
+		names = append(names, d.Name)
+	}
+	st, err := h.Inspect(pnetns.Partition{Namespace: n.Namespace, Interface: n.Interface, Devices: names})
 	if err != nil {
 		r.problem("network namespace %s of %s: %v", n.Namespace, p.Name, err)
 		return ns
@@ -23,6 +28,13 @@ func (r *statusRun) network(p RecordPartition) *NetworkStatus {
 	ns.Present, ns.Up = st.Namespace, st.Link && st.Up
 	for _, a := range st.Addresses {
 		ns.Addresses = append(ns.Addresses, a.String())
+	}
+	for _, d := range n.Devices {
+		in := slices.Contains(st.Devices, d.Name)
+		ns.Devices = append(ns.Devices, DeviceStatus{Name: d.Name, PCI: d.PCI, InNamespace: in})
+		if st.Namespace && !in {
+			r.drift("device %s (%s) of partition %s is not in namespace %s: on the host, renamed, or in a pod's namespace (netns-%s.service moves it in when it starts)", d.Name, d.PCI, p.Name, n.Namespace, p.Name)
+		}
 	}
 	switch {
 	case !st.Namespace:

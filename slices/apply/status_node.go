@@ -93,11 +93,10 @@ func readNode(ctx context.Context, o StatusOptions, r nodeRequest, admin *kubeap
 	if !r.Own {
 		return admin.Node(ctx, r.Status.Name)
 	}
-	cfg, err := kubeapi.Load(o.Root, r.Status.Kubeconfig)
+	c, err := kubeletClient(o.Root, r.Status.Kubeconfig, o.ProbeTimeout)
 	if err != nil {
 		return nil, err
 	}
-	c := kubeapi.NewClient(cfg, kubeapi.Options{Timeout: o.ProbeTimeout, DialContext: dialer(o.Root)})
 	defer c.Close()
 	return c.Node(ctx, r.Status.Name)
 }

@@ -134,7 +134,7 @@ func listenIn(t *testing.T, root string) net.Listener {
 	t.Helper()
 	var l net.Listener
 	var err error
-	must(t, inNetns(rootNetns(root), func() { l, err = net.Listen("tcp", "127.0.0.1:0") }))
+	must(t, inNetns(root, rootNetns(root), func() { l, err = net.Listen("tcp", "127.0.0.1:0") }))
 	must(t, err)
 	return l
 }

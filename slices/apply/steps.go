@@ -3,7 +3,6 @@ package apply
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
 
 	"github.com/numa-partition/numa-partition/slices/hugepool"
@@ -15,21 +14,22 @@ type runner func(*Executor, context.Context, Step, Current, *Result) ([]undo, er
 
 // stepRunners run each kind of step; each returns how to undo it.
 var stepRunners = map[Kind]runner{
-	KindStop:         unitJob(systemd.Manager.StopUnit),
-	KindDisable:      unitFileJob("disable", systemd.Manager.DisableUnitFiles, systemd.Manager.EnableUnitFiles, true),
-	KindWrite:        (*Executor).runWriteOrRemove,
-	KindRemove:       (*Executor).runWriteOrRemove,
-	KindReload:       (*Executor).runReload,
-	KindHugepages:    (*Executor).runHugepages,
-	KindStart:        unitJob(systemd.Manager.StartUnit),
-	KindRestart:      unitJob(systemd.Manager.RestartUnit),
-	KindSetCPUs:      (*Executor).runSetCPUs,
-	KindCPUSetV1:     (*Executor).runCpusetV1,
-	KindAttachV1:     (*Executor).runAttachV1,
-	KindEnable:       unitFileJob("enable", systemd.Manager.EnableUnitFiles, systemd.Manager.DisableUnitFiles, false),
-	KindForgetSlice:  (*Executor).runForgetSlice,
-	KindRecord:       (*Executor).runRecord,
-	KindKubeletState: (*Executor).runKubeletState,
+	KindStop:          unitJob(systemd.Manager.StopUnit),
+	KindDisable:       unitFileJob("disable", systemd.Manager.DisableUnitFiles, systemd.Manager.EnableUnitFiles, true),
+	KindWrite:         (*Executor).runWriteOrRemove,
+	KindRemove:        (*Executor).runWriteOrRemove,
+	KindReload:        (*Executor).runReload,
+	KindHugepages:     (*Executor).runHugepages,
+	KindStart:         unitJob(systemd.Manager.StartUnit),
+	KindRestart:       unitJob(systemd.Manager.RestartUnit),
+	KindSetCPUs:       (*Executor).runSetCPUs,
+	KindCPUSetV1:      (*Executor).runCpusetV1,
+	KindAttachV1:      (*Executor).runAttachV1,
+	KindEnable:        unitFileJob("enable", systemd.Manager.EnableUnitFiles, systemd.Manager.DisableUnitFiles, false),
+	KindForgetSlice:   (*Executor).runForgetSlice,
+	KindRecord:        (*Executor).runRecord,
+	KindKubeletState:  (*Executor).runKubeletState,
+	KindForgetNetwork: (*Executor).runForgetNetwork,
 }
 
 // unitJob runs a start, stop or restart; the undo restores whether the
@@ -71,9 +71,9 @@ func (e *Executor) runWriteOrRemove(ctx context.Context, s Step, cur Current, re
 	old, existed := cur.Files[s.Path]
 	u := undo{files: true, what: string(s.Kind) + " /" + s.Path, run: func(context.Context) error {
 		if existed {
-			return writeFileAtomic(p, old.Content, old.Mode)
+			return writeFileAtomic(e.Root, s.Path, old.Content, old.Mode)
 		}
-		return removeFile(p)
+		return removeFile(e.Root, s.Path)
 	}}
 	if s.Kind == KindRemove {
 		return []undo{u}, e.removeOwned(s.Path, cur.Record)
@@ -93,7 +93,7 @@ func (e *Executor) runWriteOrRemove(ctx context.Context, s Step, cur Current, re
 	undos = append(undos, undo{files: true, what: "directories of /" + s.Path, run: func(context.Context) error {
 		return removeEmptyDirs(e.Root, created)
 	}}, u)
-	if err := writeFileAtomic(p, s.Content, s.Mode); err != nil {
+	if err := writeFileAtomic(e.Root, s.Path, s.Content, s.Mode); err != nil {
 		return undos, fmt.Errorf("writing %s: %w", p, err)
 	}
 	return undos, nil
@@ -166,12 +166,15 @@ func (e *Executor) runForgetSlice(ctx context.Context, s Step, cur Current, res 
 	for _, dir := range runtimeControlDirs {
 		for _, prop := range []string{"AllowedCPUs", "AllowedMemoryNodes"} {
 			rel := path.Join(dir, s.Unit+".d", "50-"+prop+".conf")
-			old, ok, err := readFileState(e.path(rel))
-			if err != nil || !ok {
+			old, ok, err := readFileState(e.Root, rel)
+			if err != nil {
+				return undos, fmt.Errorf("runtime %s of %s: %w", prop, s.Unit, err)
+			}
+			if !ok {
 				continue
 			}
 			undos = append(undos, undo{files: true, what: "runtime " + prop + " of " + s.Unit, run: func(context.Context) error {
-				return writeFileAtomic(e.path(rel), old.Content, old.Mode)
+				return writeFileAtomic(e.Root, rel, old.Content, old.Mode)
 			}})
 		}
 	}
@@ -182,8 +185,8 @@ func (e *Executor) runForgetSlice(ctx context.Context, s Step, cur Current, res 
 			mems, _ := g.read("cpuset.mems")
 			undos = append(undos, undo{what: "cpuset v1 group of " + s.Unit, run: func(context.Context) error { return g.set(cpus, mems) }})
 		}
-		if d := hugetlbV1Dir(e.Root, sliceCgroup(s.Unit)); dirExists(d) {
-			undos = append(undos, undo{what: "hugetlb v1 group of " + s.Unit, run: func(context.Context) error { return os.MkdirAll(d, 0o755) }})
+		if d := hugetlbV1Dir(sliceCgroup(s.Unit)); dirExists(e.Root, d) {
+			undos = append(undos, undo{what: "hugetlb v1 group of " + s.Unit, run: func(context.Context) error { return rootOf(e.Root).MkdirAll(d, 0o755) }})
 		}
 	}
 	for _, l := range sliceLeftovers(e.Root, cur.Record.CgroupMode, s.Unit) {
@@ -204,8 +207,7 @@ func (e *Executor) runRecord(ctx context.Context, s Step, cur Current, res *Resu
 // recorded first, then content is computed and written; the undo puts
 // back what was there, or removes the file and those directories.
 func (e *Executor) writeOwn(rel, what string, content func() ([]byte, error)) ([]undo, error) {
-	p := e.path(rel)
-	old, existed, err := readFileState(p)
+	old, existed, err := readFileState(e.Root, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -213,9 +215,9 @@ func (e *Executor) writeOwn(rel, what string, content func() ([]byte, error)) ([
 	e.Record.Dirs = appendNew(e.Record.Dirs, created...)
 	u := undo{files: true, what: what, run: func(context.Context) error {
 		if existed {
-			return writeFileAtomic(p, old.Content, old.Mode)
+			return writeFileAtomic(e.Root, rel, old.Content, old.Mode)
 		}
-		if err := removeFile(p); err != nil {
+		if err := removeFile(e.Root, rel); err != nil {
 			return err
 		}
 		return removeEmptyDirs(e.Root, created)
@@ -224,5 +226,5 @@ func (e *Executor) writeOwn(rel, what string, content func() ([]byte, error)) ([
 	if err != nil {
 		return nil, err
 	}
-	return []undo{u}, writeFileAtomic(p, b, 0o644)
+	return []undo{u}, writeFileAtomic(e.Root, rel, b, 0o644)
 }

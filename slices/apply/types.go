@@ -33,6 +33,8 @@ type Desired struct {
 	// Ports are the TCP ports the plan's daemons will listen on.
 	Ports      []PlannedPort
 	CgroupMode CgroupMode
+	// Network are the network objects the units make (the bundle's).
+	Network *bundle.Network
 }
 
 // SliceSet is one slice's AllowedCPUs= and AllowedMemoryNodes=.
@@ -87,6 +89,9 @@ type Current struct {
 	StaleSlices []string
 	// KubeletStates are the desired kubelets' manager state, by unit.
 	KubeletStates map[string]KubeletStateOnHost
+	// StaleNetwork are network objects of the record that are no longer
+	// planned and still on the host (staleNetwork).
+	StaleNetwork []StaleNetwork
 }
 
 // FileState is a file on disk.
@@ -125,7 +130,11 @@ const (
 	// KindKubeletState moves a stopped kubelet's stale manager state
 	// aside (StateFiles) and stamps the settings it starts with.
 	KindKubeletState Kind = "kubelet-state"
-	KindRecord       Kind = "record"
+	// KindForgetNetwork removes a network object of the previous
+	// generation the plan no longer has (a renamed bridge), or moves
+	// devices a partition no longer holds back to the host.
+	KindForgetNetwork Kind = "forget-network"
+	KindRecord        Kind = "record"
 )
 
 // Step is one action of a transaction.
@@ -147,6 +156,8 @@ type Step struct {
 	// stamp, the state files to move aside.
 	KubeletState *bundle.KubeletState `json:"kubeletState,omitempty"`
 	StateFiles   []string             `json:"stateFiles,omitempty"`
+	// Network for forget-network.
+	Network *StaleNetwork `json:"network,omitempty"`
 	// Reason says why the step is needed.
 	Reason string `json:"reason,omitempty"`
 }
@@ -172,6 +183,8 @@ func (s Step) String() string {
 		} else {
 			b.WriteString(": stamp its managers' settings")
 		}
+	case KindForgetNetwork:
+		b.WriteString(" " + s.Network.String())
 	case KindReload, KindRecord:
 	default:
 		b.WriteString(" " + s.Unit)

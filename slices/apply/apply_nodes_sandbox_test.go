@@ -1,0 +1,219 @@
+package apply
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/numa-partition/numa-partition/kubeapi/drain"
+	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
+)
+
+// nodeFixture is newFixture(n) whose partitions joined a cluster as
+// Nodes sandbox-tnodeI.
+func nodeFixture(n int) *fixture {
+	f := newFixture(n)
+	for i := range f.plan.Partitions {
+		p := &f.plan.Partitions[i]
+		p.Memory = nil
+		p.NodeName = "sandbox-" + p.Name
+		p.Kubelet.Kubeconfig = "/etc/kubernetes/kubelet-" + p.Name + ".conf"
+	}
+	return f
+}
+
+// TestApplyDrain: on an applied host whose three partitions joined a
+// cluster, tnode0's kubelet settings change while its state pins a web
+// pod. Plain apply refuses, naming apply --drain; apply --drain --dry-run
+// lists what it would do with tnode0's Node only, and changes nothing; a
+// drain a budget holds back past --drain-timeout uncordons the Node and
+// leaves the host as it was; then apply --drain evicts the pod, waits
+// for kubelet to let go of it, restarts the kubelet on fresh state and
+// uncordons the Node, never touching tnode1's or tnode2's. A plan
+// without tnode2 then drains its Node and deletes it.
+func TestApplyDrain(t *testing.T) {
+	e := newEnv(t)
+	f := nodeFixture(3)
+	_, err := e.apply(t, f, nil)
+	must(t, err)
+	ctx := context.Background()
+	s := kubeapitest.NewServer(t, kubeapitest.Options{})
+	for _, p := range f.plan.Partitions {
+		s.SetNode(kubeapitest.Node(p.NodeName, corev1.ConditionTrue, "KubeletReady", ""))
+		// Its kubelet reports as soon as it is back (here: already).
+		heartbeat(s, p.NodeName, time.Now().Add(time.Hour))
+		s.SetPod(drainPod("kube-system", "flannel-"+p.Name, p.NodeName, "DaemonSet", nil))
+		s.SetPod(drainPod("shop", "web-"+p.Name, p.NodeName, "ReplicaSet", map[string]string{"app": "web"}))
+	}
+	admin := kubeconfigFor(t, s, filepath.Join(t.TempDir(), "admin.conf"), "kubernetes-admin", "system:masters")
+	// kubelet ran and pinned web-tnode0's CPUs.
+	writeState(t, e, []string{"uid-web-tnode0"}, "uid-web-tnode0")
+	f.setSliceCPUs("tnode0", "0-1")
+	before := e.snapshot(t, f)
+	unchanged := func(what string) {
+		t.Helper()
+		if d := diffStates(before, e.snapshot(t, f)); len(d) > 0 {
+			t.Errorf("%s changed the host:\n%s", what, strings.Join(d, "\n"))
+		}
+		for _, p := range f.plan.Partitions {
+			if s.GetNode(p.NodeName).Spec.Unschedulable {
+				t.Errorf("%s left Node %s cordoned", what, p.NodeName)
+			}
+		}
+	}
+	withDrain := func(timeout time.Duration) func(*Options) {
+		return func(o *Options) {
+			o.Nodes = NodeOptions{Kubeconfig: admin, Drain: true, Timeout: timeout, Poll: 50 * time.Millisecond}
+		}
+	}
+
+	_, err = e.apply(t, f, nil)
+	if err == nil || !strings.Contains(err.Error(), "drain partition tnode0's Node first — apply --drain does") {
+		t.Fatalf("plain apply: %v", err)
+	}
+	unchanged("the refused apply")
+
+	rep, err := e.apply(t, f, func(o *Options) { withDrain(time.Minute)(o); o.DryRun = true })
+	must(t, err)
+	if len(rep.Nodes) != 1 || rep.Nodes[0].Node != "sandbox-tnode0" || rep.Nodes[0].Reason != ReasonFreshState ||
+		strings.Join(rep.Nodes[0].Actions, "; ") != "cordon; evict 1 pods (shop/web-tnode0); wait until kubelet-tnode0.service's manager state holds no running pods; restart kubelet-tnode0.service on fresh CPU/Memory Manager state; uncordon once Ready" {
+		t.Errorf("dry run: nodes %+v", rep.Nodes)
+	}
+	if len(s.Evictions()) != 0 {
+		t.Error("the dry run evicted")
+	}
+	unchanged("the dry run")
+
+	s.SetPDB(budget(0))
+	var midDrain *Record
+	_, err = e.apply(t, f, func(o *Options) {
+		withDrain(300 * time.Millisecond)(o)
+		o.Nodes.Progress = func(p drain.Progress) {
+			if p.Phase == drain.PhaseCordoned { // what a kill here would leave
+				rec, err := ReadRecord(e.sb.Root)
+				must(t, err)
+				midDrain = rec
+			}
+		}
+	})
+	if err == nil || !strings.Contains(err.Error(), "partition tnode0: draining Node sandbox-tnode0: 1 of 1 pods still not evicted after 300ms") ||
+		!strings.Contains(err.Error(), "the Nodes this apply cordoned are schedulable again") {
+		t.Fatalf("a drain held back: %v", err)
+	}
+	unchanged("the failed drain")
+	if midDrain == nil || !midDrain.Pending || !reflect.DeepEqual(midDrain.Cordoned, []CordonedNode{{"tnode0", "sandbox-tnode0"}}) {
+		t.Errorf("the record while the drain ran: %+v", midDrain)
+	}
+	if rec, err := ReadRecord(e.sb.Root); err != nil || rec.Pending || len(rec.Cordoned) != 0 {
+		t.Errorf("the record after the failed drain: %+v %v", rec, err)
+	}
+
+	// kubelet cleans the pod up a moment after its eviction.
+	s.SetPDB(budget(1))
+	podDir := e.sb.Path("var/lib/kubelet-tnode0/pods/uid-web-tnode0")
+	cleaned := make(chan struct{})
+	go func() {
+		defer close(cleaned)
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if slices.Contains(s.Evictions(), "shop/web-tnode0") {
+				time.Sleep(2 * time.Second) // longer than the drain takes: apply must wait for it
+				_ = os.RemoveAll(podDir)
+				return
+			}
+		}
+	}()
+	var steps0 []string
+	rep, err = e.apply(t, f, func(o *Options) {
+		withDrain(time.Minute)(o)
+		o.BeforeStep = func(_ int, st Step) error {
+			steps0 = append(steps0, st.String())
+			if _, err := os.Stat(podDir); st.Kind == KindKubeletState && err == nil {
+				t.Errorf("%s while kubelet still had the drained pod", st)
+			}
+			if st.Kind == KindKubeletState && !s.GetNode("sandbox-tnode0").Spec.Unschedulable {
+				t.Errorf("%s with its Node schedulable", st)
+			}
+			return nil
+		}
+	})
+	<-cleaned
+	must(t, err)
+	if got := strings.Join(s.Evictions(), " "); got != "shop/web-tnode0" {
+		t.Errorf("evictions %q", got)
+	}
+	steps := strings.Join(rep.Steps, "\n")
+	if !slices.ContainsFunc(steps0, func(s string) bool { return strings.HasPrefix(s, "kubelet-state kubelet-tnode0.service: move") }) ||
+		!strings.Contains(steps, "kubelet-state kubelet-tnode0.service: move") || strings.Contains(steps, "kubelet-tnode1") {
+		t.Errorf("steps:\n%s", steps)
+	}
+	if len(rep.Nodes) != 1 || !rep.Nodes[0].Uncordoned || rep.Nodes[0].Drain == nil || rep.Nodes[0].Drain.Evicted != 1 {
+		t.Errorf("report nodes %+v", rep.Nodes)
+	}
+	for _, p := range f.plan.Partitions {
+		if s.GetNode(p.NodeName).Spec.Unschedulable {
+			t.Errorf("Node %s left cordoned", p.NodeName)
+		}
+	}
+	if s.GetPod("shop", "web-tnode1") == nil || s.GetPod("shop", "web-tnode2") == nil {
+		t.Error("a pod of an untouched partition was evicted")
+	}
+
+	if rec, err := ReadRecord(e.sb.Root); err != nil || rec.Pending || len(rec.Cordoned) != 0 {
+		t.Errorf("the record after the drain: %+v %v", rec, err)
+	}
+
+	// An apply killed mid-drain left tnode1's Node cordoned and listed:
+	// status says so, and the next apply uncordons it once Ready.
+	rec, err := ReadRecord(e.sb.Root)
+	must(t, err)
+	rec.Cordoned = []CordonedNode{{"tnode1", "sandbox-tnode1"}}
+	b, err := rec.marshal()
+	must(t, err)
+	must(t, writeFileAtomic(e.sb.Root, RecordPath, b, 0o644))
+	n := s.GetNode("sandbox-tnode1")
+	n.Spec.Unschedulable = true
+	s.SetNode(n)
+	st, err := ReadStatus(ctx, StatusOptions{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m, NoAPI: true})
+	must(t, err)
+	if !slices.Contains(st.Problems, "an interrupted drain left Node sandbox-tnode1 cordoned (partition tnode1): the next apply uncordons it once Ready, or kubectl uncordon sandbox-tnode1") {
+		t.Errorf("status problems %q", st.Problems)
+	}
+	rep, err = e.apply(t, f, func(o *Options) { o.Nodes = NodeOptions{Kubeconfig: admin} })
+	must(t, err)
+	if rep.Changed || s.GetNode("sandbox-tnode1").Spec.Unschedulable {
+		t.Errorf("the next apply: changed %v, Node cordoned %v, warnings %q", rep.Changed, s.GetNode("sandbox-tnode1").Spec.Unschedulable, rep.Warnings)
+	}
+	if rec, err := ReadRecord(e.sb.Root); err != nil || len(rec.Cordoned) != 0 {
+		t.Errorf("the record after the next apply: %+v %v", rec, err)
+	}
+
+	// Two partitions: tnode2 goes, its Node with it.
+	f2 := nodeFixture(2)
+	f2.setSliceCPUs("tnode0", "0-1")
+	_, err = e.apply(t, f2, func(o *Options) { o.Nodes = NodeOptions{Kubeconfig: admin} })
+	if err == nil || !strings.Contains(err.Error(), "partition tnode2: 1 pods are bound to Node sandbox-tnode2 (shop/web-tnode2)") {
+		t.Fatalf("apply without tnode2, without --drain: %v", err)
+	}
+	s.SetPDB(budget(1)) // web-tnode0's replacement is healthy elsewhere
+	rep, err = e.apply(t, f2, withDrain(time.Minute))
+	must(t, err)
+	if got := strings.Join(s.Evictions(), " "); got != "shop/web-tnode0 shop/web-tnode2" {
+		t.Errorf("evictions %q", got)
+	}
+	if s.GetNode("sandbox-tnode2") != nil || s.GetNode("sandbox-tnode1") == nil || s.GetNode("sandbox-tnode1").Spec.Unschedulable {
+		t.Error("not only tnode2's Node deleted")
+	}
+	if len(rep.Nodes) != 1 || rep.Nodes[0].Reason != ReasonPartitionGone || !rep.Nodes[0].Deleted {
+		t.Errorf("report nodes %+v", rep.Nodes)
+	}
+	if st, err := e.m.Unit(ctx, "kubelet-tnode2.service"); err != nil || st.ActiveState != "inactive" {
+		t.Errorf("kubelet-tnode2.service: %+v %v", st, err)
+	}
+}

@@ -1,0 +1,103 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/numa-partition/numa-partition/internal/hostiletest"
+)
+
+// Repro (#24, items 1 and 2, against a real systemd, --root being the
+// sandbox's /proc/<pid>/root as docs suggest): apply, status and remove
+// below a root with links out of it write, read or delete nothing
+// outside it.
+//
+// apply: a unit file that is a link out (absolute, relative, "..", to a
+// device, to a FIFO) is refused, naming it; the record's directory linked
+// out is resolved inside the root.
+func TestApplyThroughHostileLinksWritesNothingOutside(t *testing.T) {
+	e := newEnv(t)
+	f := newFixture(1)
+	o := newOutsideMounted(t, "outside the root\n")
+	unit := "etc/systemd/system/containerd-tnode0.service"
+	for name, target := range hostiletest.LinksOut(t, e.sb.Root, filepath.Dir(unit), o.Canary) {
+		plant(t, e.sb.Root, unit, target)
+		err := hostiletest.Within(t, "apply via "+name, func() error { _, err := e.apply(t, f, nil); return err })
+		wantNamed(t, "apply with the unit file a link ("+name+")", err, e.sb.Path(unit))
+	}
+	must(t, os.Remove(e.sb.Path(unit)))
+	o.Check(t)
+
+	recordDir := e.sb.Path(filepath.Dir(RecordPath))
+	if _, err := os.Lstat(recordDir); err == nil {
+		t.Fatalf("%s is there before any apply", recordDir)
+	}
+	plant(t, e.sb.Root, filepath.Dir(RecordPath), o.Dir)
+	t.Cleanup(func() { _ = os.Remove(recordDir) })
+	// Dangling inside the root (the sandbox has no such directory):
+	// refused, naming it.
+	_, err := e.apply(t, f, nil)
+	wantNamed(t, "apply with the record's directory a link out, dangling inside the root", err, recordDir)
+	o.Check(t)
+	// There inside the root: the record goes there.
+	must(t, os.MkdirAll(e.sb.Path(o.Dir), 0o755))
+	t.Cleanup(func() { _ = os.RemoveAll(e.sb.Path(o.Dir)) })
+	if _, err := e.apply(t, f, nil); err != nil {
+		t.Fatalf("apply with the record's directory a link out: %v", err)
+	}
+	if _, err := os.Stat(e.sb.Path(filepath.Join(o.Dir, "applied.json"))); err != nil {
+		t.Errorf("the record is not inside the root, where the link leads from there: %v", err)
+	}
+	o.Check(t)
+	_, err = Remove(context.Background(), e.opts())
+	must(t, err)
+	o.Check(t)
+}
+
+// status: a recorded file replaced by a link out is drift naming it, not
+// a read of the file outside. remove: it deletes the link, not its
+// target, and a record naming a "../.." path deletes nothing outside.
+func TestStatusAndRemoveThroughHostileLinksTouchNothingOutside(t *testing.T) {
+	e := newEnv(t)
+	f := newFixture(1)
+	o := newOutsideMounted(t, "outside the root\n")
+	_, err := e.apply(t, f, nil)
+	must(t, err)
+	slice := "etc/systemd/system/tnode0.slice"
+	for name, target := range hostiletest.LinksOut(t, e.sb.Root, filepath.Dir(slice), o.Canary) {
+		plant(t, e.sb.Root, slice, target)
+		var st *Status
+		err := hostiletest.Within(t, "status via "+name, func() error {
+			var err error
+			st, err = ReadStatus(context.Background(), StatusOptions{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("status with %s a link (%s): %v", slice, name, err)
+		}
+		drift := strings.Join(st.Drift, "\n")
+		if !strings.Contains(drift, "/"+slice+" was replaced") || !strings.Contains(drift, e.sb.Path(slice)) {
+			t.Errorf("status with %s a link (%s): drift %q; want it named as replaced", slice, name, st.Drift)
+		}
+	}
+	o.Check(t)
+	// A record naming a path that climbs out of the root.
+	rec, err := ReadRecord(e.sb.Root)
+	must(t, err)
+	climb := strings.Repeat("../", 40) + strings.TrimPrefix(o.Canary, "/")
+	rec.Files = append(rec.Files, RecordFile{Path: climb, SHA256: "x", Mode: 0o644})
+	raw, err := json.Marshal(rec)
+	must(t, err)
+	must(t, os.WriteFile(e.sb.Path(RecordPath), raw, 0o644))
+	if _, err := Remove(context.Background(), e.opts()); err != nil {
+		t.Fatalf("remove: %v", err)
+	}
+	if _, err := os.Lstat(e.sb.Path(slice)); err == nil {
+		t.Errorf("remove left the link at %s", slice)
+	}
+	o.Check(t)
+}

@@ -1,0 +1,167 @@
+package apply
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/numa-partition/numa-partition/internal/hostiletest"
+	bundle "github.com/numa-partition/numa-partition/slices/render"
+)
+
+// newOutsideMounted is hostiletest.NewOutside on a tmpfs mounted now: a
+// sandbox's overlay of the host's / (booted before) does not show it, so
+// whatever of it is seen below the sandbox's root came through a link
+// out of it.
+func newOutsideMounted(t testing.TB, content string) *hostiletest.Outside {
+	t.Helper()
+	dir := t.TempDir()
+	must(t, unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"))
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	return hostiletest.NewOutsideIn(t, dir, content)
+}
+
+// plant replaces rel below root by a link to target.
+func plant(t testing.TB, root, rel, target string) {
+	t.Helper()
+	p := filepath.Join(root, rel)
+	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	_ = os.Remove(p) // the previous case's link
+	must(t, os.Symlink(target, p))
+}
+
+// wantNamed fails t unless err is an error naming path.
+func wantNamed(t testing.TB, what string, err error, path string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("%s: %v; want an error naming %s", what, err, path)
+	}
+}
+
+// Repro (#24, item 1): with ROOT/run/numa-partition/apply.lock a link to a
+// file outside, `apply --root` truncated that file to 0 bytes.
+func TestLockThroughHostileLinkTruncatesNothingOutside(t *testing.T) {
+	root := t.TempDir()
+	o := hostiletest.NewOutside(t, "a file outside the root\n")
+	for name, target := range hostiletest.LinksOut(t, root, filepath.Dir(LockPath), o.Canary) {
+		plant(t, root, LockPath, target)
+		err := hostiletest.Within(t, "lock via "+name, func() error {
+			l, err := AcquireLock(root)
+			if err == nil {
+				l.Release()
+			}
+			return err
+		})
+		wantNamed(t, "lock via a link ("+name+")", err, filepath.Join(root, LockPath))
+	}
+	o.Check(t)
+	// A FIFO at the lock's path (not a link) blocks nothing and is refused.
+	must(t, os.Remove(filepath.Join(root, LockPath)))
+	hostiletest.FIFO(t, filepath.Join(root, LockPath))
+	err := hostiletest.Within(t, "lock on a FIFO", func() error { _, err := AcquireLock(root); return err })
+	wantNamed(t, "lock on a FIFO", err, filepath.Join(root, LockPath))
+}
+
+// The record is read and written by apply, status, remove and diff: a
+// link at its path is refused (never read through), a FIFO does not
+// block, and the record's directory linked out of the root is resolved
+// inside the root.
+func TestRecordThroughHostileLinkReadsNothingOutside(t *testing.T) {
+	root := t.TempDir()
+	o := hostiletest.NewOutside(t, `{"generation": 7, "files": [], "units": []}`)
+	for name, target := range hostiletest.LinksOut(t, root, filepath.Dir(RecordPath), o.Canary) {
+		plant(t, root, RecordPath, target)
+		err := hostiletest.Within(t, "record via "+name, func() error { _, err := ReadRecord(root); return err })
+		wantNamed(t, "record via a link ("+name+")", err, filepath.Join(root, RecordPath))
+	}
+	must(t, os.Remove(filepath.Join(root, RecordPath)))
+	// The record's directory is a link to the canary's: resolved in the root.
+	must(t, os.Remove(filepath.Join(root, filepath.Dir(RecordPath))))
+	plant(t, root, filepath.Dir(RecordPath), o.Dir)
+	must(t, os.Rename(o.Canary, filepath.Join(o.Dir, "applied.json")))
+	rec, err := ReadRecord(root)
+	must(t, os.Rename(filepath.Join(o.Dir, "applied.json"), o.Canary))
+	if err != nil || rec != nil {
+		t.Errorf("record through a linked directory: %+v, %v; want none (there is none inside the root)", rec, err)
+	}
+	o.Check(t)
+}
+
+// Repro (#24, item 2): `diff --root` printed files outside the root
+// through a linked unit directory or etc/numa-partition, and a record
+// naming "../.." paths had diff read (and remove delete) files outside.
+func TestDiffThroughHostileLinksPrintsNothingOutside(t *testing.T) {
+	f := newFixture(1)
+	f.bundle.Files = append(f.bundle.Files, bundle.File{Path: "etc/numa-partition/tnode0.conf", Mode: 0o644, Content: []byte("mine\n")})
+	b, err := f.typed()
+	must(t, err)
+	secret := "SECRET outside the root\n"
+	for _, dir := range []string{"etc/systemd/system", "etc/numa-partition"} {
+		root := t.TempDir()
+		o := hostiletest.NewOutside(t, secret)
+		// The outside directory holds the files diff would compare.
+		for _, name := range []string{"containerd-tnode0.service", "tnode0.conf"} {
+			must(t, os.WriteFile(filepath.Join(o.Dir, name), []byte(secret), 0o644))
+		}
+		for name, target := range hostiletest.LinksOut(t, root, filepath.Dir(dir), o.Canary) {
+			if name == "device" || name == "fifo" {
+				continue // a directory link: these are files
+			}
+			target = filepath.Dir(target) // the canary's directory
+			if name == "dotdot" {
+				target = strings.Repeat("../", 40) + strings.TrimPrefix(o.Dir, "/")
+			}
+			plant(t, root, dir, target)
+			out, _, err := FileDiff(root, b, CgroupV2)
+			if err != nil {
+				t.Errorf("diff with %s linked out (%s): %v", dir, name, err)
+			}
+			if strings.Contains(out, "SECRET") {
+				t.Errorf("diff with %s linked out (%s) printed the file outside:\n%s", dir, name, out)
+			}
+		}
+		o.Check(t, "containerd-tnode0.service", "tnode0.conf")
+	}
+	// A unit file that is itself a link out: refused, naming it.
+	root := t.TempDir()
+	o := hostiletest.NewOutside(t, secret)
+	unit := "etc/systemd/system/containerd-tnode0.service"
+	for name, target := range hostiletest.LinksOut(t, root, filepath.Dir(unit), o.Canary) {
+		plant(t, root, unit, target)
+		out, _, err := within2(t, "diff via "+name, func() (string, bool, error) { return FileDiff(root, b, CgroupV2) })
+		wantNamed(t, "diff with the unit a link ("+name+")", err, filepath.Join(root, unit))
+		if strings.Contains(out, "SECRET") {
+			t.Errorf("diff printed the file outside (%s)", name)
+		}
+	}
+	must(t, os.Remove(filepath.Join(root, unit)))
+	// A record naming a path out of the root: read inside the root.
+	rel, err := filepath.Rel(root, o.Canary)
+	must(t, err)
+	rec := &Record{Generation: 1, Files: []RecordFile{{Path: rel, SHA256: "x", Mode: 0o644}}}
+	raw, err := rec.marshal()
+	must(t, err)
+	must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(RecordPath)), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, RecordPath), raw, 0o644))
+	out, _, err := FileDiff(root, b, CgroupV2)
+	must(t, err)
+	if strings.Contains(out, "SECRET") {
+		t.Errorf("diff of a record naming %s printed the file outside:\n%s", rel, out)
+	}
+	o.Check(t)
+}
+
+func within2(t testing.TB, what string, f func() (string, bool, error)) (string, bool, error) {
+	t.Helper()
+	var out string
+	var changed bool
+	err := hostiletest.Within(t, what, func() error {
+		var err error
+		out, changed, err = f()
+		return err
+	})
+	return out, changed, err
+}
