@@ -16,8 +16,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
@@ -25,6 +28,8 @@ import (
 type Host struct {
 	// Proc is procfs' mount point, "/proc" on a real host.
 	Proc string
+	// NetnsDir holds the named network namespaces; "" is /run/netns.
+	NetnsDir string
 }
 
 // Live is the running host.
@@ -77,13 +82,16 @@ func mountPoint(path string, dev uint64) (string, error) {
 	return path, nil
 }
 
+// maxProcValue bounds a /proc/sys value: one decimal number.
+const maxProcValue = 64
+
 // TaskLimit is min(kernel.pid_max, kernel.threads-max), kubelet's pid
 // capacity (pkg/kubelet/stats/pidlimit).
 func (h Host) TaskLimit() (uint64, error) {
 	var limit uint64
 	for i, name := range []string{"pid_max", "threads-max"} {
 		path := filepath.Join(h.Proc, "sys", "kernel", name)
-		data, err := os.ReadFile(path)
+		data, err := fsutil.ReadFileBounded(path, maxProcValue)
 		if err != nil {
 			return 0, fmt.Errorf("reading the pid limit: %w", err)
 		}
@@ -98,30 +106,112 @@ func (h Host) TaskLimit() (uint64, error) {
 	return limit, nil
 }
 
-// Interfaces lists the host's network interfaces and their IPv4
-// addresses (those of the process's network namespace).
+// Interfaces lists the network interfaces of this process's network
+// namespace, with their IPv4 addresses, the PCI function each is a netdev
+// of and which holds an IPv4 or IPv6 default route, and those of the named
+// namespaces in NetnsDir (with their namespace): sysfs shows a PCI
+// function's interface only in the namespace that holds it, so the plan
+// learns here where a partition's devices are while it runs. The PCI
+// function comes from IFLA_PARENT_DEV_NAME (Linux 5.15 and later).
 func (h Host) Interfaces() ([]planner.Interface, error) {
-	ifaces, err := net.Interfaces()
+	out, err := interfacesIn(netns.None(), "")
 	if err != nil {
-		return nil, fmt.Errorf("listing network interfaces: %w", err)
+		return nil, err
 	}
-	out := make([]planner.Interface, 0, len(ifaces))
-	for _, i := range ifaces {
-		pi := planner.Interface{Name: i.Name}
-		addrs, err := i.Addrs()
-		if err != nil {
-			return nil, fmt.Errorf("addresses of %s: %w", i.Name, err)
+	dir := h.NetnsDir
+	if dir == "" {
+		dir = "/run/netns"
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
 		}
-		for _, a := range addrs {
-			ipn, ok := a.(*net.IPNet)
-			if !ok || ipn.IP.To4() == nil {
+		ns, err := netns.GetFromPath(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue // an empty file a killed run or a gone pod left: no namespace
+		}
+		more, err := interfacesIn(ns, e.Name())
+		ns.Close()
+		if err != nil {
+			continue // deleted while read: its devices are the host's again
+		}
+		out = append(out, more...)
+	}
+	return out, nil
+}
+
+// interfacesIn lists the interfaces of namespace ns (netns.None(): this
+// process's), named name in their Namespace.
+func interfacesIn(ns netns.NsHandle, name string) ([]planner.Interface, error) {
+	where := "this namespace"
+	var (
+		nh  *netlink.Handle
+		err error
+	)
+	if ns.IsOpen() {
+		where = "network namespace " + name
+		nh, err = netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
+	} else {
+		nh, err = netlink.NewHandle(unix.NETLINK_ROUTE)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("netlink in %s: %w", where, err)
+	}
+	defer nh.Close()
+	links, err := nh.LinkList()
+	if err != nil {
+		return nil, fmt.Errorf("listing the network interfaces of %s: %w", where, err)
+	}
+	routes, err := nh.RouteList(nil, unix.AF_INET)
+	if err != nil {
+		return nil, fmt.Errorf("listing the routes of %s: %w", where, err)
+	}
+	// An IPv6 default route carries the host's network as well (a
+	// kernel without IPv6 has none).
+	if v6, err := nh.RouteList(nil, unix.AF_INET6); err == nil {
+		routes = append(routes, v6...)
+	}
+	defaultVia := map[int]bool{}
+	for _, r := range routes {
+		if r.Dst == nil || isZeroMask(r.Dst.Mask) {
+			defaultVia[r.LinkIndex] = true
+		}
+	}
+	out := make([]planner.Interface, 0, len(links))
+	for _, l := range links {
+		a := l.Attrs()
+		pi := planner.Interface{Name: a.Name, Namespace: name, DefaultRoute: defaultVia[a.Index]}
+		if a.ParentDevBus == "pci" {
+			pi.PCI = a.ParentDev
+		}
+		addrs, err := nh.AddrList(l, unix.AF_INET)
+		if errors.Is(err, unix.ENODEV) {
+			continue // removed since the list: not the host's any more
+		}
+		if err != nil {
+			return nil, fmt.Errorf("addresses of %s in %s: %w", a.Name, where, err)
+		}
+		for _, ad := range addrs {
+			addr, ok := netip.AddrFromSlice(ad.IP.To4())
+			if !ok {
 				continue
 			}
-			addr, _ := netip.AddrFromSlice(ipn.IP.To4())
-			ones, _ := ipn.Mask.Size()
+			ones, _ := ad.Mask.Size()
 			pi.Addresses = append(pi.Addresses, netip.PrefixFrom(addr, ones))
 		}
 		out = append(out, pi)
 	}
 	return out, nil
+}
+
+func isZeroMask(m net.IPMask) bool {
+	ones, _ := m.Size()
+	return ones == 0
 }

@@ -53,6 +53,11 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 	c.StaticPodPath = k.StaticPodPath
 	c.PodLogsDir = k.PodLogsDir
 	if k.MaxPods > 0 {
+		// A plan read from a file was not planned by this build: its
+		// maxPods could wrap around in the conversion.
+		if msg := planner.MaxPodsProblem(k.MaxPods); msg != "" {
+			return nil, fmt.Errorf("partition %s: kubelet.maxPods %s", p.Name, msg)
+		}
 		c.MaxPods = int32(k.MaxPods)
 	}
 	taints, err := Taints(p.Taints)

@@ -23,6 +23,13 @@ type memPlacer struct{ a *allocator.Allocator }
 func (m memPlacer) AdmitPod(p *corev1.Pod, h allocator.Hints) (allocator.Decision, error) {
 	return m.a.AdmitWithHints(p, h)
 }
+func (m memPlacer) EvaluatePod(p *corev1.Pod, h allocator.Hints) (allocator.Decision, error) {
+	d, err := m.a.AdmitWithHints(p, h)
+	if err == nil && d.Admitted {
+		_, err = m.a.Release(p.UID)
+	}
+	return d, err
+}
 func (m memPlacer) AdoptPod(p *corev1.Pod, n map[string]bitmask.NodeSet) (allocator.Decision, error) {
 	return m.a.Adopt(p, n)
 }
@@ -54,17 +61,26 @@ func wideMachine(n int, policy string) (CPUTopology, allocator.Config) {
 // BenchmarkCreateContainer is one nri-mode admission (CreateContainer:
 // CPU hints, the topology merge, memory, exclusive cores, the shared
 // pool's updates) and its release (StopContainer), with up to 8 other
-// containers running; "durable" adds the daemon's checkpoint writes.
+// containers running; "durable" adds the daemon's checkpoint writes, and
+// "kubelet" is kubelet mode's mirror (its own decision, then kubelet's
+// placement recorded) instead.
 func BenchmarkCreateContainer(b *testing.B) {
 	for _, n := range []int{2, 8, 16, 64} {
 		for _, policy := range []string{"best-effort", "restricted", "single-numa-node"} {
-			for _, durable := range []bool{false, true} {
+			for _, mode := range []string{"", ModeNRI + "/durable", ModeKubelet + "/durable"} {
+				durable := mode != ""
 				if durable && (n != 64 || policy != "restricted") {
 					continue
 				}
 				name := fmt.Sprintf("nodes=%d/%s", n, policy)
-				if durable {
+				if mode != "" && mode != ModeNRI+"/durable" {
+					name += "/" + mode
+				} else if durable {
 					name += "/durable"
+				}
+				pmode := ModeNRI
+				if mode == ModeKubelet+"/durable" {
+					pmode = ModeKubelet
 				}
 				b.Run(name, func(b *testing.B) {
 					topo, cfg := wideMachine(n, policy)
@@ -82,7 +98,7 @@ func BenchmarkCreateContainer(b *testing.B) {
 						}
 						placer = memPlacer{a}
 					}
-					p, err := New(Options{Partition: "p", Mode: ModeNRI, CPUs: topo, Policy: policy, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, placer)
+					p, err := New(Options{Partition: "p", Mode: pmode, CPUs: topo, Policy: policy, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, placer)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -155,12 +155,23 @@ func sortedKeys[V any](m map[types.UID]V) []types.UID {
 
 // CreateContainer admits a container before it starts.
 func (p *Plugin) CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	c, err := fromNRI(pod, ctr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("numa-partition %s: %w", p.opts.Partition, err)
 	}
+	// The first container of a pod placed as one unit needs the pod's
+	// spec: it is read before the lock, so that waiting for it (a pod the
+	// cache has not seen yet, an API server that is down) delays this
+	// container only, never the partition's other events.
+	var spec *corev1.Pod
+	if p.opts.Mode == ModeNRI && p.asUnit(c) && !p.hasUnit(c.PodUID) {
+		if spec, err = p.readPod(ctx, c); err != nil {
+			return nil, nil, fmt.Errorf("numa-partition %s: pod %s container %s: placing the pod as one unit needs its spec: %w",
+				p.opts.Partition, c.Pod, c.Name, err)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	// A container of the same pod and name whose stop was missed.
 	if _, err := p.forgetKey(c.key()); err != nil {
 		return nil, nil, err
@@ -169,7 +180,7 @@ func (p *Plugin) CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *
 		return nil, nil, p.mirror(c)
 	}
 	if p.asUnit(c) {
-		return p.placeInUnit(ctx, c)
+		return p.placeInUnit(c, spec)
 	}
 	return p.place(c)
 }
@@ -215,12 +226,13 @@ func (p *Plugin) place(c container) (*api.ContainerAdjustment, []*api.ContainerU
 }
 
 // mirror records kubelet's decision (kubelet mode) and says when the
-// allocator's own policy would have decided otherwise.
+// allocator's own policy would have decided otherwise. The own decision
+// is evaluated only: kubelet's is the one durable write.
 func (p *Plugin) mirror(c container) error {
 	where := runsOn(c)
 	extra, err := p.cpuHints(c, c.exclusiveCPUs())
 	if err == nil {
-		own, err := p.placer.AdmitPod(c.pod(), extra)
+		own, err := p.placer.EvaluatePod(c.pod(), extra)
 		switch {
 		case err != nil:
 			p.log.Warn("own decision failed", "container", c.Name, "pod", c.Pod, "err", err)
@@ -228,11 +240,6 @@ func (p *Plugin) mirror(c container) error {
 			p.log.Warn("kubelet placed a container the allocator's policy would refuse", "container", c.Name, "pod", c.Pod, "kubelet", where, "reason", own.Reason)
 		case !agrees(own, where):
 			p.log.Warn("kubelet placed a container other than the allocator's policy would", "container", c.Name, "pod", c.Pod, "kubelet", where, "allocator", nodesOf(own))
-		}
-		if own.Admitted {
-			if _, err := p.placer.ReleasePod(c.key()); err != nil {
-				return fmt.Errorf("numa-partition %s: %w", p.opts.Partition, err)
-			}
 		}
 	}
 	t := &tracked{c: c}

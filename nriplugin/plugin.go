@@ -40,6 +40,8 @@ const (
 // Placer is the allocator daemon (daemon.Server) as the plugin uses it.
 type Placer interface {
 	AdmitPod(*corev1.Pod, allocator.Hints) (allocator.Decision, error)
+	// EvaluatePod is AdmitPod's decision, neither kept nor written.
+	EvaluatePod(*corev1.Pod, allocator.Hints) (allocator.Decision, error)
 	AdoptPod(*corev1.Pod, map[string]bitmask.NodeSet) (allocator.Decision, error)
 	ReleasePod(types.UID) (bool, error)
 	Allocations() []allocator.Allocation

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"math"
 	"sort"
 	"strings"
 	"testing"
@@ -247,6 +248,9 @@ func TestMirrorReportsADifferentChoice(t *testing.T) {
 	assert.Equal(t, "1", allocs[0].Containers[0].NUMANodes.String(), "the mirror holds kubelet's node")
 	assert.Contains(t, h.logs.String(), "kubelet placed a container other than the allocator's policy would")
 	assert.Equal(t, "4-5", h.plugin.pool.taken().String())
+	cp, err := daemon.ReadCheckpoint(h.dir)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), cp.Generation, "one change, one durable write: the own decision is only evaluated")
 }
 
 func TestRequestFromNRI(t *testing.T) {
@@ -344,4 +348,68 @@ func TestSynchronizePlacesAnUnplacedContainer(t *testing.T) {
 	assert.Equal(t, "p1/db", string(allocs[1].PodUID))
 	assert.Equal(t, uint64(6*gi), allocs[1].Containers[0].Memory["memory"], "its memory is charged")
 	assert.Contains(t, h.logs.String(), "placed now")
+}
+
+// Repro (#24): NRI passes cgroup values as they are, and the plugin's
+// arithmetic wrapped them: a quota of 2^62 µs gave a negative CPU limit
+// (quota × 1000 past int64), 2^63 cpu.shares a negative request, and a
+// hugepage limit of 2^64-1 bytes became -1 (uint64 to int64). Each is now
+// computed without wrapping and refused by the allocator's one gate
+// (allocator.CheckPod), naming the container and the field.
+func TestRequestFromNRIRefusesWhatWraps(t *testing.T) {
+	quota := ctr("id", "u", "app", 1000, gi, 0)
+	quota.Linux.Resources.Cpu.Quota = api.Int64(1 << 62)
+	shares := ctr("id", "u", "app", 0, 0, 0)
+	shares.Linux.Resources.Cpu.Shares = api.UInt64(uint64(1) << 63)
+	huge := ctr("id", "u", "app", 1000, gi, 0)
+	huge.Linux.Resources.HugepageLimits = []*api.HugepageLimit{{PageSize: "2MB", Limit: math.MaxUint64}}
+	for _, c := range []struct {
+		name string
+		qos  string
+		ctr  *api.Container
+		want string
+	}{
+		{"quota", "", quota, "limits.cpu: 46116860184273879m CPUs: at most 65536"},
+		{"shares", "burstable", shares, "requests.cpu: 9007199254740992 CPUs: at most 65536"},
+		{"hugepages", "", huge, "limits.hugepages-2Mi: 9223372036854775807 bytes: at most"},
+	} {
+		_, err := fromNRI(sandbox("u", c.qos), c.ctr)
+		if assert.Error(t, err, c.name) {
+			assert.Contains(t, err.Error(), "container app of pod ns/pod-u", c.name)
+			assert.Contains(t, err.Error(), c.want, c.name)
+		}
+	}
+	assert.Equal(t, int64(math.MaxInt64), scale(math.MaxUint64, 1000, 0, 1), "saturates")
+	assert.Equal(t, int64(1500), scale(150000, 1000, 0, 100000))
+	assert.Equal(t, int64(46116860184273879), scale(1<<62, 1000, 0, 100000), "exact in 128 bits")
+}
+
+// FuzzFromNRI: whatever cgroup values NRI passes, a container fromNRI
+// accepts has no negative or wrapped quantity, at most MaxCPUs exclusive
+// CPUs, and a pod the allocator's gate accepts.
+func FuzzFromNRI(f *testing.F) {
+	f.Add(int64(200000), uint64(100000), uint64(2048), int64(gi), uint64(4<<20), "")
+	f.Add(int64(1<<62), uint64(100000), uint64(1024), int64(gi), uint64(0), "")
+	f.Add(int64(1000), uint64(1), uint64(1)<<63, int64(0), uint64(math.MaxUint64), "burstable")
+	f.Add(int64(-1), uint64(0), uint64(0), int64(-1), uint64(1), "besteffort")
+	f.Fuzz(func(t *testing.T, quota int64, period, shares uint64, memory int64, hugepages uint64, qos string) {
+		c := ctr("id", "u", "app", 0, 0, 0)
+		res := c.Linux.Resources
+		res.Cpu.Quota, res.Cpu.Period, res.Cpu.Shares = api.Int64(quota), api.UInt64(period), api.UInt64(shares)
+		res.Memory.Limit = api.Int64(memory)
+		res.HugepageLimits = []*api.HugepageLimit{{PageSize: "2MB", Limit: hugepages}}
+		got, err := fromNRI(sandbox("u", qos), c)
+		if err != nil {
+			return
+		}
+		if got.CPURequestMilli < 0 || got.CPULimitMilli < 0 || got.MemoryLimit < 0 || got.Hugepages["hugepages-2Mi"] < 0 {
+			t.Fatalf("a negative quantity: %+v", got)
+		}
+		if n := got.exclusiveCPUs(); n < 0 || n > bitmask.MaxCPUs {
+			t.Fatalf("%d exclusive CPUs", n)
+		}
+		if err := allocator.CheckPod(got.pod()); err != nil {
+			t.Fatalf("accepted a container whose pod the gate refuses: %v", err)
+		}
+	})
 }

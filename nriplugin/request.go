@@ -2,6 +2,8 @@ package nriplugin
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition/allocator"
 )
 
 // container is what NRI says about one container, in Kubernetes terms.
@@ -59,7 +62,7 @@ func fromNRI(pod *api.PodSandbox, ctr *api.Container) (container, error) {
 			c.CPURequestMilli = sharesToMilli(s.GetValue())
 		}
 		if q, p := cpu.GetQuota(), cpu.GetPeriod(); q != nil && p != nil && q.GetValue() > 0 && p.GetValue() > 0 {
-			c.CPULimitMilli = q.GetValue() * 1000 / int64(p.GetValue())
+			c.CPULimitMilli = scale(uint64(q.GetValue()), 1000, 0, p.GetValue())
 		}
 	}
 	if c.QoS == corev1.PodQOSGuaranteed && c.CPULimitMilli == 0 {
@@ -76,11 +79,32 @@ func fromNRI(pod *api.PodSandbox, ctr *api.Container) (container, error) {
 		if err != nil {
 			return c, fmt.Errorf("container %s of pod %s: hugepage limit: %w", c.Name, c.Pod, err)
 		}
-		if h.GetLimit() > 0 {
-			c.Hugepages[corev1.ResourceName(units.HugepageResource(size))] = int64(h.GetLimit())
+		if h.GetLimit() > 0 { // uint64: past int64 it would wrap negative
+			c.Hugepages[corev1.ResourceName(units.HugepageResource(size))] = int64(min(h.GetLimit(), math.MaxInt64))
 		}
 	}
+	// The one gate for what the allocator is given (a negative, absurd or
+	// unnamed request), before exclusiveCPUs or anything else counts.
+	if err := allocator.CheckPod(c.pod()); err != nil {
+		return c, fmt.Errorf("container %s of pod %s: %w", c.Name, c.Pod, err)
+	}
 	return c, nil
+}
+
+// scale is x × mul + add, over div, in 128 bits: cgroup values are uint64
+// and int64 that NRI passes as they are, and quota × 1000 wrapped to a
+// negative or small CPU limit (a quota of 2^62 µs gave -1000 CPUs). A
+// result past int64 stops at MaxInt64, which CheckPod refuses as more
+// CPUs than any machine has; never wraps.
+func scale(x, mul, add, div uint64) int64 {
+	hi, lo := bits.Mul64(x, mul)
+	lo, carry := bits.Add64(lo, add, 0)
+	hi += carry
+	if hi >= div {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, div)
+	return int64(min(q, math.MaxInt64))
 }
 
 // qosOf reads the QoS class from the pod's cgroup parent, as kubelet
@@ -102,7 +126,7 @@ func sharesToMilli(shares uint64) int64 {
 	if shares <= 2 {
 		return 0
 	}
-	return int64((shares*1000 + 512) / 1024)
+	return scale(shares, 1000, 512, 1024)
 }
 
 // pageSizeBytes reads the runtime-spec hugepage size ("2MB", "1GB":

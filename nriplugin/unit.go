@@ -20,11 +20,15 @@ import (
 // plugin reads the whole pod from the API server (PodReader, with the
 // partition kubelet's credentials), admits it at once (memory and
 // hugepages of every container, the CPU Manager's pod-level hint), and
-// reserves the exclusive CPUs of all its containers together. Each
+// reserves the exclusive CPUs of all its containers together. The read
+// is from a pod cache fed by a watch (kubeapi.PodCache), made before the
+// plugin's lock is taken: an API server that is slow or down delays the
+// first container of such a pod, and nothing else. Each
 // container then gets its share of the unit's nodes and CPUs when it is
 // created; the unit is released when the pod sandbox stops.
 
-// PodReader reads a pod's spec (kubeapi.Client.Pod).
+// PodReader reads a pod's spec (kubeapi.PodCache.Pod), waiting a bounded
+// time for a pod it does not hold yet.
 type PodReader interface {
 	Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
 }
@@ -68,10 +72,17 @@ func (p *Plugin) asUnitPod(labels map[string]string, qos corev1.PodQOSClass) boo
 		(p.opts.Scope == allocator.ScopePod || kubevirt.IsLauncherPod(labels))
 }
 
+// hasUnit says whether pod uid is placed as one unit already.
+func (p *Plugin) hasUnit(uid types.UID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.units[uid] != nil
+}
+
 // placeInUnit places c as a part of its pod's unit, admitting the unit
-// at its first container.
-func (p *Plugin) placeInUnit(ctx context.Context, c container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
-	u, updates, err := p.unitOf(ctx, c)
+// at its first container with spec, the pod read from the API server.
+func (p *Plugin) placeInUnit(c container, spec *corev1.Pod) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	u, updates, err := p.unitOf(c, spec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -128,18 +139,25 @@ func (p *Plugin) cpuNodes(mems bitmask.NodeSet) bitmask.NodeSet {
 	return bitmask.NewNodeSet(p.pool.nodes...)
 }
 
-// unitOf is c's pod's unit, admitted now if c is its first container;
-// the updates move shared containers off the CPUs it reserved.
-func (p *Plugin) unitOf(ctx context.Context, c container) (*unit, []*api.ContainerUpdate, error) {
+// unitOf is c's pod's unit, admitted now with spec if c is its first
+// container; the updates move shared containers off the CPUs it
+// reserved.
+func (p *Plugin) unitOf(c container, spec *corev1.Pod) (*unit, []*api.ContainerUpdate, error) {
 	if u, ok := p.units[c.PodUID]; ok {
 		return u, nil, nil
 	}
-	spec, err := p.readPod(ctx, c)
-	if err != nil {
-		return nil, nil, fmt.Errorf("numa-partition %s: pod %s container %s: placing the pod as one unit needs its spec: %w",
-			p.opts.Partition, c.Pod, c.Name, err)
+	if spec == nil {
+		// The unit was there when CreateContainer looked and has been
+		// released since: its sandbox was removed meanwhile.
+		return nil, nil, fmt.Errorf("numa-partition %s: pod %s container %s: the pod's unit was released while the container was created (its sandbox was removed)",
+			p.opts.Partition, c.Pod, c.Name)
 	}
 	pod := unitPod(c, spec)
+	// The API server's pod is checked as every pod the allocator is
+	// given, before its CPUs are counted (an int per container).
+	if err := allocator.CheckPod(pod); err != nil {
+		return nil, nil, fmt.Errorf("numa-partition %s: %w", p.opts.Partition, err)
+	}
 	total := podExclusiveCPUs(c.QoS, pod)
 	limits := podLimits(pod)
 	extra := allocator.Hints{}

@@ -246,3 +246,22 @@ func TestPodExclusiveCPUs(t *testing.T) {
 		assert.Equal(t, tc.want, podExclusiveCPUs(tc.qos, pod), tc.name)
 	}
 }
+
+// Repro (#24): the pod read from the API server was counted before the
+// allocator saw it: two containers of 2^62 CPUs each added up past int
+// (podExclusiveCPUs) to a negative count, so the pod asked for no
+// exclusive core at all. The API server's pod goes through the
+// allocator's one gate first and is refused, naming the field.
+func TestUnitRefusesAnAbsurdPodFromTheAPIServer(t *testing.T) {
+	spec := apiPod("p1", apiContainer{"a", 2000, gi}, apiContainer{"b", 2000, gi})
+	for i := range spec.Spec.Containers {
+		huge := resource.MustParse("4611686018427387904") // 2^62 CPUs
+		spec.Spec.Containers[i].Resources.Limits[corev1.ResourceCPU] = huge
+		spec.Spec.Containers[i].Resources.Requests[corev1.ResourceCPU] = huge
+	}
+	h := unitHarness(t, "single-numa-node", "pod", newAPIPods(spec))
+	_, _, err := h.create(sandbox("p1", ""), nriOf(apiPod("p1", apiContainer{"a", 2000, gi}))[0])
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.containers[0].resources.limits.cpu: 4611686018427387904 CPUs: at most 65536")
+	assert.Empty(t, h.allocated())
+}

@@ -23,7 +23,7 @@ type cpuSets struct {
 // says which are online. Each assumption is a warning.
 func (f FS) readCPUSets(w *warnings) (cpuSets, error) {
 	var cs cpuSets
-	dirs, ok, err := idDirs(f.path(cpuDir), "cpu", bitmask.MaxCPUs)
+	dirs, ok, err := f.idDirs(f.path(cpuDir), "cpu", bitmask.MaxCPUs)
 	if err != nil {
 		return cs, err
 	}
@@ -69,6 +69,15 @@ func (f FS) readCPUSets(w *warnings) (cpuSets, error) {
 	}
 	if beyond := cs.offline.Difference(cs.possible); !beyond.IsEmpty() {
 		w.add("%s/offline names CPUs %s that are not possible (possible: %s)", cpuDir, beyond, cs.possible)
+	}
+	// Every present CPU has its cpuN directory (the kernel registers the
+	// device); a CPU a list names without one is not there. Discovery is
+	// bounded by the directories, never by the range a file claims
+	// (0-65535 on a 4-CPU dump made it try 655,000 files).
+	if ghost := cs.present.Union(cs.online).Difference(fromDirs); !ghost.IsEmpty() {
+		w.add("%s/present or online name CPUs %s that have no cpuN directory: they are not counted (the directories are %s)", cpuDir, ghost, fromDirs)
+		cs.present = cs.present.Intersect(fromDirs)
+		cs.online = cs.online.Intersect(fromDirs)
 	}
 	if odd := cs.online.Difference(cs.present); !odd.IsEmpty() {
 		w.add("CPUs %s are online but not present; counting them as present", odd)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
 
@@ -20,6 +21,17 @@ func (w *warnings) add(format string, args ...any) {
 // names the path and its content; missing information is filled in by a
 // fixed rule and reported in Topology.Warnings.
 func (f FS) Discover() (*Topology, error) {
+	tree, err := fsutil.OpenRoot(f.root)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a sysfs root: %w", f.root, err)
+	}
+	defer tree.Close()
+	f.tree = tree
+	return f.discover()
+}
+
+// discover is Discover once the tree is open.
+func (f FS) discover() (*Topology, error) {
 	w := &warnings{}
 	cs, err := f.readCPUSets(w)
 	if err != nil {
@@ -120,7 +132,9 @@ func assignCPUs(raw []rawNode, cs cpuSets, w *warnings) map[int]int {
 	var shared bitmask.CPUSet
 	var sharers bitmask.NodeSet
 	for _, n := range raw { // ascending by id: the first claim wins
-		for _, cpu := range n.cpus.IDs() {
+		// Only present CPUs (bounded by their directories): a node's
+		// cpulist may claim any range.
+		for _, cpu := range n.cpus.Intersect(cs.present).IDs() {
 			if first, taken := nodeOf[cpu]; taken {
 				shared = shared.Union(bitmask.NewCPUSet(cpu))
 				sharers = sharers.Add(first).Add(n.id)

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
 
@@ -33,6 +31,9 @@ import (
 type FS struct {
 	root string
 	ctx  context.Context // nil: never cancelled
+	// tree is the root held open for one Discover (fsutil.OpenRoot):
+	// every file is resolved from one descriptor of the root.
+	tree fsutil.Root
 }
 
 // NewFS returns the sysfs tree at root, e.g. "/sys" or
@@ -81,35 +82,70 @@ func (f FS) path(elem ...string) string {
 // read returns the content of a file with surrounding whitespace and NULs
 // removed; ok is false when the file does not exist.
 func (f FS) read(path string) (value string, ok bool, err error) {
-	// O_NONBLOCK: opening a FIFO (a dump gone wrong, or a trap) would
-	// otherwise wait forever for a writer; sysfs attributes are regular
-	// files, and anything else is refused before it is read.
 	if f.ctx != nil {
 		if err := f.ctx.Err(); err != nil {
 			return "", false, fmt.Errorf("reading %s: %w", path, err)
 		}
 	}
-	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	rel, err := f.below(path)
+	if err != nil {
+		return "", false, err
+	}
+	// fsutil's bounded read, inside the tree: no link followed out of it
+	// (a sysfs under --root, or a dump, stays that tree; its relative
+	// links between devices resolve as in sysfs), no blocking on a FIFO
+	// (a dump gone wrong, or a trap): sysfs attributes are regular files,
+	// and anything else is refused before it is read.
+	b, err := f.tree.ReadFile(rel, maxFileSize)
+	var irregular *fsutil.NotRegularError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("reading %s: %w", path, err)
-	}
-	defer file.Close()
-	if fi, err := file.Stat(); err != nil {
-		return "", false, fmt.Errorf("reading %s: %w", path, err)
-	} else if !fi.Mode().IsRegular() {
-		return "", false, fmt.Errorf("reading %s: not a regular file (%s): sysfs values are files", path, fi.Mode().Type())
-	}
-	b, err := io.ReadAll(io.LimitReader(file, maxFileSize+1))
-	if err != nil {
-		return "", false, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(b) > maxFileSize {
+	case errors.As(err, &irregular):
+		return "", false, fmt.Errorf("reading %s: not a regular file (%s): sysfs values are files", path, irregular.Mode.Type())
+	case errors.Is(err, fsutil.ErrTooLarge):
 		return "", false, fmt.Errorf("reading %s: larger than %d bytes, not a sysfs value", path, maxFileSize)
+	case err != nil:
+		return "", false, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return bitmask.Trim(string(b)), true, nil
+}
+
+// below is path relative to the FS's root; every path discovery reads
+// is one of f.path's.
+func (f FS) below(path string) (string, error) {
+	rel, err := filepath.Rel(f.root, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", fmt.Errorf("%s is not below the sysfs root %s", path, f.root)
+	}
+	return rel, nil
+}
+
+// readDir lists a directory of the tree, sorted by name, inside it.
+func (f FS) readDir(dir string) ([]fs.DirEntry, error) {
+	rel, err := f.below(dir)
+	if err != nil {
+		return nil, err
+	}
+	return f.tree.ReadDir(rel)
+}
+
+// readlink is the text of the link at path, not followed.
+func (f FS) readlink(path string) (string, error) {
+	rel, err := f.below(path)
+	if err != nil {
+		return "", err
+	}
+	return fsutil.NewRoot(f.root).Readlink(rel)
+}
+
+// lstat describes path itself, a link as a link.
+func (f FS) lstat(path string) (fs.FileInfo, error) {
+	rel, err := f.below(path)
+	if err != nil {
+		return nil, err
+	}
+	return fsutil.NewRoot(f.root).Lstat(rel)
 }
 
 func invalid(path, content string, err error) error {
@@ -232,8 +268,8 @@ func (f FS) readUint(path string) (uint64, bool, error) {
 
 // idDirs lists the entries of dir named prefix+N (cpu0, node12) and
 // returns N ascending; other entries (cpufreq, has_cpu) are not ids.
-func idDirs(dir, prefix string, limit int) ([]int, bool, error) {
-	entries, err := os.ReadDir(dir)
+func (f FS) idDirs(dir, prefix string, limit int) ([]int, bool, error) {
+	entries, err := f.readDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}

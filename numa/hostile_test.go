@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"syscall"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/internal/hostiletest"
 )
 
 // A FIFO where a sysfs value should be is refused at once: opening it to
@@ -18,19 +20,10 @@ func TestDiscoverRefusesAFIFO(t *testing.T) {
 	root := writeTree(t, twoNodes())
 	fifo := filepath.Join(root, "devices/system/node/node0/distance")
 	require.NoError(t, os.Remove(fifo))
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	done := make(chan error, 1)
-	go func() {
-		_, err := NewFS(root).Discover()
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "distance: not a regular file (p---------): sysfs values are files")
-	case <-time.After(10 * time.Second):
-		t.Fatal("discover blocked on a FIFO")
-	}
+	hostiletest.FIFO(t, fifo)
+	err := hostiletest.Within(t, "discover on a FIFO", func() error { _, err := NewFS(root).Discover(); return err })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "distance: not a regular file (p---------): sysfs values are files")
 }
 
 func TestDiscoverRefusesAnImpossiblePool(t *testing.T) {
@@ -56,4 +49,83 @@ func TestDiscoverHonoursCancellation(t *testing.T) {
 	_, err := NewFS(writeTree(t, twoNodes())).WithContext(ctx).Discover()
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// Repro (#24, item 12): cpu/online = present = possible = 0-65535 on a
+// 4-CPU dump made discover open ~655,000 files that do not exist (3 s).
+// Discovery is bounded by the cpuN directories there are: the claimed
+// CPUs without one are not CPUs, said once in a warning.
+func TestDiscoverIsBoundedByTheCPUDirectoriesThere(t *testing.T) {
+	claim := "0-65535\n"
+	root := writeTree(t, with(twoNodes(), map[string]string{
+		"devices/system/cpu/online":   claim,
+		"devices/system/cpu/present":  claim,
+		"devices/system/cpu/possible": claim,
+	}))
+	t0 := time.Now()
+	topo, err := NewFS(root).Discover()
+	took := time.Since(t0)
+	require.NoError(t, err)
+	t.Logf("discover of a 4-CPU dump claiming 0-65535: %v", took)
+	assert.Equal(t, "0-3", topo.Present.String())
+	assert.Equal(t, "0-3", topo.Online.String())
+	assert.Equal(t, 4, len(topo.CPUs))
+	assert.Less(t, took, 500*time.Millisecond, "discover iterated the claimed range")
+	assert.Contains(t, strings.Join(topo.Warnings, "\n"), "4-65535")
+}
+
+// status --root reads ROOT/sys: a value linked out of that tree is not
+// read through (the link is named), and an absolute directory link is
+// resolved inside the tree, as the kernel of that root would.
+func TestDiscoverStaysInsideTheTree(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "distance")
+	require.NoError(t, os.WriteFile(outside, []byte("10 21\n"), 0o644))
+	root := writeTree(t, twoNodes())
+	link := filepath.Join(root, "devices/system/node/node0/distance")
+	require.NoError(t, os.Remove(link))
+	require.NoError(t, os.Symlink(outside, link))
+	_, err := NewFS(root).Discover()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), link+" is a symbolic link")
+
+	if _, err := os.Stat("/sys/devices/system/cpu/cpu0/topology/core_id"); err != nil {
+		t.Skipf("no live sysfs to link to: %v", err)
+	}
+	root = writeTree(t, twoNodes())
+	topo := filepath.Join(root, "devices/system/cpu/cpu0/topology")
+	require.NoError(t, os.RemoveAll(topo))
+	// On the host this is the live /sys's cpu0: inside the tree, nothing.
+	require.NoError(t, os.Symlink("/sys/devices/system/cpu/cpu0/topology", topo))
+	got, err := NewFS(root).Discover()
+	require.NoError(t, err)
+	assert.Equal(t, -1, got.CPUs[0].Core, "cpu0's topology was read from outside the tree")
+}
+
+// Discovery holds the tree's root open while it runs (fsutil.OpenRoot)
+// and closes it, and every file it read, when it returns: discovering
+// many times, through its error paths too, leaves no descriptor open.
+func TestDiscoverLeavesNoDescriptorOpen(t *testing.T) {
+	good := writeTree(t, twoNodes())
+	linked := writeTree(t, twoNodes())
+	distance := filepath.Join(linked, "devices/system/node/node0/distance")
+	require.NoError(t, os.Remove(distance))
+	require.NoError(t, os.Symlink("/dev/zero", distance))
+	fifo := writeTree(t, twoNodes())
+	distance = filepath.Join(fifo, "devices/system/node/node0/distance")
+	require.NoError(t, os.Remove(distance))
+	hostiletest.FIFO(t, distance)
+	discover := func() {
+		_, err := NewFS(good).Discover()
+		require.NoError(t, err)
+		for _, bad := range []string{linked, fifo, filepath.Join(good, "missing")} {
+			_, err := NewFS(bad).Discover()
+			require.Error(t, err)
+		}
+	}
+	discover() // the runtime's own descriptors (its poller) are made once
+	before := hostiletest.OpenDescriptors(t)
+	for range 200 {
+		discover()
+	}
+	assert.Equal(t, before, hostiletest.OpenDescriptors(t), "descriptors open after 800 discoveries")
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +28,7 @@ type rawNode struct {
 // readNodes reads every nodeN directory, ascending by id. ok is false when
 // the kernel has no node directory (CONFIG_NUMA=n) or it has no nodes.
 func (f FS) readNodes(w *warnings) ([]rawNode, bool, error) {
-	ids, ok, err := idDirs(f.path(nodeDir), "node", bitmask.MaxNodes)
+	ids, ok, err := f.idDirs(f.path(nodeDir), "node", bitmask.MaxNodes)
 	if err != nil || !ok || len(ids) == 0 {
 		return nil, false, err
 	}
@@ -128,7 +127,7 @@ func parseDistances(s string) ([]int, error) {
 // readHugepages reads hugepages/hugepages-<size>kB/{nr,free,surplus}_hugepages
 // for every page size the kernel offers on this node, ascending by size.
 func (f FS) readHugepages(dir string) ([]Hugepages, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := f.readDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []Hugepages{}, nil
 	}

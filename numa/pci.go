@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,7 +20,7 @@ import (
 // subsystem, ...) are never followed.
 func (f FS) readPCIDevices() ([]PCIDevice, error) {
 	root := f.path("devices")
-	entries, err := os.ReadDir(root)
+	entries, err := f.readDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []PCIDevice{}, nil
 	}
@@ -41,10 +40,16 @@ func (f FS) readPCIDevices() ([]PCIDevice, error) {
 }
 
 func (f FS) walkPCI(dir string, devs []PCIDevice) ([]PCIDevice, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := f.readDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", dir, err)
 	}
+	return f.walkPCIEntries(dir, entries, devs)
+}
+
+// walkPCIEntries reads the PCI functions among dir's entries and descends
+// into them and into host bridges; each directory is listed once.
+func (f FS) walkPCIEntries(dir string, entries []fs.DirEntry, devs []PCIDevice) ([]PCIDevice, error) {
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -52,26 +57,32 @@ func (f FS) walkPCI(dir string, devs []PCIDevice) ([]PCIDevice, error) {
 		name := e.Name()
 		path := filepath.Join(dir, name)
 		switch {
-		case isPCIAddress(name):
-			d, err := f.readPCIDevice(path, name)
+		case IsPCIAddress(name):
+			below, err := f.readDir(path)
+			if err != nil {
+				return nil, fmt.Errorf("listing %s: %w", path, err)
+			}
+			d, err := f.readPCIDevice(path, name, below)
 			if err != nil {
 				return nil, err
 			}
 			devs = append(devs, d)
+			if devs, err = f.walkPCIEntries(path, below, devs); err != nil {
+				return nil, err
+			}
 		case strings.HasPrefix(name, "pci"):
-		default:
-			continue
-		}
-		if devs, err = f.walkPCI(path, devs); err != nil {
-			return nil, err
+			var err error
+			if devs, err = f.walkPCI(path, devs); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return devs, nil
 }
 
-// isPCIAddress matches domain:bus:device.function, e.g. 0000:3b:00.0
+// IsPCIAddress reports whether s is a PCI function address: domain:bus:device.function, e.g. 0000:3b:00.0
 // (domains of VMD controllers have 5 hex digits).
-func isPCIAddress(s string) bool {
+func IsPCIAddress(s string) bool {
 	dom, rest, ok := strings.Cut(s, ":")
 	if !ok || len(dom) < 4 || !isHex(dom) {
 		return false
@@ -94,7 +105,8 @@ func isHex(s string) bool {
 	return s != ""
 }
 
-func (f FS) readPCIDevice(dir, address string) (PCIDevice, error) {
+// readPCIDevice reads one function; entries are its directory's.
+func (f FS) readPCIDevice(dir, address string, entries []fs.DirEntry) (PCIDevice, error) {
 	d := PCIDevice{Address: address, Node: -1}
 	node, ok, err := f.readInt(dir+"/numa_node", -1, bitmask.MaxNodes-1)
 	if err != nil {
@@ -122,7 +134,59 @@ func (f FS) readPCIDevice(dir, address string) (PCIDevice, error) {
 		}
 		*v.dst = s
 	}
+	for _, e := range entries {
+		var err error
+		switch e.Name() {
+		case "physfn":
+			d.PhysFn, err = f.linkedPCIAddress(dir + "/physfn")
+		case "net":
+			d.Net, err = f.readNetDevices(dir + "/net")
+		}
+		if err != nil {
+			return d, err
+		}
+	}
 	return d, nil
+}
+
+// linkedPCIAddress is the PCI address a link of a function names
+// (physfn → ../0000:3b:00.0), read without following it.
+func (f FS) linkedPCIAddress(path string) (string, error) {
+	target, err := f.readlink(path)
+	if err != nil {
+		return "", err
+	}
+	if a := filepath.Base(target); IsPCIAddress(a) {
+		return a, nil
+	}
+	return "", invalid(path, target, fmt.Errorf("a link to a PCI function (../0000:3b:00.0)"))
+}
+
+// readNetDevices lists a function's network interfaces (its net/
+// directory) and the master each is a port of.
+func (f FS) readNetDevices(dir string) ([]NetDevice, error) {
+	entries, err := f.readDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", dir, err)
+	}
+	var out []NetDevice
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		nd := NetDevice{Name: e.Name()}
+		if _, err := f.lstat(dir + "/" + e.Name() + "/master"); err == nil {
+			target, err := f.readlink(dir + "/" + e.Name() + "/master")
+			if err != nil {
+				return nil, err
+			}
+			nd.Master = filepath.Base(target)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("reading %s/%s/master: %w", dir, e.Name(), err)
+		}
+		out = append(out, nd)
+	}
+	return out, nil
 }
 
 // PCIClassName names the PCI base class of a class code such as

@@ -175,6 +175,8 @@ func TestDiscoverDegrades(t *testing.T) {
 			"devices/system/cpu/cpu0/topology/physical_package_id":  "<absent>",
 			"devices/system/cpu/cpu0/topology/core_id":              "<absent>",
 			"devices/system/cpu/cpu0/topology/thread_siblings_list": "<absent>",
+			// An offline CPU keeps its directory, with its online file.
+			"devices/system/cpu/cpu0/online": "0\n",
 		}, func(t *testing.T, topo *Topology) {
 			assert.Equal(t, CPU{ID: 0, Core: -1, Socket: -1, Node: 0, Online: false}, topo.CPUs[0])
 			assert.Equal(t, "2", topo.Nodes[0].CPUs.String())

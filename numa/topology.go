@@ -108,6 +108,21 @@ type PCIDevice struct {
 	Vendor  string `json:"vendor"`
 	Device  string `json:"device"`
 	Node    int    `json:"node"`
+	// PhysFn is the address of the physical function an SR-IOV virtual
+	// function belongs to (its physfn link); "" for any other function.
+	PhysFn string `json:"physfn,omitempty"`
+	// Net are the function's network interfaces (net/<name>), as named
+	// in the namespace that discovery reads sysfs from: usually one, none
+	// for a function without a netdev driver (or bound to vfio-pci).
+	Net []NetDevice `json:"net,omitempty"`
+}
+
+// NetDevice is a network interface of a PCI function.
+type NetDevice struct {
+	Name string `json:"name"`
+	// Master is the interface it is a port of (a bridge, bond or OVS
+	// datapath: its master link), "" when none.
+	Master string `json:"master,omitempty"`
 }
 
 // Node returns the node with the given id.

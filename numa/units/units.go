@@ -6,6 +6,8 @@ package units
 
 import (
 	"fmt"
+	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -20,24 +22,40 @@ func ParseBytes(s string) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("size %q is not a quantity (use bytes or a suffix: Ki, Mi, Gi, Ti, k, M, G, T): %w", s, err)
 	}
-	return QuantityBytes(q, s)
+	return quantityBytes(q, s)
 }
 
 // QuantityBytes converts a parsed quantity to bytes with the same checks as
-// ParseBytes; what names the value in errors.
-func QuantityBytes(q resource.Quantity, what string) (uint64, error) {
+// ParseBytes; errors name the quantity (q.String()).
+func QuantityBytes(q resource.Quantity) (uint64, error) { return quantityBytes(q, q.String()) }
+
+// quantityBytes checks q exactly, on its decimal value: its int64 and
+// milli-value shortcuts fail for large binary suffixes ("1Ei" was called
+// "not a whole number of bytes"). text is the quantity as errors show it.
+func quantityBytes(q resource.Quantity, text string) (uint64, error) {
 	if q.Sign() < 0 {
-		return 0, fmt.Errorf("size %q is negative", what)
+		return 0, fmt.Errorf("size %q is negative", text)
 	}
-	v, ok := q.AsInt64()
-	if !ok {
-		// Fractions of a byte or values beyond int64: refuse rather than round.
-		if q.MilliValue()%1000 != 0 {
-			return 0, fmt.Errorf("size %q is not a whole number of bytes", what)
+	// The decimal value is unscaled × 10^-scale.
+	d := q.AsDec()
+	n := new(big.Int).Set(d.UnscaledBig())
+	if scale := int64(d.Scale()); scale > 0 {
+		var rem big.Int
+		n.QuoRem(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(scale), nil), &rem)
+		if rem.Sign() != 0 {
+			return 0, fmt.Errorf("size %q is not a whole number of bytes", text)
 		}
-		return 0, fmt.Errorf("size %q is too large", what)
+	} else if scale < 0 {
+		if -scale > 19 {
+			return 0, fmt.Errorf("size %q is too large (at most %d bytes)", text, int64(math.MaxInt64))
+		}
+		n.Mul(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(-scale), nil))
 	}
-	return uint64(v), nil
+	if !n.IsInt64() {
+		// kubelet reads quantities as int64.
+		return 0, fmt.Errorf("size %q is too large (at most %d bytes)", text, int64(math.MaxInt64))
+	}
+	return n.Uint64(), nil
 }
 
 // FormatBytes prints bytes in the largest binary unit that divides them

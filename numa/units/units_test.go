@@ -1,10 +1,12 @@
 package units
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 func TestParseBytes(t *testing.T) {
@@ -41,4 +43,28 @@ func TestParseKernelKB(t *testing.T) {
 		_, err := ParseKernelKB(in)
 		assert.Error(t, err, in)
 	}
+}
+
+// Issue 24 item 16: "1Ei" was "not a whole number of bytes" (the int64
+// and milli-value shortcuts of resource.Quantity fail for it), and a
+// negative request was "size "memory" is negative", naming the resource
+// instead of the value.
+func TestSizesAreJudgedOnTheirValue_Issue24Item16(t *testing.T) {
+	for in, want := range map[string]uint64{"1Ei": 1 << 60, "7Ei": 7 << 60, "1E": 1e18, "9223372036854775807": 1<<63 - 1, "1.5Ki": 1536} {
+		got, err := ParseBytes(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for in, msg := range map[string]string{
+		"9223372036854775808": `size "9223372036854775808" is too large (at most 9223372036854775807 bytes)`,
+		"1e30":                `size "1e30" is too large`,
+		"0.3Ki":               `size "0.3Ki" is not a whole number of bytes`,
+		"1n":                  `size "1n" is not a whole number of bytes`,
+	} {
+		_, err := ParseBytes(in)
+		require.Error(t, err, in)
+		assert.True(t, strings.HasPrefix(err.Error(), msg), "%s: %v", in, err)
+	}
+	_, err := QuantityBytes(resource.MustParse("-100Gi"))
+	assert.EqualError(t, err, `size "-100Gi" is negative`)
 }

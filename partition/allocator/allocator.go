@@ -111,11 +111,8 @@ func (a *Allocator) AdmitVMIWithHints(manifest []byte, extra Hints) (Decision, e
 // newPod checks a pod that is new to the allocator and gives its memory
 // manager form, its empty decision and whether its memory is pinned.
 func (a *Allocator) newPod(pod *corev1.Pod) (*memorymanager.Pod, Decision, bool, error) {
-	if pod == nil {
-		return nil, Decision{}, false, errors.New("pod: nil")
-	}
-	if pod.UID == "" {
-		return nil, Decision{}, false, errors.New("pod metadata.uid: empty (every pod needs a unique uid)")
+	if err := CheckPod(pod); err != nil {
+		return nil, Decision{}, false, err
 	}
 	if _, ok := a.pods[pod.UID]; ok {
 		return nil, Decision{}, false, fmt.Errorf("pod metadata.uid %q: already admitted (release it first)", pod.UID)

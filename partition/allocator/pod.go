@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
 )
 
@@ -90,47 +89,35 @@ func isRestartable(c *corev1.Container) bool {
 }
 
 // memoryRequests returns a container's memory and hugepages-* requests in
-// bytes; field names the container in errors.
+// bytes (memoryBytes, the rule CheckPod applied); field names the
+// container in errors.
 func memoryRequests(c *corev1.Container, field string) (map[memorymanager.ResourceName]uint64, error) {
 	req, _ := effective(c)
 	out := map[memorymanager.ResourceName]uint64{}
 	for name, q := range req {
-		if name != corev1.ResourceMemory && !strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
+		if !isMemoryResource(name) {
 			continue
 		}
-		if strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
-			size, err := units.ParseBytes(strings.TrimPrefix(string(name), corev1.ResourceHugePagesPrefix))
-			if err != nil || size == 0 {
-				return nil, fmt.Errorf("%s.resources: %q is not a hugepage resource (hugepages-<size>, e.g. hugepages-2Mi)", field, name)
-			}
-			name = corev1.ResourceName(units.HugepageResource(size)) // canonical spelling
-		}
-		b, err := units.QuantityBytes(q, string(name))
+		canonical, b, err := memoryBytes(name, q)
 		if err != nil {
-			return nil, fmt.Errorf("%s.resources.requests[%s]: %w", field, name, err)
+			return nil, fmt.Errorf("%s.resources.requests.%s: %w", field, name, err)
 		}
-		out[memorymanager.ResourceName(name)] = b
+		out[canonical] = b
 	}
 	return out, nil
 }
 
-// toPod converts a Guaranteed pod for the static policy.
+// toPod converts a pod CheckPod accepted for the static policy.
 func toPod(pod *corev1.Pod) (*memorymanager.Pod, error) {
 	p := &memorymanager.Pod{UID: string(pod.UID)}
-	seen := map[string]bool{}
 	convert := func(cs []corev1.Container, list string, init bool) ([]memorymanager.Container, error) {
 		var out []memorymanager.Container
 		for i := range cs {
 			c := &cs[i]
-			field := fmt.Sprintf("spec.%s[%d]", list, i)
-			req, err := memoryRequests(c, field)
+			req, err := memoryRequests(c, fmt.Sprintf("spec.%s[%d]", list, i))
 			if err != nil {
 				return nil, err
 			}
-			if c.Name == "" || seen[c.Name] {
-				return nil, fmt.Errorf("%s.name %q: empty or duplicate", field, c.Name)
-			}
-			seen[c.Name] = true
 			out = append(out, memorymanager.Container{Name: c.Name, Requests: req, Init: init, Restartable: init && isRestartable(c)})
 		}
 		return out, nil
@@ -141,9 +128,6 @@ func toPod(pod *corev1.Pod) (*memorymanager.Pod, error) {
 	}
 	if p.App, err = convert(pod.Spec.Containers, "containers", false); err != nil {
 		return nil, err
-	}
-	if len(p.App) == 0 {
-		return nil, fmt.Errorf("spec.containers: the pod has no containers")
 	}
 	return p, nil
 }

@@ -27,6 +27,9 @@ func Restore(cfg Config, st State) (*Allocator, []string, error) {
 		if _, dup := a.pods[d.PodUID]; dup {
 			return nil, nil, fmt.Errorf("checkpoint allocations[%d]: duplicate uid %q", i, d.PodUID)
 		}
+		if err := checkDecision(d); err != nil {
+			return nil, nil, fmt.Errorf("checkpoint allocations[%d] (pod %s): %w", i, d.PodUID, err)
+		}
 		a.pods[d.PodUID] = copyDecision(d)
 		for _, c := range d.Containers {
 			if _, ok := st.Blocks[d.PodUID][c.Name]; ok {
@@ -38,6 +41,13 @@ func Restore(cfg Config, st State) (*Allocator, []string, error) {
 	for uid, bs := range st.Blocks {
 		if _, ok := a.pods[uid]; !ok {
 			return nil, nil, fmt.Errorf("checkpoint blocks: pod %q has no allocation", uid)
+		}
+		for name, list := range bs {
+			for j, b := range list {
+				if msg := bytesProblem(b.Size); msg != "" {
+					return nil, nil, fmt.Errorf("checkpoint blocks: pod %q container %q block %d (%s): %s", uid, name, j, b.Type, msg)
+				}
+			}
 		}
 		blocks[string(uid)] = bs
 	}

@@ -33,7 +33,9 @@ func examplePlan(t *testing.T, name string) (*planner.Plan, *numa.Topology) {
 	require.NoError(t, err)
 	cfg, err := planner.LoadFile(filepath.Join(dir, "config.toml"))
 	require.NoError(t, err)
-	plan, err := planner.NewPlanFor(topo, planner.ExampleFacts, cfg)
+	host, err := planner.LoadFacts(filepath.Join(dir, "facts.json"))
+	require.NoError(t, err)
+	plan, err := planner.NewPlanFor(topo, host.Facts, cfg)
 	require.NoError(t, err)
 	return plan, topo
 }

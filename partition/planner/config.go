@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -13,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 )
 
 // DefaultConfigPath is where the CLI reads the config from unless --config
@@ -193,6 +194,9 @@ type PartitionConfig struct {
 	// Address is the partition's address on network.subnet (namespace
 	// mode), instead of the next one of network.pool.
 	Address string `toml:"address"`
+	// LocalDevices are network interfaces (by name or PCI address) that
+	// move into the partition's namespace (netdevices.go).
+	LocalDevices []string `toml:"local_devices"`
 }
 
 // Parse decodes a config. name is used in error messages ("config.toml").
@@ -200,6 +204,9 @@ type PartitionConfig struct {
 func Parse(name string, data []byte) (*Config, error) {
 	if len(data) > maxConfigBytes {
 		return nil, Errors{{File: name, Msg: fmt.Sprintf("the config is %d bytes; the most numa-partition reads is %d (1 MiB)", len(data), maxConfigBytes)}}
+	}
+	if line, depth := deepestNesting(data); depth > maxNesting {
+		return nil, Errors{{File: name, Line: line, Msg: fmt.Sprintf("nests tables, arrays and dotted keys %d or more levels deep; no config needs more than %d", depth, maxNesting)}}
 	}
 	var c Config
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&c)
@@ -214,15 +221,35 @@ func Parse(name string, data []byte) (*Config, error) {
 	c.src = newSource(name, string(data))
 	col := collector{src: c.src}
 	undecoded := md.Undecoded()
-	sort.SliceStable(undecoded, func(i, j int) bool {
-		return c.src.line(undecoded[i].String()) < c.src.line(undecoded[j].String())
-	})
+	lines := make(map[string]int, len(undecoded))
 	for _, k := range undecoded {
-		col.add(k.String(), "unknown key; allowed here: %s", allowedKeys(k))
+		lines[k.String()] = c.src.line(k.String())
 	}
-	// The decoder leaves a table field empty, silently, when the file has
-	// another type there (labels = "x").
+	sort.SliceStable(undecoded, func(i, j int) bool {
+		return lines[undecoded[i].String()] < lines[undecoded[j].String()]
+	})
+	allowed := map[string]string{} // parent key → its keys, listed once
+	for _, k := range undecoded {
+		parent := k[:len(k)-1].String()
+		if _, ok := allowed[parent]; !ok {
+			allowed[parent] = allowedKeys(k)
+		}
+		col.add(k.String(), "unknown key; allowed here: %s", allowed[parent])
+	}
+	miscasedAt := map[string]bool{} // reported; the keys below are the same mistake
 	for _, k := range md.Keys() {
+		// The decoder matches keys to fields ignoring case (port, Port
+		// and PORT all set kubelet.port, the last one winning), so what a
+		// reviewer reads could differ from what is planned.
+		if want, ok := miscased(k); ok {
+			if !miscasedAt[k[:len(k)-1].String()] {
+				col.add(k.String(), "unknown key; keys are case-sensitive: write %q", want)
+			}
+			miscasedAt[k.String()] = true
+			continue
+		}
+		// The decoder leaves a table field empty, silently, when the file
+		// has another type there (labels = "x").
 		if t, ok := fieldType(k); ok && t.Kind() == reflect.Map {
 			if got := md.Type(k...); got != "Hash" {
 				got = strings.ToLower(got)
@@ -240,10 +267,87 @@ func Parse(name string, data []byte) (*Config, error) {
 	return &c, nil
 }
 
+// maxNesting is how deep Parse lets tables, arrays and dotted keys nest:
+// twice what the deepest valid config needs (4: host = { hugepages =
+// [ { nodes = [0] } ] }). The decoder's time grows with the square of the
+// depth (inline tables 3,000 deep took 4.8 s and 450 MB, a key of 30,000
+// dotted parts 3 minutes), so depth is refused before decoding.
+const maxNesting = 8
+
+// deepestNesting scans TOML text once and returns the deepest nesting of
+// brackets, braces and dotted key parts outside strings and comments, and
+// the line where it reached it, stopping at the first level deeper than
+// maxNesting. Malformed text is scanned as far as it goes: the decoder
+// reports what is wrong with it.
+func deepestNesting(data []byte) (line, deepest int) {
+	depth, dots, ln := 0, 0, 1
+	note := func() bool {
+		if depth+dots > deepest {
+			deepest, line = depth+dots, ln
+		}
+		return deepest > maxNesting
+	}
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '\n':
+			ln++
+			dots = 0
+		case '#':
+			for i+1 < len(data) && data[i+1] != '\n' {
+				i++
+			}
+		case '"', '\'':
+			i, ln = skipString(data, i, ln) // a quoted key part: its dots are text
+		case '[', '{':
+			depth++
+			dots = 0
+			if note() {
+				return line, deepest
+			}
+		case ']', '}':
+			depth = max(depth-1, 0)
+			dots = 0
+		case '=', ',':
+			dots = 0
+		case '.':
+			dots++ // one more part of a dotted key (a float adds at most one)
+			if note() {
+				return line, deepest
+			}
+		}
+	}
+	return line, deepest
+}
+
+// skipString returns the index of the last byte of the string starting
+// at data[i] and the line it ends on. A single-line string ends at the
+// end of its line when it is not closed (the decoder reports that).
+func skipString(data []byte, i, ln int) (int, int) {
+	q := data[i]
+	delim := []byte{q}
+	if bytes.HasPrefix(data[i:], []byte{q, q, q}) {
+		delim = []byte{q, q, q}
+	}
+	for i += len(delim); i < len(data); i++ {
+		switch {
+		case bytes.HasPrefix(data[i:], delim):
+			return i + len(delim) - 1, ln
+		case data[i] == '\n':
+			if len(delim) == 1 {
+				return i - 1, ln // the newline is scanned by the caller
+			}
+			ln++
+		case data[i] == '\\' && q == '"' && i+1 < len(data) && data[i+1] != '\n':
+			i++ // an escaped character, maybe a quote
+		}
+	}
+	return i, ln
+}
+
 // LoadFile reads and parses a config file; errors name the file by its
 // base name, as users see it in their editor tab.
 func LoadFile(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadFileBounded(path, maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}

@@ -12,6 +12,9 @@ const (
 	DefaultBootstrapKubeconfig = "/etc/kubernetes/bootstrap-kubelet-{partition}.conf"
 	DefaultDevicePluginsDir    = "{root_dir}/device-plugins"
 	DefaultPodLogsDir          = "/var/log/pods-{partition}"
+	// DefaultClusterDomain is kubeadm's, given to kubelet when the config
+	// names a cluster DNS but no domain.
+	DefaultClusterDomain = "cluster.local"
 
 	// Kubelet's own defaults for partition 0; the stride keeps port and
 	// healthzPort of every partition off each other (they end in 0 and 8)

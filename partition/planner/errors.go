@@ -35,12 +35,25 @@ func (e *ConfigError) Error() string {
 // Errors is every problem found in one config, in file order.
 type Errors []*ConfigError
 
-func (es Errors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = e.Error()
+func (es Errors) Error() string { return strings.Join(es.Lines(""), "\n") }
+
+// maxShownErrors is how many problems one message lists: a file of 60,000
+// unknown keys would otherwise print tens of megabytes, and the first
+// screenful is what a user fixes first.
+const maxShownErrors = 100
+
+// Lines are the problems as lines, each after indent, at most
+// maxShownErrors of them, followed by how many more there are.
+func (es Errors) Lines(indent string) []string {
+	n := min(len(es), maxShownErrors)
+	lines := make([]string, 0, n+1)
+	for _, e := range es[:n] {
+		lines = append(lines, indent+e.Error())
 	}
-	return strings.Join(lines, "\n")
+	if more := len(es) - n; more > 0 {
+		lines = append(lines, fmt.Sprintf("%s... and %d more problems (fix these and run again)", indent, more))
+	}
+	return lines
 }
 
 // Unwrap lets errors.As find a single ConfigError.
@@ -57,15 +70,23 @@ func (es Errors) Unwrap() []error {
 type collector struct {
 	src  *source
 	errs Errors
+	// seen and keys index errs, so that adding stays constant-time
+	// however many problems a hostile file has (a scan of errs made
+	// 60,000 unknown keys take 31 s).
+	seen map[[2]string]bool // key, message
+	keys map[string]bool
 }
 
 func (c *collector) add(key, format string, args ...any) {
 	e := &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
-	for _, prev := range c.errs {
-		if prev.Key == e.Key && prev.Msg == e.Msg {
-			return // a shared setting checked once per partition
-		}
+	if c.seen[[2]string{key, e.Msg}] {
+		return // a shared setting checked once per partition
 	}
+	if c.seen == nil {
+		c.seen, c.keys = map[[2]string]bool{}, map[string]bool{}
+	}
+	c.seen[[2]string{key, e.Msg}] = true
+	c.keys[key] = true
 	if c.src != nil {
 		e.File = c.src.name
 		e.Line = c.src.line(key)
@@ -74,14 +95,7 @@ func (c *collector) add(key, format string, args ...any) {
 }
 
 // has says whether a problem was reported at key.
-func (c *collector) has(key string) bool {
-	for _, e := range c.errs {
-		if e.Key == key {
-			return true
-		}
-	}
-	return false
-}
+func (c *collector) has(key string) bool { return c.keys[key] }
 
 // err returns the collected errors in file order (stable, so problems on
 // one line keep the order they were found in), or nil.

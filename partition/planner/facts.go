@@ -32,6 +32,17 @@ type NetworkFacts interface {
 type Interface struct {
 	Name      string
 	Addresses []netip.Prefix
+	// DefaultRoute: a default route of the host (IPv4 or IPv6) leaves
+	// by it.
+	DefaultRoute bool
+	// PCI is the address of the PCI function it is a netdev of, "" for
+	// a virtual interface.
+	PCI string
+	// Namespace is the named network namespace (under /run/netns) it is
+	// in, "" for the host's. sysfs shows a PCI function's interfaces in
+	// the namespace that reads it only: a device a partition's namespace
+	// holds is known to the plan through these facts.
+	Namespace string
 }
 
 // Filesystem is the longest mount point holding dir, else Root.

@@ -56,6 +56,8 @@ var fixturePlans = []struct {
 	{"synthetic-powervm-lpar-pkgid-minus1", "0-3,8-11", []fixturePart{{"node0", "0", "4-7"}, {"node1", "1", "12-15"}}, nil},
 	{"synthetic-oldkernel-masks-only", "0,4", []fixturePart{{"node0", "0", "1-3,5-7"}}, nil},
 	{"synthetic-sparc-dirs-beyond-present", "0-1", []fixturePart{{"node0", "0", "2-3"}}, nil},
+	// qemu-2node-v2's CPUs with 64 GiB per node and NICs (issue 23).
+	{"synthetic-2node-nics", "0,2", []fixturePart{{"node0", "0", "1"}, {"node1", "1", "3"}}, nil},
 }
 
 func discoverFixture(t testing.TB, name string) *numa.Topology {

@@ -60,6 +60,9 @@ func WriteTable(w io.Writer, p *Plan) error {
 				via = " via " + n.Gateway.String()
 			}
 			fmt.Fprintf(tw, "  network\tnamespace %s: %s %s%s (host link %s)\n", n.Namespace, n.Interface, n.Address, via, n.HostLink)
+			for _, d := range n.Devices {
+				fmt.Fprintf(tw, "  device\t%s (%s)\n", d.Name, d.PCI)
+			}
 		}
 		fmt.Fprintf(tw, "  kubelet\t%s --config %s --root-dir %s\n", k.Binary, k.ConfigPath, k.RootDir)
 		fmt.Fprintf(tw, "  runtime\t%s %s\n", part.Runtime.Kind, part.Runtime.Endpoint)

@@ -12,18 +12,20 @@ import (
 // nameRe is the partition name rule: a systemd slice name part that
 // kubelet's systemd cgroup driver does not split ('-' means nesting to
 // systemd and kubelet maps '_' to '-'), which is also a DNS label so it can
-// go into node names and paths.
-var nameRe = regexp.MustCompile(`^[a-z0-9]{1,32}$`)
+// go into node names and paths, starting with a letter so that it never
+// reads as a partition index ({index}, "0").
+var nameRe = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`)
 
-// checkName says what is wrong with a partition name, or "".
-func checkName(name string) string {
+// NameProblem says what is wrong with a partition name, or "". Plan
+// checks names with it, and render the names of a plan read from a file.
+func NameProblem(name string) string {
 	switch {
 	case name == "":
 		return "partition name is empty"
 	case strings.ContainsAny(name, "-_"):
-		return fmt.Sprintf("partition name %q contains '-' or '_': systemd reads '-' as slice nesting and kubelet's systemd cgroup driver splits on it (allowed: 1-32 of a-z, 0-9)", name)
+		return fmt.Sprintf("partition name %q contains '-' or '_': systemd reads '-' as slice nesting and kubelet's systemd cgroup driver splits on it (allowed: 1-32 of a-z, 0-9, starting with a letter)", name)
 	case !nameRe.MatchString(name):
-		return fmt.Sprintf("partition name %q is not a valid slice name part (allowed: 1-32 of a-z, 0-9)", name)
+		return fmt.Sprintf("partition name %q is not a valid slice name part (allowed: 1-32 of a-z, 0-9, starting with a letter)", name)
 	case reservedSliceNames[name]:
 		return fmt.Sprintf("partition name %q is taken by systemd or kubelet (%s.slice); choose another", name, name)
 	}
@@ -91,6 +93,65 @@ func checkLabel(key, value string) []string {
 	return problems
 }
 
+// NodeLabelsArg is kubelet's --node-labels argument for labels, "" for
+// none. Render writes it and plan checks it with ArgProblem, so that a
+// plan whose labels no command line can carry (20,000 of them) is refused
+// at the config's labels.
+func NodeLabelsArg(labels map[string]string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	keys := sortedKeys(labels)
+	pairs := make([]string, len(keys))
+	for i, key := range keys {
+		pairs[i] = key + "=" + labels[key]
+	}
+	return "--node-labels=" + strings.Join(pairs, ",")
+}
+
+// ownLabelPrefix is numa-partition's label and taint namespace; with
+// LabelNUMAType these keys are the tool's: pods find their partition by
+// them, so a config may not set them (a user label replaced
+// numa-partition.io/partition on every Node, silently).
+const ownLabelPrefix = "numa-partition.io/"
+
+// ownKeyProblem says why a label or taint key is not the user's to set,
+// "" when it is. numa-type is the tool's as a label only: it sets no taint.
+func ownKeyProblem(what, key string) string {
+	switch {
+	case strings.HasPrefix(key, ownLabelPrefix):
+		return fmt.Sprintf("%s key %q is in numa-partition's own namespace %s (it labels every Node %s=<name>); choose another key", what, key, ownLabelPrefix, LabelPartition)
+	case key == LabelNUMAType && what == "label":
+		return fmt.Sprintf("label key %q is numa-partition's own (it labels every Node %s=<colour>, which pods select); choose another key", key, LabelNUMAType)
+	}
+	return ""
+}
+
+// OwnLabelsProblem says what is wrong with the tool's own labels and
+// taints of a partition of a plan read from a file, "" when nothing:
+// render refuses a plan whose Node would carry another partition's name
+// or colour, or a key of the tool's namespace the plan never sets (the
+// planner refuses them in the config with ownKeyProblem).
+func OwnLabelsProblem(p *Partition) string {
+	want := map[string]string{LabelPartition: p.Name, LabelNUMAType: p.Color}
+	for _, k := range sortedKeys(p.Labels) {
+		if w, own := want[k]; own && p.Labels[k] != w {
+			return fmt.Sprintf("partition %s: label %s=%s; numa-partition sets it to %q", p.Name, k, p.Labels[k], w)
+		}
+		if _, own := want[k]; !own && ownKeyProblem("label", k) != "" {
+			return fmt.Sprintf("partition %s: %s", p.Name, ownKeyProblem("label", k))
+		}
+	}
+	for _, t := range p.Taints {
+		key, _, _ := strings.Cut(t, ":")
+		key, _, _ = strings.Cut(key, "=")
+		if msg := ownKeyProblem("taint", key); msg != "" {
+			return fmt.Sprintf("partition %s: %s", p.Name, msg)
+		}
+	}
+	return ""
+}
+
 // kubeletAllowedLabels are the kubernetes.io labels kubelet may set on its
 // own Node (k8s.io/kubelet/pkg/apis: KubeletLabels, KubeletLabelNamespaces).
 var kubeletAllowedLabels = map[string]bool{
@@ -142,6 +203,9 @@ func checkTaint(t string) []string {
 	key, value, _ := strings.Cut(kv, "=")
 	for _, msg := range validation.IsQualifiedName(key) {
 		problems = append(problems, fmt.Sprintf("taint %q: key: %s", t, msg))
+	}
+	if msg := ownKeyProblem("taint", key); msg != "" {
+		problems = append(problems, fmt.Sprintf("taint %q: %s", t, msg))
 	}
 	for _, msg := range validation.IsValidLabelValue(value) {
 		problems = append(problems, fmt.Sprintf("taint %q: value: %s", t, msg))

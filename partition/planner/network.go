@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -59,6 +60,15 @@ type NetworkConfig struct {
 	// (and the base of cluster DNS's search path): in a namespace of its
 	// own, a loopback resolver of the host (127.0.0.53) is out of reach.
 	ResolvConf string `toml:"resolv_conf"`
+	// NodeDirs are the host paths every partition has a directory of its
+	// own at (nodedirs.go); nil: DefaultNodeDirs.
+	NodeDirs []string `toml:"node_dirs"`
+	// LocalDevices moves every network interface of a PCI function local
+	// to a partition's NUMA nodes into its namespace (netdevices.go).
+	LocalDevices *bool `toml:"local_devices"`
+	// HostDevices are interfaces (by name or PCI address) that never
+	// leave the host's namespace, whatever the plan finds at plan time.
+	HostDevices []string `toml:"host_devices"`
 }
 
 // Network is the plan's network layout, the same for every partition.
@@ -85,6 +95,10 @@ type PartitionNetwork struct {
 	Interface string       `json:"interface"` // inside the namespace
 	Address   netip.Prefix `json:"address"`   // the Node's InternalIP, with the subnet's length
 	Gateway   netip.Addr   `json:"gateway,omitzero"`
+	// Devices are the host's network interfaces that move into the
+	// namespace while it exists (network.local_devices,
+	// partition[].local_devices), ascending by PCI address.
+	Devices []NetDevice `json:"devices,omitempty"`
 }
 
 // NamespaceOf is a partition's network namespace name.
@@ -116,6 +130,12 @@ func (pl *planning) planNetwork() {
 			if p.Address != "" {
 				col.add(fmt.Sprintf("partition[%d].address", i), "needs network.mode = %q (in mode %q every partition has the host's address)", NetworkNamespace, NetworkHost)
 			}
+			if len(p.LocalDevices) > 0 {
+				col.add(fmt.Sprintf("partition[%d].local_devices", i), "needs network.mode = %q: in mode %q there is no namespace to move them into", NetworkNamespace, NetworkHost)
+			}
+		}
+		if c.LocalDevices != nil && *c.LocalDevices {
+			col.add("network.local_devices", "needs network.mode = %q: in mode %q there is no namespace to move them into", NetworkNamespace, NetworkHost)
 		}
 		return
 	case NetworkNamespace:
@@ -136,7 +156,8 @@ func (pl *planning) planNetwork() {
 	if msg := PathProblem(n.ResolvConf); msg != "" {
 		col.add("network.resolv_conf", "%q %s", n.ResolvConf, msg)
 	}
-	ifaces := pl.interfaces()
+	all := pl.interfaces()
+	ifaces := slices.DeleteFunc(slices.Clone(all), func(i Interface) bool { return i.Namespace != "" })
 	switch n.Uplink {
 	case UplinkBridge:
 		n.Bridge = or(c.Bridge, DefaultBridge)
@@ -191,6 +212,7 @@ func (pl *planning) planNetwork() {
 		n.HostAddress = netip.PrefixFrom(gateway, n.Subnet.Bits())
 	}
 	pl.assignAddresses(n, gateway, ifaces)
+	pl.planLocalDevices(all)
 }
 
 // prefix parses an IPv4 network ("10.212.0.0/24"): its host bits must be
@@ -339,8 +361,8 @@ func InterfaceNameProblem(n string) string {
 	return ""
 }
 
-// interfaces are the host's network interfaces, nil when the facts do
-// not say (plans of another machine): then nothing is checked against
+// interfaces are the host's network interfaces (and those of the named
+// namespaces, Interface.Namespace), nil when the facts do not say (plans of another machine): then nothing is checked against
 // them.
 func (pl *planning) interfaces() []Interface {
 	nf, ok := pl.facts.(NetworkFacts)

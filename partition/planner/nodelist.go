@@ -102,6 +102,40 @@ func allowedKeys(k toml.Key) string {
 	return strings.Join(names, ", ")
 }
 
+// miscased returns key k spelled as declared when one of its parts names
+// a field only with another case, which BurntSushi's decoder accepts.
+// Keys inside maps (labels) are data and keep their case.
+func miscased(k toml.Key) (string, bool) {
+	t := reflect.TypeOf(Config{})
+	want := make([]string, len(k))
+	found := false
+	for i, part := range k {
+		for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || t == reflect.TypeOf(NodeList{}) {
+			copy(want[i:], k[i:])
+			break
+		}
+		f, ok := fieldByTag(t, part)
+		if !ok {
+			for j := range t.NumField() {
+				if tag := t.Field(j).Tag.Get("toml"); strings.EqualFold(tag, part) {
+					f, ok = t.Field(j), true
+					part, found = tag, true
+					break
+				}
+			}
+		}
+		if !ok {
+			return "", false // unknown in any case: reported as undecoded
+		}
+		want[i] = part
+		t = f.Type
+	}
+	return toml.Key(want).String(), found
+}
+
 func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
 	for i := range t.NumField() {
 		if t.Field(i).Tag.Get("toml") == tag {

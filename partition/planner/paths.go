@@ -17,6 +17,12 @@ import (
 // ';' or non-ASCII. It covers paths, flags, label and taint syntax.
 var safeArg = regexp.MustCompile(`^[A-Za-z0-9._/:=,@+\-]+$`)
 
+// safePath is safeArg without ':', which systemd reads as a separator in
+// BindPaths= ("/var/lib/kubelet:x" dropped the device-plugins bind) and
+// kubelet and containerd in their path lists: an argument may hold one
+// ("--foo=a:b"), a path may not.
+var safePath = regexp.MustCompile(`^[A-Za-z0-9._/=,@+\-]+$`)
+
 // Limits that keep a config from rendering a unit systemd refuses.
 const (
 	maxExtraArgs   = 256
@@ -50,8 +56,8 @@ func PathProblem(p string) string {
 		return fmt.Sprintf("is not a clean path (no '..', '.', '//' or trailing '/'): write %q", path.Clean(p))
 	case len(p) > maxArgLength:
 		return fmt.Sprintf("is %d bytes long, more than %d", len(p), maxArgLength)
-	case !safeArg.MatchString(p):
-		return "has characters unit files and command lines cannot carry unquoted; allowed are letters, digits and ._-/+@:=, (no spaces, newlines, quotes, '%' or non-ASCII)"
+	case !safePath.MatchString(p):
+		return "has characters unit files and command lines cannot carry unquoted or read as separators; allowed are letters, digits and ._-/+@=, (no spaces, newlines, ':', quotes, '%', '\\' or non-ASCII)"
 	}
 	return ""
 }
@@ -61,13 +67,20 @@ func PathProblem(p string) string {
 type pathKind int
 
 const (
-	readPath      pathKind = iota // a binary or file something reads
-	writtenFile                   // a file render writes or kubelet writes
-	ownDir                        // a directory a partition's daemons own
-	stateDir                      // an ownDir systemd makes (StateDirectory=): below /var/lib
-	socketPath                    // a Unix socket
-	runtimeSocket                 // a socket in a directory systemd makes (RuntimeDirectory=): below /run
+	readPath         pathKind = iota // a binary or file something reads
+	writtenFile                      // a file render writes or kubelet writes
+	ownDir                           // a directory a partition's daemons own
+	stateDir                         // an ownDir systemd makes (StateDirectory=): below /var/lib
+	devicePluginsDir                 // a stateDir bound over kubelet's shared SharedDevicePluginsDir
+	socketPath                       // a Unix socket
+	runtimeSocket                    // a socket in a directory systemd makes (RuntimeDirectory=): below /run
+	derivedPath                      // made from another key's path (the NRI socket): checked as that one
 )
+
+// SharedDevicePluginsDir is the device plugins directory kubelet
+// hard-codes (kubernetes#120626); each partition's own is bound there in
+// its kubelet's mount namespace.
+const SharedDevicePluginsDir = "/var/lib/kubelet/device-plugins"
 
 // systemDirs are directories no partition may take as its own.
 var systemDirs = map[string]bool{"/bin": true, "/boot": true, "/dev": true, "/etc": true, "/home": true, "/lib": true,
@@ -108,9 +121,12 @@ func placeProblem(p string, kind pathKind) string {
 		if systemDirs[p] {
 			return "is a system directory, which a partition cannot own"
 		}
-	case stateDir:
+	case stateDir, devicePluginsDir:
 		if !strings.HasPrefix(p, "/var/lib/") {
 			return "is not below /var/lib/, where systemd's StateDirectory= makes it"
+		}
+		if kind == devicePluginsDir && p == SharedDevicePluginsDir {
+			return "is the shared path itself, which kubelet hard-codes and the partition's own directory is bound over: give the partition its own directory"
 		}
 	case runtimeSocket:
 		if !strings.HasPrefix(path.Dir(p), "/run/") {
@@ -139,17 +155,33 @@ func checkPath(col *collector, key, p string, kind pathKind) {
 	}
 }
 
-// checkPaths validates every path of the plan, and that no two
-// partitions share a file or directory that must be their own (two
-// kubelets in one root dir corrupt each other's state).
+// PlanPathsProblem checks the paths of a plan read from a file with the
+// rules the plan was made by: render calls it, so that a plan file can
+// carry no path the planner would have refused.
+func PlanPathsProblem(plan *Plan) error {
+	col := &collector{}
+	checkPaths(plan, col)
+	return col.err()
+}
+
+// checkPaths validates every path of the plan, and that no file or
+// directory that must be one daemon's own is another's: of another
+// partition (two kubelets in one root dir corrupt each other's state),
+// of the same partition (kubeconfig = config_path: kubelet overwrites its
+// own config), or inside another partition's own directory.
 func checkPaths(plan *Plan, col *collector) {
 	type entry struct {
 		key, value string
 		kind       pathKind
 		own        bool // must be this partition's alone
 	}
-	owner := map[string]string{}
+	type use struct {
+		index          int
+		partition, key string
+	}
+	owner := map[string]use{}
 	var shared []string // reported: what lies under them is the same mistake
+	var all [][]entry
 	for i := range plan.Partitions {
 		p := &plan.Partitions[i]
 		k, rt, a := p.Kubelet, p.Runtime, p.Allocator
@@ -162,10 +194,8 @@ func checkPaths(plan *Plan, col *collector) {
 			// Only read: kubelet writes what it obtains to its own
 			// kubeconfig, so one bootstrap file may serve every partition.
 			{"kubelet.bootstrap_kubeconfig", k.BootstrapKubeconfig, readPath, false},
-			{"kubelet.device_plugins_dir", k.DevicePluginsDir, stateDir, true},
+			{"kubelet.device_plugins_dir", k.DevicePluginsDir, devicePluginsDir, true},
 			{"kubelet.pod_logs_dir", k.PodLogsDir, ownDir, true},
-			{"allocator.socket", a.Socket, runtimeSocket, true},
-			{"allocator.state_dir", a.StateDir, stateDir, true},
 		}
 		if k.StaticPodPath != "" {
 			entries = append(entries, entry{"kubelet.static_pod_path", k.StaticPodPath, ownDir, true})
@@ -179,20 +209,60 @@ func checkPaths(plan *Plan, col *collector) {
 				entry{"runtime.cni_conf_dir", rt.CNIConfDir, readPath, false},
 				entry{"runtime.cni_bin_dir", rt.CNIBinDir, readPath, false})
 		}
-		if socket, ok := strings.CutPrefix(rt.Endpoint, "unix://"); ok {
+		if socket, ok := strings.CutPrefix(rt.Endpoint, "unix://"); ok && strings.HasPrefix(socket, "/") {
 			entries = append(entries, entry{"runtime.endpoint", socket, socketPath, rt.Kind == RuntimeContainerd})
+		} else if !col.has("runtime.endpoint") { // a shared runtime's missing one is said once
+			col.add("runtime.endpoint", "%q is not a unix socket endpoint (form: unix:///path/to.sock)", rt.Endpoint)
 		}
+		if a.NRISocket != "" {
+			entries = append(entries, entry{"runtime.state_dir", a.NRISocket, derivedPath, true})
+		}
+		// The allocator's last, so that a clash with a runtime socket is
+		// reported at the allocator's key.
+		entries = append(entries,
+			entry{"allocator.socket", a.Socket, runtimeSocket, true},
+			entry{"allocator.state_dir", a.StateDir, stateDir, true})
+		checkNodeDirs(col, p)
 		for _, e := range entries {
-			checkPath(col, e.key, e.value, e.kind)
+			if e.kind != derivedPath {
+				checkPath(col, e.key, e.value, e.kind)
+			}
+			// In a node dir, one path is every partition's own.
+			if !e.own || underAny(e.value, shared) || p.inNodeDir(e.value) {
+				continue
+			}
+			if prev, taken := owner[e.value]; taken {
+				shared = append(shared, e.value)
+				switch {
+				case prev.index != i && prev.partition == p.Name:
+					// Two partitions of one name: reported as such.
+				case prev.index == i:
+					col.add(e.key, "partition %s gets %s for both %s and %s; give each its own path", p.Name, e.value, prev.key, e.key)
+				case prev.key == e.key:
+					col.add(e.key, "partitions %s and %s both get %s; put {partition} in the template", prev.partition, p.Name, e.value)
+				default:
+					col.add(e.key, "partition %s gets %s, already the %s of partition %s; give each its own path", p.Name, e.value, prev.key, prev.partition)
+				}
+				continue
+			}
+			owner[e.value] = use{i, p.Name, e.key}
+		}
+		all = append(all, entries)
+	}
+	// A partition's own path inside another partition's own directory:
+	// each path's ancestors are looked up, so this stays linear.
+	for i, entries := range all {
+		name := plan.Partitions[i].Name
+		for _, e := range entries {
 			if !e.own || underAny(e.value, shared) {
 				continue
 			}
-			if other, taken := owner[e.value]; taken && other != p.Name {
-				shared = append(shared, e.value)
-				col.add(e.key, "partitions %s and %s both get %s; put {partition} in the template", other, p.Name, e.value)
-				continue
+			for dir := path.Dir(e.value); dir != "/" && dir != "."; dir = path.Dir(dir) {
+				if prev, taken := owner[dir]; taken && prev.partition != name && prev.index != i {
+					col.add(e.key, "partition %s gets %s, inside %s, the %s of partition %s; give each partition its own tree", name, e.value, dir, prev.key, prev.partition)
+					break
+				}
 			}
-			owner[e.value] = p.Name
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -70,4 +71,76 @@ func TestPathProblem(t *testing.T) {
 	}
 	assert.Contains(t, ArgProblem(strings.Repeat("a", maxArgLength+1)), "more than 4096")
 	assert.Equal(t, "is empty", ArgProblem(""))
+}
+
+// Issue 24 item 4: root_dir = "/var/lib/kubelet:{partition}" planned and
+// rendered, and systemd read the ':' as BindPaths='s separator, dropping
+// the device-plugins bind. One path rule (PathProblem, used by plan and
+// render) refuses ':', spaces, '%' and '\' in paths; an argument may
+// still hold a ':'.
+func TestPathsRefuseWhatSystemdSplits_Issue24Item4(t *testing.T) {
+	got := planErr(t, seedSpec, "[kubelet]\nroot_dir = \"/var/lib/kubelet:{partition}\"")
+	assert.Contains(t, got, `config.toml:2: key "kubelet.root_dir": "/var/lib/kubelet:node0" has characters unit files and command lines cannot carry unquoted or read as separators; allowed are letters, digits and ._-/+@=, (no spaces, newlines, ':', quotes, '%', '\' or non-ASCII)`)
+	for _, p := range []string{"/var/lib/a:b", "/var/lib/a b", "/var/lib/a%i", `/var/lib/a\b`} {
+		assert.Contains(t, PathProblem(p), "has characters", p)
+	}
+	assert.Empty(t, ArgProblem("--foo=a:b"))
+	p := mustPlan(t, seedSpec, "[kubelet]\nextra_args = [\"--feature-gates=A=true\", \"--tls-cipher-suites=a:b\"]")
+	assert.Equal(t, "--tls-cipher-suites=a:b", p.Partitions[0].Kubelet.ExtraArgs[1])
+}
+
+// Issue 24 item 9: paths that collide inside one partition, or lie inside
+// another partition's own directory, were planned: kubeconfig =
+// config_path (kubelet overwrites its config), the allocator socket =
+// containerd's socket or its NRI socket, cert_dir inside another
+// partition's root dir.
+func TestPlanRefusesCollidingPaths_Issue24Item9(t *testing.T) {
+	for _, c := range []struct{ name, config, want string }{
+		{"kubeconfig is the kubelet config", "[kubelet]\nkubeconfig = \"/etc/numa-partition/kubelet-{partition}.yaml\"",
+			`config.toml:2: key "kubelet.kubeconfig": partition node0 gets /etc/numa-partition/kubelet-node0.yaml for both kubelet.config_path and kubelet.kubeconfig; give each its own path`},
+		{"allocator socket is containerd's", "[allocator]\nsocket = \"/run/containerd-{partition}/containerd.sock\"",
+			`config.toml:2: key "allocator.socket": partition node0 gets /run/containerd-node0/containerd.sock for both runtime.endpoint and allocator.socket; give each its own path`},
+		{"allocator socket is the NRI socket", "[allocator]\nsocket = \"/run/containerd-{partition}/nri.sock\"",
+			`config.toml:2: key "allocator.socket": partition node0 gets /run/containerd-node0/nri.sock for both runtime.state_dir and allocator.socket; give each its own path`},
+		{"cert dir in another partition's root dir", "[kubelet]\ncert_dir = \"/var/lib/kubelet-node0/pki-{partition}\"",
+			`config.toml:2: key "kubelet.cert_dir": partition node1 gets /var/lib/kubelet-node0/pki-node1, inside /var/lib/kubelet-node0, the kubelet.root_dir of partition node0; give each partition its own tree`},
+		{"one partition's file is another's", "[kubelet]\nconfig_path = \"/etc/numa-partition/k-{partition}.yaml\"\n[runtime]\nconfig_path = \"/etc/numa-partition/k-node{index}x.yaml\"\n" +
+			"[[partition]]\nnodes = [0]\nname = \"node1x\"\n[[partition]]\nnodes = [1]\nname = \"node0\"",
+			`config.toml:4: key "runtime.config_path": partition node0 gets /etc/numa-partition/k-node1x.yaml, already the kubelet.config_path of partition node1x; give each its own path`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Contains(t, planErr(t, seedSpec, c.config), c.want)
+		})
+	}
+	// The defaults nest a partition's own directories in its root dir,
+	// which is no collision.
+	p := mustPlan(t, seedSpec, "")
+	assert.Equal(t, "/var/lib/kubelet-node0/pki", p.Partitions[0].Kubelet.CertDir)
+}
+
+// Issue 24 item 8: configs that planned but render refused. Each is now
+// refused by the plan, at its key, by the rule render uses.
+func TestPlanRefusesWhatRenderRefused_Issue24Item8(t *testing.T) {
+	var labels strings.Builder
+	labels.WriteString("[kubelet.labels]\n")
+	for i := range 20000 {
+		fmt.Fprintf(&labels, "\"example.com/l%d\" = \"v\"\n", i)
+	}
+	for _, c := range []struct{ name, config, want string }{
+		{"name \"0\"", "[[partition]]\nnodes = [0]\nname = \"0\"",
+			`config.toml:3: key "partition[0].name": partition name "0" is not a valid slice name part (allowed: 1-32 of a-z, 0-9, starting with a letter)`},
+		{"name \"1a\"", "[[partition]]\nnodes = [0]\nname = \"1a\"", `partition name "1a" is not a valid slice name part`},
+		{"every node excluded", "[partitioning]\nexclude_nodes = \"0-1\"",
+			`config.toml:2: key "partitioning.exclude_nodes": leaves no partition: every NUMA node with CPUs is excluded or in no group (nothing would run pods); keep at least one`},
+		{"containerd's config is kubelet's", "[runtime]\nconfig_path = \"/etc/numa-partition/kubelet-{partition}.yaml\"",
+			`config.toml:2: key "runtime.config_path": partition node0 gets /etc/numa-partition/kubelet-node0.yaml for both kubelet.config_path and runtime.config_path; give each its own path`},
+		{"20,000 labels", labels.String(),
+			`config.toml:1: key "kubelet.labels": partition node0 has 20002 labels, which make kubelet's --node-labels argument 408951 bytes long, more than 4096; use fewer or shorter labels`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Contains(t, planErr(t, seedSpec, c.config), c.want)
+		})
+	}
+	assert.Equal(t, "--node-labels=a=1,b=2", NodeLabelsArg(map[string]string{"b": "2", "a": "1"}))
+	assert.Empty(t, NodeLabelsArg(nil))
 }

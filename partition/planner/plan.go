@@ -53,6 +53,7 @@ func NewPlanFor(t *numa.Topology, facts HostFacts, c *Config) (*Plan, error) {
 	}
 	plan.Host = pl.newHost(reserved, excluded)
 	pl.planNetwork()
+	pl.planNodeDirs()
 	pl.planMemory()
 	pl.planShares()
 	pl.planAllocatorModes()
@@ -120,17 +121,25 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 		}
 		out, unknown := vars.expand(value)
 		if len(unknown) > 0 {
-			col.add(key, "%q uses unknown placeholders %s (allowed: {partition}, {index}, {hostname}, {root_dir})", value, strings.Join(unknown, ", "))
+			allowed := "{partition}, {index}, {hostname}"
+			if vars.rootDir != "" {
+				allowed += ", {root_dir}"
+			}
+			col.add(key, "%q uses unknown placeholders %s (allowed: %s)", value, strings.Join(unknown, ", "), allowed)
 		}
 		return out
 	}
 	k := s.k
+	// The root dir first: every other template may name it ({root_dir}
+	// in pod_logs_dir was called unknown while its allowed list named it).
+	rootDir := ex("kubelet.root_dir", k.RootDir, DefaultRootDir)
+	vars.rootDir = rootDir
 	p.NodeName = ex(s.key["node_name"], k.NodeName, DefaultNodeName)
 
 	kl := Kubelet{
 		Binary:              or(k.Binary, DefaultKubeletBinary),
 		ConfigPath:          ex("kubelet.config_path", k.ConfigPath, DefaultKubeletConfigPath),
-		RootDir:             ex("kubelet.root_dir", k.RootDir, DefaultRootDir),
+		RootDir:             rootDir,
 		Kubeconfig:          ex("kubelet.kubeconfig", k.Kubeconfig, DefaultKubeconfig),
 		BootstrapKubeconfig: ex("kubelet.bootstrap_kubeconfig", k.BootstrapKubeconfig, DefaultBootstrapKubeconfig),
 		CgroupRoot:          CgroupRoot(p.Name),
@@ -142,7 +151,6 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 		TopologyManagerPolicy: or(k.TopologyManagerPolicy, DefaultTopologyManagerPolicy),
 		TopologyManagerScope:  or(k.TopologyManagerScope, DefaultTopologyManagerScope),
 	}
-	vars.rootDir = kl.RootDir
 	kl.CertDir = ex("kubelet.cert_dir", k.CertDir, DefaultCertDir)
 	kl.DevicePluginsDir = ex("kubelet.device_plugins_dir", k.DevicePluginsDir, DefaultDevicePluginsDir)
 	if k.StaticPodPath != "" {
@@ -162,6 +170,13 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 	kl.ExtraArgs = append([]string(nil), k.ExtraArgs...)
 	kl.ClusterDNS = append([]string(nil), k.ClusterDNS...)
 	kl.ClusterDomain = k.ClusterDomain
+	if kl.ClusterDomain == "" && len(kl.ClusterDNS) > 0 {
+		// kubelet's own default is none, and pods then search no cluster
+		// domain: "my-svc" and "kubernetes.default" go to the upstream
+		// and fail (found by the e2e). kubeadm's default, as a cluster
+		// with a cluster DNS has it.
+		kl.ClusterDomain = DefaultClusterDomain
+	}
 	kl.KubeReservedMemory = sizeOr(col, s.key["kube_reserved_memory"], k.KubeReservedMemory, DefaultKubeReservedMemory)
 	kl.SystemReservedMemory = sizeOr(col, s.key["system_reserved_memory"], k.SystemReservedMemory, DefaultSystemReservedMemory)
 	kl.EvictionHardMemory = sizeOr(col, s.key["eviction_hard_memory"], k.EvictionHardMemory, DefaultEvictionHardMemory)

@@ -67,7 +67,10 @@ func TestPlanSeedMachine(t *testing.T) {
 		assert.Equal(t, "/var/lib/kubelet-"+w.name, k.RootDir)
 		assert.Equal(t, "/var/lib/kubelet-"+w.name+"/pki", k.CertDir)
 		assert.Equal(t, "/var/lib/kubelet-"+w.name+"/device-plugins", k.DevicePluginsDir)
-		assert.Equal(t, "/var/log/pods-"+w.name, k.PodLogsDir)
+		// In its namespace kubelet writes to /var/log/pods, a node dir
+		// bound from the host's /var/log/pods-<partition>.
+		assert.Equal(t, "/var/log/pods", k.PodLogsDir)
+		assert.Contains(t, got.NodeDirs, NodeDir{Path: "/var/log/pods", Source: "/var/log/pods-" + w.name})
 		assert.Equal(t, "/etc/kubernetes/kubelet-"+w.name+".conf", k.Kubeconfig)
 		assert.Equal(t, "/etc/kubernetes/bootstrap-kubelet-"+w.name+".conf", k.BootstrapKubeconfig)
 		assert.Equal(t, "/"+w.name, k.CgroupRoot)
@@ -285,4 +288,16 @@ func TestClusterDNSReachesEveryPartition(t *testing.T) {
 	_, err = NewPlan(synth(seedSpec), c)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `config.toml:3: key "kubelet.cluster_domain": "Cluster_Local" is not a DNS domain: `)
+}
+
+// Found by the e2e: with cluster_dns but no cluster_domain, kubelet wrote
+// no cluster search path into pods' resolv.conf, and a Service's short
+// name failed to resolve.
+func TestClusterDomainDefaultsToKubeadmsWithClusterDNS(t *testing.T) {
+	p := mustPlan(t, seedSpec, "[kubelet]\ncluster_dns = [\"10.96.0.10\"]")
+	assert.Equal(t, "cluster.local", p.Partitions[0].Kubelet.ClusterDomain)
+	p = mustPlan(t, seedSpec, "[kubelet]\ncluster_dns = [\"10.96.0.10\"]\ncluster_domain = \"corp.example\"")
+	assert.Equal(t, "corp.example", p.Partitions[0].Kubelet.ClusterDomain)
+	p = mustPlan(t, seedSpec, "")
+	assert.Empty(t, p.Partitions[0].Kubelet.ClusterDomain, "no cluster DNS, no domain")
 }

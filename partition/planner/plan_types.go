@@ -73,6 +73,9 @@ type Partition struct {
 	// Network is the partition's namespace and address; nil when the
 	// partitions share the host's (network.mode = "host").
 	Network *PartitionNetwork `json:"network,omitempty"`
+	// NodeDirs are the directories the partition has of its own at paths
+	// every partition's agents use (namespace mode).
+	NodeDirs []NodeDir `json:"nodeDirs,omitempty"`
 
 	Kubelet   Kubelet   `json:"kubelet"`
 	Runtime   Runtime   `json:"runtime"`

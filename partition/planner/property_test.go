@@ -52,7 +52,7 @@ func checkInvariants(t require.TestingT, topo *numa.Topology, p *Plan) {
 		}
 		require.False(t, names[part.Name], "name %s unique", part.Name)
 		names[part.Name] = true
-		require.Empty(t, checkName(part.Name))
+		require.Empty(t, NameProblem(part.Name))
 
 		var sum uint64
 		for _, nm := range part.Memory {

@@ -167,7 +167,7 @@ func Reference() []KeyDoc {
 				"the controller manager (10257), the scheduler (10259), etcd (2379, 2380) or the API server (6443). " +
 				"Those ports, collisions inside the plan and ports outside 1-65535 are errors."},
 		{Key: "kubelet.max_pods", Type: typeInt, Default: DefaultMaxPods,
-			Doc: "Most pods each kubelet runs, at least 1."},
+			Doc: "Most pods each kubelet runs, 1-2147483647 (kubelet's `maxPods` is a 32-bit integer)."},
 		{Key: "kubelet.kube_reserved_memory", Type: typeSize, Default: DefaultKubeReservedMemory,
 			Doc: "Memory each kubelet reserves for Kubernetes daemons (`kubeReserved`). " +
 				"With the defaults (those of OpenShift's node tuning operator) kube + system + eviction is 1100Mi per partition, " +
@@ -213,18 +213,21 @@ func Reference() []KeyDoc {
 		{Key: "kubelet.labels", Type: typeStringMap, DefaultText: "none", Example: `{ "example.com/pool" = "hpc" }`,
 			Doc: fmt.Sprintf("Node labels of every partition, added to `%s=<colour>` and `%s=<name>`. ", LabelNUMAType, LabelPartition) +
 				"Values are templates. Keys and values follow Kubernetes label syntax; keys in the `kubernetes.io` and `k8s.io` namespaces " +
-				"are refused unless kubelet may set them (`node.kubernetes.io/…`, `kubelet.kubernetes.io/…`, the topology labels). " +
+				"are refused unless kubelet may set them (`node.kubernetes.io/…`, `kubelet.kubernetes.io/…`, the topology labels), " +
+				fmt.Sprintf("and so are numa-partition's own keys (`%s` and the `%s…` namespace). ", LabelNUMAType, ownLabelPrefix) +
 				"The colours are, by partition index: " + strings.Join(Colors, ", ") + ", then `color<index>`."},
 		{Key: "kubelet.taints", Type: typeStrings, DefaultText: "none", Example: `["dedicated=hpc:NoSchedule"]`,
 			Doc: "Taints every partition's node registers with, each `key[=value]:Effect`. " +
-				"Effect is one of `NoSchedule`, `PreferNoSchedule`, `NoExecute`."},
+				"Effect is one of `NoSchedule`, `PreferNoSchedule`, `NoExecute`. " +
+				fmt.Sprintf("Keys in numa-partition's own `%s…` namespace are refused.", ownLabelPrefix)},
 		{Key: "kubelet.cluster_dns", Type: typeStrings, DefaultText: "none (pods get the host's resolv.conf)", Example: `["10.96.0.10"]`,
 			Doc: "IP addresses of the cluster DNS service, written into every pod's resolv.conf (kubelet's `clusterDNS`). The same for every partition."},
-		{Key: "kubelet.cluster_domain", Type: typeString, DefaultText: "none", Example: `"cluster.local"`,
-			Doc: "The cluster's DNS domain (kubelet's `clusterDomain`), searched by pods in addition to the host's domains. The same for every partition."},
+		{Key: "kubelet.cluster_domain", Type: typeString, DefaultText: "`\"" + DefaultClusterDomain + "\"` (kubeadm's) when `cluster_dns` is set, else none", Example: `"cluster.local"`,
+			Doc: "The cluster's DNS domain (kubelet's `clusterDomain`), searched by pods in addition to the host's domains. The same for every partition. " +
+				"Without it pods search no cluster domain, so a Service's short name and `kubernetes.default` go to the upstream resolver and fail."},
 		{Key: "kubelet.extra_args", Type: typeStrings, DefaultText: "none", Example: `["--v=2"]`,
-			Doc: "Extra kubelet command-line flags, each `--flag=value`. " +
-				"Flags numa-partition sets per partition are refused: " + strings.Join(managedFlags, ", ") + "."},
+			Doc: "Extra kubelet command-line flags, each `--flag=value` (kubelet would read a separate value argument as belonging to the flag before it). " +
+				"Flags numa-partition sets per partition are refused, also written with `_` for `-` as kubelet reads them: " + strings.Join(ManagedFlags(), ", ") + "."},
 
 		{Key: "runtime", Type: typeTable,
 			Doc: "The container runtime of the partitions."},
@@ -304,6 +307,21 @@ func Reference() []KeyDoc {
 			Doc: "kubelet's `resolvConf`: the resolver file pods with `dnsPolicy: Default` get and cluster DNS's upstream. " +
 				"A loopback resolver of the host (systemd-resolved's 127.0.0.53) is out of reach from a namespace: point it at `/run/systemd/resolve/resolv.conf` there."},
 
+		{Key: "network.node_dirs", Type: typeStrings, DefaultText: "`" + `["` + strings.Join(DefaultNodeDirs, `", "`) + `"]` + "`", Example: `["/etc/cni/net.d", "/var/lib/calico"]`,
+			Doc: "`namespace` mode: host paths at which every partition has a directory of its own, as a machine of its own would: `<path>-<partition>` on the host, bound at `<path>` in the partition's containerd mount namespace (which its kubelet, CNI plugins and containers share). " +
+				"What a CNI add-on's or node agent's DaemonSet writes there (flannel's `/run/flannel/subnet.env` and CNI config, IPAM state, pod logs) is then the partition's alone. " +
+				"Each must lie below /etc, /run, /var/lib, /var/log or /var/cache (systemd creates both ends there) and outside the system's and numa-partition's own directories; `[]` turns them off. " +
+				"With `/var/log/pods` among them and `kubelet.pod_logs_dir` at its default, kubelet writes pod logs to `/var/log/pods` in its namespace (`/var/log/pods-<partition>` on the host). " +
+				"`remove` leaves the `<path>-<partition>` directories, as it leaves each kubelet's root dir."},
+		{Key: "network.local_devices", Type: typeBool, DefaultText: "`false`", Example: `true`,
+			Doc: "`namespace` mode: move every network interface of a PCI function whose NUMA locality (`numa_node`) is one of a partition's nodes into that partition's namespace, SR-IOV virtual functions included, as a machine of its own would have its NICs. " +
+				"The partition's `netns-<partition>.service` moves them in before containerd starts and back to the host's namespace when it stops. " +
+				"A device that carries the host's own network stays with the host, with a warning: `network.parent`, a port of a bridge or bond, one with an address of the host or the host's default route. " +
+				"Devices without locality (`numa_node` -1) stay too; list them in `partition[].local_devices`. See docs/network.md, \"Devices by NUMA locality\"."},
+		{Key: "network.host_devices", Type: typeStrings, DefaultText: "none", Example: `["eno1"]`,
+			Doc: "Network interfaces (by name or PCI address) that stay in the host's namespace whatever `local_devices` says. " +
+				"The uplink is recognised by what the host shows when planning (an address, the default route, a bond or bridge it is a port of); at boot `numa-partition.service` plans before DHCP may have configured it: list the host's NICs here when `network.local_devices` is true and could otherwise take them."},
+
 		{Key: "partition[]", Type: typeTables, DefaultText: "none",
 			Doc: "Per-partition overrides. " +
 				"`nodes` selects the partition that holds those nodes (they must lie within one partition; one entry per partition). " +
@@ -314,7 +332,7 @@ func Reference() []KeyDoc {
 		{Key: "partition[].name", Type: typeString, DefaultText: "`node<first NUMA node with CPUs>`", Example: `"fast"`,
 			Doc: "The partition's name, used in its slice, unit and path names. " +
 				"Names are systemd slice names without `-` or `_` (systemd reads `-` as nesting and kubelet's systemd cgroup driver splits on it): " +
-				"1-32 of `a-z0-9`, unique, and not " + strings.Join(sortedKeys(reservedSliceNames), ", ") + "."},
+				"1-32 of `a-z0-9` starting with a letter, unique, and not " + strings.Join(sortedKeys(reservedSliceNames), ", ") + "."},
 		{Key: "partition[].labels", Type: typeStringMap, DefaultText: "none", Example: `{ "example.com/tier" = "gold" }`,
 			Doc: "Labels added to those of `kubelet.labels` for this partition; equal keys take this value."},
 		{Key: "partition[].taints", Type: typeStrings, DefaultText: "none", Example: `["dedicated=gold:NoSchedule"]`,
@@ -324,6 +342,9 @@ func Reference() []KeyDoc {
 			Doc:     "Replaces `allocator.mode` for this partition."},
 		{Key: "partition[].address", Type: typeString, DefaultText: "the next free address of `network.pool`", Example: `"192.168.10.21"`,
 			Doc: "The partition's address (namespace mode), an IPv4 host address of `network.subnet` without a length: its Node's InternalIP."},
+		{Key: "partition[].local_devices", Type: typeStrings, DefaultText: "none", Example: `["ens5f1", "0000:3b:02.0"]`,
+			Doc: "Network interfaces that move into the partition's namespace (namespace mode), by interface name or PCI address (every interface of that function), in addition to those of `network.local_devices`. " +
+				"Each must be on one of the partition's NUMA nodes (or have no locality), in no other partition's list, and not carry the host's own network (`network.parent`, a port of a bridge or bond, an address of the host, the default route): those are errors."},
 	}
 	overrides := []struct{ key, example string }{
 		{"node_name", `"{hostname}-gold"`},

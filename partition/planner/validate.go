@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"regexp"
 	"strconv"
@@ -26,10 +27,72 @@ var (
 // partition) every policy but none refuses to start without the option.
 const kubeletMaxNUMANodes = 8
 
-// managedFlags are kubelet flags the render sets per partition; extra_args
-// must not fight them.
-var managedFlags = []string{"--config", "--root-dir", "--cert-dir", "--kubeconfig", "--bootstrap-kubeconfig",
-	"--hostname-override", "--node-labels", "--register-with-taints", "--node-ip"}
+// managedFlags are the kubelet flags numa-partition decides for each
+// partition, with the config key that sets the value instead ("" when the
+// tool decides it alone). kubelet's flags win over its config file, so a
+// flag in extra_args would override the rendered KubeletConfiguration as
+// surely as the command line the unit sets.
+var managedFlags = map[string]string{
+	// The command line of each kubelet (slices/render kubeletArgs).
+	"--config": "kubelet.config_path", "--kubeconfig": "kubelet.kubeconfig",
+	"--bootstrap-kubeconfig": "kubelet.bootstrap_kubeconfig", "--cert-dir": "kubelet.cert_dir",
+	"--root-dir": "kubelet.root_dir", "--hostname-override": "kubelet.node_name",
+	"--node-ip": "partition[].address", "--node-labels": "kubelet.labels",
+	// Drop-ins override the rendered file wholesale.
+	"--config-dir": "",
+	// The partition's identity in its KubeletConfiguration (kubeletgen):
+	// its runtime, cgroups, ports and files.
+	"--container-runtime-endpoint": "runtime.endpoint", "--image-service-endpoint": "runtime.endpoint",
+	"--cgroup-driver": "", "--cgroup-root": "", "--cgroups-per-qos": "", "--kubelet-cgroups": "", "--system-cgroups": "",
+	"--port": "kubelet.port", "--healthz-port": "kubelet.healthz_port", "--healthz-bind-address": "",
+	"--read-only-port": "kubelet.read_only_port", "--pod-manifest-path": "kubelet.static_pod_path",
+	"--max-pods": "kubelet.max_pods", "--register-with-taints": "kubelet.taints",
+	"--cluster-dns": "kubelet.cluster_dns", "--cluster-domain": "kubelet.cluster_domain", "--resolv-conf": "network.resolv_conf",
+	"--fail-cgroupv1": "",
+	// Its serving security.
+	"--anonymous-auth": "", "--authentication-token-webhook": "", "--client-ca-file": "",
+	"--authorization-mode": "", "--rotate-certificates": "",
+	// Its share of the machine.
+	"--cpu-manager-policy": "kubelet.cpu_manager_policy", "--cpu-manager-policy-options": "kubelet.cpu_manager_policy_options",
+	"--reserved-cpus": "host.reserved_cpus", "--kube-reserved": "kubelet.kube_reserved_memory",
+	"--system-reserved": "kubelet.system_reserved_memory", "--eviction-hard": "kubelet.eviction_hard_memory",
+	"--enforce-node-allocatable": "", "--memory-manager-policy": "kubelet.memory_manager_policy",
+	"--reserved-memory": "host.reserved_memory", "--topology-manager-policy": "kubelet.topology_manager_policy",
+	"--topology-manager-scope":          "kubelet.topology_manager_scope",
+	"--topology-manager-policy-options": "kubelet.topology_manager_options",
+}
+
+// ManagedFlags lists managedFlags, sorted, for the reference.
+func ManagedFlags() []string { return sortedKeys(managedFlags) }
+
+// ExtraArgProblem says what is wrong with one of kubelet's extra
+// arguments, "" when nothing. Plan checks extra_args with it and render
+// a plan's, since a plan read from a file was not planned by this build.
+func ExtraArgProblem(a string) string {
+	if msg := ArgProblem(a); msg != "" {
+		return fmt.Sprintf("argument %q %s", a, msg)
+	}
+	name, _, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+	switch {
+	case !strings.HasPrefix(a, "--") || name == "" || name[0] == '-':
+		return fmt.Sprintf("%q is not a flag (write \"--flag=value\")", a)
+	case !hasValue:
+		// kubelet would take the next argument as the value ("--flag
+		// value"), so what a flag sets would depend on its neighbour.
+		return fmt.Sprintf("%q has no value (write \"--flag=value\", or \"--flag=true\" for a switch)", a)
+	}
+	// kubelet's flag set reads '_' as '-' (cliflag.WordSepNormalizeFunc):
+	// --root_dir is --root-dir.
+	flag := "--" + strings.ReplaceAll(name, "_", "-")
+	if instead, managed := managedFlags[flag]; managed {
+		use := "numa-partition decides it"
+		if instead != "" {
+			use = "set " + instead + " instead"
+		}
+		return fmt.Sprintf("%q sets %s, which numa-partition sets for each partition (%s; the managed flags are listed under kubelet.extra_args in docs/config-reference.md)", a, flag, use)
+	}
+	return ""
+}
 
 // checkTopologyLimit sets max-allowable-numa-nodes when the machine has
 // more NUMA nodes than kubelet accepts by default.
@@ -59,6 +122,15 @@ func (pl *planning) checkTopologyLimit() {
 // validatePlan checks the rules that need the whole plan.
 func (pl *planning) validatePlan() {
 	plan, perPart, col := pl.plan, pl.perPart, pl.col
+	// Without partitions for reasons already reported (a bad mode), that
+	// is the problem to fix.
+	if len(plan.Partitions) == 0 && len(col.errs) == 0 {
+		key := "partitioning"
+		if pl.c.Partitioning.ExcludeNodes.Set {
+			key = "partitioning.exclude_nodes"
+		}
+		col.add(key, "leaves no partition: every NUMA node with CPUs is excluded or in no group (nothing would run pods); keep at least one")
+	}
 	names := map[string]int{}
 	nodeNames := map[string]int{}
 	for i := range plan.Partitions {
@@ -70,7 +142,7 @@ func (pl *planning) validatePlan() {
 		}
 		// A bad name or hostname also makes a bad node name: report the cause only.
 		nameOK := plan.Hostname != ""
-		if msg := checkName(p.Name); msg != "" {
+		if msg := NameProblem(p.Name); msg != "" {
 			col.add(nameKey, "%s", msg)
 			nameOK = false
 		}
@@ -144,6 +216,18 @@ func (pl *planning) checkLabels(s settings, p *Partition) {
 		for _, msg := range checkLabel(k, p.Labels[k]) {
 			col.add(key, "%s", msg)
 		}
+		_, inKubelet := c.Kubelet.Labels[k]
+		_, inPartition := partLabels(s)[k]
+		if msg := ownKeyProblem("label", k); msg != "" && (inKubelet || inPartition) {
+			col.add(key, "%s", msg)
+		}
+	}
+	if arg := NodeLabelsArg(p.Labels); len(arg) > maxArgLength {
+		key := "kubelet.labels"
+		if len(partLabels(s)) > 0 {
+			key = s.pre + "labels"
+		}
+		col.add(key, "partition %s has %d labels, which make kubelet's --node-labels argument %d bytes long, more than %d; use fewer or shorter labels", p.Name, len(p.Labels), len(arg), maxArgLength)
 	}
 }
 
@@ -202,8 +286,8 @@ func (pl *planning) checkPolicies(s settings, p *Partition) {
 			col.add(key, "unknown topology manager option (allowed: %s)", strings.Join(topologyManagerOptions, ", "))
 		}
 	}
-	if kl.MaxPods < 1 {
-		col.add(s.key["max_pods"], "%d: allowed is at least 1", kl.MaxPods)
+	if msg := MaxPodsProblem(kl.MaxPods); msg != "" {
+		col.add(s.key["max_pods"], "%s", msg)
 	}
 }
 
@@ -213,16 +297,8 @@ func checkExtraArgs(s settings, p *Partition, col *collector) {
 		return
 	}
 	for _, a := range p.Kubelet.ExtraArgs {
-		flag, _, _ := strings.Cut(a, "=")
-		// kubelet's flag parser reads '_' as '-' (--root_dir is --root-dir).
-		flag = strings.ReplaceAll(flag, "_", "-")
-		switch {
-		case ArgProblem(a) != "":
-			col.add(s.key["extra_args"], "argument %q %s", a, ArgProblem(a))
-		case !strings.HasPrefix(a, "--"):
-			col.add(s.key["extra_args"], "%q is not a flag (write \"--flag=value\")", a)
-		case oneOf(flag, managedFlags):
-			col.add(s.key["extra_args"], "%q sets %s, which numa-partition sets per partition (%s); use the config key instead", a, flag, strings.Join(managedFlags, ", "))
+		if msg := ExtraArgProblem(a); msg != "" {
+			col.add(s.key["extra_args"], "%s", msg)
 		}
 	}
 }
@@ -240,9 +316,7 @@ func (pl *planning) checkRuntime(p *Partition) {
 		col.add("runtime.mode", "%q is not a runtime mode (allowed: containerd, shared)", c.Runtime.Mode)
 		return
 	}
-	if !strings.HasPrefix(p.Runtime.Endpoint, "unix:///") {
-		col.add("runtime.endpoint", "%q is not a unix socket endpoint (form: unix:///path/to.sock)", p.Runtime.Endpoint)
-	}
+	// The endpoint's form and path are checkPaths's.
 	if img := c.Runtime.SandboxImage; img != "" && !IsImageReference(img) {
 		col.add("runtime.sandbox_image", "%q is not an image reference (form: [registry/]name[:tag][@sha256:digest], lowercase name)", img)
 	}
@@ -260,12 +334,50 @@ var imageReference = regexp.MustCompile(`^` +
 	`[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*` + // path
 	`(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$`) // tag, digest
 
+// MaxPodsProblem says what is wrong with a kubelet's max pods, "" when
+// nothing: kubelet's maxPods is an int32, which a larger number would
+// wrap around (9223372036854775807 was planned). kubeletgen checks a
+// plan's with it too.
+func MaxPodsProblem(n int) string {
+	if n < 1 || n > math.MaxInt32 {
+		return fmt.Sprintf("%d: allowed are 1-%d (kubelet's maxPods is a 32-bit integer)", n, math.MaxInt32)
+	}
+	return ""
+}
+
+// checkPortBases: the configured bases and stride are ports or port
+// distances before any arithmetic, so that a huge base cannot wrap around
+// into a valid port. It returns the keys it refused.
+func (pl *planning) checkPortBases() map[string]bool {
+	k, col := pl.c.Kubelet, pl.col
+	bad := map[string]bool{}
+	for _, b := range []struct {
+		key   string
+		value *int
+		min   int
+	}{
+		{"kubelet.port", k.Port, 1}, {"kubelet.healthz_port", k.HealthzPort, 1},
+		{"kubelet.read_only_port", k.ReadOnlyPort, 0}, {"kubelet.port_stride", k.PortStride, 0},
+		{"allocator.metrics_port", &pl.c.Allocator.MetricsPort, 0},
+	} {
+		if b.value != nil && (*b.value < b.min || *b.value > 65535) {
+			col.add(b.key, "%d: allowed are %d-65535", *b.value, b.min)
+			bad[b.key] = true
+		}
+	}
+	return bad
+}
+
 // checkPorts: every port valid, none taken twice in the plan or by a
 // well-known host component.
 func (pl *planning) checkPorts() {
 	c, plan, col := pl.c, pl.plan, pl.col
 	type use struct{ who, key string }
 	taken := map[int]use{}
+	bad := pl.checkPortBases()
+	if bad["kubelet.port_stride"] {
+		return // every partition's port is off
+	}
 	for _, p := range plan.Partitions {
 		if pl.namespaced() {
 			// Each partition listens in its own namespace.
@@ -291,6 +403,9 @@ func (pl *planning) checkPorts() {
 			}{"allocator.metrics_port", n})
 		}
 		for _, e := range list {
+			if bad[e.key] {
+				continue
+			}
 			who := fmt.Sprintf("%s of partition %s", strings.TrimPrefix(strings.TrimPrefix(e.key, "kubelet."), "allocator."), p.Name)
 			switch {
 			case e.port < 1 || e.port > 65535:

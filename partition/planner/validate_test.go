@@ -2,6 +2,8 @@ package planner
 
 import (
 	"errors"
+	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -87,9 +89,9 @@ func TestValidationErrors(t *testing.T) {
 		{"reservation larger than the node", spec{sockets: 1, nodesPerSocket: 1, coresPerNode: 2, mem: 1 << 30}, "",
 			`config.toml: key "kubelet.kube_reserved_memory": node 0 (partition node0) has 1Gi of memory, less than the 1100Mi its kubelet reserves there (kube + system + eviction); lower them or spread them with host.reserved_memory`},
 		{"name with a dash", seedSpec, "[[partition]]\nnodes = [0]\nname = \"fast-a\"",
-			`config.toml:3: key "partition[0].name": partition name "fast-a" contains '-' or '_': systemd reads '-' as slice nesting and kubelet's systemd cgroup driver splits on it (allowed: 1-32 of a-z, 0-9)`},
+			`config.toml:3: key "partition[0].name": partition name "fast-a" contains '-' or '_': systemd reads '-' as slice nesting and kubelet's systemd cgroup driver splits on it (allowed: 1-32 of a-z, 0-9, starting with a letter)`},
 		{"name with capitals", seedSpec, "[[partition]]\nnodes = [0]\nname = \"Fast\"",
-			`config.toml:3: key "partition[0].name": partition name "Fast" is not a valid slice name part (allowed: 1-32 of a-z, 0-9)`},
+			`config.toml:3: key "partition[0].name": partition name "Fast" is not a valid slice name part (allowed: 1-32 of a-z, 0-9, starting with a letter)`},
 		{"reserved slice name", seedSpec, "[[partition]]\nnodes = [0]\nname = \"system\"",
 			`config.toml:3: key "partition[0].name": partition name "system" is taken by systemd or kubelet (system.slice); choose another`},
 		{"duplicate names", seedSpec, "[[partition]]\nnodes = [0]\nname = \"a\"\n[[partition]]\nnodes = [1]\nname = \"a\"",
@@ -100,8 +102,11 @@ func TestValidationErrors(t *testing.T) {
 			`config.toml:1: key "partition[0]": needs nodes to say which partition it overrides (e.g. nodes = [0])`},
 		{"shared node name", seedSpec, "[kubelet]\nnode_name = \"{hostname}\"",
 			`config.toml:2: key "kubelet.node_name": partitions node0 and node1 both get node name "h"; add {partition} to the template`},
+		// The device plugins dir follows root_dir to the path kubelet
+		// hard-codes, which render used to refuse alone (#24).
 		{"shared root dir", seedSpec, "[kubelet]\nroot_dir = \"/var/lib/kubelet\"",
-			`config.toml:2: key "kubelet.root_dir": partitions node0 and node1 both get /var/lib/kubelet; put {partition} in the template`},
+			`config.toml:1: key "kubelet.device_plugins_dir": "/var/lib/kubelet/device-plugins" is the shared path itself, which kubelet hard-codes and the partition's own directory is bound over: give the partition its own directory` + "\n" +
+				`config.toml:2: key "kubelet.root_dir": partitions node0 and node1 both get /var/lib/kubelet; put {partition} in the template`},
 		{"relative path", seedSpec, "[kubelet]\npod_logs_dir = \"logs-{partition}\"",
 			`config.toml:2: key "kubelet.pod_logs_dir": "logs-node0" is not an absolute path` + "\n" +
 				`config.toml:2: key "kubelet.pod_logs_dir": "logs-node1" is not an absolute path`},
@@ -121,7 +126,7 @@ func TestValidationErrors(t *testing.T) {
 			`config.toml:2: key "kubelet.kube_reserved_memory": partition node0: the Static memory manager needs some reserved memory, and kube, system and eviction reservations are all 0` + "\n" +
 				`config.toml:2: key "kubelet.kube_reserved_memory": partition node1: the Static memory manager needs some reserved memory, and kube, system and eviction reservations are all 0`},
 		{"extra args fighting managed flags", seedSpec, "[kubelet]\nextra_args = [\"--root-dir=/x\", \"v=2\"]",
-			`config.toml:2: key "kubelet.extra_args": "--root-dir=/x" sets --root-dir, which numa-partition sets per partition (--config, --root-dir, --cert-dir, --kubeconfig, --bootstrap-kubeconfig, --hostname-override, --node-labels, --register-with-taints, --node-ip); use the config key instead` + "\n" +
+			`config.toml:2: key "kubelet.extra_args": "--root-dir=/x" sets --root-dir, which numa-partition sets for each partition (set kubelet.root_dir instead; the managed flags are listed under kubelet.extra_args in docs/config-reference.md)` + "\n" +
 				`config.toml:2: key "kubelet.extra_args": "v=2" is not a flag (write "--flag=value")`},
 		{"shared runtime without endpoint", seedSpec, "[runtime]\nmode = \"shared\"\n[network]\nmode = \"host\"",
 			`config.toml:1: key "runtime.endpoint": is required with mode = "shared" (e.g. "unix:///run/containerd/containerd.sock")`},
@@ -171,4 +176,100 @@ func splitLines(s string) []string {
 		}
 	}
 	return append(out, s[start:])
+}
+
+// Issue 24 item 3: kubelet's flag set reads '_' as '-', takes the next
+// argument as a flag's value, and lets flags override its config file:
+// --root_dir=, --hostname_override=, --node_labels= passed, and so did
+// --container-runtime-endpoint= naming another partition's containerd.
+// Every managed flag is refused in every spelling kubelet accepts.
+func TestExtraArgsRefuseManagedFlagsAsKubeletReadsThem_Issue24Item3(t *testing.T) {
+	for arg, want := range map[string]string{
+		"--root_dir=/x":         `"--root_dir=/x" sets --root-dir, which numa-partition sets for each partition (set kubelet.root_dir instead;`,
+		"--hostname_override=n": `sets --hostname-override, which numa-partition sets for each partition (set kubelet.node_name instead;`,
+		"--node_labels=a=b":     `sets --node-labels,`,
+		"--container-runtime-endpoint=unix:///run/containerd-node1/containerd.sock": `sets --container-runtime-endpoint, which numa-partition sets for each partition (set runtime.endpoint instead;`,
+		"--image_service_endpoint=unix:///run/x.sock":                               `sets --image-service-endpoint,`,
+		"--config-dir=/etc/kubernetes/kubelet.conf.d":                               `sets --config-dir, which numa-partition sets for each partition (numa-partition decides it;`,
+		"--max-pods=500":        `(set kubelet.max_pods instead;`,
+		"--reserved-cpus=0":     `(set host.reserved_cpus instead;`,
+		"--cgroup_root=/":       `sets --cgroup-root,`,
+		"--anonymous-auth=true": `sets --anonymous-auth,`,
+		"--port=10250":          `sets --port,`,
+		"--root-dir":            `"--root-dir" has no value (write "--flag=value", or "--flag=true" for a switch)`,
+		"--cluster-domain":      `"--cluster-domain" has no value`,
+		"/var/lib/other":        `"/var/lib/other" is not a flag (write "--flag=value")`,
+		"---root-dir=/x":        `"---root-dir=/x" is not a flag`,
+		"--=x":                  `"--=x" is not a flag`,
+	} {
+		got := planErr(t, seedSpec, fmt.Sprintf("[kubelet]\nextra_args = [%q]", arg))
+		assert.Contains(t, got, fmt.Sprintf(`config.toml:2: key "kubelet.extra_args": %q `, arg), arg)
+		assert.Contains(t, got, want, arg)
+	}
+	// The two-argument form: both halves are refused, the flag by name.
+	got := planErr(t, seedSpec, "[[partition]]\nnodes = [1]\nextra_args = [\"--hostname-override\", \"other\"]")
+	assert.Equal(t, `config.toml:3: key "partition[0].extra_args": "--hostname-override" has no value (write "--flag=value", or "--flag=true" for a switch)`+"\n"+
+		`config.toml:3: key "partition[0].extra_args": "other" is not a flag (write "--flag=value")`, got)
+	// What kubelet reads as another flag is allowed.
+	p := mustPlan(t, seedSpec, "[kubelet]\nextra_args = [\"--v=2\", \"--feature-gates=A=true,B=false\", \"--image-gc-high-threshold=90\"]")
+	assert.Equal(t, []string{"--v=2", "--feature-gates=A=true,B=false", "--image-gc-high-threshold=90"}, p.Partitions[0].Kubelet.ExtraArgs)
+	// The reference lists every managed flag.
+	var doc string
+	for _, r := range Reference() {
+		if r.Key == "kubelet.extra_args" {
+			doc = r.Doc
+		}
+	}
+	for _, f := range ManagedFlags() {
+		assert.Regexp(t, regexp.QuoteMeta(f)+"[,.]", doc)
+	}
+}
+
+// Issue 24 item 5: labels = {"numa-partition.io/partition" = "node2"}
+// gave every Node partition=node2, silently. The tool's own label keys
+// (its numa-partition.io/ namespace and numa-type) and taint keys in its
+// namespace are refused, naming the key.
+func TestConfigRefusesTheToolsOwnLabelAndTaintKeys_Issue24Item5(t *testing.T) {
+	got := planErr(t, seedSpec, "[kubelet]\nlabels = { \"numa-partition.io/partition\" = \"node2\", \"numa-type\" = \"red\" }\ntaints = [\"numa-partition.io/x=y:NoSchedule\"]\n"+
+		"[[partition]]\nnodes = [1]\nlabels = { \"numa-partition.io/other\" = \"a\" }\n")
+	assert.Equal(t, `config.toml:2: key "kubelet.labels.numa-partition.io/partition": label key "numa-partition.io/partition" is in numa-partition's own namespace numa-partition.io/ (it labels every Node numa-partition.io/partition=<name>); choose another key`+"\n"+
+		`config.toml:2: key "kubelet.labels.numa-type": label key "numa-type" is numa-partition's own (it labels every Node numa-type=<colour>, which pods select); choose another key`+"\n"+
+		`config.toml:3: key "kubelet.taints": taint "numa-partition.io/x=y:NoSchedule": taint key "numa-partition.io/x" is in numa-partition's own namespace numa-partition.io/ (it labels every Node numa-partition.io/partition=<name>); choose another key`+"\n"+
+		`config.toml:6: key "partition[0].labels.numa-partition.io/other": label key "numa-partition.io/other" is in numa-partition's own namespace numa-partition.io/ (it labels every Node numa-partition.io/partition=<name>); choose another key`, got)
+	// Other namespaces under the domain, and a numa-type taint, are the user's.
+	p := mustPlan(t, seedSpec, "[kubelet]\nlabels = { \"e2e.numa-partition.io/boot\" = \"1\" }\ntaints = [\"numa-type=gpu:NoSchedule\"]")
+	assert.Equal(t, "1", p.Partitions[0].Labels["e2e.numa-partition.io/boot"])
+	assert.Equal(t, "node0", p.Partitions[0].Labels[LabelPartition])
+}
+
+// Issue 24 item 13: max_pods = 9223372036854775807 was planned, and
+// kubelet's maxPods is an int32; port bases past 65535 were only caught
+// after the arithmetic, where a huge base wraps around. Integers are
+// checked against the field they end in, before any arithmetic.
+func TestIntegersCheckedAgainstTheirField_Issue24Item13(t *testing.T) {
+	for _, c := range []struct{ config, want string }{
+		{"[kubelet]\nmax_pods = 9223372036854775807", `config.toml:2: key "kubelet.max_pods": 9223372036854775807: allowed are 1-2147483647 (kubelet's maxPods is a 32-bit integer)`},
+		{"[[partition]]\nnodes = [1]\nmax_pods = 2147483648", `config.toml:3: key "partition[0].max_pods": 2147483648: allowed are 1-2147483647 (kubelet's maxPods is a 32-bit integer)`},
+		{"[kubelet]\nport = 9223372036854775807", `config.toml:2: key "kubelet.port": 9223372036854775807: allowed are 1-65535`},
+		{"[kubelet]\nhealthz_port = 0", `config.toml:2: key "kubelet.healthz_port": 0: allowed are 1-65535`},
+		{"[kubelet]\nread_only_port = -1", `config.toml:2: key "kubelet.read_only_port": -1: allowed are 0-65535`},
+		{"[kubelet]\nport_stride = 9223372036854775807", `config.toml:2: key "kubelet.port_stride": 9223372036854775807: allowed are 0-65535`},
+		{"[allocator]\nmetrics_port = 65536", `config.toml:2: key "allocator.metrics_port": 65536: allowed are 0-65535`},
+	} {
+		assert.Equal(t, c.want, planErr(t, seedSpec, c.config), c.config)
+	}
+	p := mustPlan(t, seedSpec, "[kubelet]\nmax_pods = 2147483647")
+	assert.Equal(t, 2147483647, p.Partitions[0].Kubelet.MaxPods)
+}
+
+// Issue 24 item 16: {root_dir} in pod_logs_dir was "unknown placeholders
+// {root_dir} (allowed: …, {root_dir})": the templates before root_dir in
+// the code were expanded without it. Every template but root_dir's own
+// may name it, and root_dir's message does not offer it.
+func TestRootDirPlaceholderEverywhereButItself_Issue24Item16(t *testing.T) {
+	p := mustPlan(t, seedSpec, "[kubelet]\npod_logs_dir = \"{root_dir}/logs\"\nconfig_path = \"{root_dir}/config.yaml\"")
+	assert.Equal(t, "/var/lib/kubelet-node0/logs", p.Partitions[0].Kubelet.PodLogsDir)
+	assert.Equal(t, "/var/lib/kubelet-node1/config.yaml", p.Partitions[1].Kubelet.ConfigPath)
+	assert.Contains(t, planErr(t, seedSpec, "[kubelet]\nroot_dir = \"{root_dir}/x\""),
+		`config.toml:2: key "kubelet.root_dir": "{root_dir}/x" uses unknown placeholders {root_dir} (allowed: {partition}, {index}, {hostname})`+"\n")
 }

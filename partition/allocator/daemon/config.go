@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 )
+
+// maxConfigFile bounds an --allocator-config file: a policy and a few
+// numbers per node.
+const maxConfigFile = 1 << 20
 
 // ReadConfigFile reads an allocator.Config as JSON (what
 // `allocator serve --allocator-config` takes: tests, and hosts managed
@@ -15,7 +19,7 @@ import (
 // in a policy name must not silently fall back to a default.
 func ReadConfigFile(path string) (allocator.Config, error) {
 	var cfg allocator.Config
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadFileBounded(path, maxConfigFile)
 	if err != nil {
 		return cfg, fmt.Errorf("allocator config: %w", err)
 	}

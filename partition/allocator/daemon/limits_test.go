@@ -52,6 +52,40 @@ func TestManifestLimits(t *testing.T) {
 	assert.NoError(t, err, "a UUID and the most containers allowed")
 }
 
+// hostileManifests are pods the API server never lets through, as the
+// daemon's API receives them (FuzzDecodeManifest seeds them too).
+var hostileManifests = []struct{ name, manifest, field, want string }{
+	{"negative cpu", hostilePod(`limits: {cpu: "-2", memory: 1Gi}`), "spec.containers[0].resources.limits.cpu", "-2 is negative"},
+	{"negative hugepages", hostilePod(`limits: {cpu: "1", memory: 1Gi, hugepages-2Mi: -2Mi}`), "spec.containers[0].resources.limits.hugepages-2Mi", "-2Mi is negative"},
+	{"negative overhead", strings.Replace(hostilePod(`limits: {cpu: "1", memory: 1Gi}`), "  initContainers: []\n", "  overhead: {memory: -1Gi}\n", 1), "spec.overhead.memory", "-1Gi is negative"},
+	{"absurd memory", hostilePod(`limits: {cpu: "1", memory: 4Ei}`), "spec.containers[0].resources.limits.memory", "at most 4503599627370496"},
+	{"absurd cpu", hostilePod(`limits: {cpu: "1e15", memory: 1Gi}`), "spec.containers[0].resources.limits.cpu", "1e15 CPUs: at most 65536"},
+	{"empty name", strings.Replace(hostilePod(`limits: {cpu: "1", memory: 1Gi}`), "name: c,", `name: "",`, 1), "spec.containers[0].name", "empty"},
+	{"duplicate name", strings.Replace(hostilePod(`limits: {cpu: "1", memory: 1Gi}`), "  initContainers: []\n", "  initContainers: [{name: c, image: x}]\n", 1), "spec.containers[0].name", `"c": the pod has two containers of that name`},
+}
+
+// hostilePod is a one-container pod with resources res.
+func hostilePod(res string) string {
+	return "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns, uid: u1}\nspec:\n  initContainers: []\n  containers: [{name: c, image: x, resources: {" + res + "}}]\n"
+}
+
+// Repro (#24): the daemon's API admitted a negative CPU limit (unpinned),
+// a negative overhead, 4Ei of memory and 10^15 CPUs; DecodeManifest now
+// answers them with the allocator's one gate (allocator.CheckPod),
+// naming the field.
+func TestManifestHostileQuantities(t *testing.T) {
+	for _, c := range hostileManifests {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := DecodeManifest([]byte(c.manifest))
+			require.Error(t, err)
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, c.field, fe.Field)
+			assert.Contains(t, fe.Msg, c.want)
+		})
+	}
+}
+
 func newLimitsServer(t *testing.T, dir string) (*Server, error) {
 	return NewServer(ServerOptions{Partition: "p", Config: limitsConfig(), StateDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 }

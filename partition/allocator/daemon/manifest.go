@@ -144,16 +144,17 @@ func DecodeManifest(data []byte) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	if n := len(pod.Spec.Containers) + len(pod.Spec.InitContainers); n > MaxContainersPerPod {
-		return Manifest{}, &FieldError{Field: "spec.containers", Msg: fmt.Sprintf("the pod has %d containers and init containers; the allocator admits at most %d", n, MaxContainersPerPod)}
+	// The allocator's one gate, here to answer with the field before the
+	// admission waits for the decision mutex; the admission checks again.
+	if err := allocator.CheckPod(pod); err != nil {
+		return Manifest{}, asFieldError(err)
 	}
 	m.Pod = pod
 	return m, nil
 }
 
-// MaxContainersPerPod bounds one admission (far above any real pod; an
-// admission's cost is linear in it).
-const MaxContainersPerPod = 1024
+// MaxContainersPerPod bounds one admission: allocator.CheckPod's.
+const MaxContainersPerPod = allocator.MaxContainersPerPod
 
 // uidRe is what a Kubernetes UID looks like: the API server makes them
 // UUIDs; letters, digits, '-', '_' and '.' cover those and hand-made ones.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/numa-partition/numa-partition/partition/allocator"
 )
 
 const goodPodYAML = `apiVersion: v1
@@ -111,10 +113,17 @@ func TestDecodeManifestErrorsNameTheField(t *testing.T) {
 	}
 }
 
+// FuzzDecodeManifest: whatever DecodeManifest accepts is complete, passes
+// the allocator's one gate, and an admission of it is decided (admitted
+// or rejected) without the gate refusing what decoding let through.
 func FuzzDecodeManifest(f *testing.F) {
 	f.Add([]byte(goodPodYAML))
 	f.Add([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","uid":"u"},"spec":{"containers":[{"name":"c"}]}}`))
 	f.Add([]byte("kind: VirtualMachineInstance\napiVersion: kubevirt.io/v1\nmetadata: {name: a, uid: b}\n"))
+	f.Add([]byte("kind: VirtualMachineInstance\napiVersion: kubevirt.io/v1\nmetadata: {name: a, uid: b}\nspec: {domain: {cpu: {cores: 4194304, sockets: 2097152, threads: 2097152, dedicatedCpuPlacement: true}, resources: {requests: {memory: 1Gi}}}}\n"))
+	for _, c := range hostileManifests {
+		f.Add([]byte(c.manifest))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := DecodeManifest(data)
 		if err != nil {
@@ -122,6 +131,20 @@ func FuzzDecodeManifest(f *testing.F) {
 		}
 		if m.UID == "" || m.Name == "" || (m.Kind == KindPod) != (m.Pod != nil) || len(m.Digest) != 64 {
 			t.Fatalf("accepted an incomplete manifest: %+v", m)
+		}
+		if m.Kind != KindPod {
+			return
+		}
+		if err := allocator.CheckPod(m.Pod); err != nil {
+			t.Fatalf("accepted a pod the allocator's gate refuses: %v", err)
+		}
+		a, err := allocator.New(smallConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pe *allocator.PodError
+		if _, err := a.Admit(m.Pod); errors.As(err, &pe) {
+			t.Fatalf("the admission refused what decoding accepted: %v", err)
 		}
 	})
 }

@@ -4,10 +4,12 @@ import (
 	"sort"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 )
 
@@ -140,4 +142,56 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(allocatable, prometheus.GaugeValue, float64(t.Allocatable), node, string(res))
 		}
 	}
+}
+
+// ObservePodCache exports the status of the NRI plugin's pod cache
+// (kubeapi.PodCache.Status): an API server that is down delays the pods
+// placed as one unit, and this says so.
+func (s *Server) ObservePodCache(status func() kubeapi.CacheStatus) error {
+	return s.metrics.registry.Register(&podCacheCollector{status: status, labels: prometheus.Labels{"partition": s.partition}})
+}
+
+type podCacheCollector struct {
+	status func() kubeapi.CacheStatus
+	labels prometheus.Labels
+}
+
+func (c *podCacheCollector) descs() []*prometheus.Desc {
+	d := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(metricsNamespace+"_pod_cache_"+name, help, nil, c.labels)
+	}
+	return []*prometheus.Desc{
+		d("synced", "1 when the pod cache's last list or watch of the API server worked, else 0: pods placed as one unit (pod scope, VMs) wait for the API server."),
+		d("failing_seconds", "How long the API server has been failing for the pod cache; 0 when it answers."),
+		d("pods", "Pods bound to the partition's Node in the pod cache."),
+		d("lists_total", "Lists of the Node's pods: the first, and again after a watch fell too far behind (410 Gone)."),
+		d("errors_total", "Failed lists and watches of the Node's pods."),
+		d("waits_total", "Pod reads that waited for a pod not yet in the cache."),
+		d("timeouts_total", "Pod reads that gave up waiting (the container was refused)."),
+	}
+}
+
+func (c *podCacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs() {
+		ch <- d
+	}
+}
+
+func (c *podCacheCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.status()
+	synced, failing := 0.0, 0.0
+	if st.Synced {
+		synced = 1
+	}
+	if !st.ErrorSince.IsZero() {
+		failing = time.Since(st.ErrorSince).Seconds()
+	}
+	d := c.descs()
+	ch <- prometheus.MustNewConstMetric(d[0], prometheus.GaugeValue, synced)
+	ch <- prometheus.MustNewConstMetric(d[1], prometheus.GaugeValue, failing)
+	ch <- prometheus.MustNewConstMetric(d[2], prometheus.GaugeValue, float64(st.Pods))
+	ch <- prometheus.MustNewConstMetric(d[3], prometheus.CounterValue, float64(st.Lists))
+	ch <- prometheus.MustNewConstMetric(d[4], prometheus.CounterValue, float64(st.Errors))
+	ch <- prometheus.MustNewConstMetric(d[5], prometheus.CounterValue, float64(st.Waits))
+	ch <- prometheus.MustNewConstMetric(d[6], prometheus.CounterValue, float64(st.Timeouts))
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -91,13 +92,18 @@ func ReadPeerCred(c net.Conn) (PeerCred, error) {
 	return PeerCred{PID: cred.Pid, UID: cred.Uid, GID: cred.Gid}, nil
 }
 
+// maxProcStatus bounds /proc/PID/status: a few KiB, the Groups line at
+// most NGROUPS_MAX (65536) ids.
+const maxProcStatus = 1 << 20
+
 func supplementaryGroups(pid int32) ([]uint32, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	// The kernel writes a few KiB; the bound only keeps a read finite.
+	sc := bufio.NewScanner(io.LimitReader(f, maxProcStatus))
 	for sc.Scan() {
 		rest, ok := strings.CutPrefix(sc.Text(), "Groups:")
 		if !ok {

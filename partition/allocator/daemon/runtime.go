@@ -31,6 +31,34 @@ func (s *Server) AdmitPod(pod *corev1.Pod, extra allocator.Hints) (allocator.Dec
 	return resp.Decision, err
 }
 
+// EvaluatePod is the decision AdmitPod would make now, without making
+// it: nothing is kept and nothing is written (kubelet mode compares
+// kubelet's placement with it, then records kubelet's). A pod that
+// holds an allocation already is an error: its decision is made.
+func (s *Server) EvaluatePod(pod *corev1.Pod, extra allocator.Hints) (allocator.Decision, error) {
+	if pod == nil || pod.UID == "" {
+		return allocator.Decision{}, errors.New("pod without a uid")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.broken != nil {
+		return allocator.Decision{}, s.broken
+	}
+	if _, known := s.digests[pod.UID]; known {
+		return allocator.Decision{}, fmt.Errorf("pod %s/%s (uid %s) is admitted already: nothing to evaluate", pod.Namespace, pod.Name, pod.UID)
+	}
+	d, err := s.alloc.AdmitWithHints(pod, extra)
+	if err != nil || !d.Admitted {
+		return d, err // a rejection keeps nothing
+	}
+	// The Memory Manager's removal is the exact inverse of its
+	// allocation (kubelet relies on it too): the state is as it was.
+	if _, err := s.alloc.Release(pod.UID); err != nil {
+		return d, fmt.Errorf("undoing the evaluation of %s: %w", pod.UID, err)
+	}
+	return d, nil
+}
+
 // AdoptPod records a pod that already runs, each container on the nodes
 // given (allocator.Adopt).
 func (s *Server) AdoptPod(pod *corev1.Pod, placed map[string]bitmask.NodeSet) (allocator.Decision, error) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -28,6 +29,8 @@ import (
 // write in progress writes the latest state for everyone decided so far,
 // outside the lock, so concurrent clients share one fsync instead of
 // queueing for one each. No answer leaves before its state is durable.
+// A write is one append and fdatasync to the journal, compacted into the
+// checkpoint now and then (see journal).
 type Server struct {
 	partition string
 	cfg       allocator.Config
@@ -53,6 +56,8 @@ type Server struct {
 	head    uint64
 	digests map[types.UID]string
 	durable *Checkpoint
+	// journal writes durable states; used by the one writer (writing).
+	journal *journal
 	// published is durable and broken as readers see them without the
 	// mutex: health, allocations and state answer while a decision runs.
 	published atomic.Pointer[published]
@@ -115,6 +120,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		labels:    opts.Labels,
 
 		rolledBackAbove: map[uint64]uint64{},
+		journal:         newJournal(opts.StateDir),
 	}
 	s.cond = sync.NewCond(&s.mu)
 	if err := RemoveStaleTemps(opts.StateDir); err != nil {
@@ -322,6 +328,10 @@ func (s *Server) admit(m Manifest) (AdmitResponse, int, error) {
 			}
 		}
 	}
+	if err := s.generationLeft(); err != nil {
+		s.metrics.admissions.WithLabelValues(resultError).Inc()
+		return resp, http.StatusServiceUnavailable, err
+	}
 	var d allocator.Decision
 	var err error
 	switch {
@@ -360,6 +370,23 @@ func (s *Server) admit(m Manifest) (AdmitResponse, int, error) {
 	return resp, 0, nil
 }
 
+// maxGeneration is the last generation a change may take. The counter
+// never wraps: a wrapped generation (0) is below the checkpoint's, so
+// waitDurable would take the change for already on disk and answer it
+// unwritten, and the next start would restore the state without it.
+const maxGeneration = math.MaxUint64
+
+// generationLeft refuses a change when the generation is at its maximum
+// (2^64 changes are out of reach; a hand-edited checkpoint is not).
+// Called with mu held, before anything is decided.
+func (s *Server) generationLeft() error {
+	if s.head < maxGeneration {
+		return nil
+	}
+	return fmt.Errorf("the state is at generation %d, the counter's maximum: no further admission or release can be numbered (a checkpoint edited by hand?); %s",
+		s.head, RecoveryHint(s.partition, s.stateDir))
+}
+
 // waitDurable returns once generation gen, decided in epoch, is on disk,
 // writing the checkpoint itself when no write is in progress. It returns an
 // error when the write failed and gen was rolled back. Called with mu held;
@@ -394,7 +421,7 @@ func (s *Server) writeHead() {
 	s.writing = true
 	s.mu.Unlock()
 	start := time.Now()
-	err := WriteCheckpoint(s.stateDir, cp)
+	err := s.journal.write(cp)
 	s.metrics.checkpoint.Observe(time.Since(start).Seconds())
 	s.mu.Lock()
 	s.writing = false
@@ -450,6 +477,10 @@ func (s *Server) release(uid types.UID) (ReleaseResponse, int, error) {
 	}
 	resp := ReleaseResponse{Partition: s.partition, PodUID: string(uid)}
 	epoch := s.epoch
+	if err := s.generationLeft(); err != nil {
+		s.metrics.releases.WithLabelValues("error").Inc()
+		return resp, http.StatusServiceUnavailable, err
+	}
 	released, err := s.alloc.Release(uid)
 	if err != nil {
 		s.metrics.releases.WithLabelValues("error").Inc()
@@ -531,6 +562,10 @@ func asFieldError(err error) *FieldError {
 	var fe *FieldError
 	if errors.As(err, &fe) {
 		return fe
+	}
+	var pe *allocator.PodError
+	if errors.As(err, &pe) {
+		return &FieldError{Field: pe.Field, Msg: pe.Msg}
 	}
 	var fp fieldPather
 	if errors.As(err, &fp) {

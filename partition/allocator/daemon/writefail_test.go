@@ -41,6 +41,9 @@ func TestCheckpointWriteFailureUndoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every write a checkpoint (no journal appends): the failure is
+	// injected on its rename. TestJournalAppendFailureUndoes fails appends.
+	s.journal.maxRecords = 0
 	if resp, status, err := s.admit(manifest(t, "kept")); err != nil || !resp.Decision.Admitted || resp.Generation != 1 {
 		t.Fatalf("first admission: %+v %d %v", resp, status, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
 )
 
@@ -105,6 +108,11 @@ func Parse(manifest []byte) (*VMI, error) {
 	if v.Metadata.Name == "" {
 		return nil, errors.New("VirtualMachineInstance manifest: metadata.name is empty")
 	}
+	if n, ok := v.topologyVCPUs(); ok && n > bitmask.MaxCPUs {
+		c := v.Spec.Domain.CPU
+		return nil, fmt.Errorf("VirtualMachineInstance %s: spec.domain.cpu: %d cores × %d sockets × %d threads is more vCPUs than any machine has CPUs (at most %d)",
+			v.Metadata.Name, c.Cores, c.Sockets, c.Threads, bitmask.MaxCPUs)
+	}
 	return &v, nil
 }
 
@@ -189,16 +197,37 @@ func (v *VMI) GuestMemory() (resource.Quantity, error) {
 // count 1); without a topology the VMI webhook (SetDefaultGuestCPUTopology)
 // sets sockets to the CPU limit, else the request, rounded up, else 1.
 func (v *VMI) vcpus() int64 {
-	if c := v.Spec.Domain.CPU; c != nil && (c.Cores != 0 || c.Sockets != 0 || c.Threads != 0) {
-		return int64(max(c.Cores, 1)) * int64(max(c.Sockets, 1)) * int64(max(c.Threads, 1))
+	if n, ok := v.topologyVCPUs(); ok {
+		return int64(n) // at most bitmask.MaxCPUs: Parse refused more
 	}
 	r := v.Spec.Domain.Resources
 	for _, l := range []corev1.ResourceList{r.Limits, r.Requests} {
 		if q, ok := l[corev1.ResourceCPU]; ok {
+			// Past int64 Value is garbage (a wrapped count): above
+			// MaxCPUs the count is MaxCPUs+1, which the allocator's
+			// CheckPod refuses as it refuses the quantity itself.
+			if q.Cmp(*resource.NewQuantity(bitmask.MaxCPUs, resource.DecimalSI)) > 0 {
+				return bitmask.MaxCPUs + 1
+			}
 			return max(q.Value(), 1) // Value rounds up
 		}
 	}
 	return 1
+}
+
+// topologyVCPUs is cores × sockets × threads when spec.domain.cpu sets
+// any of them (each unset one counting 1), computed without wrapping:
+// three uint32s multiply past 2^64 (2^22 × 2^21 × 2^21 wrapped to 0).
+func (v *VMI) topologyVCPUs() (uint64, bool) {
+	c := v.Spec.Domain.CPU
+	if c == nil || (c.Cores == 0 && c.Sockets == 0 && c.Threads == 0) {
+		return 0, false
+	}
+	n := uint64(max(c.Cores, 1)) * uint64(max(c.Sockets, 1)) // < 2^64
+	if hi, lo := bits.Mul64(n, uint64(max(c.Threads, 1))); hi == 0 {
+		return lo, true
+	}
+	return math.MaxUint64, true
 }
 
 func (v *VMI) dedicated() bool {

@@ -384,9 +384,33 @@ func TestBadManifests(t *testing.T) {
 func FuzzLauncherPod(f *testing.F) {
 	f.Add([]byte(seedVMI), "")
 	f.Add([]byte(vmi("  architecture: arm64\n  livenessProbe: {exec: {}}\n  domain: {memory: {guest: 1Gi, reservedOverhead: {addedOverhead: 1Mi}}, devices: {tpm: {enabled: false}}}\n")), "1.25")
+	f.Add([]byte(vmi("  domain: {cpu: {cores: 4194304, sockets: 2097152, threads: 2097152, dedicatedCpuPlacement: true}, resources: {requests: {memory: 1Gi}}}\n")), "")
+	f.Add([]byte(vmi("  domain: {cpu: {dedicatedCpuPlacement: true}, resources: {requests: {cpu: \"1e30\", memory: 1Gi}}}\n")), "")
+	f.Add([]byte(vmi("  domain: {resources: {requests: {memory: -1Gi}}}\n")), "")
 	f.Fuzz(func(t *testing.T, b []byte, ratio string) {
 		for _, formula := range []string{OverheadCurrent, OverheadV026} {
-			_, _ = LauncherPodWithOptions(b, Options{Formula: formula, AdditionalGuestMemoryOverheadRatio: ratio})
+			pod, err := LauncherPodWithOptions(b, Options{Formula: formula, AdditionalGuestMemoryOverheadRatio: ratio})
+			if err != nil {
+				continue
+			}
+			// Dedicated vCPUs are a count of 1 or more, never a wrapped one.
+			if v, _ := Parse(b); v.dedicated() && pod.Spec.Containers[0].Resources.Limits.Cpu().Sign() <= 0 {
+				t.Fatalf("dedicated vCPUs wrapped to %s", pod.Spec.Containers[0].Resources.Limits.Cpu())
+			}
 		}
 	})
+}
+
+// Repro (#24): cores × sockets × threads multiplied as int64 wrapped:
+// 2^22 × 2^21 × 2^21 dedicated vCPUs made a launcher pod asking for 0
+// CPUs. Parse refuses a topology of more vCPUs than any machine has.
+func TestLauncherPodRefusesAWrappingTopology(t *testing.T) {
+	_, err := LauncherPod([]byte(vmi("  domain: {cpu: {cores: 4194304, sockets: 2097152, threads: 2097152, dedicatedCpuPlacement: true}, resources: {requests: {memory: 1Gi}}}\n")), OverheadCurrent)
+	if err == nil || !strings.Contains(err.Error(), "spec.domain.cpu: 4194304 cores × 2097152 sockets × 2097152 threads is more vCPUs than any machine has CPUs (at most 65536)") {
+		t.Fatalf("%v; want the topology refused", err)
+	}
+	pod, err := LauncherPod([]byte(vmi("  domain: {cpu: {cores: 4, sockets: 2, threads: 2, dedicatedCpuPlacement: true}, resources: {requests: {memory: 1Gi}}}\n")), OverheadCurrent)
+	if err != nil || pod.Spec.Containers[0].Resources.Limits.Cpu().Value() != 16 {
+		t.Fatalf("16 vCPUs: %v, %v", pod, err)
+	}
 }

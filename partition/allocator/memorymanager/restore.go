@@ -184,7 +184,13 @@ func blocksFitTables(m *machine, blocks map[string]map[string][]Block) error {
 				if b.Size > room {
 					return fmt.Errorf("pod %s container %s: a block of %d bytes of %s on nodes %v, more than their %d allocatable", pod, name, b.Size, b.Type, b.NUMAAffinity, room)
 				}
-				held[col] += b.Size
+				// A checkpoint's sizes are each bounded, not their count:
+				// the sum must not wrap below what is reserved.
+				sum, carry := bits.Add64(held[col], b.Size, 0)
+				if carry != 0 {
+					return fmt.Errorf("%s: the blocks add up to more than 2^64 bytes", b.Type)
+				}
+				held[col] = sum
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator"
@@ -84,16 +85,23 @@ type Report struct {
 	Allocations []allocator.Allocation      `json:"allocations"`
 }
 
+// maxScenarioFile bounds a scenario (simulate): a machine and a list of
+// pods; room for thousands of them.
+const maxScenarioFile = 16 << 20
+
 // Load reads a scenario file; "-" is stdin. Unknown keys are errors.
 func Load(path string) (*Scenario, string, error) {
 	var data []byte
 	var err error
 	dir := filepath.Dir(path)
 	if path == "-" {
-		data, err = io.ReadAll(os.Stdin)
+		data, err = io.ReadAll(io.LimitReader(os.Stdin, maxScenarioFile+1))
+		if err == nil && len(data) > maxScenarioFile {
+			err = fmt.Errorf("stdin is over %d bytes: %w", maxScenarioFile, fsutil.ErrTooLarge)
+		}
 		dir = "."
 	} else {
-		data, err = os.ReadFile(path)
+		data, err = fsutil.ReadFileBounded(path, maxScenarioFile)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("scenario: %w", err)

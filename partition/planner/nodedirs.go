@@ -1,0 +1,160 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+)
+
+// NodeDir is a directory a partition has of its own at a host path that
+// node agents, CNI add-ons and log collectors hard-code (flannel's
+// /run/flannel, the CNI config in /etc/cni/net.d, pod logs in
+// /var/log/pods): Source, on the host, is bound at Path in the
+// partition's containerd mount namespace, which its kubelet, its CNI
+// plugins and its containers' hostPath mounts share. As on a machine of
+// its own, what a DaemonSet writes there is the partition's alone.
+type NodeDir struct {
+	Path   string `json:"path"`
+	Source string `json:"source"`
+}
+
+// DefaultNodeDirs are the node dirs of a partition in its own network
+// namespace unless network.node_dirs says otherwise: where a kubeadm
+// cluster's CNI add-on writes its config and IPAM state (flannel's
+// subnet lease included), and where kubelet writes the pod logs and
+// log collectors read them.
+var DefaultNodeDirs = []string{"/etc/cni/net.d", "/var/lib/cni", "/run/flannel", "/var/log/pods", "/var/log/containers"}
+
+// nodeDirTrees are where a node dir may lie: systemd makes both ends of
+// the bind there (ConfigurationDirectory=, RuntimeDirectory=,
+// StateDirectory=, LogsDirectory=, CacheDirectory=) before it sets up
+// the namespace, which needs them to exist.
+var nodeDirTrees = []string{"/etc", "/run", "/var/lib", "/var/log", "/var/cache"}
+
+// nodeDirForbidden are trees no node dir may be in or contain: the
+// system's and numa-partition's own, and the kubelet directory every
+// partition already has of its own (its root dir is bound there).
+var nodeDirForbidden = []string{"/etc/systemd", "/etc/numa-partition", "/etc/kubernetes", "/run/systemd", "/run/netns",
+	"/run/numa-partition", "/run/containerd", "/var/lib/numa-partition", "/var/lib/kubelet", "/var/lib/systemd",
+	"/var/lib/containerd", "/var/log/journal"}
+
+// NodeDirSource is partition's directory on the host for a node dir:
+// the path with "-<partition>" appended, next to the path it stands in
+// for (/run/flannel-node0 for /run/flannel).
+func NodeDirSource(path, partition string) string { return path + "-" + partition }
+
+// NodeDirTree is the tree of nodeDirTrees a node dir lies in, "" when
+// none.
+func NodeDirTree(path string) string {
+	for _, t := range nodeDirTrees {
+		if strings.HasPrefix(path, t+"/") {
+			return t
+		}
+	}
+	return ""
+}
+
+// planNodeDirs gives every partition its node dirs (namespace mode,
+// each partition with its own containerd), and kubelet the pod logs
+// directory log collectors expect when /var/log/pods is one of them.
+func (pl *planning) planNodeDirs() {
+	c, col, plan := pl.c.Network, pl.col, pl.plan
+	paths := c.NodeDirs
+	if paths == nil {
+		paths = DefaultNodeDirs
+	}
+	if plan.Network.Mode != NetworkNamespace || pl.c.Runtime.Mode == RuntimeModeShared {
+		if len(c.NodeDirs) > 0 && plan.Network.Mode == NetworkHost {
+			col.add("network.node_dirs", "is set, but network.mode = %q: partitions in the host's namespace share its directories as they share its network; remove it or use mode = %q", NetworkHost, NetworkNamespace)
+		}
+		return
+	}
+	// Every rule a node dir must follow is checkNodeDirs's (checkPaths),
+	// which plans read from a file go through too.
+	for i := range plan.Partitions {
+		part := &plan.Partitions[i]
+		for _, p := range paths {
+			part.NodeDirs = append(part.NodeDirs, NodeDir{Path: p, Source: NodeDirSource(p, part.Name)})
+			// The pod logs directory that is this node dir's source is
+			// the node dir itself in kubelet's namespace: kubelet writes
+			// where log collectors look (and its /var/log/containers
+			// links point there).
+			if p == DefaultPodLogsPath && part.Kubelet.PodLogsDir == NodeDirSource(p, part.Name) {
+				part.Kubelet.PodLogsDir = DefaultPodLogsPath
+			}
+		}
+	}
+}
+
+// checkNodeDirs reports what is wrong with a partition's node dirs, by
+// the rules planNodeDirs makes them by: each path (nodeDirProblem), no
+// two overlapping, and each source the partition's own (NodeDirSource)
+// and overlapping no node dir. A plan read from a file goes through it
+// too (checkPaths, PlanPathsProblem), so it carries no node dir the
+// planner would have refused. The partitions share their paths: the
+// collector keeps a repeated message once.
+func checkNodeDirs(col *collector, part *Partition) {
+	const key = "network.node_dirs"
+	ok := true
+	for i, d := range part.NodeDirs {
+		if msg := nodeDirProblem(d.Path); msg != "" {
+			col.add(key, "%q %s", d.Path, msg)
+			ok = false
+			continue
+		}
+		for _, q := range part.NodeDirs[:i] {
+			if under(d.Path, q.Path) || under(q.Path, d.Path) {
+				col.add(key, "%q and %q overlap: list each directory once, and none inside another", q.Path, d.Path)
+				ok = false
+			}
+		}
+	}
+	if !ok {
+		return
+	}
+	for _, d := range part.NodeDirs {
+		if own := NodeDirSource(d.Path, part.Name); d.Source != own {
+			col.add(key, "%q is not partition %s's directory for %q, which is %q", d.Source, part.Name, d.Path, own)
+			continue
+		}
+		// A source inside (or holding) another node dir would be bound
+		// over, or bind over, the other.
+		for _, q := range part.NodeDirs {
+			if under(d.Source, q.Path) || under(q.Path, d.Source) {
+				col.add(key, "%q is partition %s's directory for %q, which overlaps the node dir %q: rename one", d.Source, part.Name, d.Path, q.Path)
+			}
+		}
+	}
+}
+
+// DefaultPodLogsPath is kubelet's default pod logs directory, which log
+// collectors' DaemonSets mount.
+const DefaultPodLogsPath = "/var/log/pods"
+
+// nodeDirProblem says what is wrong with a network.node_dirs entry, ""
+// when nothing.
+func nodeDirProblem(p string) string {
+	if msg := PathProblem(p); msg != "" {
+		return msg
+	}
+	if NodeDirTree(p) == "" {
+		return fmt.Sprintf("is not below %s, where systemd makes a partition's own copy before binding it", strings.Join(nodeDirTrees, ", "))
+	}
+	for _, t := range nodeDirForbidden {
+		if under(p, t) || under(t, p) {
+			return fmt.Sprintf("is or holds %s, which belongs to the system, to numa-partition or (/var/lib/kubelet) is every partition's own already", t)
+		}
+	}
+	return ""
+}
+
+// inNodeDir reports whether path lies in one of the partition's node
+// dirs: it is then the partition's own although its path is every
+// partition's.
+func (p *Partition) inNodeDir(path string) bool {
+	for _, d := range p.NodeDirs {
+		if under(path, d.Path) {
+			return true
+		}
+	}
+	return false
+}
