@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"golang.org/x/sys/unix"
 )
 
 // Path is the nr_hugepages file of one node and page size under a sysfs root.
@@ -20,9 +22,12 @@ func Path(sysfs string, node int, pageSize uint64) string {
 		"hugepages-"+strconv.FormatUint(pageSize>>10, 10)+"kB", "nr_hugepages")
 }
 
+// maxPoolValue bounds nr_hugepages: one decimal number.
+const maxPoolValue = 64
+
 // Read reads a pool's page count, strictly.
 func Read(path string) (uint64, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsutil.ReadFileBounded(path, maxPoolValue)
 	if err != nil {
 		return 0, err
 	}
@@ -37,9 +42,20 @@ func Read(path string) (uint64, error) {
 // Writer sets a pool; tests pass their own to play a kernel that falls short.
 type Writer func(path string, count uint64) error
 
-// Write is the real Writer.
+// Write is the real Writer. The pool file must be there and be that file:
+// nothing is created, a link is not followed (a dump or --root with
+// nr_hugepages linked elsewhere must not write elsewhere), a FIFO does not
+// block.
 func Write(path string, count uint64) error {
-	return os.WriteFile(path, []byte(strconv.FormatUint(count, 10)), 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(strconv.FormatUint(count, 10)); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // Set asks the kernel for count pages and reads back what it allocated: the

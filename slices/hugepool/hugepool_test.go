@@ -37,3 +37,26 @@ func TestReadSet(t *testing.T) {
 	_, err = Set(filepath.Join(t.TempDir(), "missing", "nr_hugepages"), 1, Write)
 	assert.ErrorContains(t, err, "setting ")
 }
+
+// A pool file linked elsewhere is not written through, and a missing one
+// is not created: the kernel's file or nothing.
+func TestWriteRefusesLinksAndCreatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "elsewhere")
+	if err := os.WriteFile(target, []byte("7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "nr_hugepages")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(link, 3); err == nil {
+		t.Error("writing through a link succeeded")
+	}
+	if b, _ := os.ReadFile(target); string(b) != "7\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	if err := Write(filepath.Join(dir, "missing"), 3); err == nil {
+		t.Error("writing a missing pool file created it")
+	}
+}

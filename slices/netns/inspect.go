@@ -16,11 +16,13 @@ type State struct {
 	Up   bool `json:"up"`
 	// Addresses are the interface's IPv4 addresses.
 	Addresses []netip.Prefix `json:"addresses"`
+	// Devices are those of Partition.Devices the namespace holds.
+	Devices []string `json:"devices"`
 }
 
 // Inspect reads p's namespace without changing it.
 func (h *Host) Inspect(p Partition) (State, error) {
-	st := State{Addresses: []netip.Prefix{}}
+	st := State{Addresses: []netip.Prefix{}, Devices: []string{}}
 	ok, err := isNamespace(h.path(p.Namespace))
 	if err != nil || !ok {
 		return st, err
@@ -36,6 +38,13 @@ func (h *Host) Inspect(p Partition) (State, error) {
 		return st, fmt.Errorf("netlink in namespace %s: %w", p.Namespace, err)
 	}
 	defer inner.Close()
+	for _, d := range p.Devices {
+		if _, err := inner.LinkByName(d); err == nil {
+			st.Devices = append(st.Devices, d)
+		} else if !isNotFound(err) {
+			return st, fmt.Errorf("namespace %s: %s: %w", p.Namespace, d, err)
+		}
+	}
 	link, err := inner.LinkByName(p.Interface)
 	if isNotFound(err) {
 		return st, nil

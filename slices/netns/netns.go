@@ -89,6 +89,10 @@ type Partition struct {
 	Address   netip.Prefix
 	// Gateway is the default route; invalid for none.
 	Gateway netip.Addr
+	// Devices are interfaces of the host that the namespace holds while
+	// it exists (NICs by NUMA locality): moved in by UpPartition, back to
+	// the host's namespace by DownPartition, by name.
+	Devices []string
 }
 
 // path is the namespace's bind mount.

@@ -151,7 +151,7 @@ func TestBridgeUplinkUpDownOnTheRealKernel(t *testing.T) {
 		require.Equal(t, br.Attrs().Index, end.Attrs().MasterIndex, "%s on the bridge", p.HostLink)
 		st, err := h.Inspect(p)
 		require.NoError(t, err)
-		require.Equal(t, State{Namespace: true, Link: true, Up: true, Addresses: []netip.Prefix{p.Address}}, st)
+		require.Equal(t, State{Namespace: true, Link: true, Up: true, Addresses: []netip.Prefix{p.Address}, Devices: []string{}}, st)
 		ns, err := h.openNamespace(p.Namespace)
 		require.NoError(t, err)
 		inner := handle(t, ns)
@@ -244,7 +244,7 @@ func TestUpFinishesWhatAKilledRunLeft(t *testing.T) {
 	require.NoError(t, h.UpPartition(bridgeUplink, a))
 	st, err := h.Inspect(a)
 	require.NoError(t, err)
-	require.Equal(t, State{Namespace: true, Link: true, Up: true, Addresses: []netip.Prefix{a.Address}}, st)
+	require.Equal(t, State{Namespace: true, Link: true, Up: true, Addresses: []netip.Prefix{a.Address}, Devices: []string{}}, st)
 	require.NotContains(t, linkNames(t, nl), "stale-peer")
 }
 
@@ -273,7 +273,7 @@ func TestMacvlanUplink(t *testing.T) {
 	require.NoError(t, h.UpPartition(u, p), "converges")
 	st, err := h.Inspect(p)
 	require.NoError(t, err)
-	require.Equal(t, State{Namespace: true, Link: true, Up: true, Addresses: []netip.Prefix{p.Address}}, st)
+	require.Equal(t, State{Namespace: true, Link: true, Up: true, Addresses: []netip.Prefix{p.Address}, Devices: []string{}}, st)
 	ns, err := h.openNamespace(p.Namespace)
 	require.NoError(t, err)
 	inner := handle(t, ns)
@@ -301,4 +301,54 @@ func TestBridgeNameTakenByAnotherKindOfLink(t *testing.T) {
 	err = h.DownUplink(u, t.TempDir())
 	require.ErrorContains(t, err, "left alone")
 	require.Contains(t, linkNames(t, handle(t, h.NS)), "uplink0")
+}
+
+// TestDevicesMoveIntoTheNamespaceAndBack: veths stand for NICs (every
+// kernel has them; dummy is a module). up moves them into the partition's
+// namespace as they are, converges, and down moves them back to the
+// host's under their names: a virtual device left in a namespace that is
+// deleted would be destroyed with it, a physical one come back only once
+// the kernel frees the namespace.
+func TestDevicesMoveIntoTheNamespaceAndBack(t *testing.T) {
+	h := scratchHost(t)
+	nl := handle(t, h.NS)
+	for _, n := range []string{"nic0", "nic1"} {
+		attrs := netlink.NewLinkAttrs()
+		attrs.Name = n
+		require.NoError(t, nl.LinkAdd(&netlink.Veth{LinkAttrs: attrs, PeerName: n + "p"}))
+	}
+	require.NoError(t, h.UpUplink(bridgeUplink, t.TempDir()))
+	p := part("d", "10.212.0.2/24")
+	p.Devices = []string{"nic0", "nic1"}
+	require.NoError(t, h.UpPartition(bridgeUplink, p))
+	require.NoError(t, h.UpPartition(bridgeUplink, p), "converges: the devices are in already")
+	require.NotContains(t, linkNames(t, nl), "nic0")
+	require.NotContains(t, linkNames(t, nl), "nic1")
+	ns, err := h.openNamespace(p.Namespace)
+	require.NoError(t, err)
+	inner := handle(t, ns)
+	ns.Close()
+	require.ElementsMatch(t, []string{"lo", "eth0", "nic0", "nic1"}, linkNames(t, inner))
+	st, err := h.Inspect(p)
+	require.NoError(t, err)
+	require.Equal(t, []string{"nic0", "nic1"}, st.Devices)
+
+	require.NoError(t, h.DownPartition(p))
+	require.Subset(t, linkNames(t, nl), []string{"nic0", "nic0p", "nic1", "nic1p"}, "back on the host, under their names")
+	require.NoError(t, h.DownPartition(p), "down again: nothing to do")
+
+	// A device that is nowhere (a pod's namespace holds it) is reported,
+	// and the rest of the partition is up.
+	p.Devices = []string{"nic9", "nic0"}
+	err = h.UpPartition(bridgeUplink, p)
+	var missing *MissingDevicesError
+	require.ErrorAs(t, err, &missing)
+	require.Equal(t, []string{"nic9"}, missing.Devices)
+	require.ErrorContains(t, err, "devices nic9 are neither in the host's namespace nor in np-d")
+	st, err = h.Inspect(p)
+	require.NoError(t, err)
+	require.True(t, st.Up)
+	require.Equal(t, []string{"nic0"}, st.Devices)
+	require.NoError(t, h.DownPartition(p))
+	require.Contains(t, linkNames(t, nl), "nic0")
 }

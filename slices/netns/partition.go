@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -55,15 +56,37 @@ func (h *Host) UpPartition(u Uplink, p Partition) error {
 	if err := configureInside(inner, p, mtu); err != nil {
 		return err
 	}
+	missing, err := moveDevicesIn(host, inner, ns, p)
+	if err != nil {
+		return err
+	}
 	// A Node forwards (kubeadm's preflight requires it, pod networks
 	// route through it): so does each partition's namespace.
-	return inNamespace(ns, func() error {
+	err = inNamespace(ns, func() error {
 		const f = "/proc/sys/net/ipv4/ip_forward"
 		if err := os.WriteFile(f, []byte("1\n"), 0o644); err != nil {
 			return fmt.Errorf("namespace %s: enabling IPv4 forwarding: %w", p.Namespace, err)
 		}
 		return nil
 	})
+	if err == nil && len(missing) > 0 {
+		return &MissingDevicesError{Namespace: p.Namespace, Devices: missing}
+	}
+	return err
+}
+
+// MissingDevicesError says which of a partition's devices UpPartition
+// found neither in the host's namespace nor in the partition's: a pod's
+// namespace holds it (host-device or the SR-IOV CNI moved it there), or
+// it is renamed or gone. Everything else is up: the partition runs
+// without them, and status reports them.
+type MissingDevicesError struct {
+	Namespace string
+	Devices   []string
+}
+
+func (e *MissingDevicesError) Error() string {
+	return fmt.Sprintf("devices %s are neither in the host's namespace nor in %s (in a pod's namespace, renamed, or gone): the partition runs without them", strings.Join(e.Devices, ", "), e.Namespace)
 }
 
 // createLink makes the partition's link on the host under a temporary
@@ -211,10 +234,91 @@ func setOnlyAddress(h *netlink.Handle, link netlink.Link, want netip.Prefix) err
 	return nil
 }
 
-// DownPartition removes p's namespace and link. Links in the namespace go
-// with it; the host end is removed by name as well, because a namespace
-// that a process still holds (a hostNetwork pod's shim) outlives its
-// mount.
+// moveDevicesIn moves p's devices from the host's namespace into the
+// partition's; one that is there already stays (a re-run). The kernel
+// moves a device as it is, down, without its addresses. It returns the
+// devices it found in neither namespace.
+func moveDevicesIn(host, inner *netlink.Handle, ns netns.NsHandle, p Partition) (missing []string, err error) {
+	for _, name := range p.Devices {
+		if _, err := inner.LinkByName(name); err == nil {
+			continue
+		} else if !isNotFound(err) {
+			return nil, fmt.Errorf("namespace %s: finding %s: %w", p.Namespace, name, err)
+		}
+		link, err := host.LinkByName(name)
+		if isNotFound(err) {
+			missing = append(missing, name)
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("finding device %s: %w", name, err)
+		}
+		if err := host.LinkSetNsFd(link, int(ns)); err != nil {
+			return nil, fmt.Errorf("moving device %s into namespace %s: %w", name, p.Namespace, err)
+		}
+	}
+	return missing, nil
+}
+
+// moveDevicesOut moves p's devices that its namespace holds back to the
+// host's namespace. Without it a physical device would return only once
+// the kernel frees the namespace (after its last process, perhaps under
+// another name if its own was taken), and a virtual one would be
+// destroyed with it. A device that is not in the namespace (a pod's
+// namespace holds it, or it is back already) is left where it is.
+func (h *Host) moveDevicesOut(host *netlink.Handle, p Partition) error {
+	if len(p.Devices) == 0 {
+		return nil
+	}
+	if ok, err := isNamespace(h.path(p.Namespace)); err != nil || !ok {
+		return err
+	}
+	ns, err := h.openNamespace(p.Namespace)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	inner, err := routeHandle(ns)
+	if err != nil {
+		return fmt.Errorf("netlink in namespace %s: %w", p.Namespace, err)
+	}
+	defer inner.Close()
+	var errs []error
+	for _, name := range p.Devices {
+		link, err := inner.LinkByName(name)
+		if isNotFound(err) {
+			continue
+		}
+		if err == nil {
+			if _, taken := host.LinkByName(name); taken == nil {
+				err = fmt.Errorf("the host has another interface named %s", name)
+			} else {
+				err = inner.LinkSetNsFd(link, int(h.NS))
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("moving device %s from namespace %s back to the host's: %w", name, p.Namespace, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// MoveDevicesOut moves those of p's devices that its namespace holds
+// back to the host's namespace and leaves the namespace (a plan that no
+// longer gives the partition these devices).
+func (h *Host) MoveDevicesOut(p Partition) error {
+	host, err := routeHandle(h.NS)
+	if err != nil {
+		return fmt.Errorf("netlink in the host namespace: %w", err)
+	}
+	defer host.Close()
+	return h.moveDevicesOut(host, p)
+}
+
+// DownPartition moves p's devices back to the host's namespace and
+// removes p's namespace and link. Links in the namespace go with it; the
+// host end is removed by name as well, because a namespace that a
+// process still holds (a hostNetwork pod's shim) outlives its mount.
 func (h *Host) DownPartition(p Partition) error {
 	host, err := routeHandle(h.NS)
 	if err != nil {
@@ -222,6 +326,9 @@ func (h *Host) DownPartition(p Partition) error {
 	}
 	defer host.Close()
 	var errs []error
+	if err := h.moveDevicesOut(host, p); err != nil {
+		errs = append(errs, err)
+	}
 	if l, err := host.LinkByName(p.HostLink); err == nil {
 		if err := host.LinkDel(l); err != nil {
 			errs = append(errs, fmt.Errorf("removing %s: %w", p.HostLink, err))

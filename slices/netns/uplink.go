@@ -87,14 +87,8 @@ func (h *Host) DownUplink(u Uplink, stateDir string) error {
 	}
 	defer host.Close()
 	var errs []error
-	if br, err := host.LinkByName(u.Bridge); err == nil {
-		if br.Type() != "bridge" {
-			errs = append(errs, fmt.Errorf("%s is a %s, not the bridge numa-partition made: left alone", u.Bridge, br.Type()))
-		} else if err := host.LinkDel(br); err != nil {
-			errs = append(errs, fmt.Errorf("removing bridge %s: %w", u.Bridge, err))
-		}
-	} else if !isNotFound(err) {
-		errs = append(errs, fmt.Errorf("finding bridge %s: %w", u.Bridge, err))
+	if err := removeBridge(host, u.Bridge); err != nil {
+		errs = append(errs, err)
 	}
 	if err := h.removeNAT(); err != nil {
 		errs = append(errs, err)
@@ -104,6 +98,93 @@ func (h *Host) DownUplink(u Uplink, stateDir string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// removeBridge removes the bridge name, if there; a link of another kind
+// by that name is not numa-partition's and stays.
+func removeBridge(host *netlink.Handle, name string) error {
+	br, err := host.LinkByName(name)
+	switch {
+	case isNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("finding bridge %s: %w", name, err)
+	case br.Type() != "bridge":
+		return fmt.Errorf("%s is a %s, not the bridge numa-partition made: left alone", name, br.Type())
+	}
+	if err := host.LinkDel(br); err != nil {
+		return fmt.Errorf("removing bridge %s: %w", name, err)
+	}
+	return nil
+}
+
+// HasBridge reports whether the host has a bridge by that name.
+func (h *Host) HasBridge(name string) (bool, error) {
+	host, err := routeHandle(h.NS)
+	if err != nil {
+		return false, fmt.Errorf("netlink in the host namespace: %w", err)
+	}
+	defer host.Close()
+	l, err := host.LinkByName(name)
+	if isNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("finding bridge %s: %w", name, err)
+	}
+	return l.Type() == "bridge", nil
+}
+
+// RemoveBridge removes a bridge an earlier uplink made (one a plan no
+// longer has: network.bridge renamed, or the uplink is now macvlan).
+func (h *Host) RemoveBridge(name string) error {
+	host, err := routeHandle(h.NS)
+	if err != nil {
+		return fmt.Errorf("netlink in the host namespace: %w", err)
+	}
+	defer host.Close()
+	return removeBridge(host, name)
+}
+
+// HasLink reports whether the host has a link by that name.
+func (h *Host) HasLink(name string) (bool, error) {
+	host, err := routeHandle(h.NS)
+	if err != nil {
+		return false, fmt.Errorf("netlink in the host namespace: %w", err)
+	}
+	defer host.Close()
+	_, err = host.LinkByName(name)
+	if isNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// RemoveHostLink removes the host end of a partition's link that
+// outlived its namespace (a process still held the namespace when it was
+// unmounted); links of other kinds than numa-partition makes stay.
+func (h *Host) RemoveHostLink(name string) error {
+	host, err := routeHandle(h.NS)
+	if err != nil {
+		return fmt.Errorf("netlink in the host namespace: %w", err)
+	}
+	defer host.Close()
+	l, err := host.LinkByName(name)
+	switch {
+	case isNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("finding %s: %w", name, err)
+	case l.Type() != "veth" && l.Type() != "macvlan":
+		return fmt.Errorf("%s is a %s, not a link numa-partition made: left alone", name, l.Type())
+	}
+	if err := host.LinkDel(l); err != nil {
+		return fmt.Errorf("removing %s: %w", name, err)
+	}
+	return nil
+}
+
+// RemoveNAT removes the NAT table, when it is there.
+func (h *Host) RemoveNAT() error { return h.removeNAT() }
 
 // uplinkMTU is u.MTU, or the uplink's: the parent NIC's, or for a bridge
 // that of the interface holding the host's IPv4 default route (1500

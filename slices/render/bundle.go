@@ -93,4 +93,27 @@ type Bundle struct {
 	// CgroupV2Only are the partitions that need cgroup v2: their allocator
 	// places containers (nri mode), with kubelet's CPU Manager off.
 	CgroupV2Only []string `json:"cgroupV2Only,omitempty"`
+	// Network are the network objects the bundle's oneshots make on the
+	// host (namespace mode; nil in host mode): apply records them, so
+	// that a later apply or remove takes away those a plan no longer has.
+	Network *Network `json:"network,omitempty"`
+}
+
+// Network is what the uplink's and the namespaces' oneshots make.
+type Network struct {
+	// Bridge is the bridge uplink's host bridge, "" for macvlan.
+	Bridge string `json:"bridge,omitempty"`
+	// NAT: the uplink's nftables table (netns.NATTable).
+	NAT        bool        `json:"nat,omitempty"`
+	Namespaces []Namespace `json:"namespaces"`
+}
+
+// Namespace is one partition's named namespace, the host end of its link
+// and the host's devices it holds.
+type Namespace struct {
+	Partition string   `json:"partition"`
+	Name      string   `json:"name"`
+	HostLink  string   `json:"hostLink"`
+	Interface string   `json:"interface"`
+	Devices   []string `json:"devices,omitempty"`
 }

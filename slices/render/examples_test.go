@@ -26,6 +26,8 @@ var examples = []example{
 	// Online CPUs 4,6,…,20 are listed by no node (node 0 is missing):
 	// kubelet does not count them.
 	{name: "orphan-cpus", sysfs: "hwloc-offline-cpu0-node0"},
+	// NICs by NUMA locality moved into each partition's namespace.
+	{name: "nics-2node", sysfs: "synthetic-2node-nics"},
 }
 
 // load builds an example's plan: from its sysfs dump and

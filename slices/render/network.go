@@ -77,6 +77,7 @@ func (r *renderer) uplink() error {
 		return err
 	}
 	r.units = append(r.units, Unit{Name: UplinkUnit, Phase: PhaseNetwork, Enable: true, Start: true, Files: []string{p}})
+	r.network = &Network{Bridge: n.Bridge, NAT: n.NAT, Namespaces: []Namespace{}}
 	return nil
 }
 
@@ -89,6 +90,9 @@ func (r *renderer) netns(p *planner.Partition) error {
 		}
 		return nil
 	}
+	if r.network == nil {
+		return fmt.Errorf("a network namespace is planned for the partition, but network.mode is %q", r.plan.Network.Mode)
+	}
 	for _, n := range []struct{ field, v string }{{"network.namespace", pn.Namespace}, {"network.hostLink", pn.HostLink}, {"network.interface", pn.Interface}} {
 		if msg := planner.InterfaceNameProblem(n.v); msg != "" {
 			return fmt.Errorf("%s %q %s", n.field, n.v, msg)
@@ -98,6 +102,23 @@ func (r *renderer) netns(p *planner.Partition) error {
 		return fmt.Errorf("network.address %q: want an IPv4 address with its length", pn.Address)
 	}
 	args := []string{"--namespace", pn.Namespace, "--host-link", pn.HostLink, "--interface", pn.Interface}
+	var devices, deviceUnits, names []string
+	for _, d := range pn.Devices {
+		if msg := planner.InterfaceNameProblem(d.Name); msg != "" {
+			return fmt.Errorf("network.devices %q %s", d.Name, msg)
+		}
+		args = append(args, "--device", d.Name)
+		names = append(names, d.Name)
+		what := fmt.Sprintf("%s (PCI %s", d.Name, d.PCI)
+		if d.PhysFn != "" {
+			what += ", a VF of " + d.PhysFn
+		}
+		if d.Node >= 0 {
+			what += fmt.Sprintf(", NUMA node %d", d.Node)
+		}
+		devices = append(devices, what+")")
+		deviceUnits = append(deviceUnits, interfaceDeviceUnit(d.Name))
+	}
 	up := append(append([]string{r.opt.Binary, "network", "up"}, args...), "--address", pn.Address.String())
 	if pn.Gateway.IsValid() {
 		up = append(up, "--gateway", pn.Gateway.String())
@@ -108,6 +129,7 @@ func (r *renderer) netns(p *planner.Partition) error {
 	path := unitPath(unit)
 	err := r.template(path, "netns.service.tmpl", map[string]any{
 		"Name": p.Name, "Namespace": pn.Namespace, "Address": pn.Address.String(), "Uplink": UplinkUnit,
+		"Devices": devices, "DeviceUnits": deviceUnits,
 		"Before":    []string{containerdUnit(p.Name), kubeletUnit(p.Name), allocatorUnit(p.Name)},
 		"ExecStart": strings.Join(up, " "), "ExecStop": strings.Join(down, " "),
 	})
@@ -115,6 +137,7 @@ func (r *renderer) netns(p *planner.Partition) error {
 		return err
 	}
 	r.units = append(r.units, Unit{Name: unit, Phase: PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: []string{path}})
+	r.network.Namespaces = append(r.network.Namespaces, Namespace{Partition: p.Name, Name: pn.Namespace, HostLink: pn.HostLink, Interface: pn.Interface, Devices: names})
 	return nil
 }
 
@@ -140,4 +163,23 @@ func checkUplink(n planner.Network) error {
 		return fmt.Errorf("network.mtu %d: allowed are 0 and 68-65535", n.MTU)
 	}
 	return nil
+}
+
+// interfaceDeviceUnit is the device unit systemd has for a network
+// interface of the host's namespace while it exists
+// (sys-subsystem-net-devices-<name>.device, the path escaped as
+// systemd-escape --path does).
+func interfaceDeviceUnit(name string) string {
+	var b strings.Builder
+	for i, c := range []byte("sys/subsystem/net/devices/" + name) {
+		switch {
+		case c == '/':
+			b.WriteByte('-')
+		case c == '.' && i == 0, !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == ':' || c == '_' || c == '.'):
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String() + ".device"
 }

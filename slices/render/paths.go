@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/partition/planner"
@@ -17,10 +16,6 @@ const (
 	// PlanPath keeps the plan the bundle was rendered from, for status and
 	// remove to compare against.
 	PlanPath = "etc/numa-partition/plan.json"
-
-	// sharedDevicePluginsDir is the path kubelet hard-codes
-	// (kubernetes#120626); each partition binds its own directory there.
-	sharedDevicePluginsDir = "/var/lib/kubelet/device-plugins"
 
 	// HugepagesUnit allocates every node's hugepages before any kubelet.
 	HugepagesUnit = "numa-partition-hugepages.service"
@@ -51,11 +46,6 @@ func unitPath(unit string) string         { return unitDir + "/" + unit }
 func dropInPath(unit string) string       { return unitDir + "/" + unit + ".d/" + dropInName }
 func rootRelative(abs string) string      { return strings.TrimPrefix(abs, "/") }
 func describe(field, value string) string { return fmt.Sprintf("%s %q", field, value) }
-
-// partitionName is what a partition may be called: it becomes a slice
-// name, where '-' means nesting, and a kubelet cgroup name, where kubelet
-// forbids '_'.
-var partitionName = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
 
 // absPath checks a plan path that becomes a file or a unit setting, by
 // the planner's rule (plans read from a file may not have been planned

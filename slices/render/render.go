@@ -83,15 +83,21 @@ func checkPartitions(plan *planner.Plan) error {
 	if len(plan.Partitions) == 0 {
 		return fmt.Errorf("the plan has no partitions: nothing to render")
 	}
+	if err := planner.PlanPathsProblem(plan); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for _, p := range plan.Partitions {
-		if !partitionName.MatchString(p.Name) {
-			return fmt.Errorf("partition name %q: use lower-case letters and digits, starting with a letter (systemd reads '-' as slice nesting and kubelet forbids '_')", p.Name)
+		if msg := planner.NameProblem(p.Name); msg != "" {
+			return fmt.Errorf("%s", msg)
 		}
 		if seen[p.Name] {
 			return fmt.Errorf("partition name %q is used twice", p.Name)
 		}
 		seen[p.Name] = true
+		if msg := planner.OwnLabelsProblem(&p); msg != "" {
+			return fmt.Errorf("%s", msg)
+		}
 		if p.Slice != p.Name+".slice" {
 			return fmt.Errorf("partition %s: slice %q must be %q", p.Name, p.Slice, p.Name+".slice")
 		}
@@ -111,6 +117,7 @@ type renderer struct {
 	// sharedRuntime lists the partitions without a containerd of their own.
 	sharedRuntime []string
 	cgroupV2Only  []string
+	network       *Network // what the network oneshots make, as they are rendered
 }
 
 func (r *renderer) add(path string, content []byte) error {
@@ -137,7 +144,7 @@ func (r *renderer) bundle() (Bundle, error) {
 	if err != nil {
 		return Bundle{}, err
 	}
-	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: pools, CgroupV2Only: r.cgroupV2Only}
+	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: pools, CgroupV2Only: r.cgroupV2Only, Network: r.network}
 	for _, f := range r.files {
 		b.Files = append(b.Files, f)
 	}
@@ -291,6 +298,12 @@ func (r *renderer) partition(p *planner.Partition) error {
 		k.Requires = append(k.Requires, allocatorUnit(p.Name))
 	}
 	k.ExecStartPre = []string{kubeletHugetlb(p.Slice)}
+	if p.Kubelet.CPUManagerPolicy == "static" {
+		// The static policy always runs with strict-cpu-reservation here
+		// (kubeletgen), under which kubelet 1.37 cannot start again once
+		// Guaranteed pods hold every pod CPU (package kubeletstate).
+		k.ExecStartPre = append(k.ExecStartPre, r.opt.Binary+" kubelet-state repair --root-dir "+p.Kubelet.RootDir)
+	}
 	kubeletFiles := []string{unitPath(kubeletUnit(p.Name)), cfgPath}
 	args, err := kubeletArgs(p)
 	if err != nil {
@@ -302,7 +315,7 @@ func (r *renderer) partition(p *planner.Partition) error {
 			return err
 		}
 		k.After = append(k.After, containerdUnit(p.Name))
-		k.BindsTo = containerdUnit(p.Name)
+		k.Runtime = containerdUnit(p.Name)
 		k.ExecStart = joinNamespace(p, args)
 	case planner.RuntimeShared:
 		r.sharedRuntime = append(r.sharedRuntime, p.Name)
@@ -380,7 +393,7 @@ func kubeletHugetlb(slice string) string {
 type kubeletView struct {
 	Name, NodeName, Nodes, Slice string
 	Wants, After, Requires       []string
-	BindsTo                      string
+	Runtime                      string // the partition's own containerd, whose namespace kubelet joins
 	ExecStartPre                 []string
 	ExecStart                    string
 	CPU                          cpuView
@@ -406,17 +419,13 @@ func kubeletArgs(p *planner.Partition) ([]string, error) {
 		// The Node's InternalIP: the partition's own address.
 		args = append(args, "--node-ip="+p.Network.Address.Addr().String())
 	}
-	if len(p.Labels) > 0 {
-		keys := make([]string, 0, len(p.Labels))
-		for key := range p.Labels {
-			keys = append(keys, key)
+	if labels := planner.NodeLabelsArg(p.Labels); labels != "" {
+		args = append(args, labels)
+	}
+	for _, a := range k.ExtraArgs {
+		if msg := planner.ExtraArgProblem(a); msg != "" {
+			return nil, fmt.Errorf("kubelet.extraArgs: %s", msg)
 		}
-		sort.Strings(keys)
-		pairs := make([]string, len(keys))
-		for i, key := range keys {
-			pairs[i] = key + "=" + p.Labels[key]
-		}
-		args = append(args, "--node-labels="+strings.Join(pairs, ","))
 	}
 	args = append(args, k.ExtraArgs...)
 	for _, a := range args {
@@ -465,7 +474,7 @@ func continued(args []string) string {
 // its own those mounts would be invisible to containerd, which bind-mounts
 // them into the containers — every pod would see empty volumes. Sharing
 // containerd's namespace keeps one view for kubelet, containerd and the
-// containers, device-plugins directory included. kubelet is BindsTo= and
+// containers, device-plugins directory included. kubelet Requires= and is
 // PartOf= its containerd: a new containerd means a new namespace, so
 // kubelet restarts with it and remounts its volumes.
 func joinNamespace(p *planner.Partition, args []string) string {
@@ -488,43 +497,28 @@ const nriRequestTimeout = "15s"
 // containerd renders the partition's own containerd: unit and config.
 func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) error {
 	rt := p.Runtime
-	for _, f := range []struct{ field, path string }{
-		{"runtime.binary", rt.Binary},
-		{"runtime.configPath", rt.ConfigPath},
-		{"runtime.rootDir", rt.RootDir},
-		{"runtime.stateDir", rt.StateDir},
-		{"runtime.cniConfDir", rt.CNIConfDir},
-		{"runtime.cniBinDir", rt.CNIBinDir},
-		{"kubelet.devicePluginsDir", p.Kubelet.DevicePluginsDir},
-	} {
-		if err := absPath(f.field, f.path); err != nil {
-			return err
-		}
-	}
-	socket, ok := strings.CutPrefix(rt.Endpoint, "unix://")
-	if !ok || absPath("runtime.endpoint", socket) != nil {
-		return fmt.Errorf("runtime.endpoint %q: want unix:// followed by a clean absolute path", rt.Endpoint)
-	}
+	// Every path here, the endpoint and the device plugins directory
+	// (below /var/lib/, not kubelet's shared one) were checked by the
+	// planner's rules (checkPartitions: planner.PlanPathsProblem).
+	socket := strings.TrimPrefix(rt.Endpoint, "unix://")
 	if rt.SandboxImage != "" && !planner.IsImageReference(rt.SandboxImage) {
 		return fmt.Errorf("runtime.sandboxImage %q: want an image reference ([registry/]name[:tag][@sha256:digest])", rt.SandboxImage)
 	}
-	if p.Kubelet.DevicePluginsDir == sharedDevicePluginsDir {
-		return fmt.Errorf("kubelet.devicePluginsDir %q is the shared path itself: give the partition its own directory", p.Kubelet.DevicePluginsDir)
-	}
 	// BindPaths= needs both ends to exist before the mount namespace is
 	// set up, which is before any ExecStartPre= runs; StateDirectory=
-	// creates them (as root, 0755) just before, so the directory must lie
-	// under /var/lib.
-	ownState, ok := strings.CutPrefix(p.Kubelet.DevicePluginsDir, "/var/lib/")
-	if !ok || ownState == "" {
-		return fmt.Errorf("kubelet.devicePluginsDir %q: must lie under /var/lib/ (systemd creates it with StateDirectory= before binding it)", p.Kubelet.DevicePluginsDir)
-	}
-	sharedState := strings.TrimPrefix(sharedDevicePluginsDir, "/var/lib/")
+	// creates them (as root, 0755) just before: the planner keeps the
+	// directory under /var/lib.
+	ownState := strings.TrimPrefix(p.Kubelet.DevicePluginsDir, "/var/lib/")
+	sharedState := strings.TrimPrefix(planner.SharedDevicePluginsDir, "/var/lib/")
 	cfgPath := rootRelative(rt.ConfigPath)
 	err := r.template(cfgPath, "containerd.toml.tmpl", map[string]string{
 		"Name": p.Name, "Root": rt.RootDir, "State": rt.StateDir, "Socket": socket, "NRIRequestTimeout": nriRequestTimeout,
 		"SandboxImage": rt.SandboxImage, "CNIConfDir": rt.CNIConfDir, "CNIBinDir": rt.CNIBinDir,
 	})
+	if err != nil {
+		return err
+	}
+	dirs, err := nodeDirsView(p)
 	if err != nil {
 		return err
 	}
@@ -537,10 +531,11 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) 
 		"Name": p.Name, "Nodes": p.Nodes.String(), "Slice": p.Slice, "CPU": cpu, "Netns": ns,
 		"HugepageBinds":    binds,
 		"DevicePluginsDir": p.Kubelet.DevicePluginsDir,
-		"SharedDir":        sharedDevicePluginsDir,
+		"SharedDir":        planner.SharedDevicePluginsDir,
 		"StateDirectories": ownState + " " + sharedState,
 		"RootDir":          p.Kubelet.RootDir,
 		"KubeletDir":       bindKubeletDir(p),
+		"NodeDirs":         dirs,
 		"ExecStart":        rt.Binary + " --config " + rt.ConfigPath,
 	})
 	if err != nil {
@@ -582,20 +577,11 @@ func (r *renderer) allocatorTemplate() error {
 // allocatorDropIn pins one allocator instance and names its directories.
 func (r *renderer) allocatorDropIn(p *planner.Partition, cpu cpuView, ns *netnsView) error {
 	a := p.Allocator
-	if err := absPath("allocator.socket", a.Socket); err != nil {
-		return err
-	}
-	if err := absPath("allocator.stateDir", a.StateDir); err != nil {
-		return err
-	}
-	runDir, ok := strings.CutPrefix(dirOf(a.Socket), "/run/")
-	if !ok {
-		return fmt.Errorf("allocator.socket %q: must lie under /run/ (systemd's RuntimeDirectory= creates it)", a.Socket)
-	}
-	stateDir, ok := strings.CutPrefix(a.StateDir, "/var/lib/")
-	if !ok {
-		return fmt.Errorf("allocator.stateDir %q: must lie under /var/lib/ (systemd's StateDirectory= creates it)", a.StateDir)
-	}
+	// The planner keeps the socket in a directory below /run/ and the
+	// state dir below /var/lib/, which systemd's RuntimeDirectory= and
+	// StateDirectory= make (checkPartitions: planner.PlanPathsProblem).
+	runDir := strings.TrimPrefix(dirOf(a.Socket), "/run/")
+	stateDir := strings.TrimPrefix(a.StateDir, "/var/lib/")
 	unit := allocatorUnit(p.Name)
 	path := dropInPath(unit)
 	after := ""

@@ -21,17 +21,53 @@ func TestRenderRefusesBadPlans(t *testing.T) {
 		{"same name twice", func(p *planner.Plan) { p.Partitions[1].Name = "node0"; p.Partitions[1].Slice = "node0.slice" }, "used twice"},
 		{"slice not name.slice", func(p *planner.Plan) { p.Partitions[0].Slice = "other.slice" }, `slice "other.slice" must be "node0.slice"`},
 		{"no host CPUs", func(p *planner.Plan) { p.Host.ReservedCPUs = bitmask.CPUSet{} }, "host.reservedCPUs is empty"},
-		{"relative config path", func(p *planner.Plan) { p.Partitions[0].Kubelet.ConfigPath = "kubelet.yaml" }, `kubelet.configPath "kubelet.yaml"`},
+		{"relative config path", func(p *planner.Plan) { p.Partitions[0].Kubelet.ConfigPath = "kubelet.yaml" }, `key "kubelet.config_path": "kubelet.yaml" is not an absolute path`},
 		{"space in a label", func(p *planner.Plan) { p.Partitions[0].Labels["x"] = "a b" }, `kubelet argument "--node-labels=`},
 		{"specifier in extra args", func(p *planner.Plan) { p.Partitions[1].Kubelet.ExtraArgs = []string{"--v=%i"} }, `"--v=%i"`},
+		// Issue 24 item 3: a plan read from a file is checked with the
+		// planner's rule, as kubelet normalises flags.
+		{"managed flag with underscores in extra args", func(p *planner.Plan) { p.Partitions[1].Kubelet.ExtraArgs = []string{"--root_dir=/x"} }, `kubelet.extraArgs: "--root_dir=/x" sets --root-dir`},
+		{"runtime endpoint in extra args", func(p *planner.Plan) {
+			p.Partitions[1].Kubelet.ExtraArgs = []string{"--container-runtime-endpoint=unix:///run/containerd-node0/containerd.sock"}
+		}, `sets --container-runtime-endpoint`},
+		// Issue 24 items 4, 8, 9: a plan read from a file is checked with
+		// the planner's path, name and collision rules.
+		{"colon in a root dir", func(p *planner.Plan) { p.Partitions[0].Kubelet.RootDir = "/var/lib/kubelet:x" }, `key "kubelet.root_dir": "/var/lib/kubelet:x" has characters`},
+		{"name starting with a digit", func(p *planner.Plan) { p.Partitions[0].Name = "0"; p.Partitions[0].Slice = "0.slice" }, `partition name "0" is not a valid slice name part`},
+		{"kubeconfig is the kubelet config", func(p *planner.Plan) { p.Partitions[0].Kubelet.Kubeconfig = p.Partitions[0].Kubelet.ConfigPath },
+			`partition node0 gets /etc/numa-partition/kubelet-node0.yaml for both kubelet.config_path and kubelet.kubeconfig`},
+		{"allocator socket is containerd's", func(p *planner.Plan) { p.Partitions[1].Allocator.Socket = "/run/containerd-node1/containerd.sock" },
+			`for both runtime.endpoint and allocator.socket`},
+		// Issue 24 item 13: kubelet's maxPods is an int32.
+		{"max pods beyond int32", func(p *planner.Plan) { p.Partitions[0].Kubelet.MaxPods = 1 << 40 }, `kubelet.maxPods 1099511627776: allowed are 1-2147483647`},
+		// Issue 24 item 5: a plan file cannot relabel a Node as another
+		// partition, nor use the tool's label namespace.
+		{"another partition's label", func(p *planner.Plan) { p.Partitions[0].Labels["numa-partition.io/partition"] = "node1" },
+			`partition node0: label numa-partition.io/partition=node1; numa-partition sets it to "node0"`},
+		{"own namespace taint", func(p *planner.Plan) { p.Partitions[1].Taints = []string{"numa-partition.io/x:NoSchedule"} },
+			`partition node1: taint key "numa-partition.io/x" is in numa-partition's own namespace`},
 		{"tcp runtime endpoint", func(p *planner.Plan) { p.Partitions[0].Runtime.Endpoint = "tcp://1.2.3.4:1" }, "runtime.endpoint"},
 		{"device plugins at the shared path", func(p *planner.Plan) {
 			p.Partitions[0].Kubelet.DevicePluginsDir = "/var/lib/kubelet/device-plugins"
 		}, "shared path itself"},
-		{"socket outside /run", func(p *planner.Plan) { p.Partitions[0].Allocator.Socket = "/tmp/a.sock" }, "must lie under /run/"},
+		{"socket outside /run", func(p *planner.Plan) { p.Partitions[0].Allocator.Socket = "/tmp/a.sock" }, `"/tmp/a.sock" is not in a directory below /run/`},
 		{"quote in the sandbox image", func(p *planner.Plan) { p.Partitions[0].Runtime.SandboxImage = `pause"` + "\n[x]" }, "runtime.sandboxImage"},
-		{"relative CNI dir", func(p *planner.Plan) { p.Partitions[1].Runtime.CNIConfDir = "net.d" }, `runtime.cniConfDir "net.d"`},
+		{"relative CNI dir", func(p *planner.Plan) { p.Partitions[1].Runtime.CNIConfDir = "net.d" }, `key "runtime.cni_conf_dir": "net.d" is not an absolute path`},
 		{"unknown runtime kind", func(p *planner.Plan) { p.Partitions[0].Runtime.Kind = "crio" }, `runtime kind "crio"`},
+		// Issue 24: render checked a plan file's node dirs with rules of
+		// its own, which let through a node dir the planner refuses (the
+		// kubelet directory, another partition's source, two overlapping
+		// dirs); it now calls the planner's (planner.PlanPathsProblem).
+		{"node dir over the kubelet directory", withNodeDirs(planner.NodeDir{Path: "/var/lib/kubelet", Source: "/var/lib/kubelet-node0"}),
+			`"/var/lib/kubelet" is or holds /var/lib/kubelet`},
+		{"another partition's node dir source", withNodeDirs(planner.NodeDir{Path: "/run/flannel", Source: "/run/flannel-node1"}),
+			`"/run/flannel-node1" is not partition node0's directory for "/run/flannel", which is "/run/flannel-node0"`},
+		{"overlapping node dirs", withNodeDirs(planner.NodeDir{Path: "/run/flannel", Source: "/run/flannel-node0"}, planner.NodeDir{Path: "/run/flannel/x", Source: "/run/flannel/x-node0"}),
+			`"/run/flannel" and "/run/flannel/x" overlap`},
+		{"node dir in no tree systemd makes", withNodeDirs(planner.NodeDir{Path: "/opt/cni", Source: "/opt/cni-node0"}),
+			`"/opt/cni" is not below /etc, /run, /var/lib, /var/log, /var/cache`},
+		{"node dir source in another tree", withNodeDirs(planner.NodeDir{Path: "/run/flannel", Source: "/var/lib/flannel-node0"}),
+			`"/var/lib/flannel-node0" is not partition node0's directory for "/run/flannel"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plan := seedPlan()
@@ -147,4 +183,9 @@ func TestContainerdConfig(t *testing.T) {
 			t.Errorf("node1's containerd config lacks %q:\n%s", want, node1)
 		}
 	}
+}
+
+// withNodeDirs is a plan edit giving partition node0 these node dirs.
+func withNodeDirs(dirs ...planner.NodeDir) func(*planner.Plan) {
+	return func(p *planner.Plan) { p.Partitions[0].NodeDirs = dirs }
 }

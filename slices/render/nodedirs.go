@@ -1,0 +1,63 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/numa-partition/numa-partition/partition/planner"
+)
+
+// nodeDirs is what containerd's unit needs for a partition's node
+// dirs (planner.NodeDir): the systemd directives that make both ends of
+// every bind (the namespace is set up before any ExecStartPre= runs,
+// and a bind needs both ends), and the binds.
+type nodeDirs struct {
+	// Directories are "Directive=dir dir..." lines, relative to the
+	// directive's tree, in a fixed order.
+	Directories []string
+	Binds       []string // source:path
+	// PreserveRuntime keeps the /run ones over a stop: a running
+	// container (its shim outlives containerd) still has the old
+	// directory bound, and flannel's subnet lease must be where the
+	// next containerd's CNI plugin looks.
+	PreserveRuntime bool
+}
+
+// directoryDirectives names, for each tree a node dir may lie in, the
+// directive that makes a directory there.
+var directoryDirectives = []struct{ tree, directive string }{
+	{"/etc", "ConfigurationDirectory"},
+	{"/run", "RuntimeDirectory"},
+	{"/var/lib", "StateDirectory"},
+	{"/var/log", "LogsDirectory"},
+	{"/var/cache", "CacheDirectory"},
+}
+
+// nodeDirsView renders a partition's node dirs, which checkPartitions
+// (planner.PlanPathsProblem) has checked by the planner's rules: each
+// path in a tree of directoryDirectives, not the system's, overlapping no
+// other, its source the partition's own beside it, in the same tree.
+func nodeDirsView(p *planner.Partition) (*nodeDirs, error) {
+	if len(p.NodeDirs) == 0 {
+		return nil, nil
+	}
+	v := &nodeDirs{}
+	dirs := map[string][]string{}
+	for _, d := range p.NodeDirs {
+		tree := planner.NodeDirTree(d.Path)
+		if tree == "" {
+			return nil, fmt.Errorf("node dir %q: unchecked (planner.PlanPathsProblem did not run)", d.Path)
+		}
+		for _, end := range []string{d.Path, d.Source} {
+			dirs[tree] = append(dirs[tree], strings.TrimPrefix(end, tree+"/"))
+		}
+		v.Binds = append(v.Binds, d.Source+":"+d.Path)
+	}
+	for _, dd := range directoryDirectives {
+		if len(dirs[dd.tree]) > 0 {
+			v.Directories = append(v.Directories, dd.directive+"="+strings.Join(dirs[dd.tree], " "))
+		}
+	}
+	v.PreserveRuntime = len(dirs["/run"]) > 0
+	return v, nil
+}
