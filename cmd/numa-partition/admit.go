@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 )
 
@@ -75,18 +76,12 @@ func admitCommand() *cli.Command {
 
 func allocReadManifest(name string) ([]byte, error) {
 	const limit = daemon.DefaultMaxRequestBytes
-	var r io.Reader
-	if name == "-" {
-		r = os.Stdin
-	} else {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
+	if name != "-" {
+		// A file must be a regular one (a FIFO would block), refused
+		// from its size before it is read.
+		return fsutil.ReadFileBounded(name, limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	data, err := io.ReadAll(io.LimitReader(os.Stdin, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}

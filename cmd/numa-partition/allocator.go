@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -126,27 +128,9 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 		return err
 	}
 	opts.Config = cfg
-	if c.Bool("no-nri") || p.Allocator.NRISocket == "" {
-		return nil
-	}
-	cpus, err := nriplugin.TopologyOf(*p, topo)
-	if err != nil {
-		return err
-	}
-	nriOpts := nriplugin.Options{Partition: p.Name, Mode: p.Allocator.Mode, Socket: p.Allocator.NRISocket, CPUs: cpus,
-		Policy: cfg.Policy, Scope: cfg.Scope,
-		// Pods placed as one unit are read with the partition kubelet's
-		// own credentials (the Node authorizer lets it read its pods).
-		Pods: kubeapi.PodReader{Kubeconfig: p.Kubelet.Kubeconfig}}
-	opts.WaitRuntime = p.Allocator.Mode == planner.AllocatorModeNRI
-	opts.Runtime = func(ctx context.Context, srv *daemon.Server, ready func()) error {
-		nriOpts.Logger, nriOpts.OnSynchronized = slog.Default(), ready
-		plugin, err := nriplugin.New(nriOpts, srv)
-		if err != nil {
-			return err
-		}
-		return plugin.Run(ctx)
-	}
+	// The plan's socket, state dir, group, metrics address and labels hold
+	// in every mode: without NRI (--no-nri, a shared runtime) the daemon
+	// listened on its defaults, root-only, where nothing looked for it.
 	if !c.IsSet("socket") && p.Allocator.Socket != "" {
 		opts.Socket = p.Allocator.Socket
 	}
@@ -161,6 +145,35 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 	}
 	if opts.Labels == nil {
 		opts.Labels = p.Labels
+	}
+	if c.Bool("no-nri") || p.Allocator.NRISocket == "" {
+		return nil
+	}
+	cpus, err := nriplugin.TopologyOf(*p, topo)
+	if err != nil {
+		return err
+	}
+	nriOpts := nriplugin.Options{Partition: p.Name, Mode: p.Allocator.Mode, Socket: p.Allocator.NRISocket, CPUs: cpus,
+		Policy: cfg.Policy, Scope: cfg.Scope}
+	opts.WaitRuntime = p.Allocator.Mode == planner.AllocatorModeNRI
+	opts.Runtime = func(ctx context.Context, srv *daemon.Server, ready func()) error {
+		nriOpts.Logger, nriOpts.OnSynchronized = slog.Default(), ready
+		if p.Allocator.Mode == planner.AllocatorModeNRI {
+			// Pods placed as one unit are read from a cache of the Node's
+			// pods, watched with the partition kubelet's own credentials
+			// (the Node authorizer lets it list and watch its pods).
+			pods := kubeapi.NewPodCache(p.Kubelet.Kubeconfig, p.NodeName, 0, kubeapi.Options{}, nriOpts.Logger.With("partition", p.Name))
+			if err := srv.ObservePodCache(pods.Status); err != nil {
+				return fmt.Errorf("pod cache metrics: %w", err)
+			}
+			go pods.Run(ctx)
+			nriOpts.Pods = pods
+		}
+		plugin, err := nriplugin.New(nriOpts, srv)
+		if err != nil {
+			return err
+		}
+		return plugin.Run(ctx)
 	}
 	return nil
 }
@@ -184,15 +197,26 @@ func allocatorResetStateCommand() *cli.Command {
 				return fmt.Errorf("%w: stop the daemon first (systemctl stop)", err)
 			}
 			defer unlock()
-			path := filepath.Join(dir, daemon.CheckpointName)
-			if _, err := os.Stat(path); err != nil {
-				return fmt.Errorf("nothing to reset: %w", err)
+			// The journal holds the states written since the checkpoint:
+			// both are moved aside, or the daemon would start from it.
+			stamp := time.Now().UTC().Format("20060102T150405Z")
+			moved := 0
+			for _, name := range []string{daemon.CheckpointName, daemon.JournalName} {
+				path := filepath.Join(dir, name)
+				if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				aside := fmt.Sprintf("%s.reset-%s", path, stamp)
+				if err := os.Rename(path, aside); err != nil {
+					return fmt.Errorf("moving %s aside: %w", path, err)
+				}
+				fmt.Fprintf(c.App.Writer, "moved %s to %s\n", path, aside)
+				moved++
 			}
-			aside := fmt.Sprintf("%s.reset-%s", path, time.Now().UTC().Format("20060102T150405Z"))
-			if err := os.Rename(path, aside); err != nil {
-				return fmt.Errorf("moving checkpoint aside: %w", err)
+			if moved == 0 {
+				return fmt.Errorf("nothing to reset: no %s or %s in %s", daemon.CheckpointName, daemon.JournalName, dir)
 			}
-			fmt.Fprintf(c.App.Writer, "moved %s to %s; the daemon will start with no allocations\n", path, aside)
+			fmt.Fprintln(c.App.Writer, "the daemon will start with no allocations")
 			return nil
 		},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -57,4 +58,48 @@ func TestServePlanFromRenderedPlan(t *testing.T) {
 	err = app.Run([]string{"numa-partition", "--sysfs", sysfs, "allocator", "serve", "--partition", "node0", "--plan", conf})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "config.toml: not a plan (plan -o json)")
+}
+
+// Issue 24 item 11: under --no-nri or runtime.mode = "shared" the daemon
+// ignored the plan's socket, state dir, socket group, metrics address and
+// labels (socket mode 600 and gid 0 instead of 660 and the planned
+// group): they were taken only on the NRI path.
+func TestAllocatorHonoursThePlanInEveryMode_Issue24Item11(t *testing.T) {
+	sysfs := fixtureSys("hwloc-32amd64-4s2n4c-cgroup2")
+	allocator := "[allocator]\nsocket = \"/run/np-alloc/{partition}.sock\"\nstate_dir = \"/var/lib/np-alloc/{partition}\"\nsocket_group = \"kube\"\nmetrics_port = 19400\n" +
+		"[kubelet]\nhostname = \"h\"\nlabels = { \"example.com/pool\" = \"a\" }\n"
+	// metrics: partition 1's port, base + 1 × port_stride (0 in namespace
+	// mode, 10 in host mode).
+	for name, c := range map[string]struct{ config, flag, metrics string }{
+		"no-nri":         {allocator, "--no-nri", "127.0.0.1:19400"},
+		"shared runtime": {allocator + "[runtime]\nmode = \"shared\"\nendpoint = \"unix:///run/containerd/containerd.sock\"\n[network]\nmode = \"host\"\n", "", "127.0.0.1:19410"},
+		"nri":            {allocator, "", "127.0.0.1:19400"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			conf := filepath.Join(t.TempDir(), "config.toml")
+			require.NoError(t, os.WriteFile(conf, []byte(c.config), 0o600))
+			var opts daemon.Options
+			app := newApp()
+			app.Commands = []*cli.Command{{
+				Name: "probe",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "plan"}, &cli.BoolFlag{Name: "no-nri"}, &cli.StringFlag{Name: "socket"},
+					&cli.StringFlag{Name: "state-dir"}, &cli.StringFlag{Name: "socket-group"}, &cli.StringFlag{Name: "metrics-addr"}},
+				Action: func(c *cli.Context) error {
+					opts = daemon.Options{Partition: "node2", Socket: daemon.DefaultSocket("node2"), StateDir: daemon.DefaultStateDir("node2")}
+					return allocConfigFromPlan(c, &opts)
+				},
+			}}
+			args := []string{"numa-partition", "--log-level", "error", "--sysfs", sysfs, "--config", conf, "probe"}
+			if c.flag != "" {
+				args = append(args, c.flag)
+			}
+			require.NoError(t, app.Run(args))
+			assert.Equal(t, "/run/np-alloc/node2.sock", opts.Socket)
+			assert.Equal(t, "/var/lib/np-alloc/node2", opts.StateDir)
+			assert.Equal(t, "kube", opts.SocketGroup)
+			assert.Equal(t, c.metrics, opts.MetricsAddr)
+			assert.Equal(t, "a", opts.Labels["example.com/pool"])
+			assert.Equal(t, "node2", opts.Labels["numa-partition.io/partition"])
+		})
+	}
 }

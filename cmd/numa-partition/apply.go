@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/slices/apply"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
@@ -37,9 +38,25 @@ func hostRoot(c *cli.Context) (root, sysfs string) {
 func connectSystemd(c *cli.Context) (*systemd.Conn, error) {
 	bus := c.String("bus")
 	if root := c.String("root"); bus == "" && filepath.Clean(root) != "/" {
-		bus = "unix:path=" + filepath.Join(root, "run/dbus/system_bus_socket")
+		addr, done, err := rootBus(root)
+		if err != nil {
+			return nil, err
+		}
+		defer done() // once connected, the socket's directory is not needed
+		bus = addr
 	}
 	return systemd.Connect(bus)
+}
+
+// rootBus is the address of ROOT/run/dbus/system_bus_socket reached
+// inside root: a link there (to this host's own bus, say) would have
+// apply drive another systemd than root's. Call done after connecting.
+func rootBus(root string) (addr string, done func(), err error) {
+	sock, done, err := fsutil.NewRoot(root).SocketPath("run/dbus/system_bus_socket")
+	if err != nil {
+		return "", nil, fmt.Errorf("the system bus of --root %s: %w", root, err)
+	}
+	return "unix:path=" + sock, done, nil
 }
 
 // host is what apply, status and remove work on.
@@ -80,16 +97,24 @@ func applyCommand() *cli.Command {
 			"A kubelet whose CPU or Memory Manager settings change (policies, reserved CPUs\n" +
 			"or memory, hugepages) is stopped, its manager state moved aside and started,\n" +
 			"since kubelet refuses state written under other settings; while that state\n" +
-			"holds pods' assignments apply refuses: drain the Node first, or\n" +
-			"--reset-kubelet-state.\n" +
+			"holds pods' assignments apply refuses: --drain drains the Node first (and\n" +
+			"uncordons it once Ready again), or --reset-kubelet-state restarts it anyway.\n" +
+			"A partition the plan no longer has takes its Node's pods with it: apply\n" +
+			"refuses while pods are bound to it, unless --force; --drain drains it first\n" +
+			"and, with --kubeconfig, the Node is deleted. Only those Nodes are touched;\n" +
+			"the flags mean what remove's do.\n" +
 			"docs/apply.md has the details, including what holds on cgroup v1 hosts.",
-		Flags: append(append(hostFlags(), renderFlags()...),
+		Flags: append(append(append(hostFlags(), renderFlags()...),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the unified diff and the unit actions; change nothing"},
 			&cli.DurationFlag{Name: "job-timeout", Value: systemd.DefaultJobTimeout, Usage: "how long one unit start/stop may take before apply rolls back"},
-			&cli.BoolFlag{Name: "reset-kubelet-state", Usage: "restart a kubelet whose CPU/Memory Manager settings change on fresh state even while pods hold exclusive CPUs or pinned memory in it (kubelet then forgets them); without it apply refuses and says to drain"},
-		),
+			&cli.BoolFlag{Name: "reset-kubelet-state", Usage: "restart a kubelet whose CPU/Memory Manager settings change on fresh state even while pods hold exclusive CPUs or pinned memory in it (kubelet then forgets them); without it (or --drain) apply refuses"},
+		), nodeFlags("apply")...),
 		Action: func(c *cli.Context) error {
 			if _, err := outputFormat(c); err != nil {
+				return err
+			}
+			nodes, err := nodeOptions(c)
+			if err != nil {
 				return err
 			}
 			plan, b, err := loadBundle(c)
@@ -100,7 +125,7 @@ func applyCommand() *cli.Command {
 				h.systemd.JobTimeout = c.Duration("job-timeout")
 				rep, err := apply.Apply(c.Context, apply.Options{
 					Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, DryRun: c.Bool("dry-run"), Version: version,
-					ResetKubeletState: c.Bool("reset-kubelet-state"),
+					ResetKubeletState: c.Bool("reset-kubelet-state"), Nodes: nodes,
 				}, plan, b)
 				if err != nil {
 					return fmt.Errorf("apply: %w", err)
@@ -131,6 +156,16 @@ func writeApplyReport(w io.Writer, r *apply.Report) error {
 	for i, s := range r.Steps {
 		fmt.Fprintf(&b, "%4d. %s\n", i+1, s)
 	}
+	if len(r.Nodes) > 0 {
+		verb := "the Nodes it disrupts"
+		if r.DryRun {
+			verb = "the Nodes it would disrupt"
+		}
+		fmt.Fprintf(&b, "%s:\n", verb)
+		for _, n := range r.Nodes {
+			fmt.Fprintf(&b, "  %s\n", nodeChangeLine(n))
+		}
+	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", warn)
 	}
@@ -140,4 +175,45 @@ func writeApplyReport(w io.Writer, r *apply.Report) error {
 
 func seconds(s float64) string {
 	return time.Duration(s * float64(time.Second)).Round(time.Millisecond).String()
+}
+
+// nodeChangeLine is one Node apply disrupts, in its table output: why,
+// what apply does with it (apply.NodeRemoval.Actions) and, unless a dry
+// run, how that went.
+func nodeChangeLine(n apply.NodeRemoval) string {
+	why := map[string]string{
+		apply.ReasonFreshState:    "its kubelet restarts on fresh manager state",
+		apply.ReasonPartitionGone: "the partition goes",
+	}[n.Reason]
+	s := fmt.Sprintf("partition %s (%s)", n.Partition, why)
+	if n.Node != "" {
+		s += ", Node " + n.Node
+	}
+	s += ":"
+	var done []string
+	if d := n.Drain; d != nil {
+		if d.Registered {
+			done = append(done, fmt.Sprintf("drained in %s (%d evicted)", seconds(d.Seconds), d.Evicted))
+		} else {
+			done = append(done, "not registered, nothing drained")
+		}
+	}
+	if n.Uncordoned {
+		done = append(done, "uncordoned")
+	}
+	if n.Deleted {
+		done = append(done, "deleted")
+	}
+	if n.Note != "" {
+		done = append(done, n.Note)
+	}
+	switch {
+	case len(n.Actions) > 0 && len(done) > 0:
+		s += " " + strings.Join(n.Actions, "; ") + " — " + strings.Join(done, ", ")
+	case len(n.Actions) > 0:
+		s += " " + strings.Join(n.Actions, "; ")
+	case len(done) > 0:
+		s += " " + strings.Join(done, ", ")
+	}
+	return s
 }

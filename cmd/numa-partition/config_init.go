@@ -60,9 +60,7 @@ func configCommand() *cli.Command {
 			{
 				Name:  "check",
 				Usage: "validate --config against this machine; prints nothing when it plans",
-				Flags: []cli.Flag{
-					hostnameFlag(),
-				},
+				Flags: planFlags(),
 				Action: func(c *cli.Context) error {
 					if _, err := loadConfig(c); err != nil {
 						return err

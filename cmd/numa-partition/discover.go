@@ -3,15 +3,18 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/hostfacts"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 func discoverCommand() *cli.Command {
@@ -21,11 +24,24 @@ func discoverCommand() *cli.Command {
 		Description: "Reads sockets, NUMA nodes, cores, CPUs, per-node memory and hugepages, node\n" +
 			"distances and PCI locality from --sysfs (default /sys; a dump's sys/ works too).\n" +
 			"Prints a tree, or with --output json the schema documented in docs/discover.md.\n" +
-			"Anything discovery had to assume is listed under warnings.",
+			"Anything discovery had to assume is listed under warnings.\n\n" +
+			"--host-facts-out FILE also writes what a plan takes from this host besides\n" +
+			"sysfs (its host name, pid limit, the filesystems of / and of the kubelet root\n" +
+			"dirs --config plans, its network interfaces), JSON or, for FILE.toml, TOML:\n" +
+			"plan, render and apply --host-facts FILE with a dump of this sysfs then make\n" +
+			"this host's plan on any machine (docs/plan.md).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "host-facts-out", Usage: "also write this host's facts, for plans made elsewhere (--host-facts), to `FILE` (.json or .toml)"},
+		},
 		Action: func(c *cli.Context) error {
 			format, err := outputFormat(c)
 			if err != nil {
 				return err
+			}
+			if out := c.String("host-facts-out"); out != "" {
+				if err := writeHostFacts(c, out); err != nil {
+					return err
+				}
 			}
 			topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
 			if err != nil {
@@ -38,6 +54,28 @@ func discoverCommand() *cli.Command {
 			return writeTopologyTree(c.App.Writer, topo)
 		},
 	}
+}
+
+// writeHostFacts plans with --config on this host, keeping every answer
+// the plan took from it, and writes them to file: the facts with which a
+// plan made elsewhere is this one.
+func writeHostFacts(c *cli.Context, file string) error {
+	name, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("--host-facts-out: reading the host name: %w", err)
+	}
+	rec := &hostfacts.Recorder{Host: hostfacts.Live}
+	if _, _, err := loadPlanWith(c, rec, func() (string, error) { return name, nil }); err != nil {
+		return fmt.Errorf("--host-facts-out: the facts are those a plan of --config reads, and it does not plan: %w", err)
+	}
+	data, err := planner.NewFactsFile(name, rec.Facts()).Marshal(file)
+	if err != nil {
+		return fmt.Errorf("--host-facts-out: %w", err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		return fmt.Errorf("--host-facts-out: %w", err)
+	}
+	return nil
 }
 
 // writeTopologyTree prints socket → node → cores, then nodes without CPUs
@@ -246,7 +284,17 @@ func (p *printer) pci(t *numa.Topology, node int) {
 		case "":
 			name = "class unknown"
 		case "network", "storage", "display", "accelerator", "processor":
-			notable = append(notable, d.Address+" "+name)
+			what := d.Address + " " + name
+			for _, n := range d.Net {
+				what += " " + n.Name
+				if n.Master != "" {
+					what += " (port of " + n.Master + ")"
+				}
+			}
+			if d.PhysFn != "" {
+				what += " (VF of " + d.PhysFn + ")"
+			}
+			notable = append(notable, what)
 		}
 		byClass[name]++
 	}

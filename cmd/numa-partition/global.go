@@ -9,9 +9,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"sigs.k8s.io/yaml"
+
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
-const defaultConfigPath = "/etc/numa-partition/config.toml"
+const defaultConfigPath = planner.DefaultConfigPath
 
 func globalFlags() []cli.Flag {
 	return []cli.Flag{

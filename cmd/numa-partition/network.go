@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 
@@ -26,6 +27,7 @@ func networkCommand() *cli.Command {
 		&cli.StringFlag{Name: "namespace", Required: true, Usage: "the namespace's name under " + netns.DefaultDir},
 		&cli.StringFlag{Name: "host-link", Required: true, Usage: "the host end of the partition's link"},
 		&cli.StringFlag{Name: "interface", Value: "eth0", Usage: "the link's name inside the namespace"},
+		&cli.StringSliceFlag{Name: "device", Usage: "a host interface the namespace holds: moved in by up, back to the host by down (repeat for each)"},
 	}
 	return &cli.Command{
 		Name:  "network",
@@ -62,7 +64,7 @@ func networkCommand() *cli.Command {
 			},
 			{
 				Name:  "up",
-				Usage: "create or converge one partition's namespace, link, address and default route",
+				Usage: "create or converge one partition's namespace, link, address and default route, and move its devices in",
 				Flags: append(append([]cli.Flag{
 					&cli.StringFlag{Name: "address", Required: true, Usage: "the partition's address with its length"},
 					&cli.StringFlag{Name: "gateway", Usage: "the default route"},
@@ -77,13 +79,22 @@ func networkCommand() *cli.Command {
 						if err != nil {
 							return err
 						}
-						return h.UpPartition(u, p)
+						err = h.UpPartition(u, p)
+						// The partition runs without a device a pod's
+						// namespace holds: said in the journal, not fatal
+						// (its daemons Require= this unit).
+						var missing *netns.MissingDevicesError
+						if errors.As(err, &missing) {
+							fmt.Fprintln(c.App.ErrWriter, "warning:", err)
+							return nil
+						}
+						return err
 					})
 				},
 			},
 			{
 				Name:  "down",
-				Usage: "remove one partition's namespace and link",
+				Usage: "move one partition's devices back to the host's namespace and remove its namespace and link",
 				Flags: nsFlags,
 				Action: func(c *cli.Context) error {
 					return withHost(func(h *netns.Host) error {
@@ -137,7 +148,7 @@ func uplinkFrom(c *cli.Context) (netns.Uplink, error) {
 }
 
 func partitionFrom(c *cli.Context) (netns.Partition, error) {
-	p := netns.Partition{Namespace: c.String("namespace"), HostLink: c.String("host-link"), Interface: c.String("interface")}
+	p := netns.Partition{Namespace: c.String("namespace"), HostLink: c.String("host-link"), Interface: c.String("interface"), Devices: c.StringSlice("device")}
 	var err error
 	if c.IsSet("address") {
 		if p.Address, err = parsePrefix("--address", c.String("address")); err != nil {

@@ -30,9 +30,7 @@ func planCommand() *cli.Command {
 			"--output svg draws the machine, every CPU coloured by its partition (dot: the\n" +
 			"same for Graphviz).\n" +
 			"Every problem in the config is reported at once, with file, line and key.",
-		Flags: []cli.Flag{
-			hostnameFlag(),
-		},
+		Flags: planFlags(),
 		Action: func(c *cli.Context) error {
 			if f := globalString(c, "output"); f == "svg" || f == "dot" {
 				return drawPlan(c, f)
@@ -89,10 +87,34 @@ func hostnameFlag() cli.Flag {
 	return &cli.StringFlag{Name: "hostname", Usage: "plan for this host name instead of the config's kubelet.hostname or this machine's"}
 }
 
+// hostFactsFlag is --host-facts of the commands that plan.
+func hostFactsFlag() cli.Flag {
+	return &cli.StringFlag{Name: "host-facts", Usage: "plan with the host facts of `FILE` (JSON or TOML, as discover --host-facts-out writes them on the target: its host name, pid limit, filesystems and interfaces) instead of this machine's"}
+}
+
+// planFlags are the flags of every command that plans.
+func planFlags() []cli.Flag { return []cli.Flag{hostnameFlag(), hostFactsFlag()} }
+
 // loadPlan is discover → config → plan, shared by every command that needs
-// a plan. The hostname comes from --hostname (when the command has it),
-// then kubelet.hostname, then this machine, so that planning stays pure.
+// a plan, with the facts of --host-facts or of this machine.
 func loadPlan(c *cli.Context) (*planner.Plan, *numa.Topology, error) {
+	file := c.String("host-facts")
+	if file == "" {
+		return loadPlanWith(c, hostfacts.Live, os.Hostname)
+	}
+	declared, err := planner.LoadFacts(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The file's host name, never this machine's: the plan is of the
+	// target (none in the file: --hostname or kubelet.hostname must say).
+	return loadPlanWith(c, declared.Facts, func() (string, error) { return declared.Hostname, nil })
+}
+
+// loadPlanWith plans with facts. The hostname comes from --hostname (when
+// the command has it), then kubelet.hostname, then hostname(), so that
+// planning stays pure.
+func loadPlanWith(c *cli.Context, facts planner.HostFacts, hostname func() (string, error)) (*planner.Plan, *numa.Topology, error) {
 	topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover: %w", err)
@@ -105,13 +127,13 @@ func loadPlan(c *cli.Context) (*planner.Plan, *numa.Topology, error) {
 		cfg.Kubelet.Hostname = h
 	}
 	if cfg.Kubelet.Hostname == "" {
-		h, err := os.Hostname()
+		h, err := hostname()
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading the host name (set kubelet.hostname): %w", err)
 		}
 		cfg.Kubelet.Hostname = h
 	}
-	plan, err := planner.NewPlanFor(topo, hostfacts.Live, cfg)
+	plan, err := planner.NewPlanFor(topo, facts, cfg)
 	if err != nil {
 		return nil, nil, configProblems(err)
 	}
@@ -140,9 +162,5 @@ func configProblems(err error) error {
 	if !errors.As(err, &es) || len(es) < 2 {
 		return err
 	}
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = "  " + e.Error()
-	}
-	return fmt.Errorf("%d problems in the config:\n%s", len(es), strings.Join(lines, "\n"))
+	return fmt.Errorf("%d problems in the config:\n%s", len(es), strings.Join(es.Lines("  "), "\n"))
 }

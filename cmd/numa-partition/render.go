@@ -12,19 +12,20 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pmezard/go-difflib/difflib"
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/slices/render"
 )
 
 // renderFlags are the flags of the commands that render (render, apply).
 func renderFlags() []cli.Flag {
-	return []cli.Flag{
-		hostnameFlag(),
+	return append(planFlags(),
 		&cli.StringFlag{Name: "binary", Value: render.DefaultBinary, Usage: "numa-partition's path on the target host, for the units that run it"},
 		&cli.StringFlag{Name: "plan", Usage: "a reviewed plan `FILE` (plan -o json): use exactly it, and refuse when this host and config plan otherwise now"},
-	}
+	)
 }
 
 // loadBundle is discover → config → plan → render, shared by render and
@@ -145,18 +146,18 @@ func writeRenderSummary(w io.Writer, dir string, b render.Bundle) error {
 	return err
 }
 
+// maxPlanFile bounds a --plan file: a plan's JSON is a few KiB per
+// partition, and a FIFO or a huge file there must not hang or bloat apply.
+const maxPlanFile = 16 << 20
+
 // readPlanFile reads a plan's JSON (plan -o json, or the rendered
-// plan.json; other keys, such as plan's nodeResources, are ignored).
+// plan.json), strictly (planner.ParsePlan).
 func readPlanFile(file string) (*planner.Plan, error) {
-	data, err := os.ReadFile(file)
+	data, err := fsutil.ReadFileBounded(file, maxPlanFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading the plan: %w", err)
 	}
-	var plan planner.Plan
-	if err := json.Unmarshal(data, &plan); err != nil {
-		return nil, fmt.Errorf("%s: not a plan (plan -o json): %w", file, err)
-	}
-	return &plan, nil
+	return planner.ParsePlan(file, data)
 }
 
 // reviewedPlan is the plan of file when it is what this host and config
@@ -177,12 +178,39 @@ func reviewedPlan(file string, now *planner.Plan) (*planner.Plan, error) {
 	if bytes.Equal(a, b) {
 		return reviewed, nil
 	}
+	return nil, fmt.Errorf("%s is not what this host and config plan now (%s): run plan again and review it", file, firstChange(a, b))
+}
+
+// firstChange says where JSON text b first differs from a, by a line diff:
+// comparing line i with line i pointed at an unchanged line whenever a
+// line was inserted or removed before it (a new label).
+func firstChange(a, b []byte) string {
 	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
-	for i := range min(len(la), len(lb)) {
-		if la[i] != lb[i] {
-			return nil, fmt.Errorf("%s is not what this host and config plan now (line %d of its JSON: reviewed %s, now %s): run plan again and review it",
-				file, i+1, strings.TrimSpace(la[i]), strings.TrimSpace(lb[i]))
+	var changes []difflib.OpCode
+	for _, op := range difflib.NewMatcher(la, lb).GetOpCodes() {
+		if op.Tag != 'e' {
+			changes = append(changes, op)
 		}
 	}
-	return nil, fmt.Errorf("%s is not what this host and config plan now (%d lines of JSON reviewed, %d now): run plan again and review it", file, len(la), len(lb))
+	if len(changes) == 0 {
+		return "the same lines"
+	}
+	op := changes[0]
+	var what string
+	switch op.Tag {
+	case 'r':
+		what = fmt.Sprintf("line %d of its JSON: reviewed %s, now %s", op.I1+1, strings.TrimSpace(la[op.I1]), strings.TrimSpace(lb[op.J1]))
+	case 'd':
+		what = fmt.Sprintf("line %d of its JSON: reviewed %s, now no such line", op.I1+1, strings.TrimSpace(la[op.I1]))
+	default: // 'i'
+		what = fmt.Sprintf("before line %d of its JSON: now also %s", op.I1+1, strings.TrimSpace(lb[op.J1]))
+	}
+	switch more := len(changes) - 1; more {
+	case 0:
+	case 1:
+		what += "; one more change below"
+	default:
+		what += fmt.Sprintf("; %d more changes below", more)
+	}
+	return what
 }

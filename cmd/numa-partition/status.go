@@ -73,6 +73,9 @@ func writeStatus(w io.Writer, st *apply.Status) error {
 	}
 	tw.Flush()
 	b.WriteString("\n")
+	if writeNetworkStatus(&b, st) {
+		b.WriteString("\n")
+	}
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "UNIT\tPARTITION\tACTIVE\tSUB\tENABLED")
 	for _, u := range st.Host.Units {
@@ -103,6 +106,41 @@ func writeStatus(w io.Writer, st *apply.Status) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeNetworkStatus writes each partition's namespace, its address and
+// the devices it holds (namespace mode); false when no partition has one.
+func writeNetworkStatus(b *strings.Builder, st *apply.Status) bool {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	any := false
+	for _, p := range st.Partitions {
+		n := p.Network
+		if n == nil {
+			continue
+		}
+		if !any {
+			fmt.Fprintln(tw, "NAMESPACE\tPARTITION\tADDRESS\tLINK\tDEVICES")
+			any = true
+		}
+		link := "up"
+		switch {
+		case !n.Present:
+			link = "no namespace"
+		case !n.Up:
+			link = "down"
+		}
+		var devs []string
+		for _, d := range n.Devices {
+			if d.InNamespace {
+				devs = append(devs, d.Name)
+			} else {
+				devs = append(devs, d.Name+" (not there)")
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Namespace, p.Name, orDash(strings.Join(n.Addresses, ", ")), link, orDash(strings.Join(devs, ", ")))
+	}
+	tw.Flush()
+	return any
 }
 
 func probeWord(p apply.Probe) string {

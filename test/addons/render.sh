@@ -11,12 +11,15 @@
 #   defaults: PROXY_MODE=nftables  CNI_BIN_DIR=/opt/cni/bin  CNI_CONF_DIR=/etc/cni/net.d
 #             FLANNEL_NFTABLES=false  CLUSTER_DOMAIN=cluster.local  DNS_UPSTREAM=/etc/resolv.conf
 #             DNS_REPLICAS=2  DEVICE_PLUGINS_DIR=/var/lib/kubelet/device-plugins  KUBELET_DIR=/var/lib/kubelet
+#             ADDON_CPU=100m (flannel's and CoreDNS's CPU request, upstream's value)
+#             AGENT_CPU=10m (node_exporter's and np-deviceplugin's, the chart's value)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 declare -A val=(
   [PROXY_MODE]=nftables [CNI_BIN_DIR]=/opt/cni/bin [CNI_CONF_DIR]=/etc/cni/net.d
   [FLANNEL_NFTABLES]=false [CLUSTER_DOMAIN]=cluster.local [DNS_UPSTREAM]=/etc/resolv.conf
   [DNS_REPLICAS]=2 [DEVICE_PLUGINS_DIR]=/var/lib/kubelet/device-plugins [KUBELET_DIR]=/var/lib/kubelet
+  [ADDON_CPU]=100m [AGENT_CPU]=10m
 )
 required=(APISERVER CLUSTER_CIDR DNS_IP)
 fail() { echo "render.sh: $*" >&2; exit 2; }

@@ -19,7 +19,10 @@
 #                  2-node VM on cgroup v2 and v1, n4 the 4-node VM on v2
 #   E2E_STEPS      comma-separated step names to run (default: all; a partial
 #                  run is for development and says so loudly)
-#   E2E_TIMEOUT    hard limit per boot in seconds (default 1500)
+#   E2E_TIMEOUT    hard limit per boot in seconds (default: v2 and v1 4000,
+#                  n4 2400: v2 and v1 also import the cluster add-ons' images;
+#                  1.2-1.8x what each boot took on a 2-core machine with the
+#                  boots side by side; CI's 90 minutes leave no more)
 #   E2E_PARALLEL   1: boot the modes side by side (default when nproc >= 2)
 #   E2E_ACCEL/E2E_CPU  QEMU accelerator and CPU (default tcg / qemu64,+pdpe1gb;
 #                  on a host with a working /dev/kvm: kvm / host)
@@ -31,7 +34,6 @@ repo=$(cd "$here/../.." && pwd)
 cd "$repo"
 cache=${E2E_CACHE:-$repo/.cache/e2e}
 modes=${E2E_MODES:-v2 v1 n4}
-timeout_s=${E2E_TIMEOUT:-1500}
 accel=${E2E_ACCEL:-tcg,thread=single}
 cpu=${E2E_CPU:-qemu64,+pdpe1gb} # +pdpe1gb: the guest gets 1 GiB hugepage directories
 bin=${BIN:-bin/numa-partition}
@@ -68,17 +70,30 @@ done
 # No registry: a pause and a workload image of our own, as OCI archives
 # the guest imports into each partition's containerd.
 "$repo/test/images/build.sh" "$payload/e2e/images"
-# The namespace-mode boot's DaemonSets from test/addons (built once,
-# cached in .cache/addons/), their manifests rendered for this cluster:
-# prometheus node_exporter as its chart deploys it (step agents), our
-# device plugin + CSI node registrar (step plugins) and kube-proxy as
-# kubeadm deploys it (step services; the pods' networks are the
-# scenario's ptp ones, 10.88.<index>.0/24).
+# The namespace-mode boot's add-ons from test/addons (built once, cached
+# in .cache/addons/), their manifests rendered for this cluster, as a
+# kubeadm cluster runs them: flannel (vxlan, podCIDRs from the controller
+# manager's --cluster-cidr 10.244.0.0/16; its CNI plugin beside Debian's
+# in /usr/lib/cni) and kube-proxy (nftables) from the host's join on
+# (step apply), CoreDNS (step services, its upstream the lab's address:
+# the VM has no resolver, and only cluster names are asked), prometheus
+# node_exporter as its chart deploys it (step agents) and our device
+# plugin + CSI node registrar (step plugins).
 addons=$("$repo/test/addons/build.sh")
 mkdir -p "$payload/e2e/images/addons" "$payload/e2e/addons"
-for a in node-exporter np-deviceplugin kube-proxy; do
+# ADDON_CPU=0: partition node0 of the VM has one allocatable CPU, which the
+# placement step's Guaranteed pod takes whole (kubelet's static CPU Manager
+# gives exclusive CPUs in whole units); with flannel's and CoreDNS's 100m
+# requests on that Node the scheduler leaves it Pending ("Insufficient
+# cpu"), as it would on any Node this small; AGENT_CPU=0 likewise for
+# node_exporter and the device plugin, whose pods the agents and plugins
+# steps delete (seen: under TCG containerd-node0 took over 10 minutes to
+# handle the device plugin's exit, and its terminating pod's 10m left the
+# placement step's pod Pending). Memory requests stay upstream's.
+for a in flannel kube-proxy coredns node-exporter np-deviceplugin; do
   cp "$addons/images/$a.tar" "$payload/e2e/images/addons/"
-  "$repo/test/addons/render.sh" APISERVER=https://10.0.2.100:6443 CLUSTER_CIDR=10.88.0.0/16 DNS_IP=10.96.0.10 \
+  "$repo/test/addons/render.sh" APISERVER=https://10.0.2.100:6443 CLUSTER_CIDR=10.244.0.0/16 DNS_IP=10.96.0.10 \
+    CNI_BIN_DIR=/usr/lib/cni FLANNEL_NFTABLES=true DNS_UPSTREAM=10.0.2.100 ADDON_CPU=0 AGENT_CPU=0 \
     -- "$repo/test/addons/manifests/$a.yaml" > "$payload/e2e/addons/$a.yaml"
 done
 
@@ -99,6 +114,10 @@ ip -n "$lab" link add lab0 type bridge
 ip -n "$lab" addr add 10.0.2.100/24 dev lab0
 ip -n "$lab" addr add 10.0.2.2/24 dev lab0
 ip -n "$lab" link set lab0 up
+# The lab routes between its hosts' networks: boot v1's partitions (on
+# the lab's network, macvlan) reach boot v2's routed partition subnet
+# through the gateway, as on a LAN whose router knows the route.
+inlab sh -c "echo 1 > /proc/sys/net/ipv4/ip_forward"
 for m in $modes; do
   ip -n "$lab" tuntap add dev "tap-$m" mode tap
   ip -n "$lab" link set "tap-$m" master lab0 up
@@ -123,7 +142,8 @@ log "image $image ($(head -1 "$image/manifest.txt"))"
 # boot MODE: one VM run; leaves console.log, scenario.log, share/ and
 # qemu.rc/wall in .cache/e2e/runs/MODE.
 boot() {
-  local mode=$1 unified out t0 rc=0
+  local mode=$1 unified out t0 rc=0 timeout_s=${E2E_TIMEOUT:-2400}
+  [ "$mode" != n4 ] && timeout_s=${E2E_TIMEOUT:-4000}
   case $mode in v2|n4) unified=1 ;; v1) unified=0 ;; esac
   # v2, v1: 2 sockets of one NUMA node (2 CPUs, 2 GiB each); n4: 2 sockets
   # of two NUMA nodes (1 CPU, 1 GiB each), 12 apart within a socket.
@@ -146,7 +166,7 @@ boot() {
   out=$cache/runs/$mode
   rm -rf "$out"; mkdir -p "$out/share" "$out/payload"
   cp -a "$payload/." "$out/payload/"
-  printf 'E2E_MODE=%q\nE2E_STEPS=%q\n' "$mode" "${E2E_STEPS:-}" > "$out/payload/e2e/env"
+  printf 'E2E_MODE=%q\nE2E_STEPS=%q\nE2E_PEER=%q\n' "$mode" "${E2E_STEPS:-}" "${peer[$mode]:-}" > "$out/payload/e2e/env"
   (cd "$out/payload" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$out/payload.cpio"
   cat "$image/base.cpio" "$out/payload.cpio" > "$out/initrd.cpio"
   rm -rf "$out/payload" "$out/payload.cpio"
@@ -176,7 +196,7 @@ report() {
   wall=$(cat "$out/wall" 2>/dev/null || echo "?")
   results=$out/share/results.tsv
   if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-    log "cgroup $mode: QEMU killed after ${timeout_s}s (E2E_TIMEOUT)"
+    log "cgroup $mode: QEMU killed after $wall s, at the boot's limit (E2E_TIMEOUT)"
   elif [ "$rc" != 0 ]; then
     log "cgroup $mode: QEMU exited with $rc"
   fi
@@ -214,6 +234,14 @@ done
 # 4-node boot's memory-touching pods past their limits), the next starting
 # when one ends (E2E_PARALLEL=0 forces one after the other).
 parallel=${E2E_PARALLEL:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)}
+# Boots v2 and v1 are two hosts of one cluster, with one pod network
+# across them (step crosshost of boot v1) when they run at the same time:
+# both among the first boots started side by side.
+declare -A peer=()
+if [ "$parallel" = 1 ]; then
+  first=" $(echo $modes | cut -d' ' -f1-"$(nproc)") "
+  [[ $first == *" v1 "* && $first == *" v2 "* ]] && peer[v1]=e2e-v2
+fi
 if [ "$parallel" = 1 ]; then
   slots=$(nproc)
   pids=()

@@ -165,6 +165,15 @@ func TestCLIAgainstSandbox(t *testing.T) {
 	if out, err := exec.Command("nsenter", "-t", strconv.Itoa(s.PID1), "-n", "bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/10248").CombinedOutput(); err == nil {
 		t.Fatalf("a kubelet's healthz answers in the host's namespace: it is not in its own\n%s", out)
 	}
+	names := make([]string, len(st.Partitions))
+	for i, p := range st.Partitions {
+		names[i] = p.Name
+	}
+	checkNodeDirs(t, s, names)
+	checkDaemonCrashes(t, s, names[0], func() bool {
+		_, code := runAny(append([]string{"status", "--no-api"}, root...)...)
+		return code == 0
+	})
 	run(0, append([]string{"status", "--no-api"}, root...)...)
 	// Asking the API: a healthy kubelet without a kubeconfig has not joined.
 	out = run(1, append([]string{"status"}, root...)...)

@@ -53,6 +53,9 @@ grace=${E2E_NODE_MONITOR_GRACE:-40s}
 timeout_s=${E2E_CLUSTER_TIMEOUT:-120}
 verbosity=${E2E_CLUSTER_V:-0}
 service_cidr=10.96.0.0/16
+# Pod networks: each Node's spec.podCIDR (a /24) from here, which flannel
+# (--kube-subnet-mgr) uses.
+cluster_cidr=${E2E_CLUSTER_CIDR:-10.244.0.0/16}
 service_ip=10.96.0.1 # the first IP of service_cidr: the kubernetes Service
 host_server=https://127.0.0.1:$api_port
 guest_server=https://$guest_addr:$guest_port
@@ -290,6 +293,7 @@ start kube-controller-manager \
   --use-service-account-credentials=true \
   --controllers='*,bootstrapsigner,tokencleaner' \
   --service-cluster-ip-range="$service_cidr" \
+  --allocate-node-cidrs=true --cluster-cidr="$cluster_cidr" --node-cidr-mask-size=24 \
   --node-monitor-grace-period="$grace" \
   --flex-volume-plugin-dir="$state/run/flexvolume" \
   --leader-elect=false \

@@ -39,24 +39,43 @@ run() {
   "$@"
 }
 
-# wait_until SECONDS DESCRIPTION CMD...: poll CMD every half second.
+# How long a pod may take from creation to Running: under TCG, on a busy
+# CPU 0 (the host's and partition node0's daemons, and these steps), a
+# sandbox and its container took 3.6 minutes (run 5 of 2026-12-02:
+# backend-node0 in step services, scheduled to Started).
+POD_START_S=480
+
+# wait_until SECONDS DESCRIPTION CMD...: poll CMD until it succeeds, at
+# most SECONDS. Between two tries it pauses half a second, or as long as
+# the last try took when that was longer: under TCG a kubectl call costs
+# 1-3 s of the VM's one emulated core, and a check run back to back would
+# take half that core from the kubelet and containerd it waits for.
 wait_until() {
   local limit=$1 what=$2; shift 2
-  local end=$((SECONDS + limit))
-  until "$@" >/dev/null 2>&1; do
+  local end=$((SECONDS + limit)) t0 took
+  while :; do
+    t0=${EPOCHREALTIME/./}
+    "$@" >/dev/null 2>&1 && break
     if [ $SECONDS -ge $end ]; then fail "timed out after ${limit}s waiting for $what"; return 1; fi
-    sleep 0.5
+    took=$(( ${EPOCHREALTIME/./} - t0 ))   # microseconds
+    [ $took -gt 500000 ] || took=500000
+    [ $took -lt 5000000 ] || took=5000000
+    sleep "$((took / 1000000)).$(printf '%06d' $((took % 1000000)))"
   done
   ok "$what"
 }
 
-# http_get PORT PATH: body of a plain HTTP GET on 127.0.0.1 (no curl here).
+# http_get PORT PATH: body of a plain HTTP GET on 127.0.0.1 (no curl here);
+# status 1 when the answer is not 200, 2 when there is none: no
+# connection, or no whole answer within 30 s (a wait_until cannot cut a
+# check short).
 http_get() {
-  local body
-  exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+  local body rc
+  { exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 2
   printf 'GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n' "$2" >&3
-  body=$(cat <&3)
+  IFS= read -r -d '' -t 30 body <&3; rc=$?
   exec 3<&-
+  [ $rc -le 128 ] || return 2
   case "$body" in "HTTP/1."?" 200"*) printf '%s\n' "${body##*$'\r\n\r\n'}" ;; *) return 1 ;; esac
 }
 
@@ -86,29 +105,62 @@ else
   declare -A DAEMON_CPUS=([node0]=0 [node1]=2-3)   # host-reserved CPUs on its nodes, else its own
   declare -A SLICE_CPUS=([node0]=0-1 [node1]=2-3)
   declare -A MEMS=([node0]=0 [node1]=1)
-  declare -A HEALTHZ=([node0]=10248 [node1]=10258) # host mode: healthz_port + index × port_stride
   declare -A HUGEPAGES_2M=([node0]=16 [node1]=24)
   # The host's memory is not locked (templates/host.dropin.tmpl says why):
   # system.slice may allocate on every node, so apply can fill node 1's pools.
   HOST_MEMS=0-1
 fi
 CONFIG=/etc/numa-partition/config.toml
-# Boot v2 runs the default network mode: each partition in a network
-# namespace of its own (np-<partition>) with its own address on the
-# bridge npbr0 (10.212.0.0/24, masqueraded towards the API server), every
-# kubelet on the standard ports in its namespace. Boots v1 and n4 keep
-# the explicit host mode (one namespace, strided ports).
+# Boots v2 and v1 run the default network mode: each partition in a
+# network namespace of its own (np-<partition>), every kubelet on the
+# standard ports in its namespace. Boot v2's uplink is the default bridge
+# npbr0 (10.212.0.0/24, not masqueraded: the lab routes the subnet to the VM),
+# boot v1's a macvlan per partition on the VM's eth0 with an address of
+# the lab's own network, as a host on a LAN gives each partition one.
+# Boot n4 keeps the explicit host mode (one namespace, strided ports).
 NET_MODE=host
-if [ "$E2E_MODE" = v2 ]; then
+if [ "$E2E_MODE" != n4 ]; then
   NET_MODE=namespace
   declare -A HEALTHZ=([node0]=10248 [node1]=10248)
+fi
+if [ "$E2E_MODE" = v2 ]; then
+  UPLINK=bridge GATEWAY=10.212.0.1
   declare -A ADDRESS=([node0]=10.212.0.2 [node1]=10.212.0.3)
+elif [ "$E2E_MODE" = v1 ]; then
+  UPLINK=macvlan GATEWAY=10.0.2.2
+  declare -A ADDRESS=([node0]=10.0.2.40 [node1]=10.0.2.41)
 fi
 # config_src: the boot's config (host mode said explicitly where it runs).
+# In namespace mode the pod network is flannel's, which writes its CNI
+# config into each partition's own /etc/cni/net.d (a node dir: the
+# default cni_conf_dir), and pods resolve names through CoreDNS (boot
+# v2's: boot v1's pods reach it across hosts).
 config_src() {
-  [ "$NET_MODE" = host ] && printf '[network]\nmode = "host"\n\n'
-  cat "$CONFIG_SRC"
+  if [ "$NET_MODE" = host ]; then
+    printf '[network]\nmode = "host"\n\n'
+    cat "$CONFIG_SRC"
+    return
+  fi
+  if [ "$UPLINK" = macvlan ]; then
+    printf '[network]\nuplink = "macvlan"\nparent = "eth0"\nsubnet = "10.0.2.0/24"\ngateway = "%s"\npool = "10.0.2.40/29"\n\n' $GATEWAY
+  else
+    # Routed, not masqueraded: the lab routes the subnet to this VM, as
+    # a cluster of several hosts must (flannel's vxlan goes to each Node's
+    # own address). Masqueraded, boot v1 got this boot's vxlan packets
+    # with a bad outer UDP checksum (kernel 6.1) and dropped every one.
+    printf '[network]\nnat = false\n\n'
+  fi
+  # cgroup v1 (boot v1): node1 in kubelet mode, nri mode needing v2 (step
+  # apply checks that apply refuses it there).
+  local v1=
+  [ "$E2E_CGROUP" = v1 ] && v1='/^allocator_mode = "nri"$/d'
+  sed -e '/^cni_conf_dir = /d' -e "s|^\[kubelet\]\$|[kubelet]\ncluster_dns = [\"$DNS_IP\"]|" ${v1:+-e "$v1"} "$CONFIG_SRC"
 }
+# CoreDNS's Service address (run.sh renders the manifests with it).
+DNS_IP=10.96.0.10
+# dns_ready: CoreDNS's Deployment (boot v2's step services) has both
+# replicas ready.
+dns_ready() { [ "$(api /apis/apps/v1/namespaces/kube-system/deployments/coredns .status.readyReplicas)" = 2 ]; }
 # in_netns P CMD...: CMD in partition P's network namespace (namespace
 # mode), else on the host.
 in_netns() {
@@ -135,15 +187,42 @@ export KUBECONFIG=/e2e/cluster/admin.conf
 NS=e2e-$E2E_MODE
 BOOT=$(cat /etc/hostname)
 node_name() { echo "$BOOT-$1"; }
-k() { kubectl --request-timeout=20s "$@"; }
+# apply without client-side validation: it fetches and parses the API's
+# OpenAPI schema in every kubectl process (half of an apply's CPU natively,
+# 0.37 against 0.19 s; tens of seconds under TCG), and our manifests are
+# the server's to judge.
+k() {
+  if [ "${1:-}" = apply ]; then kubectl --request-timeout=20s apply --validate=false "${@:2}"
+  else kubectl --request-timeout=20s "$@"; fi
+}
+
+# Reads go through the `kubectl proxy` scenario.sh keeps running on
+# 127.0.0.1:$API_PROXY_PORT, with jq: under TCG each kubectl process
+# costs 3-15 s of the VM's one emulated core before it sends a request
+# (a polling loop of them was most of a step's time, and took the CPU
+# from the kubelets it waited for); a read through the proxy costs a few
+# milliseconds. Writes, exec and logs stay kubectl's.
+API_PROXY_PORT=8001
+# api_get PATH: the API server's JSON at PATH; fails on an error answer
+# (404: no such object), asks kubectl get --raw when the proxy does not
+# answer.
+api_get() {
+  http_get $API_PROXY_PORT "$1"
+  local rc=$?
+  [ $rc = 2 ] || return $rc
+  k get --raw "$1"
+}
+# api PATH FILTER: jq's FILTER (raw output) of it; fails when the GET does.
+api() { local b; b=$(api_get "$1") && jq -r "$2" <<<"$b"; }
+# pod_path NAME [NAMESPACE]: a pod's API path (default namespace: $NS).
+pod_path() { echo "/api/v1/namespaces/${2:-$NS}/pods/$1"; }
 
 # node_ready NODE: its Ready condition is True.
-node_ready() {
-  [ "$(k get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
-}
+node_ready_status() { api "/api/v1/nodes/$1" '.status.conditions[]? | select(.type=="Ready") | .status'; }
+node_ready() { [ "$(node_ready_status "$1")" = True ]; }
 node_not_ready() {
   local s
-  s=$(k get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) || return 1
+  s=$(node_ready_status "$1") || return 1
   [ -n "$s" ] && [ "$s" != True ]
 }
 
@@ -195,7 +274,14 @@ spec:
     resources: $3
 YAML
 }
-pod_running() { [ "$(k -n $NS get pod "$1" -o jsonpath='{.status.phase}')" = Running ]; }
+# pod_running NAME [NAMESPACE]: the pod's phase is Running.
+pod_running() { [ "$(api "$(pod_path "$1" "${2:-}")" .status.phase)" = Running ]; }
+# pods_on NAMESPACE SELECTOR NODE: the names of the pods of SELECTOR (a
+# label selector, k=v[,k=v]) bound to NODE.
+pods_on() {
+  local sel=${2//=/%3D}
+  api "/api/v1/namespaces/$1/pods?labelSelector=${sel//,/%2C}&fieldSelector=spec.nodeName%3D$3" '.items[].metadata.name'
+}
 
 # allocation P UID: the allocator's allocation of pod UID's container
 # "work" in partition P as "pinned nodes memory hugepages-2Mi": the
@@ -243,19 +329,43 @@ journal_tail() {
   journalctl -b --no-pager -o cat -u "$1" | grep -v '^$' | tail -${2:-25} | sed 's/^/    /'
 }
 
+# import_image P TAR: the OCI archive TAR into partition P's containerd,
+# for CRI (namespace k8s.io), as on an air-gapped host. --local: ctr
+# writes the content itself instead of streaming the archive through
+# containerd's transfer service, which costs twice the CPU (measured on
+# coredns.tar, 75 MiB: 1.5 s against 0.7 s of ctr + containerd natively;
+# under TCG 100 s per partition, most of an add-on step).
+import_image() {
+  run ctr --address "$(socket_of $1)" -n k8s.io images import --local "$2" >/dev/null
+}
+
 # deploy_addon NAME WHAT: an add-on of test/addons as a cluster would run
 # it: its image (/e2e/images/addons/NAME.tar) imported into every
-# partition's containerd (no registry), its manifest (/e2e/addons/NAME.yaml,
-# rendered by run.sh) applied with its DaemonSet restricted to this boot's
-# Nodes (the other boots share the cluster, and may run host mode, where
-# node agents collide). The applied manifest is $STATE/NAME.yaml.
+# partition's containerd (no registry), then this boot's Nodes labelled
+# e2e.numa-partition.io/addon-NAME=imported, then its manifest
+# (/e2e/addons/NAME.yaml, rendered by run.sh) applied with its pods on the
+# Nodes of that label only. The boots share the cluster: boots v2 and v1
+# apply the same kube-proxy and flannel DaemonSets (one pod network across
+# both hosts), and a Node gets an add-on's pod only once its image is
+# there. The applied manifest is $STATE/NAME.yaml.
 deploy_addon() {
   local name=$1 what=$2 p
+  local t0 mib=$(( $(stat -c %s /e2e/images/addons/$name.tar) >> 20 )) label=e2e.numa-partition.io/addon-$name
   for p in $PARTITIONS; do
-    run ctr --address "$(socket_of $p)" -n k8s.io images import /e2e/images/addons/$name.tar >/dev/null \
-      && ok "$name image imported into containerd-$p" || fail "ctr images import $name.tar into containerd-$p failed"
+    t0=$SECONDS
+    import_image $p /e2e/images/addons/$name.tar \
+      && ok "$name image ($mib MiB) imported into containerd-$p in $((SECONDS - t0)) s" || fail "ctr images import $name.tar into containerd-$p failed"
   done
-  sed "s|^        kubernetes.io/os: linux$|        kubernetes.io/os: linux\n        e2e.numa-partition.io/boot: $BOOT|" /e2e/addons/$name.yaml > $STATE/$name.yaml
-  grep -q "e2e.numa-partition.io/boot: $BOOT" $STATE/$name.yaml || die "could not restrict $name to this boot's Nodes"
+  for p in $PARTITIONS; do
+    # At apply the Node may not be registered yet (TLS bootstrap first).
+    wait_until 600 "Node $(node_name $p) registered" k get node "$(node_name $p)" || die "Node $(node_name $p) never registered"
+    run k label node --overwrite "$(node_name $p)" $label=imported >/dev/null || die "could not label Node $(node_name $p) $label"
+  done
+  if grep -q '^        kubernetes.io/os: linux$' /e2e/addons/$name.yaml; then
+    sed "s|^        kubernetes.io/os: linux$|        kubernetes.io/os: linux\n        $label: imported|" /e2e/addons/$name.yaml > $STATE/$name.yaml
+  else # flannel selects Nodes by affinity only
+    sed "s|^      hostNetwork: true$|      hostNetwork: true\n      nodeSelector:\n        $label: imported|" /e2e/addons/$name.yaml > $STATE/$name.yaml
+  fi
+  grep -q "$label: imported" $STATE/$name.yaml || die "could not restrict $name to the Nodes labelled $label"
   run k apply -f $STATE/$name.yaml >/dev/null && ok "$what applied" || die "kubectl apply $name failed"
 }

@@ -11,11 +11,13 @@
 // exits 0. `workload once` prints the line and exits at once: what the e2e
 // runs through `kubectl exec`. `workload serve ADDR` also answers every TCP
 // connection on ADDR with the line and its host name (a Service's backend),
-// and `workload get ADDR` prints what ADDR answers (its client). Built
+// and `workload get ADDR` prints what ADDR answers (its client);
+// `workload resolve NAME` prints NAME's addresses (cluster DNS). Built
 // static (CGO_ENABLED=0).
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +41,9 @@ func main() {
 	}
 	if len(os.Args) == 3 && os.Args[1] == "get" {
 		os.Exit(get(os.Stdout, os.Stderr, os.Args[2]))
+	}
+	if len(os.Args) == 3 && os.Args[1] == "resolve" {
+		os.Exit(resolve(os.Stdout, os.Stderr, os.Args[2]))
 	}
 	os.Exit(run(os.Stdout, os.Stderr, os.Getenv("TOUCH_MIB")))
 }
@@ -91,6 +96,23 @@ func get(stdout, stderr io.Writer, addr string) int {
 		return 1
 	}
 	stdout.Write(b)
+	return 0
+}
+
+// resolve prints the addresses name resolves to, one per line, as a
+// pod's programs see them: through the pod's /etc/resolv.conf (its
+// search path and cluster DNS).
+func resolve(stdout, stderr io.Writer, name string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupHost(ctx, name)
+	if err != nil {
+		fmt.Fprintln(stderr, "workload:", err)
+		return 1
+	}
+	for _, a := range addrs {
+		fmt.Fprintln(stdout, a)
+	}
 	return 0
 }
 

@@ -169,3 +169,14 @@ func TestServeAnswersGet(t *testing.T) {
 		t.Fatalf("serve exited %d", code)
 	}
 }
+
+func TestResolvePrintsAddresses(t *testing.T) {
+	var out, errOut strings.Builder
+	if code := resolve(&out, &errOut, "localhost"); code != 0 || !strings.Contains(out.String(), "127.0.0.1\n") {
+		t.Fatalf("resolve localhost: exit %d, %q %q", code, out.String(), errOut.String())
+	}
+	errOut.Reset()
+	if code := resolve(io.Discard, &errOut, "no-such-name.invalid"); code == 0 || !strings.Contains(errOut.String(), "no-such-name.invalid") {
+		t.Fatalf("resolve of a name that does not exist: exit %d, %q", code, errOut.String())
+	}
+}

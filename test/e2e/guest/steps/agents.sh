@@ -9,10 +9,10 @@
 . /e2e/guest/lib.sh
 requires network
 deploy_addon node-exporter "node-exporter DaemonSet"
-pod_on() { k -n kube-system get pods -l app.kubernetes.io/name=node-exporter --field-selector spec.nodeName=$(node_name $1) -o jsonpath='{.items[0].metadata.name}' 2>/dev/null; }
+pod_on() { pods_on kube-system app.kubernetes.io/name=node-exporter "$(node_name $1)" 2>/dev/null | head -1; }
 for p in $PARTITIONS; do
-  running() { [ "$(k -n kube-system get pod "$(pod_on $p)" -o jsonpath='{.status.phase}' 2>/dev/null)" = Running ]; }
-  wait_until 240 "node-exporter Running on $(node_name $p)" running \
+  running() { pod_running "$(pod_on $p)" kube-system; }
+  wait_until $POD_START_S "node-exporter Running on $(node_name $p)" running \
     || { k -n kube-system describe pod "$(pod_on $p)" | tail -15; continue; }
 done
 metrics() { in_netns "$1" bash -c "$(declare -f http_get); exec 3<>/dev/tcp/$2/9100 && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && cat <&3"; }

@@ -7,14 +7,16 @@ requires cluster
 install -d /etc/numa-partition && config_src > $CONFIG
 if [ "$E2E_MODE" = v1 ]; then
   # nri mode needs cgroup v2: apply refuses it here, naming why, and
-  # changes nothing; node1 then keeps kubelet's managers.
+  # changes nothing; node1 then keeps kubelet's managers. (The config
+  # ends with node1's [[partition]] table.)
+  { config_src; printf 'allocator_mode = "nri"\n'; } > $CONFIG
   out=$(numa-partition apply 2>&1); rc=$?
   [ $rc != 0 ] && grep -q 'allocator mode "nri" needs cgroup v2' <<<"$out" \
     && ok "apply refuses nri mode on cgroup v1: $(grep -o 'partition node1: allocator mode[^;]*' <<<"$out")" \
     || fail "apply with nri mode on cgroup v1 exited $rc: $(tail -2 <<<"$out" | tr '\n' ' ')"
   [ -z "$(ls /etc/systemd/system | grep -E '^(kubelet|containerd)-node|^node[01]\.slice')" ] \
     && ok "the refused apply changed nothing" || fail "the refused apply left units: $(ls /etc/systemd/system | tr '\n' ' ')"
-  sed -i '/^allocator_mode = "nri"/d' $CONFIG
+  config_src > $CONFIG
 fi
 # What remove must give back (the uplink turns forwarding on).
 cat /proc/sys/net/ipv4/ip_forward > $STATE/ip_forward-before
@@ -32,10 +34,23 @@ grep -q 'failCgroupV1: false' /etc/numa-partition/kubelet-node0.yaml && ok "Kube
 for p in $PARTITIONS; do
   wait_until 60 "containerd-$p answers" ctr --address "$(socket_of $p)" version
   for img in pause workload; do
-    run ctr --address "$(socket_of $p)" -n k8s.io images import /e2e/images/$img.tar >/dev/null \
+    import_image $p /e2e/images/$img.tar \
       && ok "$img image imported into containerd-$p" || fail "ctr images import $img.tar into containerd-$p failed"
   done
 done
+# In namespace mode the cluster runs its add-ons, as a kubeadm cluster
+# does before a host joins: kube-proxy and the pod network (flannel, which
+# writes each partition's CNI config: until then kubelet reports the
+# network not ready and its Node NotReady), both DaemonSets with
+# hostNetwork, so once per partition, each in its partition's namespace.
+# kube-proxy first: flanneld reaches the API server through the
+# kubernetes Service, which only a running kube-proxy translates (started
+# the other way round, with an image import of minutes between them,
+# flanneld crash-looped 4-5 times until kube-proxy ran).
+if [ "$NET_MODE" = namespace ]; then
+  deploy_addon kube-proxy "kube-proxy DaemonSet"
+  deploy_addon flannel "flannel DaemonSet (the pod network)"
+fi
 wait_healthy || die "the kubelets are not healthy; nothing below can pass"
 for p in $PARTITIONS; do
   for u in $(partition_units $p); do
@@ -52,7 +67,7 @@ for p in $PARTITIONS; do
   # reason kubelet gives meanwhile goes into the log.
   t0=$SECONDS last=
   until node_ready $n; do
-    why=$(k get node $n -o jsonpath='{.status.conditions[?(@.type=="Ready")].reason}: {.status.conditions[?(@.type=="Ready")].message}' 2>&1)
+    why=$(api /api/v1/nodes/$n '.status.conditions[]? | select(.type=="Ready") | "\(.reason): \(.message)"' 2>&1)
     [ "$why" != "$last" ] && echo "  Node $n not Ready after $((SECONDS - t0))s: $why" && last=$why
     [ $((SECONDS - t0)) -ge 360 ] && break
     sleep 2

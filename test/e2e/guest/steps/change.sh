@@ -16,7 +16,7 @@ cfg=$(systemctl cat kubelet-node1.service | grep -o -- '--config=[^ ]*' | head -
 grep -q '^maxPods: 50$' "$cfg" && ok "$cfg has maxPods: 50" || fail "kubelet-node1's config ${cfg:-?} has no 'maxPods: 50'"
 wait_healthy
 # The restarted kubelet reports its new capacity to the API server.
-pods_capacity() { [ "$(k get node $(node_name node1) -o jsonpath='{.status.capacity.pods}')" = 50 ]; }
+pods_capacity() { [ "$(api /api/v1/nodes/$(node_name node1) .status.capacity.pods)" = 50 ]; }
 wait_until 120 "Node $(node_name node1) capacity pods = 50" pods_capacity
 expect_eq "Node $(node_name node0) capacity pods (unchanged)" "$(k get node $(node_name node0) -o jsonpath='{.status.capacity.pods}')" 110
 main_pids > $STATE/pids-after-apply

@@ -6,8 +6,9 @@
 . /e2e/guest/lib.sh
 install -D -m 0644 /e2e/cluster/ca.crt /etc/kubernetes/pki/ca.crt
 install -D -m 0600 /e2e/cluster/bootstrap-kubelet.conf /etc/kubernetes/bootstrap-kubelet.conf
+# In namespace mode flannel writes them (step apply deploys it).
 i=0
-for p in $PARTITIONS; do
+[ "$NET_MODE" = namespace ] || for p in $PARTITIONS; do
   install -d /etc/cni/net.d-$p
   cat > /etc/cni/net.d-$p/10-e2e.conflist <<CNI
 {"cniVersion": "0.4.0", "name": "e2e-$p", "plugins": [
@@ -16,7 +17,7 @@ for p in $PARTITIONS; do
 CNI
   i=$((i + 1))
 done
-ok "CA, bootstrap kubeconfig and CNI configs installed"
+ok "CA, bootstrap kubeconfig$([ "$NET_MODE" = namespace ] || echo " and CNI configs") installed"
 # The VM has no disk: its root is the initramfs ("rootfs"), which neither
 # overlayfs (containerd's snapshots) nor kubelet's filesystem statistics
 # accept ("cannot find filesystem info for device rootfs"). Give each

@@ -15,7 +15,7 @@ for p in $PARTITIONS; do
   want=$first
   for pod in fill-$p-a fill-$p-b; do
     pod_yaml $pod $p "{requests: {cpu: 100m, memory: ${mib}Mi}, limits: {cpu: 100m, memory: ${mib}Mi}}" | run k apply -f - || fail "creating $pod"
-    if ! wait_until 240 "pod $pod Running" pod_running $pod; then
+    if ! wait_until $POD_START_S "pod $pod Running" pod_running $pod; then
       k -n $NS describe pod $pod 2>&1 | tail -15; continue
     fi
     pid=$(container_pid $p $pod)

@@ -17,21 +17,23 @@ spec:
   - name: work
     image: e2e.local/workload:1
     imagePullPolicy: Never
-    resources: {requests: {cpu: 100m, memory: 16Mi}, limits: {memory: 16Mi}}
+    resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {memory: 64Mi}}  # 16Mi OOM-killed runc init (step services)
 POD
 done
 for p in $PARTITIONS; do
-  running() { [ "$(k -n $NS get pod talk-$p -o jsonpath='{.status.phase}')" = Running ]; }
-  wait_until 240 "pod talk-$p Running" running || { k -n $NS describe pod talk-$p | tail -15; continue; }
+  running() { pod_running talk-$p; }
+  wait_until $POD_START_S "pod talk-$p Running" running || { k -n $NS describe pod talk-$p | tail -15; continue; }
   # Running comes when the container starts, its first line a moment
   # later; kubelet may not know the container by name for a moment more.
-  logs_ok() { k -n $NS logs talk-$p 2>/dev/null | grep -q '^cpus='; }
+  # (The checks keep what they read: a kubectl call costs tens of
+  # seconds of the VM's CPU under load.)
+  logs_ok() { LOGS=$(k -n $NS logs talk-$p 2>/dev/null | head -1); [[ $LOGS == cpus=* ]]; }
   wait_until 60 "kubectl logs talk-$p (through $(node_name $p)'s kubelet at ${ADDRESS[$p]})" logs_ok \
     || echo "  logs: $(k -n $NS logs talk-$p 2>&1 | head -3)"
-  exec_ok() { k -n $NS exec talk-$p -- /workload once 2>/dev/null | grep -q '^cpus='; }
+  exec_ok() { EXEC=$(k -n $NS exec talk-$p -- /workload once 2>/dev/null | head -1); [[ $EXEC == cpus=* ]]; }
   wait_until 60 "kubectl exec talk-$p -- /workload once" exec_ok \
     || echo "  exec: $(k -n $NS exec talk-$p -- /workload once 2>&1 | head -3)"
-  echo "  talk-$p: logs '$(k -n $NS logs talk-$p 2>&1 | head -1)', exec '$(k -n $NS exec talk-$p -- /workload once 2>&1 | head -1)'"
+  echo "  talk-$p: logs '${LOGS:-}', exec '${EXEC:-}'"
 done
 k -n $NS delete pod $(for p in $PARTITIONS; do echo talk-$p; done) --wait=false >/dev/null 2>&1
 finish

@@ -3,7 +3,7 @@
 # namespace of its own with an address of its own, which is its Node's
 # InternalIP; one partition does not see another's interfaces but reaches
 # it by address, as one machine reaches another; no kubelet listens in the
-# host's namespace.
+# host's namespace. Boot v2's uplink is a bridge, boot v1's macvlan.
 . /e2e/guest/lib.sh
 requires apply
 [ "$NET_MODE" = namespace ] || die "boot $E2E_MODE runs network.mode = host"
@@ -18,7 +18,7 @@ for p in $PARTITIONS; do
     expect_eq "$u (pid $pid) in namespace np-$p" "$got" "net:[$want]"
   done
   expect_eq "np-$p's address" "$(in_netns $p ip -o -4 addr show dev eth0 | awk '{print $4}')" "${ADDRESS[$p]}/24"
-  expect_eq "np-$p's default route" "$(in_netns $p ip -4 route show default | awk '{print $3}')" 10.212.0.1
+  expect_eq "np-$p's default route ($UPLINK uplink)" "$(in_netns $p ip -4 route show default | awk '{print $3}')" $GATEWAY
   expect_eq "Node $(node_name $p) InternalIP" \
     "$(k get node $(node_name $p) -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')" "${ADDRESS[$p]}"
   links=$(in_netns $p ip -o link | awk '{print $2}' | tr '\n' ' ')
@@ -36,7 +36,13 @@ for p in $PARTITIONS; do
 done
 host_listen=$(ss -Hltn | awk '{print $4}' | grep -E ':(10250|10248)$' | tr '\n' ' ')
 [ -z "$host_listen" ] && ok "no kubelet port open in the host's namespace" || fail "kubelet ports open on the host: $host_listen"
-expect_eq "IPv4 forwarding on (the bridge uplink routes)" "$(cat /proc/sys/net/ipv4/ip_forward)" 1
+if [ "$UPLINK" = bridge ]; then
+  expect_eq "IPv4 forwarding on (the bridge uplink routes)" "$(cat /proc/sys/net/ipv4/ip_forward)" 1
+else
+  # macvlan: each partition is on the LAN itself; the host routes nothing.
+  expect_eq "IPv4 forwarding as before apply (the macvlan uplink routes nothing)" "$(cat /proc/sys/net/ipv4/ip_forward)" "$(cat $STATE/ip_forward-before)"
+  expect_eq "np-node0's eth0 is a macvlan" "$(in_netns node0 ip -d -o link show eth0 | grep -o 'macvlan mode [a-z]*')" "macvlan mode bridge"
+fi
 st=$(numa-partition -o json status 2>&1)
 for p in $PARTITIONS; do
   expect_eq "status: np-$p present and up with its address" \

@@ -15,7 +15,7 @@ for p in $PARTITIONS; do
 done
 for p in $PARTITIONS; do
   pod=pinned-$p
-  if ! wait_until 240 "pod $pod Running" pod_running $pod; then
+  if ! wait_until $POD_START_S "pod $pod Running" pod_running $pod; then
     k -n $NS describe pod $pod 2>&1 | tail -25
     continue
   fi

@@ -11,7 +11,7 @@ requires apply
 deploy_addon np-deviceplugin "np-deviceplugin DaemonSet"
 for p in $PARTITIONS; do
   n=$(node_name $p)
-  tokens() { [ "$(k get node $n -o jsonpath='{.status.allocatable.e2e\.numa-partition\.io/token}')" = 2 ]; }
+  tokens() { [ "$(api /api/v1/nodes/$n '.status.allocatable["e2e.numa-partition.io/token"]')" = 2 ]; }
   wait_until 240 "Node $n allocatable e2e.numa-partition.io/token = 2 (its own kubelet's device plugin)" tokens \
     || k -n kube-system get pods -o wide 2>&1 | tail -5
   csinode() { k get csinode $n -o jsonpath='{.spec.drivers[*].name}' | grep -qw e2e.numa-partition.io; }

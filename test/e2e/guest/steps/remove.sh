@@ -1,14 +1,43 @@
-# 4. `remove` leaves the units and drop-ins gone, the pods stopped, the
-# host's CPUs given back to system.slice, and the partitions' Nodes go
-# NotReady (the controller manager's node lifecycle: no more heartbeats).
+# 4. `remove` with pods running: plain `remove` refuses, naming a pod
+# bound to a partition's Node, and changes nothing; `remove --drain
+# --force --kubeconfig` (the cluster admin's identity) cordons and drains
+# each Node through the Eviction API as kubectl drain does (DaemonSet pods
+# stay), then leaves the units and drop-ins gone, the pods stopped, the
+# host's CPUs given back to system.slice, and deletes the partitions'
+# Nodes once their kubelets have stopped.
 . /e2e/guest/lib.sh
 requires apply
 pods=$(cat $STATE/pod-pid-* 2>/dev/null)
-out=$(numa-partition remove 2>&1)
+# A pod of no controller in each partition, as an operator's leftover.
+for p in $PARTITIONS; do
+  pod_yaml leftover-$p $p '{}' | run k apply -f - >/dev/null || fail "creating leftover-$p"
+done
+for p in $PARTITIONS; do
+  wait_until $POD_START_S "pod leftover-$p Running" pod_running leftover-$p || k -n $NS describe pod leftover-$p | tail -10
+done
+units_before=$(ls /etc/systemd/system | sort | tr '\n' ' ')
+out=$(numa-partition remove 2>&1); rc=$?
+echo "$out" | sed 's/^/  plain remove: /'
+[ $rc != 0 ] && grep -q "leftover-" <<<"$out" && ok "plain remove refused (exit $rc), naming the pods bound to the Nodes" \
+  || fail "plain remove with pods bound exited $rc: $(tail -2 <<<"$out" | tr '\n' ' ')"
+expect_eq "the refused remove changed no unit file" "$(ls /etc/systemd/system | sort | tr '\n' ' ')" "$units_before"
+for p in $PARTITIONS; do
+  expect_eq "kubelet-$p still active after the refusal" "$(unit_prop kubelet-$p.service ActiveState)" active
+done
+t0=$SECONDS
+out=$(numa-partition remove --drain --force --kubeconfig /e2e/cluster/admin.conf 2>&1)
 rc=$?
 echo "$out"
-[ $rc = 0 ] || die "numa-partition remove exited $rc: $(tail -3 <<<"$out" | tr '\n' ' ')"
-ok "remove exited 0"
+[ $rc = 0 ] || die "numa-partition remove --drain exited $rc: $(tail -3 <<<"$out" | tr '\n' ' ')"
+ok "remove --drain --force --kubeconfig exited 0 in $((SECONDS - t0)) s"
+for p in $PARTITIONS; do
+  n=$(node_name $p)
+  gone() { ! api_get "/api/v1/nodes/$1" >/dev/null 2>&1; }
+  wait_until 60 "Node $n deleted" gone $n
+  left=$(k get pods -A --field-selector spec.nodeName=$n -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{"\n"}{end}' 2>/dev/null \
+    | grep -v -e '^kube-system/kube-proxy-' -e '^kube-flannel/' -e '^kube-system/node-exporter' -e '^kube-system/np-deviceplugin' | tr '\n' ' ')
+  [ -z "$left" ] && ok "no pod but DaemonSet pods left bound to $n" || fail "pods still bound to the removed Node $n: $left"
+done
 left=$(cd /etc/systemd/system && ls -d node*.slice kubelet-* containerd-node* numa-allocator@* numa-partition-hugepages.service 2>/dev/null | tr '\n' ' ')
 [ -z "$left" ] && ok "no unit files left" || fail "unit files left in /etc/systemd/system: $left"
 dropins=$(find /etc/systemd/system /run/systemd/system -path '*.d/*' -name '*numa-partition*' 2>/dev/null | tr '\n' ' ')
@@ -62,8 +91,5 @@ if [ "$NET_MODE" = namespace ]; then
   expect_eq "the host's links as before apply" "$(ip -o link | awk '{print $2}' | sort | tr '\n' ' ')" "$(tr '\n' ' ' < $STATE/links-before)"
   expect_eq "IPv4 forwarding as before apply" "$(cat /proc/sys/net/ipv4/ip_forward)" "$(cat $STATE/ip_forward-before)"
 fi
-for p in $PARTITIONS; do
-  wait_until 180 "Node $(node_name $p) NotReady" node_not_ready $(node_name $p)
-done
 run k get nodes -l e2e.numa-partition.io/boot=$BOOT
 finish

@@ -61,7 +61,7 @@ for p in $kubelet_parts; do
   fresh() { [ "$(reserved $1)" = "$want" ]; }
   wait_until 60 "kubelet-$p's fresh memory_manager_state reserves $want bytes on node ${MEMS[$p]%%-*} (was $(( (64 + 64 + 32) << 20 )))" fresh $p \
     || echo "  memory_manager_state: $(reserved $p)"
-  ready() { [ "$(k get node $(node_name $1) -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
+  ready() { node_ready "$(node_name $1)"; }
   wait_until 120 "Node $(node_name $p) Ready after the restart on fresh state" ready $p
 done
 out=$(numa-partition apply 2>&1) || fail "re-apply failed: $out"

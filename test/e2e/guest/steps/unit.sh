@@ -20,7 +20,7 @@ res="{requests: {cpu: 100m, memory: ${mib}Mi}, limits: {cpu: 100m, memory: ${mib
 echo "  partition $p: NUMA nodes $first and $second; ${mib}Mi per container, node $first has $((free >> 20))Mi free"
 
 pod_yaml filler-$p $p "$res" | run k apply -f - || fail "creating filler-$p"
-wait_until 240 "pod filler-$p Running" pod_running filler-$p || k -n $NS describe pod filler-$p 2>&1 | tail -15
+wait_until $POD_START_S "pod filler-$p Running" pod_running filler-$p || k -n $NS describe pod filler-$p 2>&1 | tail -15
 expect_eq "pod filler-$p Mems_allowed_list" "$(status_field "$(container_pid $p filler-$p)" Mems_allowed_list)" "$first"
 
 # two_containers NAME LABELS: a pod of two containers of two fifths each;
@@ -43,7 +43,7 @@ spec:
   - {name: compute, image: e2e.local/workload:1, imagePullPolicy: Never, resources: $res}
   - {name: guest-console-log, image: e2e.local/workload:1, imagePullPolicy: Never, resources: $res}
 YAML
-  if wait_until 240 "pod $pod Running" pod_running $pod; then
+  if wait_until $POD_START_S "pod $pod Running" pod_running $pod; then
     for i in 0 1; do
       id=$(k -n $NS get pod $pod -o jsonpath="{.status.containerStatuses[$i].containerID}")
       name=$(k -n $NS get pod $pod -o jsonpath="{.status.containerStatuses[$i].name}")

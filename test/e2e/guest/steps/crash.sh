@@ -1,0 +1,115 @@
+# A partition survives the crash of any of its daemons: containerd,
+# the allocator and kubelet of each partition are killed with SIGKILL, one
+# at a time, while a pod runs there. After each kill, within RECOVER_S:
+# all three services are active again (the killed one with a new MainPID:
+# Restart=always; kubelet restarted with its containerd through
+# Requires=/PartOf=, never left stopped as BindsTo= left it), kubelet
+# answers /healthz and the Node is Ready; the running pod's container
+# survives every kill in its shim (same PID) in kubelet mode, where it is
+# a Guaranteed pod on every pod CPU of the partition (the state kubelet
+# 1.37 cannot restart from without the unit's kubelet-state repair); in
+# nri mode it does not yet survive containerd's restart — a known, open
+# defect this step found: there the pod must run again. At the end a new
+# pod starts in each partition: the chain kubelet → containerd → NRI →
+# allocator works after the crashes, not only the units' states. Boot n4
+# runs it: node0 in kubelet mode, node2 in nri mode.
+. /e2e/guest/lib.sh
+requires apply
+# The bound this step promises. The sandbox (real systemd 252, stand-in
+# daemons) recovers in 10-30 s; under TCG kubelet's restart alone takes
+# 30-90 s, and the Node's Ready condition follows its first status update.
+RECOVER_S=300
+
+# In a kubelet-mode partition the survivor is Guaranteed and takes every
+# pod CPU: kubelet then checkpoints an empty shared pool, which kubelet
+# 1.37 refuses at its next start ("default cpuset cannot be empty",
+# kubernetes#141196; before the unit's `kubelet-state repair` it crash-
+# looped for good after the first kill). Earlier steps' pods go first, to
+# leave the CPUs free.
+k -n $NS delete pods --all --wait=true --timeout=180s >/dev/null 2>&1
+for p in $PARTITIONS; do
+  res='{}'
+  if [ "${ALLOC_MODE[$p]}" = kubelet ]; then
+    n=${POD_CPU_COUNT[$p]}
+    res="{requests: {cpu: \"$n\", memory: 64Mi}, limits: {cpu: \"$n\", memory: 64Mi}}"
+  fi
+  pod_yaml survivor-$p $p "$res" | run k apply -f - >/dev/null || fail "creating survivor-$p"
+done
+declare -A SURVIVOR_PID
+for p in $PARTITIONS; do
+  wait_until $POD_START_S "pod survivor-$p Running" pod_running survivor-$p || { k -n $NS describe pod survivor-$p | tail -15; continue; }
+  SURVIVOR_PID[$p]=$(container_pid $p survivor-$p)
+  [ -n "${SURVIVOR_PID[$p]}" ] || fail "no task for survivor-$p in containerd-$p"
+  if [ "${ALLOC_MODE[$p]}" = kubelet ]; then
+    expect_eq "kubelet-$p's shared pool (defaultCpuSet) with survivor-$p on every pod CPU" \
+      "$(jq -r .defaultCpuSet "$(kubelet_root $p)/cpu_manager_state" 2>&1)" ""
+  fi
+done
+
+# recovered P UNIT OLDPID: UNIT runs again under a new MainPID, the other
+# two daemons of P are active, kubelet answers and the Node is Ready.
+recovered() {
+  local p=$1 u=$2 old=$3 v pid
+  pid=$(unit_prop "$u" MainPID)
+  [ "${pid:-0}" -gt 0 ] && [ "$pid" != "$old" ] || return 1
+  for v in containerd-$p.service numa-allocator@$p.service kubelet-$p.service; do
+    [ "$(unit_prop "$v" ActiveState)" = active ] || return 1
+  done
+  kubelet_healthz "$p" >/dev/null && node_ready "$(node_name "$p")"
+}
+
+for p in $PARTITIONS; do
+  for u in containerd-$p.service numa-allocator@$p.service kubelet-$p.service; do
+    old=$(unit_prop "$u" MainPID)
+    [ "${old:-0}" -gt 0 ] || { fail "$u has no MainPID before the kill"; continue; }
+    t0=$SECONDS
+    kill -9 "$old"
+    if wait_until $RECOVER_S "$u killed (SIGKILL): partition $p's daemons active, kubelet healthy, Node Ready" recovered "$p" "$u" "$old"; then
+      echo "  $u: recovered in $((SECONDS - t0)) s (bound ${RECOVER_S} s); NRestarts $(unit_prop "$u" NRestarts)"
+    else
+      for v in containerd-$p.service numa-allocator@$p.service kubelet-$p.service; do journal_tail "$v" 10; done
+    fi
+    if [ -n "${SURVIVOR_PID[$p]:-}" ] && [ "${ALLOC_MODE[$p]}" = kubelet ]; then
+      expect_eq "survivor-$p's container after the kill of $u (PID)" "$(container_pid $p survivor-$p)" "${SURVIVOR_PID[$p]}"
+    elif [ -n "${SURVIVOR_PID[$p]:-}" ]; then
+      # KNOWN DEFECT (nri mode, open): about 45 s after containerd-$p
+      # restarts, the partition's running containers exit (seen for
+      # pinned-node1 and survivor-node1, no kill logged by kubelet) and
+      # kubelet starts them again. Asserted here: the pod runs again;
+      # the PID change is printed, not hidden.
+      wait_until $POD_START_S "pod survivor-$p Running after the kill of $u" pod_running survivor-$p
+      now=$(container_pid $p survivor-$p)
+      if [ "$now" != "${SURVIVOR_PID[$p]}" ]; then
+        echo "  KNOWN DEFECT: survivor-$p's container PID ${SURVIVOR_PID[$p]} -> '${now}' after the kill of $u (nri mode); the pod's events say why kubelet restarted it:"
+        k -n $NS get events --field-selector involvedObject.name=survivor-$p -o custom-columns=REASON:.reason,MESSAGE:.message --no-headers 2>&1 | tail -6 | sed 's/^/    /'
+      fi
+      SURVIVOR_PID[$p]=${now:-${SURVIVOR_PID[$p]}}
+    fi
+  done
+done
+
+# The kubelets restarted with a survivor on every pod CPU: each one's
+# ExecStartPre moved the checkpoint kubelet would refuse aside, and
+# kubelet gave the survivor its CPUs again.
+for p in $PARTITIONS; do
+  [ "${ALLOC_MODE[$p]}" = kubelet ] || continue
+  repairs=$(journalctl -b --no-pager -o cat -u kubelet-$p.service | grep -c "had every CPU exclusively assigned")
+  [ "$repairs" -ge 1 ] && ok "kubelet-$p: the empty shared pool's checkpoint moved aside before $repairs of its starts" \
+    || fail "kubelet-$p: no 'kubelet-state repair' before its restarts"
+  expect_eq "kubelet-$p: 'default cpuset cannot be empty' refusals" \
+    "$(journalctl -b --no-pager -o cat -u kubelet-$p.service | grep -c 'default cpuset cannot be empty')" 0
+  assigned() { [ "$(jq -r --arg u "$(api "$(pod_path survivor-$1)" .metadata.uid)" '.entries[$u] // {} | length' "$(kubelet_root $1)/cpu_manager_state")" -ge 1 ]; }
+  wait_until 120 "kubelet-$p's fresh cpu_manager_state assigns survivor-$p its CPUs again" assigned $p
+done
+k -n $NS delete pod $(for p in $PARTITIONS; do echo survivor-$p; done) --wait=true --timeout=120s >/dev/null 2>&1
+
+# Everything works again, not only the units: a new pod per partition.
+for p in $PARTITIONS; do
+  pod_yaml after-crash-$p $p '{}' | run k apply -f - >/dev/null || fail "creating after-crash-$p"
+done
+for p in $PARTITIONS; do
+  wait_until $POD_START_S "pod after-crash-$p Running after the crashes" pod_running after-crash-$p \
+    || { k -n $NS describe pod after-crash-$p | tail -15; journal_tail kubelet-$p.service; }
+done
+k -n $NS delete pod $(for p in $PARTITIONS; do echo after-crash-$p; done) --wait=false >/dev/null 2>&1
+finish

@@ -1,0 +1,99 @@
+# Two hosts, one cluster, one pod network: this boot's partitions (v1:
+# macvlan uplink, each on the lab's network with an address of its own)
+# and boot v2's (bridge uplink, a subnet the lab routes to that VM) are
+# Nodes of the same cluster running the same kube-proxy and flannel
+# DaemonSets. A pod on a partition of this host and a pod on a partition
+# of the other reach each other by pod address (flannel's vxlan between
+# the two hosts' partitions) and through ClusterIP Services whose only
+# endpoint is on the other host (this partition's kube-proxy); a pod here
+# resolves names through CoreDNS, which runs on the other host; the API
+# server reaches this host's kubelets at their own addresses (kubectl
+# logs); every Node of the pod network has an InternalIP of its own.
+. /e2e/guest/lib.sh
+requires apply
+[ "$NET_MODE" = namespace ] || die "boot $E2E_MODE runs network.mode = host"
+[ -n "${E2E_PEER:-}" ] || die "no peer boot (run.sh sets E2E_PEER when boot v2 runs beside this one)"
+here=node1 there=$E2E_PEER-node0
+# The other host's partition must be in the pod network: its Node Ready
+# and running flannel (boot v2 deploys it at its step apply, which runs
+# at about the same time as this boot's).
+flannel_ready_on() {
+  node_ready "$1" && [ "$(k -n kube-flannel get pods -l app=flannel --field-selector spec.nodeName=$1 -o jsonpath='{.items[0].status.containerStatuses[0].ready}' 2>/dev/null)" = true ]
+}
+t0=$SECONDS
+wait_until 1200 "Node $there (boot ${E2E_PEER#e2e-}) Ready with flannel ready" flannel_ready_on $there \
+  || die "the other host's partition never joined the pod network: $(k get node $there -o wide 2>&1 | tail -1)"
+wait_until 300 "Node $(node_name $here) (this host) with flannel ready" flannel_ready_on $(node_name $here) \
+  || die "this host's partition is not in the pod network"
+echo "  both hosts in the pod network after $((SECONDS - t0)) s"
+
+# xpod NAME PARTITION BOOT: a best-effort pod serving :8080 on BOOT's
+# partition (no CPU request: boot v2's steps count node0's CPUs).
+xpod() {
+  k apply -f - >/dev/null <<POD
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: $NS, labels: {app: $1}}
+spec:
+  nodeSelector: {numa-partition.io/partition: $2, e2e.numa-partition.io/boot: $3}
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: work
+    image: e2e.local/workload:1
+    imagePullPolicy: Never
+    args: ["serve", ":8080"]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: $1, namespace: $NS}
+spec:
+  selector: {app: $1}
+  ports: [{port: 80, targetPort: 8080}]
+POD
+}
+xpod xh-here $here $BOOT || fail "creating pod xh-here"
+xpod xh-there node0 $E2E_PEER || fail "creating pod xh-there"
+declare -A IP SVC
+for w in xh-here xh-there; do
+  running() { pod_running $w; }
+  wait_until 300 "pod $w Running on $(k -n $NS get pod $w -o jsonpath='{.spec.nodeName}')" running || k -n $NS describe pod $w | tail -10
+  execs() { k -n $NS exec $w -- /workload once; }
+  wait_until 240 "kubectl exec into $w" execs
+  IP[$w]=$(k -n $NS get pod $w -o jsonpath='{.status.podIP}')
+  SVC[$w]=$(k -n $NS get svc $w -o jsonpath='{.spec.clusterIP}')
+done
+cidr_here=$(k get node $(node_name $here) -o jsonpath='{.spec.podCIDR}')
+cidr_there=$(k get node $there -o jsonpath='{.spec.podCIDR}')
+[ -n "$cidr_here" ] && [ "$cidr_here" != "$cidr_there" ] && ok "the two hosts' Nodes have podCIDRs $cidr_here and $cidr_there" \
+  || fail "podCIDRs '$cidr_here' and '$cidr_there'"
+for pair in "xh-here xh-there" "xh-there xh-here"; do
+  set -- $pair
+  from=$1 to=$2
+  direct() { k -n $NS exec $from -- /workload get ${IP[$to]}:8080 | grep -q "host=$to"; }
+  wait_until 120 "pod $from reaches pod $to at ${IP[$to]}:8080 on the other host (vxlan)" direct \
+    || echo "  answer: $(k -n $NS exec $from -- /workload get ${IP[$to]}:8080 2>&1)"
+  viasvc() { k -n $NS exec $from -- /workload get ${SVC[$to]}:80 | grep -q "host=$to"; }
+  wait_until 120 "pod $from reaches Service $to (${SVC[$to]}:80), whose only endpoint is on the other host" viasvc \
+    || echo "  answer: $(k -n $NS exec $from -- /workload get ${SVC[$to]}:80 2>&1)"
+done
+# Names: CoreDNS runs on the other host only (boot v2's step services
+# deploys it).
+if wait_until 900 "CoreDNS (on boot ${E2E_PEER#e2e-}'s Nodes) ready" dns_ready; then
+  resolves() { [ "$(k -n $NS exec xh-here -- /workload resolve $1 2>/dev/null)" = "$2" ]; }
+  wait_until 120 "pod xh-here resolves xh-there to ${SVC[xh-there]} through CoreDNS on the other host" resolves xh-there ${SVC[xh-there]} \
+    || echo "  resolve: $(k -n $NS exec xh-here -- /workload resolve xh-there 2>&1)"
+  by_name() { k -n $NS exec xh-here -- /workload get xh-there:80 | grep -q "host=xh-there"; }
+  wait_until 60 "pod xh-here reaches xh-there:80 by name" by_name
+fi
+# The API server reaches this host's kubelet at the partition's address.
+k -n $NS logs xh-here >/dev/null 2>&1 && ok "kubectl logs of xh-here (API server → $(k get node $(node_name $here) -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}'):10250)" \
+  || fail "kubectl logs xh-here: $(k -n $NS logs xh-here 2>&1 | tail -1)"
+# One address per Node across the pod network's hosts.
+ips=$(k get nodes -l e2e.numa-partition.io/addon-flannel=imported -o jsonpath='{range .items[*]}{.status.addresses[?(@.type=="InternalIP")].address}{"\n"}{end}')
+n=$(grep -c . <<<"$ips"); u=$(sort -u <<<"$ips" | grep -c .)
+[ "$n" -ge 4 ] && [ "$n" = "$u" ] && ok "$n Nodes in the pod network, $u distinct InternalIPs: $(tr '\n' ' ' <<<"$ips")" \
+  || fail "Nodes in the pod network: $n, distinct InternalIPs: $u ($(tr '\n' ' ' <<<"$ips"))"
+k -n $NS delete pod xh-here xh-there --wait=false >/dev/null 2>&1
+k -n $NS delete svc xh-here xh-there >/dev/null 2>&1
+finish
