@@ -18,10 +18,11 @@ build:
 # runc) use the containerd test/realbin/build.sh built, when it is cached
 # (build.sh --cached prints its folder, building nothing); without it they
 # skip loudly. .ci/run builds it first. An exported NUMA_PARTITION_REALBIN
-# wins.
+# wins. -timeout: slices/apply's sandbox suite took 13-22 min under -race
+# on a loaded 2-core machine, past go test's default 10 min per package.
 NUMA_PARTITION_REALBIN ?= $(shell test/realbin/build.sh --cached 2>/dev/null)
 test:
-	NUMA_PARTITION_REALBIN='$(NUMA_PARTITION_REALBIN)' $(GO) test -race -count=1 ./...
+	NUMA_PARTITION_REALBIN='$(NUMA_PARTITION_REALBIN)' $(GO) test -race -count=1 -timeout 45m ./...
 
 # The allocator's merge against kubelet 1.37.2's own Topology Manager code,
 # on the same random inputs (a module of its own: the product never
@@ -38,16 +39,19 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # Runs the main job on a real machine's sysfs dump shipped in testdata/: a
-# 4-socket, 8-node Opteron with the config in examples/4socket/.
+# 4-socket, 8-node Opteron with the config and the host facts (pid limit,
+# filesystems: discover --host-facts-out) in examples/4socket/, so that
+# the plan printed is examples/4socket/plan.txt on any machine.
 DEMO_CONFIG ?= examples/4socket/config.toml
+DEMO_FACTS ?= examples/4socket/facts.json
 DEMO_OUT ?= $(CURDIR)/bin/demo-root
 demo: build
 	$(BIN) --sysfs $(DEMO_SYSFS) discover
 	@echo
-	$(BIN) --sysfs $(DEMO_SYSFS) --config $(DEMO_CONFIG) plan
+	$(BIN) --sysfs $(DEMO_SYSFS) --config $(DEMO_CONFIG) plan --host-facts $(DEMO_FACTS)
 	@echo
 	rm -rf $(DEMO_OUT)
-	$(BIN) --sysfs $(DEMO_SYSFS) --config $(DEMO_CONFIG) render --out $(DEMO_OUT)
+	$(BIN) --sysfs $(DEMO_SYSFS) --config $(DEMO_CONFIG) render --host-facts $(DEMO_FACTS) --out $(DEMO_OUT)
 	@echo "rendered tree: $(DEMO_OUT) (try: find $(DEMO_OUT) -type f)"
 
 FUZZTIME ?= 60s
@@ -59,9 +63,12 @@ fuzz:
 	$(GO) test ./slices/render -run '^$$' -fuzz '^FuzzPlanThenRender$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./numa -run '^$$' -fuzz '^FuzzNodeMeminfo$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition/planner -run '^$$' -fuzz '^FuzzParsePlan$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./partition/planner -run '^$$' -fuzz '^FuzzParsePlanFile$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition/allocator/kubevirt -run '^$$' -fuzz '^FuzzLauncherPod$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition/allocator/scenario -run '^$$' -fuzz '^FuzzScenario$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition/allocator/daemon -run '^$$' -fuzz '^FuzzDecodeManifest$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./nriplugin -run '^$$' -fuzz '^FuzzFromNRI$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/fsutil -run '^$$' -fuzz '^FuzzRootStaysInside$$' -fuzztime $(FUZZTIME)
 
 # End-to-end on an emulated 2-socket, 2-NUMA-node QEMU VM (cgroup v2, then
 # v1), systemd as PID 1; needs root and test/e2e/setup.sh's packages. See
@@ -74,7 +81,8 @@ clean:
 
 # Generated documentation checked into packaging/ and docs/: the man page and
 # shell completions come from the CLI definitions, the config reference and
-# the packaged default config from partition/reference.go; `check-generated`
+# the packaged example config from partition/reference.go, the boot unit
+# from the paths apply uses; `check-generated`
 # (run by CI) fails when they are stale.
 NFPM_VERSION := v2.45.2
 DEB_VERSION = $(shell packaging/deb-version.sh '$(VERSION)')
@@ -87,6 +95,7 @@ generate: build
 	$(BIN) completion fish > $(GENERATED_DIR)/completions/numa-partition.fish
 	$(BIN) config reference > docs/config-reference.md
 	$(BIN) config init --generic > $(GENERATED_DIR)/config.toml
+	$(BIN) boot-unit > $(GENERATED_DIR)/numa-partition.service
 
 check-generated: build
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
@@ -96,23 +105,31 @@ check-generated: build
 	$(BIN) completion fish > $$tmp/numa-partition.fish; \
 	$(BIN) config reference > $$tmp/config-reference.md; \
 	$(BIN) config init --generic > $$tmp/config.toml; \
+	$(BIN) boot-unit > $$tmp/numa-partition.service; \
 	diff -u $(GENERATED_DIR)/man/numa-partition.8 $$tmp/numa-partition.8 && \
 	diff -u $(GENERATED_DIR)/completions/numa-partition.bash $$tmp/numa-partition.bash && \
 	diff -u $(GENERATED_DIR)/completions/_numa-partition $$tmp/_numa-partition && \
 	diff -u $(GENERATED_DIR)/completions/numa-partition.fish $$tmp/numa-partition.fish && \
 	diff -u docs/config-reference.md $$tmp/config-reference.md && \
-	diff -u $(GENERATED_DIR)/config.toml $$tmp/config.toml || \
+	diff -u $(GENERATED_DIR)/config.toml $$tmp/config.toml && \
+	diff -u $(GENERATED_DIR)/numa-partition.service $$tmp/numa-partition.service || \
 	{ echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 
-# Debian package (nfpm from the Go module proxy, pinned).
-deb: build
+# Debian package (nfpm from the Go module proxy, pinned): a stripped
+# binary (-s -w: no symbol table, no DWARF), the man page and the
+# changelog gzipped, the changelog's top entry at this build's version.
+deb:
 	mkdir -p dist
 	rm -f dist/numa-partition_*.deb
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o dist/numa-partition ./cmd/numa-partition
 	gzip -9n < $(GENERATED_DIR)/man/numa-partition.8 > dist/numa-partition.8.gz
+	sed 's/@VERSION@/$(DEB_VERSION)/' $(GENERATED_DIR)/changelog | gzip -9n > dist/changelog.gz
 	GOARCH=$$($(GO) env GOARCH) NUMA_PARTITION_VERSION=$(DEB_VERSION) \
 	  $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION) package \
 	  --config packaging/nfpm.yaml --packager deb --target dist/
 
-# Installs the package into a scratch root with dpkg and checks its contents.
+# Installs, upgrades (the same package at a higher version), removes and
+# purges the package in a scratch root with dpkg, checking what each step
+# leaves; then lintian, whose accepted warnings packaging/README.md explains.
 test-deb: deb
 	packaging/test-deb.sh dist/numa-partition_*.deb
