@@ -17,8 +17,8 @@ import (
 // it. What kubelet knows of the pools comes from cadvisor, which reads
 // nr_hugepages of /sys/kernel/mm/hugepages/hugepages-<kB>kB and of
 // /sys/devices/system/node/node<N>/hugepages/hugepages-<kB>kB and nothing
-// else. kubelet runs in its containerd's mount namespace, so render binds a
-// file over each of those, read-only, in that namespace (the containerd
+// else. kubelet runs in the partition's mount namespace, so render binds a
+// file over each of those, read-only, in that namespace (the mountns
 // unit's BindReadOnlyPaths=): the partition's own planned pages on its
 // nodes, 0 on every other node, and their sum for the machine. The Node
 // then offers exactly the partition's pages and its Memory Manager never

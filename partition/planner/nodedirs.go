@@ -9,7 +9,7 @@ import (
 // node agents, CNI add-ons and log collectors hard-code (flannel's
 // /run/flannel, the CNI config in /etc/cni/net.d, pod logs in
 // /var/log/pods): Source, on the host, is bound at Path in the
-// partition's containerd mount namespace, which its kubelet, its CNI
+// partition's mount namespace, which its containerd, kubelet, CNI
 // plugins and its containers' hostPath mounts share. As on a machine of
 // its own, what a DaemonSet writes there is the partition's alone.
 type NodeDir struct {

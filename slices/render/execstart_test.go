@@ -23,26 +23,23 @@ func systemdShellScript(t *testing.T, unit []byte) string {
 	return strings.ReplaceAll(script, "$$", "$")
 }
 
-// TestKubeletJoinsContainerdNamespace runs the kubelet unit's shell
-// wrapper with systemctl and nsenter stubs: it must look up containerd's
-// MainPID, enter /proc/<pid>/ns/mnt and exec kubelet with the flag-only
-// settings as separate arguments; with containerd down it must fail and
-// say why.
-func TestKubeletJoinsContainerdNamespace(t *testing.T) {
+// TestDaemonsJoinMountNamespace runs the containerd and kubelet units'
+// shell wrappers with systemctl and nsenter stubs: each must look up the
+// mount namespace holder's MainPID, enter /proc/<pid>/ns/mnt and exec its
+// daemon with every setting as a separate argument; with the holder down
+// it must fail and say why.
+func TestDaemonsJoinMountNamespace(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("SKIPPED LOUDLY: no sh to run the kubelet unit's wrapper")
+		t.Skip("SKIPPED LOUDLY: no sh to run the units' wrappers")
 	}
 	b, err := Render(seedPlan())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var unit []byte
+	units := map[string][]byte{}
 	for _, f := range b.Files {
-		if f.Path == unitPath(kubeletUnit("node1")) {
-			unit = f.Content
-		}
+		units[f.Path] = f.Content
 	}
-	script := systemdShellScript(t, unit)
 
 	bin := t.TempDir()
 	stub := func(name, body string) {
@@ -50,30 +47,38 @@ func TestKubeletJoinsContainerdNamespace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stub("systemctl", `[ "$*" = "show --property=MainPID --value containerd-node1.service" ] || exit 9; echo "$PID"`+"\n")
+	stub("systemctl", `[ "$*" = "show --property=MainPID --value mountns-node1.service" ] || exit 9; echo "$PID"`+"\n")
 	stub("nsenter", `for a in "$@"; do echo "[$a]"; done`+"\n")
-	run := func(pid string) (string, error) {
-		cmd := exec.Command("sh", "-c", script)
-		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "PID=" + pid}
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
 
-	out, err := run("4242")
-	if err != nil {
-		t.Fatalf("wrapper failed: %v\n%s", err, out)
-	}
-	want := "[--mount=/proc/4242/ns/mnt]\n[--]\n[/usr/bin/kubelet]\n" +
-		"[--config=/etc/numa-partition/kubelet-node1.yaml]\n[--kubeconfig=/etc/kubernetes/kubelet-node1.conf]\n" +
-		"[--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet-node1.conf]\n[--cert-dir=/var/lib/kubelet-node1/pki]\n" +
-		"[--root-dir=/var/lib/kubelet]\n[--hostname-override=seed-node1]\n" +
-		"[--node-labels=numa-partition.io/partition=node1,numa-type=blue]\n"
-	if out != want {
-		t.Errorf("nsenter got\n%s\nwant\n%s", out, want)
-	}
-
-	out, err = run("0")
-	if err == nil || !strings.Contains(out, "containerd-node1.service is not running") {
-		t.Errorf("containerd down: want a failure that says so, got %v: %s", err, out)
+	for _, tc := range []struct{ unit, want string }{
+		{kubeletUnit("node1"), "[/usr/bin/kubelet]\n" +
+			"[--config=/etc/numa-partition/kubelet-node1.yaml]\n[--kubeconfig=/etc/kubernetes/kubelet-node1.conf]\n" +
+			"[--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet-node1.conf]\n[--cert-dir=/var/lib/kubelet-node1/pki]\n" +
+			"[--root-dir=/var/lib/kubelet]\n[--hostname-override=seed-node1]\n" +
+			"[--node-labels=numa-partition.io/partition=node1,numa-type=blue]\n"},
+		{containerdUnit("node1"), "[/usr/bin/containerd]\n[--config]\n[/etc/numa-partition/containerd-node1.toml]\n"},
+	} {
+		unit, ok := units[unitPath(tc.unit)]
+		if !ok {
+			t.Fatalf("no %s in the bundle", tc.unit)
+		}
+		script := systemdShellScript(t, unit)
+		run := func(pid string) (string, error) {
+			cmd := exec.Command("sh", "-c", script)
+			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "PID=" + pid}
+			out, err := cmd.CombinedOutput()
+			return string(out), err
+		}
+		out, err := run("4242")
+		if err != nil {
+			t.Fatalf("%s: wrapper failed: %v\n%s", tc.unit, err, out)
+		}
+		if want := "[--mount=/proc/4242/ns/mnt]\n[--]\n" + tc.want; out != want {
+			t.Errorf("%s: nsenter got\n%s\nwant\n%s", tc.unit, out, want)
+		}
+		out, err = run("0")
+		if err == nil || !strings.Contains(out, "mountns-node1.service is not running") {
+			t.Errorf("%s with the holder down: want a failure that says so, got %v: %s", tc.unit, err, out)
+		}
 	}
 }

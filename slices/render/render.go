@@ -316,7 +316,9 @@ func (r *renderer) partition(p *planner.Partition) error {
 		}
 		k.After = append(k.After, containerdUnit(p.Name))
 		k.Runtime = containerdUnit(p.Name)
-		k.ExecStart = joinNamespace(p, args)
+		if k.ExecStart, err = inMountNamespace(p, "kubelet", args); err != nil {
+			return err
+		}
 	case planner.RuntimeShared:
 		r.sharedRuntime = append(r.sharedRuntime, p.Name)
 		k.ExecStart = continued(args)
@@ -393,7 +395,7 @@ func kubeletHugetlb(slice string) string {
 type kubeletView struct {
 	Name, NodeName, Nodes, Slice string
 	Wants, After, Requires       []string
-	Runtime                      string // the partition's own containerd, whose namespace kubelet joins
+	Runtime                      string // the partition's own containerd, which kubelet restarts with
 	ExecStartPre                 []string
 	ExecStart                    string
 	CPU                          cpuView
@@ -436,8 +438,8 @@ func kubeletArgs(p *planner.Partition) ([]string, error) {
 	return args, nil
 }
 
-// bindKubeletDir is where containerd's unit binds the partition's root
-// dir: kubelet's default, unless it is that already.
+// bindKubeletDir is where the mount namespace's unit binds the
+// partition's root dir: kubelet's default, unless it is that already.
 func bindKubeletDir(p *planner.Partition) string {
 	if p.Kubelet.RootDir == defaultKubeletDir {
 		return ""
@@ -449,9 +451,9 @@ func bindKubeletDir(p *planner.Partition) string {
 // hostPaths name.
 const defaultKubeletDir = "/var/lib/kubelet"
 
-// kubeletRootDir is the --root-dir kubelet runs with: in its containerd's
+// kubeletRootDir is the --root-dir kubelet runs with: in the partition's
 // mount namespace the partition's root dir is bound at kubelet's default
-// (containerd.service.tmpl), so there kubelet uses the default path; with
+// (mountns.service.tmpl), so there kubelet uses the default path; with
 // a shared runtime, kubelet has no namespace and uses the plan's.
 func kubeletRootDir(p *planner.Partition) string {
 	if p.Runtime.Kind == planner.RuntimeContainerd {
@@ -463,27 +465,6 @@ func kubeletRootDir(p *planner.Partition) string {
 // continued writes a command line one argument per line.
 func continued(args []string) string {
 	return strings.Join(args, " \\\n    ")
-}
-
-// joinNamespace runs kubelet inside its containerd's mount namespace.
-//
-// Why not BindPaths= on kubelet as well: systemd builds a service's mount
-// namespace as a slave of the host's, and mounts made inside never
-// propagate back ("what's disconnected is disconnected"). kubelet mounts
-// every pod's secrets, projected tokens and CSI volumes; in a namespace of
-// its own those mounts would be invisible to containerd, which bind-mounts
-// them into the containers — every pod would see empty volumes. Sharing
-// containerd's namespace keeps one view for kubelet, containerd and the
-// containers, device-plugins directory included. kubelet Requires= and is
-// PartOf= its containerd: a new containerd means a new namespace, so
-// kubelet restarts with it and remounts its volumes.
-func joinNamespace(p *planner.Partition, args []string) string {
-	unit := containerdUnit(p.Name)
-	// "$$" is systemd's escape for a literal "$" seen by the shell.
-	script := fmt.Sprintf(`pid=$$(systemctl show --property=MainPID --value %s); `+
-		`if [ "$${pid:-0}" -le 0 ]; then echo "%s is not running: kubelet-%s joins its mount namespace" >&2; exit 1; fi; `+
-		`exec nsenter --mount=/proc/$$pid/ns/mnt -- %s`, unit, unit, p.Name, strings.Join(args, " \\\n    "))
-	return "/bin/sh -c '" + script + "'"
 }
 
 // nriRequestTimeout is how long containerd waits for the allocator's
@@ -504,12 +485,6 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) 
 	if rt.SandboxImage != "" && !planner.IsImageReference(rt.SandboxImage) {
 		return fmt.Errorf("runtime.sandboxImage %q: want an image reference ([registry/]name[:tag][@sha256:digest])", rt.SandboxImage)
 	}
-	// BindPaths= needs both ends to exist before the mount namespace is
-	// set up, which is before any ExecStartPre= runs; StateDirectory=
-	// creates them (as root, 0755) just before: the planner keeps the
-	// directory under /var/lib.
-	ownState := strings.TrimPrefix(p.Kubelet.DevicePluginsDir, "/var/lib/")
-	sharedState := strings.TrimPrefix(planner.SharedDevicePluginsDir, "/var/lib/")
 	cfgPath := rootRelative(rt.ConfigPath)
 	err := r.template(cfgPath, "containerd.toml.tmpl", map[string]string{
 		"Name": p.Name, "Root": rt.RootDir, "State": rt.StateDir, "Socket": socket, "NRIRequestTimeout": nriRequestTimeout,
@@ -518,39 +493,32 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) 
 	if err != nil {
 		return err
 	}
-	dirs, err := nodeDirsView(p)
-	if err != nil {
+	if err := r.mountNamespace(p, cpu, ns); err != nil {
 		return err
 	}
-	binds, viewFiles, err := r.hugepageView(p)
+	exec, err := inMountNamespace(p, "containerd", []string{rt.Binary, "--config", rt.ConfigPath})
 	if err != nil {
 		return err
 	}
 	unit := containerdUnit(p.Name)
 	err = r.template(unitPath(unit), "containerd.service.tmpl", map[string]any{
 		"Name": p.Name, "Nodes": p.Nodes.String(), "Slice": p.Slice, "CPU": cpu, "Netns": ns,
-		"HugepageBinds":    binds,
-		"DevicePluginsDir": p.Kubelet.DevicePluginsDir,
-		"SharedDir":        planner.SharedDevicePluginsDir,
-		"StateDirectories": ownState + " " + sharedState,
-		"RootDir":          p.Kubelet.RootDir,
-		"KubeletDir":       bindKubeletDir(p),
-		"NodeDirs":         dirs,
-		"ExecStart":        rt.Binary + " --config " + rt.ConfigPath,
+		"MountNamespace": mountnsUnit(p.Name), "ExecStart": exec,
 	})
 	if err != nil {
 		return err
 	}
-	files := append([]string{unitPath(unit), cfgPath}, viewFiles...)
+	files := []string{unitPath(unit), cfgPath}
 	r.units = append(r.units, Unit{Name: unit, Phase: PhaseRuntime, Partition: p.Name, Enable: true, Start: true, Files: files})
 	return nil
 }
 
 // hugepageView renders partition p's view of the hugepage pools: a file
 // per sysfs pool file kubelet reads, and the BindReadOnlyPaths= entries
-// that show them in its containerd's mount namespace, which kubelet
-// joins. A change of the view restarts containerd (and so kubelet): the
-// binds are made when the namespace is.
+// that show them in the partition's mount namespace, which containerd
+// and kubelet join. A change of the view restarts the namespace's holder
+// (and so containerd and kubelet): the binds are made when the namespace
+// is.
 func (r *renderer) hugepageView(p *planner.Partition) (binds, files []string, err error) {
 	view, ok, err := kubeletgen.HugepageView(r.plan, p)
 	if err != nil || !ok {

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// checkNodeDirs: in its containerd's mount namespace (which kubelet and
+// checkNodeDirs: in its mount namespace (which containerd, kubelet and
 // the containers share) each partition sees its own directory at every
 // node dir: what a CNI add-on writes to /run/flannel there lands in
 // /run/flannel-<partition> on the host, and nowhere else.
@@ -17,7 +17,7 @@ func checkNodeDirs(t *testing.T, s *Sandbox, partitions []string) {
 	t.Helper()
 	for _, p := range partitions {
 		// The PID is the sandbox's: enter its namespace from inside.
-		pid := strconv.Itoa(mainPID(t, s, "containerd-"+p+".service"))
+		pid := strconv.Itoa(mainPID(t, s, "mountns-"+p+".service"))
 		sandboxExec(t, s, "nsenter", "-t", pid, "-m", "sh", "-c", "echo FLANNEL_SUBNET="+p+" > /run/flannel/subnet.env")
 		b, err := os.ReadFile(s.Path("run/flannel-" + p + "/subnet.env"))
 		if err != nil || string(b) != "FLANNEL_SUBNET="+p+"\n" {
@@ -41,6 +41,14 @@ func checkNodeDirs(t *testing.T, s *Sandbox, partitions []string) {
 func checkDaemonCrashes(t *testing.T, s *Sandbox, p string, healthy func() bool) {
 	t.Helper()
 	units := []string{"containerd-" + p + ".service", "numa-allocator@" + p + ".service", "kubelet-" + p + ".service"}
+	holder := "mountns-" + p + ".service"
+	// What containerd does for every pod: a mount inside the partition's
+	// mount namespace (a pod's network namespace at /run/netns/cni-*). A
+	// containerd that came back without it re-created every pod.
+	mark := "/run/np-sandbox-mark-" + p
+	sandboxExec(t, s, "nsenter", "-t", strconv.Itoa(mainPID(t, s, holder)), "-m", "sh", "-c",
+		"mkdir -p "+mark+" && mount -t tmpfs -o size=1m np-mark "+mark)
+	holderPID := mainPID(t, s, holder)
 	for _, victim := range units {
 		before := map[string]int{}
 		for _, u := range units {
@@ -70,10 +78,24 @@ func checkDaemonCrashes(t *testing.T, s *Sandbox, p string, healthy func() bool)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		// kubelet lives in containerd's mount namespace: a new containerd
-		// means a new kubelet.
+		// kubelet restarts with its containerd (PartOf=), never left down.
 		if victim == units[0] && mainPID(t, s, units[2]) == before[units[2]] {
-			t.Fatalf("containerd-%s restarted but kubelet-%s still runs in the old containerd's namespace", p, p)
+			t.Fatalf("containerd-%s restarted but kubelet-%s did not", p, p)
+		}
+		// Both run, again, in the holder's namespace, which outlived the
+		// kill, with the mount made before it.
+		if pid := mainPID(t, s, holder); pid != holderPID {
+			t.Fatalf("SIGKILL of %s restarted %s (MainPID %d, was %d): the partition got a new mount namespace", victim, holder, pid, holderPID)
+		}
+		want := strings.TrimSpace(sandboxExec(t, s, "readlink", "/proc/"+strconv.Itoa(holderPID)+"/ns/mnt"))
+		for _, u := range []string{units[0], units[2]} {
+			if got := strings.TrimSpace(sandboxExec(t, s, "readlink", "/proc/"+strconv.Itoa(mainPID(t, s, u))+"/ns/mnt")); got != want {
+				t.Fatalf("after the SIGKILL of %s, %s runs in mount namespace %s, not the partition's %s", victim, u, got, want)
+			}
+		}
+		mounts := sandboxExec(t, s, "cat", "/proc/"+strconv.Itoa(mainPID(t, s, units[0]))+"/mountinfo")
+		if !strings.Contains(mounts, " "+mark+" ") {
+			t.Fatalf("after the SIGKILL of %s, containerd-%s no longer sees the mount at %s made in the partition's namespace (its pods' network namespaces would be gone)", victim, p, mark)
 		}
 		t.Logf("SIGKILL of %s: every daemon of %s active and healthy again after %s", victim, p, time.Since(t0).Round(100*time.Millisecond))
 	}

@@ -58,7 +58,7 @@ limit_of() {
     v2:apply|v1:apply) echo 1800 ;;
     v1:crosshost) echo 1800 ;;  # waits for boot v2's Nodes and CoreDNS, then pods on both hosts
     v2:services) echo 1200 ;;
-    *:crash) echo 1200 ;;  # six kills, each waited on up to 300 s, and two pods
+    *:crash) echo 1260 ;;  # six kills, each waited on up to 300 s, 30 s of quiet, two pods
     *) echo 600 ;;
   esac
 }

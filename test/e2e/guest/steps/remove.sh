@@ -38,12 +38,12 @@ for p in $PARTITIONS; do
     | grep -v -e '^kube-system/kube-proxy-' -e '^kube-flannel/' -e '^kube-system/node-exporter' -e '^kube-system/np-deviceplugin' | tr '\n' ' ')
   [ -z "$left" ] && ok "no pod but DaemonSet pods left bound to $n" || fail "pods still bound to the removed Node $n: $left"
 done
-left=$(cd /etc/systemd/system && ls -d node*.slice kubelet-* containerd-node* numa-allocator@* numa-partition-hugepages.service 2>/dev/null | tr '\n' ' ')
+left=$(cd /etc/systemd/system && ls -d node*.slice kubelet-* containerd-node* mountns-node* netns-node* numa-allocator@* numa-partition-hugepages.service 2>/dev/null | tr '\n' ' ')
 [ -z "$left" ] && ok "no unit files left" || fail "unit files left in /etc/systemd/system: $left"
 dropins=$(find /etc/systemd/system /run/systemd/system -path '*.d/*' -name '*numa-partition*' 2>/dev/null | tr '\n' ' ')
 [ -z "$dropins" ] && ok "no drop-ins left" || fail "drop-ins left: $dropins"
 partition_units_loaded() {
-  systemctl list-units --all --plain --no-legend 'kubelet-node*' 'containerd-node*' 'numa-allocator@*' $(for p in $PARTITIONS; do echo $p.slice; done) 'numa-partition-hugepages.service' \
+  systemctl list-units --all --plain --no-legend 'kubelet-node*' 'containerd-node*' 'mountns-node*' 'netns-node*' 'numa-allocator@*' $(for p in $PARTITIONS; do echo $p.slice; done) 'numa-partition-hugepages.service' \
     | awk '$3!="inactive"||$2!="not-found"{print $1}' | tr '\n' ' '
 }
 # systemd unloads a unit once nothing refers to it any more; the pods'

@@ -1,0 +1,87 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/numa-partition/numa-partition/partition/planner"
+)
+
+func mountnsUnit(name string) string { return "mountns-" + name + ".service" }
+
+// holderCommand is the mount namespace holder's whole job: to exist.
+// coreutils' sleep is on every host kubelet runs on, costs no memory
+// worth naming and has nothing to crash on.
+const holderCommand = "/bin/sleep infinity"
+
+// mountNamespace renders the unit that holds partition p's mount
+// namespace, with every bind that shapes the partition's view of the
+// host: the device-plugins directory and kubelet's root dir at kubelet's
+// defaults, the node dirs and the hugepage view.
+//
+// Why a holder of its own rather than containerd's namespace: systemd
+// builds a service's mount namespace anew at each start, as a slave of
+// the host's, and mounts made inside never propagate back. containerd
+// mounts every pod's network namespace (/run/netns/cni-*) inside; when it
+// restarted in a new namespace, those mounts were gone, containerd
+// reported every sandbox without an IP and kubelet killed and re-created
+// every pod of the partition. The holder's namespace outlives containerd,
+// so a restarted containerd (and kubelet) enter the same mounts.
+func (r *renderer) mountNamespace(p *planner.Partition, cpu cpuView, ns *netnsView) error {
+	// BindPaths= needs both ends to exist before the mount namespace is
+	// set up, which is before any ExecStartPre= runs; StateDirectory=
+	// creates them (as root, 0755) just before: the planner keeps the
+	// directory under /var/lib.
+	ownState := strings.TrimPrefix(p.Kubelet.DevicePluginsDir, "/var/lib/")
+	sharedState := strings.TrimPrefix(planner.SharedDevicePluginsDir, "/var/lib/")
+	dirs, err := nodeDirsView(p)
+	if err != nil {
+		return err
+	}
+	binds, viewFiles, err := r.hugepageView(p)
+	if err != nil {
+		return err
+	}
+	unit := mountnsUnit(p.Name)
+	err = r.template(unitPath(unit), "mountns.service.tmpl", map[string]any{
+		"Name": p.Name, "Nodes": p.Nodes.String(), "Slice": p.Slice, "CPU": cpu, "Netns": ns,
+		"Before":           []string{containerdUnit(p.Name), kubeletUnit(p.Name)},
+		"HugepageBinds":    binds,
+		"DevicePluginsDir": p.Kubelet.DevicePluginsDir,
+		"SharedDir":        planner.SharedDevicePluginsDir,
+		"StateDirectories": ownState + " " + sharedState,
+		"RootDir":          p.Kubelet.RootDir,
+		"KubeletDir":       bindKubeletDir(p),
+		"NodeDirs":         dirs,
+		"ExecStart":        holderCommand,
+	})
+	if err != nil {
+		return err
+	}
+	// A change of the binds is a new namespace: the holder restarts, and
+	// containerd and kubelet with it (PartOf=).
+	files := append([]string{unitPath(unit)}, viewFiles...)
+	r.units = append(r.units, Unit{Name: unit, Phase: PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: files})
+	return nil
+}
+
+// inMountNamespace is the ExecStart= of a daemon of partition p (its
+// containerd, its kubelet) that runs inside the partition's mount
+// namespace: it looks up the holder's MainPID and execs the daemon
+// through nsenter, so that systemd's MainPID is the daemon itself. Every
+// argument lands inside one single-quoted shell word: one the planner
+// would refuse (a quote, a '$') is refused here too, for plans read from
+// a file.
+func inMountNamespace(p *planner.Partition, daemon string, args []string) (string, error) {
+	for _, a := range args {
+		if msg := planner.ArgProblem(a); msg != "" {
+			return "", fmt.Errorf("%s argument %q %s", daemon, a, msg)
+		}
+	}
+	unit := mountnsUnit(p.Name)
+	// "$$" is systemd's escape for a literal "$" seen by the shell.
+	script := fmt.Sprintf(`pid=$$(systemctl show --property=MainPID --value %s); `+
+		`if [ "$${pid:-0}" -le 0 ]; then echo "%s is not running: %s-%s joins its mount namespace" >&2; exit 1; fi; `+
+		`exec nsenter --mount=/proc/$$pid/ns/mnt -- %s`, unit, unit, daemon, p.Name, strings.Join(args, " \\\n    "))
+	return "/bin/sh -c '" + script + "'", nil
+}
