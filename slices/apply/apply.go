@@ -185,6 +185,14 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 	// this apply may leave behind if it is killed; with --drain from
 	// before the first cordon, with the Nodes it cordons.
 	var undoPending func() error
+	// restoreRecord puts back the record as it was before this apply
+	// wrote it pending (nothing to do when it did not).
+	restoreRecord := func() error {
+		if undoPending == nil {
+			return nil
+		}
+		return undoPending()
+	}
 	pending := func(cordon []CordonedNode) error {
 		for _, c := range cordon {
 			if !slices.Contains(rec.Cordoned, c) {
@@ -197,9 +205,7 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 	}
 	nodes, warnings, err := prepareNodes(ctx, o, "apply", targets, pending)
 	if err != nil {
-		if undoPending != nil {
-			err = errors.Join(err, undoPending())
-		}
+		err = errors.Join(err, restoreRecord())
 		return nil, fmt.Errorf("apply refused before it changed anything on the host: %w", err)
 	}
 	defer nodes.close()
@@ -210,11 +216,15 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 		// pods up; the steps move the state aside only after that.
 		if cur, err = waitKubeletsLetGo(ctx, o, d, cur); err != nil {
 			err = fmt.Errorf("%w\n(nothing on the host was changed; %s)", err, nodes.undo(ctx))
-			return nil, errors.Join(err, undoPending())
+			return nil, errors.Join(err, restoreRecord())
 		}
 		steps = Plan(d, cur)
 	}
-	if undoPending == nil {
+	// Steps without a record step (a crashed unit started again) change
+	// nothing the record lists: the record on disk stays as it is, not
+	// pending, unless the Nodes this apply cordoned had to go into it.
+	recorded := slices.ContainsFunc(steps, func(s Step) bool { return s.Kind == KindRecord })
+	if undoPending == nil && recorded {
 		if undoPending, err = writePending(o.Root, rec, prev, cur, d); err != nil {
 			return nil, err
 		}
@@ -228,12 +238,23 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 		if uerr := nodes.uncordon(ctx); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("uncordoning the Nodes this apply cordoned: %w", uerr))
 		}
-		if uerr := undoPending(); uerr != nil {
+		if uerr := restoreRecord(); uerr != nil {
 			return nil, errors.Join(err, fmt.Errorf("restoring the previous record: %w", uerr))
 		}
 		return nil, err
 	}
-	recorded := slices.ContainsFunc(steps, func(s Step) bool { return s.Kind == KindRecord })
+	if !recorded && undoPending != nil {
+		// The pending record holds the Nodes this apply cordoned, and no
+		// record step replaced it: the finished record is written here.
+		b, err := rec.marshal()
+		if err == nil {
+			err = writeFileAtomic(o.Root, RecordPath, b, 0o644)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the host is applied, but the record stays pending (the next apply finishes it): %w", err)
+		}
+		recorded = true
+	}
 	if recorded {
 		rep.Generation = rec.Generation
 	}

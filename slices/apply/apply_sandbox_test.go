@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +96,24 @@ func TestApplyReapplyRemove(t *testing.T) {
 	if b, _ := os.ReadFile(e.sb.Path(RecordPath)); string(b) != string(recBytes) {
 		t.Error("re-apply rewrote the record")
 	}
+
+	// A unit that stopped (a crash, a hand stop) is started again, and
+	// nothing the record lists changed: the record stays byte for byte,
+	// not left pending (before, apply wrote it pending ahead of the start
+	// and no step wrote the finished one).
+	must(t, e.m.StopUnit(ctx, "kubelet-tnode0.service"))
+	rep, err = e.apply(t, f, nil)
+	must(t, err)
+	if len(rep.Steps) == 0 || rep.Steps[0] != "start kubelet-tnode0.service (not active)" || slices.Contains(rep.Steps, "record") {
+		t.Fatalf("re-apply after a stop: steps %q, want the start (and on cgroup v1 its attach) only", rep.Steps)
+	}
+	if b, _ := os.ReadFile(e.sb.Path(RecordPath)); string(b) != string(recBytes) {
+		t.Errorf("re-apply after a stop changed the record:\n%s", b)
+	}
+	if rec, err := ReadRecord(e.sb.Root); err != nil || rec.Pending {
+		t.Errorf("re-apply after a stop left the record pending (%v)", err)
+	}
+	kubeletPID = mainPID(t, e, "kubelet-tnode0.service")
 
 	// A change to one kubelet restarts that kubelet only.
 	kf := f.file("kubelet-tnode1.service")
