@@ -184,6 +184,12 @@ func reviewedPlan(file string, now *planner.Plan) (*planner.Plan, error) {
 // firstChange says where JSON text b first differs from a, by a line diff:
 // comparing line i with line i pointed at an unchanged line whenever a
 // line was inserted or removed before it (a new label).
+// jsonLine is one line of indented JSON as a message quotes it: without
+// its indentation and the comma that separates it from the next.
+func jsonLine(l string) string {
+	return strings.TrimSuffix(strings.TrimSpace(l), ",")
+}
+
 func firstChange(a, b []byte) string {
 	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
 	var changes []difflib.OpCode
@@ -199,11 +205,11 @@ func firstChange(a, b []byte) string {
 	var what string
 	switch op.Tag {
 	case 'r':
-		what = fmt.Sprintf("line %d of its JSON: reviewed %s, now %s", op.I1+1, strings.TrimSpace(la[op.I1]), strings.TrimSpace(lb[op.J1]))
+		what = fmt.Sprintf("line %d of its JSON: reviewed %s, now %s", op.I1+1, jsonLine(la[op.I1]), jsonLine(lb[op.J1]))
 	case 'd':
-		what = fmt.Sprintf("line %d of its JSON: reviewed %s, now no such line", op.I1+1, strings.TrimSpace(la[op.I1]))
+		what = fmt.Sprintf("line %d of its JSON: reviewed %s, now no such line", op.I1+1, jsonLine(la[op.I1]))
 	default: // 'i'
-		what = fmt.Sprintf("before line %d of its JSON: now also %s", op.I1+1, strings.TrimSpace(lb[op.J1]))
+		what = fmt.Sprintf("before line %d of its JSON: now also %s", op.I1+1, jsonLine(lb[op.J1]))
 	}
 	switch more := len(changes) - 1; more {
 	case 0:
