@@ -6,9 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/numa-partition/numa-partition/internal/hostiletest"
+	"github.com/numa-partition/numa-partition/partition/planner"
+	pnetns "github.com/numa-partition/numa-partition/slices/netns"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -164,4 +167,57 @@ func within2(t testing.TB, what string, f func() (string, bool, error)) (string,
 		return err
 	})
 	return out, changed, err
+}
+
+// Repro (#24, item 1, the network half): remove's network leftovers and
+// status read and removed the partitions' namespaces at ROOT/run/netns
+// by plain paths: with run/netns a link out of the root, a regular file
+// outside (to the code: a namespace mount point gone stale) was listed
+// and removed, and a link at a namespace's own name was statfs'd and
+// opened outside.
+func TestNetworkNamespacesThroughHostileLinksTouchNothingOutside(t *testing.T) {
+	o := hostiletest.NewOutside(t, "a file outside the root\n")
+	name := filepath.Base(o.Canary) // the name a namespace would have there
+	rec := &Record{Partitions: []RecordPartition{{Name: "a", Network: &planner.PartitionNetwork{Namespace: name, HostLink: "np-a", Interface: "eth0"}}}}
+	netnsRel := strings.TrimPrefix(bundle.NetnsDir, "/")
+	removeAll := func(root string) {
+		for _, l := range networkLeftovers(root, rec) {
+			if strings.Contains(l.what, name) {
+				t.Errorf("a leftover names the file outside: %q", l.what)
+			}
+			_ = hostiletest.Within(t, l.what, l.remove)
+		}
+	}
+	inspect := func(root string) (pnetns.State, error) {
+		h, done, err := netnsHost(root, netns.None())
+		if err != nil {
+			return pnetns.State{}, err
+		}
+		defer done()
+		return h.Inspect(pnetns.Partition{Namespace: name, Interface: "eth0"})
+	}
+
+	// run/netns a link out of the root, each way a link can point.
+	for how, target := range hostiletest.LinksOut(t, t.TempDir(), "run", o.Dir) {
+		if how == "device" || how == "fifo" {
+			continue // not directories
+		}
+		root := t.TempDir()
+		if how == "relative" {
+			target, _ = filepath.Rel(filepath.Join(root, "run"), o.Dir)
+		}
+		plant(t, root, netnsRel, target)
+		removeAll(root)
+		if st, err := inspect(root); err != nil || st.Namespace {
+			t.Errorf("run/netns a link (%s): Inspect found %+v, %v; want no namespace there and no error", how, st, err)
+		}
+	}
+
+	// A link at the namespace's own name.
+	root := t.TempDir()
+	plant(t, root, filepath.Join(netnsRel, name), o.Canary)
+	_, err := inspect(root)
+	wantNamed(t, "Inspect of a namespace that is a link", err, name)
+	removeAll(root)
+	o.Check(t)
 }

@@ -2,7 +2,9 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path"
@@ -12,6 +14,9 @@ import (
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	pnetns "github.com/numa-partition/numa-partition/slices/netns"
+	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // dialer returns a dial function for TCP endpoints of the host at root:
@@ -137,4 +142,23 @@ func inNetns(root, rel string, f func()) error {
 		done <- nil
 	}()
 	return <-done
+}
+
+// netnsHost is the pnetns.Host of the partitions' named namespaces below
+// root (run/netns), with ns as the host's namespace (netns.None() to only
+// read). The directory is resolved once, inside the root, and reached
+// through its descriptor (/proc/self/fd/N) from then on: a link on the
+// way cannot lead a statfs, an unmount or a removal out of the root, and
+// a link at a namespace's own name is refused by the package. A root
+// without the directory gives a Host that finds no namespace. done
+// closes the directory; the Host must not be used after it.
+func netnsHost(root string, ns netns.NsHandle) (h *pnetns.Host, done func(), err error) {
+	d, err := rootOf(root).OpenDir(strings.TrimPrefix(bundle.NetnsDir, "/"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return &pnetns.Host{NS: ns}, func() {}, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening %s: %w", filepath.Join(root, bundle.NetnsDir), err)
+	}
+	return &pnetns.Host{Dir: fmt.Sprintf("/proc/self/fd/%d", d.Fd()), NS: ns}, func() { d.Close() }, nil
 }

@@ -1,8 +1,10 @@
 package apply
 
 import (
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/vishvananda/netns"
 
@@ -21,7 +23,11 @@ import (
 func networkLeftovers(root string, rec *Record) []leftover {
 	var out []leftover
 	dir := filepath.Join(root, bundle.NetnsDir)
-	h := &pnetns.Host{Dir: dir, NS: netns.None()}
+	h, done, err := netnsHost(root, netns.None())
+	if err != nil {
+		return []leftover{{"read " + dir, func() error { return err }}}
+	}
+	defer done()
 	namespaced := false
 	for _, p := range rec.Partitions {
 		n := p.Network
@@ -38,7 +44,11 @@ func networkLeftovers(root string, rec *Record) []leftover {
 					return err
 				}
 				defer hostNS.Close()
-				host := &pnetns.Host{Dir: dir, NS: hostNS}
+				host, done, err := netnsHost(root, hostNS)
+				if err != nil {
+					return err
+				}
+				defer done()
 				return host.DownPartition(pnetns.Partition{Namespace: n.Namespace, HostLink: n.HostLink, Interface: n.Interface, Devices: rec.devicesOf(n.Namespace)})
 			}})
 		}
@@ -87,16 +97,13 @@ func networkLeftovers(root string, rec *Record) []leftover {
 	if !namespaced {
 		return out
 	}
-	stale, err := pnetns.StaleEntries(dir)
+	stale, err := h.StaleEntries()
 	if err != nil {
 		return append(out, leftover{"list " + dir, func() error { return err }})
 	}
-	for _, p := range stale {
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return append(out, leftover{"remove the stale " + p, func() error { return err }})
-		}
-		out = append(out, leftover{"remove the stale " + p + " (a pod sandbox's namespace, gone)", func() error { return removeFile(root, rel) }})
+	for _, name := range stale {
+		rel := path.Join(strings.TrimPrefix(bundle.NetnsDir, "/"), name)
+		out = append(out, leftover{"remove the stale " + filepath.Join(dir, name) + " (a pod sandbox's namespace, gone)", func() error { return removeFile(root, rel) }})
 	}
 	return out
 }

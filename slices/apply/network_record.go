@@ -3,7 +3,6 @@ package apply
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -96,7 +95,6 @@ func staleNetwork(root string, prev *Record, d Desired) ([]StaleNetwork, error) 
 		want = &RecordNetwork{}
 	}
 	var out []StaleNetwork
-	dir := filepath.Join(root, bundle.NetnsDir)
 	for _, old := range prev.Network.Namespaces {
 		var keep []string
 		if i := slices.IndexFunc(want.Namespaces, func(x bundle.Namespace) bool { return x.Name == old.Name }); i >= 0 {
@@ -106,8 +104,12 @@ func staleNetwork(root string, prev *Record, d Desired) ([]StaleNetwork, error) 
 		if len(gone) == 0 {
 			continue
 		}
-		h := &pnetns.Host{Dir: dir, NS: netns.None()}
+		h, done, err := netnsHost(root, netns.None())
+		if err != nil {
+			return nil, fmt.Errorf("reading the host: %w", err)
+		}
 		st, err := h.Inspect(pnetns.Partition{Namespace: old.Name, Interface: old.Interface, Devices: gone})
+		done()
 		if err != nil {
 			return nil, fmt.Errorf("reading the host: %w", err)
 		}
@@ -154,7 +156,12 @@ func inRootNetwork(root string, f func(*pnetns.Host) error) error {
 		return err
 	}
 	defer hostNS.Close()
-	return f(&pnetns.Host{Dir: filepath.Join(root, bundle.NetnsDir), NS: hostNS})
+	h, done, err := netnsHost(root, hostNS)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return f(h)
 }
 
 // runForgetNetwork removes a stale network object. Nothing to undo: a

@@ -1,13 +1,11 @@
 package apply
 
 import (
-	"path/filepath"
 	"slices"
 
 	"github.com/vishvananda/netns"
 
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // network reads partition p's namespace as the kernel has it, and
@@ -15,7 +13,12 @@ import (
 func (r *statusRun) network(p RecordPartition) *NetworkStatus {
 	n := p.Network
 	ns := &NetworkStatus{Namespace: n.Namespace, Interface: n.Interface, Address: n.Address.String(), Addresses: []string{}}
-	h := &pnetns.Host{Dir: filepath.Join(r.o.Root, bundle.NetnsDir), NS: netns.None()}
+	h, done, err := netnsHost(r.o.Root, netns.None())
+	if err != nil {
+		r.problem("network namespace %s of %s: %v", n.Namespace, p.Name, err)
+		return ns
+	}
+	defer done()
 	var names []string
 	for _, d := range n.Devices {
 		names = append(names, d.Name)

@@ -33,6 +33,11 @@ const DefaultDir = "/run/netns"
 // Host is the network namespace that holds the uplink (bridge, NAT, the
 // host ends of the links) and the directory of the named namespaces.
 type Host struct {
+	// Dir is the directory of the named namespaces. A caller confined to
+	// a root passes it opened through the root (/proc/self/fd/N), so that
+	// no link on the way leads out; "" is a host without the directory,
+	// where no namespace is found. A link at a namespace's own name is
+	// refused, never followed.
 	Dir string
 	// NS is the host's namespace; every netlink and nftables socket of
 	// this package is opened in it or in a partition's, never in whatever
@@ -95,8 +100,14 @@ type Partition struct {
 	Devices []string
 }
 
-// path is the namespace's bind mount.
-func (h *Host) path(name string) string { return filepath.Join(h.Dir, name) }
+// path is the namespace's bind mount; "" (which no call finds) without
+// a directory.
+func (h *Host) path(name string) string {
+	if h.Dir == "" {
+		return ""
+	}
+	return filepath.Join(h.Dir, name)
+}
 
 // nsfsMagic is the file system of a namespace file (NSFS_MAGIC).
 const nsfsMagic = 0x6e736673
@@ -104,6 +115,16 @@ const nsfsMagic = 0x6e736673
 // isNamespace reports whether path is a mounted namespace (an empty file
 // left by a create that was killed before its bind mount is not).
 func isNamespace(path string) (bool, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return false, fmt.Errorf("%s is a symbolic link: refusing to follow it", path)
+	}
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -181,11 +202,13 @@ func (h *Host) sharedDir() error {
 
 // openNamespace opens the named namespace.
 func (h *Host) openNamespace(name string) (netns.NsHandle, error) {
-	ns, err := netns.GetFromPath(h.path(name))
+	// O_NOFOLLOW: isNamespace refused a link there, and one made since
+	// is not followed either.
+	fd, err := unix.Open(h.path(name), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return netns.None(), fmt.Errorf("opening network namespace %s: %w", h.path(name), err)
 	}
-	return ns, nil
+	return netns.NsHandle(fd), nil
 }
 
 // deleteNamespace unmounts and removes the named namespace; the kernel
@@ -197,7 +220,7 @@ func (h *Host) deleteNamespace(name string) error {
 		return err
 	}
 	if ok {
-		if err := unix.Unmount(p, unix.MNT_DETACH); err != nil {
+		if err := unix.Unmount(p, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil {
 			return fmt.Errorf("unmounting %s: %w", p, err)
 		}
 	}
@@ -214,31 +237,33 @@ func routeHandle(ns netns.NsHandle) (*netlink.Handle, error) {
 	return netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 }
 
-// StaleEntries lists the files in dir that are no mounted namespace:
-// mount points whose namespace went with the mount namespace it was
-// mounted in (the pod sandboxes' cni-* of a containerd that had a mount
-// namespace of its own, once it stopped) or that a killed run left. They
-// name nothing: removing them is safe whoever made them.
-func StaleEntries(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+// StaleEntries lists the names of the files in the directory that are no
+// mounted namespace: mount points whose namespace went with the mount
+// namespace it was mounted in (the pod sandboxes' cni-* of a partition's
+// containerd, once its mount namespace's holder stopped) or that a killed
+// run left. They name nothing: removing them is safe whoever made them.
+func (h *Host) StaleEntries() ([]string, error) {
+	if h.Dir == "" {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(h.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", dir, err)
+		return nil, fmt.Errorf("listing %s: %w", h.Dir, err)
 	}
 	var stale []string
 	for _, e := range entries {
 		if !e.Type().IsRegular() {
 			continue
 		}
-		p := filepath.Join(dir, e.Name())
-		ok, err := isNamespace(p)
+		ok, err := isNamespace(h.path(e.Name()))
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			stale = append(stale, p)
+			stale = append(stale, e.Name())
 		}
 	}
 	return stale, nil

@@ -255,12 +255,15 @@ func TestStaleEntriesAreTheUnmountedOnes(t *testing.T) {
 	require.NoError(t, h.UpPartition(bridgeUplink, a))
 	stale := filepath.Join(h.Dir, "cni-0000")
 	require.NoError(t, os.WriteFile(stale, nil, 0o444))
-	got, err := StaleEntries(h.Dir)
+	got, err := h.StaleEntries()
 	require.NoError(t, err)
-	require.Equal(t, []string{stale}, got, "the mounted np-a is a namespace, the empty file is not")
-	got, err = StaleEntries(filepath.Join(h.Dir, "nosuch"))
+	require.Equal(t, []string{"cni-0000"}, got, "the mounted np-a is a namespace, the empty file is not")
+	got, err = (&Host{Dir: filepath.Join(h.Dir, "nosuch")}).StaleEntries()
 	require.NoError(t, err)
 	require.Empty(t, got)
+	got, err = (&Host{}).StaleEntries()
+	require.NoError(t, err)
+	require.Empty(t, got, "a host without the directory")
 }
 
 func TestMacvlanUplink(t *testing.T) {
