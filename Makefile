@@ -69,6 +69,10 @@ fuzz:
 	$(GO) test ./partition/allocator/daemon -run '^$$' -fuzz '^FuzzDecodeManifest$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./nriplugin -run '^$$' -fuzz '^FuzzFromNRI$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/fsutil -run '^$$' -fuzz '^FuzzRootStaysInside$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./partition/allocator/daemon -run '^$$' -fuzz '^FuzzDecodeCheckpoint$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./partition/allocator/daemon -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./partition/planner -run '^$$' -fuzz '^FuzzParseFacts$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./slices/apply -run '^$$' -fuzz '^FuzzParseRecord$$' -fuzztime $(FUZZTIME)
 
 # End-to-end on an emulated 2-socket, 2-NUMA-node QEMU VM (cgroup v2, then
 # v1), systemd as PID 1; needs root and test/e2e/setup.sh's packages. See

@@ -84,3 +84,40 @@ func TestPlanFromFactsFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, a, b)
 }
+
+// FuzzParseFacts: a host facts file comes from another machine; whatever
+// its bytes, JSON or TOML, it is refused with an error or read into facts
+// that write back into a file reading the same facts again.
+func FuzzParseFacts(f *testing.F) {
+	facts := FixedFacts{Root: Filesystem{Path: "/", Device: 1, CapacityBytes: 1 << 40}, Tasks: 4194304,
+		NetInterfaces: []Interface{{Name: "eth0", DefaultRoute: true, Addresses: []netip.Prefix{netip.MustParsePrefix("192.0.2.2/24")}}}}
+	for _, name := range []string{"f.json", "f.toml"} {
+		data, err := NewFactsFile("worker7", facts).Marshal(name)
+		require.NoError(f, err)
+		f.Add(name == "f.toml", data)
+	}
+	f.Add(false, []byte(`{"hostname":"a","taskLimit":1,"filesystems":[{"path":"/","device":1,"capacityBytes":-1}]}`))
+	f.Add(true, []byte("hostname = 'a'\ntaskLimit = 1\n[[filesystems]]\npath = '/'\n"))
+	f.Fuzz(func(t *testing.T, isTOML bool, data []byte) {
+		name := "f.json"
+		if isTOML {
+			name = "f.toml"
+		}
+		got, err := ParseFacts(name, data)
+		if (got == nil) == (err == nil) {
+			t.Fatalf("ParseFacts gave %v and %v: want exactly one", got, err)
+		}
+		if err != nil {
+			return
+		}
+		again, err := NewFactsFile(got.Hostname, got.Facts).Marshal(name)
+		if err != nil {
+			t.Fatalf("accepted facts do not write back: %v", err)
+		}
+		back, err := ParseFacts(name, again)
+		if err != nil {
+			t.Fatalf("accepted facts, written back, are refused: %v\n%s", err, again)
+		}
+		assert.Equal(t, got, back)
+	})
+}

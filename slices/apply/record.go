@@ -103,9 +103,14 @@ func ReadRecord(root string) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the applied record: %w", err)
 	}
+	return parseRecord(p, b)
+}
+
+// parseRecord decodes the record read from path.
+func parseRecord(path string, b []byte) (*Record, error) {
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a numa-partition record: %w", p, err)
+		return nil, fmt.Errorf("%s: not a numa-partition record: %w", path, err)
 	}
 	return &r, nil
 }

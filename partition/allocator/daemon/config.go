@@ -23,6 +23,12 @@ func ReadConfigFile(path string) (allocator.Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("allocator config: %w", err)
 	}
+	return parseConfig(path, data)
+}
+
+// parseConfig decodes the allocator config read from path.
+func parseConfig(path string, data []byte) (allocator.Config, error) {
+	var cfg allocator.Config
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
