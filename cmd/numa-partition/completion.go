@@ -165,7 +165,7 @@ func runArgs(ctx context.Context, app *cli.App, args []string) error {
 		app.Metadata = map[string]any{}
 	}
 	app.Metadata[argsKey] = args
-	return app.RunContext(ctx, args)
+	return app.RunContext(ctx, interspersed(app, args))
 }
 
 // withValueCompletion makes every command complete its flags' values: the

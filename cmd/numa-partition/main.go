@@ -49,6 +49,8 @@ func newApp() *cli.App {
 			"Files: /etc/numa-partition/config.toml (config), /etc/numa-partition/plan.json\n" +
 			"(the applied plan), /var/lib/numa-partition/applied.json (what apply wrote),\n" +
 			"/run/numa-partition/NAME.sock (allocator API).\n\n" +
+			"Flags may come before or after a command's arguments (simulate FILE -o json);\n" +
+			"-- ends them. A command that takes no arguments refuses one.\n\n" +
 			"Exit status: 0 success, 1 degraded (status) or rejected (admit), 2 error.\n" +
 			"--output json is a stable, documented schema for every command.",
 		Version: currentBuild().Version,
@@ -56,7 +58,7 @@ func newApp() *cli.App {
 		Before: func(c *cli.Context) error {
 			return setupLogging(c)
 		},
-		Commands: withValueCompletion(withGlobalFlags([]*cli.Command{
+		Commands: refuseStrayArgs(withValueCompletion(withGlobalFlags([]*cli.Command{
 			discoverCommand(),
 			planCommand(),
 			configCommand(),
@@ -77,7 +79,7 @@ func newApp() *cli.App {
 			completionCommand(),
 			manCommand(),
 			bootUnitCommand(),
-		})),
+		}))),
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
 	}
