@@ -96,6 +96,9 @@ func TestApplyReapplyRemove(t *testing.T) {
 	if b, _ := os.ReadFile(e.sb.Path(RecordPath)); string(b) != string(recBytes) {
 		t.Error("re-apply rewrote the record")
 	}
+	if got := mainPID(t, e, "kubelet-tnode0.service"); got != kubeletPID {
+		t.Errorf("a re-apply with nothing to do restarted kubelet-tnode0 (pid %d -> %d)", kubeletPID, got)
+	}
 
 	// A unit that stopped (a crash, a hand stop) is started again, and
 	// nothing the record lists changed: the record stays byte for byte,
