@@ -5,6 +5,13 @@
 # kube_reserved_memory 64Mi -> 96Mi changes every kubelet-mode partition's
 # reservedMemory (nri-mode kubelets run no Memory Manager: theirs is only
 # restarted for the new config).
+# Then `apply --drain` does the drain (#25), through the real API
+# server's Eviction API: first against a PodDisruptionBudget that allows
+# no disruption of one of the pods, which holds the drain until its
+# timeout: apply fails, restarts nothing and uncordons the Node it
+# cordoned; with the budget gone, it cordons, evicts and waits for each
+# affected Node's kubelet to let go of the pods' memory, restarts the
+# kubelets on fresh state, and uncordons each Node once it is Ready.
 . /e2e/guest/lib.sh
 requires placement
 kubelet_parts=""
@@ -30,23 +37,64 @@ for p in $kubelet_parts; do
 done
 expect_eq "services after the refused apply (unchanged)" "$(main_pids)" "$before"
 
-# Drained: the pods go and kubelet cleans them up (their manager entries
-# stay until the memory manager's next admission; apply counts only pods
-# kubelet still has a directory for), then apply goes ahead.
+DRAIN="--drain --force --delete-emptydir-data --kubeconfig $KUBECONFIG"
+unschedulable() { api "/api/v1/nodes/$1" '.spec.unschedulable // false'; }
+
+# The pods here have no controller: without --force the drain refuses
+# them before it cordons anything, as kubectl drain does.
+first=${kubelet_parts# }; first=${first%% *}
+out=$(numa-partition apply --drain --delete-emptydir-data --kubeconfig $KUBECONFIG 2>&1); rc=$?
+echo "$out" | tail -3
+[ $rc != 0 ] && ok "apply --drain without --force exits $rc" || fail "apply --drain evicted pods no controller manages without --force"
+named=""
+for x in $(pods_of $first); do grep -qF "$NS/$x" <<<"$out" && named="$named $x"; done
+grep -q -- "no controller manages.*--force evicts them" <<<"$out" && [ -n "$named" ] \
+  && ok "the refusal names the pods no controller manages ($named) and --force" || fail "the refusal does not name the unmanaged pods and --force"
+expect_eq "services after the refused drain (unchanged)" "$(main_pids)" "$before"
 for p in $kubelet_parts; do
-  for pod in $(pods_of $p); do run k -n $NS delete pod $pod --wait=true --timeout=90s >/dev/null || fail "deleting $pod"; done
-  drained() {
-    local uid
-    for uid in $(jq -r '.entries // {} | keys[]' "$(kubelet_root $1)/memory_manager_state" "$(kubelet_root $1)/cpu_manager_state" 2>/dev/null); do
-      [ -d "$(kubelet_root $1)/pods/$uid" ] && return 1
-    done
-    return 0
-  }
-  wait_until 120 "kubelet-$p has cleaned up the pods its manager state names" drained $p
+  expect_eq "Node $(node_name $p) never cordoned by the refused drain" "$(unschedulable $(node_name $p))" false
 done
-out=$(numa-partition apply 2>&1); rc=$?
-echo "$out" | grep -E 'kubelet-state|stop kubelet|start kubelet' | head -12
-expect_eq "apply after the drain exits" "$rc" 0
+
+# A budget that lets none of its pods go holds the drain: refused after
+# --drain-timeout, nothing restarted, the cordoned Node uncordoned.
+held=$(pods_of $first | head -1)
+run k -n $NS label pod $held e2e-hold=yes --overwrite >/dev/null || fail "labelling $held"
+cat <<YAML | run k apply --validate=false -f - >/dev/null || fail "creating the PodDisruptionBudget"
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: e2e-hold, namespace: $NS}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {e2e-hold: "yes"}}
+YAML
+budget_holds() { [ "$(api /apis/policy/v1/namespaces/$NS/poddisruptionbudgets/e2e-hold '"\(.status.observedGeneration // 0) \(.status.disruptionsAllowed // -1)"')" = "1 0" ]; }
+wait_until 120 "PodDisruptionBudget e2e-hold observed, allowing no disruption of $held" budget_holds
+t0=$SECONDS
+out=$(numa-partition apply $DRAIN --drain-timeout 45s 2>&1); rc=$?
+echo "$out" | tail -5
+[ $rc != 0 ] && ok "apply --drain held by the budget exits $rc after $((SECONDS - t0)) s" || fail "apply --drain went through a budget that allows no disruption"
+grep -q "e2e-hold" <<<"$out" && ok "the failure names the budget e2e-hold" || fail "the failure does not name the budget e2e-hold"
+expect_eq "services after the held drain (unchanged)" "$(main_pids)" "$before"
+api "$(pod_path $held)" .metadata.name >/dev/null && ok "pod $held, which the budget protects, still exists" || fail "pod $held is gone"
+for p in $kubelet_parts; do
+  expect_eq "Node $(node_name $p) schedulable again after the failed drain" "$(unschedulable $(node_name $p))" false
+done
+run k -n $NS delete pdb e2e-hold >/dev/null || fail "deleting the PodDisruptionBudget"
+
+# Without the budget: drained through the Eviction API, one Node at a
+# time, then the kubelets restart on fresh state and their Nodes are
+# uncordoned once Ready.
+t0=$SECONDS
+out=$(numa-partition apply $DRAIN 2>&1); rc=$?
+echo "$out" | grep -E 'partition .*Node|kubelet-state|stop kubelet|start kubelet' | head -12
+expect_eq "apply --drain exits" "$rc" 0
+echo "  apply --drain took $((SECONDS - t0)) s"
+for p in $kubelet_parts; do
+  grep -E "partition $p .*drained in .* \([1-9][0-9]* evicted\).*uncordoned" <<<"$out" >/dev/null \
+    && ok "partition $p's Node drained (pods evicted) and uncordoned by apply" || fail "apply's output has no drained-and-uncordoned line for partition $p"
+  expect_eq "pods left on Node $(node_name $p)" "$(pods_of $p | tr '\n' ' ')" ""
+  expect_eq "Node $(node_name $p) schedulable after apply --drain" "$(unschedulable $(node_name $p))" false
+done
 for p in $kubelet_parts; do
   grep -q "kubelet-state kubelet-$p.service: move .*memory_manager_state aside" <<<"$out" \
     && ok "kubelet-$p's stale state moved aside" || fail "no kubelet-state step moving kubelet-$p's state"
