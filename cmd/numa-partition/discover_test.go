@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,14 +12,10 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// runDiscover runs a command line as main does (runLine), quietly.
 func runDiscover(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	var out bytes.Buffer
-	app := newApp()
-	app.Writer = &out
-	app.ErrWriter = &out
-	err := app.Run(append([]string{"numa-partition", "--log-level", "error"}, args...))
-	return out.String(), err
+	return runLine(t, append([]string{"--log-level", "error"}, args...)...)
 }
 
 func fixtureSys(name string) string {
