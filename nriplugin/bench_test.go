@@ -98,7 +98,7 @@ func BenchmarkCreateContainer(b *testing.B) {
 						}
 						placer = memPlacer{a}
 					}
-					p, err := New(Options{Partition: "p", Mode: pmode, CPUs: topo, Policy: policy, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, placer)
+					p, err := New(Options{Partition: "p", Name: "numa-partition-p", Mode: pmode, CPUs: topo, Policy: policy, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, placer)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -50,7 +50,12 @@ type Placer interface {
 // Options configure a Plugin.
 type Options struct {
 	Partition string
-	Mode      string // ModeKubelet (default) or ModeNRI
+	// Name is the plugin's name at containerd, as the plan names it
+	// (planner.Allocator.NRIPlugin): in nri mode the partition's
+	// containerd refuses to create a container while no plugin of this
+	// name is connected.
+	Name string
+	Mode string // ModeKubelet (default) or ModeNRI
 	// Socket is the partition's containerd NRI socket.
 	Socket string
 	CPUs   CPUTopology
@@ -96,6 +101,9 @@ func New(opts Options, placer Placer) (*Plugin, error) {
 	default:
 		return nil, fmt.Errorf("mode %q: allowed are %s, %s", opts.Mode, ModeKubelet, ModeNRI)
 	}
+	if opts.Name == "" {
+		return nil, errors.New("the plugin's name at containerd is missing: Options.Name")
+	}
 	if opts.Mode == ModeNRI && opts.Scope == allocator.ScopePod && opts.Pods == nil {
 		return nil, errors.New("nri mode in pod scope places each pod as one unit and needs the pod specs: Options.Pods")
 	}
@@ -116,7 +124,7 @@ func New(opts Options, placer Placer) (*Plugin, error) {
 func (p *Plugin) Run(ctx context.Context) error {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		s, err := stub.New(p, stub.WithPluginName("numa-partition-"+p.opts.Partition), stub.WithPluginIdx("10"),
+		s, err := stub.New(p, stub.WithPluginName(p.opts.Name), stub.WithPluginIdx("10"),
 			stub.WithSocketPath(p.opts.Socket))
 		if err != nil {
 			return fmt.Errorf("nri plugin: %w", err)

@@ -75,7 +75,7 @@ func (h *harness) restart() {
 	cfg.Scope = scope
 	srv, err := daemon.NewServer(daemon.ServerOptions{Partition: "node0", Config: cfg, StateDir: h.dir, Logger: log})
 	require.NoError(h.t, err)
-	p, err := New(Options{Partition: "node0", Mode: h.mode, CPUs: testTopology(), Policy: h.policy, Scope: scope, Pods: h.pods, Logger: log}, srv)
+	p, err := New(Options{Partition: "node0", Name: "numa-partition-node0", Mode: h.mode, CPUs: testTopology(), Policy: h.policy, Scope: scope, Pods: h.pods, Logger: log}, srv)
 	require.NoError(h.t, err)
 	h.server, h.plugin = srv, p
 }

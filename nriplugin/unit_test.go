@@ -180,7 +180,7 @@ func TestUnitReadsThePodTheRuntimeRuns(t *testing.T) {
 }
 
 func TestPodScopeNeedsPods(t *testing.T) {
-	_, err := New(Options{Partition: "node0", Mode: ModeNRI, CPUs: testTopology(), Scope: allocator.ScopePod}, nil)
+	_, err := New(Options{Partition: "node0", Name: "numa-partition-node0", Mode: ModeNRI, CPUs: testTopology(), Scope: allocator.ScopePod}, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Options.Pods")
 }
@@ -264,4 +264,10 @@ func TestUnitRefusesAnAbsurdPodFromTheAPIServer(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "spec.containers[0].resources.limits.cpu: 4611686018427387904 CPUs: at most 65536")
 	assert.Empty(t, h.allocated())
+}
+
+func TestNameIsRequired(t *testing.T) {
+	_, err := New(Options{Partition: "node0", Mode: ModeNRI, CPUs: testTopology()}, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Options.Name")
 }

@@ -153,7 +153,7 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 	if err != nil {
 		return err
 	}
-	nriOpts := nriplugin.Options{Partition: p.Name, Mode: p.Allocator.Mode, Socket: p.Allocator.NRISocket, CPUs: cpus,
+	nriOpts := nriplugin.Options{Partition: p.Name, Name: p.Allocator.NRIPlugin, Mode: p.Allocator.Mode, Socket: p.Allocator.NRISocket, CPUs: cpus,
 		Policy: cfg.Policy, Scope: cfg.Scope}
 	opts.WaitRuntime = p.Allocator.Mode == planner.AllocatorModeNRI
 	opts.Runtime = func(ctx context.Context, srv *daemon.Server, ready func()) error {

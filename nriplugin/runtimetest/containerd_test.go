@@ -35,6 +35,10 @@ type env struct {
 	dir        string // everything of this containerd, short (socket paths)
 	cgroupRoot string // the pods' cgroups are under it, in every hierarchy
 	logs       string
+	// requirePlugin makes containerd refuse containers while the
+	// allocator's plugin is not connected, as the containerd of a
+	// partition in nri mode does (templates/containerd.toml.tmpl).
+	requirePlugin bool
 
 	containerd *exec.Cmd
 	exited     chan struct{}
@@ -54,11 +58,23 @@ var cgroupSeq atomic.Int64
 // is undone when the test ends, whatever happened.
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return startEnv(t, false)
+}
+
+// newEnvRequiringPlugin is newEnv with a containerd that creates no
+// container while the allocator's plugin is away (nri mode's).
+func newEnvRequiringPlugin(t *testing.T) *env {
+	t.Helper()
+	return startEnv(t, true)
+}
+
+func startEnv(t *testing.T, requirePlugin bool) *env {
+	t.Helper()
 	realbin, m := requirements(t)
 	imagesDir := buildImages(t)
 	dir, err := os.MkdirTemp("/tmp", "nrirt-")
 	require.NoError(t, err)
-	e := &env{t: t, m: m, realbin: realbin, dir: dir,
+	e := &env{t: t, m: m, realbin: realbin, dir: dir, requirePlugin: requirePlugin,
 		cgroupRoot: fmt.Sprintf("/nrirt-%d-%d", os.Getpid(), cgroupSeq.Add(1))}
 	e.base, e.cancel = context.WithTimeout(context.Background(), 3*time.Minute)
 	e.logs = filepath.Join(dir, "logs")
@@ -164,7 +180,7 @@ state = %[2]q
   socket_path = %[6]q
   plugin_path = %[7]q
   plugin_config_path = %[8]q
-
+%[15]s
 [plugins."io.containerd.transfer.v1.local"]
   [[plugins."io.containerd.transfer.v1.local".unpack_config]]
     platform = %[9]q
@@ -193,7 +209,20 @@ state = %[2]q
   SystemdCgroup = false
   Root = %[14]q
 `, d+"/root", d+"/state", e.socket(), e.socket()+".ttrpc", d+"/opt", e.nriSocket(), d+"/nri/plugins", d+"/nri/conf.d",
-		"linux/"+runtime.GOARCH, pauseImage, d+"/cni/bin", d+"/cni/net.d", runcPath, d+"/state/runc")
+		"linux/"+runtime.GOARCH, pauseImage, d+"/cni/bin", d+"/cni/net.d", runcPath, d+"/state/runc", e.validatorConfig())
+}
+
+// validatorConfig is the NRI validator block a partition in nri mode
+// renders, or nothing.
+func (e *env) validatorConfig() string {
+	if !e.requirePlugin {
+		return ""
+	}
+	return fmt.Sprintf(`
+[plugins."io.containerd.nri.v1.nri".default_validator]
+  enable = true
+  required_plugins = [%q]
+`, pluginName)
 }
 
 // waitFor polls cond until it holds, failing the test after timeout with

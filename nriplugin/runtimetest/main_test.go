@@ -28,6 +28,10 @@ const syncedLine = "synchronized with containerd"
 // partitionName is the partition the tests' allocator serves.
 const partitionName = "node0"
 
+// pluginName is its plugin's name at containerd, which the containerd
+// of requiringPlugin requires (as a partition's in nri mode).
+const pluginName = "numa-partition-" + partitionName
+
 // allocatorSpec is what the helper process serves.
 type allocatorSpec struct {
 	Mode      string                `json:"mode"`
@@ -66,7 +70,7 @@ func serveAllocator(raw string) int {
 		WaitRuntime: spec.Mode == nriplugin.ModeNRI,
 		Runtime: func(ctx context.Context, srv *daemon.Server, ready func()) error {
 			plugin, err := nriplugin.New(nriplugin.Options{
-				Partition: partitionName, Mode: spec.Mode, Socket: spec.NRISocket, CPUs: spec.CPUs,
+				Partition: partitionName, Name: pluginName, Mode: spec.Mode, Socket: spec.NRISocket, CPUs: spec.CPUs,
 				Policy: spec.Config.Policy, Scope: spec.Config.Scope, Logger: log,
 				OnSynchronized: func() {
 					ready()

@@ -214,6 +214,44 @@ func TestNRIResynchronizesAfterKill9(t *testing.T) {
 	e.waitCPUs(unplaced, m.all, "the exclusive core back in the shared pool")
 }
 
+// With the partition's containerd requiring the allocator's plugin (nri
+// mode's config), a container created while the allocator is down is
+// refused, naming the plugin, instead of starting unplaced; once the
+// allocator is back the same request creates it, placed. containerd
+// notices a dead plugin on the first NRI event after its death (a new
+// pod's sandbox here, as kubelet creates one before its containers): a
+// container created by that very event is not refused
+// (containerd/nri#316) and the restarted allocator adopts it
+// (TestNRIResynchronizesAfterKill9).
+func TestNRIRequiredPluginRefusesContainersWhileTheAllocatorIsDown(t *testing.T) {
+	e := newEnvRequiringPlugin(t)
+	m := e.m
+	a := e.startAllocator(nriplugin.ModeNRI, "single-numa-node")
+	before := e.run(e.runPod("early", guaranteed), "first", m.exclusive())
+	e.waitCPUs(before, m.first, "placed while the allocator runs")
+
+	a.kill9()
+	p := e.runPod("late", guaranteed)
+	_, err := e.create(p, "app", m.exclusive())
+	require.Error(t, err, "with the allocator down, containerd must not create the container")
+	t.Logf("CreateContainer: %s", err)
+	assert.Contains(t, err.Error(), `required plugin "`+pluginName+`" not present`)
+	l, err := e.rt.ListContainers(e.ctx(), &cri.ListContainersRequest{})
+	require.NoError(t, err)
+	for _, c := range l.GetContainers() {
+		assert.NotEqual(t, "app", c.GetMetadata().GetName(), "the refused container exists: %v", c)
+	}
+
+	a = e.startAllocator(nriplugin.ModeNRI, "single-numa-node")
+	a.waitAllocations("after the restart: the running container", before.key())
+	e.stop(before)
+	e.remove(before)
+	a.waitAllocations("the first container released")
+	after := e.run(p, "app", m.exclusive())
+	e.waitCPUs(after, m.first, "created once the allocator is back, placed")
+	assertPinned(t, a.waitAllocations("the retried container", after.key())[after.key()], m.node0(), 64*mi)
+}
+
 // In kubelet mode kubelet's managers decide (here: the cpuset of the
 // CRI request, as its CPU and Memory Managers set it); the plugin changes
 // nothing and records the nodes the container was created on, and one it

@@ -1,5 +1,9 @@
 package planner
 
+// NRIPluginName names partition's allocator at its containerd's NRI,
+// unique on the host.
+func NRIPluginName(partition string) string { return "numa-partition-" + partition }
+
 // kubeletMaxNUMANodes is also where allocator.mode = "auto" switches from
 // kubelet's managers to the allocator's.
 
@@ -30,6 +34,7 @@ func (pl *planning) planAllocatorModes() {
 		a.Mode = mode
 		if p.Runtime.Kind == RuntimeContainerd {
 			a.NRISocket = p.Runtime.StateDir + "/nri.sock"
+			a.NRIPlugin = NRIPluginName(p.Name)
 		} else if mode == AllocatorModeNRI {
 			col.add(key, "partition %s: nri mode plugs into the partition's own containerd; set runtime.mode = %q", p.Name, RuntimeModeContainerd)
 			continue

@@ -26,7 +26,7 @@ allocator_mode = "nri"
 		assert.Equal(t, "static", kubelet.Kubelet.CPUManagerPolicy)
 
 		assert.Equal(t, Allocator{Socket: "/run/numa-partition/node1.sock", StateDir: "/var/lib/numa-partition/node1",
-			Mode: AllocatorModeNRI, NRISocket: "/run/containerd-node1/nri.sock", TopologyPolicy: "single-numa-node", TopologyScope: "pod",
+			Mode: AllocatorModeNRI, NRISocket: "/run/containerd-node1/nri.sock", NRIPlugin: "numa-partition-node1", TopologyPolicy: "single-numa-node", TopologyScope: "pod",
 			TopologyOptions: map[string]string{"prefer-closest-numa-nodes": "true"}}, nri.Allocator)
 		k := nri.Kubelet
 		assert.Equal(t, []string{"none", "None", "none"}, []string{k.CPUManagerPolicy, k.MemoryManagerPolicy, k.TopologyManagerPolicy})

@@ -177,9 +177,12 @@ type Allocator struct {
 	SocketGroup string `json:"socketGroup,omitempty"`
 	MetricsAddr string `json:"metricsAddr,omitempty"` // optional localhost TCP
 	// Mode is AllocatorModeKubelet or AllocatorModeNRI; NRISocket is the
-	// partition's containerd NRI socket the allocator plugs into.
+	// partition's containerd NRI socket the allocator plugs into, under
+	// the plugin name NRIPlugin (which, in nri mode, the partition's
+	// containerd requires before it creates a container).
 	Mode      string `json:"mode,omitempty"`
 	NRISocket string `json:"nriSocket,omitempty"`
+	NRIPlugin string `json:"nriPlugin,omitempty"`
 	// In nri mode the topology policy is the allocator's (the kubelet's
 	// managers are rendered off): the configured policy, scope and options.
 	TopologyPolicy  string            `json:"topologyPolicy,omitempty"`

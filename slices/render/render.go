@@ -98,6 +98,9 @@ func checkPartitions(plan *planner.Plan) error {
 		if msg := planner.OwnLabelsProblem(&p); msg != "" {
 			return fmt.Errorf("%s", msg)
 		}
+		if a := p.Allocator; a.NRIPlugin != "" && a.NRIPlugin != planner.NRIPluginName(p.Name) {
+			return fmt.Errorf("partition %s: allocator.nriPlugin %q must be %q", p.Name, a.NRIPlugin, planner.NRIPluginName(p.Name))
+		}
 		if p.Slice != p.Name+".slice" {
 			return fmt.Errorf("partition %s: slice %q must be %q", p.Name, p.Slice, p.Name+".slice")
 		}
@@ -293,10 +296,11 @@ func (r *renderer) partition(p *planner.Partition) error {
 		k.Requires = append(k.Requires, ns.Unit)
 		k.After = append(k.After, ns.Unit)
 	}
-	if p.Allocator.Mode == planner.AllocatorModeNRI {
-		// The allocator places every container: no kubelet without it.
-		k.Requires = append(k.Requires, allocatorUnit(p.Name))
-	}
+	// In nri mode the allocator places every container, and containerd
+	// refuses to create one while the allocator's plugin is away
+	// (containerd's config). Not Requires=: an allocator that restarts
+	// after a crash (2 s) restarted kubelet with it, and kubelet's Node
+	// was NotReady for a minute for nothing.
 	k.ExecStartPre = []string{kubeletHugetlb(p.Slice)}
 	if p.Kubelet.CPUManagerPolicy == "static" {
 		// The static policy always runs with strict-cpu-reservation here
@@ -475,6 +479,15 @@ func continued(args []string) string {
 // container, never let it start in the wrong place.
 const nriRequestTimeout = "15s"
 
+// requiredNRIPlugin is the NRI plugin without which the partition's
+// containerd creates no container: the allocator's, in nri mode.
+func requiredNRIPlugin(p *planner.Partition) string {
+	if p.Allocator.Mode != planner.AllocatorModeNRI {
+		return ""
+	}
+	return p.Allocator.NRIPlugin
+}
+
 // containerd renders the partition's own containerd: unit and config.
 func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) error {
 	rt := p.Runtime
@@ -489,6 +502,7 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) 
 	err := r.template(cfgPath, "containerd.toml.tmpl", map[string]string{
 		"Name": p.Name, "Root": rt.RootDir, "State": rt.StateDir, "Socket": socket, "NRIRequestTimeout": nriRequestTimeout,
 		"SandboxImage": rt.SandboxImage, "CNIConfDir": rt.CNIConfDir, "CNIBinDir": rt.CNIBinDir,
+		"RequiredPlugin": requiredNRIPlugin(p),
 	})
 	if err != nil {
 		return err

@@ -4,7 +4,8 @@
 # Guaranteed pod that would leave no shared CPU fails to start with the
 # allocator's reason in its events; after a kill -9 of the allocator
 # (while a pod goes away) it synchronizes with containerd again: its state
-# is the running containers; a deleted pod's container is released.
+# is the running containers; a deleted pod's container is released, and
+# kubelet was not restarted with the allocator.
 . /e2e/guest/lib.sh
 requires placement
 p=node1
@@ -50,6 +51,7 @@ wait_until 60 "allocator of $p holds exactly the running containers of Node $(no
 # Freeze the allocator, let shared-$p go away meanwhile (containerd's NRI
 # requests to it time out), then kill -9 it: systemd restarts it and it
 # must learn from containerd that the container is gone.
+kubelet_pid=$(unit_prop kubelet-$p.service MainPID)
 run systemctl kill -s STOP numa-allocator@$p.service
 run k -n $NS delete pod shared-$p --wait=true --timeout=90s || fail "deleting shared-$p"
 run systemctl kill -s KILL numa-allocator@$p.service
@@ -59,6 +61,12 @@ resynced() { holds_running && [[ " $(allocated_keys) " != *" $shared_key "* ]]; 
 if wait_until 60 "after the restart the allocator's state is the running containers (shared-$p's released)" resynced; then :; else
   echo "  allocations: $(allocated_keys)"$'\n'"  running:     $(running_keys)"; journal_tail numa-allocator@$p.service 30
 fi
+# containerd refuses new containers while the allocator is away
+# (required_plugins): kubelet has no reason to restart with it, and did
+# while it Requires= the allocator (its Node NotReady for a minute).
+expect_eq "kubelet-$p's MainPID after the allocator's stop and kill -9 (not restarted)" "$(unit_prop kubelet-$p.service MainPID)" "$kubelet_pid"
+grep -q 'required_plugins = \["numa-partition-'$p'"\]' /etc/numa-partition/containerd-$p.toml \
+  && ok "containerd-$p requires the allocator's NRI plugin" || fail "containerd-$p.toml lacks required_plugins numa-partition-$p"
 log=$(journalctl -b --no-pager -o cat -u numa-allocator@$p.service)
 grep -q "allocation released: its container no longer runs" <<<"$log" \
   && ok "the restarted allocator released the container that stopped while it was down" || fail "no release on synchronization logged"
