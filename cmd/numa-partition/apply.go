@@ -126,6 +126,7 @@ func applyCommand() *cli.Command {
 				rep, err := apply.Apply(c.Context, apply.Options{
 					Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, DryRun: c.Bool("dry-run"), Version: version,
 					ResetKubeletState: c.Bool("reset-kubelet-state"), Nodes: nodes,
+					Render: renderPlan(c),
 				}, plan, b)
 				if err != nil {
 					return fmt.Errorf("apply: %w", err)
@@ -155,6 +156,17 @@ func writeApplyReport(w io.Writer, r *apply.Report) error {
 	}
 	for i, s := range r.Steps {
 		fmt.Fprintf(&b, "%4d. %s\n", i+1, s)
+	}
+	if len(r.Waves) > 1 {
+		var waves []string
+		for _, w := range r.Waves {
+			waves = append(waves, strings.Join(w, "+"))
+		}
+		verb := "rolled out"
+		if r.DryRun {
+			verb = "rolls out"
+		}
+		fmt.Fprintf(&b, "%s in %d waves, each drained, changed, Ready and uncordoned before the next: %s\n", verb, len(r.Waves), strings.Join(waves, ", then "))
 	}
 	if len(r.Nodes) > 0 {
 		verb := "the Nodes it disrupts"

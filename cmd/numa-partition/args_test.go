@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,5 +59,22 @@ func TestInterspersedOrder(t *testing.T) {
 		{[]string{"np", "status", "--output", "--generate-bash-completion"}, []string{"np", "status", "--output", "--generate-bash-completion"}},
 	} {
 		assert.Equal(t, tc.want, interspersed(app, tc.in), "%q", tc.in)
+	}
+}
+
+// --max-unavailable sizes apply --drain's waves: refused without --drain,
+// and below 1, before anything is read or asked.
+func TestMaxUnavailableFlag(t *testing.T) {
+	for _, tc := range []struct {
+		line []string
+		want string
+	}{
+		{[]string{"apply", "--max-unavailable", "2"}, "--max-unavailable: allowed only with --drain"},
+		{[]string{"apply", "--drain", "--max-unavailable", "0"}, "--max-unavailable 0: allowed is 1 or more"},
+	} {
+		_, err := runLine(t, tc.line...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.line, err, tc.want)
+		}
 	}
 }

@@ -21,13 +21,18 @@ func nodeFlags(verb string) []cli.Flag {
 		drainUsage = "cordon and drain, first, the Nodes this apply disrupts (a kubelet restarting on fresh CPU/Memory Manager state with pods pinned, a partition the plan no longer has), honouring PodDisruptionBudgets; uncordon the first kind once Ready again"
 		force = "apply even while pods are bound to the Node of a partition the plan no longer has (or when the API server cannot say); with --drain, also evict pods no controller manages (they are gone for good)"
 	}
-	return []cli.Flag{
+	flags := []cli.Flag{
 		&cli.StringFlag{Name: "kubeconfig", Usage: kubeconfig},
 		&cli.BoolFlag{Name: "drain", Usage: drainUsage},
 		&cli.BoolFlag{Name: "force", Usage: force},
 		&cli.BoolFlag{Name: "delete-emptydir-data", Usage: "with --drain, also evict pods with emptyDir volumes (their data is lost)"},
 		&cli.DurationFlag{Name: "drain-timeout", Value: drain.DefaultTimeout, Usage: "how long the drain of one Node may take (evictions a PodDisruptionBudget holds back are retried until then)"},
 	}
+	if verb == "apply" {
+		flags = append(flags, &cli.IntFlag{Name: "max-unavailable", Value: 1,
+			Usage: "with --drain, how many partitions' Nodes are drained, changed and let back in together; apply goes in waves of this many, so a Deployment spread over them under a PodDisruptionBudget keeps serving"})
+	}
+	return flags
 }
 
 // nodeOptions reads nodeFlags. The drain's progress goes to stderr, one
@@ -38,10 +43,20 @@ func nodeOptions(c *cli.Context) (apply.NodeOptions, error) {
 	if c.Bool("delete-emptydir-data") && !c.Bool("drain") {
 		return apply.NodeOptions{}, fmt.Errorf("--delete-emptydir-data: allowed only with --drain")
 	}
+	maxUnavailable := 0
+	if c.IsSet("max-unavailable") {
+		if maxUnavailable = c.Int("max-unavailable"); maxUnavailable < 1 {
+			return apply.NodeOptions{}, fmt.Errorf("--max-unavailable %d: allowed is 1 or more", maxUnavailable)
+		}
+		if !c.Bool("drain") {
+			return apply.NodeOptions{}, fmt.Errorf("--max-unavailable: allowed only with --drain")
+		}
+	}
 	var lastProgress string
 	return apply.NodeOptions{
 		Kubeconfig: c.String("kubeconfig"), Drain: c.Bool("drain"), Force: c.Bool("force"),
 		DeleteEmptyDirData: c.Bool("delete-emptydir-data"), Timeout: c.Duration("drain-timeout"),
+		MaxUnavailable: maxUnavailable,
 		Progress: func(p drain.Progress) {
 			if line := p.String(); line != lastProgress {
 				lastProgress = line

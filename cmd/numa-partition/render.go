@@ -41,7 +41,7 @@ func loadBundle(c *cli.Context) (*planner.Plan, render.Bundle, error) {
 			return nil, render.Bundle{}, err
 		}
 	}
-	b, err := render.RenderWith(*plan, render.Options{Binary: c.String("binary")})
+	b, err := renderPlan(c)(plan)
 	if err != nil {
 		return nil, render.Bundle{}, fmt.Errorf("render: %w", err)
 	}
@@ -49,6 +49,13 @@ func loadBundle(c *cli.Context) (*planner.Plan, render.Bundle, error) {
 		slog.Warn("plan", "warning", w)
 	}
 	return plan, b, nil
+}
+
+// renderPlan renders a plan with the command line's render options.
+func renderPlan(c *cli.Context) func(*planner.Plan) (render.Bundle, error) {
+	return func(p *planner.Plan) (render.Bundle, error) {
+		return render.RenderWith(*p, render.Options{Binary: c.String("binary")})
+	}
 }
 
 func renderCommand() *cli.Command {

@@ -176,6 +176,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l drain -d
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l force -d 'apply even while pods are bound to the Node of a partition the plan no longer has (or when the API server cannot say); with --drain, also evict pods no controller manages (they are gone for good)'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l delete-emptydir-data -d 'with --drain, also evict pods with emptyDir volumes (their data is lost)'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l drain-timeout -r -d 'how long the drain of one Node may take (evictions a PodDisruptionBudget holds back are retried until then)'
+complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l max-unavailable -r -d 'with --drain, how many partitions\' Nodes are drained, changed and let back in together; apply goes in waves of this many, so a Deployment spread over them under a PodDisruptionBudget keeps serving'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l output -s o -r -d 'output format: table, json or yaml (plan: also svg, dot)'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l config -s c -r -d 'config file (TOML)'

@@ -40,8 +40,12 @@ type Options struct {
 	// Nodes is what remove and apply do with the partitions' Kubernetes
 	// Nodes they disrupt (nodes.go).
 	Nodes NodeOptions
-	Log   *slog.Logger
-	Now   func() time.Time
+	// Render renders a plan as this command does: a rolling apply renders
+	// the plans on the way with it (rolling.go). Without it, apply drains
+	// every Node it disrupts before it changes the host.
+	Render func(*planner.Plan) (bundle.Bundle, error)
+	Log    *slog.Logger
+	Now    func() time.Time
 }
 
 // Report is what an apply did (or, with DryRun, would do). Its JSON form
@@ -58,8 +62,11 @@ type Report struct {
 	// Nodes are the partitions' Nodes this apply disrupts (apply_nodes.go):
 	// with --drain, drained first; after the steps deleted (a partition
 	// that goes) or uncordoned (a kubelet back on fresh state).
-	Nodes   []NodeRemoval `json:"nodes"`
-	Seconds float64       `json:"seconds"`
+	Nodes []NodeRemoval `json:"nodes"`
+	// Waves are, for a rolling apply (rolling.go), the partitions whose
+	// Nodes were drained, changed and let back in together, in order.
+	Waves   [][]string `json:"waves,omitempty"`
+	Seconds float64    `json:"seconds"`
 }
 
 func (o *Options) defaults() {
@@ -101,6 +108,39 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 			return nil, err
 		}
 	}
+	a, err := prepare(ctx, o, mode, plan, b)
+	if err != nil {
+		return nil, err
+	}
+	waves, why := a.waves()
+	switch {
+	case len(waves) > 1 && !o.DryRun:
+		return applyRolling(ctx, o, mode, a, waves, t0)
+	case len(waves) > 1:
+		a.rep.Waves = waves
+	case why != "":
+		a.rep.Warnings = append(a.rep.Warnings, why)
+	}
+	return a.run(ctx, t0)
+}
+
+// attempt is one transaction of apply: the host's state gathered, the
+// steps and the Nodes they disrupt decided, nothing changed yet.
+type attempt struct {
+	o       Options
+	plan    *planner.Plan
+	d       Desired
+	prev    *Record
+	cur     Current
+	steps   []Step
+	targets []nodeTarget
+	rep     *Report
+}
+
+// prepare gathers the host's state and decides the steps of bringing it
+// to plan's bundle b, and the Nodes they disrupt; it changes nothing but
+// the temporary files an interrupted apply left.
+func prepare(ctx context.Context, o Options, mode CgroupMode, plan *planner.Plan, b bundle.Bundle) (*attempt, error) {
 	rep := &Report{DryRun: o.DryRun, CgroupMode: mode, Steps: []string{}, Warnings: []string{}, Nodes: []NodeRemoval{}}
 	if w := CgroupWarning(mode); w != "" {
 		rep.Warnings = append(rep.Warnings, w)
@@ -152,6 +192,14 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 	if prev != nil {
 		rep.Generation = prev.Generation
 	}
+	return &attempt{o: o, plan: plan, d: d, prev: prev, cur: cur, steps: steps, targets: targets, rep: rep}, nil
+}
+
+// run does what a decided: it drains and changes the host, or in a dry
+// run says what it would.
+func (a *attempt) run(ctx context.Context, t0 time.Time) (*Report, error) {
+	o, plan, d, prev, cur, steps, targets, rep := a.o, a.plan, a.d, a.prev, a.cur, a.steps, a.targets, a.rep
+	mode := rep.CgroupMode
 	if o.DryRun {
 		nodes, warnings, err := prepareNodes(ctx, o, "apply", targets, nil)
 		if err != nil {

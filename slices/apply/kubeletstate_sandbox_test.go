@@ -13,12 +13,18 @@ import (
 // pods that still run.
 func writeState(t *testing.T, e *env, running []string, pods ...string) {
 	t.Helper()
+	writeStateOf(t, e, "tnode0", running, pods...)
+}
+
+// writeStateOf is writeState for partition's kubelet.
+func writeStateOf(t *testing.T, e *env, partition string, running []string, pods ...string) {
+	t.Helper()
 	var cpuEntries, memEntries []string
 	for _, p := range pods {
 		cpuEntries = append(cpuEntries, `"`+p+`":{"app":"1"}`)
 		memEntries = append(memEntries, `"`+p+`":{"app":[{"numaAffinity":[0],"type":"memory","size":1073741824}]}`)
 	}
-	dir := e.sb.Path("var/lib/kubelet-tnode0")
+	dir := e.sb.Path("var/lib/kubelet-" + partition)
 	must(t, os.MkdirAll(dir, 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "cpu_manager_state"),
 		[]byte(`{"policyName":"static","defaultCpuSet":"0","entries":{`+strings.Join(cpuEntries, ",")+`},"checksum":1}`), 0o600))

@@ -50,6 +50,9 @@ type NodeOptions struct {
 	// which are cannot be found out; with Drain, evict pods no controller
 	// manages too (kubectl drain --force).
 	Force bool
+	// MaxUnavailable is how many partitions' Nodes a rolling apply drains
+	// and restarts together (rolling.go); 1 when 0.
+	MaxUnavailable int
 	// DeleteEmptyDirData lets Drain evict pods with emptyDir volumes.
 	DeleteEmptyDirData bool
 	// Timeout bounds the drain of one Node (drain.DefaultTimeout when 0);
