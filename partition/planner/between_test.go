@@ -42,3 +42,16 @@ func TestBetweenRefusesLayoutChanges(t *testing.T) {
 		})
 	}
 }
+
+// The e2e's reserve step rolls a kube_reserved_memory change (every
+// kubelet's reservedMemory moves): a change of the partitions' settings
+// only, so Between has the plans on the way.
+func TestBetweenKubeReservedMemory(t *testing.T) {
+	prev := mustPlan(t, seedSpec, "[kubelet]\nkube_reserved_memory = \"64Mi\"\n")
+	next := mustPlan(t, seedSpec, "[kubelet]\nkube_reserved_memory = \"96Mi\"\n")
+	require.NotEqual(t, prev.Partitions[0].Kubelet, next.Partitions[0].Kubelet)
+	mid, err := Between(prev, next, func(p string) bool { return p == "node0" })
+	require.NoError(t, err)
+	assert.Equal(t, next.Partitions[0], mid.Partitions[0])
+	assert.Equal(t, prev.Partitions[1], mid.Partitions[1])
+}

@@ -56,7 +56,7 @@ esac
 limit_of() {
   case "$E2E_MODE:$1" in
     v2:apply|v1:apply) echo 1800 ;;
-    v1:reserve) echo 900 ;;  # a drain held 45 s by a budget, then two drains and kubelet restarts
+    v1:reserve) echo 1200 ;;  # a drain held 45 s by a budget, a Deployment, then a rolling drain: two drains, kubelet restarts and Ready waits in turn
     v1:crosshost) echo 1800 ;;  # waits for boot v2's Nodes and CoreDNS, then pods on both hosts
     v2:services) echo 1200 ;;
     *:crash) echo 1260 ;;  # six kills, each waited on up to 300 s, 30 s of quiet, two pods

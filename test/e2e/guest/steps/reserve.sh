@@ -9,9 +9,11 @@
 # server's Eviction API: first against a PodDisruptionBudget that allows
 # no disruption of one of the pods, which holds the drain until its
 # timeout: apply fails, restarts nothing and uncordons the Node it
-# cordoned; with the budget gone, it cordons, evicts and waits for each
-# affected Node's kubelet to let go of the pods' memory, restarts the
-# kubelets on fresh state, and uncordons each Node once it is Ready.
+# cordoned; with the budget gone, it goes one Node at a time: cordons,
+# evicts and waits for that Node's kubelet to let go of the pods' memory,
+# restarts the kubelet on fresh state and uncordons the Node once it is
+# Ready, then the next; a Deployment with a replica on each Node and a
+# budget allowing one disruption keeps a ready replica throughout.
 . /e2e/guest/lib.sh
 requires placement
 kubelet_parts=""
@@ -81,20 +83,76 @@ for p in $kubelet_parts; do
 done
 run k -n $NS delete pdb e2e-hold >/dev/null || fail "deleting the PodDisruptionBudget"
 
-# Without the budget: drained through the Eviction API, one Node at a
-# time, then the kubelets restart on fresh state and their Nodes are
-# uncordoned once Ready.
+# A Deployment spread over the partitions, one replica per Node
+# (anti-affinity), under a budget that allows one disruption: the rolling
+# drain must keep one replica ready throughout. Draining both Nodes
+# before either kubelet restarts (apply before #25's waves) deadlocked
+# it: the first replica's replacement has no Node to go to.
+nodes_json=$(for p in $kubelet_parts; do printf '"%s",' "$(node_name $p)"; done); nodes_json="[${nodes_json%,}]"
+cat <<YAML | run k apply --validate=false -f - >/dev/null || fail "creating Deployment e2e-web and its budget"
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: e2e-web, namespace: $NS}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: e2e-web}}
+  template:
+    metadata: {labels: {app: e2e-web}}
+    spec:
+      automountServiceAccountToken: false
+      terminationGracePeriodSeconds: 2
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: $nodes_json}]}]
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - {labelSelector: {matchLabels: {app: e2e-web}}, topologyKey: kubernetes.io/hostname}
+      containers:
+      - {name: work, image: e2e.local/workload:1, imagePullPolicy: Never}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: e2e-web, namespace: $NS}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: e2e-web}}
+YAML
+web_ready() { api /apis/apps/v1/namespaces/$NS/deployments/e2e-web '.status.readyReplicas // 0'; }
+web_pods_of() { k -n $NS get pods -l app=e2e-web -o json | jq -r --arg n "$(node_name $1)" '.items[] | select(.spec.nodeName==$n and .metadata.deletionTimestamp==null) | .metadata.name'; }
+web_spread() { [ "$(web_ready)" = 2 ] && for p in $kubelet_parts; do [ -n "$(web_pods_of $p)" ] || return 1; done; }
+web_budget() { [ "$(api /apis/policy/v1/namespaces/$NS/poddisruptionbudgets/e2e-web '.status.disruptionsAllowed // 0')" = 1 ]; }
+wait_until 300 "Deployment e2e-web ready with a replica on each Node" web_spread || k -n $NS get pods -l app=e2e-web -o wide
+wait_until 120 "PodDisruptionBudget e2e-web allows one disruption" web_budget
+
+# Without the hold budget: drained through the Eviction API, one Node
+# at a time, each restarted on fresh state and uncordoned once Ready
+# before the next is cordoned; e2e-web's ready replicas are sampled
+# meanwhile.
+rm -f $STATE/web-ready; touch $STATE/web-sampling
+( while [ -e $STATE/web-sampling ]; do echo "$(date +%s) $(web_ready)" >> $STATE/web-ready; sleep 1; done ) &
+sampler=$!
 t0=$SECONDS
 out=$(numa-partition apply $DRAIN 2>&1); rc=$?
-echo "$out" | grep -E 'partition .*Node|kubelet-state|stop kubelet|start kubelet' | head -12
+rm -f $STATE/web-sampling; wait $sampler
+echo "$out" | grep -E 'partition .*Node|kubelet-state|stop kubelet|start kubelet|waves' | head -14
 expect_eq "apply --drain exits" "$rc" 0
 echo "  apply --drain took $((SECONDS - t0)) s"
+waves=$(echo $kubelet_parts | sed 's/ /, then /g')
+grep -qF "rolled out in $(echo $kubelet_parts | wc -w) waves, each drained, changed, Ready and uncordoned before the next: $waves" <<<"$out" \
+  && ok "apply rolled out one Node at a time ($waves)" || fail "apply's output has no rolling line for $waves"
+samples=$(wc -l < $STATE/web-ready)
+least=$(awk 'NR==1||$2<m{m=$2} END{print m}' $STATE/web-ready)
+[ "$samples" -ge 5 ] && [ "$least" -ge 1 ] && ok "Deployment e2e-web kept a ready replica throughout ($samples samples, fewest ready $least)" \
+  || fail "Deployment e2e-web had $least ready replicas at one point ($samples samples): $(awk '{print $2}' $STATE/web-ready | uniq -c | tr '\n' ' ')"
 for p in $kubelet_parts; do
   grep -E "partition $p .*drained in .* \([1-9][0-9]* evicted\).*uncordoned" <<<"$out" >/dev/null \
     && ok "partition $p's Node drained (pods evicted) and uncordoned by apply" || fail "apply's output has no drained-and-uncordoned line for partition $p"
-  expect_eq "pods left on Node $(node_name $p)" "$(pods_of $p | tr '\n' ' ')" ""
+  expect_eq "pods left on Node $(node_name $p) but e2e-web's" "$(comm -23 <(pods_of $p | sort) <(web_pods_of $p | sort) | tr '\n' ' ')" ""
   expect_eq "Node $(node_name $p) schedulable after apply --drain" "$(unschedulable $(node_name $p))" false
 done
+wait_until 300 "Deployment e2e-web ready again with a replica on each Node" web_spread
+run k -n $NS delete deployment/e2e-web pdb/e2e-web --wait=true --timeout=120s >/dev/null || fail "deleting Deployment e2e-web"
 for p in $kubelet_parts; do
   grep -q "kubelet-state kubelet-$p.service: move .*memory_manager_state aside" <<<"$out" \
     && ok "kubelet-$p's stale state moved aside" || fail "no kubelet-state step moving kubelet-$p's state"
