@@ -1,8 +1,9 @@
 // Package templates holds the text of every file numa-partition renders
 // (systemd units, drop-ins, containerd configs) as text/template files
 // embedded in the binary. The templates only place values: every value is
-// derived, validated and formatted by package slices before it gets here,
-// so a template never decides anything.
+// derived, validated and formatted by the planner and package render
+// (slices/render) before it gets here, so a template never decides
+// anything.
 package templates
 
 import (

@@ -67,7 +67,7 @@ const (
 // defaultCPUManagerPolicyOptions: kubelet's CPU manager allocates from the
 // whole machine (cadvisor reports every CPU), so the render reserves the
 // complement of the partition; strict-cpu-reservation keeps best-effort
-// and burstable pods off those CPUs too (see multi-kubelet-notes).
+// and burstable pods off those CPUs too (see docs/spec/multi-kubelet-notes.md).
 func defaultCPUManagerPolicyOptions() map[string]string {
 	return map[string]string{"strict-cpu-reservation": "true"}
 }

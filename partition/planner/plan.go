@@ -59,7 +59,7 @@ func NewPlanFor(t *numa.Topology, facts HostFacts, c *Config) (*Plan, error) {
 	pl.planAllocatorModes()
 	pl.checkTopologyLimit()
 	if c.Runtime.Mode == RuntimeModeShared && len(plan.Partitions) > 1 {
-		pl.warn("runtime.mode = \"shared\": kubelets that share a runtime treat each other's pods as orphans and kill them; use it only if the runtime separates them (multi-kubelet-notes)")
+		pl.warn("runtime.mode = \"shared\": kubelets that share a runtime treat each other's pods as orphans and kill them; use it only if the runtime separates them (docs/spec/multi-kubelet-notes.md)")
 	}
 	pl.validatePlan()
 	if err := col.err(); err != nil {

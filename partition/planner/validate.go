@@ -185,6 +185,24 @@ func (pl *planning) validatePlan() {
 	pl.checkPorts()
 	checkPaths(plan, col)
 	pl.checkClusterDNS()
+	if msg := SocketGroupProblem(pl.c.Allocator.SocketGroup); msg != "" {
+		col.add("allocator.socket_group", "%s", msg)
+	}
+}
+
+// socketGroup is a group name as useradd and groupadd take it (also with
+// --badname's capitals and dots), or a numeric gid.
+var socketGroup = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.-]{0,31}|[0-9]{1,10})$`)
+
+// SocketGroupProblem says what is wrong with allocator.socket_group, ""
+// when nothing (or when it is unset). The allocator looks the group up
+// when it starts, and the value travels in the plan file, so it is
+// checked here and again when a plan file is rendered.
+func SocketGroupProblem(g string) string {
+	if g == "" || socketGroup.MatchString(g) {
+		return ""
+	}
+	return fmt.Sprintf("%q is not a group name or gid (allowed: a letter or '_', then up to 31 letters, digits, '_', '.', '-'; or a number)", g)
 }
 
 // checkClusterDNS: kubelet refuses to start on an address it cannot parse.

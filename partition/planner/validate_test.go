@@ -51,6 +51,10 @@ func TestValidationErrors(t *testing.T) {
 			`config.toml:3: key "partitioning.groups": nodes 3 have CPUs 6-7 but are in no group; add them to a group or to partitioning.exclude_nodes`},
 		{"unknown excluded node", amd, "[partitioning]\nexclude_nodes = \"4\"",
 			`config.toml:2: key "partitioning.exclude_nodes": names nodes 4 that the machine does not have (it has 0-3)`},
+		// Issue 27: a socket group with a newline was planned (and went
+		// into the plan file the allocator reads).
+		{"socket group with a newline", seedSpec, "[allocator]\nsocket_group = \"kube\\nExecStartPre=/x\"",
+			`config.toml:2: key "allocator.socket_group": "kube\nExecStartPre=/x" is not a group name or gid (allowed: a letter or '_', then up to 31 letters, digits, '_', '.', '-'; or a number)`},
 		{"bad mode", amd, "[partitioning]\nmode = \"die\"",
 			`config.toml:2: key "partitioning.mode": "die" is not a mode (allowed: socket, node, custom)`},
 		{"groups without custom", amd, "[partitioning]\ngroups = [[0]]",

@@ -1,4 +1,4 @@
-// Package slices renders a Plan into the files that partition the host:
+// Package render renders a Plan into the files that partition the host:
 // systemd slices, drop-ins, per-partition kubelet, containerd and allocator
 // units, the hugepages oneshot, and (through kubeletgen) each kubelet's
 // KubeletConfiguration. Render is a pure function; `render` and `apply` use

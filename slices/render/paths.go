@@ -13,8 +13,9 @@ const (
 	// dropInName sorts after distribution drop-ins (10-…) and before the
 	// user's own (60-local.conf), which therefore win.
 	dropInName = "50-numa-partition.conf"
-	// PlanPath keeps the plan the bundle was rendered from, for status and
-	// remove to compare against.
+	// PlanPath keeps the plan the bundle was rendered from: the
+	// allocators read their partition from it, and a rolling apply reads
+	// the plan the host runs from it.
 	PlanPath = "etc/numa-partition/plan.json"
 
 	// HugepagesUnit allocates every node's hugepages before any kubelet.

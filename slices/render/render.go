@@ -98,6 +98,9 @@ func checkPartitions(plan *planner.Plan) error {
 		if msg := planner.OwnLabelsProblem(&p); msg != "" {
 			return fmt.Errorf("%s", msg)
 		}
+		if msg := planner.SocketGroupProblem(p.Allocator.SocketGroup); msg != "" {
+			return fmt.Errorf("partition %s: allocator.socketGroup %s", p.Name, msg)
+		}
 		if a := p.Allocator; a.NRIPlugin != "" && a.NRIPlugin != planner.NRIPluginName(p.Name) {
 			return fmt.Errorf("partition %s: allocator.nriPlugin %q must be %q", p.Name, a.NRIPlugin, planner.NRIPluginName(p.Name))
 		}

@@ -20,6 +20,9 @@ func TestRenderRefusesBadPlans(t *testing.T) {
 		{"underscore in name", func(p *planner.Plan) { p.Partitions[0].Name = "node_0" }, `partition name "node_0"`},
 		{"same name twice", func(p *planner.Plan) { p.Partitions[1].Name = "node0"; p.Partitions[1].Slice = "node0.slice" }, "used twice"},
 		{"slice not name.slice", func(p *planner.Plan) { p.Partitions[0].Slice = "other.slice" }, `slice "other.slice" must be "node0.slice"`},
+		// Issue 27: a socket group with a newline was planned and rendered.
+		{"newline in the socket group", func(p *planner.Plan) { p.Partitions[0].Allocator.SocketGroup = "kube\nExecStartPre=/x" },
+			`allocator.socketGroup "kube\nExecStartPre=/x" is not a group name or gid`},
 		{"another partition's NRI plugin", func(p *planner.Plan) { p.Partitions[0].Allocator.NRIPlugin = "numa-partition-node1" },
 			`allocator.nriPlugin "numa-partition-node1" must be "numa-partition-node0"`},
 		{"no host CPUs", func(p *planner.Plan) { p.Host.ReservedCPUs = bitmask.CPUSet{} }, "host.reservedCPUs is empty"},

@@ -4,6 +4,9 @@
 // max-allowable-numa-nodes), without enumerating the Cartesian product of
 // the providers' hint lists. The layout follows kubelet's
 // pkg/kubelet/cm/topologymanager: one file per policy, the merge in merge.go.
+// Numbers like (5.1.8) in its comments are the points of
+// docs/spec/kubelet-allocation-semantics.md, kubelet 1.37's observed
+// behaviour, which the tests check point by point.
 package topologymanager
 
 import (
