@@ -188,22 +188,17 @@ func MemoryReservations(p *planner.Partition, total uint64) (kube, system, evict
 	return kube, total - kube - eviction, eviction, nil
 }
 
-// CPUManagerPolicyOptions are the plan's options plus
-// strict-cpu-reservation, without which best-effort and burstable pods get
-// the reserved CPUs too, i.e. the other partitions' CPUs, and fail to
-// start with "permission denied" from the cgroup cpuset.
+// CPUManagerPolicyOptions are the plan's options, as the planner decided
+// them (strict-cpu-reservation among them under the static policy); a
+// plan file without it is refused (planner.StrictCPUReservationProblem).
 func CPUManagerPolicyOptions(p *planner.Partition) (map[string]string, error) {
+	if msg := planner.StrictCPUReservationProblem(&p.Kubelet); msg != "" {
+		return nil, fmt.Errorf("partition %s: cpuManagerPolicyOptions strict-cpu-reservation %s", p.Name, msg)
+	}
 	out := map[string]string{}
 	for k, v := range p.Kubelet.CPUManagerPolicyOptions {
 		out[k] = v
 	}
-	if p.Kubelet.CPUManagerPolicy != "static" {
-		return out, nil
-	}
-	if v, ok := out["strict-cpu-reservation"]; ok && v != "true" {
-		return nil, fmt.Errorf("partition %s: cpuManagerPolicyOptions strict-cpu-reservation=%q: it must be \"true\" (the reserved CPUs are the other partitions')", p.Name, v)
-	}
-	out["strict-cpu-reservation"] = "true"
 	return out, nil
 }
 

@@ -35,7 +35,7 @@ func twoNodes(hugepages ...planner.HugepagePlan) planner.Plan {
 				Hugepages: append([]planner.HugepagePlan(nil), hugepages...)}},
 			Kubelet: planner.Kubelet{
 				CgroupRoot: "/" + name, Port: 10250 + 10*i, HealthzPort: 10248 + 10*i,
-				CPUManagerPolicy: "static", MemoryManagerPolicy: "Static",
+				CPUManagerPolicy: "static", MemoryManagerPolicy: "Static", CPUManagerPolicyOptions: map[string]string{"strict-cpu-reservation": "true"},
 				TopologyManagerPolicy: "single-numa-node", TopologyManagerScope: "container",
 				KubeReservedMemory: 500 * mi, SystemReservedMemory: 500 * mi, EvictionHardMemory: 100 * mi,
 			},
@@ -197,22 +197,25 @@ func TestMemoryReservations(t *testing.T) {
 	assert.Contains(t, err.Error(), "less than kubeReserved + evictionHard")
 }
 
+// Issue 27: strict-cpu-reservation was decided twice, by the planner
+// only without options of the user's and by kubeletgen always, so the
+// plan could differ from the rendered KubeletConfiguration. The planner
+// decides; kubeletgen takes the plan's options as they are and refuses a
+// plan file without it.
 func TestCPUManagerPolicyOptions(t *testing.T) {
 	plan := twoNodes()
 	p := &plan.Partitions[0]
+	p.Kubelet.CPUManagerPolicyOptions = map[string]string{"full-pcpus-only": "true", "strict-cpu-reservation": "true"}
 	got, err := CPUManagerPolicyOptions(p)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"strict-cpu-reservation": "true"}, got)
+	assert.Equal(t, p.Kubelet.CPUManagerPolicyOptions, got)
 
-	p.Kubelet.CPUManagerPolicyOptions = map[string]string{"full-pcpus-only": "true"}
-	got, err = CPUManagerPolicyOptions(p)
-	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"full-pcpus-only": "true", "strict-cpu-reservation": "true"}, got)
-	assert.Len(t, p.Kubelet.CPUManagerPolicyOptions, 1, "the plan is not modified")
-
-	p.Kubelet.CPUManagerPolicyOptions = map[string]string{"strict-cpu-reservation": "false"}
-	_, err = CPUManagerPolicyOptions(p)
-	require.Error(t, err)
+	for _, opts := range []map[string]string{{"full-pcpus-only": "true"}, {"strict-cpu-reservation": "false"}, nil} {
+		p.Kubelet.CPUManagerPolicyOptions = opts
+		_, err = CPUManagerPolicyOptions(p)
+		require.Error(t, err, "%v", opts)
+		assert.Contains(t, err.Error(), "strict-cpu-reservation")
+	}
 
 	p.Kubelet.CPUManagerPolicy = "none"
 	p.Kubelet.CPUManagerPolicyOptions = nil

@@ -163,8 +163,17 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 		kl.ReadOnlyPort = ro + i*stride
 	}
 	kl.CPUManagerPolicyOptions = copyMap(k.CPUManagerPolicyOptions)
-	if k.CPUManagerPolicyOptions == nil && kl.CPUManagerPolicy == "static" {
-		kl.CPUManagerPolicyOptions = defaultCPUManagerPolicyOptions()
+	if kl.CPUManagerPolicy == "static" {
+		// Always, also beside options of the user's (who may not turn it
+		// off: StrictCPUReservationProblem).
+		if kl.CPUManagerPolicyOptions == nil {
+			kl.CPUManagerPolicyOptions = map[string]string{}
+		}
+		for o, v := range defaultCPUManagerPolicyOptions() {
+			if _, set := kl.CPUManagerPolicyOptions[o]; !set {
+				kl.CPUManagerPolicyOptions[o] = v
+			}
+		}
 	}
 	kl.TopologyManagerOptions = copyMap(k.TopologyManagerOptions)
 	kl.ExtraArgs = append([]string(nil), k.ExtraArgs...)

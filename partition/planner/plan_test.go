@@ -301,3 +301,15 @@ func TestClusterDomainDefaultsToKubeadmsWithClusterDNS(t *testing.T) {
 	p = mustPlan(t, seedSpec, "")
 	assert.Empty(t, p.Partitions[0].Kubelet.ClusterDomain, "no cluster DNS, no domain")
 }
+
+// Issue 27: strict-cpu-reservation was planned only when the user gave
+// no CPU manager options, but always rendered: the plan and the rendered
+// KubeletConfiguration differed. The plan has it beside the user's.
+func TestStrictCPUReservationBesideTheUsersOptions(t *testing.T) {
+	p := mustPlan(t, seedSpec, "[kubelet.cpu_manager_policy_options]\nfull-pcpus-only = \"true\"")
+	for _, part := range p.Partitions {
+		assert.Equal(t, map[string]string{"full-pcpus-only": "true", "strict-cpu-reservation": "true"}, part.Kubelet.CPUManagerPolicyOptions)
+	}
+	p = mustPlan(t, seedSpec, "[kubelet]\ncpu_manager_policy = \"none\"")
+	assert.Empty(t, p.Partitions[0].Kubelet.CPUManagerPolicyOptions)
+}

@@ -193,7 +193,8 @@ func Reference() []KeyDoc {
 			DefaultText: "with the `static` policy; none otherwise",
 			Doc: "CPU Manager policy options, option name to `\"true\"` or `\"false\"`; they need the `static` policy. " +
 				"Kubelet's CPU Manager allocates from the whole machine, so render reserves the complement of the partition; " +
-				"`strict-cpu-reservation` keeps best-effort and burstable pods off it too. " +
+				"`strict-cpu-reservation` keeps best-effort and burstable pods off it too: under the `static` policy it is always set, " +
+				"beside the options given here, and may not be `\"false\"`. " +
 				"Options: " + strings.Join(cpuManagerOptions, ", ") + "."},
 		{Key: "kubelet.memory_manager_policy", Type: typeString, Default: DefaultMemoryManagerPolicy,
 			Allowed: memoryManagerPolicies,

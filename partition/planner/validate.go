@@ -258,6 +258,22 @@ func oneOf(v string, allowed []string) bool {
 	return false
 }
 
+// StrictCPUReservationProblem says why kubelet's CPU manager options are
+// not what a partition's kubelet needs, "" when they are: under the static
+// policy strict-cpu-reservation must be "true", or best-effort and
+// burstable pods get the reserved CPUs, i.e. the other partitions', and
+// fail to start ("permission denied" from the cgroup cpuset). The planner
+// sets it; a plan file is checked again when it is rendered.
+func StrictCPUReservationProblem(kl *Kubelet) string {
+	if kl.CPUManagerPolicy != "static" {
+		return ""
+	}
+	if v := kl.CPUManagerPolicyOptions["strict-cpu-reservation"]; v != "true" {
+		return fmt.Sprintf("%q: it must be \"true\" under the static policy (the reserved CPUs are the other partitions')", v)
+	}
+	return ""
+}
+
 func (pl *planning) checkPolicies(s settings, p *Partition) {
 	m, col := pl.m, pl.col
 	kl := p.Kubelet
@@ -284,6 +300,9 @@ func (pl *planning) checkPolicies(s settings, p *Partition) {
 		if kl.CPUManagerPolicy != "static" {
 			col.add(key, "CPU manager options need cpu_manager_policy = \"static\" (it is %q)", kl.CPUManagerPolicy)
 		}
+	}
+	if msg := StrictCPUReservationProblem(&kl); msg != "" {
+		col.add(s.key["cpu_manager_policy_options"]+".strict-cpu-reservation", "%s", msg)
 	}
 	for _, k := range sortedKeys(kl.TopologyManagerOptions) {
 		key := s.key["topology_manager_options"] + "." + k

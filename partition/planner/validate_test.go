@@ -122,6 +122,8 @@ func TestValidationErrors(t *testing.T) {
 				`config.toml:3: key "kubelet.memory_manager_policy": "static" is not allowed (allowed: None, Static)` + "\n" +
 				`config.toml:4: key "kubelet.topology_manager_policy": "strict" is not allowed (allowed: none, best-effort, restricted, single-numa-node)` + "\n" +
 				`config.toml:5: key "kubelet.topology_manager_scope": "node" is not allowed (allowed: container, pod)`},
+		{"strict CPU reservation turned off", seedSpec, "[kubelet.cpu_manager_policy_options]\nstrict-cpu-reservation = \"false\"",
+			`config.toml:2: key "kubelet.cpu_manager_policy_options.strict-cpu-reservation": "false": it must be "true" under the static policy (the reserved CPUs are the other partitions')`},
 		{"bad options", seedSpec, "[kubelet.cpu_manager_policy_options]\nfull-pcpus-only = \"yes\"\nturbo = \"true\"\n[kubelet.topology_manager_options]\nmax-allowable-numa-nodes = \"4\"",
 			`config.toml:2: key "kubelet.cpu_manager_policy_options.full-pcpus-only": "yes" is not a boolean (allowed: "true", "false")` + "\n" +
 				`config.toml:3: key "kubelet.cpu_manager_policy_options.turbo": unknown CPU manager option (allowed: align-by-socket, distribute-cpus-across-cores, distribute-cpus-across-numa, full-pcpus-only, prefer-align-cpus-by-uncorecache, strict-cpu-reservation)` + "\n" +
