@@ -480,8 +480,8 @@ func recordPartitions(plan *planner.Plan, d Desired) []RecordPartition {
 		return out
 	}
 	for _, p := range plan.Partitions {
-		out = append(out, RecordPartition{Name: p.Name, Slice: p.Slice, Nodes: p.Nodes.String(),
-			CPUs: p.CPUs.String(), KubeletHealthz: p.Kubelet.HealthzPort, AllocatorSocket: p.Allocator.Socket,
+		out = append(out, RecordPartition{Name: p.Name, Slice: p.Slice, Nodes: p.Nodes,
+			CPUs: p.CPUs, KubeletHealthz: p.Kubelet.HealthzPort, AllocatorSocket: p.Allocator.Socket,
 			NodeName: p.NodeName, Kubeconfig: p.Kubelet.Kubeconfig, Network: p.Network})
 	}
 	return out

@@ -253,3 +253,21 @@ func FuzzParseRecord(f *testing.F) {
 		}
 	})
 }
+
+// Issue 27: the record kept a partition's CPUs and nodes as strings that
+// status parsed back, ignoring the error (a partition with nodes "x"
+// showed no nodes). They are sets now: a record that lies is refused,
+// naming the file.
+func TestRecordSetsAreParsedWhenRead(t *testing.T) {
+	rec, err := parseRecord("ROOT/record.json", []byte(`{"partitions":[{"name":"a","slice":"a.slice","nodes":"0-1","cpus":"2-5"}]}`))
+	must(t, err)
+	if got := rec.Partitions[0]; got.Nodes.String() != "0-1" || got.CPUs.String() != "2-5" {
+		t.Errorf("read %+v", got)
+	}
+	for _, bad := range []string{`"nodes":"x"`, `"cpus":"3-1"`, `"nodes":7`} {
+		_, err := parseRecord("ROOT/record.json", []byte(`{"partitions":[{"name":"a",`+bad+`}]}`))
+		if err == nil || !strings.Contains(err.Error(), "ROOT/record.json") {
+			t.Errorf("%s: %v, want an error naming the file", bad, err)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
@@ -69,12 +70,12 @@ type RecordFile struct {
 
 // RecordPartition is what status needs to know about a partition.
 type RecordPartition struct {
-	Name            string `json:"name"`
-	Slice           string `json:"slice"`
-	Nodes           string `json:"nodes"`
-	CPUs            string `json:"cpus"`
-	KubeletHealthz  int    `json:"kubeletHealthzPort,omitempty"`
-	AllocatorSocket string `json:"allocatorSocket,omitempty"`
+	Name            string          `json:"name"`
+	Slice           string          `json:"slice"`
+	Nodes           bitmask.NodeSet `json:"nodes"`
+	CPUs            bitmask.CPUSet  `json:"cpus"`
+	KubeletHealthz  int             `json:"kubeletHealthzPort,omitempty"`
+	AllocatorSocket string          `json:"allocatorSocket,omitempty"`
 	// NodeName is the partition's Kubernetes Node and Kubeconfig its
 	// kubelet's kubeconfig (a path on the host): status reads that Node
 	// with those credentials, which the Node authorizer lets a kubelet do

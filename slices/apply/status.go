@@ -16,7 +16,6 @@ import (
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/numa"
-	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
@@ -347,11 +346,9 @@ func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[
 	if want, ok := recordedSet(r.rec, p.Slice); ok && r.mode == CgroupV2 && ps.EffectiveCPUs != "" && ps.EffectiveCPUs != want.CPUs.String() {
 		r.drift("%s runs on CPUs %s, applied %s", p.Slice, ps.EffectiveCPUs, want.CPUs)
 	}
-	if nodes, err := bitmask.ParseNodeList(p.Nodes); err == nil {
-		for _, id := range nodes.IDs() {
-			if n, ok := r.nodeState(id); ok {
-				ps.Nodes = append(ps.Nodes, n)
-			}
+	for _, id := range p.Nodes.IDs() {
+		if n, ok := r.nodeState(id); ok {
+			ps.Nodes = append(ps.Nodes, n)
 		}
 	}
 	kubeletHTTP := r.http
