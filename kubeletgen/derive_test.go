@@ -267,7 +267,11 @@ func TestTaints(t *testing.T) {
 	assert.Equal(t, "NoSchedule", string(got[0].Effect))
 	assert.Equal(t, "maintenance", got[1].Key)
 	assert.Equal(t, "", got[1].Value)
-	for _, bad := range []string{"novalue", "k=v:Sometimes", "=v:NoSchedule"} {
+	// Issue 27: kubeletgen parsed taints more loosely than the planner
+	// checked them; a plan file with a key or value the planner refuses
+	// ("bad key", "x=a b") or the tool's own key passed.
+	for _, bad := range []string{"novalue", "k=v:Sometimes", "=v:NoSchedule", "bad key:NoSchedule", "x=a b:NoSchedule",
+		"numa-partition.io/partition=x:NoSchedule"} {
 		_, err := Taints([]string{bad})
 		assert.Error(t, err, bad)
 	}

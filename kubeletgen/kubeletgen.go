@@ -7,6 +7,7 @@ package kubeletgen
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -150,24 +151,16 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 	return c, nil
 }
 
-// Taints parses the plan's "key=value:Effect" (or "key:Effect") taints.
+// Taints are the plan's taints, read as the planner checked them
+// (planner.ParseTaint); a plan file's taint it would refuse is an error.
 func Taints(specs []string) ([]corev1.Taint, error) {
 	var out []corev1.Taint
 	for _, s := range specs {
-		kv, effect, ok := strings.Cut(s, ":")
-		if !ok {
-			return nil, fmt.Errorf("taint %q: want key=value:Effect", s)
+		t, problems := planner.ParseTaint(s)
+		if len(problems) > 0 {
+			return nil, errors.New(strings.Join(problems, "; "))
 		}
-		switch corev1.TaintEffect(effect) {
-		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
-		default:
-			return nil, fmt.Errorf("taint %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", s, effect)
-		}
-		key, value, _ := strings.Cut(kv, "=")
-		if key == "" {
-			return nil, fmt.Errorf("taint %q: empty key", s)
-		}
-		out = append(out, corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)})
+		out = append(out, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 	}
 	return out, nil
 }

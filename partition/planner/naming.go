@@ -188,11 +188,17 @@ func restrictedLabel(key string) bool {
 	return true
 }
 
-// checkTaint validates "key[=value]:Effect", kubelet's --register-with-taints form.
-func checkTaint(t string) []string {
+// Taint is one of a partition's taints, as kubelet registers its Node
+// with it.
+type Taint struct{ Key, Value, Effect string }
+
+// ParseTaint reads "key[=value]:Effect", kubelet's --register-with-taints
+// form, and says everything wrong with it: the one reader of a taint, for
+// the planner's check and for kubeletgen.
+func ParseTaint(t string) (Taint, []string) {
 	kv, effect, ok := strings.Cut(t, ":")
 	if !ok {
-		return []string{fmt.Sprintf("taint %q has no effect (form: key[=value]:NoSchedule|PreferNoSchedule|NoExecute)", t)}
+		return Taint{}, []string{fmt.Sprintf("taint %q has no effect (form: key[=value]:NoSchedule|PreferNoSchedule|NoExecute)", t)}
 	}
 	var problems []string
 	switch effect {
@@ -210,5 +216,11 @@ func checkTaint(t string) []string {
 	for _, msg := range validation.IsValidLabelValue(value) {
 		problems = append(problems, fmt.Sprintf("taint %q: value: %s", t, msg))
 	}
+	return Taint{Key: key, Value: value, Effect: effect}, problems
+}
+
+// checkTaint validates a taint (ParseTaint).
+func checkTaint(t string) []string {
+	_, problems := ParseTaint(t)
 	return problems
 }
