@@ -3,9 +3,9 @@ package kubeletgen
 import (
 	"fmt"
 	"sort"
-	"strconv"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
@@ -202,35 +202,18 @@ func CPUManagerPolicyOptions(p *planner.Partition) (map[string]string, error) {
 	return out, nil
 }
 
-// maxDefaultNUMANodes is kubelet's maxAllowableNUMANodes.
-const maxDefaultNUMANodes = 8
-
-// TopologyManagerPolicyOptions are the plan's options plus
-// max-allowable-numa-nodes when the machine has more NUMA nodes than
-// kubelet's default limit of 8: kubelet counts the whole machine's nodes,
-// not the partition's, and refuses to start otherwise.
-func TopologyManagerPolicyOptions(plan *planner.Plan, p *planner.Partition) (map[string]string, error) {
+// TopologyManagerPolicyOptions are the plan's options as the planner
+// decided them (it sets max-allowable-numa-nodes on a machine of more
+// NUMA nodes than kubelet's default limit), read with the one reader of
+// them, topologymanager.ParsePolicyOptions: a plan file's option kubelet
+// would refuse is an error here.
+func TopologyManagerPolicyOptions(p *planner.Partition) (map[string]string, error) {
+	if _, _, err := topologymanager.ParsePolicyOptions(p.Kubelet.TopologyManagerOptions); err != nil {
+		return nil, fmt.Errorf("partition %s: topologyManagerPolicyOptions: %w", p.Name, err)
+	}
 	out := map[string]string{}
 	for k, v := range p.Kubelet.TopologyManagerOptions {
 		out[k] = v
 	}
-	if p.Kubelet.TopologyManagerPolicy == "none" || p.Kubelet.TopologyManagerPolicy == "" {
-		return out, nil
-	}
-	nodes := plan.Host.ExcludedNodes
-	for _, q := range plan.Partitions {
-		nodes = nodes.Union(q.Nodes)
-	}
-	if nodes.Len() <= maxDefaultNUMANodes {
-		return out, nil
-	}
-	if v, ok := out["max-allowable-numa-nodes"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < nodes.Len() {
-			return nil, fmt.Errorf("partition %s: topologyManagerPolicyOptions max-allowable-numa-nodes=%q: the machine has %d NUMA nodes, use at least that", p.Name, v, nodes.Len())
-		}
-		return out, nil
-	}
-	out["max-allowable-numa-nodes"] = strconv.Itoa(nodes.Len())
 	return out, nil
 }

@@ -224,29 +224,30 @@ func TestCPUManagerPolicyOptions(t *testing.T) {
 	assert.Empty(t, got)
 }
 
+// Issue 27: kubeletgen set max-allowable-numa-nodes again, counting the
+// nodes its own way, and parsed the options by its own rules. The plan
+// decides (planner.checkTopologyLimit); kubeletgen keeps the plan's
+// options and refuses, with the allocator's reader of them, what kubelet
+// would refuse.
 func TestTopologyManagerPolicyOptions(t *testing.T) {
-	nineNodes := twoNodes()
-	nineNodes.Host.ExcludedNodes = bitmask.MustParseNodeList("2-8")
 	for _, c := range []struct {
 		name    string
-		plan    planner.Plan
-		policy  string
 		options map[string]string
 		want    map[string]string
 		wantErr string
 	}{
-		{name: "two nodes: nothing added", plan: twoNodes(), policy: "single-numa-node", want: map[string]string{}},
-		{name: "plan options kept", plan: twoNodes(), policy: "restricted", options: map[string]string{"prefer-closest-numa-nodes": "true"}, want: map[string]string{"prefer-closest-numa-nodes": "true"}},
-		{name: "nine nodes: kubelet needs the limit raised", plan: nineNodes, policy: "best-effort", want: map[string]string{"max-allowable-numa-nodes": "9"}},
-		{name: "nine nodes, policy none: no limit", plan: nineNodes, policy: "none", want: map[string]string{}},
-		{name: "nine nodes, limit too low", plan: nineNodes, policy: "best-effort", options: map[string]string{"max-allowable-numa-nodes": "8"}, wantErr: "has 9 NUMA nodes"},
-		{name: "nine nodes, limit given", plan: nineNodes, policy: "best-effort", options: map[string]string{"max-allowable-numa-nodes": "16"}, want: map[string]string{"max-allowable-numa-nodes": "16"}},
+		{name: "none", want: map[string]string{}},
+		{name: "plan options kept", options: map[string]string{"prefer-closest-numa-nodes": "true", "max-allowable-numa-nodes": "16"},
+			want: map[string]string{"prefer-closest-numa-nodes": "true", "max-allowable-numa-nodes": "16"}},
+		{name: "limit below kubelet's default", options: map[string]string{"max-allowable-numa-nodes": "4"}, wantErr: `max-allowable-numa-nodes: "4": allowed is a whole number of at least 8`},
+		{name: "not a boolean", options: map[string]string{"prefer-closest-numa-nodes": "maybe"}, wantErr: `"maybe" is not a boolean`},
+		{name: "unknown", options: map[string]string{"turbo": "true"}, wantErr: "unknown topology manager option"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := &c.plan.Partitions[0]
-			p.Kubelet.TopologyManagerPolicy = c.policy
+			plan := twoNodes()
+			p := &plan.Partitions[0]
 			p.Kubelet.TopologyManagerOptions = c.options
-			got, err := TopologyManagerPolicyOptions(&c.plan, p)
+			got, err := TopologyManagerPolicyOptions(p)
 			if c.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), c.wantErr)

@@ -139,7 +139,7 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 	// Topology.
 	c.TopologyManagerPolicy = k.TopologyManagerPolicy
 	c.TopologyManagerScope = k.TopologyManagerScope
-	if c.TopologyManagerPolicyOptions, err = TopologyManagerPolicyOptions(plan, p); err != nil {
+	if c.TopologyManagerPolicyOptions, err = TopologyManagerPolicyOptions(p); err != nil {
 		return nil, err
 	}
 	if len(c.TopologyManagerPolicyOptions) == 0 {

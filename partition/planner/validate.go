@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 )
 
 // Allowed policy values, as kubelet spells them.
@@ -19,13 +21,12 @@ var (
 	topologyManagerScopes   = []string{"container", "pod"}
 	cpuManagerOptions       = []string{"align-by-socket", "distribute-cpus-across-cores", "distribute-cpus-across-numa",
 		"full-pcpus-only", "prefer-align-cpus-by-uncorecache", "strict-cpu-reservation"}
-	topologyManagerOptions = []string{"max-allowable-numa-nodes", "prefer-closest-numa-nodes"}
 )
 
 // kubeletMaxNUMANodes is kubelet's maxAllowableNUMANodes default: with
 // more nodes on the machine (cadvisor counts the whole machine, not the
 // partition) every policy but none refuses to start without the option.
-const kubeletMaxNUMANodes = 8
+const kubeletMaxNUMANodes = topologymanager.DefaultMaxAllowableNUMANodes
 
 // managedFlags are the kubelet flags numa-partition decides for each
 // partition, with the config key that sets the value instead ("" when the
@@ -107,13 +108,13 @@ func (pl *planning) checkTopologyLimit() {
 		if kl.TopologyManagerPolicy == "none" {
 			continue
 		}
-		if _, set := kl.TopologyManagerOptions["max-allowable-numa-nodes"]; set {
+		if _, set := kl.TopologyManagerOptions[topologymanager.OptionMaxAllowableNUMANodes]; set {
 			continue
 		}
 		if kl.TopologyManagerOptions == nil {
 			kl.TopologyManagerOptions = map[string]string{}
 		}
-		kl.TopologyManagerOptions["max-allowable-numa-nodes"] = strconv.Itoa(n)
+		kl.TopologyManagerOptions[topologymanager.OptionMaxAllowableNUMANodes] = strconv.Itoa(n)
 		warn("partition %s: the machine has %d NUMA nodes, more than kubelet's default limit of %d; topology manager option max-allowable-numa-nodes=%d is set (admission gets slower with more nodes)",
 			plan.Partitions[i].Name, n, kubeletMaxNUMANodes, n)
 	}
@@ -307,20 +308,10 @@ func (pl *planning) checkPolicies(s settings, p *Partition) {
 	for _, k := range sortedKeys(kl.TopologyManagerOptions) {
 		key := s.key["topology_manager_options"] + "." + k
 		v := kl.TopologyManagerOptions[k]
-		switch k {
-		case "prefer-closest-numa-nodes":
-			if _, err := strconv.ParseBool(v); err != nil {
-				col.add(key, "%q is not a boolean (allowed: \"true\", \"false\")", v)
-			}
-		case "max-allowable-numa-nodes":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < kubeletMaxNUMANodes {
-				col.add(key, "%q: allowed is a whole number of at least %d", v, kubeletMaxNUMANodes)
-			} else if n < len(m.t.Nodes) {
-				col.add(key, "%d is below the machine's %d NUMA nodes; kubelet would refuse to start", n, len(m.t.Nodes))
-			}
-		default:
-			col.add(key, "unknown topology manager option (allowed: %s)", strings.Join(topologyManagerOptions, ", "))
+		if msg := topologymanager.OptionProblem(k, v); msg != "" {
+			col.add(key, "%s", msg)
+		} else if n, _ := strconv.Atoi(v); k == topologymanager.OptionMaxAllowableNUMANodes && n < len(m.t.Nodes) {
+			col.add(key, "%d is below the machine's %d NUMA nodes; kubelet would refuse to start", n, len(m.t.Nodes))
 		}
 	}
 	if msg := MaxPodsProblem(kl.MaxPods); msg != "" {

@@ -2,11 +2,11 @@ package daemon
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
@@ -52,19 +52,11 @@ func ConfigFromPlan(p planner.Partition, t *numa.Topology) (allocator.Config, er
 			cfg.Distances[a.Node] = row
 		}
 	}
-	if v, ok := opts["prefer-closest-numa-nodes"]; ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return cfg, fmt.Errorf("partition %s: topologyManagerOptions prefer-closest-numa-nodes %q: want true or false", p.Name, v)
-		}
-		cfg.PreferClosestNUMA = b
+	// The planner checked the options with the same reader.
+	preferClosest, maxAllowable, err := topologymanager.ParsePolicyOptions(opts)
+	if err != nil {
+		return cfg, fmt.Errorf("partition %s: topologyManagerOptions: %w", p.Name, err)
 	}
-	if v, ok := opts["max-allowable-numa-nodes"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return cfg, fmt.Errorf("partition %s: topologyManagerOptions max-allowable-numa-nodes %q: want a positive integer", p.Name, v)
-		}
-		cfg.MaxAllowableNUMANodes = n
-	}
+	cfg.PreferClosestNUMA, cfg.MaxAllowableNUMANodes = preferClosest, maxAllowable
 	return cfg, nil
 }

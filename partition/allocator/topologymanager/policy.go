@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
@@ -66,9 +67,31 @@ type Policy interface {
 	Merge(providers []ProviderHints) (best Hint, admit bool)
 }
 
+// PolicyOptionNames are the options kubelet 1.37 accepts, sorted.
+var PolicyOptionNames = []string{OptionMaxAllowableNUMANodes, OptionPreferClosestNUMANodes}
+
+// OptionProblem says what is wrong with option name=value, "" when
+// nothing: the one rule for kubelet's topologyManagerPolicyOptions
+// (semantics 5.1.10), which the planner reports with the config's file,
+// line and key and ParsePolicyOptions with the option's name.
+func OptionProblem(name, value string) string {
+	switch name {
+	case OptionPreferClosestNUMANodes:
+		if _, err := strconv.ParseBool(value); err != nil {
+			return fmt.Sprintf("%q is not a boolean (allowed: \"true\", \"false\")", value)
+		}
+	case OptionMaxAllowableNUMANodes:
+		if n, err := strconv.Atoi(value); err != nil || n < DefaultMaxAllowableNUMANodes {
+			return fmt.Sprintf("%q: allowed is a whole number of at least %d", value, DefaultMaxAllowableNUMANodes)
+		}
+	default:
+		return fmt.Sprintf("unknown topology manager option (allowed: %s)", strings.Join(PolicyOptionNames, ", "))
+	}
+	return ""
+}
+
 // ParsePolicyOptions reads kubelet's topologyManagerPolicyOptions map
-// (semantics 5.1.10): unknown options are errors, booleans are parsed with
-// strconv.ParseBool, max-allowable-numa-nodes must be an integer >= 8.
+// (semantics 5.1.10): every option must pass OptionProblem.
 func ParsePolicyOptions(opts map[string]string) (preferClosest bool, maxAllowable int, err error) {
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
@@ -77,22 +100,14 @@ func ParsePolicyOptions(opts map[string]string) (preferClosest bool, maxAllowabl
 	slices.Sort(keys)
 	for _, k := range keys {
 		v := opts[k]
+		if msg := OptionProblem(k, v); msg != "" {
+			return false, 0, fmt.Errorf("topology manager option %s: %s", k, msg)
+		}
 		switch k {
 		case OptionPreferClosestNUMANodes:
-			preferClosest, err = strconv.ParseBool(v)
-			if err != nil {
-				return false, 0, fmt.Errorf("topology manager option %s=%q: not a boolean: %w", k, v, err)
-			}
+			preferClosest, _ = strconv.ParseBool(v)
 		case OptionMaxAllowableNUMANodes:
-			maxAllowable, err = strconv.Atoi(v)
-			if err != nil {
-				return false, 0, fmt.Errorf("topology manager option %s=%q: not an integer: %w", k, v, err)
-			}
-			if maxAllowable < DefaultMaxAllowableNUMANodes {
-				return false, 0, fmt.Errorf("topology manager option %s=%d: must be at least %d", k, maxAllowable, DefaultMaxAllowableNUMANodes)
-			}
-		default:
-			return false, 0, fmt.Errorf("unknown topology manager policy option %q (allowed: %s, %s)", k, OptionPreferClosestNUMANodes, OptionMaxAllowableNUMANodes)
+			maxAllowable, _ = strconv.Atoi(v)
 		}
 	}
 	return preferClosest, maxAllowable, nil
