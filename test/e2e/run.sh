@@ -20,7 +20,8 @@
 #   E2E_STEPS      comma-separated step names to run (default: all; a partial
 #                  run is for development and says so loudly)
 #   E2E_TIMEOUT    hard limit per boot in seconds (default: v2 and v1 4000,
-#                  n4 2400: v2 and v1 also import the cluster add-ons' images;
+#                  n4 3400 (with its layout step's merge and split, about
+#                  700 s): v2 and v1 also import the cluster add-ons' images;
 #                  1.2-1.8x what each boot took on a 2-core machine with the
 #                  boots side by side; CI's 90 minutes leave no more)
 #   E2E_PARALLEL   1: boot the modes side by side (default when nproc >= 2)
@@ -142,7 +143,7 @@ log "image $image ($(head -1 "$image/manifest.txt"))"
 # boot MODE: one VM run; leaves console.log, scenario.log, share/ and
 # qemu.rc/wall in .cache/e2e/runs/MODE.
 boot() {
-  local mode=$1 unified out t0 rc=0 timeout_s=${E2E_TIMEOUT:-2400}
+  local mode=$1 unified out t0 rc=0 timeout_s=${E2E_TIMEOUT:-3400}
   [ "$mode" != n4 ] && timeout_s=${E2E_TIMEOUT:-4000}
   case $mode in v2|n4) unified=1 ;; v1) unified=0 ;; esac
   # v2, v1: 2 sockets of one NUMA node (2 CPUs, 2 GiB each); n4: 2 sockets

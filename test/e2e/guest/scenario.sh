@@ -42,7 +42,7 @@ echo "cmdline: $(cat /proc/cmdline)"
 case $E2E_MODE in
   v2) steps="topology hugepages-sysfs discover cluster apply network services logs agents plugins allocatable placement nri hugepages status remove" ;;
   v1) steps="topology discover cluster apply network crosshost allocatable placement pending hugepages status admit reapply change killed reserve remove" ;;
-  n4) steps="topology discover cluster apply allocatable fill unit crash remove" ;;
+  n4) steps="topology discover cluster apply allocatable fill unit crash layout remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;
 esac
 
@@ -60,6 +60,7 @@ limit_of() {
     v1:crosshost) echo 1800 ;;  # waits for boot v2's Nodes and CoreDNS, then pods on both hosts
     v2:services) echo 1200 ;;
     *:crash) echo 1260 ;;  # six kills, each waited on up to 300 s, 30 s of quiet, two pods
+    n4:layout) echo 1800 ;;  # four applies, three of them draining, three kubelet restarts, a Node's TLS bootstrap, pods twice
     *) echo 600 ;;
   esac
 }
