@@ -414,3 +414,112 @@ func TestLauncherPodRefusesAWrappingTopology(t *testing.T) {
 		t.Fatalf("16 vCPUs: %v, %v", pod, err)
 	}
 }
+
+// TestOverheadV026Table pins OverheadV026 against KubeVirt v0.26's
+// getMemoryOverhead, each expected value worked out by hand from the
+// upstream code quoted in overheadV026 and v026MemoryRequest:
+//
+//	page tables = ⌈requests.memory / 1000⌉ × 1000 / 512 (truncated),
+//	              requests.memory as the mutating webhook defaulted it
+//	            + 128M     = 128000000
+//	            + 8Mi × cpu.cores, or 8Mi = 8388608 without a cpu block
+//	            + 8Mi IOThread          = 8388608
+//	            + 16Mi video, unless autoattachGraphicsDevice: false = 16777216
+//
+// Page tables used below:
+//
+//	4Gi     = 4294967296 B → ⌈4294967.296⌉ = 4294968 kB → 4294968000/512 = 8388609.375  → 8388609 (8Mi + 1)
+//	6Gi     = 6442450944 B → ⌈6442450.944⌉ = 6442451 kB → 6442451000/512 = 12582912.109 → 12582912
+//	2Gi     = 2147483648 B → ⌈2147483.648⌉ = 2147484 kB → 2147484000/512 = 4194304.687  → 4194304
+//	1Gi     = 1073741824 B → ⌈1073741.824⌉ = 1073742 kB → 1073742000/512 = 2097152.343  → 2097152
+//	4G      = 4000000000 B → 4000000 kB exactly         → 4000000000/512 = 7812500
+//	1000001 B              → ⌈1000.001⌉    = 1001 kB    → 1001000/512    = 1955.078     → 1955
+func TestOverheadV026Table(t *testing.T) {
+	cases := []struct {
+		name, spec string
+		want       int64
+	}{
+		// The #28 case: the webhook copies memory.guest into
+		// requests.memory, so the page tables of 4Gi count.
+		// 8388609 + 128000000 + 8388608 + 8388608 + 16777216 = 169943041
+		{"guest only", "  domain: {memory: {guest: 4Gi}}\n",
+			8388609 + 128000000 + 8388608 + 8388608 + 16777216},
+		// 8388609 + 128000000 + 8388608 + 8388608 + 16777216 = 169943041
+		{"requests only", "  domain: {resources: {requests: {memory: 4Gi}}}\n",
+			8388609 + 128000000 + 8388608 + 8388608 + 16777216},
+		// requests.memory exists, so memory.guest is not copied: 6Gi's.
+		// 12582912 + 128000000 + 8388608 + 8388608 + 16777216 = 174137344
+		{"guest and requests", "  domain: {memory: {guest: 4Gi}, resources: {requests: {memory: 6Gi}}}\n",
+			12582912 + 128000000 + 8388608 + 8388608 + 16777216},
+		// A limit without request becomes the request.
+		// 8388609 + 128000000 + 8388608 + 8388608 + 16777216 = 169943041
+		{"limits only", "  domain: {resources: {limits: {memory: 4Gi}}}\n",
+			8388609 + 128000000 + 8388608 + 8388608 + 16777216},
+		// The limit is copied first, so it wins over memory.guest.
+		// 8388609 + 128000000 + 8388608 + 8388608 + 16777216 = 169943041
+		{"limits and guest: the limit", "  domain: {memory: {guest: 2Gi}, resources: {limits: {memory: 4Gi}}}\n",
+			8388609 + 128000000 + 8388608 + 8388608 + 16777216},
+		// A request is kept beside a larger limit.
+		// 4194304 + 128000000 + 8388608 + 8388608 + 16777216 = 165748736
+		{"requests and limits: the request", "  domain: {resources: {requests: {memory: 2Gi}, limits: {memory: 4Gi}}}\n",
+			4194304 + 128000000 + 8388608 + 8388608 + 16777216},
+		// Hugepages alone: the page size becomes the request.
+		// 2097152 + 128000000 + 8388608 + 8388608 + 16777216 = 163651584
+		{"hugepages page size only", "  domain: {memory: {hugepages: {pageSize: 1Gi}}}\n",
+			2097152 + 128000000 + 8388608 + 8388608 + 16777216},
+		// memory.guest comes before the page size.
+		// 8388609 + 128000000 + 8388608 + 8388608 + 16777216 = 169943041
+		{"hugepages with guest: the guest", "  domain: {memory: {guest: 4Gi, hugepages: {pageSize: 2Mi}}}\n",
+			8388609 + 128000000 + 8388608 + 8388608 + 16777216},
+		// dedicatedCpuPlacement adds nothing in v0.26; 4 cores × 8Mi.
+		// 8388609 + 128000000 + 4×8388608 + 8388608 + 16777216 = 195108865
+		{"dedicated CPUs, 4 cores", "  domain: {cpu: {cores: 4, dedicatedCpuPlacement: true}, resources: {requests: {memory: 4Gi}}}\n",
+			8388609 + 128000000 + 4*8388608 + 8388608 + 16777216},
+		// Same VMI without dedicated CPUs: the same overhead.
+		{"shared CPUs, 4 cores", "  domain: {cpu: {cores: 4}, resources: {requests: {memory: 4Gi}}}\n",
+			8388609 + 128000000 + 4*8388608 + 8388608 + 16777216},
+		// coresMemory *= CPU.Cores with cores unset: 8 × 0 = 0.
+		// 8388609 + 128000000 + 0 + 8388608 + 16777216 = 161554433
+		{"dedicated CPUs, sockets only: 0 for cores", "  domain: {cpu: {sockets: 4, dedicatedCpuPlacement: true, isolateEmulatorThread: true}, memory: {guest: 4Gi}}\n",
+			8388609 + 128000000 + 0 + 8388608 + 16777216},
+		// Only cores count: 2 × 8Mi; no video.
+		// 8388609 + 128000000 + 2×8388608 + 8388608 = 161554433
+		{"cores×sockets×threads counts cores, no video", "  domain: {cpu: {cores: 2, sockets: 2, threads: 2}, memory: {guest: 4Gi}, devices: {autoattachGraphicsDevice: false}}\n",
+			8388609 + 128000000 + 2*8388608 + 8388608},
+		// 8388609 + 128000000 + 8388608 + 8388608 = 153165825
+		{"autoattachGraphicsDevice false", "  domain: {memory: {guest: 4Gi}, devices: {autoattachGraphicsDevice: false}}\n",
+			8388609 + 128000000 + 8388608 + 8388608},
+		// 8388609 + 128000000 + 8388608 + 8388608 + 16777216 = 169943041
+		{"autoattachGraphicsDevice true", "  domain: {memory: {guest: 4Gi}, devices: {autoattachGraphicsDevice: true}}\n",
+			8388609 + 128000000 + 8388608 + 8388608 + 16777216},
+		// Decimal units divide evenly by 1000.
+		// 7812500 + 128000000 + 8388608 + 8388608 + 16777216 = 169366932
+		{"decimal guest 4G", "  domain: {memory: {guest: 4G}}\n",
+			7812500 + 128000000 + 8388608 + 8388608 + 16777216},
+		// ScaledValue(kilo) rounds up.
+		// 1955 + 128000000 + 8388608 + 8388608 + 16777216 = 161556387
+		{"odd bytes round up to a kB", "  domain: {resources: {requests: {memory: \"1000001\"}}}\n",
+			1955 + 128000000 + 8388608 + 8388608 + 16777216},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := overhead(t, vmi(c.spec), Options{Formula: OverheadV026}); got != c.want {
+				t.Fatalf("overhead %d, want %d (off by %d)", got, c.want, got-c.want)
+			}
+		})
+	}
+}
+
+// TestV026GuestOnlyLauncherPod: #28's VMI through the launcher pod: the
+// memory request is the guest plus an overhead with the page tables of
+// the guest (it was 8Mi + 1 byte short).
+func TestV026GuestOnlyLauncherPod(t *testing.T) {
+	req, lim := launcher(t, vmi("  domain: {memory: {guest: 4Gi}}\n"), Options{Formula: OverheadV026})
+	// 4Gi + (8388609 + 128000000 + 8388608 + 8388608 + 16777216)
+	if got, want := value(req, corev1.ResourceMemory), 4*gi+169943041; got != want {
+		t.Fatalf("memory request %d, want %d (off by %d)", got, want, got-want)
+	}
+	if len(lim) != 0 {
+		t.Fatalf("limits %v, want none", lim)
+	}
+}

@@ -27,9 +27,11 @@ const (
 	// passt interface.
 	OverheadCurrent = "current"
 	// OverheadV026 follows KubeVirt v0.26's getMemoryOverhead
-	// (pkg/virt-controller/services/template.go): requests.memory/512 +
-	// 128M + 8Mi × cpu.cores (8Mi without a cpu block, 0 for a cpu block
-	// without cores) + 8Mi IOThread + 16Mi video.
+	// (pkg/virt-controller/services/template.go) on the VMI as v0.26's
+	// mutating webhook stored it: requests.memory/512 (requests.memory
+	// defaulted from the memory limit, else memory.guest, else the
+	// hugepages page size) + 128M + 8Mi × cpu.cores (8Mi without a cpu
+	// block, 0 for a cpu block without cores) + 8Mi IOThread + 16Mi video.
 	OverheadV026 = "v0.26"
 )
 
@@ -97,21 +99,18 @@ func OverheadWithOptions(v *VMI, o Options) (resource.Quantity, error) {
 	if err := o.Validate(); err != nil {
 		return resource.Quantity{}, err
 	}
-	// Both releases take the page tables from requests.memory alone
-	// (domain.Resources.Requests.Memory()): memory.guest or a limit
-	// does not count, even though they size the guest.
+	if o.Formula == OverheadV026 {
+		return v.overheadV026()
+	}
+	// The current formula takes the page tables from requests.memory
+	// alone (domain.Resources.Requests.Memory()): memory.guest or a
+	// limit does not count, even though they size the guest.
 	req, _, err := memoryQuantity(listQuantity(v.Spec.Domain.Resources.Requests, corev1.ResourceMemory), "spec.domain.resources.requests.memory")
 	if err != nil {
 		return resource.Quantity{}, err
 	}
 	overhead := resource.NewScaledQuantity(0, resource.Kilo)
-	pagetables := resource.NewScaledQuantity(req.ScaledValue(resource.Kilo), resource.Kilo)
-	pagetables.Set(pagetables.Value() / 512)
-	overhead.Add(*pagetables)
-	if o.Formula == OverheadV026 {
-		v.addV026(overhead)
-		return *overhead, nil
-	}
+	overhead.Add(pagetableMemory(req))
 	if err := v.addCurrent(overhead, o); err != nil {
 		return resource.Quantity{}, err
 	}
@@ -125,21 +124,118 @@ func (v *VMI) graphics() bool {
 	return a == nil || *a
 }
 
-// addV026 adds the terms of KubeVirt v0.26's getMemoryOverhead after the
-// page tables.
-func (v *VMI) addV026(overhead *resource.Quantity) {
+// pagetableMemory is the page-table term both releases compute the
+// same way: "pagetableMemory := resource.NewScaledQuantity(
+// vmiMemoryReq.ScaledValue(resource.Kilo), resource.Kilo)" (kB, rounded
+// up) then "pagetableMemory.Set(pagetableMemory.Value() / 512)".
+func pagetableMemory(req resource.Quantity) resource.Quantity {
+	p := resource.NewScaledQuantity(req.ScaledValue(resource.Kilo), resource.Kilo)
+	p.Set(p.Value() / 512)
+	return *p
+}
+
+// overheadV026 is KubeVirt v0.26's getMemoryOverhead(domain
+// v1.DomainSpec) (pkg/virt-controller/services/template.go), term by
+// term, on the domain as v0.26's mutating webhook left it (see
+// v026MemoryRequest). The quoted lines are upstream's; the v0.26.0
+// module is not on the Go module proxy (403), so they were read from
+// kubevirt/kubevirt's history: the template.go whose getMemoryOverhead
+// adds "128M" and "coresMemory := uint32(8)" (the last form before the
+// vCPU-topology rewrite to 138Mi × sockets×cores×threads), and the
+// client-go era (v0.20 on) mutators/vmi-mutator.go.
+func (v *VMI) overheadV026() (resource.Quantity, error) {
+	d := v.Spec.Domain
+	// "vmiMemoryReq := domain.Resources.Requests.Memory()"
+	req, err := v.v026MemoryRequest()
+	if err != nil {
+		return resource.Quantity{}, err
+	}
+	// "overhead := resource.NewScaledQuantity(0, resource.Kilo)"
+	overhead := resource.NewScaledQuantity(0, resource.Kilo)
+	// "// Add the memory needed for pagetables (one bit for every 512b of RAM size)"
+	overhead.Add(pagetableMemory(req))
+	// "overhead.Add(resource.MustParse("128M"))": fixed overhead for
+	// shared libraries (128×10^6 bytes, not 128Mi).
 	overhead.Add(resource.MustParse("128M"))
-	// coresMemory starts at 8 and is multiplied by cpu.cores only when a
-	// cpu block exists: no block counts 8Mi, a block without cores 0.
-	cores := int64(1)
-	if c := v.Spec.Domain.CPU; c != nil {
-		cores = int64(c.Cores)
+	// "coresMemory := uint32(8)"; "if domain.CPU != nil { coresMemory *=
+	// domain.CPU.Cores }"; "overhead.Add(resource.MustParse(
+	// strconv.Itoa(int(coresMemory)) + "Mi"))": no cpu block counts 8Mi,
+	// a cpu block counts 8Mi per core (sockets and threads ignored, 0
+	// without cores). The uint32 product wraps past 2^29 cores; Parse
+	// refuses a topology above bitmask.MaxCPUs long before.
+	coresMemory := uint32(8)
+	if d.CPU != nil {
+		coresMemory *= d.CPU.Cores
 	}
-	overhead.Add(mib(8 * cores))
-	overhead.Add(mib(8)) // IOThread
+	overhead.Add(mib(int64(coresMemory)))
+	// "// static overhead for IOThread"; "overhead.Add(resource.MustParse("8Mi"))"
+	overhead.Add(mib(8))
+	// "if domain.Devices.AutoattachGraphicsDevice == nil ||
+	// *domain.Devices.AutoattachGraphicsDevice == true {
+	// overhead.Add(resource.MustParse("16Mi")) }": video RAM.
 	if v.graphics() {
-		overhead.Add(mib(16)) // VGA
+		overhead.Add(mib(16))
 	}
+	// "return overhead": v0.26 has none of the current formula's other
+	// terms (no ratio, architecture, probes, TPM, VFIO, QoS ...).
+	return *overhead, nil
+}
+
+// v026MemoryRequest is requests.memory as getMemoryOverhead saw it in
+// v0.26: virt-controller renders the VMI the mutating webhook stored,
+// and its setDefaultResourceRequests (mutators/vmi-mutator.go) had
+// filled in requests.memory:
+//
+//	if !resources.Limits.Memory().IsZero() && resources.Requests.Memory().IsZero() {
+//		resources.Requests[k8sv1.ResourceMemory] = resources.Limits[k8sv1.ResourceMemory]
+//	}
+//	if _, exists := resources.Requests[k8sv1.ResourceMemory]; !exists {
+//		// memory.guest, else the hugepages page size (resource.ParseQuantity)
+//		if memory != nil && memory.Value() > 0 {
+//			// overcommit: memory-overcommit of kubevirt-config, default 100
+//			resources.Requests[k8sv1.ResourceMemory] = *memory
+//
+// So a VMI with only memory.guest (or only a memory limit) gets the
+// page tables of that memory. The default memory-overcommit (100) is
+// assumed; namespace LimitRange defaults and VMI presets, which the
+// webhook applies first, are cluster state and not modelled.
+func (v *VMI) v026MemoryRequest() (resource.Quantity, error) {
+	r := v.Spec.Domain.Resources
+	req, hasReq, err := memoryQuantity(listQuantity(r.Requests, corev1.ResourceMemory), "spec.domain.resources.requests.memory")
+	if err != nil {
+		return resource.Quantity{}, err
+	}
+	lim, _, err := memoryQuantity(listQuantity(r.Limits, corev1.ResourceMemory), "spec.domain.resources.limits.memory")
+	if err != nil {
+		return resource.Quantity{}, err
+	}
+	// A limit replaces a missing or zero request; the request key then
+	// exists, so memory.guest no longer counts.
+	if !lim.IsZero() && req.IsZero() {
+		return lim, nil
+	}
+	if hasReq {
+		return req, nil // an explicit request, even 0, is kept
+	}
+	if m := v.Spec.Domain.Memory; m != nil {
+		var memory *resource.Quantity
+		g, ok, err := memoryQuantity(m.Guest, "spec.domain.memory.guest")
+		if err != nil {
+			return resource.Quantity{}, err
+		}
+		if ok {
+			memory = &g
+		}
+		if memory == nil && m.Hugepages != nil {
+			if size, err := resource.ParseQuantity(m.Hugepages.PageSize); err == nil {
+				memory = &size
+			}
+		}
+		if memory != nil && memory.Value() > 0 {
+			return *memory, nil
+		}
+	}
+	return resource.Quantity{}, nil // no request: Memory() is 0, no page tables
 }
 
 // addCurrent adds the terms of KubeVirt v1.9.0's GetMemoryOverhead (KVM)
