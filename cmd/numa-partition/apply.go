@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -20,6 +22,7 @@ func hostFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory: files are written and read below it (a container's or test sandbox's root works)"},
 		&cli.StringFlag{Name: "bus", Usage: "D-Bus address of the host's systemd (default: the local systemd; with --root, ROOT/run/dbus/system_bus_socket)"},
+		&cli.BoolFlag{Name: "offline", Usage: "read --root as a tree no systemd runs on (an image, a chroot, a copy of a host): unit states unknown, nothing probed; status and --dry-run only (the default with a --root that has no run/dbus/system_bus_socket)"},
 	}
 }
 
@@ -32,6 +35,38 @@ func hostRoot(c *cli.Context) (root, sysfs string) {
 		sysfs = filepath.Join(root, "sys")
 	}
 	return root, sysfs
+}
+
+// busSocket is where the system bus of a root is.
+const busSocket = "run/dbus/system_bus_socket"
+
+// offline says whether the command reads --root without systemd: asked
+// for with --offline, or a --root (not "/", no --bus) with no system bus
+// socket. readOnly commands may; the others are refused then, before
+// anything is read, naming what works.
+func offline(c *cli.Context, readOnly bool) (bool, error) {
+	root := c.String("root")
+	auto := !c.IsSet("offline") && !c.IsSet("bus") && filepath.Clean(root) != "/"
+	if auto {
+		_, err := fsutil.NewRoot(root).Lstat(busSocket)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return false, nil // a bus to reach, or an error connecting will name
+		}
+	}
+	if !auto && !c.Bool("offline") {
+		return false, nil
+	}
+	if c.IsSet("bus") {
+		return false, fmt.Errorf("--offline and --bus: an offline root has no systemd to reach")
+	}
+	if !readOnly {
+		why := "--offline"
+		if auto {
+			why = fmt.Sprintf("--root %s has no %s (no systemd runs there)", root, busSocket)
+		}
+		return false, fmt.Errorf("%s: %s changes the host through a running systemd; offline, status, diff and --dry-run work", why, c.Command.Name)
+	}
+	return true, nil
 }
 
 // connectSystemd connects to --bus, or to the systemd of --root.
@@ -52,7 +87,7 @@ func connectSystemd(c *cli.Context) (*systemd.Conn, error) {
 // inside root: a link there (to this host's own bus, say) would have
 // apply drive another systemd than root's. Call done after connecting.
 func rootBus(root string) (addr string, done func(), err error) {
-	sock, done, err := fsutil.NewRoot(root).SocketPath("run/dbus/system_bus_socket")
+	sock, done, err := fsutil.NewRoot(root).SocketPath(busSocket)
 	if err != nil {
 		return "", nil, fmt.Errorf("the system bus of --root %s: %w", root, err)
 	}
@@ -62,23 +97,33 @@ func rootBus(root string) (addr string, done func(), err error) {
 // host is what apply, status and remove work on.
 type host struct {
 	format      string // --output
-	systemd     *systemd.Conn
+	systemd     systemd.Manager
+	conn        *systemd.Conn // the live systemd's; nil offline
+	offline     bool
 	root, sysfs string
 }
 
-// onHost validates --output, connects to the host's systemd and runs fn.
-func onHost(c *cli.Context, fn func(h host) error) error {
+// onHost validates --output, connects to the host's systemd (or reads
+// --root offline, when readOnly allows it: offline) and runs fn.
+func onHost(c *cli.Context, readOnly bool, fn func(h host) error) error {
 	format, err := outputFormat(c)
 	if err != nil {
 		return err
+	}
+	root, sysfs := hostRoot(c)
+	off, err := offline(c, readOnly)
+	if err != nil {
+		return err
+	}
+	if off {
+		return fn(host{format: format, systemd: systemd.NewOffline(root), offline: true, root: root, sysfs: sysfs})
 	}
 	m, err := connectSystemd(c)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	root, sysfs := hostRoot(c)
-	return fn(host{format: format, systemd: m, root: root, sysfs: sysfs})
+	return fn(host{format: format, systemd: m, conn: m, root: root, sysfs: sysfs})
 }
 
 func applyCommand() *cli.Command {
@@ -107,6 +152,7 @@ func applyCommand() *cli.Command {
 		Flags: append(append(append(hostFlags(), renderFlags()...),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the unified diff and the unit actions; change nothing"},
 			&cli.DurationFlag{Name: "job-timeout", Value: systemd.DefaultJobTimeout, Usage: "how long one unit start/stop may take before apply rolls back"},
+			cgroupModeFlagDef(),
 			&cli.BoolFlag{Name: "reset-kubelet-state", Usage: "restart a kubelet whose CPU/Memory Manager settings change on fresh state even while pods hold exclusive CPUs or pinned memory in it (kubelet then forgets them); without it (or --drain) apply refuses"},
 		), nodeFlags("apply")...),
 		Action: func(c *cli.Context) error {
@@ -121,10 +167,17 @@ func applyCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return onHost(c, func(h host) error {
-				h.systemd.JobTimeout = c.Duration("job-timeout")
+			mode, err := cgroupModeFlag(c)
+			if err != nil {
+				return err
+			}
+			return onHost(c, c.Bool("dry-run"), func(h host) error {
+				if h.conn != nil {
+					h.conn.JobTimeout = c.Duration("job-timeout")
+				}
 				rep, err := apply.Apply(c.Context, apply.Options{
 					Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, DryRun: c.Bool("dry-run"), Version: version,
+					Offline: h.offline, CgroupMode: mode,
 					ResetKubeletState: c.Bool("reset-kubelet-state"), Nodes: nodes,
 					Render: renderPlan(c),
 				}, plan, b)

@@ -19,18 +19,16 @@ func diffCommand() *cli.Command {
 			"not compared (apply --dry-run does that). Exit status 0 when nothing differs,\n" +
 			"1 when something does, 2 on errors, as diff(1).",
 		Flags: append(renderFlags(), &cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory to compare below"},
-			&cli.StringFlag{Name: "cgroup-mode", Usage: "`MODE` of the host (unified, hybrid, legacy: nri mode needs unified); default: read ROOT/sys/fs/cgroup"}),
+			cgroupModeFlagDef()),
 		Action: func(c *cli.Context) error {
 			_, b, err := loadBundle(c)
 			if err != nil {
 				return err
 			}
 			root, _ := hostRoot(c)
-			mode := apply.CgroupMode(c.String("cgroup-mode"))
-			switch mode {
-			case "", apply.CgroupV2, apply.CgroupHybrid, apply.CgroupV1:
-			default:
-				return fmt.Errorf("--cgroup-mode %q: allowed are %s, %s, %s", mode, apply.CgroupV2, apply.CgroupHybrid, apply.CgroupV1)
+			mode, err := cgroupModeFlag(c)
+			if err != nil {
+				return err
 			}
 			text, changed, err := apply.FileDiff(root, b, mode)
 			if err != nil {
@@ -45,4 +43,20 @@ func diffCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// cgroupModeFlagDef is --cgroup-mode, for the commands that may read a
+// root without its cgroup file system (diff, apply --dry-run offline).
+func cgroupModeFlagDef() cli.Flag {
+	return &cli.StringFlag{Name: "cgroup-mode", Usage: "`MODE` of the host (unified, hybrid, legacy: nri mode needs unified); default: read ROOT/sys/fs/cgroup, or offline the applied record's"}
+}
+
+// cgroupModeFlag is --cgroup-mode's value, "" when not given.
+func cgroupModeFlag(c *cli.Context) (apply.CgroupMode, error) {
+	mode := apply.CgroupMode(c.String("cgroup-mode"))
+	switch mode {
+	case "", apply.CgroupV2, apply.CgroupHybrid, apply.CgroupV1:
+		return mode, nil
+	}
+	return "", fmt.Errorf("--cgroup-mode %q: allowed are %s, %s, %s", mode, apply.CgroupV2, apply.CgroupHybrid, apply.CgroupV1)
 }

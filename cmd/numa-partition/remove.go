@@ -37,8 +37,8 @@ func removeCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return onHost(c, func(h host) error {
-				rep, err := apply.Remove(c.Context, apply.Options{Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, DryRun: c.Bool("dry-run"), Nodes: nodes})
+			return onHost(c, c.Bool("dry-run"), func(h host) error {
+				rep, err := apply.Remove(c.Context, apply.Options{Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, DryRun: c.Bool("dry-run"), Nodes: nodes, Offline: h.offline})
 				if err != nil {
 					return fmt.Errorf("remove: %w", err)
 				}

@@ -32,8 +32,8 @@ func statusCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-api", Usage: "do not ask the API server about the partitions' Nodes"},
 		),
 		Action: func(c *cli.Context) error {
-			return onHost(c, func(h host) error {
-				st, err := apply.ReadStatus(c.Context, apply.StatusOptions{Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd,
+			return onHost(c, true, func(h host) error {
+				st, err := apply.ReadStatus(c.Context, apply.StatusOptions{Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, Offline: h.offline,
 					ProbeTimeout: c.Duration("probe-timeout"), Kubeconfig: c.String("kubeconfig"), NoAPI: c.Bool("no-api")})
 				if err != nil {
 					return fmt.Errorf("status: %w", err)

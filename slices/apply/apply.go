@@ -25,8 +25,12 @@ type Options struct {
 	Sysfs   string // hugepage pools; "/sys" on a host
 	Systemd systemd.Manager
 	DryRun  bool
+	// Offline: Root is a tree no systemd runs on (Systemd is a
+	// systemd.Offline). Only a dry run then: unit states are unknown, the
+	// API server and the kernel's namespaces are not asked (offline.go).
+	Offline bool
 	Version string
-	// CgroupMode overrides detection (tests).
+	// CgroupMode overrides detection (--cgroup-mode; tests).
 	CgroupMode CgroupMode
 	BeforeStep func(i int, s Step) error
 	// PoolWriter writes a hugepage pool's nr_hugepages (hugepool.Write;
@@ -51,7 +55,9 @@ type Options struct {
 // Report is what an apply did (or, with DryRun, would do). Its JSON form
 // is the output of `apply --output json`.
 type Report struct {
-	DryRun     bool        `json:"dryRun"`
+	DryRun bool `json:"dryRun"`
+	// Offline: a dry run of a root no systemd runs on (Options.Offline).
+	Offline    bool        `json:"offline,omitempty"`
 	Changed    bool        `json:"changed"`
 	Generation int         `json:"generation"`
 	CgroupMode CgroupMode  `json:"cgroupMode"`
@@ -94,6 +100,9 @@ func (o *Options) defaults() {
 func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) (*Report, error) {
 	t0 := time.Now()
 	o.defaults()
+	if err := o.offlineDryRun(); err != nil {
+		return nil, err
+	}
 	if !o.DryRun {
 		lock, err := AcquireLock(o.Root)
 		if err != nil {
@@ -101,12 +110,9 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 		}
 		defer lock.Release()
 	}
-	mode := o.CgroupMode
-	if mode == "" {
-		var err error
-		if mode, err = DetectCgroupMode(o.Root); err != nil {
-			return nil, err
-		}
+	mode, err := o.cgroupMode()
+	if err != nil {
+		return nil, err
 	}
 	a, err := prepare(ctx, o, mode, plan, b)
 	if err != nil {
@@ -164,7 +170,7 @@ func prepare(ctx context.Context, o Options, mode CgroupMode, plan *planner.Plan
 			return nil, fmt.Errorf("removing what an interrupted apply left: %w", err)
 		}
 	}
-	cur, err := Gather(ctx, o.Root, o.Sysfs, o.Systemd, d, prev)
+	cur, err := Gather(ctx, o.Root, o.Sysfs, o.Systemd, d, prev, o.Offline)
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +206,13 @@ func prepare(ctx context.Context, o Options, mode CgroupMode, plan *planner.Plan
 func (a *attempt) run(ctx context.Context, t0 time.Time) (*Report, error) {
 	o, plan, d, prev, cur, steps, targets, rep := a.o, a.plan, a.d, a.prev, a.cur, a.steps, a.targets, a.rep
 	mode := rep.CgroupMode
+	if o.DryRun && o.Offline {
+		rep.Offline = true
+		rep.Warnings = append(rep.Warnings, offlineApplyWarning)
+		rep.Diff = Diff(steps, cur)
+		rep.Seconds = time.Since(t0).Seconds()
+		return rep, nil
+	}
 	if o.DryRun {
 		nodes, warnings, err := prepareNodes(ctx, o, "apply", targets, nil)
 		if err != nil {
@@ -356,7 +369,10 @@ func gatherFiles(root string, d Desired, prev *Record) (map[string]FileState, er
 // Gather reads what Plan compares against: the files at every desired and
 // recorded path, the state of every desired and recorded unit, and the
 // hugepage pools.
-func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desired, prev *Record) (Current, error) {
+//
+// offline (a root no systemd runs on), the kernel's network namespaces
+// are not read: no device is known to be stranded in a stale one.
+func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desired, prev *Record, offline bool) (Current, error) {
 	c := Current{Units: map[string]systemd.UnitInfo{}, Hugepages: map[HugepageKey]uint64{}, Record: prev}
 	var err error
 	if c.Files, err = gatherFiles(root, d, prev); err != nil {
@@ -392,8 +408,10 @@ func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desire
 			}
 		}
 	}
-	if c.StaleNetwork, err = staleNetwork(root, prev, d); err != nil {
-		return c, err
+	if !offline {
+		if c.StaleNetwork, err = staleNetwork(root, prev, d); err != nil {
+			return c, err
+		}
 	}
 	if d.CgroupMode != CgroupV2 {
 		c.CPUSetsV1 = map[string]string{}

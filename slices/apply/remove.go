@@ -19,6 +19,8 @@ type RemoveReport struct {
 	Seconds    float64  `json:"seconds"`
 	// DryRun: the actions are what remove would do; nothing was done.
 	DryRun bool `json:"dryRun,omitempty"`
+	// Offline: a dry run of a root no systemd runs on (Options.Offline).
+	Offline bool `json:"offline,omitempty"`
 	// Nodes are the partitions' Kubernetes Nodes: the pods found bound,
 	// the drain, the deletion (nodes.go).
 	Nodes    []NodeRemoval `json:"nodes"`
@@ -100,11 +102,16 @@ func sliceLeftovers(root string, mode CgroupMode, unit string) []leftover {
 func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 	t0 := time.Now()
 	o.defaults()
-	lock, err := AcquireLock(o.Root)
-	if err != nil {
+	if err := o.offlineDryRun(); err != nil {
 		return nil, err
 	}
-	defer lock.Release()
+	if !o.DryRun {
+		lock, err := AcquireLock(o.Root)
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Release()
+	}
 	rec, err := ReadRecord(o.Root)
 	if err != nil {
 		return nil, err
@@ -115,7 +122,12 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		return rep, nil
 	}
 	rep.Generation = rec.Generation
-	nodes, warnings, err := prepareNodes(ctx, o, "remove", removeTargets(rec), nil)
+	targets := removeTargets(rec)
+	if o.Offline {
+		rep.Offline, targets = true, nil
+		rep.Warnings = append(rep.Warnings, offlineRemoveWarning)
+	}
+	nodes, warnings, err := prepareNodes(ctx, o, "remove", targets, nil)
 	if err != nil {
 		return nil, fmt.Errorf("remove of generation %d refused before it changed anything on the host: %w", rec.Generation, err)
 	}

@@ -24,11 +24,15 @@ import (
 // Health is the overall verdict of status.
 type Health string
 
-// Health values; `status` exits 0, 1, 1.
+// Health values; `status` exits 0, 1, 1, 0.
 const (
 	Healthy    Health = "healthy"
 	Degraded   Health = "degraded"
 	NotApplied Health = "not-applied"
+	// Offline: a root no systemd runs on, read with no problem found in
+	// what a tree holds; what only the live host knows was not read
+	// (StatusOptions.Offline).
+	Offline Health = "offline"
 )
 
 // Status is the live state of an applied generation. Its JSON form is the
@@ -44,6 +48,9 @@ type Status struct {
 	// differs from what was applied (each drift item is also a problem).
 	Problems []string `json:"problems"`
 	Drift    []string `json:"drift"`
+	// Offline, when status read a root no systemd runs on, says what it
+	// could not read there.
+	Offline string `json:"offline,omitempty"`
 }
 
 // HostStatus is the host's share.
@@ -137,6 +144,10 @@ type StatusOptions struct {
 	Kubeconfig string
 	// NoAPI skips reading the Nodes from the API server.
 	NoAPI bool
+	// Offline: Root is a tree no systemd runs on (Systemd is a
+	// systemd.Offline): the record and the files are checked, nothing
+	// live is read (offline.go).
+	Offline bool
 }
 
 // ReadStatus reads the live state of the applied generation. Its error is
@@ -153,9 +164,12 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		o.ProbeTimeout = DefaultProbeTimeout
 	}
 	st := &Status{Partitions: []PartitionStatus{}, Problems: []string{}, Drift: []string{}}
-	mode, err := DetectCgroupMode(o.Root)
+	mode, err := cgroupModeOf(o.Root, o.Offline)
 	if err != nil {
-		return nil, err
+		if !o.Offline {
+			return nil, err
+		}
+		mode = "" // offline with nothing applied: not-applied says it all
 	}
 	st.CgroupMode = mode
 	rec, err := ReadRecord(o.Root)
@@ -181,6 +195,9 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	}
 	if err := r.checkFiles(); err != nil {
 		return nil, err
+	}
+	if o.Offline {
+		return r.offline(ctx)
 	}
 	if err := r.checkUnits(ctx); err != nil {
 		return nil, err
@@ -213,6 +230,48 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		}
 	}
 	st.Health = Healthy
+	if len(st.Problems) > 0 {
+		st.Health = Degraded
+	}
+	return st, nil
+}
+
+// offline ends an offline status: the units as the tree has them (files
+// and enablement; states unknown), each partition's recorded facts, and
+// the health "offline" unless what was read has problems.
+func (r *statusRun) offline(ctx context.Context) (*Status, error) {
+	st := r.st
+	st.Offline = offlineStatusNote
+	r.infos = map[string]systemd.UnitInfo{}
+	for _, u := range r.rec.Units {
+		info, err := r.o.Systemd.Unit(ctx, u.Name)
+		if err != nil {
+			return nil, err
+		}
+		r.infos[u.Name] = info
+		if u.Enable && !info.Enabled() {
+			r.drift("%s is %s, applied enabled", u.Name, orNone(info.UnitFileState))
+		}
+	}
+	units := map[string]bool{}
+	for _, p := range r.rec.Partitions {
+		ps := PartitionStatus{Name: p.Name, Slice: p.Slice, Units: []UnitState{}, Nodes: []NodeState{},
+			Kubelet: Probe{Detail: "offline: not probed"}, Allocator: Probe{Detail: "offline: not probed"},
+			Node: NodeStatus{Name: p.NodeName, Reason: NodeNotChecked, Message: "offline: not read"}}
+		for _, u := range r.rec.Units {
+			if u.Partition == p.Name {
+				ps.Units = append(ps.Units, unitState(r.infos[u.Name]))
+				units[u.Name] = true
+			}
+		}
+		st.Partitions = append(st.Partitions, ps)
+	}
+	for _, u := range r.rec.Units {
+		if !units[u.Name] {
+			st.Host.Units = append(st.Host.Units, unitState(r.infos[u.Name]))
+		}
+	}
+	st.Health = Offline
 	if len(st.Problems) > 0 {
 		st.Health = Degraded
 	}
