@@ -1,12 +1,15 @@
 package planner
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/internal/output"
 )
 
 // Issue 24 item 15: --plan JSON was read loosely: unknown fields,
@@ -44,6 +47,56 @@ func TestParsePlanIsStrict_Issue24Item15(t *testing.T) {
 	assert.ErrorContains(t, err, "plan.json: not a plan (plan -o json): ")
 }
 
+// Issue 26: plan -o json and -o yaml write apiVersion and kind first;
+// ParsePlan reads both back, accepts a plan without them (written before,
+// or the rendered plan.json), and refuses another apiVersion or kind, or
+// one without the other, naming the file and the field.
+func TestParsePlanTypeMeta_Issue26(t *testing.T) {
+	plan := mustPlan(t, seedSpec, "")
+	var js, ys bytes.Buffer
+	require.NoError(t, output.WriteJSON(&js, PlanKind, plan))
+	require.NoError(t, output.WriteYAML(&ys, PlanKind, plan))
+	require.True(t, strings.HasPrefix(js.String(), "{\n  \"apiVersion\": \""+output.APIVersion+"\",\n  \"kind\": \"Plan\",\n"), js.String()[:80])
+	require.True(t, strings.HasPrefix(ys.String(), "apiVersion: "+output.APIVersion+"\nkind: Plan\n"), ys.String()[:80])
+	for name, data := range map[string][]byte{"plan.json": js.Bytes(), "plan.yaml": ys.Bytes()} {
+		got, err := ParsePlan(name, data)
+		require.NoError(t, err, name)
+		assert.Equal(t, plan, got, name)
+	}
+	bare, err := json.Marshal(plan)
+	require.NoError(t, err)
+	got, err := ParsePlan("old.json", bare)
+	require.NoError(t, err, "a plan without apiVersion and kind is read")
+	assert.Equal(t, plan, got)
+
+	for name, c := range map[string]struct{ from, to, want string }{
+		"wrong kind":        {`"kind": "Plan"`, `"kind": "Topology"`, `plan.json: kind "Topology": want kind Plan`},
+		"wrong apiVersion":  {`"apiVersion": "numa-partition.io/v1alpha1"`, `"apiVersion": "numa-partition.io/v2"`, `plan.json: apiVersion "numa-partition.io/v2": this build reads numa-partition.io/v1alpha1`},
+		"kind only":         {`"apiVersion": "numa-partition.io/v1alpha1",`, ``, `plan.json: apiVersion missing beside kind "Plan"`},
+		"apiVersion only":   {`"kind": "Plan",`, ``, `plan.json: kind missing beside apiVersion numa-partition.io/v1alpha1: want kind Plan`},
+		"kind in lowercase": {`"kind": "Plan"`, `"kind": "plan"`, `plan.json: kind "plan": want kind Plan`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			edited := strings.Replace(js.String(), c.from, c.to, 1)
+			require.NotEqual(t, js.String(), edited, "the edit applies")
+			_, err := ParsePlan("plan.json", []byte(edited))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+	edited := strings.Replace(ys.String(), "kind: Plan\n", "kind: Status\n", 1)
+	require.NotEqual(t, ys.String(), edited)
+	_, err = ParsePlan("plan.yaml", []byte(edited))
+	assert.ErrorContains(t, err, `plan.yaml: kind "Status": want kind Plan`)
+	edited = strings.Replace(ys.String(), "kind: Plan\n", "kind: Plan\nkind: Plan\n", 1)
+	_, err = ParsePlan("plan.yaml", []byte(edited))
+	assert.ErrorContains(t, err, "plan.yaml: not a plan (plan -o json or -o yaml): ")
+	for _, empty := range []string{"# nothing\n", "---\n"} {
+		_, err = ParsePlan("plan.yaml", []byte(empty))
+		assert.ErrorContains(t, err, "plan.yaml: not a plan", "%q", empty)
+	}
+}
+
 // FuzzParsePlanFile: any bytes are refused with an error naming the file
 // or decode into a plan that encodes and decodes to itself. Never a panic.
 func FuzzParsePlanFile(f *testing.F) {
@@ -53,6 +106,10 @@ func FuzzParsePlanFile(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(data)
+	if env, err := output.JSON(PlanKind, plan); err == nil {
+		f.Add(env)
+	}
+	f.Add([]byte("apiVersion: v1\nkind: Plan\nhostname: h\n"))
 	f.Add([]byte(`{"hostname": "a", "hostname": "b"}`))
 	f.Add([]byte(`{"partitions": [{"name": "x", "Name": "y"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
