@@ -60,7 +60,7 @@ func admitCommand() *cli.Command {
 				return fmt.Errorf("partition %s: %w", target.partition, err)
 			}
 			if structured(format) {
-				if err := writeData(c.App.Writer, format, resp); err != nil {
+				if err := writeData(c.App.Writer, format, kindAdmission, newAdmission(resp)); err != nil {
 					return err
 				}
 			} else {

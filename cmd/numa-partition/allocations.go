@@ -78,7 +78,7 @@ func allocationsCommand() *cli.Command {
 			defer cancel()
 			lists, err := allocCollect(ctx, targets)
 			if structured(format) {
-				if werr := writeData(c.App.Writer, format, lists); werr != nil {
+				if werr := writeData(c.App.Writer, format, kindAllocationList, allocationList{Items: lists}); werr != nil {
 					return werr
 				}
 				return err

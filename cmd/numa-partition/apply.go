@@ -185,7 +185,7 @@ func applyCommand() *cli.Command {
 					return fmt.Errorf("apply: %w", err)
 				}
 				if structured(h.format) {
-					return writeData(c.App.Writer, h.format, rep)
+					return writeData(c.App.Writer, h.format, kindApplyReport, rep)
 				}
 				return writeApplyReport(c.App.Writer, rep)
 			})

@@ -49,7 +49,7 @@ func discoverCommand() *cli.Command {
 			}
 			// Warnings are in the output (the tree's, the JSON's), once.
 			if structured(format) {
-				return writeData(c.App.Writer, format, topo)
+				return writeData(c.App.Writer, format, kindTopology, topo)
 			}
 			return writeTopologyTree(c.App.Writer, topo)
 		},

@@ -52,7 +52,9 @@ func TestDiscoverJSONSchema(t *testing.T) {
 	out, err := runDiscover(t, "--sysfs", fixtureSys("hwloc-offline-cpu0-node0"), "--output", "json", "discover")
 	require.NoError(t, err)
 	var doc struct {
-		Sockets []struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Sockets    []struct {
 			ID    *int    `json:"id"`
 			Nodes *string `json:"nodes"`
 			CPUs  *string `json:"cpus"`
@@ -94,6 +96,8 @@ func TestDiscoverJSONSchema(t *testing.T) {
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(&doc), out)
+	assert.Equal(t, "numa-partition.io/v1alpha1", doc.APIVersion)
+	assert.Equal(t, "Topology", doc.Kind)
 
 	require.Len(t, doc.Sockets, 2)
 	assert.Equal(t, 1, *doc.Sockets[1].ID)

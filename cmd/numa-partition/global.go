@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
@@ -59,26 +58,8 @@ func outputFormat(c *cli.Context) (string, error) {
 // structured says whether format is one for programs (json, yaml).
 func structured(format string) bool { return format == "json" || format == "yaml" }
 
-// writeData is the one writer of machine-readable output: JSON indented
-// with a trailing newline and the struct definitions' field order, or
-// the same document as YAML (keys as in the JSON, sorted).
-func writeData(w io.Writer, format string, v any) error {
-	if format != "yaml" {
-		return writeJSON(w, v)
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("writing YAML: %w", err)
-	}
-	out, err := yaml.JSONToYAML(raw)
-	if err != nil {
-		return fmt.Errorf("writing YAML: %w", err)
-	}
-	_, err = w.Write(out)
-	return err
-}
-
-// writeJSON writes v as indented JSON.
+// writeJSON writes v as indented JSON, without the envelope writeData
+// gives --output's objects (simulate's table ends with the tables).
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -79,6 +79,7 @@ func newApp() *cli.App {
 			completionCommand(),
 			manCommand(),
 			bootUnitCommand(),
+			outputReferenceCommand(),
 		}))),
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,

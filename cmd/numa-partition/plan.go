@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/hostfacts"
-	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/drawing"
 	"github.com/numa-partition/numa-partition/partition/planner"
@@ -56,10 +55,7 @@ func planCommand() *cli.Command {
 			}
 			if structured(format) {
 				// The Plan's keys, plus what each Node will publish.
-				return writeData(c.App.Writer, format, struct {
-					*planner.Plan
-					NodeResources []kubeletgen.NodeResources `json:"nodeResources"`
-				}{plan, nodes})
+				return writeData(c.App.Writer, format, kindPlan, planOutput{plan, nodes})
 			}
 			if err := planner.WriteTable(c.App.Writer, plan); err != nil {
 				return err

@@ -45,7 +45,7 @@ func releaseCommand() *cli.Command {
 					continue
 				}
 				if structured(format) {
-					return writeData(c.App.Writer, format, resp)
+					return writeData(c.App.Writer, format, kindRelease, resp)
 				}
 				fmt.Fprintf(c.App.Writer, "released pod %s in partition %s\n", uid, resp.Partition)
 				return nil

@@ -43,7 +43,7 @@ func removeCommand() *cli.Command {
 					return fmt.Errorf("remove: %w", err)
 				}
 				if structured(h.format) {
-					return writeData(c.App.Writer, h.format, rep)
+					return writeData(c.App.Writer, h.format, kindRemoveReport, rep)
 				}
 				var b strings.Builder
 				if rep.Generation == 0 {

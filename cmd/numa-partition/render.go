@@ -88,7 +88,7 @@ func renderCommand() *cli.Command {
 				}
 			}
 			if structured(format) {
-				return writeData(c.App.Writer, format, b)
+				return writeData(c.App.Writer, format, kindRenderBundle, b)
 			}
 			return writeRenderSummary(c.App.Writer, c.String("out"), b)
 		},

@@ -45,7 +45,7 @@ func simulateCommand() *cli.Command {
 				return fmt.Errorf("scenario %s: %w", c.Args().First(), err)
 			}
 			if structured(format) {
-				err = writeData(c.App.Writer, format, rep)
+				err = writeData(c.App.Writer, format, kindSimulation, rep)
 			} else {
 				err = printReport(c.App.Writer, rep)
 			}

@@ -39,7 +39,7 @@ func statusCommand() *cli.Command {
 					return fmt.Errorf("status: %w", err)
 				}
 				if structured(h.format) {
-					err = writeData(c.App.Writer, h.format, st)
+					err = writeData(c.App.Writer, h.format, kindStatus, st)
 				} else {
 					err = writeStatus(c.App.Writer, st)
 				}

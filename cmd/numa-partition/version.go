@@ -56,7 +56,7 @@ func versionCommand() *cli.Command {
 			}
 			b := currentBuild()
 			if structured(format) {
-				return writeData(c.App.Writer, format, b)
+				return writeData(c.App.Writer, format, kindVersion, b)
 			}
 			_, err = fmt.Fprintf(c.App.Writer, "numa-partition %s\ncommit: %s\ngo: %s\nplatform: %s\n", b.Version, b.Commit, b.GoVersion, b.Platform)
 			return err
