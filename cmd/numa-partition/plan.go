@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/hostfacts"
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/drawing"
 	"github.com/numa-partition/numa-partition/partition/planner"
@@ -72,10 +73,18 @@ func drawPlan(c *cli.Context, format string) error {
 	if err != nil {
 		return err
 	}
-	if format == "dot" {
-		return drawing.DOT(c.App.Writer, plan, topo)
+	pic := drawing.Picture{Plan: plan, Topology: topo, Version: currentBuild().Version}
+	// The config's digest in the caption ("" for the defaults, no file):
+	// loadPlan has read the same file within the same bound.
+	if data, err := fsutil.ReadFileBounded(globalString(c, "config"), 1<<20); err == nil {
+		pic.ConfigDigest = drawing.ConfigDigest(data)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reading config: %w", err)
 	}
-	return drawing.SVG(c.App.Writer, plan, topo)
+	if format == "dot" {
+		return drawing.DOT(c.App.Writer, pic)
+	}
+	return drawing.SVG(c.App.Writer, pic)
 }
 
 // hostnameFlag is --hostname of the commands that plan.

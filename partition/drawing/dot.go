@@ -3,57 +3,63 @@ package drawing
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-
-	"github.com/numa-partition/numa-partition/numa"
-	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
-// DOT writes the same picture as SVG for Graphviz (dot -Tsvg): a cluster
-// per socket, one per NUMA node inside it, a filled box per CPU.
-func DOT(w io.Writer, plan *planner.Plan, topo *numa.Topology) error {
-	m := gather(plan, topo)
+// DOT writes the same content as SVG for Graphviz (dot -Tsvg): a cluster
+// per card, one per NUMA node inside it, a filled box per CPU; the
+// distances are a plaintext node of their card.
+func DOT(w io.Writer, pic Picture) error {
+	c, err := gather(pic)
+	if err != nil {
+		return err
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "graph machine {\n  label=%s;\n  labelloc=t;\n  fontname=\"sans-serif\";\n", quote(fmt.Sprintf("%s: %d partitions", plan.Hostname, len(plan.Partitions))))
-	b.WriteString("  node [shape=box, style=filled, fontname=\"sans-serif\", fontsize=9, width=0.3, height=0.3, fixedsize=true];\n")
-	cluster := func(indent, name, label string, nodes []numa.Node) {
-		fmt.Fprintf(&b, "%ssubgraph %s {\n%s  label=%s;\n", indent, name, indent, quote(label))
-		for _, n := range nodes {
-			color := "black"
-			if p, ok := m.owner[n.ID]; ok {
-				color = fill(*p)
-			}
-			fmt.Fprintf(&b, "%s  subgraph cluster_node%d {\n%s    label=%s;\n%s    color=%s;\n%s    penwidth=2;\n",
-				indent, n.ID, indent, quote(strings.Join(append([]string{m.nodeLabel(n)}, m.memoryLines(n)...), "\n")), indent, quote(color), indent)
-			if len(n.CPUs.IDs()) == 0 {
-				// Graphviz draws no empty cluster.
-				fmt.Fprintf(&b, "%s    mem%d [label=\"\", style=invis];\n", indent, n.ID)
-			}
-			for _, cpu := range n.CPUs.IDs() {
-				owner, fc := m.cpuOwner(cpu)
-				fmt.Fprintf(&b, "%s    cpu%d [label=\"%d\", fillcolor=%s, tooltip=%s];\n", indent, cpu, cpu, quote(fc), quote("CPU "+strconv.Itoa(cpu)+": "+owner))
-			}
-			fmt.Fprintf(&b, "%s  }\n", indent)
+	fmt.Fprintf(&b, "graph machine {\n  label=%s;\n  labelloc=t;\n  labeljust=l;\n  fontname=%q;\n", quote(append([]string{c.title}, c.caption...)), fontFamily)
+	fmt.Fprintf(&b, "  node [shape=box, style=filled, fontname=%q, fontsize=9, width=0.3, height=0.3, fixedsize=true];\n", fontFamily)
+	for i, cd := range c.cards {
+		fmt.Fprintf(&b, "  subgraph cluster_card%d {\n    label=%s;\n    labeljust=l;\n    color=%q;\n    penwidth=3;\n", i, quote(append([]string{cd.head}, cd.lines...)), cd.color)
+		if len(cd.table) > 0 {
+			fmt.Fprintf(&b, "    table%d [shape=plaintext, style=\"\", fixedsize=false, fontsize=11, label=%s];\n", i, quote(cd.table))
 		}
-		fmt.Fprintf(&b, "%s}\n", indent)
+		for _, n := range cd.nodes {
+			color := "#888888"
+			if n.excluded {
+				color = excludedColor
+			}
+			fmt.Fprintf(&b, "    subgraph cluster_node%d {\n      label=%s;\n      labeljust=l;\n      color=%q;\n", n.id, quote(append([]string{n.head}, n.lines...)), color)
+			if len(n.cpus) == 0 {
+				// Graphviz draws no empty cluster.
+				fmt.Fprintf(&b, "      mem%d [label=\"\", style=invis];\n", n.id)
+			}
+			dotCPUs(&b, "      ", n.cpus)
+			b.WriteString("    }\n")
+		}
+		dotCPUs(&b, "    ", cd.orphans)
+		b.WriteString("  }\n")
 	}
-	for _, s := range m.sockets {
-		cluster("  ", fmt.Sprintf("cluster_socket%d", s.ID), fmt.Sprintf("socket %d", s.ID), m.socketNodes(s))
-	}
-	if len(m.loose) > 0 {
-		cluster("  ", "cluster_loose", "NUMA nodes without CPUs", m.loose)
-	}
-	b.WriteString("  subgraph cluster_legend {\n    label=\"legend\";\n    node [shape=plaintext, style=\"\", fixedsize=false];\n")
-	for i, e := range m.legend() {
-		fmt.Fprintf(&b, "    legend%d [label=%s, fontcolor=%s];\n", i, quote(e.text), quote(e.color))
-	}
-	b.WriteString("  }\n}\n")
-	_, err := io.WriteString(w, b.String())
+	b.WriteString("}\n")
+	_, err = io.WriteString(w, b.String())
 	return err
 }
 
-// quote is a DOT string.
-func quote(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+func dotCPUs(b *strings.Builder, indent string, cpus []cpuView) {
+	for _, c := range cpus {
+		fmt.Fprintf(b, "%scpu%d [label=\"%d\", fillcolor=%q, tooltip=%s];\n", indent, c.id, c.id, c.color, quote([]string{fmt.Sprintf("CPU %d: %s", c.id, c.owner)}))
+	}
+}
+
+// quote is a DOT string of left-justified lines.
+func quote(lines []string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\l`)
+	var b strings.Builder
+	b.WriteString(`"`)
+	for _, l := range lines {
+		b.WriteString(r.Replace(l))
+		if len(lines) > 1 {
+			b.WriteString(`\l`)
+		}
+	}
+	b.WriteString(`"`)
+	return b.String()
 }

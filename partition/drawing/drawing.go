@@ -1,24 +1,47 @@
 // Package drawing draws a plan over its machine, the picture an operator
-// pastes into a review: sockets, their NUMA nodes with memory and
-// hugepages, and every CPU coloured by the partition that gets it (grey:
-// the host's). SVG needs no tool to view; DOT is for Graphviz users.
-// Both are pure and deterministic: the same plan draws the same bytes.
+// pastes into a review: one card per partition (its Node's name, labels,
+// taints and allocatable, and its NUMA nodes with memory, hugepages, NICs
+// and GPUs and every CPU coloured by the partition that gets it; grey: the
+// host's), a card for what the host keeps, the node distances, the tool's
+// version and the config's digest. SVG needs no tool to view; DOT is for
+// Graphviz users. Both are pure and deterministic: the same Picture draws
+// the same bytes.
+//
+// Everything shown is read from the plan (and, for allocatable, from
+// kubeletgen.Resources over the plan: what `plan` prints) or from the
+// topology's hardware facts; nothing the planner decides is decided again.
 package drawing
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/numa-partition/numa-partition/numa"
-	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
-// Owner kinds of a CPU or node besides a partition.
+// Picture is what a drawing shows: a plan, the machine it was made for,
+// and where it came from.
+type Picture struct {
+	Plan     *planner.Plan
+	Topology *numa.Topology
+	// Version is the version of the numa-partition that planned.
+	Version string
+	// ConfigDigest is ConfigDigest of the config's bytes, "" when the
+	// plan was made without a config file (all defaults).
+	ConfigDigest string
+}
+
+// ConfigDigest names a config by its bytes, short enough for a caption.
+func ConfigDigest(config []byte) string {
+	sum := sha256.Sum256(config)
+	return "sha256:" + hex.EncodeToString(sum[:])[:16]
+}
+
+// Colours besides a partition's.
 const (
 	hostColor     = "#b0b0b0"
-	noneColor     = "#ffffff"
 	excludedColor = "#e8e8e8"
 )
 
@@ -39,101 +62,6 @@ func fill(p planner.Partition) string {
 	return palette[planner.Colors[p.Index%len(planner.Colors)]]
 }
 
-// machine is what both drawings show, gathered once.
-type machine struct {
-	plan    *planner.Plan
-	topo    *numa.Topology
-	owner   map[int]*planner.Partition // NUMA node -> its partition
-	memory  map[int]planner.NodeMemory // NUMA node -> the plan's view
-	sockets []numa.Socket              // ascending by id
-	loose   []numa.Node                // nodes with no socket's CPUs (memory-only, CXL)
-}
-
-func gather(plan *planner.Plan, topo *numa.Topology) machine {
-	m := machine{plan: plan, topo: topo, owner: map[int]*planner.Partition{}, memory: map[int]planner.NodeMemory{}}
-	for i := range plan.Partitions {
-		p := &plan.Partitions[i]
-		for _, n := range p.Nodes.IDs() {
-			m.owner[n] = p
-		}
-		for _, nm := range p.Memory {
-			m.memory[nm.Node] = nm
-		}
-	}
-	for _, nm := range plan.Host.ExcludedMemory {
-		m.memory[nm.Node] = nm
-	}
-	m.sockets = append(m.sockets, topo.Sockets...)
-	sort.Slice(m.sockets, func(i, j int) bool { return m.sockets[i].ID < m.sockets[j].ID })
-	var inSocket bitmask.NodeSet
-	for _, s := range m.sockets {
-		inSocket = inSocket.Union(s.Nodes)
-	}
-	for _, n := range topo.Nodes {
-		if !inSocket.Has(n.ID) {
-			m.loose = append(m.loose, n)
-		}
-	}
-	return m
-}
-
-// socketNodes are the topology's nodes of socket s, ascending.
-func (m machine) socketNodes(s numa.Socket) []numa.Node {
-	var nodes []numa.Node
-	for _, id := range s.Nodes.IDs() {
-		if n, ok := m.topo.Node(id); ok {
-			nodes = append(nodes, *n)
-		}
-	}
-	return nodes
-}
-
-// cpuOwner is who gets a CPU: a partition's name and colour, or the host.
-func (m machine) cpuOwner(cpu int) (name, color string) {
-	for _, p := range m.plan.Partitions {
-		if p.CPUs.Has(cpu) {
-			return p.Name, fill(p)
-		}
-	}
-	if m.plan.Host.ReservedCPUs.Has(cpu) || m.plan.Host.OrphanCPUs.Has(cpu) {
-		return "host", hostColor
-	}
-	return "offline", noneColor
-}
-
-// nodeLabel is a node's header: id, kind, and who gets it.
-func (m machine) nodeLabel(n numa.Node) string {
-	who := "no partition"
-	if p, ok := m.owner[n.ID]; ok {
-		who = p.Name
-	} else if m.plan.Host.ExcludedNodes.Has(n.ID) {
-		who = "excluded"
-	}
-	return fmt.Sprintf("NUMA node %d · %s", n.ID, who)
-}
-
-// memoryLines describe a node's memory and hugepages as the plan has them.
-func (m machine) memoryLines(n numa.Node) []string {
-	lines := []string{"memory " + size(n.MemoryBytes)}
-	nm, ok := m.memory[n.ID]
-	if !ok {
-		return lines
-	}
-	if nm.ReservedBytes > 0 {
-		lines[0] += ", host keeps " + size(nm.ReservedBytes)
-	}
-	var pages []string
-	for _, h := range nm.Hugepages {
-		if h.Count > 0 {
-			pages = append(pages, fmt.Sprintf("%d×%s", h.Count, size(h.PageSize)))
-		}
-	}
-	if len(pages) > 0 {
-		lines = append(lines, "hugepages "+strings.Join(pages, ", "))
-	}
-	return lines
-}
-
 // size prints bytes for people: the largest binary unit, one decimal
 // where it is not exact.
 func size(b uint64) string {
@@ -151,24 +79,26 @@ func size(b uint64) string {
 	return fmt.Sprintf("%dB", b)
 }
 
-// legend is one line per partition and the host's share.
-func (m machine) legend() []legendEntry {
-	var out []legendEntry
-	for _, p := range m.plan.Partitions {
-		text := fmt.Sprintf("%s (numa-type %s): NUMA nodes %s, CPUs %s", p.Name, p.Color, p.Nodes, p.CPUs)
-		if p.Network != nil {
-			text += ", address " + p.Network.Address.Addr().String()
+// ids prints ascending ints as the kernel's list form ("0-3,8").
+func ids(xs []int) string {
+	out := ""
+	for i := 0; i < len(xs); {
+		j := i
+		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
+			j++
 		}
-		out = append(out, legendEntry{fill(p), text})
-	}
-	out = append(out, legendEntry{hostColor, "host: CPUs " + orNone(m.plan.Host.ReservedCPUs.Union(m.plan.Host.OrphanCPUs).String())})
-	if !m.plan.Host.ExcludedNodes.IsEmpty() {
-		out = append(out, legendEntry{excludedColor, "excluded NUMA nodes " + m.plan.Host.ExcludedNodes.String()})
+		if out != "" {
+			out += ","
+		}
+		if j > i {
+			out += fmt.Sprintf("%d-%d", xs[i], xs[j])
+		} else {
+			out += fmt.Sprint(xs[i])
+		}
+		i = j + 1
 	}
 	return out
 }
-
-type legendEntry struct{ color, text string }
 
 func orNone(s string) string {
 	if s == "" {

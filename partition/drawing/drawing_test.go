@@ -2,53 +2,28 @@ package drawing
 
 import (
 	"bytes"
-	"encoding/xml"
 	"flag"
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/numa-partition/numa-partition/numa"
-	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 var update = flag.Bool("update", false, "rewrite examples/*/plan.svg and plan.dot")
 
-// The examples whose machine is a real sysfs dump.
-var examples = []string{"4socket", "gpu-memory-nodes"}
-
-func examplePlan(t *testing.T, name string) (*planner.Plan, *numa.Topology) {
-	t.Helper()
-	dir := filepath.Join("..", "..", "examples", name)
-	fixture, err := os.ReadFile(filepath.Join(dir, "sysfs"))
-	require.NoError(t, err)
-	topo, err := numa.NewFS(filepath.Join("..", "..", "testdata", "sysfs", strings.TrimSpace(string(fixture)), "sys")).Discover()
-	require.NoError(t, err)
-	cfg, err := planner.LoadFile(filepath.Join(dir, "config.toml"))
-	require.NoError(t, err)
-	host, err := planner.LoadFacts(filepath.Join(dir, "facts.json"))
-	require.NoError(t, err)
-	plan, err := planner.NewPlanFor(topo, host.Facts, cfg)
-	require.NoError(t, err)
-	return plan, topo
-}
-
 // The drawings of the examples are kept beside their plans; a change of
-// either shows in review.
+// either shows in review. cmd/numa-partition's TestExamplesFromDumpAndFacts
+// checks that the CLI draws the same.
 func TestExampleDrawings(t *testing.T) {
-	for _, name := range examples {
+	for _, name := range examples(t) {
 		t.Run(name, func(t *testing.T) {
-			plan, topo := examplePlan(t, name)
-			for file, draw := range map[string]func(io.Writer, *planner.Plan, *numa.Topology) error{"plan.svg": SVG, "plan.dot": DOT} {
+			pic := examplePicture(t, name)
+			for file, draw := range map[string]func(io.Writer, Picture) error{"plan.svg": SVG, "plan.dot": DOT} {
 				var got bytes.Buffer
-				require.NoError(t, draw(&got, plan, topo))
+				require.NoError(t, draw(&got, pic))
 				path := filepath.Join("..", "..", "examples", name, file)
 				if *update {
 					require.NoError(t, os.WriteFile(path, got.Bytes(), 0o644))
@@ -62,42 +37,14 @@ func TestExampleDrawings(t *testing.T) {
 	}
 }
 
-// The SVG is well-formed XML, and every online CPU is drawn exactly once
-// in the colour of the partition that gets it (the host's grey for the
-// rest): what the picture claims is the plan.
-func TestSVGColoursEveryCPUByItsOwner(t *testing.T) {
-	for _, name := range examples {
-		plan, topo := examplePlan(t, name)
-		var out bytes.Buffer
-		require.NoError(t, SVG(&out, plan, topo))
-		dec := xml.NewDecoder(bytes.NewReader(out.Bytes()))
-		for {
-			_, err := dec.Token()
-			if err == io.EOF {
-				break
-			}
-			require.NoError(t, err, "%s: not well-formed", name)
-		}
-		cpuRect := regexp.MustCompile(`fill="(#[0-9a-f]{6})" class="cpu"><title>CPU (\d+): ([^<]+)</title>`)
-		drawn := map[int]string{}
-		for _, m := range cpuRect.FindAllStringSubmatch(out.String(), -1) {
-			id, _ := strconv.Atoi(m[2])
-			_, twice := drawn[id]
-			assert.False(t, twice, "%s: CPU %d drawn twice", name, id)
-			drawn[id] = m[1]
-		}
-		assert.Equal(t, topo.Online.Len(), len(drawn), "%s: every online CPU once", name)
-		for _, cpu := range topo.Online.IDs() {
-			want := hostColor
-			for _, p := range plan.Partitions {
-				if p.CPUs.Has(cpu) {
-					want = fill(p)
-				}
-			}
-			assert.Equal(t, want, drawn[cpu], "%s: CPU %d", name, cpu)
-		}
-		for _, p := range plan.Partitions {
-			assert.Contains(t, out.String(), ">"+p.Name+" (numa-type "+p.Color+"): NUMA nodes "+p.Nodes.String(), "%s: legend of %s", name, p.Name)
+// The same picture draws the same bytes.
+func TestDrawingIsDeterministic(t *testing.T) {
+	for _, p := range allPictures(t) {
+		for _, draw := range []func(io.Writer, Picture) error{SVG, DOT} {
+			var a, b bytes.Buffer
+			require.NoError(t, draw(&a, p.pic))
+			require.NoError(t, draw(&b, p.pic))
+			assert.Equal(t, a.String(), b.String(), p.name)
 		}
 	}
 }
@@ -106,4 +53,17 @@ func TestSize(t *testing.T) {
 	for b, want := range map[uint64]string{512: "512B", 2 << 20: "2Mi", 1 << 30: "1Gi", 3 << 29: "1.5Gi", 1<<40 + 1<<39: "1.5Ti"} {
 		assert.Equal(t, want, size(b))
 	}
+}
+
+func TestWrap(t *testing.T) {
+	assert.Equal(t, []string{"short"}, wrap("short", 60))
+	assert.Equal(t, []string{"0-3,32-35,", "  64-67"}, wrap("0-3,32-35,64-67", 10))
+	for _, l := range wrap("a-very-long-word-without-any-break-in-it", 8) {
+		assert.LessOrEqual(t, len(l), 8, l)
+	}
+}
+
+func TestIDs(t *testing.T) {
+	assert.Equal(t, "0-3,8,10-11", ids([]int{0, 1, 2, 3, 8, 10, 11}))
+	assert.Equal(t, "", ids(nil))
 }
