@@ -91,13 +91,14 @@ func manCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("generating man page: %w", err)
 			}
-			_, err = io.WriteString(c.App.Writer, page+manTail)
+			_, err = io.WriteString(c.App.Writer, page+fmt.Sprintf(manTail, manExitStatus()+manLogging))
 			return err
 		},
 	}
 }
 
-// manTail is what a man page has that the command definitions do not.
+// manTail is what a man page has that the command definitions do not;
+// %s is EXIT STATUS and LOGGING.
 const manTail = `
 .SH FILES
 .TP
@@ -118,17 +119,7 @@ Held by apply and remove.
 .TP
 .B /run/numa-partition/NAME.sock
 Each partition's allocator API.
-.SH EXIT STATUS
-.TP
-.B 0
-Success; status: healthy.
-.TP
-.B 1
-status: degraded (a problem is listed); admit: the pod is rejected.
-.TP
-.B 2
-An error: a bad config (every problem with its file, line and key), a host that cannot be read, a failed apply (rolled back).
-.SH EXAMPLES
+` + "%s" + `.SH EXAMPLES
 .TP
 Show the machine, the plan, and what applying it would change:
 .B numa-partition discover; numa-partition plan -o yaml; numa-partition apply --dry-run
@@ -152,6 +143,40 @@ See what remove would do, then do it:
 .BR numactl (8),
 .BR lscpu (1);
 the documentation in /usr/share/doc/numa-partition (README.md, docs/).
+`
+
+// exitStatuses are every status numa-partition exits with (main, and
+// urfave/cli's 3), for the man page; TestManListsEveryExitStatus finds
+// the codes the source uses.
+var exitStatuses = []struct {
+	code int
+	what string
+}{
+	{0, "Success; status: healthy; diff: no file differs; admit: admitted."},
+	{1, "A negative answer, not a failure: status: degraded, offline or nothing applied (a problem is listed); " +
+		"diff: files differ; admit: the pod is rejected (the reason says why); release: no partition holds the pod; " +
+		"allocations: an allocator daemon did not answer (the others are listed); simulate --fail-on-reject: an admission was rejected."},
+	{2, "An error: bad flags or arguments, a bad config (every problem with its file, line and key), a plan file refused (naming the file and the field), " +
+		"a host that cannot be read, a daemon that cannot be reached, a failed apply (rolled back)."},
+	{3, "An unknown command or help topic (numa-partition nosuch)."},
+}
+
+func manExitStatus() string {
+	var b strings.Builder
+	b.WriteString(".SH EXIT STATUS\n")
+	for _, e := range exitStatuses {
+		fmt.Fprintf(&b, ".TP\n.B %d\n%s\n", e.code, e.what)
+	}
+	return b.String()
+}
+
+// manLogging says where logs go and how much of them: --log-level and -q
+// are the tool's verbosity; -v is --version.
+const manLogging = `.SH LOGGING
+Logs go to standard error as slog text lines (without timestamps under systemd, whose journal adds them); what \fB--output\fR prints goes to standard output.
+\fB--log-level\fR debug, info (the default), warn or error chooses how much is logged; \fB-q\fR (\fB--quiet\fR) is \fB--log-level error\fR: warnings, such as those of the plan that render and apply log, are then left out (plan prints its own in its output either way).
+Both go before or after the command.
+There is no numeric \fB-v\fR \fIN\fR as in kubectl: \fB-v\fR is \fB--version\fR, and the levels are named, not numbered.
 `
 
 // argsKey holds the command line in App.Metadata: a flag left without

@@ -19,16 +19,27 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "sysfs", Value: "/sys", Usage: "sysfs root to discover the machine from (a dump directory works too)", EnvVars: []string{"NUMA_PARTITION_SYSFS"}},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: table, json or yaml (plan: also svg, dot)"},
 		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: defaultConfigPath, Usage: "config file (TOML)", EnvVars: []string{"NUMA_PARTITION_CONFIG"}},
-		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
+		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level (to standard error): debug, info, warn, error"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log errors only: --log-level error"},
 	}
 }
 
-// setupLogging sends slog to stderr. Under systemd (JOURNAL_STREAM set)
-// timestamps are left out: journald adds its own.
+// setupLogging sends slog to stderr at --log-level, or error with
+// --quiet. Under systemd (JOURNAL_STREAM set) timestamps are left out:
+// journald adds its own. It runs before the app's command and again
+// before each command (withGlobalFlags), so that --log-level and -q
+// after the command count too.
 func setupLogging(c *cli.Context) error {
+	name := globalString(c, "log-level")
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
-		return fmt.Errorf("--log-level %q: allowed are debug, info, warn, error", c.String("log-level"))
+	if err := level.UnmarshalText([]byte(name)); err != nil {
+		return fmt.Errorf("--log-level %q: allowed are debug, info, warn, error", name)
+	}
+	if globalBool(c, "quiet") {
+		if globalIsSet(c, "log-level") && level != slog.LevelError {
+			return fmt.Errorf("--quiet and --log-level %s: choose one (--quiet is --log-level error)", name)
+		}
+		level = slog.LevelError
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if os.Getenv("JOURNAL_STREAM") != "" {
@@ -85,6 +96,16 @@ func withGlobalFlags(cmds []*cli.Command) []*cli.Command {
 				cmd.Flags = append(cmd.Flags, f)
 			}
 		}
+		before := cmd.Before
+		cmd.Before = func(c *cli.Context) error {
+			if err := setupLogging(c); err != nil {
+				return err
+			}
+			if before != nil {
+				return before(c)
+			}
+			return nil
+		}
 		withGlobalFlags(cmd.Subcommands)
 	}
 	return cmds
@@ -104,6 +125,21 @@ func globalString(c *cli.Context, name string) string {
 		}
 	}
 	return c.String(name)
+}
+
+// globalBool is a global bool flag's value, as globalString.
+func globalBool(c *cli.Context, name string) bool {
+	for _, x := range c.Lineage() {
+		if x.Command == nil && x.App == nil {
+			continue
+		}
+		for _, set := range x.LocalFlagNames() {
+			if set == name {
+				return x.Bool(name)
+			}
+		}
+	}
+	return c.Bool(name)
 }
 
 // globalIsSet says whether a global flag was given anywhere (or by its

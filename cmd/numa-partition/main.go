@@ -51,8 +51,11 @@ func newApp() *cli.App {
 			"/run/numa-partition/NAME.sock (allocator API).\n\n" +
 			"Flags may come before or after a command's arguments (simulate FILE -o json);\n" +
 			"-- ends them. A command that takes no arguments refuses one.\n\n" +
-			"Exit status: 0 success, 1 degraded (status) or rejected (admit), 2 error.\n" +
-			"--output json is a stable, documented schema for every command.",
+			"Exit status: 0 success, 1 a negative answer (status degraded, diff differs,\n" +
+			"admit rejected, ...), 2 error, 3 unknown command: EXIT STATUS below.\n" +
+			"--output json or yaml prints one object that starts with apiVersion\n" +
+			"numa-partition.io/v1alpha1 and its kind (Plan, Status, ...); docs/output-reference.md\n" +
+			"has every kind's schema. Logs go to standard error (LOGGING below).",
 		Version: currentBuild().Version,
 		Flags:   globalFlags(),
 		Before: func(c *cli.Context) error {

@@ -127,11 +127,16 @@ func TestCommandsPrintTheirKind_Issue26(t *testing.T) {
 // runOut runs a command line as main does (flags anywhere), returning
 // the exit error instead of exiting.
 func runOut(args ...string) (string, error) {
+	return runRaw(append([]string{"--log-level", "error"}, args...)...)
+}
+
+// runRaw is runOut with the logs at their default level.
+func runRaw(args ...string) (string, error) {
 	var out bytes.Buffer
 	app := newApp()
 	app.Writer, app.ErrWriter = &out, &out
 	app.ExitErrHandler = func(*cli.Context, error) {}
-	err := runArgs(context.Background(), app, append([]string{"numa-partition", "--log-level", "error"}, args...))
+	err := runArgs(context.Background(), app, append([]string{"numa-partition"}, args...))
 	return out.String(), err
 }
 
