@@ -86,7 +86,8 @@ clean:
 # Generated documentation checked into packaging/ and docs/: the man page and
 # shell completions come from the CLI definitions, the config reference and
 # the packaged example config from partition/reference.go, the boot unit
-# from the paths apply uses; `check-generated`
+# from the paths apply uses, the output reference from the Go types of
+# every --output json|yaml kind (cmd/numa-partition/outputs.go); `check-generated`
 # (run by CI) fails when they are stale.
 NFPM_VERSION := v2.45.2
 DEB_VERSION = $(shell packaging/deb-version.sh '$(VERSION)')
@@ -98,6 +99,7 @@ generate: build
 	$(BIN) completion zsh > $(GENERATED_DIR)/completions/_numa-partition
 	$(BIN) completion fish > $(GENERATED_DIR)/completions/numa-partition.fish
 	$(BIN) config reference > docs/config-reference.md
+	$(BIN) output-reference > docs/output-reference.md
 	$(BIN) config init --generic > $(GENERATED_DIR)/config.toml
 	$(BIN) boot-unit > $(GENERATED_DIR)/numa-partition.service
 
@@ -108,6 +110,7 @@ check-generated: build
 	$(BIN) completion zsh > $$tmp/_numa-partition; \
 	$(BIN) completion fish > $$tmp/numa-partition.fish; \
 	$(BIN) config reference > $$tmp/config-reference.md; \
+	$(BIN) output-reference > $$tmp/output-reference.md; \
 	$(BIN) config init --generic > $$tmp/config.toml; \
 	$(BIN) boot-unit > $$tmp/numa-partition.service; \
 	diff -u $(GENERATED_DIR)/man/numa-partition.8 $$tmp/numa-partition.8 && \
@@ -115,6 +118,7 @@ check-generated: build
 	diff -u $(GENERATED_DIR)/completions/_numa-partition $$tmp/_numa-partition && \
 	diff -u $(GENERATED_DIR)/completions/numa-partition.fish $$tmp/numa-partition.fish && \
 	diff -u docs/config-reference.md $$tmp/config-reference.md && \
+	diff -u docs/output-reference.md $$tmp/output-reference.md && \
 	diff -u $(GENERATED_DIR)/config.toml $$tmp/config.toml && \
 	diff -u $(GENERATED_DIR)/numa-partition.service $$tmp/numa-partition.service || \
 	{ echo "generated files are stale: run 'make generate' and commit"; exit 1; }

@@ -15,10 +15,14 @@ func DOT(w io.Writer, pic Picture) error {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "graph machine {\n  label=%s;\n  labelloc=t;\n  labeljust=l;\n  fontname=%q;\n", quote(append([]string{c.title}, c.caption...)), fontFamily)
+	fmt.Fprintf(&b, "graph machine {\n  label=%s;\n  labelloc=t;\n  labeljust=l;\n  nodesep=0.05;\n  ranksep=0.05;\n  fontname=%q;\n", quote(append([]string{c.title}, c.caption...)), fontFamily)
 	fmt.Fprintf(&b, "  node [shape=box, style=filled, fontname=%q, fontsize=9, width=0.3, height=0.3, fixedsize=true];\n", fontFamily)
 	for i, cd := range c.cards {
 		fmt.Fprintf(&b, "  subgraph cluster_card%d {\n    label=%s;\n    labeljust=l;\n    color=%q;\n    penwidth=3;\n", i, quote(append([]string{cd.head}, cd.lines...)), cd.color)
+		if len(cd.table)+len(cd.nodes)+len(cd.orphans) == 0 {
+			// Graphviz draws no empty cluster.
+			fmt.Fprintf(&b, "    card%d [label=\"\", style=invis];\n", i)
+		}
 		if len(cd.table) > 0 {
 			fmt.Fprintf(&b, "    table%d [shape=plaintext, style=\"\", fixedsize=false, fontsize=11, label=%s];\n", i, quote(cd.table))
 		}
@@ -43,9 +47,14 @@ func DOT(w io.Writer, pic Picture) error {
 	return err
 }
 
+// dotCPUs are CPU boxes, perRow a row like the SVG's: an invisible edge
+// from each CPU to the one below it puts them on successive ranks.
 func dotCPUs(b *strings.Builder, indent string, cpus []cpuView) {
 	for _, c := range cpus {
 		fmt.Fprintf(b, "%scpu%d [label=\"%d\", fillcolor=%q, tooltip=%s];\n", indent, c.id, c.id, c.color, quote([]string{fmt.Sprintf("CPU %d: %s", c.id, c.owner)}))
+	}
+	for i := perRow; i < len(cpus); i++ {
+		fmt.Fprintf(b, "%scpu%d -- cpu%d [style=invis];\n", indent, cpus[i-perRow].id, cpus[i].id)
 	}
 }
 
