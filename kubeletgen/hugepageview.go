@@ -1,11 +1,12 @@
 package kubeletgen
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 
 	"github.com/numa-partition/numa-partition/partition/planner"
+
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 )
 
 // The hugepage view: what each kubelet is shown of the machine's pools.
@@ -50,14 +51,14 @@ func HugepageView(plan *planner.Plan, p *planner.Partition) (view []SysfsValue, 
 			pages := seenPages(p, m, size, true)
 			global[size] += pages
 			view = append(view, SysfsValue{
-				Path:  fmt.Sprintf("devices/system/node/node%d/hugepages/hugepages-%dkB/nr_hugepages", m.Node, size>>10),
+				Path:  hostpaths.NodePoolRel(m.Node, size),
 				Value: strconv.FormatUint(pages, 10),
 			})
 		}
 	}
 	for size, pages := range global {
 		view = append(view, SysfsValue{
-			Path:  fmt.Sprintf("kernel/mm/hugepages/hugepages-%dkB/nr_hugepages", size>>10),
+			Path:  hostpaths.GlobalPoolRel(size),
 			Value: strconv.FormatUint(pages, 10),
 		})
 	}

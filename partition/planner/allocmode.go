@@ -1,5 +1,7 @@
 package planner
 
+import "github.com/numa-partition/numa-partition/internal/hostpaths"
+
 // NRIPluginName names partition's allocator at its containerd's NRI,
 // unique on the host.
 func NRIPluginName(partition string) string { return "numa-partition-" + partition }
@@ -33,7 +35,7 @@ func (pl *planning) planAllocatorModes() {
 		a, kl := &p.Allocator, &p.Kubelet
 		a.Mode = mode
 		if p.Runtime.Kind == RuntimeContainerd {
-			a.NRISocket = p.Runtime.StateDir + "/nri.sock"
+			a.NRISocket = hostpaths.NRISocket(p.Runtime.StateDir)
 			a.NRIPlugin = NRIPluginName(p.Name)
 		} else if mode == AllocatorModeNRI {
 			col.add(key, "partition %s: nri mode plugs into the partition's own containerd; set runtime.mode = %q", p.Name, RuntimeModeContainerd)

@@ -14,11 +14,12 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 )
 
 // DefaultConfigPath is where the CLI reads the config from unless --config
 // says otherwise.
-const DefaultConfigPath = "/etc/numa-partition/config.toml"
+const DefaultConfigPath = hostpaths.ConfigPath
 
 // Config is the TOML config file. Every field is optional; docs/config.md
 // describes each key, its default and what is allowed. Sizes and CPU lists

@@ -1,5 +1,7 @@
 package planner
 
+import "github.com/numa-partition/numa-partition/internal/hostpaths"
+
 // Defaults. docs/config-reference.md is generated from them (make generate);
 // the tables of docs/config.md repeat them and a test keeps both in step.
 const (
@@ -44,8 +46,8 @@ const (
 	DefaultCNIConfDir           = "/etc/cni/net.d"
 	DefaultCNIBinDir            = "/opt/cni/bin"
 
-	DefaultAllocatorSocket   = "/run/numa-partition/{partition}.sock"
-	DefaultAllocatorStateDir = "/var/lib/numa-partition/{partition}"
+	DefaultAllocatorSocket   = hostpaths.AllocatorSocketTemplate
+	DefaultAllocatorStateDir = hostpaths.AllocatorStateDirTemplate
 
 	// Allocator modes (allocator.mode).
 	AllocatorModeAuto    = "auto"

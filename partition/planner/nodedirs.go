@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 )
 
 // NodeDir is a directory a partition has of its own at a host path that
@@ -34,7 +36,7 @@ var nodeDirTrees = []string{"/etc", "/run", "/var/lib", "/var/log", "/var/cache"
 // system's and numa-partition's own, and the kubelet directory every
 // partition already has of its own (its root dir is bound there).
 var nodeDirForbidden = []string{"/etc/systemd", "/etc/numa-partition", "/etc/kubernetes", "/run/systemd", "/run/netns",
-	"/run/numa-partition", "/run/containerd", "/var/lib/numa-partition", "/var/lib/kubelet", "/var/lib/systemd",
+	hostpaths.RunDir, "/run/containerd", hostpaths.StateDir, "/var/lib/kubelet", "/var/lib/systemd",
 	"/var/lib/containerd", "/var/log/journal"}
 
 // NodeDirSource is partition's directory on the host for a node dir:

@@ -5,6 +5,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 )
 
 // The rules for every path and argument the plan puts into unit files,
@@ -95,7 +97,7 @@ var systemTrees = []string{"/proc", "/sys", "/dev", "/boot", "/usr", "/bin", "/s
 var writtenTrees = []string{"/etc/numa-partition", "/etc/kubernetes", "/etc/containerd", "/var/lib"}
 
 // ownFiles are the tool's own files, which nothing else may be written over.
-var ownFiles = map[string]bool{DefaultConfigPath: true, "/etc/numa-partition/plan.json": true, "/var/lib/numa-partition/applied.json": true}
+var ownFiles = map[string]bool{DefaultConfigPath: true, hostpaths.Abs(hostpaths.PlanRel): true, hostpaths.Abs(hostpaths.RecordRel): true}
 
 func under(p, tree string) bool { return p == tree || strings.HasPrefix(p, tree+"/") }
 

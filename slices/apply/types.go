@@ -6,19 +6,19 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
-// Paths of numa-partition's own state, relative to the root.
+// Paths of numa-partition's own state, relative to the root
+// (package hostpaths).
 const (
-	RecordPath = "var/lib/numa-partition/applied.json"
-	// OriginalsDir keeps files that existed before numa-partition first
-	// wrote to their path, so remove can put them back.
-	OriginalsDir = "var/lib/numa-partition/originals"
-	LockPath     = "run/numa-partition/apply.lock"
+	RecordPath   = hostpaths.RecordRel
+	OriginalsDir = hostpaths.OriginalsRel
+	LockPath     = hostpaths.LockRel
 )
 
 // Desired is what apply wants on the host: the bundle's files and units,

@@ -14,12 +14,13 @@ import (
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"golang.org/x/sys/unix"
+
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 )
 
 // Path is the nr_hugepages file of one node and page size under a sysfs root.
 func Path(sysfs string, node int, pageSize uint64) string {
-	return filepath.Join(sysfs, "devices", "system", "node", "node"+strconv.Itoa(node), "hugepages",
-		"hugepages-"+strconv.FormatUint(pageSize>>10, 10)+"kB", "nr_hugepages")
+	return filepath.Join(sysfs, hostpaths.NodePoolRel(node, pageSize))
 }
 
 // maxPoolValue bounds nr_hugepages: one decimal number.

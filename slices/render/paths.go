@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
@@ -13,10 +14,9 @@ const (
 	// dropInName sorts after distribution drop-ins (10-…) and before the
 	// user's own (60-local.conf), which therefore win.
 	dropInName = "50-numa-partition.conf"
-	// PlanPath keeps the plan the bundle was rendered from: the
-	// allocators read their partition from it, and a rolling apply reads
-	// the plan the host runs from it.
-	PlanPath = "etc/numa-partition/plan.json"
+	// PlanPath keeps the plan the bundle was rendered from
+	// (hostpaths.PlanRel).
+	PlanPath = hostpaths.PlanRel
 
 	// HugepagesUnit allocates every node's hugepages before any kubelet.
 	HugepagesUnit = "numa-partition-hugepages.service"
@@ -36,7 +36,7 @@ var hostUnits = []struct{ name, section string }{
 
 // hugepageViewDir holds partition name's view of the sysfs hugepage pool
 // files, mirroring /sys (kubeletgen/hugepageview.go).
-func hugepageViewDir(name string) string { return "etc/numa-partition/sysfs-" + name }
+func hugepageViewDir(name string) string { return hostpaths.HugepageViewRel(name) }
 
 // Unit names of a partition.
 func kubeletUnit(name string) string    { return "kubelet-" + name + ".service" }

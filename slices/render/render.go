@@ -15,6 +15,8 @@ import (
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/templates"
+
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 )
 
 // Options are what a bundle needs that is not in the plan: where
@@ -501,9 +503,15 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) 
 	if rt.SandboxImage != "" && !planner.IsImageReference(rt.SandboxImage) {
 		return fmt.Errorf("runtime.sandboxImage %q: want an image reference ([registry/]name[:tag][@sha256:digest])", rt.SandboxImage)
 	}
+	// containerd's NRI socket is in its state dir (hostpaths.NRISocket),
+	// where the planner pointed the allocator's plugin.
+	nriSocket := hostpaths.NRISocket(rt.StateDir)
+	if a := p.Allocator.NRISocket; a != "" && a != nriSocket {
+		return fmt.Errorf("partition %s: allocator.nriSocket %q is not its containerd's NRI socket %s", p.Name, a, nriSocket)
+	}
 	cfgPath := rootRelative(rt.ConfigPath)
 	err := r.template(cfgPath, "containerd.toml.tmpl", map[string]string{
-		"Name": p.Name, "Root": rt.RootDir, "State": rt.StateDir, "Socket": socket, "NRIRequestTimeout": nriRequestTimeout,
+		"Name": p.Name, "Root": rt.RootDir, "State": rt.StateDir, "Socket": socket, "NRISocket": nriSocket, "NRIRequestTimeout": nriRequestTimeout,
 		"SandboxImage": rt.SandboxImage, "CNIConfDir": rt.CNIConfDir, "CNIBinDir": rt.CNIBinDir,
 		"RequiredPlugin": requiredNRIPlugin(p),
 	})

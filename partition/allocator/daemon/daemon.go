@@ -18,6 +18,8 @@ import (
 	"github.com/coreos/go-systemd/v22/daemon"
 
 	"github.com/numa-partition/numa-partition/partition/allocator"
+
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 )
 
 // Options configure Run.
@@ -48,10 +50,10 @@ type Options struct {
 
 // DefaultSocket and DefaultStateDir are where a partition's daemon lives
 // unless the plan says otherwise.
-func DefaultSocket(partition string) string { return "/run/numa-partition/" + partition + ".sock" }
+func DefaultSocket(partition string) string { return hostpaths.AllocatorSocket(partition) }
 
 // DefaultStateDir is the checkpoint directory of a partition.
-func DefaultStateDir(partition string) string { return "/var/lib/numa-partition/" + partition }
+func DefaultStateDir(partition string) string { return hostpaths.AllocatorStateDir(partition) }
 
 // Run serves until ctx is cancelled (SIGTERM), then shuts down gracefully.
 // Under systemd (Type=notify) it reports READY=1 once the checkpoint is
