@@ -11,6 +11,51 @@ import (
 
 const cpuDir = "devices/system/cpu"
 
+// maxKernelCPUs is the largest NR_CPUS a kernel can be built with:
+// 8192 on x86_64 (NR_CPUS_RANGE_END with CPUMASK_OFFSTACK, MAXSMP) and
+// powerpc, less on every other architecture. No kernel writes a CPU id
+// at or above it in any list or mask (they are nr_cpu_ids wide).
+const maxKernelCPUs = 8192
+
+// cpuBound is the CPU ids a kernel can name: 0..limit-1.
+type cpuBound struct {
+	limit int            // 0: no bound read (bitmask.MaxCPUs applies)
+	ids   bitmask.CPUSet // 0..limit-1
+	why   string         // what sets the limit, for errors
+}
+
+// check refuses a set naming a CPU the kernel cannot have: a list
+// claiming more (0-65535 in an edited dump) is not the machine's.
+func (b cpuBound) check(set bitmask.CPUSet) error {
+	if b.limit == 0 {
+		return nil
+	}
+	if beyond := set.Difference(b.ids); !beyond.IsEmpty() {
+		return fmt.Errorf("CPUs %s: %s", beyond, b.why)
+	}
+	return nil
+}
+
+// readCPUBound is the bound of the dumped kernel: kernel_max
+// (NR_CPUS - 1, as lscpu reads it) when the file exists, else
+// maxKernelCPUs (lscpu assumes 2048 for a dump without it and drops
+// CPUs beyond silently; discovery refuses them, naming the file).
+func (f FS) readCPUBound() (cpuBound, error) {
+	path := f.path(cpuDir, "kernel_max")
+	kmax, ok, err := f.readInt(path, 0, maxKernelCPUs-1)
+	if err != nil {
+		return cpuBound{}, fmt.Errorf("%w (NR_CPUS - 1: no kernel has more than %d CPUs)", err, maxKernelCPUs)
+	}
+	b := cpuBound{limit: maxKernelCPUs,
+		why: fmt.Sprintf("no kernel has CPU ids at or above %d (NR_CPUS is at most %d on every architecture)", maxKernelCPUs, maxKernelCPUs)}
+	if ok {
+		b.limit = int(kmax) + 1
+		b.why = fmt.Sprintf("beyond %s/kernel_max (%d): this kernel has at most %d CPUs", cpuDir, kmax, b.limit)
+	}
+	b.ids, err = bitmask.ParseCPUList("0-" + strconv.Itoa(b.limit-1))
+	return b, err
+}
+
 // cpuSets are the machine-wide CPU sets of devices/system/cpu.
 type cpuSets struct {
 	online, offline, possible, present bitmask.CPUSet
@@ -23,7 +68,12 @@ type cpuSets struct {
 // says which are online. Each assumption is a warning.
 func (f FS) readCPUSets(w *warnings) (cpuSets, error) {
 	var cs cpuSets
-	dirs, ok, err := f.idDirs(f.path(cpuDir), "cpu", bitmask.MaxCPUs)
+	// One listing of cpu/ bounds everything read per CPU below.
+	limit := bitmask.MaxCPUs
+	if f.cpus.limit > 0 {
+		limit = f.cpus.limit
+	}
+	dirs, ok, err := f.idDirs(f.path(cpuDir), "cpu", limit)
 	if err != nil {
 		return cs, err
 	}
@@ -73,7 +123,8 @@ func (f FS) readCPUSets(w *warnings) (cpuSets, error) {
 	// Every present CPU has its cpuN directory (the kernel registers the
 	// device); a CPU a list names without one is not there. Discovery is
 	// bounded by the directories, never by the range a file claims
-	// (0-65535 on a 4-CPU dump made it try 655,000 files).
+	// (0-65535 on a 4-CPU dump made it try 655,000 files; readCPUBound
+	// now refuses that list, but 0-8191 is a claim a kernel can make).
 	if ghost := cs.present.Union(cs.online).Difference(fromDirs); !ghost.IsEmpty() {
 		w.add("%s/present or online name CPUs %s that have no cpuN directory: they are not counted (the directories are %s)", cpuDir, ghost, fromDirs)
 		cs.present = cs.present.Intersect(fromDirs)

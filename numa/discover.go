@@ -33,6 +33,10 @@ func (f FS) Discover() (*Topology, error) {
 // discover is Discover once the tree is open.
 func (f FS) discover() (*Topology, error) {
 	w := &warnings{}
+	var err error
+	if f.cpus, err = f.readCPUBound(); err != nil {
+		return nil, err
+	}
 	cs, err := f.readCPUSets(w)
 	if err != nil {
 		return nil, err

@@ -34,6 +34,10 @@ type FS struct {
 	// tree is the root held open for one Discover (fsutil.OpenRoot):
 	// every file is resolved from one descriptor of the root.
 	tree fsutil.Root
+	// cpus bounds the CPU ids of every CPU list and mask discovery
+	// reads (readCPUBound, once per Discover); the zero value bounds
+	// nothing beyond bitmask.MaxCPUs.
+	cpus cpuBound
 }
 
 // NewFS returns the sysfs tree at root, e.g. "/sys" or
@@ -163,6 +167,9 @@ func (f FS) readCPUList(path string) (bitmask.CPUSet, bool, error) {
 		return bitmask.CPUSet{}, ok, err
 	}
 	set, err := bitmask.ParseCPUList(s)
+	if err == nil {
+		err = f.cpus.check(set)
+	}
 	if err != nil {
 		return bitmask.CPUSet{}, false, invalid(path, s, err)
 	}
@@ -176,6 +183,9 @@ func (f FS) readCPUMask(path string) (bitmask.CPUSet, bool, error) {
 		return bitmask.CPUSet{}, ok, err
 	}
 	set, err := bitmask.ParseCPUMask(s)
+	if err == nil {
+		err = f.cpus.check(set)
+	}
 	if err != nil {
 		return bitmask.CPUSet{}, false, invalid(path, s, err)
 	}
