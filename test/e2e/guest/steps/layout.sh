@@ -2,18 +2,21 @@
 # operation an operator fears most, through `apply --drain` and the real
 # API server's Eviction API. Boot n4's two partitions, node0 (NUMA nodes
 # 0-1, kubelet mode) and node2 (nodes 2-3, nri mode), are merged into one
-# partition node0 (nodes 0-3), then split back:
-# - merge: node0's CPUs change (its kubelet restarts on fresh manager
-#   state) and node2 goes, so both Nodes are cordoned and drained; node2's
-#   units go and its Node object is deleted; node0 comes back Ready with
-#   every pod CPU of the host and is uncordoned. A Deployment whose budget
-#   allows no disruption holds the first drain: apply is killed with
-#   SIGKILL while the API server keeps refusing its evictions. The killed
-#   apply changed no unit, status names the Nodes it left cordoned, and
-#   the next apply (budget gone) adopts them and finishes.
-# - split back: node0 shrinks again (drained, restarted), node2 is new and
-#   joins by TLS bootstrap as a fresh Node; the Deployment's replicas run
-#   again.
+# partition node0 (nodes 0-3), then split back, while a Deployment of two
+# replicas, one on each Node, runs under a budget that allows one
+# disruption; its ready replicas are sampled every second throughout.
+# - merge: node2 goes, so its Node is cordoned and drained (its replica
+#   moves to node0), its units go and its Node object is deleted. node0's
+#   CPUs change and its kubelet restarts on fresh manager state, but no
+#   pod of it holds pinned CPUs or memory, so node0 is not drained: its
+#   replica keeps running. A second budget first holds node2's replica:
+#   apply is killed with SIGKILL while the API server keeps refusing its
+#   eviction. The killed apply restarted nothing, the pending record and
+#   status name node2's Node as left cordoned, and the next apply (budget
+#   gone) adopts it and finishes.
+# - split back: node2 is a new partition and joins by TLS bootstrap as a
+#   fresh Node; node0 shrinks (restarted, not drained).
+# The API server ends with exactly the planned Nodes of this boot.
 . /e2e/guest/lib.sh
 requires apply
 [ "$E2E_MODE" = n4 ] || die "the layout step needs boot n4's 4 NUMA nodes"
@@ -23,12 +26,17 @@ N0=$(node_name node0) N2=$(node_name node2)
 unschedulable() { api "/api/v1/nodes/$1" '.spec.unschedulable // false'; }
 alloc_cpu() { api "/api/v1/nodes/$1" '.status.allocatable.cpu'; }
 node_gone() { ! api_get "/api/v1/nodes/$1" >/dev/null 2>&1; }
-ready_on() { [ "$(api "/apis/apps/v1/namespaces/$NS/deployments/e2e-layout" '.status.readyReplicas // 0')" = 2 ]; }
+boot_nodes() { api "/api/v1/nodes?labelSelector=e2e.numa-partition.io%2Fboot%3D$BOOT" '[.items[].metadata.name] | sort | join(" ")'; }
+web_ready() { api "/apis/apps/v1/namespaces/$NS/deployments/e2e-layout" '.status.readyReplicas // 0'; }
+both_ready() { [ "$(web_ready)" = 2 ]; }
 record_cordoned() { jq -r '[.cordoned[]?.node] | sort | join(" ")' $RECORD 2>/dev/null; }
 
-# Earlier steps' pods go first: the drains below evict only what this
-# step made, so their times are this step's.
+# Earlier steps' pods go first: no pod pins CPUs or memory in node0's
+# kubelet, and the drains below evict only what this step made.
 k -n $NS delete pods --all --wait=true --timeout=180s >/dev/null 2>&1
+entries() { jq -r '.entries // {} | length' "$(kubelet_root node0)/$1" 2>/dev/null; }
+unpinned() { [ "$(entries cpu_manager_state)" = 0 ] && [ "$(entries memory_manager_state)" = 0 ]; }
+wait_until 120 "kubelet-node0's manager state holds no pod (the crash step's are gone)" unpinned
 cat <<YAML | run k apply -f - >/dev/null || die "creating Deployment e2e-layout and its budget"
 apiVersion: apps/v1
 kind: Deployment
@@ -42,6 +50,8 @@ spec:
       automountServiceAccountToken: false
       terminationGracePeriodSeconds: 2
       nodeSelector: {e2e.numa-partition.io/boot: $BOOT}
+      topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: e2e-layout}}}
       containers:
       - {name: work, image: e2e.local/workload:1, imagePullPolicy: Never}
 ---
@@ -49,57 +59,68 @@ apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata: {name: e2e-layout, namespace: $NS}
 spec:
-  minAvailable: 2
+  minAvailable: 1
   selector: {matchLabels: {app: e2e-layout}}
 YAML
-wait_until $POD_START_S "Deployment e2e-layout has 2 ready replicas" ready_on || k -n $NS get pods -o wide
-holds() { [ "$(api /apis/policy/v1/namespaces/$NS/poddisruptionbudgets/e2e-layout '"\(.status.observedGeneration // 0) \(.status.disruptionsAllowed // -1)"')" = "1 0" ]; }
-wait_until 120 "PodDisruptionBudget e2e-layout observed, allowing no disruption" holds
+spread() { both_ready && [ "$(pods_on $NS app=e2e-layout $N0 | wc -l)" = 1 ] && [ "$(pods_on $NS app=e2e-layout $N2 | wc -l)" = 1 ]; }
+wait_until $POD_START_S "Deployment e2e-layout ready with a replica on each Node" spread || k -n $NS get pods -o wide
+on_n2=$(pods_on $NS app=e2e-layout $N2)
+run k -n $NS label pod $on_n2 e2e-hold=yes --overwrite >/dev/null || fail "labelling $on_n2"
+cat <<YAML | run k apply -f - >/dev/null || die "creating the budget e2e-hold"
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: e2e-hold, namespace: $NS}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {e2e-hold: "yes"}}
+YAML
+observed() { [ "$(api /apis/policy/v1/namespaces/$NS/poddisruptionbudgets/$1 '"\(.status.observedGeneration // 0) \(.status.disruptionsAllowed // -1)"')" = "1 $2" ]; }
+wait_until 120 "budget e2e-layout allows one disruption" observed e2e-layout 1
+wait_until 120 "budget e2e-hold allows none of $on_n2" observed e2e-hold 0
+
+# e2e-layout's ready replicas, every second, until the split is done.
+rm -f $STATE/layout-ready; touch $STATE/layout-sampling
+( while [ -e $STATE/layout-sampling ]; do echo "$(date +%s) $(web_ready)" >> $STATE/layout-ready; sleep 1; done ) &
+sampler=$!
 
 # The merged layout: one partition of every node, in kubelet mode.
 cp $CONFIG $STATE/config-before-layout.toml
 awk '/^\[\[partition\]\]/{exit} $0=="mode = \"socket\""{print "mode = \"custom\""; print "groups = [[0, 1, 2, 3]]"; next} {print}' \
   $STATE/config-before-layout.toml > $CONFIG
 grep -q '^groups = \[\[0, 1, 2, 3\]\]$' $CONFIG || die "could not write the merged layout into $CONFIG"
-run numa-partition plan 2>&1 | head -12
 
-# The dry run says what the drain will do, per Node, and changes nothing.
+# The dry run says what the drain will do and changes nothing.
 out=$(numa-partition apply --dry-run $DRAIN 2>&1); rc=$?
-echo "$out" | grep -E "Node|cordon|evict|delete" | head -8
+sed -n '/Nodes it would disrupt/,$p' <<<"$out" | head -6
 expect_eq "apply --dry-run --drain of the merge exits" "$rc" 0
-grep -qF "delete Node $N2" <<<"$out" && ok "the dry run deletes Node $N2 (partition node2 goes)" || fail "the dry run does not say it deletes Node $N2"
-grep -q "cordon" <<<"$out" && ok "the dry run cordons" || fail "the dry run does not say it cordons"
-expect_eq "Node $N0 untouched by the dry run" "$(unschedulable $N0)" false
+grep -qE "partition node2 .*cordon.*evict 1 pods \($NS/$on_n2\).*delete Node $N2" <<<"$out" \
+  && ok "the dry run: node2's Node cordoned, $on_n2 evicted, the Node deleted" || fail "the dry run does not say it cordons, evicts $on_n2 and deletes Node $N2"
+grep -q "partition node0 " <<<"$out" && fail "the dry run drains node0, whose pods pin nothing" || ok "the dry run leaves node0's Node alone"
+expect_eq "Node $N2 untouched by the dry run" "$(unschedulable $N2)" false
 
-# Killed while the budget holds the drain.
+# Killed while the budget e2e-hold holds the drain.
 before=$(main_pids)
 setsid numa-partition apply $DRAIN --drain-timeout 15m > $STATE/layout-killed.log 2>&1 &
 victim=$!
-# apply records both Nodes before it cordons the first, then drains them
-# one after the other: the budget holds whichever has a replica first.
-cordoned() { [ -n "$(record_cordoned)" ] && { [ "$(unschedulable $N0)" = true ] || [ "$(unschedulable $N2)" = true ]; }; }
-wait_until 300 "apply --drain recorded the Nodes and cordoned one" cordoned || tail -5 $STATE/layout-killed.log
-refused() { grep -q "PodDisruptionBudget $NS/e2e-layout holds back" $STATE/layout-killed.log; }
-wait_until 120 "the budget e2e-layout refuses apply's evictions" refused || tail -5 $STATE/layout-killed.log
+held() { grep -q "PodDisruptionBudget $NS/e2e-hold holds back" $STATE/layout-killed.log; }
+wait_until 300 "apply --drain cordoned $N2 and is held by the budget e2e-hold" held || tail -5 $STATE/layout-killed.log
 kill -9 $victim; wait $victim; rc=$?
 expect_eq "apply killed with SIGKILL mid-drain (exit status)" "$rc" 137
 tail -3 $STATE/layout-killed.log
 expect_eq "services after the killed drain (unchanged)" "$(main_pids)" "$before"
-left_cordoned=$(for n in $N0 $N2; do [ "$(unschedulable $n)" = true ] && echo $n; done | tr '\n' ' ')
-[ -n "$left_cordoned" ] && ok "the killed drain left $left_cordoned cordoned" || fail "no Node cordoned after the killed drain"
-expect_eq "Nodes the pending record lists as cordoned" "$(record_cordoned)" "$(printf '%s\n' $N0 $N2 | sort | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "Node $N2 left cordoned by the killed drain" "$(unschedulable $N2)" true
+expect_eq "Node $N0 never cordoned" "$(unschedulable $N0)" false
+expect_eq "Nodes the pending record lists as cordoned" "$(record_cordoned)" "$N2"
 st=$(numa-partition status -o json 2>/dev/null)
-for n in $N0 $N2; do
-  jq -e --arg n "$n" '.problems[] | select(contains("interrupted drain left Node " + $n + " cordoned"))' <<<"$st" >/dev/null \
-    && ok "status names Node $n, left cordoned by the killed drain" || fail "status does not name Node $n as left cordoned: $(jq -c .problems <<<"$st")"
-done
-expect_eq "e2e-layout's ready replicas after the killed drain" "$(api /apis/apps/v1/namespaces/$NS/deployments/e2e-layout '.status.readyReplicas // 0')" 2
+jq -e --arg n "$N2" '.problems[] | select(contains("interrupted drain left Node " + $n + " cordoned"))' <<<"$st" >/dev/null \
+  && ok "status names Node $N2, left cordoned by the killed drain" || fail "status does not name Node $N2 as left cordoned: $(jq -c .problems <<<"$st")"
 
-# The budget gone, the next apply adopts the cordoned Nodes and finishes.
-run k -n $NS delete pdb e2e-layout >/dev/null || fail "deleting the budget e2e-layout"
+# The budget e2e-hold gone, the next apply adopts the cordoned Node and
+# finishes.
+run k -n $NS delete pdb e2e-hold >/dev/null || fail "deleting the budget e2e-hold"
 t0=$SECONDS
 out=$(numa-partition apply $DRAIN 2>&1); rc=$?
-echo "$out" | grep -E "partition|Node|delete|waves" | head -12
+sed -n '/Nodes it disrupts/,$p' <<<"$out" | head -6
 expect_eq "apply --drain of the merge exits" "$rc" 0
 echo "  the merge took $((SECONDS - t0)) s"
 wait_until 60 "Node $N2 deleted (its partition went)" node_gone $N2
@@ -109,29 +130,37 @@ done
 expect_eq "kubelet-node2 after the merge" "$(unit_prop kubelet-node2.service ActiveState)" inactive
 wait_until 300 "Node $N0 Ready after the merge" node_ready $N0
 expect_eq "Node $N0 schedulable after the merge" "$(unschedulable $N0)" false
-expect_eq "Node $N0's allocatable cpu (CPUs 1-3)" "$(alloc_cpu $N0)" 3
+wait_until 120 "Node $N0's allocatable cpu is 3 (CPUs 1-3)" eval '[ "$(alloc_cpu $N0)" = 3 ]'
 expect_eq "the record after the merge: pending, cordoned" "$(jq -r '"\(.pending // false) \(.cordoned // [] | length)"' $RECORD)" "false 0"
-wait_until $POD_START_S "e2e-layout's 2 replicas ready again, on $N0" ready_on
+wait_until $POD_START_S "e2e-layout's 2 replicas ready again" both_ready
 expect_eq "e2e-layout's pods on $N0" "$(pods_on $NS app=e2e-layout $N0 | wc -l)" 2
+expect_eq "this boot's Nodes after the merge" "$(boot_nodes)" "$N0"
 out=$(numa-partition status 2>&1) && ok "status healthy after the merge" || fail "status after the merge: $(tail -4 <<<"$out" | tr '\n' ' ')"
 
-# Split back: node0 shrinks (drained, restarted on fresh state), node2 is
-# a new partition that joins by TLS bootstrap.
+# Split back: node2 is a new partition that joins by TLS bootstrap;
+# node0 shrinks (restarted on fresh state; its pods pin nothing).
 cp $STATE/config-before-layout.toml $CONFIG
 t0=$SECONDS
 out=$(numa-partition apply $DRAIN 2>&1); rc=$?
-echo "$out" | grep -E "partition|Node|waves" | head -12
+sed -n '/Nodes it disrupts/,$p' <<<"$out" | head -6
 expect_eq "apply --drain of the split exits" "$rc" 0
 echo "  the split took $((SECONDS - t0)) s"
 wait_until 600 "Node $N2 registered again and Ready" node_ready $N2
 wait_until 300 "Node $N0 Ready after the split" node_ready $N0
 for p in node0 node2; do
   expect_eq "Node $(node_name $p) schedulable after the split" "$(unschedulable $(node_name $p))" false
-  expect_eq "Node $(node_name $p)'s allocatable cpu" "$(alloc_cpu $(node_name $p))" "${POD_CPU_COUNT[$p]}"
+  cpu_is() { [ "$(alloc_cpu $(node_name $1))" = "${POD_CPU_COUNT[$1]}" ]; }
+  wait_until 120 "Node $(node_name $p)'s allocatable cpu is ${POD_CPU_COUNT[$p]}" cpu_is $p
   for u in $(partition_units $p); do expect_eq "$u" "$(unit_prop $u ActiveState)" active; done
 done
 wait_healthy
-wait_until $POD_START_S "e2e-layout's 2 replicas ready after the split" ready_on
+expect_eq "this boot's Nodes after the split" "$(boot_nodes)" "$N0 $N2"
+wait_until $POD_START_S "e2e-layout's 2 replicas ready after the split" both_ready
+rm -f $STATE/layout-sampling; wait $sampler
+samples=$(wc -l < $STATE/layout-ready)
+least=$(awk 'NR==1||$2<m{m=$2} END{print m}' $STATE/layout-ready)
+[ "$samples" -ge 10 ] && [ "$least" -ge 1 ] && ok "e2e-layout kept a ready replica through the merge and the split ($samples samples, fewest ready $least)" \
+  || fail "e2e-layout had $least ready replicas at one point ($samples samples): $(awk '{print $2}' $STATE/layout-ready | uniq -c | tr '\n' ' ')"
 out=$(numa-partition status 2>&1) && ok "status healthy after the split" || fail "status after the split: $(tail -4 <<<"$out" | tr '\n' ' ')"
-run k -n $NS delete deployment/e2e-layout --wait=true --timeout=120s >/dev/null || fail "deleting Deployment e2e-layout"
+run k -n $NS delete deployment/e2e-layout pdb/e2e-layout --wait=true --timeout=120s >/dev/null || fail "deleting Deployment e2e-layout"
 finish
