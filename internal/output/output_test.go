@@ -22,6 +22,7 @@ type sample struct {
 	At     time.Time         `json:"at,omitzero"`
 	Size   uint64            `json:"size,string"`
 	Skip   string            `json:"-"`
+	//lint:ignore U1000 an unexported field, which Schema must skip
 	hidden string
 }
 
