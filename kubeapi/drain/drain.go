@@ -154,6 +154,41 @@ func Check(ctx context.Context, api API, name string, r Rules) ([]Decision, erro
 	return ds, err
 }
 
+// CheckGates is Check that also says which PodDisruptionBudgets will gate
+// the evictions (the pods it would evict, the budgets of their
+// namespaces that select them, each budget's state now): what a dry run
+// shows before a drain. Budgets that cannot be read are an error.
+func CheckGates(ctx context.Context, api API, name string, r Rules) ([]Decision, []Block, error) {
+	pods, ds, err := check(ctx, api, name, r)
+	var refusal *Refusal
+	if err != nil && !errors.As(err, &refusal) {
+		return ds, nil, err
+	}
+	// A refusal still shows the budgets the other pods would meet.
+	budgets := map[string][]policyv1.PodDisruptionBudget{}
+	gates := map[string]*Block{}
+	for _, d := range Select(ds, Evict) {
+		pdbs, ok := budgets[d.Namespace]
+		if !ok {
+			var lerr error
+			if pdbs, lerr = api.PodDisruptionBudgets(ctx, d.Namespace); lerr != nil {
+				return ds, nil, fmt.Errorf("listing the PodDisruptionBudgets of namespace %s: %w", d.Namespace, lerr)
+			}
+			budgets[d.Namespace] = pdbs
+		}
+		for _, b := range Budgets(pods[d.UID], pdbs) {
+			key := b.Namespace + "/" + b.Name
+			g, ok := gates[key]
+			if !ok {
+				g = &Block{Budget: key, Detail: BudgetState(b)}
+				gates[key] = g
+			}
+			g.Pods = append(g.Pods, d.String())
+		}
+	}
+	return ds, sortedBlocks(gates), err
+}
+
 // check is Check that also returns the pods as listed, by UID.
 func check(ctx context.Context, api API, name string, r Rules) (map[types.UID]corev1.Pod, []Decision, error) {
 	pods, err := api.PodsOnNode(ctx, name)

@@ -324,3 +324,36 @@ func TestEvictErrors(t *testing.T) {
 		t.Errorf("delete again: %v", err)
 	}
 }
+
+// TestCheckGatesNamesTheBudgetsADrainWouldMeet: what apply --dry-run
+// --drain shows per Node (#25): the budgets that select the pods it
+// would evict, with their state, and nothing for the pods it skips or
+// for another Node's; the Node is not cordoned and nothing is evicted.
+func TestCheckGatesNamesTheBudgetsADrainWouldMeet(t *testing.T) {
+	s := cluster(t)
+	s.SetPDB(pdb("shop", "all", 1, map[string]string{}))                      // every pod of shop
+	s.SetPDB(pdb("kube-system", "flannel", 0, map[string]string{"app": "x"})) // no pod it evicts
+	s.SetPod(newPod("shop", "lone", "host-node0", map[string]string{"app": "lone"}, "ReplicaSet"))
+	c := admin(t, s)
+	ds, gates, err := drain.CheckGates(context.Background(), c, "host-node0", drain.Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(drain.Select(ds, drain.Evict)); n != 4 {
+		t.Errorf("%d pods to evict, want 4", n)
+	}
+	var got []string
+	for _, g := range gates {
+		got = append(got, g.String())
+	}
+	want := []string{
+		"PodDisruptionBudget shop/all holds back shop/lone, shop/web-0, shop/web-1, shop/web-2: needs 3 healthy pods, has 4, allows 1 disruptions",
+		"PodDisruptionBudget shop/web holds back shop/web-0, shop/web-1, shop/web-2: needs 3 healthy pods, has 3, allows 0 disruptions",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("gates\n got %s\nwant %s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if s.GetNode("host-node0").Spec.Unschedulable || len(s.Evictions()) > 0 {
+		t.Error("a check cordoned or evicted")
+	}
+}

@@ -154,6 +154,9 @@ func nodeActions(t nodeTarget, r NodeRemoval, drains, deletes bool) []string {
 		if ev := pods(drain.Evict); len(ev) > 0 {
 			out = append(out, fmt.Sprintf("evict %d pods (%s)", len(ev), drain.Name(ev)))
 		}
+		for _, b := range r.Budgets {
+			out = append(out, fmt.Sprintf("evictions of %s gated by PodDisruptionBudget %s (%s)", drain.Name(b.Pods), b.Budget, b.Detail))
+		}
 		if ref := pods(drain.Refuse); len(ref) > 0 {
 			out = append(out, fmt.Sprintf("refused: %d pods may not be evicted (%s)", len(ref), drain.Name(ref)))
 		}

@@ -306,20 +306,27 @@ func TestApplyNodesRefused(t *testing.T) {
 	nothingChanged("--drain refused")
 
 	o.DryRun = true
+	s.SetPDB(budget(0)) // the dry run names the budget its evictions meet
 	n, warnings, err = prepareNodes(context.Background(), o, "apply", targets, nil)
 	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "dev/shell") {
 		t.Fatalf("dry run: %q %v", warnings, err)
 	}
 	rep := n.report()
 	n.close()
-	if a := rep[1].Actions; !reflect.DeepEqual(a, []string{"cordon", "evict 1 pods (shop/web-old)", "refused: 1 pods may not be evicted (dev/shell (NoController))", "delete Node host-old once its kubelet is stopped"}) {
+	if a := rep[1].Actions; !reflect.DeepEqual(a, []string{"cordon", "evict 1 pods (shop/web-old)",
+		"evictions of shop/web-old gated by PodDisruptionBudget shop/web (needs 1 healthy pods, has 1, allows 0 disruptions)",
+		"refused: 1 pods may not be evicted (dev/shell (NoController))", "delete Node host-old once its kubelet is stopped"}) {
 		t.Errorf("dry run: actions %q", a)
+	}
+	if b := rep[1].Budgets; len(b) != 1 || b[0].Budget != "shop/web" || !reflect.DeepEqual(b[0].Pods, []string{"shop/web-old"}) {
+		t.Errorf("dry run: budgets %+v", b)
 	}
 	if a := rep[0].Actions; len(a) < 2 || a[1] != "evict 2 pods (dev/scratch, shop/web-node0)" || rep[0].Drain != nil {
 		t.Errorf("dry run: node0 %q %+v", a, rep[0].Drain)
 	}
 	nothingChanged("dry run")
 
+	s.SetPDB(budget(5))
 	o.DryRun, o.Nodes.Force = false, true
 	n, _, err = prepareNodes(context.Background(), o, "apply", targets, nil)
 	if err != nil {

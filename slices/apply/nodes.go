@@ -111,6 +111,9 @@ type NodeRemoval struct {
 	// Pods are the pods found bound to it (plain remove), with what a drain
 	// would do (or, with drain, did) with each.
 	Pods []drain.Decision `json:"pods"`
+	// Budgets are, in a dry run with --drain, the PodDisruptionBudgets
+	// that will gate the evictions: the pods each selects and its state.
+	Budgets []drain.Block `json:"budgets,omitempty"`
 	// Drain is what --drain did; absent without it, and in a dry run.
 	Drain *drain.Result `json:"drain,omitempty"`
 	// Actions are, in apply's report, what apply does with the Node, in
@@ -251,7 +254,11 @@ func prepareNodes(ctx context.Context, o Options, verb string, targets []nodeTar
 		var ds []drain.Decision
 		var refusal *drain.Refusal
 		if err == nil {
-			ds, err = drain.Check(ctx, api, p.NodeName, rules)
+			if o.DryRun && no.Drain { // the dry run shows the budgets too
+				ds, r.Budgets, err = drain.CheckGates(ctx, api, p.NodeName, rules)
+			} else {
+				ds, err = drain.Check(ctx, api, p.NodeName, rules)
+			}
 			if errors.As(err, &refusal) {
 				err = nil
 			}
