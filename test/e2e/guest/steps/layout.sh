@@ -95,6 +95,10 @@ sed -n '/Nodes it would disrupt/,$p' <<<"$out" | head -6
 expect_eq "apply --dry-run --drain of the merge exits" "$rc" 0
 grep -qE "partition node2 .*cordon.*evict 1 pods \($NS/$on_n2\).*delete Node $N2" <<<"$out" \
   && ok "the dry run: node2's Node cordoned, $on_n2 evicted, the Node deleted" || fail "the dry run does not say it cordons, evicts $on_n2 and deletes Node $N2"
+for b in e2e-hold e2e-layout; do
+  grep -qE "evictions of $NS/$on_n2 gated by PodDisruptionBudget $NS/$b \(" <<<"$out" \
+    && ok "the dry run names the budget $b that gates $on_n2's eviction" || fail "the dry run does not name the budget $b"
+done
 grep -q "partition node0 " <<<"$out" && fail "the dry run drains node0, whose pods pin nothing" || ok "the dry run leaves node0's Node alone"
 expect_eq "Node $N2 untouched by the dry run" "$(unschedulable $N2)" false
 
