@@ -289,7 +289,7 @@ pods_on() {
 # pod's, placed as one unit (UID: pod scope).
 allocation() {
   numa-partition allocations -p "$1" -o json 2>/dev/null | jq -r --arg u "$2" \
-    '.[0].allocations[] | select(.podUID==($u+"/work") or .podUID==$u) | ((.containers[] | select(.name=="work")) // {}) as $c
+    '.items[0].allocations[] | select(.podUID==($u+"/work") or .podUID==$u) | ((.containers[] | select(.name=="work")) // {}) as $c
      | "\(.pinned) \($c.numaNodes) \($c.memory.memory) \($c.memory["hugepages-2Mi"])"'
 }
 

@@ -10,7 +10,7 @@
 requires placement
 p=node1
 [ "${ALLOC_MODE[$p]}" = nri ] || die "partition $p is not in nri mode"
-allocated_keys() { numa-partition allocations -p $p -o json 2>/dev/null | jq -r '[.[0].allocations[].podUID] | sort | join(" ")'; }
+allocated_keys() { numa-partition allocations -p $p -o json 2>/dev/null | jq -r '[.items[0].allocations[].podUID] | sort | join(" ")'; }
 uid_of() { k -n $NS get pod "$1" -o jsonpath='{.metadata.uid}'; }
 
 pinned_cpu=$(status_field "$(cat $STATE/pod-pid-$p)" Cpus_allowed_list)

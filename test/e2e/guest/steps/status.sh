@@ -12,6 +12,7 @@ facts=$(jq -r '
   (.partitions[] | "node-\(.name) \(.node.name) ready=\(.node.ready) kubeconfig=\(.node.kubeconfig) cpu=\(.node.allocatable.cpu)")
 ' <<<"$out") || die "status --output json is not the documented JSON: $(head -c 300 <<<"$out")"
 q() { awk -v k="$1" '$1==k{sub(/^[^ ]* /,""); print}' <<<"$facts"; }
+expect_eq "status JSON's apiVersion and kind" "$(jq -r '"\(.apiVersion) \(.kind)"' <<<"$out")" "numa-partition.io/v1alpha1 Status"
 expect_eq "health" "$(q health)" healthy
 expect_eq "number of problems" "$(q problems)" 0
 # systemd.unified_cgroup_hierarchy=0 gives systemd 252's hybrid layout.

@@ -52,13 +52,13 @@ YAML
     done
     uid=$(k -n $NS get pod $pod -o jsonpath='{.metadata.uid}')
     got=$(numa-partition allocations -p $p -o json 2>/dev/null | jq -r --arg u "$uid" \
-      '.[0].allocations[] | select(.podUID==$u) | [.containers[] | "\(.name):\(.numaNodes)"] | sort | join(" ")')
+      '.items[0].allocations[] | select(.podUID==$u) | [.containers[] | "\(.name):\(.numaNodes)"] | sort | join(" ")')
     expect_eq "allocator of $p: one allocation for $pod, both containers on node $second" "$got" "compute:$second guest-console-log:$second"
   else
     k -n $NS describe pod $pod 2>&1 | tail -15
   fi
   run k -n $NS delete pod $pod --wait=true --timeout=90s || fail "deleting $pod"
-  released() { [ -z "$(numa-partition allocations -p $p -o json 2>/dev/null | jq -r --arg u "$uid" '.[0].allocations[] | select(.podUID==$u) | .podUID')" ]; }
+  released() { [ -z "$(numa-partition allocations -p $p -o json 2>/dev/null | jq -r --arg u "$uid" '.items[0].allocations[] | select(.podUID==$u) | .podUID')" ]; }
   wait_until 60 "$pod's allocation is released with its sandbox" released
 }
 
