@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -97,9 +98,15 @@ func withGlobalFlags(cmds []*cli.Command) []*cli.Command {
 			}
 		}
 		before := cmd.Before
+		// (urfave/cli adds a help subcommand to each command when it runs.)
+		parent := len(cmd.Subcommands) > 0
 		cmd.Before = func(c *cli.Context) error {
 			if err := setupLogging(c); err != nil {
 				return err
+			}
+			path := commandPath(c)
+			if f := globalString(c, "output"); !parent && !printsObjects(path) && f != "" && f != "table" {
+				return fmt.Errorf("--output %s: %s prints no objects, only text; these do: %s", f, path, strings.Join(objectCommands(), ", "))
 			}
 			if before != nil {
 				return before(c)
@@ -161,3 +168,14 @@ type exitError struct {
 
 func (e exitError) Error() string { return e.msg }
 func (e exitError) ExitCode() int { return e.code }
+
+// commandPath is the command's name below the app's: "config check".
+func commandPath(c *cli.Context) string {
+	var names []string
+	for _, x := range c.Lineage() {
+		if x.Command != nil && x.Command.Name != "" && (c.App == nil || x.Command.Name != c.App.Name) {
+			names = append([]string{x.Command.Name}, names...)
+		}
+	}
+	return strings.Join(names, " ")
+}

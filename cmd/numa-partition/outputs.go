@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -177,4 +178,22 @@ func goTypeName(t reflect.Type) string {
 		return "`" + t.Name() + "` (cmd/numa-partition)"
 	}
 	return "`" + t.String() + "`"
+}
+
+// printsObjects says whether the command named name prints an object of
+// outputKinds (or plan's pictures) with --output; the others refuse any
+// --output but table rather than ignore it.
+func printsObjects(name string) bool {
+	return slices.Contains(objectCommands(), name)
+}
+
+// objectCommands are the commands that print objects with --output.
+func objectCommands() []string {
+	var out []string
+	for _, k := range outputKinds {
+		if !slices.Contains(out, k.command) {
+			out = append(out, k.command)
+		}
+	}
+	return out
 }
