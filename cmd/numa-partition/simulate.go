@@ -12,6 +12,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 	"github.com/numa-partition/numa-partition/partition/allocator/scenario"
 )
 
@@ -25,9 +26,11 @@ func simulateCommand() *cli.Command {
 			"Topology Manager policy, scope and options, and events (Pod or VirtualMachineInstance manifests,\n" +
 			"deletes). Decisions follow kubelet 1.37's Memory Manager static policy; see docs/allocator.md.\n" +
 			"Exit status 0, or 1 with --fail-on-reject when some pod was rejected; 2 for an invalid scenario.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "fail-on-reject", Usage: "exit with status 1 when any admission is rejected"},
-		},
+			&cli.StringFlag{Name: "partition", Usage: "play the events against this `NAME`d partition of the plan (its nodes, reservations and policy, as its allocator decides); the scenario then gives events only"},
+			&cli.StringFlag{Name: "plan", Usage: "with --partition: the plan `FILE` (plan -o json|yaml, or the rendered /etc/numa-partition/plan.json); without it --config is planned on the machine under --sysfs"},
+		}, planFlags()...),
 		Action: func(c *cli.Context) error {
 			format, err := outputFormat(c)
 			if err != nil {
@@ -40,7 +43,14 @@ func simulateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := scenario.Run(sc, dir)
+			var rep *scenario.Report
+			if name := c.String("partition"); name != "" {
+				rep, err = simulatePartition(c, name, sc)
+			} else if c.IsSet("plan") {
+				return fmt.Errorf("simulate: --plan needs --partition: the partition of the plan to play the events against")
+			} else {
+				rep, err = scenario.Run(sc, dir)
+			}
 			if err != nil {
 				return fmt.Errorf("scenario %s: %w", c.Args().First(), err)
 			}
@@ -58,6 +68,31 @@ func simulateCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// simulatePartition plays sc's events against partition name of the plan
+// (--plan, else --config planned on --sysfs), configured as that
+// partition's allocator daemon is (daemon.ConfigFromPlan).
+func simulatePartition(c *cli.Context, name string, sc *scenario.Scenario) (*scenario.Report, error) {
+	if err := sc.OnlyEvents(); err != nil {
+		return nil, err
+	}
+	plan, topo, err := servePlan(c)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, p := range plan.Partitions {
+		if p.Name == name {
+			cfg, err := daemon.ConfigFromPlan(p, topo)
+			if err != nil {
+				return nil, err
+			}
+			return scenario.RunWith(cfg, sc)
+		}
+		names = append(names, p.Name)
+	}
+	return nil, fmt.Errorf("--partition %q is not in the plan; planned partitions: %s", name, strings.Join(names, ", "))
 }
 
 func printReport(w io.Writer, rep *scenario.Report) error {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -232,6 +233,46 @@ func Run(sc *Scenario, dir string) (*Report, error) {
 	cfg, err := sc.Config(dir)
 	if err != nil {
 		return nil, err
+	}
+	return RunWith(cfg, sc)
+}
+
+// OnlyEvents refuses a scenario that sets more than its events (and the
+// allocator's tie break or KubeVirt overhead): what a plan's partition
+// decides (the machine, reservations, policy, scope and options), when
+// the scenario is played against one (simulate --partition).
+func (sc *Scenario) OnlyEvents() error {
+	var set []string
+	if sc.Machine.Sysfs != "" || len(sc.Machine.Nodes) > 0 || len(sc.Machine.NUMANodes) > 0 || len(sc.Machine.Distances) > 0 {
+		set = append(set, "machine")
+	}
+	if len(sc.Reserved) > 0 {
+		set = append(set, "reserved")
+	}
+	if sc.Policy != "" {
+		set = append(set, "policy")
+	}
+	if sc.Scope != "" {
+		set = append(set, "scope")
+	}
+	if len(sc.Options) > 0 {
+		set = append(set, "options")
+	}
+	if len(set) > 0 {
+		return fmt.Errorf("it sets %s, which the plan's partition decides: give events only (and tieBreak, kubevirtOverhead)", strings.Join(set, ", "))
+	}
+	return nil
+}
+
+// RunWith plays sc's events against an allocator of cfg (a plan's
+// partition, as its daemon decides: daemon.ConfigFromPlan), with the
+// scenario's tie break and KubeVirt overhead when it sets them.
+func RunWith(cfg allocator.Config, sc *Scenario) (*Report, error) {
+	if sc.TieBreak != "" {
+		cfg.TieBreak = sc.TieBreak
+	}
+	if sc.KubeVirtOverhead != "" {
+		cfg.KubeVirtOverhead = sc.KubeVirtOverhead
 	}
 	a, err := allocator.New(cfg)
 	if err != nil {
