@@ -22,7 +22,7 @@ func smallConfig() allocator.Config {
 	}
 }
 
-func manifest(t *testing.T, uid string) Manifest {
+func manifest(t testing.TB, uid string) Manifest {
 	t.Helper()
 	m, err := DecodeManifest([]byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","uid":%q},
 	  "spec":{"containers":[{"name":"c","image":"i","resources":{"limits":{"cpu":"1","memory":"1Gi"},"requests":{"cpu":"1","memory":"1Gi"}}}]}}`, uid)))

@@ -1,0 +1,127 @@
+package daemon
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// durableBenchDir is where BenchmarkDurableDecision writes:
+// NUMA_PARTITION_BENCH_DIR when set (a directory on the disk the state
+// directory would be on), else the test's temporary directory. On tmpfs
+// an fsync costs nothing, and so would the figures.
+func durableBenchDir(b *testing.B) string {
+	if d := os.Getenv("NUMA_PARTITION_BENCH_DIR"); d != "" {
+		dir, err := os.MkdirTemp(d, "durable-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = os.RemoveAll(dir) })
+		return dir
+	}
+	return b.TempDir()
+}
+
+// durableServer is an in-process server holding pods admitted pods
+// (1 GiB each, nodes large enough that none is refused).
+func durableServer(b *testing.B, pods int) (*Server, []types.UID) {
+	cfg := smallConfig()
+	for i := range cfg.Nodes {
+		cfg.Nodes[i].Memory = 1 << 40
+	}
+	s, err := NewServer(ServerOptions{Partition: "bench", Config: cfg, StateDir: durableBenchDir(b), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var live []types.UID
+	for i := range pods {
+		m := manifest(b, fmt.Sprintf("live-%05d", i))
+		if resp, _, err := s.admit(m); err != nil || !resp.Decision.Admitted {
+			b.Fatalf("admission %d: %+v %v", i, resp.Decision, err)
+		}
+		live = append(live, m.UID)
+	}
+	return s, live
+}
+
+// BenchmarkDurableDecision is the cost of making one decision durable,
+// in process (no socket, no HTTP), with the state at 16 and 256 pods
+// (a record is the whole state: its size is reported as record-bytes):
+//
+//   - decision: one op is an admission or a release (alternately, so
+//     the state keeps its size) from the lock to the answer: the
+//     decision and its one durable write, a journal append and
+//     fdatasync (a compaction into the checkpoint every
+//     journalMaxRecords, amortized in the figure).
+//   - write=journal: that durable write alone (journal.write).
+//   - write=checkpoint: the checkpoint written in its place
+//     (WriteCheckpoint: temp file, fsync, rename, directory fsync),
+//     which is what every decision cost before the journal.
+//
+// Set NUMA_PARTITION_BENCH_DIR to a directory on a real disk when the
+// temporary directory is on tmpfs. Run:
+//
+//	go test -run '^$' -bench DurableDecision -benchtime 2000x ./partition/allocator/daemon
+func BenchmarkDurableDecision(b *testing.B) {
+	for _, pods := range []int{16, 256} {
+		b.Run(fmt.Sprintf("pods=%d/decision", pods), func(b *testing.B) {
+			s, live := durableServer(b, pods)
+			admits := make([]Manifest, b.N/2+1)
+			for i := range admits {
+				admits[i] = manifest(b, fmt.Sprintf("bench-%07d", i))
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if i%2 == 0 {
+					if _, _, err := s.release(live[0]); err != nil {
+						b.Fatal(err)
+					}
+					live = live[1:]
+					continue
+				}
+				m := admits[i/2]
+				if resp, _, err := s.admit(m); err != nil || !resp.Decision.Admitted {
+					b.Fatalf("admission %d: %+v %v", i, resp.Decision, err)
+				}
+				live = append(live, m.UID)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(recordBytes(b, s)), "record-bytes")
+		})
+		for _, via := range []string{"journal", "checkpoint"} {
+			b.Run(fmt.Sprintf("pods=%d/write=%s", pods, via), func(b *testing.B) {
+				s, _ := durableServer(b, pods)
+				cp := &Checkpoint{Partition: s.partition, Generation: s.head, State: s.alloc.State(), Digests: maps.Clone(s.digests)}
+				b.ResetTimer()
+				for range b.N {
+					cp.Generation++
+					var err error
+					if via == "journal" {
+						err = s.journal.write(cp)
+					} else {
+						err = WriteCheckpoint(s.stateDir, cp)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(recordBytes(b, s)), "record-bytes")
+			})
+		}
+	}
+}
+
+// recordBytes is the size of the server's state as one record.
+func recordBytes(b *testing.B, s *Server) int {
+	rec, err := encodeCheckpoint(&Checkpoint{Partition: s.partition, Generation: s.head, State: s.alloc.State(), Digests: s.digests})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return len(rec)
+}
