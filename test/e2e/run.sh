@@ -58,8 +58,18 @@ fi
 case "$(ldd "$bin" 2>&1 || true)" in *"not a dynamic executable"*) ;; *) log "$bin is not statically linked; build it with CGO_ENABLED=0 (make build)"; exit 1 ;; esac
 payload=$cache/payload
 rm -rf "$payload"; mkdir -p "$payload/e2e/bin"
-cp "$bin" "$payload/e2e/bin/numa-partition"
 cp -r "$here/guest" "$payload/e2e/guest"
+# numa-partition as a host gets it: its Debian package (make deb, the
+# static binary stripped), which each boot installs with dpkg before its
+# steps (scenario.sh), as an operator does. E2E_DEB: a .deb built already.
+deb=${E2E_DEB:-}
+if [ -z "$deb" ]; then
+  log "building the Debian package (make deb)"
+  make -s -C "$repo" deb >/dev/null || { log "make deb failed"; exit 1; }
+  deb=$(ls -t "$repo"/dist/numa-partition_*.deb | head -1)
+fi
+[ -f "$deb" ] || { log "no Debian package at '$deb'"; exit 1; }
+cp "$deb" "$payload/e2e/numa-partition.deb"
 
 # --- the real parts: kubelet, containerd 2 (+ shim, ctr) and kubectl into
 # the guest; etcd and the control plane stay on this host. Built once from

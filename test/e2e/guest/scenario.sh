@@ -9,8 +9,6 @@ set -u
 share=/mnt/share
 mkdir -p "$share/steps" /run/e2e
 # Where the .deb puts it: rendered units (allocator, hugepages) call it there.
-ln -sf /e2e/bin/numa-partition /usr/bin/numa-partition
-ln -sf /e2e/bin/numa-partition /usr/local/bin/numa-partition
 # The real kubelet and containerd where a package puts them, which is where
 # the config's defaults look (containerd finds its shim on PATH).
 for b in kubelet containerd containerd-shim-runc-v2 ctr kubectl; do
@@ -40,9 +38,9 @@ echo "cmdline: $(cat /proc/cmdline)"
 # change, killed, reserve); boot n4, whose partitions are one in each
 # allocator mode on cgroup v2, the daemons' crashes.
 case $E2E_MODE in
-  v2) steps="topology hugepages-sysfs discover cluster apply network services logs agents plugins allocatable placement nri hugepages status remove" ;;
-  v1) steps="topology discover cluster apply network crosshost allocatable placement pending hugepages status admit reapply change killed reserve remove" ;;
-  n4) steps="topology discover cluster apply allocatable fill unit crash layout remove" ;;
+  v2) steps="package topology hugepages-sysfs discover cluster apply network services logs agents plugins allocatable placement nri hugepages status remove" ;;
+  v1) steps="package topology discover cluster apply network crosshost allocatable placement pending hugepages status admit reapply change killed reserve remove" ;;
+  n4) steps="package topology discover cluster apply allocatable fill unit crash layout remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;
 esac
 
