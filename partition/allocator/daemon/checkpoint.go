@@ -275,6 +275,9 @@ type journal struct {
 	f          *os.File // open for appending; nil: the next write compacts
 	size       int64
 	records    int
+	// appends and compactions count the durable writes made: one of
+	// them per write (TestOneDurableWritePerDecision).
+	appends, compactions uint64
 }
 
 // Compaction thresholds: 64 records amortize the checkpoint's rename
@@ -308,6 +311,7 @@ func (j *journal) write(cp *Checkpoint) error {
 	}
 	j.size += int64(len(rec))
 	j.records++
+	j.appends++
 	return nil
 }
 
@@ -327,6 +331,7 @@ func (j *journal) compact(cp *Checkpoint) error {
 	if err := WriteCheckpoint(j.dir, cp); err != nil {
 		return err
 	}
+	j.compactions++
 	if j.f == nil {
 		f, err := os.OpenFile(filepath.Join(j.dir, JournalName), os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_NOFOLLOW, 0o600)
 		if err != nil {

@@ -4,14 +4,17 @@
 // readiness/watchdog and Prometheus metrics; plus the Client the CLI uses.
 //
 // Layout: api.go (wire types, paths), manifest.go (strict Pod/VMI decoding
-// with field paths), checkpoint.go (checksummed atomic state file),
-// peercred.go (who may talk to us), metrics.go, server.go (the handlers and
-// the one mutex that serialises decisions), daemon.go (socket, systemd,
-// lifecycle), client.go.
+// with field paths), checkpoint.go (checksummed atomic state file and the
+// journal of the states since), peercred.go (who may talk to us),
+// metrics.go, server.go (the handlers and the one mutex that serialises
+// decisions), daemon.go (socket, systemd, lifecycle), client.go.
 //
 // The contract that matters for crash safety: a decision that changes the
-// state is written to the checkpoint (temp file, fsync, rename, fsync dir)
-// before the response is sent, so every acknowledged operation survives a
-// SIGKILL; and admissions are idempotent by pod UID, so a client that lost
-// its connection mid-request retries and gets the decision that was made.
+// state is made durable before the response is sent, so every acknowledged
+// operation survives a SIGKILL; and admissions are idempotent by pod UID,
+// so a client that lost its connection mid-request retries and gets the
+// decision that was made. Durable is one write per decision (fewer when
+// concurrent decisions share it): an append and fdatasync of the whole
+// state to the journal, compacted into the checkpoint (temp file, fsync,
+// rename, fsync dir) every 64 records and at a run's first write.
 package daemon

@@ -136,3 +136,37 @@ func TestJournalAppendFailureUndoes(t *testing.T) {
 		t.Fatalf("durable state: %+v %v", cp, err)
 	}
 }
+
+// One decision is one durable write: every admission or release that
+// changes the state, made one at a time, costs the journal exactly one
+// append (one fdatasync) or, every journalMaxRecords+1 writes and at the
+// run's first, one compaction into the checkpoint instead; a repeated
+// admission and an unknown release write nothing.
+func TestOneDurableWritePerDecision(t *testing.T) {
+	s := journalServer(t, t.TempDir())
+	changes := uint64(0)
+	for i := range 3 * journalMaxRecords {
+		uid := fmt.Sprintf("p%d", i)
+		if resp, _, err := s.admit(manifest(t, uid)); err != nil || !resp.Decision.Admitted {
+			t.Fatalf("admission %d: %+v %v", i, resp, err)
+		}
+		changes++
+		if resp, _, err := s.admit(manifest(t, uid)); err != nil || !resp.Repeated {
+			t.Fatalf("repeated admission %d: %+v %v", i, resp, err)
+		}
+		if _, _, err := s.release(types.UID(uid)); err != nil {
+			t.Fatal(err)
+		}
+		changes++
+		if _, status, _ := s.release("unknown"); status != 404 {
+			t.Fatalf("unknown release: status %d", status)
+		}
+		if got := s.journal.appends + s.journal.compactions; got != changes {
+			t.Fatalf("after %d changes, %d appends and %d compactions", changes, s.journal.appends, s.journal.compactions)
+		}
+	}
+	if want := (changes + journalMaxRecords) / (journalMaxRecords + 1); s.journal.compactions != want {
+		t.Fatalf("%d compactions in %d writes, want %d (one per %d)", s.journal.compactions, changes, want, journalMaxRecords+1)
+	}
+	t.Logf("%d changes: %d journal appends, %d compactions", changes, s.journal.appends, s.journal.compactions)
+}

@@ -66,7 +66,7 @@ func newMetrics(partition string) *metrics {
 		}),
 		checkpoint: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: metricsNamespace, Name: "checkpoint_write_duration_seconds", ConstLabels: labels,
-			Help:    "Time to write the checkpoint durably (write, fsync, rename, fsync dir).",
+			Help:    "Time of one durable write: a journal append and fdatasync, or now and then a compaction into the checkpoint (write, fsync, rename, fsync dir).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 		}),
 		peersDenied: prometheus.NewCounter(prometheus.CounterOpts{
