@@ -140,8 +140,8 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 	if !c.IsSet("socket-group") {
 		opts.SocketGroup = p.Allocator.SocketGroup
 	}
-	if !c.IsSet("metrics-addr") {
-		opts.MetricsAddr = p.Allocator.MetricsAddr
+	if !c.IsSet("metrics-addr") && p.Allocator.MetricsPort != 0 {
+		opts.MetricsAddr = daemon.MetricsAddrOf(p.Allocator.MetricsPort)
 	}
 	if opts.Labels == nil {
 		opts.Labels = p.Labels

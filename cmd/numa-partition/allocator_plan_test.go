@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -102,4 +104,46 @@ func TestAllocatorHonoursThePlanInEveryMode_Issue24Item11(t *testing.T) {
 			assert.Equal(t, "node2", opts.Labels["numa-partition.io/partition"])
 		})
 	}
+}
+
+// Issue 27: the plan carries the metrics port as a number, which the
+// allocator serves on loopback (daemon.MetricsAddrOf); a host's rendered
+// plan.json from a build before it (metricsAddr "127.0.0.1:PORT") still
+// starts its allocators on the same port, and --metrics-addr still wins.
+func TestAllocatorMetricsPortFromThePlan_Issue27(t *testing.T) {
+	sysfs := fixtureSys("hwloc-32amd64-4s2n4c-cgroup2")
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "config.toml")
+	require.NoError(t, os.WriteFile(conf, []byte("[kubelet]\nhostname = \"h\"\n[network]\nmode = \"host\"\n[allocator]\nmetrics_port = 19400\n"), 0o600))
+	out := filepath.Join(dir, "root")
+	_, err := runDiscover(t, "--sysfs", sysfs, "--config", conf, "render", "--out", out)
+	require.NoError(t, err)
+	rendered, err := os.ReadFile(filepath.Join(out, render.PlanPath))
+	require.NoError(t, err)
+	require.True(t, strings.Contains(string(rendered), `"metricsPort": 19410,`), "the rendered plan has the number")
+	// What a build before metricsPort rendered.
+	oldText := regexp.MustCompile(`"metricsPort": ([0-9]+)`).ReplaceAllString(string(rendered), `"metricsAddr": "127.0.0.1:$1"`)
+	require.True(t, strings.Contains(oldText, `"metricsAddr": "127.0.0.1:19410",`) && !strings.Contains(oldText, "metricsPort"), "the edit applies")
+	old := filepath.Join(dir, "old-plan.json")
+	require.NoError(t, os.WriteFile(old, []byte(oldText), 0o600))
+
+	probe := func(args ...string) string {
+		var opts daemon.Options
+		app := newApp()
+		app.Commands = []*cli.Command{{
+			Name: "probe",
+			Flags: []cli.Flag{&cli.StringFlag{Name: "plan"}, &cli.BoolFlag{Name: "no-nri"}, &cli.StringFlag{Name: "socket"},
+				&cli.StringFlag{Name: "state-dir"}, &cli.StringFlag{Name: "socket-group"}, &cli.StringFlag{Name: "metrics-addr"}},
+			Action: func(c *cli.Context) error {
+				opts = daemon.Options{Partition: "node2", MetricsAddr: c.String("metrics-addr")}
+				return allocConfigFromPlan(c, &opts)
+			},
+		}}
+		require.NoError(t, app.Run(append([]string{"numa-partition", "--log-level", "error", "--sysfs", sysfs, "--config", conf, "probe", "--no-nri"}, args...)))
+		return opts.MetricsAddr
+	}
+	assert.Equal(t, "127.0.0.1:19410", probe())
+	assert.Equal(t, "127.0.0.1:19410", probe("--plan", filepath.Join(out, render.PlanPath)))
+	assert.Equal(t, "127.0.0.1:19410", probe("--plan", old))
+	assert.Equal(t, "[::1]:9999", probe("--plan", old, "--metrics-addr", "[::1]:9999"))
 }

@@ -209,7 +209,7 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 		SocketGroup: c.Allocator.SocketGroup,
 	}
 	if c.Allocator.MetricsPort != 0 {
-		p.Allocator.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", c.Allocator.MetricsPort+i*stride)
+		p.Allocator.MetricsPort = c.Allocator.MetricsPort + i*stride
 	}
 	return p
 }

@@ -201,7 +201,7 @@ taints = ["fast=true:NoExecute"]
 	assert.Equal(t, 10255, p0.Kubelet.ReadOnlyPort)
 	assert.Equal(t, 10265, p1.Kubelet.ReadOnlyPort)
 	assert.Equal(t, Runtime{Kind: RuntimeShared, Endpoint: "unix:///run/containerd/containerd.sock"}, p1.Runtime)
-	assert.Equal(t, "127.0.0.1:9410", p1.Allocator.MetricsAddr)
+	assert.Equal(t, 9410, p1.Allocator.MetricsPort)
 	assert.Contains(t, p.Warnings[0], "kubelets that share a runtime")
 }
 

@@ -175,7 +175,11 @@ type Allocator struct {
 	Socket      string `json:"socket"`   // /run/numa-partition/node0.sock
 	StateDir    string `json:"stateDir"` // /var/lib/numa-partition/node0
 	SocketGroup string `json:"socketGroup,omitempty"`
-	MetricsAddr string `json:"metricsAddr,omitempty"` // optional localhost TCP
+	// MetricsPort, when not 0, is the TCP port on 127.0.0.1 (loopback
+	// only: the metrics have no authentication) where the daemon also
+	// serves /metrics: allocator.metrics_port plus the partition's
+	// index times the port stride, checked with the plan's other ports.
+	MetricsPort int `json:"metricsPort,omitempty"`
 	// Mode is AllocatorModeKubelet or AllocatorModeNRI; NRISocket is the
 	// partition's containerd NRI socket the allocator plugs into, under
 	// the plugin name NRIPlugin (which, in nri mode, the partition's

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 
 	sjson "sigs.k8s.io/json"
@@ -27,7 +29,10 @@ const maxPlanFieldErrors = 10
 // another case (matched before) is an error, not ignored. The apiVersion
 // and kind plan -o json writes must be output.APIVersion and Plan; a file
 // without both (written before they were, or the rendered plan.json) is
-// read as a plan. name is the file, for messages.
+// read as a plan. A partition's allocator.metricsAddr, which builds before
+// allocator.metricsPort wrote ("127.0.0.1:9410") and a host applied by
+// one still has in its rendered plan.json, is read as its port
+// (legacyMetricsAddr). name is the file, for messages.
 func ParsePlan(name string, data []byte) (*Plan, error) {
 	var doc struct {
 		output.TypeMeta
@@ -52,6 +57,10 @@ func ParsePlan(name string, data []byte) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a plan (plan -o json): %w", name, err)
 	}
+	strict, err = legacyMetricsAddr(name, data, &doc.Plan, strict)
+	if err != nil {
+		return nil, err
+	}
 	if len(strict) > 0 {
 		n := min(len(strict), maxPlanFieldErrors)
 		msgs := make([]string, n)
@@ -68,4 +77,54 @@ func ParsePlan(name string, data []byte) (*Plan, error) {
 		return nil, fmt.Errorf("%s (plan -o json writes one)", err)
 	}
 	return &doc.Plan, nil
+}
+
+// legacyMetricsAddr reads the allocator.metricsAddr of plan files written
+// before the plan carried the port as a number (allocator.metricsPort):
+// the rendered plan.json of a host applied by such a build, which its
+// allocators read at every start and a rolling apply reads as the plan
+// the host runs. Only what those builds wrote, "127.0.0.1:PORT" with PORT
+// in 1-65535, becomes plan's MetricsPort; anything else, or both fields,
+// is an error naming the field and saying to re-plan. It returns strict
+// without the unknown-field errors it answered.
+func legacyMetricsAddr(name string, data []byte, plan *Plan, strict []error) ([]error, error) {
+	var legacy struct {
+		Partitions []struct {
+			Allocator struct {
+				MetricsAddr *string `json:"metricsAddr"`
+			} `json:"allocator"`
+		} `json:"partitions"`
+	}
+	if err := sjson.UnmarshalCaseSensitivePreserveInts(data, &legacy); err != nil {
+		return strict, nil // the strict decode read it: nothing of ours
+	}
+	answered := map[string]bool{}
+	for i, lp := range legacy.Partitions {
+		addr := lp.Allocator.MetricsAddr
+		if addr == nil || i >= len(plan.Partitions) {
+			continue
+		}
+		field := fmt.Sprintf("partitions[%d].allocator.metricsAddr", i)
+		a := &plan.Partitions[i].Allocator
+		host, port, err := net.SplitHostPort(*addr)
+		n, perr := strconv.Atoi(port)
+		switch {
+		case a.MetricsPort != 0:
+			return nil, fmt.Errorf("%s: %s %q beside metricsPort %d: metricsAddr is what builds before metricsPort wrote; re-plan with this build (plan -o json, or render)", name, field, *addr, a.MetricsPort)
+		case err != nil || host != "127.0.0.1" || perr != nil || n < 1 || n > 65535:
+			return nil, fmt.Errorf("%s: %s %q: this build reads the field builds before allocator.metricsPort wrote only as 127.0.0.1:PORT (PORT 1-65535); re-plan with this build (plan -o json, or render)", name, field, *addr)
+		}
+		a.MetricsPort = n
+		answered[fmt.Sprintf("unknown field %q", field)] = true
+	}
+	if len(answered) == 0 {
+		return strict, nil
+	}
+	var rest []error
+	for _, e := range strict {
+		if !answered[e.Error()] {
+			rest = append(rest, e)
+		}
+	}
+	return rest, nil
 }

@@ -400,35 +400,52 @@ func (pl *planning) checkPortBases() map[string]bool {
 // well-known host component.
 func (pl *planning) checkPorts() {
 	c, plan, col := pl.c, pl.plan, pl.col
-	type use struct{ who, key string }
-	taken := map[int]use{}
 	bad := pl.checkPortBases()
 	if bad["kubelet.port_stride"] {
 		return // every partition's port is off
 	}
+	checkPlanPorts(plan, pl.namespaced(), bad, col)
+	if c.Kubelet.PortStride != nil && *c.Kubelet.PortStride < 1 && len(plan.Partitions) > 1 && !pl.namespaced() {
+		col.add("kubelet.port_stride", "%d: allowed is at least 1", *c.Kubelet.PortStride)
+	}
+}
+
+// PlanPortsProblem checks the ports of a plan read from a file with the
+// rules the plan was made by (checkPlanPorts): render calls it, so that a
+// plan file can carry no port the planner would have refused.
+func PlanPortsProblem(plan *Plan) error {
+	col := &collector{}
+	checkPlanPorts(plan, false, nil, col)
+	return col.err()
+}
+
+// checkPlanPorts: each partition's kubelet ports and allocator metrics
+// port (read-only and metrics when not 0) are in 1-65535, none is a
+// well-known host component's, and none is taken twice where they share
+// a network namespace: the host's, or a partition's own (p.Network; every
+// partition's with namespaced, as network.mode says, even where the
+// planner reported a pool too small to address it). The keys in bad
+// (bases already refused) are not checked again.
+func checkPlanPorts(plan *Plan, namespaced bool, bad map[string]bool, col *collector) {
+	type use struct{ who, key string }
+	host := map[int]use{}
 	for _, p := range plan.Partitions {
-		if pl.namespaced() {
+		taken := host
+		if namespaced || p.Network != nil {
 			// Each partition listens in its own namespace.
 			taken = map[int]use{}
 		}
 		kl := p.Kubelet
-		list := []struct {
+		type entry struct {
 			key  string
 			port int
-		}{{"kubelet.port", kl.Port}, {"kubelet.healthz_port", kl.HealthzPort}}
-		if kl.ReadOnlyPort != 0 {
-			list = append(list, struct {
-				key  string
-				port int
-			}{"kubelet.read_only_port", kl.ReadOnlyPort})
 		}
-		if p.Allocator.MetricsAddr != "" {
-			_, ps, _ := net.SplitHostPort(p.Allocator.MetricsAddr)
-			n, _ := strconv.Atoi(ps)
-			list = append(list, struct {
-				key  string
-				port int
-			}{"allocator.metrics_port", n})
+		list := []entry{{"kubelet.port", kl.Port}, {"kubelet.healthz_port", kl.HealthzPort}}
+		if kl.ReadOnlyPort != 0 {
+			list = append(list, entry{"kubelet.read_only_port", kl.ReadOnlyPort})
+		}
+		if p.Allocator.MetricsPort != 0 {
+			list = append(list, entry{"allocator.metrics_port", p.Allocator.MetricsPort})
 		}
 		for _, e := range list {
 			if bad[e.key] {
@@ -448,8 +465,5 @@ func (pl *planning) checkPorts() {
 			}
 			taken[e.port] = use{who, e.key}
 		}
-	}
-	if c.Kubelet.PortStride != nil && *c.Kubelet.PortStride < 1 && len(plan.Partitions) > 1 && !pl.namespaced() {
-		col.add("kubelet.port_stride", "%d: allowed is at least 1", *c.Kubelet.PortStride)
 	}
 }

@@ -2,15 +2,18 @@ package render
 
 import (
 	"fmt"
-	"net"
-	"strconv"
 
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // Ports lists the TCP ports the plan's daemons will listen on and the
-// unit that will own each (apply refuses ports something else holds).
+// unit that will own each (apply refuses ports something else holds). A
+// plan whose ports the planner would have refused (planner.PlanPortsProblem:
+// outside 1-65535, a well-known host component's, taken twice) is an error.
 func Ports(plan *planner.Plan, units []Unit) ([]Port, error) {
+	if err := planner.PlanPortsProblem(plan); err != nil {
+		return nil, err
+	}
 	unitOf := func(part string, ph Phase) string {
 		for _, u := range units {
 			if u.Partition == part && u.Phase == ph {
@@ -35,16 +38,8 @@ func Ports(plan *planner.Plan, units []Unit) ([]Port, error) {
 				ps = append(ps, Port{Port: kp.port, Owner: fmt.Sprintf("%s kubelet %s", p.Name, kp.what), Unit: ku})
 			}
 		}
-		if a := p.Allocator.MetricsAddr; a != "" {
-			_, port, err := net.SplitHostPort(a)
-			if err != nil {
-				return nil, fmt.Errorf("partition %s: allocator metricsAddr %q: %w", p.Name, a, err)
-			}
-			n, err := strconv.Atoi(port)
-			if err != nil || n <= 0 || n > 65535 {
-				return nil, fmt.Errorf("partition %s: allocator metricsAddr %q: port must be 1-65535", p.Name, a)
-			}
-			ps = append(ps, Port{Port: n, Owner: p.Name + " allocator metricsAddr", Unit: unitOf(p.Name, PhaseAllocator)})
+		if n := p.Allocator.MetricsPort; n != 0 {
+			ps = append(ps, Port{Port: n, Owner: p.Name + " allocator metricsPort", Unit: unitOf(p.Name, PhaseAllocator)})
 		}
 	}
 	return ps, nil

@@ -80,12 +80,16 @@ func RenderWith(plan planner.Plan, opt Options) (Bundle, error) {
 	return r.bundle()
 }
 
-// checkPartitions refuses plans whose names or paths cannot become units.
+// checkPartitions refuses plans whose names, paths or ports cannot become
+// units, by the planner's rules.
 func checkPartitions(plan *planner.Plan) error {
 	if len(plan.Partitions) == 0 {
 		return fmt.Errorf("the plan has no partitions: nothing to render")
 	}
 	if err := planner.PlanPathsProblem(plan); err != nil {
+		return err
+	}
+	if err := planner.PlanPortsProblem(plan); err != nil {
 		return err
 	}
 	seen := map[string]bool{}

@@ -73,6 +73,18 @@ func TestRenderRefusesBadPlans(t *testing.T) {
 			`"/opt/cni" is not below /etc, /run, /var/lib, /var/log, /var/cache`},
 		{"node dir source in another tree", withNodeDirs(planner.NodeDir{Path: "/run/flannel", Source: "/var/lib/flannel-node0"}),
 			`"/var/lib/flannel-node0" is not partition node0's directory for "/run/flannel"`},
+		// Issue 27: render took a plan file's kubelet ports unchecked and
+		// parsed its metrics address by rules of its own; it now checks
+		// every port with the planner's rules (planner.PlanPortsProblem).
+		{"kubelet port past 65535", func(p *planner.Plan) { p.Partitions[1].Kubelet.Port = 70000 },
+			`key "kubelet.port": partition node1 gets port 70000, outside 1-65535`},
+		{"one port twice on the host", func(p *planner.Plan) { p.Partitions[1].Kubelet.HealthzPort = p.Partitions[0].Kubelet.Port },
+			`key "kubelet.healthz_port": healthz_port of partition node1 is 10250, already the port of partition node0 (key kubelet.port)`},
+		{"metrics port is a kubelet port", func(p *planner.Plan) { p.Partitions[0].Allocator.MetricsPort = p.Partitions[0].Kubelet.HealthzPort },
+			`key "allocator.metrics_port": metrics_port of partition node0 is 10248, already the healthz_port of partition node0`},
+		{"negative metrics port", func(p *planner.Plan) { p.Partitions[0].Allocator.MetricsPort = -1 },
+			`key "allocator.metrics_port": partition node0 gets port -1, outside 1-65535`},
+		{"etcd's port", func(p *planner.Plan) { p.Partitions[0].Kubelet.Port = 2379 }, `port of partition node0 is 2379, the port of etcd client`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plan := seedPlan()

@@ -105,9 +105,9 @@ func TestTypedBundleMatchesItsText(t *testing.T) {
 
 func TestTypedBundleErrors(t *testing.T) {
 	p := seedPlan()
-	p.Partitions[0].Allocator.MetricsAddr = "localhost"
-	if _, err := Ports(&p, nil); err == nil || !strings.Contains(err.Error(), `partition node0: allocator metricsAddr "localhost"`) {
-		t.Errorf("metricsAddr without a port: %v", err)
+	p.Partitions[0].Allocator.MetricsPort = 65536
+	if _, err := Ports(&p, nil); err == nil || !strings.Contains(err.Error(), `key "allocator.metrics_port": partition node0 gets port 65536, outside 1-65535`) {
+		t.Errorf("a metrics port past 65535: %v", err)
 	}
 	p = seedPlan()
 	p.Partitions[1].Memory = append(p.Partitions[1].Memory, planner.NodeMemory{Node: 0,

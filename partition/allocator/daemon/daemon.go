@@ -33,7 +33,9 @@ type Options struct {
 	SocketGroup string
 	StateDir    string
 	// MetricsAddr, when set, also serves /metrics on this loopback TCP
-	// address (127.0.0.1:9464, [::1]:9464, localhost:9464).
+	// address (127.0.0.1:9464, [::1]:9464, localhost:9464): --metrics-addr,
+	// else the plan's allocator.metricsPort on MetricsHost (MetricsAddrOf).
+	// Anything but loopback is refused: the metrics have no authentication.
 	MetricsAddr     string
 	MaxRequestBytes int64
 	Version         string
@@ -270,6 +272,16 @@ func listenUnix(path string, gid *uint32) (*net.UnixListener, error) {
 		return nil, fmt.Errorf("socket mode: %w", err)
 	}
 	return ln, nil
+}
+
+// MetricsHost is where a planned metrics port (the plan's
+// allocator.metricsPort, a number) listens: loopback, always.
+const MetricsHost = "127.0.0.1"
+
+// MetricsAddrOf is the address of a planned metrics port: port on
+// MetricsHost.
+func MetricsAddrOf(port int) string {
+	return net.JoinHostPort(MetricsHost, strconv.Itoa(port))
 }
 
 // listenLoopback refuses anything but a loopback address: metrics reveal
