@@ -346,16 +346,40 @@ func usable(subnet netip.Prefix, a netip.Addr) bool {
 	return a != netip.AddrFrom4(last)
 }
 
-// InterfaceNameProblem says what is wrong with a network interface (or
-// namespace) name of the plan, "" when nothing: Linux interface names are
-// 1-15 bytes, without '/', ':' or whitespace.
+// NamespaceNameProblem says what is wrong with a network namespace name
+// of the plan, "" when nothing. A named namespace is a file in /run/netns
+// (a component, up to 255 bytes: no interface name, so IFNAMSIZ does not
+// bound it; the host link, which is one, is HostLinkOf's digest when
+// "np-" + name is too long) named on unit lines, so without the
+// characters InterfaceNameProblem refuses. NamespaceOf a valid partition
+// name is always one.
+func NamespaceNameProblem(n string) string {
+	switch {
+	case n == "" || len(n) > 255:
+		return "must be 1-255 characters (a file name in /run/netns)"
+	case n == "." || n == "..":
+		return "is not a namespace name"
+	case strings.ContainsAny(n, unitUnsafeNameChars):
+		return "has characters a namespace name cannot have ('/', ':', whitespace) or a unit cannot carry"
+	}
+	return ""
+}
+
+// unitUnsafeNameChars are what neither an interface nor a namespace name
+// may hold: '/' (a path), ':', whitespace, and what systemd expands or
+// quotes on a unit line.
+const unitUnsafeNameChars = "/: \t\n%$'\"\\"
+
+// InterfaceNameProblem says what is wrong with a network interface name
+// of the plan, "" when nothing: Linux interface names are 1-15 bytes
+// (IFNAMSIZ), without '/', ':' or whitespace.
 func InterfaceNameProblem(n string) string {
 	switch {
 	case n == "" || len(n) > 15:
 		return "must be 1-15 characters (the kernel's IFNAMSIZ)"
 	case n == "." || n == "..":
 		return "is not an interface name"
-	case strings.ContainsAny(n, "/: \t\n%$'\"\\"):
+	case strings.ContainsAny(n, unitUnsafeNameChars):
 		return "has characters an interface name cannot have ('/', ':', whitespace) or a unit cannot carry"
 	}
 	return ""

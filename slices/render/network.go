@@ -93,7 +93,12 @@ func (r *renderer) netns(p *planner.Partition) error {
 	if r.network == nil {
 		return fmt.Errorf("a network namespace is planned for the partition, but network.mode is %q", r.plan.Network.Mode)
 	}
-	for _, n := range []struct{ field, v string }{{"network.namespace", pn.Namespace}, {"network.hostLink", pn.HostLink}, {"network.interface", pn.Interface}} {
+	// The namespace is a file in /run/netns, the links are interfaces
+	// (IFNAMSIZ): the planner's rules for each.
+	if msg := planner.NamespaceNameProblem(pn.Namespace); msg != "" {
+		return fmt.Errorf("network.namespace %q %s", pn.Namespace, msg)
+	}
+	for _, n := range []struct{ field, v string }{{"network.hostLink", pn.HostLink}, {"network.interface", pn.Interface}} {
 		if msg := planner.InterfaceNameProblem(n.v); msg != "" {
 			return fmt.Errorf("%s %q %s", n.field, n.v, msg)
 		}
