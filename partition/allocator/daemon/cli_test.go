@@ -74,8 +74,15 @@ func TestCLIAgainstTwoPartitions(t *testing.T) {
 	// Both placements of --output work.
 	for _, args := range [][]string{{"--output", "json", "allocations"}, {"allocations", "-o", "json"}} {
 		out, code = runCLI(t, append(args, "--socket-dir", sockets)...)
-		var lists []daemon.AllocationsResponse
-		if code != 0 || json.Unmarshal([]byte(out), &lists) != nil || len(lists) != 2 || lists[0].Partition != "blue" || len(lists[0].Allocations) != 1 || len(lists[1].Allocations) != 0 {
+		// The CLI prints an AllocationList (apiVersion, kind, items).
+		var list struct {
+			APIVersion string                       `json:"apiVersion"`
+			Kind       string                       `json:"kind"`
+			Items      []daemon.AllocationsResponse `json:"items"`
+		}
+		lists := &list.Items
+		if code != 0 || json.Unmarshal([]byte(out), &list) != nil || list.Kind != "AllocationList" || list.APIVersion != "numa-partition.io/v1alpha1" ||
+			len(*lists) != 2 || (*lists)[0].Partition != "blue" || len((*lists)[0].Allocations) != 1 || len((*lists)[1].Allocations) != 0 {
 			t.Fatalf("%v: exit %d\n%s", args, code, out)
 		}
 	}
@@ -172,8 +179,13 @@ func TestAdmitExampleWorkloads(t *testing.T) {
 	startDaemon(t, daemonSpec{dir: t.TempDir(), socketDir: sockets, partition: "red", config: writeConfig(t, t.TempDir(), cfg), extra: []string{"--label", "numa-type=red"}})
 	for _, ex := range []struct{ file, kind string }{{"pod-red.yaml", "Pod"}, {"vmi-hugepages.yaml", "VirtualMachineInstance"}} {
 		out, code := runCLI(t, "admit", "-o", "json", "-f", "../../../examples/workloads/"+ex.file, "--socket-dir", sockets)
-		var resp daemon.AdmitResponse
-		if code != 0 || json.Unmarshal([]byte(out), &resp) != nil || resp.Kind != ex.kind || !resp.Decision.Admitted || resp.Partition != "red" {
+		// The CLI prints an Admission; the manifest's kind is manifestKind.
+		var resp struct {
+			daemon.AdmitResponse
+			Kind         string `json:"kind"`
+			ManifestKind string `json:"manifestKind"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &resp) != nil || resp.Kind != "Admission" || resp.ManifestKind != ex.kind || !resp.Decision.Admitted || resp.Partition != "red" {
 			t.Fatalf("%s: exit %d\n%s", ex.file, code, out)
 		}
 		if ex.kind == "VirtualMachineInstance" {
