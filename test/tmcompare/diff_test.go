@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	tm "github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 )
 
 // check runs both implementations on one input and fails on any
@@ -63,4 +65,24 @@ func TestShapedEqualsKubelet(t *testing.T) {
 		}
 	}
 	t.Logf("%d shaped inputs identical", total)
+}
+
+// TestTimedEqualsKubelet: every input BenchmarkRatio times, none's
+// included, gets kubelet's answer, so its speed-ups are of the same
+// decisions.
+func TestTimedEqualsKubelet(t *testing.T) {
+	total := 0
+	for _, set := range ratioInputs() {
+		for i, in := range set {
+			check(t, fmt.Sprintf("ratio %d nodes %s #%d", len(in.machine), in.policy, i), in)
+			in.policy = tm.PolicyNone
+			check(t, fmt.Sprintf("ratio %d nodes none #%d", len(in.machine), i), in)
+			total += 2
+		}
+	}
+	for i, in := range above8Inputs() {
+		check(t, fmt.Sprintf("above 8 nodes #%d", i), in)
+		total++
+	}
+	t.Logf("%d timed inputs identical", total)
 }

@@ -7,15 +7,19 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	tm "github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 )
 
-// timeRun is the mean time of reps calls of run.
-func timeRun(run func(), reps int) time.Duration {
+// timeRun is the mean time of reps calls of run, in ns: a float, since
+// a merge of policy none takes 2 ns and whole nanoseconds made its
+// ratios 2/3 or 3/2.
+func timeRun(run func(), reps int) float64 {
 	start := time.Now()
 	for i := 0; i < reps; i++ {
 		run()
 	}
-	return time.Since(start) / time.Duration(reps)
+	return float64(time.Since(start)) / float64(reps)
 }
 
 // repsFor is how many calls of run last about span, at least 8. It
@@ -25,7 +29,7 @@ func repsFor(run func(), span time.Duration) int {
 	timeRun(run, 8)
 	reps := 8
 	for {
-		if d := timeRun(run, reps) * time.Duration(reps); d >= span || reps >= 1<<20 {
+		if d := timeRun(run, reps) * float64(reps); d >= float64(span) || reps >= 1<<20 {
 			return reps
 		}
 		reps *= 2
@@ -40,51 +44,83 @@ func repsFor(run func(), span time.Duration) int {
 // fastest, which filters out the noise of a shared machine. The inputs
 // are the topologymanager package's BenchmarkRatioNaive's (same generator,
 // same seed: TestRatioInputs), which times the naive baseline on them.
-// Run:
+// The none sets are the best-effort sets' inputs under policy none
+// (kubelet's and ours return a constant without looking at the hints),
+// and above8/any is BenchmarkRatio's check above 8 nodes: 1,000 random
+// inputs at 9-16 nodes, every policy but none, reporting how many are
+// slower than kubelet's (slower-count). Run:
 //
 //	go test -run '^$' -bench Ratio -benchtime 5x
 func BenchmarkRatio(b *testing.B) {
 	for _, set := range ratioInputs() {
-		pairs := make([]*pair, len(set))
-		for i, in := range set {
-			p, err := newPair(in)
-			if err != nil {
-				b.Fatal(err)
+		ratioSet(b, fmt.Sprintf("random/%02d/%s", len(set[0].machine), set[0].policy), set)
+		if set[0].policy == tm.PolicyBestEffort && len(set[0].machine) <= 8 {
+			none := slices.Clone(set)
+			for i := range none {
+				none[i].policy = tm.PolicyNone
 			}
-			pairs[i] = p
+			ratioSet(b, fmt.Sprintf("random/%02d/%s", len(set[0].machine), tm.PolicyNone), none)
 		}
-		b.Run(fmt.Sprintf("random/%02d/%s", len(set[0].machine), set[0].policy), func(b *testing.B) {
-			ours, kube := timeEach(b, pairs)
-			ratios := make([]float64, len(pairs))
-			var kubeSum time.Duration
-			totalPerms, worst := 0, 0
-			for i, p := range pairs {
-				kubeSum += kube[i]
-				totalPerms += perms(p.in.providers)
-				ratios[i] = float64(kube[i]) / float64(max(ours[i], 1))
-				if ratios[i] < ratios[worst] {
-					worst = i
-				}
-			}
-			b.ReportMetric(median(ratios), "median-x")
-			b.ReportMetric(ratios[worst], "worst-x")
-			b.ReportMetric(median(durs(ours)), "ours-med-ns")
-			b.ReportMetric(median(durs(kube)), "kubelet-med-ns")
-			b.ReportMetric(float64(kubeSum)/float64(totalPerms), "kubelet-ns/perm")
-			b.ReportMetric(0, "ns/op")
-			w := pairs[worst]
-			b.Logf("worst: %.1fx, ours %v kubelet %v, %d permutations, machine %v closest %v, providers %v",
-				ratios[worst], ours[worst], kube[worst], perms(w.in.providers), w.in.machine, w.in.closest, w.in.providers)
-		})
 	}
+	ratioSet(b, "above8/any", above8Inputs())
+}
+
+// above8Inputs is 1,000 random inputs at 9 to 16 nodes, the policies in
+// turn (none left out), at most 4,096 permutations.
+func above8Inputs() []input {
+	r := rand.New(rand.NewPCG(9, 16))
+	set := make([]input, 1000)
+	for i := range set {
+		set[i] = randomInput(r, 9+r.IntN(8), 4096, policies[i%len(policies)])
+	}
+	return set
+}
+
+// ratioSet times the inputs of one set and reports its figures.
+func ratioSet(b *testing.B, name string, set []input) {
+	pairs := make([]*pair, len(set))
+	for i, in := range set {
+		p, err := newPair(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pairs[i] = p
+	}
+	b.Run(name, func(b *testing.B) {
+		ours, kube := timeEach(b, pairs)
+		ratios := make([]float64, len(pairs))
+		kubeSum := 0.0
+		totalPerms, worst, slower := 0, 0, 0
+		for i, p := range pairs {
+			kubeSum += kube[i]
+			totalPerms += perms(p.in.providers)
+			ratios[i] = kube[i] / max(ours[i], 0.001)
+			if ratios[i] < ratios[worst] {
+				worst = i
+			}
+			if ours[i] > kube[i] {
+				slower++
+			}
+		}
+		b.ReportMetric(median(ratios), "median-x")
+		b.ReportMetric(ratios[worst], "worst-x")
+		b.ReportMetric(float64(slower), "slower-count")
+		b.ReportMetric(median(ours), "ours-med-ns")
+		b.ReportMetric(median(kube), "kubelet-med-ns")
+		b.ReportMetric(kubeSum/float64(totalPerms), "kubelet-ns/perm")
+		b.ReportMetric(0, "ns/op")
+		w := pairs[worst]
+		b.Logf("worst: %.1fx, ours %.1fns kubelet %.1fns, %d permutations, policy %s, machine %v closest %v, providers %v",
+			ratios[worst], ours[worst], kube[worst], perms(w.in.providers), w.in.policy, w.in.machine, w.in.closest, w.in.providers)
+	})
 }
 
 // timeEach is every pair's fastest time of ours and of kubelet's over
-// b.N rounds; each round times every pair, ours then kubelet's, with
-// enough calls to last about 20 µs.
-func timeEach(b *testing.B, pairs []*pair) (ours, kube []time.Duration) {
+// b.N rounds, in ns; each round times every pair, ours then kubelet's,
+// with enough calls to last about 20 µs.
+func timeEach(b *testing.B, pairs []*pair) (ours, kube []float64) {
 	const span = 20 * time.Microsecond
-	ours, kube = make([]time.Duration, len(pairs)), make([]time.Duration, len(pairs))
+	ours, kube = make([]float64, len(pairs)), make([]float64, len(pairs))
 	oursReps, kubeReps := make([]int, len(pairs)), make([]int, len(pairs))
 	for i, p := range pairs {
 		oursReps[i] = repsFor(func() { p.runOurs() }, span)
@@ -103,14 +139,6 @@ func timeEach(b *testing.B, pairs []*pair) (ours, kube []time.Duration) {
 		}
 	}
 	return ours, kube
-}
-
-func durs(d []time.Duration) []float64 {
-	out := make([]float64, len(d))
-	for i, x := range d {
-		out[i] = float64(x)
-	}
-	return out
 }
 
 func median(x []float64) float64 {
