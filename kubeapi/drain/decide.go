@@ -38,6 +38,10 @@ const (
 	ReasonTerminating  = "Terminating"  // being deleted already
 	ReasonNoController = "NoController" // nothing recreates it elsewhere
 	ReasonEmptyDir     = "EmptyDir"     // its emptyDir data goes with it
+	// ReasonMultipleBudgets: more than one PodDisruptionBudget selects it,
+	// and the Eviction API refuses to evict such a pod (500), whatever
+	// the budgets allow; no flag overrides it.
+	ReasonMultipleBudgets = "MultipleBudgets"
 )
 
 // mirrorAnnotation marks a static pod's mirror (kubelet's
@@ -60,6 +64,8 @@ type Decision struct {
 	// Reason is empty for Evict; for Refuse it is the first reason of
 	// Reasons.
 	Reason string `json:"reason,omitempty"`
+	// Budgets are, for ReasonMultipleBudgets, the budgets that select it.
+	Budgets []string `json:"budgets,omitempty"`
 }
 
 // Rules are what a drain may evict beyond the pods a controller recreates.
@@ -214,6 +220,15 @@ func (e *Refusal) Error() string {
 	}
 	if ps := by[ReasonEmptyDir]; len(ps) > 0 {
 		parts = append(parts, fmt.Sprintf("%d pods with emptyDir volumes, whose data would be lost (%s): --delete-emptydir-data evicts them", len(ps), Name(ps)))
+	}
+	var multi []string
+	for _, d := range e.Pods {
+		if d.Reason == ReasonMultipleBudgets {
+			multi = append(multi, fmt.Sprintf("%s (%s)", d, strings.Join(d.Budgets, ", ")))
+		}
+	}
+	if len(multi) > 0 {
+		parts = append(parts, fmt.Sprintf("%d pods that more than one PodDisruptionBudget selects, which the Eviction API refuses to evict (%s): make one budget select each pod", len(multi), Name(multi)))
 	}
 	return fmt.Sprintf("Node %s cannot be drained: %s", e.Node, strings.Join(parts, "; "))
 }

@@ -150,60 +150,80 @@ type Result struct {
 // not exist has no pods (errors.Is(err, kubeapi.ErrNotFound) is not an
 // error here).
 func Check(ctx context.Context, api API, name string, r Rules) ([]Decision, error) {
-	_, ds, err := check(ctx, api, name, r)
+	_, ds, _, err := check(ctx, api, name, r)
 	return ds, err
 }
 
 // CheckGates is Check that also says which PodDisruptionBudgets will gate
 // the evictions (the pods it would evict, the budgets of their
 // namespaces that select them, each budget's state now): what a dry run
-// shows before a drain. Budgets that cannot be read are an error.
+// shows before a drain. A namespace whose budgets cannot be read (a
+// kubelet's credentials may not list them) is a Block without a budget
+// that says so.
 func CheckGates(ctx context.Context, api API, name string, r Rules) ([]Decision, []Block, error) {
-	pods, ds, err := check(ctx, api, name, r)
-	var refusal *Refusal
-	if err != nil && !errors.As(err, &refusal) {
-		return ds, nil, err
-	}
-	// A refusal still shows the budgets the other pods would meet.
-	budgets := map[string][]policyv1.PodDisruptionBudget{}
-	gates := map[string]*Block{}
-	for _, d := range Select(ds, Evict) {
-		pdbs, ok := budgets[d.Namespace]
-		if !ok {
-			var lerr error
-			if pdbs, lerr = api.PodDisruptionBudgets(ctx, d.Namespace); lerr != nil {
-				return ds, nil, fmt.Errorf("listing the PodDisruptionBudgets of namespace %s: %w", d.Namespace, lerr)
-			}
-			budgets[d.Namespace] = pdbs
-		}
-		for _, b := range Budgets(pods[d.UID], pdbs) {
-			key := b.Namespace + "/" + b.Name
-			g, ok := gates[key]
-			if !ok {
-				g = &Block{Budget: key, Detail: BudgetState(b)}
-				gates[key] = g
-			}
-			g.Pods = append(g.Pods, d.String())
-		}
-	}
-	return ds, sortedBlocks(gates), err
+	_, ds, gates, err := check(ctx, api, name, r)
+	return ds, gates, err
 }
 
-// check is Check that also returns the pods as listed, by UID.
-func check(ctx context.Context, api API, name string, r Rules) (map[types.UID]corev1.Pod, []Decision, error) {
+// check is Check that also returns the pods as listed, by UID, and the
+// budgets that gate their evictions (CheckGates). A pod that more than
+// one budget selects is refused (ReasonMultipleBudgets): the Eviction
+// API answers 500 for it, whatever the budgets allow.
+func check(ctx context.Context, api API, name string, r Rules) (map[types.UID]corev1.Pod, []Decision, []Block, error) {
 	pods, err := api.PodsOnNode(ctx, name)
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing the pods of Node %s: %w", name, err)
+		return nil, nil, nil, fmt.Errorf("listing the pods of Node %s: %w", name, err)
 	}
 	byUID := make(map[types.UID]corev1.Pod, len(pods))
 	for _, p := range pods {
 		byUID[p.UID] = p
 	}
 	ds := Classify(pods, r)
-	if refused := Select(ds, Refuse); len(refused) > 0 {
-		return byUID, ds, &Refusal{Node: name, Pods: refused}
+	gates := map[string]*Block{}
+	budgets := map[string][]policyv1.PodDisruptionBudget{}
+	unread := map[string]error{}
+	for i, d := range ds {
+		if d.Action != Evict {
+			continue
+		}
+		pdbs, ok := budgets[d.Namespace]
+		if _, failed := unread[d.Namespace]; !ok && !failed {
+			var lerr error
+			if pdbs, lerr = api.PodDisruptionBudgets(ctx, d.Namespace); lerr != nil {
+				unread[d.Namespace] = lerr
+			} else {
+				budgets[d.Namespace] = pdbs
+			}
+		}
+		if lerr, failed := unread[d.Namespace]; failed {
+			addGate(gates, "", "namespace "+d.Namespace+": its PodDisruptionBudgets could not be read: "+lerr.Error(), d)
+			continue
+		}
+		matched := Budgets(byUID[d.UID], pdbs)
+		if len(matched) > 1 {
+			ds[i].Action, ds[i].Reason = Refuse, ReasonMultipleBudgets
+			for _, b := range matched {
+				ds[i].Budgets = append(ds[i].Budgets, b.Namespace+"/"+b.Name)
+			}
+		}
+		for _, b := range matched {
+			addGate(gates, b.Namespace+"/"+b.Name, BudgetState(b), d)
+		}
 	}
-	return byUID, ds, nil
+	if refused := Select(ds, Refuse); len(refused) > 0 {
+		return byUID, ds, sortedBlocks(gates), &Refusal{Node: name, Pods: refused}
+	}
+	return byUID, ds, sortedBlocks(gates), nil
+}
+
+// addGate adds d's pod to the gate of key, made with detail.
+func addGate(gates map[string]*Block, key, detail string, d Decision) {
+	g, ok := gates[key]
+	if !ok {
+		g = &Block{Budget: key, Detail: detail}
+		gates[key] = g
+	}
+	g.Pods = append(g.Pods, d.String())
 }
 
 // Drain cordons Node name and evicts its pods (see the package comment).
@@ -239,7 +259,7 @@ func Drain(ctx context.Context, api API, name string, o Options) (*Result, error
 		res.Cordoned = true
 	}
 	// Listed after the cordon: no pod is scheduled to it from now on.
-	pods, ds, err := check(ctx, api, name, o.Rules)
+	pods, ds, _, err := check(ctx, api, name, o.Rules)
 	res.Pods = append(res.Pods, ds...)
 	if err != nil {
 		return done(err)

@@ -400,6 +400,24 @@ func TestRealAPIServer(t *testing.T) {
 			b.Status.ObservedGeneration >= b.Generation && b.Generation > 0 && b.Status.CurrentHealthy == 3
 	})
 
+	// A second budget over the same pods: the real API server answers
+	// their evictions with 500 ("more than one PodDisruptionBudget"),
+	// whatever the budgets allow, so the drain's check refuses them
+	// before anything is cordoned or evicted, naming both budgets.
+	one := intstr.FromInt32(1)
+	cp.must(t, "POST", "/apis/policy/v1/namespaces/default/poddisruptionbudgets", &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-too"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: web}}}, nil)
+	if err := c.Evict(ctx, "default", "web-0", ""); err == nil || errors.Is(err, kubeapi.ErrTooManyRequests) || !strings.Contains(err.Error(), "more than one PodDisruptionBudget") {
+		t.Errorf("evicting a pod two budgets select: %v, want the API server's 500", err)
+	}
+	var twice *drain.Refusal
+	if _, err := drain.Check(ctx, c, "host-node0", drain.Rules{Force: true}); !errors.As(err, &twice) ||
+		!strings.Contains(err.Error(), "3 pods that more than one PodDisruptionBudget selects") || !strings.Contains(err.Error(), "default/web, default/web-too") {
+		t.Errorf("the check with two budgets over the web pods: %v", err)
+	}
+	cp.must(t, "DELETE", "/apis/policy/v1/namespaces/default/poddisruptionbudgets/web-too", nil, nil)
+
 	// The kubelet's own credentials (Node authorizer, NodeRestriction):
 	// its Node's pods, its own cordon and its pods' evictions, yes (the
 	// budget answers 429); budgets, another Node, deleting its own, no.

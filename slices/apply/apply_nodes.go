@@ -155,6 +155,10 @@ func nodeActions(t nodeTarget, r NodeRemoval, drains, deletes bool) []string {
 			out = append(out, fmt.Sprintf("evict %d pods (%s)", len(ev), drain.Name(ev)))
 		}
 		for _, b := range r.Budgets {
+			if b.Budget == "" { // not readable with these credentials
+				out = append(out, fmt.Sprintf("evictions of %s gated by unknown budgets (%s)", drain.Name(b.Pods), b.Detail))
+				continue
+			}
 			out = append(out, fmt.Sprintf("evictions of %s gated by PodDisruptionBudget %s (%s)", drain.Name(b.Pods), b.Budget, b.Detail))
 		}
 		if ref := pods(drain.Refuse); len(ref) > 0 {
