@@ -27,7 +27,7 @@ const holderCommand = "/bin/sleep infinity"
 // reported every sandbox without an IP and kubelet killed and re-created
 // every pod of the partition. The holder's namespace outlives containerd,
 // so a restarted containerd (and kubelet) enter the same mounts.
-func (r *renderer) mountNamespace(p *planner.Partition, cpu cpuView, ns *netnsView) error {
+func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView) error {
 	// BindPaths= needs both ends to exist before the mount namespace is
 	// set up, which is before any ExecStartPre= runs; StateDirectory=
 	// creates them (as root, 0755) just before: the planner keeps the
@@ -44,7 +44,7 @@ func (r *renderer) mountNamespace(p *planner.Partition, cpu cpuView, ns *netnsVi
 	}
 	unit := mountnsUnit(p.Name)
 	err = r.template(unitPath(unit), "mountns.service.tmpl", map[string]any{
-		"Name": p.Name, "Nodes": p.Nodes.String(), "Slice": p.Slice, "CPU": cpu, "Netns": ns,
+		"Name": p.Name, "Slice": p.Slice, "Netns": ns,
 		"Before":           []string{containerdUnit(p.Name), kubeletUnit(p.Name)},
 		"HugepageBinds":    binds,
 		"DevicePluginsDir": p.Kubelet.DevicePluginsDir,

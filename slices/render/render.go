@@ -522,7 +522,7 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) 
 	if err != nil {
 		return err
 	}
-	if err := r.mountNamespace(p, cpu, ns); err != nil {
+	if err := r.mountNamespace(p, ns); err != nil {
 		return err
 	}
 	exec, err := inMountNamespace(p, "containerd", []string{rt.Binary, "--config", rt.ConfigPath})

@@ -206,3 +206,32 @@ func TestContainerdConfig(t *testing.T) {
 func withNodeDirs(dirs ...planner.NodeDir) func(*planner.Plan) {
 	return func(p *planner.Plan) { p.Partitions[0].NodeDirs = dirs }
 }
+
+// The mount-namespace holder's unit names neither the partition's CPUs
+// nor its NUMA nodes: a change of those (the e2e's layout step merged
+// node0 and node2) restarted the holder, which re-created the namespace
+// and every pod of the partition (new sandboxes) without a drain.
+func TestMountNamespaceHolderOutlivesACPUChange(t *testing.T) {
+	holder := func(plan planner.Plan) string {
+		t.Helper()
+		b, err := Render(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range b.Files {
+			if f.Path == unitPath(mountnsUnit("node1")) {
+				return string(f.Content)
+			}
+		}
+		t.Fatal("no holder unit for node1")
+		return ""
+	}
+	before := seedPlan()
+	after := seedPlan()
+	after.Host.ReservedCPUs = bitmask.NewCPUSet(0)
+	after.Partitions[1].HostReservedCPUs = bitmask.CPUSet{}
+	after.Partitions[1].CPUs = bitmask.MustParseCPUList("4-7")
+	if a, b := holder(before), holder(after); a != b {
+		t.Errorf("node1's holder unit changes with its CPUs:\n%s\n---\n%s", a, b)
+	}
+}
