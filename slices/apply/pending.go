@@ -9,8 +9,8 @@ import (
 )
 
 // writePending writes the record of an apply that is about to touch the
-// host, marked pending: rec's files, units, slices, hugepages and
-// directories, the previous generation's that rec drops (a killed apply
+// host, marked pending: rec's files, units, slices, hugepages,
+// partitions and directories, the previous generation's that rec drops (a killed apply
 // may not have removed them yet), and every directory the steps may
 // create. A kill -9 anywhere after this leaves a record that covers the
 // host; the apply's last step replaces it with the finished one. It
@@ -31,6 +31,10 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 	pend.Slices = appendMissing(rec.Slices, prev.Slices, func(s SliceSet) string { return s.Unit })
 	pend.Network = mergeNetwork(rec.Network, prev.Network)
 	pend.Hugepages = appendMissing(rec.Hugepages, prev.Hugepages, func(h HugepageTarget) HugepageKey { return HugepageKey{h.Node, h.PageSize} })
+	// The partitions (and Node names) rec drops stay listed until the
+	// apply finishes: killed mid-drain of a partition that goes, the next
+	// apply (or remove) must still see it go, drain its Node and delete it.
+	pend.Partitions = appendMissing(rec.Partitions, prev.Partitions, func(p RecordPartition) [2]string { return [2]string{p.Name, p.NodeName} })
 	for _, f := range d.Files {
 		pend.Dirs = appendNew(pend.Dirs, missingDirs(root, path.Dir(f.Path))...)
 		if _, there := cur.Files[f.Path]; there {
