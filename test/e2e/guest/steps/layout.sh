@@ -4,7 +4,8 @@
 # 0-1, kubelet mode) and node2 (nodes 2-3, nri mode), are merged into one
 # partition node0 (nodes 0-3), then split back, while a Deployment of two
 # replicas, one on each Node, runs under a budget that allows one
-# disruption; its ready replicas are sampled every second throughout.
+# disruption; its ready replicas are sampled every second through the
+# drains.
 # - merge: node2 goes, so its Node is cordoned and drained (its replica
 #   moves to node0), its units go and its Node object is deleted. node0's
 #   CPUs change and its kubelet restarts on fresh manager state, but no
@@ -135,6 +136,23 @@ expect_eq "e2e-layout's pods on $N0" "$(pods_on $NS app=e2e-layout $N0 | wc -l)"
 expect_eq "this boot's Nodes after the merge" "$(boot_nodes)" "$N0"
 out=$(numa-partition status 2>&1) && ok "status healthy after the merge" || fail "status after the merge: $(tail -4 <<<"$out" | tr '\n' ' ')"
 
+# The samples so far cover the drains (the killed one and the merge): a
+# ready replica in each. The split drains nothing (node2 is new, node0's
+# pods pin nothing): node0's kubelet restarts with both replicas running,
+# which must keep running (same pods, no container restart); kubelet 1.37
+# reports them not ready for a few seconds around its restart (sampled
+# on, and shown, not asserted).
+rm -f $STATE/layout-sampling; wait $sampler
+samples=$(wc -l < $STATE/layout-ready)
+least=$(awk 'NR==1||$2<m{m=$2} END{print m}' $STATE/layout-ready)
+[ "$samples" -ge 10 ] && [ "$least" -ge 1 ] && ok "e2e-layout kept a ready replica through the killed drain and the merge ($samples samples, fewest ready $least)" \
+  || fail "e2e-layout had $least ready replicas at one point ($samples samples): $(awk '{print $2}' $STATE/layout-ready | uniq -c | tr '\n' ' ')"
+web_pods() { api "/api/v1/namespaces/$NS/pods?labelSelector=app%3De2e-layout" '[.items[] | "\(.metadata.name):\(.status.containerStatuses[0].restartCount // 0)"] | sort | join(" ")'; }
+pods_before=$(web_pods)
+rm -f $STATE/layout-ready; touch $STATE/layout-sampling
+( while [ -e $STATE/layout-sampling ]; do echo "$(date +%s) $(web_ready)" >> $STATE/layout-ready; sleep 1; done ) &
+sampler=$!
+
 # Split back: node2 is a new partition that joins by TLS bootstrap;
 # node0 shrinks (restarted on fresh state; its pods pin nothing).
 cp $STATE/config-before-layout.toml $CONFIG
@@ -155,10 +173,8 @@ wait_healthy
 expect_eq "this boot's Nodes after the split" "$(boot_nodes)" "$N0 $N2"
 wait_until $POD_START_S "e2e-layout's 2 replicas ready after the split" both_ready
 rm -f $STATE/layout-sampling; wait $sampler
-samples=$(wc -l < $STATE/layout-ready)
-least=$(awk 'NR==1||$2<m{m=$2} END{print m}' $STATE/layout-ready)
-[ "$samples" -ge 10 ] && [ "$least" -ge 1 ] && ok "e2e-layout kept a ready replica through the merge and the split ($samples samples, fewest ready $least)" \
-  || fail "e2e-layout had $least ready replicas at one point ($samples samples): $(awk '{print $2}' $STATE/layout-ready | uniq -c | tr '\n' ' ')"
+expect_eq "e2e-layout's pods (name:restarts) through node0's kubelet restart" "$(web_pods)" "$pods_before"
+echo "  e2e-layout's ready replicas through the split (count × value): $(awk '{print $2}' $STATE/layout-ready | uniq -c | tr '\n' ' ')"
 out=$(numa-partition status 2>&1) && ok "status healthy after the split" || fail "status after the split: $(tail -4 <<<"$out" | tr '\n' ' ')"
 run k -n $NS delete deployment/e2e-layout pdb/e2e-layout --wait=true --timeout=120s >/dev/null || fail "deleting Deployment e2e-layout"
 finish
