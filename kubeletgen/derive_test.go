@@ -320,7 +320,15 @@ func TestConfigFields(t *testing.T) {
 	bad = twoNodes()
 	bad.Partitions[0].Kubelet.Port = 70000
 	_, err = Config(&bad, &bad.Partitions[0])
-	require.Error(t, err)
+	assert.ErrorContains(t, err, "outside 1-65535")
+
+	// The planner's one port rule, not a range of kubeletgen's own: a
+	// plan file's healthz port on etcd's, or on the other partition's
+	// kubelet port in the same namespace, rendered before.
+	bad = twoNodes()
+	bad.Partitions[0].Kubelet.HealthzPort = 2379
+	_, err = Config(&bad, &bad.Partitions[0])
+	assert.ErrorContains(t, err, "2379, the port of etcd")
 }
 
 func TestMarshalRoundTrip(t *testing.T) {

@@ -31,8 +31,10 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 	if want := planner.CgroupRoot(p.Name); k.CgroupRoot != want {
 		return nil, fmt.Errorf("partition %s: kubelet cgroupRoot %q must be %q: its pods must nest in the partition's slice", p.Name, k.CgroupRoot, want)
 	}
-	if k.Port <= 0 || k.Port > 65535 || k.HealthzPort <= 0 || k.HealthzPort > 65535 || k.ReadOnlyPort < 0 || k.ReadOnlyPort > 65535 {
-		return nil, fmt.Errorf("partition %s: kubelet ports port=%d healthzPort=%d readOnlyPort=%d: allowed are 1-65535 (readOnlyPort 0 = off)", p.Name, k.Port, k.HealthzPort, k.ReadOnlyPort)
+	// The planner's one port rule (range, well-known ports, collisions),
+	// for plans read from a file.
+	if err := planner.PlanPortsProblem(plan); err != nil {
+		return nil, fmt.Errorf("partition %s: %w", p.Name, err)
 	}
 	if p.Runtime.Endpoint == "" {
 		return nil, fmt.Errorf("partition %s: runtime endpoint is empty", p.Name)
