@@ -196,15 +196,16 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	if err := r.checkFiles(); err != nil {
 		return nil, err
 	}
-	if o.Offline {
-		return r.offline(ctx)
-	}
 	if err := r.checkUnits(ctx); err != nil {
 		return nil, err
 	}
-	r.checkNodes()
-	r.http = &http.Client{Timeout: o.ProbeTimeout, Transport: &http.Transport{DialContext: dialer(o.Root)}}
-	if o.Kubeconfig != "" && !o.NoAPI {
+	if o.Offline {
+		st.Offline = offlineStatusNote
+	} else {
+		r.checkNodes()
+		r.http = &http.Client{Timeout: o.ProbeTimeout, Transport: &http.Transport{DialContext: dialer(o.Root)}}
+	}
+	if o.Kubeconfig != "" && !o.NoAPI && !o.Offline {
 		// The admin's kubeconfig is status's own input: unusable, it is
 		// status failing, not the host.
 		cfg, err := kubeapi.Load("/", o.Kubeconfig)
@@ -230,48 +231,9 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		}
 	}
 	st.Health = Healthy
-	if len(st.Problems) > 0 {
-		st.Health = Degraded
+	if o.Offline {
+		st.Health = Offline // never healthy: the live host was not read
 	}
-	return st, nil
-}
-
-// offline ends an offline status: the units as the tree has them (files
-// and enablement; states unknown), each partition's recorded facts, and
-// the health "offline" unless what was read has problems.
-func (r *statusRun) offline(ctx context.Context) (*Status, error) {
-	st := r.st
-	st.Offline = offlineStatusNote
-	r.infos = map[string]systemd.UnitInfo{}
-	for _, u := range r.rec.Units {
-		info, err := r.o.Systemd.Unit(ctx, u.Name)
-		if err != nil {
-			return nil, err
-		}
-		r.infos[u.Name] = info
-		if u.Enable && !info.Enabled() {
-			r.drift("%s is %s, applied enabled", u.Name, orNone(info.UnitFileState))
-		}
-	}
-	units := map[string]bool{}
-	for _, p := range r.rec.Partitions {
-		ps := PartitionStatus{Name: p.Name, Slice: p.Slice, Units: []UnitState{}, Nodes: []NodeState{},
-			Kubelet: Probe{Detail: "offline: not probed"}, Allocator: Probe{Detail: "offline: not probed"},
-			Node: NodeStatus{Name: p.NodeName, Reason: NodeNotChecked, Message: "offline: not read"}}
-		for _, u := range r.rec.Units {
-			if u.Partition == p.Name {
-				ps.Units = append(ps.Units, unitState(r.infos[u.Name]))
-				units[u.Name] = true
-			}
-		}
-		st.Partitions = append(st.Partitions, ps)
-	}
-	for _, u := range r.rec.Units {
-		if !units[u.Name] {
-			st.Host.Units = append(st.Host.Units, unitState(r.infos[u.Name]))
-		}
-	}
-	st.Health = Offline
 	if len(st.Problems) > 0 {
 		st.Health = Degraded
 	}
@@ -334,12 +296,15 @@ func (r *statusRun) checkUnits(ctx context.Context) error {
 			return err
 		}
 		r.infos[u.Name] = info
-		if u.Start && !info.Active() {
+		if u.Start && !info.Active() && !r.o.Offline {
 			r.problem("%s is %s/%s", u.Name, info.ActiveState, info.SubState)
 		}
 		if u.Enable && !info.Enabled() {
 			r.drift("%s is %s, applied enabled", u.Name, orNone(info.UnitFileState))
 		}
+	}
+	if r.o.Offline {
+		return nil // states, cpusets in force: only a running systemd knows
 	}
 	for _, s := range r.rec.Slices {
 		info := r.infos[s.Unit]
@@ -400,6 +365,11 @@ func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[
 			ps.Units = append(ps.Units, unitState(r.infos[u.Name]))
 			units[u.Name] = true
 		}
+	}
+	if r.o.Offline {
+		ps.Kubelet, ps.Allocator = Probe{Detail: "offline: not probed"}, Probe{Detail: "offline: not probed"}
+		ps.Node = NodeStatus{Name: p.NodeName, Reason: NodeNotChecked, Message: "offline: not read"}
+		return ps
 	}
 	ps.EffectiveCPUs, ps.EffectiveMems = effectiveCpuset(r.o.Root, r.mode, p.Slice)
 	if want, ok := recordedSet(r.rec, p.Slice); ok && r.mode == CgroupV2 && ps.EffectiveCPUs != "" && ps.EffectiveCPUs != want.CPUs.String() {
