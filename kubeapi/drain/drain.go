@@ -148,25 +148,18 @@ type Result struct {
 // Check lists Node name's pods and classifies them, changing nothing: a
 // *Refusal when some may not be evicted under o.Rules. A Node that does
 // not exist has no pods (errors.Is(err, kubeapi.ErrNotFound) is not an
-// error here).
-func Check(ctx context.Context, api API, name string, r Rules) ([]Decision, error) {
-	_, ds, _, err := check(ctx, api, name, r)
-	return ds, err
-}
-
-// CheckGates is Check that also says which PodDisruptionBudgets will gate
-// the evictions (the pods it would evict, the budgets of their
-// namespaces that select them, each budget's state now): what a dry run
-// shows before a drain. A namespace whose budgets cannot be read (a
-// kubelet's credentials may not list them) is a Block without a budget
-// that says so.
-func CheckGates(ctx context.Context, api API, name string, r Rules) ([]Decision, []Block, error) {
+// error here). It also says which PodDisruptionBudgets will gate the
+// evictions (the pods it would evict, the budgets of their namespaces
+// that select them, each budget's state now), what a dry run shows
+// before a drain: a namespace whose budgets cannot be read (a kubelet's
+// credentials may not list them) is a Block without a budget that says
+// so.
+func Check(ctx context.Context, api API, name string, r Rules) ([]Decision, []Block, error) {
 	_, ds, gates, err := check(ctx, api, name, r)
 	return ds, gates, err
 }
 
-// check is Check that also returns the pods as listed, by UID, and the
-// budgets that gate their evictions (CheckGates). A pod that more than
+// check is Check that also returns the pods as listed, by UID. A pod that more than
 // one budget selects is refused (ReasonMultipleBudgets): the Eviction
 // API answers 500 for it, whatever the budgets allow.
 func check(ctx context.Context, api API, name string, r Rules) (map[types.UID]corev1.Pod, []Decision, []Block, error) {

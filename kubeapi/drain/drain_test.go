@@ -207,7 +207,7 @@ func TestDrainRefuses(t *testing.T) {
 	scratch.Spec.Volumes = []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	s.SetPod(scratch)
 	c := admin(t, s)
-	_, err := drain.Check(context.Background(), c, "host-node0", drain.Rules{})
+	_, _, err := drain.Check(context.Background(), c, "host-node0", drain.Rules{})
 	var r *drain.Refusal
 	if !errors.As(err, &r) || len(r.Pods) != 2 || !strings.Contains(err.Error(), "(dev/shell): --force") || !strings.Contains(err.Error(), "(dev/cache): --delete-emptydir-data") {
 		t.Fatalf("Check: %v", err)
@@ -335,7 +335,7 @@ func TestCheckGatesNamesTheBudgetsADrainWouldMeet(t *testing.T) {
 	s.SetPDB(pdb("kube-system", "flannel", 0, map[string]string{"app": "x"})) // no pod it evicts
 	s.SetPod(newPod("shop", "lone", "host-node0", map[string]string{"app": "lone"}, "ReplicaSet"))
 	c := admin(t, s)
-	ds, gates, err := drain.CheckGates(context.Background(), c, "host-node0", drain.Rules{})
+	ds, gates, err := drain.Check(context.Background(), c, "host-node0", drain.Rules{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestDrainRefusesAPodTwoBudgetsSelect(t *testing.T) {
 	s.SetPDB(pdb("shop", "all", 5, map[string]string{}))
 	c := admin(t, s)
 	for _, force := range []bool{false, true} {
-		_, err := drain.Check(context.Background(), c, "host-node0", drain.Rules{Force: force})
+		_, _, err := drain.Check(context.Background(), c, "host-node0", drain.Rules{Force: force})
 		var refusal *drain.Refusal
 		if !errors.As(err, &refusal) {
 			t.Fatalf("force %v: %v", force, err)
@@ -388,7 +388,7 @@ func TestDrainRefusesAPodTwoBudgetsSelect(t *testing.T) {
 	if _, err := drain.Drain(context.Background(), c, "host-node0", drain.Options{}); err == nil || len(s.Evictions()) > 0 {
 		t.Fatalf("drain: %v, evictions %q", err, s.Evictions())
 	}
-	ds, gates, err := drain.CheckGates(context.Background(), client(t, s, "system:node:host-node0", "system:nodes"), "host-node0", drain.Rules{})
+	ds, gates, err := drain.Check(context.Background(), client(t, s, "system:node:host-node0", "system:nodes"), "host-node0", drain.Rules{})
 	if err != nil {
 		t.Fatalf("with a kubelet's credentials (no budgets to read): %v", err)
 	}

@@ -412,7 +412,7 @@ func TestRealAPIServer(t *testing.T) {
 		t.Errorf("evicting a pod two budgets select: %v, want the API server's 500", err)
 	}
 	var twice *drain.Refusal
-	if _, err := drain.Check(ctx, c, "host-node0", drain.Rules{Force: true}); !errors.As(err, &twice) ||
+	if _, _, err := drain.Check(ctx, c, "host-node0", drain.Rules{Force: true}); !errors.As(err, &twice) ||
 		!strings.Contains(err.Error(), "3 pods that more than one PodDisruptionBudget selects") || !strings.Contains(err.Error(), "default/web, default/web-too") {
 		t.Errorf("the check with two budgets over the web pods: %v", err)
 	}

@@ -254,10 +254,10 @@ func prepareNodes(ctx context.Context, o Options, verb string, targets []nodeTar
 		var ds []drain.Decision
 		var refusal *drain.Refusal
 		if err == nil {
-			if o.DryRun && no.Drain { // the dry run shows the budgets too
-				ds, r.Budgets, err = drain.CheckGates(ctx, api, p.NodeName, rules)
-			} else {
-				ds, err = drain.Check(ctx, api, p.NodeName, rules)
+			var gates []drain.Block
+			ds, gates, err = drain.Check(ctx, api, p.NodeName, rules)
+			if o.DryRun && no.Drain { // the dry run shows the budgets
+				r.Budgets = gates
 			}
 			if errors.As(err, &refusal) {
 				err = nil
