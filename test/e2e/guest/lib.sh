@@ -369,3 +369,27 @@ deploy_addon() {
   grep -q "$label: imported" $STATE/$name.yaml || die "could not restrict $name to the Nodes labelled $label"
   run k apply -f $STATE/$name.yaml >/dev/null && ok "$what applied" || die "kubectl apply $name failed"
 }
+
+# ready_replicas DEPLOYMENT: its ready replicas (0 when unknown), in $NS.
+ready_replicas() { api "/apis/apps/v1/namespaces/$NS/deployments/$1" '.status.readyReplicas // 0'; }
+# sample_ready DEPLOYMENT: records its ready replicas once a second, in the
+# background, into $STATE/DEPLOYMENT-ready ("epoch count" lines, a new
+# file each time) until stop_sampling DEPLOYMENT (not in a subshell: it
+# waits for the sampler) stops it; ready_runs prints them as "count
+# value" runs.
+sample_ready() {
+  rm -f $STATE/$1-ready; touch $STATE/$1-sampling
+  ( while [ -e $STATE/$1-sampling ]; do echo "$(date +%s) $(ready_replicas $1)" >> $STATE/$1-ready; sleep 1; done ) &
+  READY_SAMPLER=$!
+}
+stop_sampling() { rm -f $STATE/$1-sampling; wait $READY_SAMPLER; }
+ready_runs() { awk '{print $2}' $STATE/$1-ready | uniq -c | tr '\n' ' '; }
+# expect_ready_throughout DEPLOYMENT MIN_SAMPLES WHEN: after stop_sampling,
+# at least MIN_SAMPLES samples and a ready replica in every one.
+expect_ready_throughout() {
+  local f=$STATE/$1-ready samples least
+  samples=$(wc -l < $f)
+  least=$(awk 'NR==1||$2<m{m=$2} END{print m}' $f)
+  [ "$samples" -ge "$2" ] && [ "$least" -ge 1 ] && ok "Deployment $1 kept a ready replica $3 ($samples samples, fewest ready $least)" \
+    || fail "Deployment $1 had $least ready replicas at one point $3 ($samples samples): $(ready_runs $1)"
+}

@@ -29,8 +29,7 @@ unschedulable() { api "/api/v1/nodes/$1" '.spec.unschedulable // false'; }
 alloc_cpu() { api "/api/v1/nodes/$1" '.status.allocatable.cpu'; }
 node_gone() { ! api_get "/api/v1/nodes/$1" >/dev/null 2>&1; }
 boot_nodes() { api "/api/v1/nodes?labelSelector=e2e.numa-partition.io%2Fboot%3D$BOOT" '[.items[].metadata.name] | sort | join(" ")'; }
-web_ready() { api "/apis/apps/v1/namespaces/$NS/deployments/e2e-layout" '.status.readyReplicas // 0'; }
-both_ready() { [ "$(web_ready)" = 2 ]; }
+both_ready() { [ "$(ready_replicas e2e-layout)" = 2 ]; }
 record_cordoned() { jq -r '[.cordoned[]?.node] | sort | join(" ")' $RECORD 2>/dev/null; }
 
 # Earlier steps' pods go first: no pod pins CPUs or memory in node0's
@@ -75,9 +74,7 @@ observed() { [ "$(api /apis/policy/v1/namespaces/$NS/poddisruptionbudgets/e2e-la
 wait_until 120 "budget e2e-layout allows no disruption of the 2 replicas" observed 1 0
 
 # e2e-layout's ready replicas, every second, until the split is done.
-rm -f $STATE/layout-ready; touch $STATE/layout-sampling
-( while [ -e $STATE/layout-sampling ]; do echo "$(date +%s) $(web_ready)" >> $STATE/layout-ready; sleep 1; done ) &
-sampler=$!
+sample_ready e2e-layout
 
 # The merged layout: one partition of every node, in kubelet mode.
 cp $CONFIG $STATE/config-before-layout.toml
@@ -142,16 +139,11 @@ out=$(numa-partition status 2>&1) && ok "status healthy after the merge" || fail
 # which must keep running (same pods, no container restart); kubelet 1.37
 # reports them not ready for a few seconds around its restart (sampled
 # on, and shown, not asserted).
-rm -f $STATE/layout-sampling; wait $sampler
-samples=$(wc -l < $STATE/layout-ready)
-least=$(awk 'NR==1||$2<m{m=$2} END{print m}' $STATE/layout-ready)
-[ "$samples" -ge 10 ] && [ "$least" -ge 1 ] && ok "e2e-layout kept a ready replica through the killed drain and the merge ($samples samples, fewest ready $least)" \
-  || fail "e2e-layout had $least ready replicas at one point ($samples samples): $(awk '{print $2}' $STATE/layout-ready | uniq -c | tr '\n' ' ')"
+stop_sampling e2e-layout
+expect_ready_throughout e2e-layout 10 "through the killed drain and the merge"
 web_pods() { api "/api/v1/namespaces/$NS/pods?labelSelector=app%3De2e-layout" '[.items[] | "\(.metadata.name):\(.status.containerStatuses[0].restartCount // 0)"] | sort | join(" ")'; }
 pods_before=$(web_pods)
-rm -f $STATE/layout-ready; touch $STATE/layout-sampling
-( while [ -e $STATE/layout-sampling ]; do echo "$(date +%s) $(web_ready)" >> $STATE/layout-ready; sleep 1; done ) &
-sampler=$!
+sample_ready e2e-layout
 
 # Split back: node2 is a new partition that joins by TLS bootstrap;
 # node0 shrinks (restarted on fresh state; its pods pin nothing).
@@ -172,9 +164,9 @@ done
 wait_healthy
 expect_eq "this boot's Nodes after the split" "$(boot_nodes)" "$N0 $N2"
 wait_until $POD_START_S "e2e-layout's 2 replicas ready after the split" both_ready
-rm -f $STATE/layout-sampling; wait $sampler
+stop_sampling e2e-layout
 expect_eq "e2e-layout's pods (name:restarts) through node0's kubelet restart" "$(web_pods)" "$pods_before"
-echo "  e2e-layout's ready replicas through the split (count × value): $(awk '{print $2}' $STATE/layout-ready | uniq -c | tr '\n' ' ')"
+echo "  e2e-layout's ready replicas through the split (count × value): $(ready_runs e2e-layout)"
 out=$(numa-partition status 2>&1) && ok "status healthy after the split" || fail "status after the split: $(tail -4 <<<"$out" | tr '\n' ' ')"
 run k -n $NS delete deployment/e2e-layout pdb/e2e-layout --wait=true --timeout=120s >/dev/null || fail "deleting Deployment e2e-layout"
 finish

@@ -118,9 +118,8 @@ spec:
   minAvailable: 1
   selector: {matchLabels: {app: e2e-web}}
 YAML
-web_ready() { api /apis/apps/v1/namespaces/$NS/deployments/e2e-web '.status.readyReplicas // 0'; }
 web_pods_of() { k -n $NS get pods -l app=e2e-web -o json | jq -r --arg n "$(node_name $1)" '.items[] | select(.spec.nodeName==$n and .metadata.deletionTimestamp==null) | .metadata.name'; }
-web_spread() { [ "$(web_ready)" = 2 ] && for p in $kubelet_parts; do [ -n "$(web_pods_of $p)" ] || return 1; done; }
+web_spread() { [ "$(ready_replicas e2e-web)" = 2 ] && for p in $kubelet_parts; do [ -n "$(web_pods_of $p)" ] || return 1; done; }
 web_budget() { [ "$(api /apis/policy/v1/namespaces/$NS/poddisruptionbudgets/e2e-web '.status.disruptionsAllowed // 0')" = 1 ]; }
 wait_until 300 "Deployment e2e-web ready with a replica on each Node" web_spread || k -n $NS get pods -l app=e2e-web -o wide
 wait_until 120 "PodDisruptionBudget e2e-web allows one disruption" web_budget
@@ -129,22 +128,17 @@ wait_until 120 "PodDisruptionBudget e2e-web allows one disruption" web_budget
 # at a time, each restarted on fresh state and uncordoned once Ready
 # before the next is cordoned; e2e-web's ready replicas are sampled
 # meanwhile.
-rm -f $STATE/web-ready; touch $STATE/web-sampling
-( while [ -e $STATE/web-sampling ]; do echo "$(date +%s) $(web_ready)" >> $STATE/web-ready; sleep 1; done ) &
-sampler=$!
+sample_ready e2e-web
 t0=$SECONDS
 out=$(numa-partition apply $DRAIN 2>&1); rc=$?
-rm -f $STATE/web-sampling; wait $sampler
+stop_sampling e2e-web
 echo "$out" | grep -E 'partition .*Node|kubelet-state|stop kubelet|start kubelet|waves' | head -14
 expect_eq "apply --drain exits" "$rc" 0
 echo "  apply --drain took $((SECONDS - t0)) s"
 waves=$(echo $kubelet_parts | sed 's/ /, then /g')
 grep -qF "rolled out in $(echo $kubelet_parts | wc -w) waves, each drained, changed, Ready and uncordoned before the next: $waves" <<<"$out" \
   && ok "apply rolled out one Node at a time ($waves)" || fail "apply's output has no rolling line for $waves"
-samples=$(wc -l < $STATE/web-ready)
-least=$(awk 'NR==1||$2<m{m=$2} END{print m}' $STATE/web-ready)
-[ "$samples" -ge 5 ] && [ "$least" -ge 1 ] && ok "Deployment e2e-web kept a ready replica throughout ($samples samples, fewest ready $least)" \
-  || fail "Deployment e2e-web had $least ready replicas at one point ($samples samples): $(awk '{print $2}' $STATE/web-ready | uniq -c | tr '\n' ' ')"
+expect_ready_throughout e2e-web 5 throughout
 for p in $kubelet_parts; do
   grep -E "partition $p .*drained in .* \([1-9][0-9]* evicted\).*uncordoned" <<<"$out" >/dev/null \
     && ok "partition $p's Node drained (pods evicted) and uncordoned by apply" || fail "apply's output has no drained-and-uncordoned line for partition $p"
