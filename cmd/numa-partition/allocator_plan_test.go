@@ -80,22 +80,13 @@ func TestAllocatorHonoursThePlanInEveryMode_Issue24Item11(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			conf := filepath.Join(t.TempDir(), "config.toml")
 			require.NoError(t, os.WriteFile(conf, []byte(c.config), 0o600))
-			var opts daemon.Options
-			app := newApp()
-			app.Commands = []*cli.Command{{
-				Name: "probe",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "plan"}, &cli.BoolFlag{Name: "no-nri"}, &cli.StringFlag{Name: "socket"},
-					&cli.StringFlag{Name: "state-dir"}, &cli.StringFlag{Name: "socket-group"}, &cli.StringFlag{Name: "metrics-addr"}},
-				Action: func(c *cli.Context) error {
-					opts = daemon.Options{Partition: "node2", Socket: daemon.DefaultSocket("node2"), StateDir: daemon.DefaultStateDir("node2")}
-					return allocConfigFromPlan(c, &opts)
-				},
-			}}
-			args := []string{"numa-partition", "--log-level", "error", "--sysfs", sysfs, "--config", conf, "probe"}
+			var args []string
 			if c.flag != "" {
 				args = append(args, c.flag)
 			}
-			require.NoError(t, app.Run(args))
+			opts := probeAllocConfig(t, sysfs, conf, func(*cli.Context) daemon.Options {
+				return daemon.Options{Partition: "node2", Socket: daemon.DefaultSocket("node2"), StateDir: daemon.DefaultStateDir("node2")}
+			}, args...)
 			assert.Equal(t, "/run/np-alloc/node2.sock", opts.Socket)
 			assert.Equal(t, "/var/lib/np-alloc/node2", opts.StateDir)
 			assert.Equal(t, "kube", opts.SocketGroup)
@@ -128,22 +119,32 @@ func TestAllocatorMetricsPortFromThePlan_Issue27(t *testing.T) {
 	require.NoError(t, os.WriteFile(old, []byte(oldText), 0o600))
 
 	probe := func(args ...string) string {
-		var opts daemon.Options
-		app := newApp()
-		app.Commands = []*cli.Command{{
-			Name: "probe",
-			Flags: []cli.Flag{&cli.StringFlag{Name: "plan"}, &cli.BoolFlag{Name: "no-nri"}, &cli.StringFlag{Name: "socket"},
-				&cli.StringFlag{Name: "state-dir"}, &cli.StringFlag{Name: "socket-group"}, &cli.StringFlag{Name: "metrics-addr"}},
-			Action: func(c *cli.Context) error {
-				opts = daemon.Options{Partition: "node2", MetricsAddr: c.String("metrics-addr")}
-				return allocConfigFromPlan(c, &opts)
-			},
-		}}
-		require.NoError(t, app.Run(append([]string{"numa-partition", "--log-level", "error", "--sysfs", sysfs, "--config", conf, "probe", "--no-nri"}, args...)))
-		return opts.MetricsAddr
+		return probeAllocConfig(t, sysfs, conf, func(c *cli.Context) daemon.Options {
+			return daemon.Options{Partition: "node2", MetricsAddr: c.String("metrics-addr")}
+		}, append([]string{"--no-nri"}, args...)...).MetricsAddr
 	}
 	assert.Equal(t, "127.0.0.1:19410", probe())
 	assert.Equal(t, "127.0.0.1:19410", probe("--plan", filepath.Join(out, render.PlanPath)))
 	assert.Equal(t, "127.0.0.1:19410", probe("--plan", old))
 	assert.Equal(t, "[::1]:9999", probe("--plan", old, "--metrics-addr", "[::1]:9999"))
+}
+
+// probeAllocConfig runs allocConfigFromPlan as the allocator command
+// does, on the options start gives, with the allocator's plan flags
+// (args after the command), and returns the options it filled.
+func probeAllocConfig(t *testing.T, sysfs, conf string, start func(*cli.Context) daemon.Options, args ...string) daemon.Options {
+	t.Helper()
+	var opts daemon.Options
+	app := newApp()
+	app.Commands = []*cli.Command{{
+		Name: "probe",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "plan"}, &cli.BoolFlag{Name: "no-nri"}, &cli.StringFlag{Name: "socket"},
+			&cli.StringFlag{Name: "state-dir"}, &cli.StringFlag{Name: "socket-group"}, &cli.StringFlag{Name: "metrics-addr"}},
+		Action: func(c *cli.Context) error {
+			opts = start(c)
+			return allocConfigFromPlan(c, &opts)
+		},
+	}}
+	require.NoError(t, app.Run(append([]string{"numa-partition", "--log-level", "error", "--sysfs", sysfs, "--config", conf, "probe"}, args...)))
+	return opts
 }
