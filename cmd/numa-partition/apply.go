@@ -247,8 +247,9 @@ func seconds(s float64) string {
 // run, how that went.
 func nodeChangeLine(n apply.NodeRemoval) string {
 	why := map[string]string{
-		apply.ReasonFreshState:    "its kubelet restarts on fresh manager state",
-		apply.ReasonPartitionGone: "the partition goes",
+		apply.ReasonFreshState:       "its kubelet restarts on fresh manager state",
+		apply.ReasonPartitionGone:    "the partition goes",
+		apply.ReasonNamespaceRebuilt: "its mount namespace is rebuilt: every pod is re-created",
 	}[n.Reason]
 	s := fmt.Sprintf("partition %s (%s)", n.Partition, why)
 	if n.Node != "" {

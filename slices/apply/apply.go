@@ -177,7 +177,7 @@ func prepare(ctx context.Context, o Options, mode CgroupMode, plan *planner.Plan
 	steps := Plan(d, cur)
 	// Which Nodes this apply disrupts is decided before anything changes,
 	// from the plan and the host alone (affectedNodes).
-	targets := affectedNodes(d, cur, recordPartitions(plan, d), o.ResetKubeletState)
+	targets := affectedNodes(d, cur, steps, recordPartitions(plan, d), o.ResetKubeletState)
 	if err := checkKubeletStates(d, cur, o.ResetKubeletState || o.Nodes.Drain); err != nil {
 		if !o.DryRun {
 			return nil, err
@@ -186,8 +186,14 @@ func prepare(ctx context.Context, o Options, mode CgroupMode, plan *planner.Plan
 	}
 	if !o.Nodes.Drain {
 		// Without --drain a kubelet with pinned pods was refused above
-		// (or --reset-kubelet-state keeps them running); only the Nodes
-		// of partitions that go are checked, as plain remove does.
+		// (or --reset-kubelet-state keeps them running), and pods a
+		// restart re-creates are said to be; only the Nodes of
+		// partitions that go are checked, as plain remove does.
+		for _, t := range targets {
+			if t.Reason == ReasonNamespaceRebuilt {
+				rep.Warnings = append(rep.Warnings, rebuiltWarning(t))
+			}
+		}
 		targets = slices.DeleteFunc(targets, func(t nodeTarget) bool { return !t.goes() })
 	}
 	rep.Changed = len(steps) > 0

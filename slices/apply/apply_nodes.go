@@ -27,12 +27,16 @@ import (
 //   - ReasonFreshState: a kubelet that restarts on fresh CPU and Memory
 //     Manager state while that state holds pods it still runs (the ones
 //     checkKubeletStates refuses), unless reset says to restart it with
-//     them running.
+//     them running;
+//   - ReasonNamespaceRebuilt: steps restart a unit that re-creates every
+//     pod of the partition (bundle.Unit.RecreatesPods: the mount
+//     namespace holder, or a network unit it is part of), for instance
+//     when the partition's hugepage view changes.
 //
 // next are the plan's partitions (recordPartitions): a partition's Node
 // and credentials are the record's, the ones in use, else next's. It is
 // pure.
-func affectedNodes(d Desired, cur Current, next []RecordPartition, reset bool) []nodeTarget {
+func affectedNodes(d Desired, cur Current, steps []Step, next []RecordPartition, reset bool) []nodeTarget {
 	planned := map[string]RecordPartition{}
 	for _, u := range d.Units {
 		if u.Partition != "" {
@@ -48,6 +52,7 @@ func affectedNodes(d Desired, cur Current, next []RecordPartition, reset bool) [
 			fresh[unit.Partition] = unit.Name
 		}
 	}
+	rebuilt := rebuiltNamespaces(d, steps)
 	var out []nodeTarget
 	seen := map[string]bool{}
 	if cur.Record != nil {
@@ -62,6 +67,15 @@ func affectedNodes(d Desired, cur Current, next []RecordPartition, reset bool) [
 					p.NodeName, p.Kubeconfig = np.NodeName, np.Kubeconfig
 				}
 				out = append(out, nodeTarget{RecordPartition: p, Reason: ReasonFreshState, Unit: fresh[p.Name]})
+			case rebuilt[p.Name] != "" || rebuilt[""] != "":
+				unit := rebuilt[p.Name]
+				if unit == "" {
+					unit = rebuilt[""]
+				}
+				if p.NodeName == "" {
+					p.NodeName, p.Kubeconfig = np.NodeName, np.Kubeconfig
+				}
+				out = append(out, nodeTarget{RecordPartition: p, Reason: ReasonNamespaceRebuilt, Unit: unit})
 			}
 		}
 	}
@@ -74,6 +88,38 @@ func affectedNodes(d Desired, cur Current, next []RecordPartition, reset bool) [
 		}
 	}
 	return out
+}
+
+// rebuiltNamespaces are the partitions whose pods steps re-create, each
+// with the unit whose restart does it; key "" when a host-wide unit's
+// restart re-creates every partition's. A unit that starts (it was not
+// running) re-creates nothing: its pods were gone already.
+func rebuiltNamespaces(d Desired, steps []Step) map[string]string {
+	out := map[string]string{}
+	for _, s := range steps {
+		if s.Kind != KindRestart {
+			continue
+		}
+		i := slices.IndexFunc(d.Units, func(u bundle.Unit) bool { return u.Name == s.Unit })
+		if i < 0 || !d.Units[i].RecreatesPods {
+			continue
+		}
+		if _, ok := out[d.Units[i].Partition]; !ok {
+			out[d.Units[i].Partition] = s.Unit
+		}
+	}
+	return out
+}
+
+// rebuiltWarning says, for an apply without --drain, that t's restart
+// re-creates the pods of t's Node, and how to drain it first.
+func rebuiltWarning(t nodeTarget) string {
+	node := "its Node"
+	if t.NodeName != "" {
+		node = "Node " + t.NodeName
+	}
+	return fmt.Sprintf("partition %s: %s restarts (its files changed) and rebuilds the partition's mount namespace: containerd and kubelet restart in the new one and every pod of %s is re-created, without a drain; apply --drain drains %s first and uncordons it once Ready",
+		t.Name, t.Unit, node, node)
 }
 
 // waitKubeletsLetGo re-reads the kubelets' manager state, after their
@@ -169,9 +215,13 @@ func nodeActions(t nodeTarget, r NodeRemoval, drains, deletes bool) []string {
 			out = append(out, "strand "+strings.TrimPrefix(msg, "partition "+r.Partition+": "))
 		}
 	}
-	if !t.goes() {
+	switch t.Reason {
+	case ReasonFreshState:
 		return append(out, "wait until "+t.Unit+"'s manager state holds no running pods",
 			"restart "+t.Unit+" on fresh CPU/Memory Manager state", "uncordon once Ready")
+	case ReasonNamespaceRebuilt:
+		return append(out, "restart "+t.Unit+": containerd and kubelet restart in a new mount namespace, and every pod left on the Node is re-created",
+			"uncordon once Ready")
 	}
 	switch {
 	case r.Node == "":
@@ -221,8 +271,8 @@ func settleCordoned(ctx context.Context, o Options, rec *Record, n *nodeRun, ste
 			continue
 		}
 		for _, u := range units {
-			if u.Name == s.Unit && u.KubeletState != nil {
-				restarted[u.Partition] = true
+			if u.Name == s.Unit && (u.KubeletState != nil || u.RecreatesPods) {
+				restarted[u.Partition] = true // "": every partition's kubelet
 			}
 		}
 	}
@@ -253,7 +303,7 @@ func settleCordoned(ctx context.Context, o Options, rec *Record, n *nodeRun, ste
 			continue
 		}
 		since, timeout := time.Time{}, time.Duration(0)
-		if restarted[p.Name] {
+		if restarted[p.Name] || restarted[""] {
 			since, timeout = started, o.Nodes.timeout()
 		}
 		if err := waitReady(ctx, api, c.Node, since, timeout, o.Nodes.poll()); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
+	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // nodeFixture is newFixture(n) whose partitions joined a cluster as
@@ -215,5 +216,109 @@ func TestApplyDrain(t *testing.T) {
 	}
 	if st, err := e.m.Unit(ctx, "kubelet-tnode2.service"); err != nil || st.ActiveState != "inactive" {
 		t.Errorf("kubelet-tnode2.service: %+v %v", st, err)
+	}
+}
+
+// TestApplyDrainsANamespaceRebuild: a change of tnode1's mount namespace
+// holder (a new hugepage view, say) restarts it, and with it containerd
+// and kubelet in a new namespace, so kubelet re-creates every pod of the
+// partition. Without --drain apply says so; with --drain it drains
+// tnode1's Node (only) before the restart and uncordons it after, and
+// the dry run lists just that.
+func TestApplyDrainsANamespaceRebuild(t *testing.T) {
+	e := newEnv(t)
+	f := nodeFixture(2)
+	holder := func(binds string) {
+		const name = "mountns-tnode1.service"
+		content := "[Unit]\nDescription=mount namespace of tnode1\n[Service]\nSlice=tnode1.slice\n# " + binds + "\nExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\n"
+		for i := range f.bundle.Files {
+			if strings.HasSuffix(f.bundle.Files[i].Path, "/"+name) {
+				f.bundle.Files[i].Content = []byte(content)
+				return
+			}
+		}
+		p := "etc/systemd/system/" + name
+		f.bundle.Files = append(f.bundle.Files, bundle.File{Path: p, Mode: 0o644, Content: []byte(content)})
+		f.bundle.Units = append(f.bundle.Units, bundle.Unit{Name: name, Phase: bundle.PhaseNetwork, Partition: "tnode1",
+			Enable: true, Start: true, Files: []string{p}, RecreatesPods: true})
+	}
+	holder("view 1")
+	_, err := e.apply(t, f, nil)
+	must(t, err)
+	s := kubeapitest.NewServer(t, kubeapitest.Options{})
+	for _, p := range f.plan.Partitions {
+		s.SetNode(kubeapitest.Node(p.NodeName, corev1.ConditionTrue, "KubeletReady", ""))
+		heartbeat(s, p.NodeName, time.Now().Add(time.Hour))
+		s.SetPod(drainPod("shop", "web-"+p.Name, p.NodeName, "ReplicaSet", map[string]string{"app": "web"}))
+	}
+	admin := kubeconfigFor(t, s, filepath.Join(t.TempDir(), "admin.conf"), "kubernetes-admin", "system:masters")
+	withDrain := func(o *Options) {
+		o.Nodes = NodeOptions{Kubeconfig: admin, Drain: true, Timeout: time.Minute, Poll: 50 * time.Millisecond}
+	}
+	ctx := context.Background()
+	pid := func() uint32 {
+		t.Helper()
+		st, err := e.m.Unit(ctx, "mountns-tnode1.service")
+		must(t, err)
+		return st.MainPID
+	}
+
+	// Without --drain: restarted, and said to re-create the pods.
+	before := pid()
+	holder("view 2")
+	rep, err := e.apply(t, f, func(o *Options) { o.Nodes = NodeOptions{Kubeconfig: admin} })
+	must(t, err)
+	if !slices.ContainsFunc(rep.Warnings, func(w string) bool {
+		return strings.Contains(w, "partition tnode1: mountns-tnode1.service restarts (its files changed)") &&
+			strings.Contains(w, "every pod of Node sandbox-tnode1 is re-created, without a drain; apply --drain drains")
+	}) || len(rep.Nodes) != 0 || len(s.Evictions()) != 0 {
+		t.Errorf("apply without --drain: warnings %q, nodes %+v, evictions %q", rep.Warnings, rep.Nodes, s.Evictions())
+	}
+	if pid() == before {
+		t.Error("the holder was not restarted")
+	}
+
+	holder("view 3")
+	rep, err = e.apply(t, f, func(o *Options) { withDrain(o); o.DryRun = true })
+	must(t, err)
+	if len(rep.Nodes) != 1 || rep.Nodes[0].Node != "sandbox-tnode1" || rep.Nodes[0].Reason != ReasonNamespaceRebuilt ||
+		strings.Join(rep.Nodes[0].Actions, "; ") != "cordon; evict 1 pods (shop/web-tnode1); restart mountns-tnode1.service: containerd and kubelet restart in a new mount namespace, and every pod left on the Node is re-created; uncordon once Ready" {
+		t.Errorf("dry run: nodes %+v", rep.Nodes)
+	}
+	if len(s.Evictions()) != 0 {
+		t.Error("the dry run evicted")
+	}
+
+	before = pid()
+	restarted := false
+	rep, err = e.apply(t, f, func(o *Options) {
+		withDrain(o)
+		o.BeforeStep = func(_ int, st Step) error {
+			if st.Kind == KindRestart && st.Unit == "mountns-tnode1.service" {
+				restarted = true
+				if !s.GetNode("sandbox-tnode1").Spec.Unschedulable || s.GetPod("shop", "web-tnode1") != nil {
+					t.Errorf("%s before its Node was drained", st)
+				}
+			}
+			return nil
+		}
+	})
+	must(t, err)
+	if !restarted || pid() == before {
+		t.Errorf("the holder was not restarted (step seen %v)", restarted)
+	}
+	if got := strings.Join(s.Evictions(), " "); got != "shop/web-tnode1" {
+		t.Errorf("evictions %q", got)
+	}
+	if len(rep.Nodes) != 1 || rep.Nodes[0].Reason != ReasonNamespaceRebuilt || !rep.Nodes[0].Uncordoned || rep.Nodes[0].Deleted {
+		t.Errorf("report nodes %+v", rep.Nodes)
+	}
+	for _, p := range f.plan.Partitions {
+		if s.GetNode(p.NodeName).Spec.Unschedulable {
+			t.Errorf("Node %s left cordoned", p.NodeName)
+		}
+	}
+	if s.GetPod("shop", "web-tnode0") == nil {
+		t.Error("the untouched partition's pod was evicted")
 	}
 }

@@ -34,6 +34,20 @@ func kubeletUnits(names []string, settings ...string) Desired {
 	return d
 }
 
+// withHolders adds to d a mount namespace holder per partition and a
+// host-wide uplink, the units whose restart re-creates pods.
+func withHolders(d Desired) Desired {
+	parts := map[string]bool{}
+	for _, u := range d.Units {
+		if u.Partition != "" && !parts[u.Partition] {
+			parts[u.Partition] = true
+			d.Units = append(d.Units, bundle.Unit{Name: "mountns-" + u.Partition + ".service", Partition: u.Partition, RecreatesPods: true})
+		}
+	}
+	d.Units = append(d.Units, bundle.Unit{Name: "uplink.service", RecreatesPods: true})
+	return d
+}
+
 func targetStrings(ts []nodeTarget) []string {
 	out := []string{}
 	for _, t := range ts {
@@ -58,6 +72,7 @@ func TestAffectedNodes(t *testing.T) {
 		name   string
 		d      Desired
 		states map[string]KubeletStateOnHost
+		steps  []Step
 		rec    *Record
 		next   []RecordPartition
 		reset  bool
@@ -107,6 +122,25 @@ func TestAffectedNodes(t *testing.T) {
 		rec:  record, next: []RecordPartition{{Name: "whole", NodeName: "host"}},
 		want: []string{"node0:partitionGone:host-node0:", "node1:partitionGone:host-node1:", "old:partitionGone:host-old:"},
 	}, {
+		name:  "a restarted mount namespace holder re-creates its partition's pods (#25: a hugepage view change)",
+		d:     withHolders(kubeletUnits([]string{"node0", "node1"}, "s0", "s1")),
+		steps: []Step{{Kind: KindRestart, Unit: "mountns-node1.service"}, {Kind: KindRestart, Unit: "kubelet-node0.service"}},
+		rec:   &Record{Partitions: record.Partitions[:2]}, next: next,
+		want: []string{"node1:namespaceRebuilt:host-node1:mountns-node1.service"},
+	}, {
+		name:  "a holder that starts (it was down) re-creates nothing: its pods were gone",
+		d:     withHolders(kubeletUnits([]string{"node0", "node1"}, "s0", "s1")),
+		steps: []Step{{Kind: KindStart, Unit: "mountns-node1.service"}},
+		rec:   &Record{Partitions: record.Partitions[:2]}, next: next,
+		want: []string{},
+	}, {
+		name:   "a host-wide unit's restart (the uplink) re-creates every partition's pods; fresh state wins where both",
+		d:      withHolders(kubeletUnits([]string{"node0", "node1"}, "new", "s1")),
+		states: map[string]KubeletStateOnHost{"kubelet-node0.service": pinned("old", "uid-a")},
+		steps:  []Step{{Kind: KindRestart, Unit: "uplink.service"}},
+		rec:    &Record{Partitions: record.Partitions[:2]}, next: next,
+		want: []string{"node0:freshKubeletState:host-node0:kubelet-node0.service", "node1:namespaceRebuilt:host-node1:uplink.service"},
+	}, {
 		name: "no plan (tests): the units' partitions are the plan's",
 		d:    kubeletUnits([]string{"node0", "node1"}, "s0", "s1"),
 		rec:  record,
@@ -114,7 +148,7 @@ func TestAffectedNodes(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			cur := Current{Record: tc.rec, KubeletStates: tc.states}
-			got := targetStrings(affectedNodes(tc.d, cur, tc.next, tc.reset))
+			got := targetStrings(affectedNodes(tc.d, cur, tc.steps, tc.next, tc.reset))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
@@ -152,7 +186,7 @@ func applyCluster(t *testing.T) (*kubeapitest.Server, []nodeTarget, string) {
 	cur := Current{Record: rec, KubeletStates: map[string]KubeletStateOnHost{
 		"kubelet-node0.service": {Stamp: "old", Files: []string{"var/lib/kubelet-node0/cpu_manager_state"}, Pinned: []string{"uid-web-node0"}},
 	}}
-	targets := affectedNodes(kubeletUnits([]string{"node0", "node1"}, "new", "s1"), cur, nil, false)
+	targets := affectedNodes(kubeletUnits([]string{"node0", "node1"}, "new", "s1"), cur, nil, nil, false)
 	if got := strings.Join(targetStrings(targets), " "); got != "node0:freshKubeletState:host-node0:kubelet-node0.service old:partitionGone:host-old:" {
 		t.Fatalf("targets %s", got)
 	}

@@ -91,6 +91,12 @@ const (
 	// in the new plan (or its Node name changes), so its units go; its
 	// Node is deleted.
 	ReasonPartitionGone = "partitionGone"
+	// ReasonNamespaceRebuilt: apply restarts the unit that holds the
+	// partition's mount namespace (or a network unit it is part of):
+	// containerd and kubelet restart in a new namespace and every pod of
+	// the partition is re-created; its Node is uncordoned once Ready
+	// again.
+	ReasonNamespaceRebuilt = "namespaceRebuilt"
 )
 
 // NodeRemoval is what remove or apply did (or, in a dry run, would do)
@@ -101,7 +107,8 @@ type NodeRemoval struct {
 	// Node is the partition's Node name, "" when the record has none.
 	Node string `json:"node"`
 	// Reason is why apply disrupts this Node (ReasonFreshState,
-	// ReasonPartitionGone); absent in remove's, where every Node goes.
+	// ReasonNamespaceRebuilt, ReasonPartitionGone); absent in remove's,
+	// where every Node goes.
 	Reason string `json:"reason,omitempty"`
 	// Kubeconfig is the one the API server was asked with: --kubeconfig,
 	// or the partition's kubelet's; "" when it was not asked.
@@ -133,15 +140,20 @@ type NodeRemoval struct {
 // nodeTarget is a partition whose Node a command disrupts.
 type nodeTarget struct {
 	RecordPartition
-	// Reason is ReasonFreshState or ReasonPartitionGone; "" for remove.
+	// Reason is ReasonFreshState, ReasonNamespaceRebuilt or
+	// ReasonPartitionGone; "" for remove.
 	Reason string
-	// Unit is, for ReasonFreshState, the kubelet that restarts.
+	// Unit is, for ReasonFreshState, the kubelet that restarts; for
+	// ReasonNamespaceRebuilt, the unit whose restart rebuilds the
+	// namespace.
 	Unit string
 }
 
 // goes says whether the partition's kubelet stops for good: its Node is
 // then deleted rather than uncordoned.
-func (t nodeTarget) goes() bool { return t.Reason != ReasonFreshState }
+func (t nodeTarget) goes() bool {
+	return t.Reason != ReasonFreshState && t.Reason != ReasonNamespaceRebuilt
+}
 
 // nodeRun is the work of one command on the Nodes it disrupts: the admin
 // client when there is one, each partition's client, and a NodeRemoval

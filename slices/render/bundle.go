@@ -50,6 +50,13 @@ type Unit struct {
 	// KubeletState is, for a kubelet, where its CPU and Memory Managers
 	// keep their state and the settings that state is checked against.
 	KubeletState *KubeletState `json:"kubeletState,omitempty"`
+	// RecreatesPods is true for a unit whose restart re-creates every pod
+	// of its partition (of every partition, for a host-wide unit): the
+	// mount namespace holder, and the network units it is part of
+	// (PartOf=). containerd and kubelet restart into a new namespace
+	// without their pods' mounts, and kubelet re-creates each sandbox, so
+	// apply --drain drains the Node before such a restart.
+	RecreatesPods bool `json:"recreatesPods,omitempty"`
 }
 
 // KubeletState is a kubelet's resource-manager state: kubelet refuses to

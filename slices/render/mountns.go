@@ -61,7 +61,7 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView) error {
 	// A change of the binds is a new namespace: the holder restarts, and
 	// containerd and kubelet with it (PartOf=).
 	files := append([]string{unitPath(unit)}, viewFiles...)
-	r.units = append(r.units, Unit{Name: unit, Phase: PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: files})
+	r.units = append(r.units, Unit{Name: unit, Phase: PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: files, RecreatesPods: true})
 	return nil
 }
 

@@ -76,7 +76,7 @@ func (r *renderer) uplink() error {
 	if err != nil {
 		return err
 	}
-	r.units = append(r.units, Unit{Name: UplinkUnit, Phase: PhaseNetwork, Enable: true, Start: true, Files: []string{p}})
+	r.units = append(r.units, Unit{Name: UplinkUnit, Phase: PhaseNetwork, Enable: true, Start: true, Files: []string{p}, RecreatesPods: true})
 	r.network = &Network{Bridge: n.Bridge, NAT: n.NAT, Namespaces: []Namespace{}}
 	return nil
 }
@@ -141,7 +141,7 @@ func (r *renderer) netns(p *planner.Partition) error {
 	if err != nil {
 		return err
 	}
-	r.units = append(r.units, Unit{Name: unit, Phase: PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: []string{path}})
+	r.units = append(r.units, Unit{Name: unit, Phase: PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: []string{path}, RecreatesPods: true})
 	r.network.Namespaces = append(r.network.Namespaces, Namespace{Partition: p.Name, Name: pn.Namespace, HostLink: pn.HostLink, Interface: pn.Interface, Devices: names})
 	return nil
 }
