@@ -30,6 +30,19 @@ func nodeFixture(n int) *fixture {
 	return f
 }
 
+// dryRunDisrupts fails t unless the dry run rep disrupts Node node only,
+// for reason, with actions (joined by "; "), and evicted nothing.
+func dryRunDisrupts(t *testing.T, s *kubeapitest.Server, rep *Report, node, reason, actions string) {
+	t.Helper()
+	if len(rep.Nodes) != 1 || rep.Nodes[0].Node != node || rep.Nodes[0].Reason != reason ||
+		strings.Join(rep.Nodes[0].Actions, "; ") != actions {
+		t.Errorf("dry run: nodes %+v", rep.Nodes)
+	}
+	if len(s.Evictions()) != 0 {
+		t.Error("the dry run evicted")
+	}
+}
+
 // TestApplyDrain: on an applied host whose three partitions joined a
 // cluster, tnode0's kubelet settings change while its state pins a web
 // pod. Plain apply refuses, naming apply --drain; apply --drain --dry-run
@@ -83,13 +96,8 @@ func TestApplyDrain(t *testing.T) {
 
 	rep, err := e.apply(t, f, func(o *Options) { withDrain(time.Minute)(o); o.DryRun = true })
 	must(t, err)
-	if len(rep.Nodes) != 1 || rep.Nodes[0].Node != "sandbox-tnode0" || rep.Nodes[0].Reason != ReasonFreshState ||
-		strings.Join(rep.Nodes[0].Actions, "; ") != "cordon; evict 1 pods (shop/web-tnode0); wait until kubelet-tnode0.service's manager state holds no running pods; restart kubelet-tnode0.service on fresh CPU/Memory Manager state; uncordon once Ready" {
-		t.Errorf("dry run: nodes %+v", rep.Nodes)
-	}
-	if len(s.Evictions()) != 0 {
-		t.Error("the dry run evicted")
-	}
+	dryRunDisrupts(t, s, rep, "sandbox-tnode0", ReasonFreshState,
+		"cordon; evict 1 pods (shop/web-tnode0); wait until kubelet-tnode0.service's manager state holds no running pods; restart kubelet-tnode0.service on fresh CPU/Memory Manager state; uncordon once Ready")
 	unchanged("the dry run")
 
 	s.SetPDB(budget(0))
@@ -281,13 +289,8 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 	holder("view 3")
 	rep, err = e.apply(t, f, func(o *Options) { withDrain(o); o.DryRun = true })
 	must(t, err)
-	if len(rep.Nodes) != 1 || rep.Nodes[0].Node != "sandbox-tnode1" || rep.Nodes[0].Reason != ReasonNamespaceRebuilt ||
-		strings.Join(rep.Nodes[0].Actions, "; ") != "cordon; evict 1 pods (shop/web-tnode1); restart mountns-tnode1.service: containerd and kubelet restart in a new mount namespace, and every pod left on the Node is re-created; uncordon once Ready" {
-		t.Errorf("dry run: nodes %+v", rep.Nodes)
-	}
-	if len(s.Evictions()) != 0 {
-		t.Error("the dry run evicted")
-	}
+	dryRunDisrupts(t, s, rep, "sandbox-tnode1", ReasonNamespaceRebuilt,
+		"cordon; evict 1 pods (shop/web-tnode1); restart mountns-tnode1.service: containerd and kubelet restart in a new mount namespace, and every pod left on the Node is re-created; uncordon once Ready")
 
 	before = pid()
 	restarted := false
