@@ -3,24 +3,15 @@ package drain_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,176 +26,40 @@ import (
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
 )
 
-// realbinEnv names the folder of the real binaries test/realbin/build.sh
-// builds (make test sets it).
-const realbinEnv = "NUMA_PARTITION_REALBIN"
-
 // controlPlane is a real etcd, kube-apiserver and, when it is built,
 // kube-controller-manager (only its disruption controller, which keeps
 // PodDisruptionBudgets' status) on ports of their own on 127.0.0.1, and
 // an admin HTTP client.
 type controlPlane struct {
-	url   string
-	ca    *kubeapitest.CA
-	admin *http.Client
-	dir   string
+	*kubeapitest.ControlPlane
 	// kcm is false when kube-controller-manager is not built yet: the test
 	// then keeps the budgets' status itself (disruptionController).
 	kcm bool
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func writeFile(t *testing.T, path string, b []byte) string {
-	t.Helper()
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// start runs a binary of bin until the test ends, its output in dir/NAME.log.
-func start(t *testing.T, bin, dir, name string, args ...string) {
-	t.Helper()
-	log, err := os.Create(filepath.Join(dir, name+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(bin, name), args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		log.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(log.Name())
-			if len(b) > 3000 {
-				b = b[len(b)-3000:]
-			}
-			t.Logf("%s log (tail):\n%s", name, b)
-		}
-	})
-}
-
 func startControlPlane(t *testing.T) *controlPlane {
-	bin := os.Getenv(realbinEnv)
-	for _, b := range []string{"etcd", "kube-apiserver"} {
-		if bin == "" {
-			break
-		}
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			bin = ""
-		}
-	}
-	if bin == "" {
-		t.Skipf("NOT RUN: needs the real etcd and kube-apiserver (and kube-controller-manager, else the test plays its disruption controller): set %s to the folder test/realbin/build.sh prints", realbinEnv)
-	}
-	dir := t.TempDir()
-	ca := kubeapitest.NewCA(t, "kubernetes")
-	cert, key := ca.ServingPEM(t)
-	adminCert, adminKey := ca.Client(t, "kubernetes-admin", "system:masters")
-	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	saPriv, _ := x509.MarshalECPrivateKey(saKey)
-	saPub, _ := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
-	etcdPort, peerPort, apiPort := freePort(t), freePort(t), freePort(t)
-	cp := &controlPlane{url: fmt.Sprintf("https://127.0.0.1:%d", apiPort), ca: ca, dir: dir}
-	start(t, bin, dir, "etcd", "--name=drain", "--data-dir="+filepath.Join(dir, "etcd"),
-		fmt.Sprintf("--listen-client-urls=http://127.0.0.1:%d", etcdPort), fmt.Sprintf("--advertise-client-urls=http://127.0.0.1:%d", etcdPort),
-		fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", peerPort), fmt.Sprintf("--initial-advertise-peer-urls=http://127.0.0.1:%d", peerPort),
-		fmt.Sprintf("--initial-cluster=drain=http://127.0.0.1:%d", peerPort), "--initial-cluster-state=new", "--log-level=warn")
-	start(t, bin, dir, "kube-apiserver", "--bind-address=127.0.0.1", fmt.Sprint("--secure-port=", apiPort),
-		"--advertise-address=10.0.2.100", "--endpoint-reconciler-type=none",
-		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", etcdPort),
-		"--tls-cert-file="+writeFile(t, filepath.Join(dir, "apiserver.crt"), cert),
-		"--tls-private-key-file="+writeFile(t, filepath.Join(dir, "apiserver.key"), key),
-		"--client-ca-file="+writeFile(t, filepath.Join(dir, "ca.crt"), ca.PEM),
-		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
-		"--service-cluster-ip-range=10.96.0.0/16", "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file="+writeFile(t, filepath.Join(dir, "sa.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPub})),
-		"--service-account-signing-key-file="+writeFile(t, filepath.Join(dir, "sa.key"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: saPriv})),
-		"--profiling=false")
-	pair, err := tls.X509KeyPair(adminCert, adminKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.Cert)
-	cp.admin = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}}}}
-	t0 := time.Now()
-	cp.waitFor(t, 120*time.Second, "kube-apiserver ready", func() bool {
-		resp, err := cp.admin.Get(cp.url + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
-	t.Logf("kube-apiserver ready in %s", time.Since(t0).Round(time.Millisecond))
-	adminConf := writeFile(t, filepath.Join(dir, "admin.conf"), cp.kubeconfig(t, map[string]any{"client-certificate-data": adminCert, "client-key-data": adminKey}))
-	if _, err := os.Stat(filepath.Join(bin, "kube-controller-manager")); err != nil {
-		t.Logf("NOTE: no %s/kube-controller-manager: the test keeps the budgets' status itself, as its disruption controller would", bin)
+	cp := &controlPlane{ControlPlane: kubeapitest.StartControlPlane(t)}
+	adminCert, adminKey := cp.CA.Client(t, "kubernetes-admin", "system:masters")
+	adminConf := cp.WriteFile(t, "admin.conf", cp.Kubeconfig(t, map[string]any{"client-certificate-data": adminCert, "client-key-data": adminKey}))
+	if _, err := os.Stat(filepath.Join(cp.Bin, "kube-controller-manager")); err != nil {
+		t.Logf("NOTE: no %s/kube-controller-manager: the test keeps the budgets' status itself, as its disruption controller would", cp.Bin)
 		return cp
 	}
 	cp.kcm = true
-	start(t, bin, dir, "kube-controller-manager", "--kubeconfig="+adminConf, "--controllers=disruption",
+	cp.Start(t, "kube-controller-manager", "--kubeconfig="+adminConf, "--controllers=disruption",
 		"--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=false")
 	return cp
 }
 
-// kubeconfig is a kubeconfig of cp with the given user entry.
-func (cp *controlPlane) kubeconfig(t *testing.T, user map[string]any) []byte {
-	b, err := yaml.Marshal(map[string]any{
-		"apiVersion": "v1", "kind": "Config", "current-context": "c",
-		"clusters": []any{map[string]any{"name": "c", "cluster": map[string]any{"server": cp.url, "certificate-authority-data": cp.ca.PEM}}},
-		"contexts": []any{map[string]any{"name": "c", "context": map[string]any{"cluster": "c", "user": "u"}}},
-		"users":    []any{map[string]any{"name": "u", "user": user}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func (cp *controlPlane) client(t *testing.T, user map[string]any, name string) *kubeapi.Client {
 	t.Helper()
-	cfg, err := kubeapi.Load("/", writeFile(t, filepath.Join(cp.dir, name+".conf"), cp.kubeconfig(t, user)))
+	cfg, err := kubeapi.Load("/", cp.WriteFile(t, name+".conf", cp.Kubeconfig(t, user)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := kubeapi.NewClient(cfg, kubeapi.Options{})
 	t.Cleanup(c.Close)
 	return c
-}
-
-func (cp *controlPlane) waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
-	t.Helper()
-	for end := time.Now().Add(d); !ok(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("no %s after %s", what, d)
-		}
-	}
 }
 
 // call sends an admin request and decodes a 2xx answer into out.
@@ -217,7 +72,7 @@ func (cp *controlPlane) call(method, path, contentType string, body, out any) er
 		}
 		r = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, cp.url+path, r)
+	req, err := http.NewRequest(method, cp.URL+path, r)
 	if err != nil {
 		return err
 	}
@@ -225,7 +80,7 @@ func (cp *controlPlane) call(method, path, contentType string, body, out any) er
 		contentType = "application/json"
 	}
 	req.Header.Set("Content-Type", contentType)
-	resp, err := cp.admin.Do(req)
+	resp, err := cp.Admin.Do(req)
 	if err != nil {
 		return err
 	}
@@ -394,7 +249,7 @@ func TestRealAPIServer(t *testing.T) {
 			}
 		}()
 	}
-	cp.waitFor(t, 60*time.Second, "budget status (kube-controller-manager's disruption controller)", func() bool {
+	cp.WaitFor(t, 60*time.Second, "budget status (kube-controller-manager's disruption controller)", func() bool {
 		var b policyv1.PodDisruptionBudget
 		return cp.call("GET", "/apis/policy/v1/namespaces/default/poddisruptionbudgets/web", "", nil, &b) == nil &&
 			b.Status.ObservedGeneration >= b.Generation && b.Generation > 0 && b.Status.CurrentHealthy == 3
@@ -421,7 +276,7 @@ func TestRealAPIServer(t *testing.T) {
 	// The kubelet's own credentials (Node authorizer, NodeRestriction):
 	// its Node's pods, its own cordon and its pods' evictions, yes (the
 	// budget answers 429); budgets, another Node, deleting its own, no.
-	nodeCert, nodeKey := cp.ca.Client(t, "system:node:host-node0", "system:nodes")
+	nodeCert, nodeKey := cp.CA.Client(t, "system:node:host-node0", "system:nodes")
 	kc := cp.client(t, map[string]any{"client-certificate-data": nodeCert, "client-key-data": nodeKey}, "kubelet")
 	if pods, err := kc.PodsOnNode(ctx, "host-node0"); err != nil || len(pods) != 4 {
 		t.Fatalf("the kubelet lists its Node's pods: %d, %v", len(pods), err)
@@ -544,7 +399,7 @@ func TestRealAPIServer(t *testing.T) {
 	for _, n := range []string{"web-a", "web-b"} {
 		cp.runningPod(t, n, "host-node1", "ReplicaSet", web)
 	}
-	cert1, key1 := cp.ca.Client(t, "system:node:host-node1", "system:nodes")
+	cert1, key1 := cp.CA.Client(t, "system:node:host-node1", "system:nodes")
 	kc1 := cp.client(t, map[string]any{"client-certificate-data": cert1, "client-key-data": key1}, "kubelet1")
 	ownCtx, stopOwn := context.WithCancel(ctx)
 	ownErr := make(chan error, 1)
