@@ -34,11 +34,15 @@ type allocatorProc struct {
 
 // startAllocator runs the allocator daemon with its NRI plugin on e's
 // containerd, on e's state directory (the same after a restart), and
-// waits for its first synchronization.
-func (e *env) startAllocator(mode, policy string) *allocatorProc {
+// waits for its first synchronization. Each option changes the spec
+// (the scope, a pod cache, timings).
+func (e *env) startAllocator(mode, policy string, options ...func(*allocatorSpec)) *allocatorProc {
 	e.t.Helper()
 	spec := allocatorSpec{Mode: mode, Config: e.m.config(policy), CPUs: e.m.cpus,
 		Socket: filepath.Join(e.dir, "allocator.sock"), StateDir: filepath.Join(e.dir, "allocator-state"), NRISocket: e.nriSocket()}
+	for _, o := range options {
+		o(&spec)
+	}
 	raw, err := json.Marshal(spec)
 	require.NoError(e.t, err)
 	exe, err := os.Executable()

@@ -29,7 +29,7 @@ import (
 
 // env is one containerd of the test's own, with the allocator plugged in.
 type env struct {
-	t          *testing.T
+	t          testing.TB
 	m          machine
 	realbin    string
 	dir        string // everything of this containerd, short (socket paths)
@@ -56,19 +56,19 @@ var cgroupSeq atomic.Int64
 
 // newEnv starts containerd and imports the images. Everything it creates
 // is undone when the test ends, whatever happened.
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	return startEnv(t, false)
 }
 
 // newEnvRequiringPlugin is newEnv with a containerd that creates no
 // container while the allocator's plugin is away (nri mode's).
-func newEnvRequiringPlugin(t *testing.T) *env {
+func newEnvRequiringPlugin(t testing.TB) *env {
 	t.Helper()
 	return startEnv(t, true)
 }
 
-func startEnv(t *testing.T, requirePlugin bool) *env {
+func startEnv(t testing.TB, requirePlugin bool) *env {
 	t.Helper()
 	realbin, m := requirements(t)
 	imagesDir := buildImages(t)
@@ -178,6 +178,8 @@ state = %[2]q
 [plugins."io.containerd.nri.v1.nri"]
   disable = false
   socket_path = %[6]q
+  # A partition's (slices/render: nriRequestTimeout).
+  plugin_request_timeout = "15s"
   plugin_path = %[7]q
   plugin_config_path = %[8]q
 %[15]s
@@ -304,7 +306,7 @@ func (e *env) dumpLogs() {
 	}
 }
 
-func tail(t *testing.T, path string, n int) {
+func tail(t testing.TB, path string, n int) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Logf("%s: %v", path, err)

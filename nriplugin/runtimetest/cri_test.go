@@ -33,8 +33,14 @@ const (
 // (cgroupfs driver) gives a pod of its QoS class, under e.cgroupRoot.
 func (e *env) runPod(name, qos string) *pod {
 	e.t.Helper()
-	n := e.seq.Add(1)
-	p := &pod{uid: fmt.Sprintf("7e57%04d-0000-4000-8000-%012d", n, os.Getpid()), name: name, namespace: "rt"}
+	return e.runPodUID(name, qos, fmt.Sprintf("7e57%04d-0000-4000-8000-%012d", e.seq.Add(1), os.Getpid()))
+}
+
+// runPodUID is runPod with the pod's UID given: the API server's, for a
+// pod it holds.
+func (e *env) runPodUID(name, qos, uid string) *pod {
+	e.t.Helper()
+	p := &pod{uid: uid, name: name, namespace: "rt"}
 	parent := e.cgroupRoot + "/kubepods"
 	if qos != guaranteed {
 		parent += "/" + qos

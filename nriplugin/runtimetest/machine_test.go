@@ -53,7 +53,7 @@ type machine struct {
 
 // requirements skips the test, loudly, unless this machine can run a
 // real containerd; it returns the folder of its binaries.
-func requirements(t *testing.T) (realbin string, m machine) {
+func requirements(t testing.TB) (realbin string, m machine) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("SKIPPED LOUDLY: the NRI plugin's tests against a real containerd need root (containerd, runc, cgroups); run as root (CI does)")
@@ -84,7 +84,7 @@ func requirements(t *testing.T) (realbin string, m machine) {
 
 // discoverMachine reads the CPU topology from /sys, restricted to the
 // CPUs and memory nodes this process may use.
-func discoverMachine(t *testing.T) machine {
+func discoverMachine(t testing.TB) machine {
 	t.Helper()
 	topo, err := numa.NewFS("/sys").Discover()
 	require.NoError(t, err, "discovering the machine's topology")
@@ -157,7 +157,7 @@ var images struct {
 	err  error
 }
 
-func buildImages(t *testing.T) string {
+func buildImages(t testing.TB) string {
 	t.Helper()
 	images.once.Do(func() {
 		dir, err := os.MkdirTemp("", "nrirt-images-")
@@ -175,7 +175,7 @@ func buildImages(t *testing.T) string {
 	return images.dir
 }
 
-func repoRoot(t *testing.T) string {
+func repoRoot(t testing.TB) string {
 	wd, err := os.Getwd()
 	require.NoError(t, err)
 	return filepath.Join(wd, "../..")

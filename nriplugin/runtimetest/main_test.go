@@ -7,9 +7,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/nriplugin"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
@@ -40,6 +46,17 @@ type allocatorSpec struct {
 	Socket    string                `json:"socket"`
 	StateDir  string                `json:"stateDir"`
 	NRISocket string                `json:"nriSocket"`
+	// Kubeconfig, when set, gives the plugin a pod cache of Node
+	// NodeName's pods read with it (kubeapi.PodCache, waiting PodWait at
+	// most for a pod it does not hold, 0 its default), wired as
+	// `numa-partition allocator serve` wires it in nri mode.
+	Kubeconfig string        `json:"kubeconfig,omitempty"`
+	NodeName   string        `json:"nodeName,omitempty"`
+	PodWait    time.Duration `json:"podWait,omitempty"`
+	// Timings, when set, is a file the helper writes when it exits: how
+	// long each of the plugin's AdmitPod calls took (the allocator's
+	// decision and its durable write), in nanoseconds, one a line.
+	Timings string `json:"timings,omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -65,27 +82,76 @@ func serveAllocator(raw string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	timed := &timedPlacer{}
 	err := daemon.Run(ctx, daemon.Options{
 		Partition: partitionName, Config: spec.Config, Socket: spec.Socket, StateDir: spec.StateDir, Logger: log,
 		WaitRuntime: spec.Mode == nriplugin.ModeNRI,
 		Runtime: func(ctx context.Context, srv *daemon.Server, ready func()) error {
-			plugin, err := nriplugin.New(nriplugin.Options{
+			opts := nriplugin.Options{
 				Partition: partitionName, Name: pluginName, Mode: spec.Mode, Socket: spec.NRISocket, CPUs: spec.CPUs,
 				Policy: spec.Config.Policy, Scope: spec.Config.Scope, Logger: log,
 				OnSynchronized: func() {
 					ready()
 					fmt.Fprintln(os.Stdout, syncedLine)
 				},
-			}, srv)
+			}
+			if spec.Kubeconfig != "" {
+				pods := kubeapi.NewPodCache(spec.Kubeconfig, spec.NodeName, spec.PodWait, kubeapi.Options{}, log)
+				if err := srv.ObservePodCache(pods.Status); err != nil {
+					return err
+				}
+				go pods.Run(ctx)
+				opts.Pods = pods
+			}
+			placer := nriplugin.Placer(srv)
+			if spec.Timings != "" {
+				timed.Placer = srv
+				placer = timed
+			}
+			plugin, err := nriplugin.New(opts, placer)
 			if err != nil {
 				return err
 			}
 			return plugin.Run(ctx)
 		},
 	})
+	if spec.Timings != "" {
+		if werr := timed.write(spec.Timings); werr != nil {
+			log.Error("writing the admissions' timings", "err", werr)
+			return 1
+		}
+	}
 	if err != nil {
 		log.Error("allocator helper failed", "err", err)
 		return 1
 	}
 	return 0
+}
+
+// timedPlacer is the helper's placer when the spec asks for timings: the
+// daemon, each AdmitPod timed.
+type timedPlacer struct {
+	nriplugin.Placer
+	mu    sync.Mutex
+	admit []time.Duration
+}
+
+func (p *timedPlacer) AdmitPod(pod *corev1.Pod, extra allocator.Hints) (allocator.Decision, error) {
+	start := time.Now()
+	d, err := p.Placer.AdmitPod(pod, extra)
+	took := time.Since(start)
+	p.mu.Lock()
+	p.admit = append(p.admit, took)
+	p.mu.Unlock()
+	return d, err
+}
+
+func (p *timedPlacer) write(path string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b strings.Builder
+	for _, d := range p.admit {
+		fmt.Fprintln(&b, d.Nanoseconds())
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
