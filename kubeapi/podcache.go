@@ -30,6 +30,7 @@ type PodCache struct {
 	mu      sync.Mutex
 	pods    map[string]*corev1.Pod // by namespace/name
 	changed chan struct{}          // closed (and replaced) at every change
+	retry   chan struct{}          // a reader's miss while failing: retry now
 	status  CacheStatus
 }
 
@@ -59,18 +60,29 @@ const (
 	maxBackoff   = 30 * time.Second
 )
 
+// DefaultPodWait bounds how long Pod waits for a pod the cache does not
+// hold yet. Short, because the wait is not the caller's alone: containerd
+// hands an NRI plugin one event at a time, so while the first container
+// of a pod placed as one unit waits, every other container event of the
+// partition waits behind it (measured: BenchmarkContainerCreate's
+// stalled-apiserver case). A pod reaches this watch about when it
+// reaches kubelet, which then still creates its sandbox before the first
+// container: a second covers a watch that lags; a longer wait would only
+// stall the partition.
+const DefaultPodWait = time.Second
+
 // NewPodCache is a cache of the pods bound to Node node, read with the
 // kubeconfig's credentials; wait bounds how long Pod waits for a pod the
-// cache does not hold yet (0 = DefaultTimeout). Run fills it.
+// cache does not hold yet (0 = DefaultPodWait). Run fills it.
 func NewPodCache(kubeconfig, node string, wait time.Duration, o Options, log *slog.Logger) *PodCache {
 	if wait <= 0 {
-		wait = DefaultTimeout
+		wait = DefaultPodWait
 	}
 	if log == nil {
 		log = slog.Default()
 	}
 	return &PodCache{kubeconfig: kubeconfig, node: node, opts: o, wait: wait, log: log.With("node", node),
-		pods: map[string]*corev1.Pod{}, changed: make(chan struct{})}
+		pods: map[string]*corev1.Pod{}, changed: make(chan struct{}), retry: make(chan struct{}, 1)}
 }
 
 // Status is the cache's status now.
@@ -85,19 +97,28 @@ func (c *PodCache) Status() CacheStatus {
 // Pod is the pod namespace/name from the cache, waiting for it (at most
 // the cache's wait, and ctx) when the cache does not hold it yet: a pod
 // just bound to the Node reaches the kubelet and this watch at about the
-// same time. The pod is the caller's to change.
+// same time. While the API server fails, a miss also cuts the cache's
+// backoff short: an API server that answers again is listed at once,
+// within this wait, rather than after up to maxBackoff. The pod is the
+// caller's to change.
 func (c *PodCache) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
 	key := namespace + "/" + name
 	var timer *time.Timer
 	for {
 		c.mu.Lock()
-		p, changed := c.pods[key], c.changed
+		p, changed, failing := c.pods[key], c.changed, c.status.LastError != ""
 		if p == nil && timer == nil {
 			c.status.Waits++
 		}
 		c.mu.Unlock()
 		if p != nil {
 			return p.DeepCopy(), nil
+		}
+		if failing {
+			select {
+			case c.retry <- struct{}{}:
+			default: // a retry is asked for already
+			}
 		}
 		if timer == nil {
 			timer = time.NewTimer(c.wait)
@@ -151,6 +172,7 @@ func (c *PodCache) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-time.After(backoff):
+		case <-c.retry: // a reader waits for a pod: try now
 		}
 		backoff = min(2*backoff, maxBackoff)
 	}
@@ -218,7 +240,7 @@ func (c *PodCache) failed(err error) {
 	defer c.mu.Unlock()
 	if c.status.LastError == "" {
 		c.status.ErrorSince = time.Now()
-		c.log.Warn("pod cache: the API server fails; placing pods as one unit (pod scope, VMs) waits for it, other containers do not", "err", err)
+		c.log.Warn("pod cache: the API server fails; the first container of a pod placed as one unit (pod scope, VMs) that the cache does not hold waits for it, at most a second, then is refused (kubelet retries)", "err", err)
 	} else {
 		c.log.Debug("pod cache: the API server still fails", "err", err)
 	}

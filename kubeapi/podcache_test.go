@@ -141,3 +141,31 @@ func TestPodCacheStalledAPIServer(t *testing.T) {
 		t.Errorf("a cancelled read: %v", err)
 	}
 }
+
+// After a long failure the cache's backoff has grown past a reader's
+// wait: a reader that misses while the cache fails makes it retry at
+// once, so an API server that answers again serves the pod within the
+// wait rather than after the backoff.
+func TestPodCacheRetriesForAReader(t *testing.T) {
+	s := kubeapitest.NewServer(t, kubeapitest.Options{})
+	s.SetPod(boundPod("web", "u1", "host-node0"))
+	c := startCache(t, s, time.Second, kubeapi.Options{Timeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	if _, err := c.Pod(ctx, "ns", "web"); err != nil {
+		t.Fatal(err)
+	}
+	release := s.Stall()
+	s.EndWatches()
+	// Five failures: the backoff is 200 ms × 2⁵ = 6.4 s now.
+	for deadline := time.Now().Add(time.Minute); c.Status().Errors < 5; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			release()
+			t.Fatalf("the stalled API server failed the cache only %d times", c.Status().Errors)
+		}
+	}
+	s.SetPod(boundPod("vm", "u3", "host-node0"))
+	release()
+	if p, err := c.Pod(ctx, "ns", "vm"); err != nil || p.UID != "u3" {
+		t.Fatalf("a pod bound while the API server was stalled, read with a 1 s wait after it answers again: %v %v", p, err)
+	}
+}

@@ -160,9 +160,10 @@ func (p *Plugin) CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *
 		return nil, nil, fmt.Errorf("numa-partition %s: %w", p.opts.Partition, err)
 	}
 	// The first container of a pod placed as one unit needs the pod's
-	// spec: it is read before the lock, so that waiting for it (a pod the
-	// cache has not seen yet, an API server that is down) delays this
-	// container only, never the partition's other events.
+	// spec. It is read before the lock, but containerd hands the plugin
+	// one event at a time, so a wait here holds up the partition's other
+	// container events all the same: the cache waits at most
+	// kubeapi.DefaultPodWait for a pod it has not seen yet.
 	var spec *corev1.Pod
 	if p.opts.Mode == ModeNRI && p.asUnit(c) && !p.hasUnit(c.PodUID) {
 		if spec, err = p.readPod(ctx, c); err != nil {
