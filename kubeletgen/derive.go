@@ -2,10 +2,10 @@ package kubeletgen
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
@@ -204,16 +204,16 @@ func CPUManagerPolicyOptions(p *planner.Partition) (map[string]string, error) {
 
 // TopologyManagerPolicyOptions are the plan's options as the planner
 // decided them (it sets max-allowable-numa-nodes on a machine of more
-// NUMA nodes than kubelet's default limit), read with the one reader of
-// them, topologymanager.ParsePolicyOptions: a plan file's option kubelet
-// would refuse is an error here.
+// NUMA nodes than kubelet's default limit), read with the plan's one
+// reader of them (Kubelet.TopologyPolicyOptions): a plan file's option
+// kubelet would refuse is an error here. They are rendered in the plan's
+// map form, as the config spelled them, not re-spelled from the typed
+// options: the KubeletConfiguration stays what it was.
 func TopologyManagerPolicyOptions(p *planner.Partition) (map[string]string, error) {
-	if _, _, err := topologymanager.ParsePolicyOptions(p.Kubelet.TopologyManagerOptions); err != nil {
+	if _, err := p.Kubelet.TopologyPolicyOptions(); err != nil {
 		return nil, fmt.Errorf("partition %s: topologyManagerPolicyOptions: %w", p.Name, err)
 	}
 	out := map[string]string{}
-	for k, v := range p.Kubelet.TopologyManagerOptions {
-		out[k] = v
-	}
+	maps.Copy(out, p.Kubelet.TopologyManagerOptions)
 	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 )
 
 // memPlacer is the allocator without the daemon's checkpoint: the
@@ -41,7 +42,7 @@ func (m memPlacer) Allocations() []allocator.Allocation    { return m.a.Allocati
 func wideMachine(n int, policy string) (CPUTopology, allocator.Config) {
 	var t CPUTopology
 	t.Distances = map[int]map[int]int{}
-	cfg := allocator.Config{Policy: policy, Scope: "container", MaxAllowableNUMANodes: max(8, n), Distances: t.Distances}
+	cfg := allocator.Config{Policy: policy, Scope: "container", PolicyOptions: topologymanager.PolicyOptions{MaxAllowableNUMANodes: max(8, n)}, Distances: t.Distances}
 	for i := 0; i < n; i++ {
 		t.Cores = append(t.Cores, Core{Node: i, CPUs: bitmask.NewCPUSet(4*i, 4*i+1)}, Core{Node: i, CPUs: bitmask.NewCPUSet(4*i+2, 4*i+3)})
 		t.Distances[i] = map[int]int{}

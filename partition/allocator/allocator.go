@@ -65,13 +65,12 @@ func New(cfg Config) (*Allocator, error) {
 		return nil, fmt.Errorf("nodes: %w", err)
 	}
 	pol, err := topologymanager.New(topologymanager.Options{
-		Policy:                 cfg.Policy,
-		NUMANodes:              mm.NodeIDs(),
-		Distances:              cfg.Distances,
-		PreferClosestNUMANodes: cfg.PreferClosestNUMA,
-		MaxAllowableNUMANodes:  cfg.MaxAllowableNUMANodes,
-		TieBreak:               cfg.TieBreak,
-		Load:                   mm.Load,
+		Policy:        cfg.Policy,
+		NUMANodes:     mm.NodeIDs(),
+		Distances:     cfg.Distances,
+		PolicyOptions: cfg.PolicyOptions,
+		TieBreak:      cfg.TieBreak,
+		Load:          mm.Load,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)

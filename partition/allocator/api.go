@@ -8,6 +8,7 @@ package allocator
 import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
+	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -23,14 +24,16 @@ type NodeResources = memorymanager.NodeResources
 
 // Config describes a partition and its kubelet Topology/Memory Manager settings.
 type Config struct {
-	Nodes                 []NodeResources     `json:"nodes"`
-	Distances             map[int]map[int]int `json:"distances,omitempty"` // needed for prefer-closest
-	Policy                string              `json:"policy"`              // none | best-effort | restricted | single-numa-node
-	Scope                 string              `json:"scope"`               // container | pod
-	PreferClosestNUMA     bool                `json:"preferClosestNUMANodes"`
-	MaxAllowableNUMANodes int                 `json:"maxAllowableNUMANodes"` // 0 = kubelet default 8
-	TieBreak              string              `json:"tieBreak"`              // "" or pack (kubelet) | spread
-	KubeVirtOverhead      string              `json:"kubevirtOverhead"`      // "current" (default) | "v0.26"
+	Nodes     []NodeResources     `json:"nodes"`
+	Distances map[int]map[int]int `json:"distances,omitempty"` // needed for prefer-closest
+	Policy    string              `json:"policy"`              // none | best-effort | restricted | single-numa-node
+	Scope     string              `json:"scope"`               // container | pod
+	// The kubelet's topologyManagerPolicyOptions, typed. Embedded, so
+	// that their fields stay this object's (preferClosestNUMANodes,
+	// maxAllowableNUMANodes in --allocator-config and simulate's report).
+	topologymanager.PolicyOptions
+	TieBreak         string `json:"tieBreak"`         // "" or pack (kubelet) | spread
+	KubeVirtOverhead string `json:"kubevirtOverhead"` // "current" (default) | "v0.26"
 	// KubeVirtOverheadRatio is the KubeVirt CR's
 	// additionalGuestMemoryOverheadRatio ("" = unset, else ≥ 1), and
 	// KubeVirtDefaultArchitecture the architecture of VMIs that name

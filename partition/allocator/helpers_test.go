@@ -11,6 +11,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
+	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 )
 
 const gi = uint64(1) << 30
@@ -52,7 +53,7 @@ func mkPod(uid string, cs ...ctr) *corev1.Pod {
 // uniform gives n nodes of 10Gi with 4Gi of 2Mi pages; node 0 reserves
 // 1Gi of memory, so every node has 5Gi allocatable memory except node 0 (4Gi).
 func uniform(n int, policy, scope string) Config {
-	cfg := Config{Policy: policy, Scope: scope, MaxAllowableNUMANodes: max(8, n)}
+	cfg := Config{Policy: policy, Scope: scope, PolicyOptions: topologymanager.PolicyOptions{MaxAllowableNUMANodes: max(8, n)}}
 	for i := 0; i < n; i++ {
 		nr := NodeResources{ID: i, Memory: 10 * gi, Hugepages: map[uint64]uint64{2 << 20: 4 * gi}, Reserved: map[ResourceName]uint64{}}
 		if i == 0 {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 )
 
 func randomConfig(r *rand.Rand) Config {
@@ -16,7 +18,7 @@ func randomConfig(r *rand.Rand) Config {
 		n = 9 + r.IntN(8) // bounded search
 	}
 	policies := []string{"none", "best-effort", "restricted", "single-numa-node"}
-	cfg := Config{Policy: policies[r.IntN(4)], Scope: []string{ScopeContainer, ScopePod}[r.IntN(2)], MaxAllowableNUMANodes: max(8, n)}
+	cfg := Config{Policy: policies[r.IntN(4)], Scope: []string{ScopeContainer, ScopePod}[r.IntN(2)], PolicyOptions: topologymanager.PolicyOptions{MaxAllowableNUMANodes: max(8, n)}}
 	if r.IntN(4) == 0 {
 		cfg.TieBreak = "spread"
 	}

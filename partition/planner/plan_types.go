@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 )
 
 // Plan is the pure result of Plan(topology, config): everything rendering
@@ -147,6 +148,15 @@ type Kubelet struct {
 	ClusterDomain string   `json:"clusterDomain,omitempty"`
 }
 
+// TopologyPolicyOptions are the kubelet's Topology Manager options, typed,
+// read with the rule the planner checked them by: what kubeletgen renders
+// and the daemon decides with. The plan keeps kubelet's map form, the
+// options as the config spelled them ("T", an explicit "false"), so
+// plan.json and the rendered KubeletConfiguration say what they said.
+func (k *Kubelet) TopologyPolicyOptions() (topologymanager.PolicyOptions, error) {
+	return topologymanager.NewPolicyOptions(k.TopologyManagerOptions)
+}
+
 // RuntimeKind says whether a partition has its own containerd.
 type RuntimeKind string
 
@@ -192,4 +202,10 @@ type Allocator struct {
 	TopologyPolicy  string            `json:"topologyPolicy,omitempty"`
 	TopologyScope   string            `json:"topologyScope,omitempty"`
 	TopologyOptions map[string]string `json:"topologyOptions,omitempty"`
+}
+
+// TopologyPolicyOptions are the allocator's Topology Manager options in
+// nri mode, typed, as Kubelet.TopologyPolicyOptions.
+func (a *Allocator) TopologyPolicyOptions() (topologymanager.PolicyOptions, error) {
+	return topologymanager.NewPolicyOptions(a.TopologyOptions)
 }

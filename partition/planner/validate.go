@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"regexp"
@@ -114,7 +115,8 @@ func (pl *planning) checkTopologyLimit() {
 		if kl.TopologyManagerOptions == nil {
 			kl.TopologyManagerOptions = map[string]string{}
 		}
-		kl.TopologyManagerOptions[topologymanager.OptionMaxAllowableNUMANodes] = strconv.Itoa(n)
+		// The one option, in kubelet's form as PolicyOptions writes it.
+		maps.Copy(kl.TopologyManagerOptions, topologymanager.PolicyOptions{MaxAllowableNUMANodes: n}.Map())
 		warn("partition %s: the machine has %d NUMA nodes, more than kubelet's default limit of %d; topology manager option max-allowable-numa-nodes=%d is set (admission gets slower with more nodes)",
 			plan.Partitions[i].Name, n, kubeletMaxNUMANodes, n)
 	}
@@ -305,12 +307,14 @@ func (pl *planning) checkPolicies(s settings, p *Partition) {
 	if msg := StrictCPUReservationProblem(&kl); msg != "" {
 		col.add(s.key["cpu_manager_policy_options"]+".strict-cpu-reservation", "%s", msg)
 	}
+	// Each option is read by the one rule (PolicyOptions.Set), key by
+	// key, so that every wrong one is reported with its file, line and key.
+	var opts topologymanager.PolicyOptions
 	for _, k := range sortedKeys(kl.TopologyManagerOptions) {
 		key := s.key["topology_manager_options"] + "." + k
-		v := kl.TopologyManagerOptions[k]
-		if msg := topologymanager.OptionProblem(k, v); msg != "" {
+		if msg := opts.Set(k, kl.TopologyManagerOptions[k]); msg != "" {
 			col.add(key, "%s", msg)
-		} else if n, _ := strconv.Atoi(v); k == topologymanager.OptionMaxAllowableNUMANodes && n < len(m.t.Nodes) {
+		} else if n := opts.MaxAllowableNUMANodes; k == topologymanager.OptionMaxAllowableNUMANodes && n < len(m.t.Nodes) {
 			col.add(key, "%d is below the machine's %d NUMA nodes; kubelet would refuse to start", n, len(m.t.Nodes))
 		}
 	}

@@ -33,8 +33,14 @@ type pair struct {
 var discard = logr.Discard()
 
 func newPair(in input) (*pair, error) {
-	ours, err := tm.New(tm.Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist,
-		PreferClosestNUMANodes: in.closest, MaxAllowableNUMANodes: max(8, len(in.machine))})
+	opts := tm.PolicyOptions{PreferClosestNUMA: in.closest, MaxAllowableNUMANodes: max(8, len(in.machine))}
+	ours, err := tm.New(tm.Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PolicyOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	// kubelet gets the same options as its configuration carries them,
+	// our map form, through its own parser.
+	kopts, err := ktm.NewPolicyOptions(discard, opts.Map())
 	if err != nil {
 		return nil, err
 	}
@@ -46,19 +52,18 @@ func newPair(in input) (*pair, error) {
 		}
 		topo = append(topo, cadvisorapi.Node{Id: id, Distances: d})
 	}
-	opts := ktm.PolicyOptions{PreferClosestNUMA: in.closest, MaxAllowableNUMANodes: max(8, len(in.machine))}
-	info, err := ktm.NewNUMAInfo(topo, opts)
+	info, err := ktm.NewNUMAInfo(topo, kopts)
 	if err != nil {
 		return nil, err
 	}
 	var k ktm.Policy
 	switch in.policy {
 	case tm.PolicyBestEffort:
-		k = ktm.NewBestEffortPolicy(info, opts)
+		k = ktm.NewBestEffortPolicy(info, kopts)
 	case tm.PolicyRestricted:
-		k = ktm.NewRestrictedPolicy(info, opts)
+		k = ktm.NewRestrictedPolicy(info, kopts)
 	case tm.PolicySingleNUMANode:
-		k = ktm.NewSingleNumaNodePolicy(info, opts)
+		k = ktm.NewSingleNumaNodePolicy(info, kopts)
 	default:
 		k = ktm.NewNonePolicy()
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
@@ -18,9 +17,9 @@ import (
 func ConfigFromPlan(p planner.Partition, t *numa.Topology) (allocator.Config, error) {
 	// In nri mode the allocator decides with the configured policy and
 	// the kubelet's managers are off; otherwise it decides as the kubelet.
-	policy, scope, opts := p.Kubelet.TopologyManagerPolicy, p.Kubelet.TopologyManagerScope, p.Kubelet.TopologyManagerOptions
+	policy, scope, options := p.Kubelet.TopologyManagerPolicy, p.Kubelet.TopologyManagerScope, p.Kubelet.TopologyPolicyOptions
 	if p.Allocator.Mode == planner.AllocatorModeNRI {
-		policy, scope, opts = p.Allocator.TopologyPolicy, p.Allocator.TopologyScope, p.Allocator.TopologyOptions
+		policy, scope, options = p.Allocator.TopologyPolicy, p.Allocator.TopologyScope, p.Allocator.TopologyPolicyOptions
 	}
 	cfg := allocator.Config{Policy: policy, Scope: scope}
 	for _, m := range p.Memory {
@@ -53,10 +52,9 @@ func ConfigFromPlan(p planner.Partition, t *numa.Topology) (allocator.Config, er
 		}
 	}
 	// The planner checked the options with the same reader.
-	preferClosest, maxAllowable, err := topologymanager.ParsePolicyOptions(opts)
-	if err != nil {
+	var err error
+	if cfg.PolicyOptions, err = options(); err != nil {
 		return cfg, fmt.Errorf("partition %s: topologyManagerOptions: %w", p.Name, err)
 	}
-	cfg.PreferClosestNUMA, cfg.MaxAllowableNUMANodes = preferClosest, maxAllowable
 	return cfg, nil
 }

@@ -126,11 +126,11 @@ func Parse(data []byte) (*Scenario, error) {
 // Config builds the allocator configuration; dir resolves a relative sysfs path.
 func (sc *Scenario) Config(dir string) (allocator.Config, error) {
 	cfg := allocator.Config{Policy: sc.Policy, Scope: sc.Scope, TieBreak: sc.TieBreak, KubeVirtOverhead: sc.KubeVirtOverhead, Distances: sc.Machine.Distances}
-	pc, maxNodes, err := topologymanager.ParsePolicyOptions(sc.Options)
+	opts, err := topologymanager.NewPolicyOptions(sc.Options)
 	if err != nil {
 		return cfg, fmt.Errorf("options: %w", err)
 	}
-	cfg.PreferClosestNUMA, cfg.MaxAllowableNUMANodes = pc, maxNodes
+	cfg.PolicyOptions = opts
 	m := sc.Machine
 	switch {
 	case m.Sysfs != "" && len(m.Nodes) > 0:

@@ -28,7 +28,7 @@ func BenchmarkMerge8Nodes(b *testing.B) {
 	corpus := corpus8()
 	pols := make([]Policy, len(corpus))
 	for i, in := range corpus {
-		p, err := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PreferClosestNUMANodes: in.closest})
+		p, err := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PolicyOptions: PolicyOptions{PreferClosestNUMA: in.closest}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func BenchmarkMergeNaive8Nodes(b *testing.B) {
 // TestCorpusIdentical guards the benchmark: both algorithms agree on it.
 func TestCorpusIdentical(t *testing.T) {
 	for i, in := range corpus8() {
-		p, _ := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PreferClosestNUMANodes: in.closest})
+		p, _ := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PolicyOptions: PolicyOptions{PreferClosestNUMA: in.closest}})
 		got, ga := p.Merge(in.providers)
 		want, wa := naive{policy: in.policy, machine: bitmask.NewNodeSet(in.machine...), preferClosest: in.closest, dist: in.dist}.merge(in.providers)
 		if !got.Equal(want) || ga != wa {
@@ -129,7 +129,7 @@ func BenchmarkMergeAllMasks(b *testing.B) {
 	for _, n := range []int{10, 12, 14, 16} {
 		for _, pol := range []string{PolicyBestEffort, PolicySingleNUMANode} {
 			b.Run(fmt.Sprintf("%dnodes/%s", n, pol), func(b *testing.B) {
-				p, err := New(Options{Policy: pol, NUMANodes: nodes(n), MaxAllowableNUMANodes: n})
+				p, err := New(Options{Policy: pol, NUMANodes: nodes(n), PolicyOptions: PolicyOptions{MaxAllowableNUMANodes: n}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -109,7 +109,7 @@ func TestMergeOrderIndependent(t *testing.T) {
 	}
 	for i := 0; i < seeds; i++ {
 		in := genInput(r, 1<<12)
-		pol, err := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PreferClosestNUMANodes: in.closest})
+		pol, err := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PolicyOptions: PolicyOptions{PreferClosestNUMA: in.closest}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestMergeOrderIndependent(t *testing.T) {
 	}
 	for i := 0; i < seeds/4; i++ {
 		in := wideInput(r, 1+r.IntN(16), 1<<12)
-		pol, err := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PreferClosestNUMANodes: in.closest, MaxAllowableNUMANodes: 16})
+		pol, err := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PolicyOptions: PolicyOptions{PreferClosestNUMA: in.closest, MaxAllowableNUMANodes: 16}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func TestMergeOrderIndependent(t *testing.T) {
 	for i := 0; i < longSeeds; i++ {
 		for _, n := range long {
 			for _, name := range []string{PolicyBestEffort, PolicyRestricted, PolicySingleNUMANode} {
-				pol, err := New(Options{Policy: name, NUMANodes: nodes(n), MaxAllowableNUMANodes: n})
+				pol, err := New(Options{Policy: name, NUMANodes: nodes(n), PolicyOptions: PolicyOptions{MaxAllowableNUMANodes: n}})
 				if err != nil {
 					t.Fatal(err)
 				}

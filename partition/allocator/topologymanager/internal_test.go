@@ -58,7 +58,7 @@ func TestConcurrentMerges(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	for _, n := range []int{2, 8, 12, 16, 24} {
 		for _, name := range []string{PolicyBestEffort, PolicyRestricted, PolicySingleNUMANode} {
-			pol, err := New(Options{Policy: name, NUMANodes: nodes(n), MaxAllowableNUMANodes: max(8, n)})
+			pol, err := New(Options{Policy: name, NUMANodes: nodes(n), PolicyOptions: PolicyOptions{MaxAllowableNUMANodes: max(8, n)}})
 			if err != nil {
 				t.Fatal(err)
 			}

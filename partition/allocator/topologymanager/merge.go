@@ -149,7 +149,7 @@ func newMerger(o Options) (*merger, error) {
 	} else {
 		m.results = new([resultSlots]atomic.Pointer[resultEntry])
 	}
-	m.closest = o.PreferClosestNUMANodes && o.Policy != PolicySingleNUMANode
+	m.closest = o.PreferClosestNUMA && o.Policy != PolicySingleNUMANode
 	if m.closest {
 		m.dist = make([][]int, len(nodes))
 		for i, a := range nodes {

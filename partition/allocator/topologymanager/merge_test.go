@@ -89,7 +89,7 @@ func TestMergeSemantics(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.id, func(t *testing.T) {
-			p, err := New(Options{Policy: c.policy, NUMANodes: nodes(c.n), Distances: dist4, PreferClosestNUMANodes: c.closest})
+			p, err := New(Options{Policy: c.policy, NUMANodes: nodes(c.n), Distances: dist4, PolicyOptions: PolicyOptions{PreferClosestNUMA: c.closest}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,14 +110,14 @@ func TestMergeSemantics(t *testing.T) {
 func TestSingleNUMAIgnoresClosest(t *testing.T) {
 	d := map[int]map[int]int{0: {0: 20, 1: 30}, 1: {0: 30, 1: 10}}
 	hints := []ProviderHints{{"m": {h(true, 0), h(true, 1)}}}
-	sn, err := New(Options{Policy: PolicySingleNUMANode, NUMANodes: nodes(2), Distances: d, PreferClosestNUMANodes: true})
+	sn, err := New(Options{Policy: PolicySingleNUMANode, NUMANodes: nodes(2), Distances: d, PolicyOptions: PolicyOptions{PreferClosestNUMA: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := sn.Merge(hints); !got.Equal(h(true, 0)) {
 		t.Fatalf("single-numa-node: got %v, want {0}", got)
 	}
-	be, err := New(Options{Policy: PolicyBestEffort, NUMANodes: nodes(2), Distances: d, PreferClosestNUMANodes: true})
+	be, err := New(Options{Policy: PolicyBestEffort, NUMANodes: nodes(2), Distances: d, PolicyOptions: PolicyOptions{PreferClosestNUMA: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,22 +128,22 @@ func TestSingleNUMAIgnoresClosest(t *testing.T) {
 
 // TestConfiguration is 5.1.10.
 func TestConfiguration(t *testing.T) {
-	if _, _, err := ParsePolicyOptions(map[string]string{"bogus": "1"}); err == nil {
+	if _, err := NewPolicyOptions(map[string]string{"bogus": "1"}); err == nil {
 		t.Error("unknown option accepted")
 	}
-	if _, _, err := ParsePolicyOptions(map[string]string{OptionPreferClosestNUMANodes: "yes"}); err == nil {
+	if _, err := NewPolicyOptions(map[string]string{OptionPreferClosestNUMANodes: "yes"}); err == nil {
 		t.Error("non-ParseBool boolean accepted")
 	}
-	if pc, _, err := ParsePolicyOptions(map[string]string{OptionPreferClosestNUMANodes: "T"}); err != nil || !pc {
-		t.Errorf("ParseBool T: %v %v", pc, err)
+	if o, err := NewPolicyOptions(map[string]string{OptionPreferClosestNUMANodes: "T"}); err != nil || !o.PreferClosestNUMA {
+		t.Errorf("ParseBool T: %+v %v", o, err)
 	}
-	if _, _, err := ParsePolicyOptions(map[string]string{OptionMaxAllowableNUMANodes: "7"}); err == nil {
+	if _, err := NewPolicyOptions(map[string]string{OptionMaxAllowableNUMANodes: "7"}); err == nil {
 		t.Error("max-allowable-numa-nodes 7 accepted")
 	}
-	if _, m, err := ParsePolicyOptions(map[string]string{OptionMaxAllowableNUMANodes: "12"}); err != nil || m != 12 {
-		t.Errorf("max-allowable 12: %d %v", m, err)
+	if o, err := NewPolicyOptions(map[string]string{OptionMaxAllowableNUMANodes: "12"}); err != nil || o.MaxAllowableNUMANodes != 12 {
+		t.Errorf("max-allowable 12: %+v %v", o, err)
 	}
-	if _, err := New(Options{Policy: PolicyBestEffort, NUMANodes: nodes(2), PreferClosestNUMANodes: true}); err == nil ||
+	if _, err := New(Options{Policy: PolicyBestEffort, NUMANodes: nodes(2), PolicyOptions: PolicyOptions{PreferClosestNUMA: true}}); err == nil ||
 		!contains(err.Error(), "cannot discover NUMA topology: error getting NUMA distances from cadvisor") {
 		t.Errorf("missing distances: %v", err)
 	}
@@ -152,14 +152,14 @@ func TestConfiguration(t *testing.T) {
 			!contains(err.Error(), "unsupported on machines with more than 8 NUMA Nodes") {
 			t.Errorf("%s with 9 nodes: %v", pol, err)
 		}
-		if _, err := New(Options{Policy: pol, NUMANodes: nodes(12), MaxAllowableNUMANodes: 12}); err != nil {
+		if _, err := New(Options{Policy: pol, NUMANodes: nodes(12), PolicyOptions: PolicyOptions{MaxAllowableNUMANodes: 12}}); err != nil {
 			t.Errorf("%s with 12 nodes and the option: %v", pol, err)
 		}
 	}
 	if _, err := New(Options{Policy: PolicyNone, NUMANodes: nodes(9)}); err != nil {
 		t.Errorf("none with 9 nodes: %v", err)
 	}
-	if _, err := New(Options{Policy: PolicyBestEffort, NUMANodes: nodes(2), MaxAllowableNUMANodes: 4}); err == nil {
+	if _, err := New(Options{Policy: PolicyBestEffort, NUMANodes: nodes(2), PolicyOptions: PolicyOptions{MaxAllowableNUMANodes: 4}}); err == nil {
 		t.Error("max allowable 4 accepted")
 	}
 	if _, err := New(Options{Policy: "strict", NUMANodes: nodes(2)}); err == nil {
@@ -281,7 +281,7 @@ func TestMergeEqualsNaive(t *testing.T) {
 	}
 	for i := 0; i < n; i++ {
 		in := genInput(r, 4096)
-		p, err := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PreferClosestNUMANodes: in.closest})
+		p, err := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PolicyOptions: PolicyOptions{PreferClosestNUMA: in.closest}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -482,7 +482,7 @@ func TestMergeEqualsNaiveWide(t *testing.T) {
 	}
 	for i := 0; i < count; i++ {
 		in := wideInput(r, 1+r.IntN(16), 4096)
-		p, err := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PreferClosestNUMANodes: in.closest, MaxAllowableNUMANodes: 16})
+		p, err := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist, PolicyOptions: PolicyOptions{PreferClosestNUMA: in.closest, MaxAllowableNUMANodes: 16}})
 		if err != nil {
 			t.Fatal(err)
 		}

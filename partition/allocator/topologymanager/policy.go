@@ -3,9 +3,6 @@ package topologymanager
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
@@ -17,15 +14,6 @@ const (
 	PolicyRestricted     = "restricted"
 	PolicySingleNUMANode = "single-numa-node"
 )
-
-// Policy option names (topologyManagerPolicyOptions).
-const (
-	OptionPreferClosestNUMANodes = "prefer-closest-numa-nodes"
-	OptionMaxAllowableNUMANodes  = "max-allowable-numa-nodes"
-)
-
-// DefaultMaxAllowableNUMANodes is kubelet's limit without the option.
-const DefaultMaxAllowableNUMANodes = 8
 
 // MaxNUMANodes is this implementation's limit on the nodes of one
 // partition: masks are handled as 64-bit words internally.
@@ -46,11 +34,10 @@ type Options struct {
 	Policy string
 	// NUMANodes are the machine's (the partition's) node ids.
 	NUMANodes []int
-	// Distances[i][j] is the SLIT distance; required with PreferClosestNUMANodes.
-	Distances              map[int]map[int]int
-	PreferClosestNUMANodes bool
-	// MaxAllowableNUMANodes: 0 means kubelet's default, 8.
-	MaxAllowableNUMANodes int
+	// Distances[i][j] is the SLIT distance; required with PreferClosestNUMA.
+	Distances map[int]map[int]int
+	// PolicyOptions are kubelet's topologyManagerPolicyOptions.
+	PolicyOptions
 	// TieBreak: "" or TieBreakPack (kubelet), or TieBreakSpread.
 	TieBreak string
 	// Load scores a mask for TieBreakSpread (lower wins); required with it.
@@ -67,52 +54,6 @@ type Policy interface {
 	Merge(providers []ProviderHints) (best Hint, admit bool)
 }
 
-// PolicyOptionNames are the options kubelet 1.37 accepts, sorted.
-var PolicyOptionNames = []string{OptionMaxAllowableNUMANodes, OptionPreferClosestNUMANodes}
-
-// OptionProblem says what is wrong with option name=value, "" when
-// nothing: the one rule for kubelet's topologyManagerPolicyOptions
-// (semantics 5.1.10), which the planner reports with the config's file,
-// line and key and ParsePolicyOptions with the option's name.
-func OptionProblem(name, value string) string {
-	switch name {
-	case OptionPreferClosestNUMANodes:
-		if _, err := strconv.ParseBool(value); err != nil {
-			return fmt.Sprintf("%q is not a boolean (allowed: \"true\", \"false\")", value)
-		}
-	case OptionMaxAllowableNUMANodes:
-		if n, err := strconv.Atoi(value); err != nil || n < DefaultMaxAllowableNUMANodes {
-			return fmt.Sprintf("%q: allowed is a whole number of at least %d", value, DefaultMaxAllowableNUMANodes)
-		}
-	default:
-		return fmt.Sprintf("unknown topology manager option (allowed: %s)", strings.Join(PolicyOptionNames, ", "))
-	}
-	return ""
-}
-
-// ParsePolicyOptions reads kubelet's topologyManagerPolicyOptions map
-// (semantics 5.1.10): every option must pass OptionProblem.
-func ParsePolicyOptions(opts map[string]string) (preferClosest bool, maxAllowable int, err error) {
-	keys := make([]string, 0, len(opts))
-	for k := range opts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		v := opts[k]
-		if msg := OptionProblem(k, v); msg != "" {
-			return false, 0, fmt.Errorf("topology manager option %s: %s", k, msg)
-		}
-		switch k {
-		case OptionPreferClosestNUMANodes:
-			preferClosest, _ = strconv.ParseBool(v)
-		case OptionMaxAllowableNUMANodes:
-			maxAllowable, _ = strconv.Atoi(v)
-		}
-	}
-	return preferClosest, maxAllowable, nil
-}
-
 // New validates the options and returns the policy (semantics 5.1.10).
 func New(o Options) (Policy, error) {
 	switch o.Policy {
@@ -120,13 +61,10 @@ func New(o Options) (Policy, error) {
 	default:
 		return nil, fmt.Errorf("topology manager policy %q: allowed are %s, %s, %s, %s", o.Policy, PolicyNone, PolicyBestEffort, PolicyRestricted, PolicySingleNUMANode)
 	}
-	maxAllowable := o.MaxAllowableNUMANodes
-	if maxAllowable == 0 {
-		maxAllowable = DefaultMaxAllowableNUMANodes
+	if err := o.PolicyOptions.Check(); err != nil {
+		return nil, err
 	}
-	if maxAllowable < DefaultMaxAllowableNUMANodes {
-		return nil, fmt.Errorf("topology manager option %s=%d: must be at least %d", OptionMaxAllowableNUMANodes, o.MaxAllowableNUMANodes, DefaultMaxAllowableNUMANodes)
-	}
+	maxAllowable := o.NUMANodeLimit()
 	if len(o.NUMANodes) == 0 {
 		return nil, errors.New("topology manager: no NUMA nodes")
 	}

@@ -178,7 +178,7 @@ func BenchmarkRatioNaive(b *testing.B) {
 		refs := make([]naive, len(set))
 		for i, in := range set {
 			p, err := New(Options{Policy: in.policy, NUMANodes: in.machine, Distances: in.dist,
-				PreferClosestNUMANodes: in.closest, MaxAllowableNUMANodes: max(8, len(in.machine))})
+				PolicyOptions: PolicyOptions{PreferClosestNUMA: in.closest, MaxAllowableNUMANodes: max(8, len(in.machine))}})
 			if err != nil {
 				b.Fatal(err)
 			}
