@@ -46,9 +46,10 @@ func repsFor(run func(), span time.Duration) int {
 // same seed: TestRatioInputs), which times the naive baseline on them.
 // The none sets are the best-effort sets' inputs under policy none
 // (kubelet's and ours return a constant without looking at the hints),
-// and above8/any is BenchmarkRatio's check above 8 nodes: 1,000 random
+// above8/any is BenchmarkRatio's check above 8 nodes: 1,000 random
 // inputs at 9-16 nodes, every policy but none, reporting how many are
-// slower than kubelet's (slower-count). Run:
+// slower than kubelet's (slower-count); and random/62 are 100 inputs a
+// policy at 62 nodes (wideInputs). Run:
 //
 //	go test -run '^$' -bench Ratio -benchtime 5x
 func BenchmarkRatio(b *testing.B) {
@@ -63,6 +64,22 @@ func BenchmarkRatio(b *testing.B) {
 		}
 	}
 	ratioSet(b, "above8/any", above8Inputs())
+	for _, pol := range policies {
+		ratioSet(b, "random/62/"+pol, wideInputs(pol))
+	}
+}
+
+// wideInputs is 100 random inputs at 62 nodes, the widest machine the
+// generator draws that kubelet's 64-bit masks hold (its ids and foreign
+// ids go up to n+1 = 63): the decision time a user of a 64-node host
+// pays, against kubelet's.
+func wideInputs(policy string) []input {
+	r := rand.New(rand.NewPCG(62, uint64(len(policy))))
+	set := make([]input, 100)
+	for i := range set {
+		set[i] = randomInput(r, 62, 4096, policy)
+	}
+	return set
 }
 
 // above8Inputs is 1,000 random inputs at 9 to 16 nodes, the policies in
