@@ -89,7 +89,6 @@ type HugepagesConfig struct {
 type KubeletConfig struct {
 	Binary              string `toml:"binary"`
 	Hostname            string `toml:"hostname"`
-	NodeName            string `toml:"node_name"`
 	ConfigPath          string `toml:"config_path"`
 	RootDir             string `toml:"root_dir"`
 	CertDir             string `toml:"cert_dir"`
@@ -104,29 +103,46 @@ type KubeletConfig struct {
 	HealthzPort  *int `toml:"healthz_port"`
 	ReadOnlyPort *int `toml:"read_only_port"` // 0 (default) disables it
 	PortStride   *int `toml:"port_stride"`
-	MaxPods      *int `toml:"max_pods"`
 
-	KubeReservedMemory   string `toml:"kube_reserved_memory"`
-	SystemReservedMemory string `toml:"system_reserved_memory"`
-	EvictionHardMemory   string `toml:"eviction_hard_memory"`
-	// EphemeralStorage and PIDs are each partition's share of what every
-	// kubelet sees whole: "auto", "N%" or an amount (shares.go).
-	EphemeralStorage string `toml:"ephemeral_storage"`
-	PIDs             string `toml:"pids"`
+	// The settings a [[partition]] entry may replace.
+	KubeletOverrides
 
-	Labels                  map[string]string `toml:"labels"`
-	Taints                  []string          `toml:"taints"`
-	CPUManagerPolicy        string            `toml:"cpu_manager_policy"`
-	CPUManagerPolicyOptions map[string]string `toml:"cpu_manager_policy_options"`
-	MemoryManagerPolicy     string            `toml:"memory_manager_policy"`
-	TopologyManagerPolicy   string            `toml:"topology_manager_policy"`
-	TopologyManagerScope    string            `toml:"topology_manager_scope"`
-	TopologyManagerOptions  map[string]string `toml:"topology_manager_options"`
-	ExtraArgs               []string          `toml:"extra_args"`
+	// Labels and taints: a [[partition]] entry adds to them.
+	Labels map[string]string `toml:"labels"`
+	Taints []string          `toml:"taints"`
 	// ClusterDNS and ClusterDomain are the cluster's, the same for every
 	// partition (kubelet writes them into every pod's resolv.conf).
 	ClusterDNS    []string `toml:"cluster_dns"`
 	ClusterDomain string   `toml:"cluster_domain"`
+}
+
+// KubeletOverrides are the kubelet settings of [kubelet] that a
+// [[partition]] entry may replace, declared once and embedded in both
+// (BurntSushi's decoder reads an embedded struct's keys as the outer
+// table's): a new overridable setting is one field here, and merge, the
+// key checks and the reference's partition[] entries follow. A field is
+// set when it is not its zero value (an empty string, a nil pointer, map
+// or list; an explicit empty map or list is set). example is the
+// reference's example of the partition[] key.
+type KubeletOverrides struct {
+	NodeName string `toml:"node_name" example:"\"{hostname}-gold\""`
+	MaxPods  *int   `toml:"max_pods" example:"250"`
+
+	KubeReservedMemory   string `toml:"kube_reserved_memory" example:"\"1Gi\""`
+	SystemReservedMemory string `toml:"system_reserved_memory" example:"\"1Gi\""`
+	EvictionHardMemory   string `toml:"eviction_hard_memory" example:"\"200Mi\""`
+	// EphemeralStorage and PIDs are each partition's share of what every
+	// kubelet sees whole: "auto", "N%" or an amount (shares.go).
+	EphemeralStorage string `toml:"ephemeral_storage" example:"\"200Gi\""`
+	PIDs             string `toml:"pids" example:"\"25%\""`
+
+	CPUManagerPolicy        string            `toml:"cpu_manager_policy" example:"\"static\""`
+	CPUManagerPolicyOptions map[string]string `toml:"cpu_manager_policy_options" example:"{ \"full-pcpus-only\" = \"true\" }"`
+	MemoryManagerPolicy     string            `toml:"memory_manager_policy" example:"\"Static\""`
+	TopologyManagerPolicy   string            `toml:"topology_manager_policy" example:"\"single-numa-node\""`
+	TopologyManagerScope    string            `toml:"topology_manager_scope" example:"\"pod\""`
+	TopologyManagerOptions  map[string]string `toml:"topology_manager_options" example:"{ \"prefer-closest-numa-nodes\" = \"true\" }"`
+	ExtraArgs               []string          `toml:"extra_args" example:"[\"--v=4\"]"`
 }
 
 // Runtime modes.
@@ -170,26 +186,14 @@ type AllocatorConfig struct {
 // nodes define it). Unset fields keep the [kubelet] values; labels and
 // taints are added to them.
 type PartitionConfig struct {
-	Name     string            `toml:"name"`
-	Nodes    NodeList          `toml:"nodes"`
-	NodeName string            `toml:"node_name"`
-	Labels   map[string]string `toml:"labels"`
-	Taints   []string          `toml:"taints"`
-	MaxPods  *int              `toml:"max_pods"`
+	Name   string            `toml:"name"`
+	Nodes  NodeList          `toml:"nodes"`
+	Labels map[string]string `toml:"labels"`
+	Taints []string          `toml:"taints"`
 
-	KubeReservedMemory   string `toml:"kube_reserved_memory"`
-	SystemReservedMemory string `toml:"system_reserved_memory"`
-	EvictionHardMemory   string `toml:"eviction_hard_memory"`
-	EphemeralStorage     string `toml:"ephemeral_storage"`
-	PIDs                 string `toml:"pids"`
+	// Each set field replaces [kubelet]'s (merge).
+	KubeletOverrides
 
-	CPUManagerPolicy        string            `toml:"cpu_manager_policy"`
-	CPUManagerPolicyOptions map[string]string `toml:"cpu_manager_policy_options"`
-	MemoryManagerPolicy     string            `toml:"memory_manager_policy"`
-	TopologyManagerPolicy   string            `toml:"topology_manager_policy"`
-	TopologyManagerScope    string            `toml:"topology_manager_scope"`
-	TopologyManagerOptions  map[string]string `toml:"topology_manager_options"`
-	ExtraArgs               []string          `toml:"extra_args"`
 	// AllocatorMode replaces allocator.mode for this partition.
 	AllocatorMode string `toml:"allocator_mode"`
 	// Address is the partition's address on network.subnet (namespace

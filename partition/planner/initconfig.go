@@ -50,7 +50,7 @@ func InitConfig(t *numa.Topology, hostname string) []byte {
 		v.live["kubelet.eviction_hard_memory"] = tomlValue(DefaultEvictionHardMemory)
 	}
 
-	cfg := &Config{Kubelet: KubeletConfig{Hostname: or(hostname, "host"), KubeReservedMemory: kubeRes, SystemReservedMemory: sysRes}}
+	cfg := &Config{Kubelet: KubeletConfig{Hostname: or(hostname, "host"), KubeletOverrides: KubeletOverrides{KubeReservedMemory: kubeRes, SystemReservedMemory: sysRes}}}
 	if p, err := NewPlan(t, cfg); err == nil {
 		notes := []string{"With this file the plan is:"}
 		for _, part := range p.Partitions {

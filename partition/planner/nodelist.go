@@ -93,10 +93,8 @@ func allowedKeys(k toml.Key) string {
 		return "(none: this key takes a value, not a table)"
 	}
 	var names []string
-	for i := range t.NumField() {
-		if tag := t.Field(i).Tag.Get("toml"); tag != "" && tag != "-" {
-			names = append(names, tag)
-		}
+	for _, f := range tomlFields(t) {
+		names = append(names, f.Tag.Get("toml"))
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
@@ -119,9 +117,9 @@ func miscased(k toml.Key) (string, bool) {
 		}
 		f, ok := fieldByTag(t, part)
 		if !ok {
-			for j := range t.NumField() {
-				if tag := t.Field(j).Tag.Get("toml"); strings.EqualFold(tag, part) {
-					f, ok = t.Field(j), true
+			for _, g := range tomlFields(t) {
+				if tag := g.Tag.Get("toml"); strings.EqualFold(tag, part) {
+					f, ok = g, true
 					part, found = tag, true
 					break
 				}
@@ -137,10 +135,23 @@ func miscased(k toml.Key) (string, bool) {
 }
 
 func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
-	for i := range t.NumField() {
-		if t.Field(i).Tag.Get("toml") == tag {
-			return t.Field(i), true
+	for _, f := range tomlFields(t) {
+		if f.Tag.Get("toml") == tag {
+			return f, true
 		}
 	}
 	return reflect.StructField{}, false
+}
+
+// tomlFields are the keys of struct type t as the decoder reads them:
+// its tagged fields and those of the structs it embeds
+// (KubeletOverrides), which are keys of t's own table.
+func tomlFields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for _, f := range reflect.VisibleFields(t) {
+		if tag := f.Tag.Get("toml"); tag != "" && tag != "-" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

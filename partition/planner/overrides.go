@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -64,12 +65,13 @@ type settings struct {
 
 // merge applies a [[partition]] entry over [kubelet]. key records where
 // each overridable value came from, so errors point at the right line.
+// The overridable settings are KubeletOverrides' fields: each one the
+// entry sets replaces [kubelet]'s.
 func merge(c *Config, override int) settings {
-	s := settings{k: c.Kubelet, key: map[string]string{}}
-	for _, name := range []string{"node_name", "max_pods", "kube_reserved_memory", "system_reserved_memory", "eviction_hard_memory", "ephemeral_storage", "pids",
-		"cpu_manager_policy", "cpu_manager_policy_options", "memory_manager_policy", "topology_manager_policy",
-		"topology_manager_scope", "topology_manager_options", "extra_args", "labels", "taints"} {
-		s.key[name] = "kubelet." + name
+	s := settings{k: c.Kubelet, key: map[string]string{"labels": "kubelet.labels", "taints": "kubelet.taints"}}
+	fields := reflect.VisibleFields(reflect.TypeOf(KubeletOverrides{}))
+	for _, f := range fields {
+		s.key[f.Tag.Get("toml")] = "kubelet." + f.Tag.Get("toml")
 	}
 	if override < 0 {
 		return s
@@ -77,32 +79,12 @@ func merge(c *Config, override int) settings {
 	p := &c.Partitions[override]
 	pre := fmt.Sprintf("partition[%d].", override)
 	s.p, s.pre = p, pre
-	str := func(dst *string, v, name string) {
-		if v != "" {
-			*dst, s.key[name] = v, pre+name
+	from, to := reflect.ValueOf(p.KubeletOverrides), reflect.ValueOf(&s.k.KubeletOverrides).Elem()
+	for _, f := range fields {
+		if v := from.FieldByIndex(f.Index); !v.IsZero() {
+			to.FieldByIndex(f.Index).Set(v)
+			s.key[f.Tag.Get("toml")] = pre + f.Tag.Get("toml")
 		}
-	}
-	str(&s.k.NodeName, p.NodeName, "node_name")
-	str(&s.k.KubeReservedMemory, p.KubeReservedMemory, "kube_reserved_memory")
-	str(&s.k.SystemReservedMemory, p.SystemReservedMemory, "system_reserved_memory")
-	str(&s.k.EvictionHardMemory, p.EvictionHardMemory, "eviction_hard_memory")
-	str(&s.k.EphemeralStorage, p.EphemeralStorage, "ephemeral_storage")
-	str(&s.k.PIDs, p.PIDs, "pids")
-	str(&s.k.CPUManagerPolicy, p.CPUManagerPolicy, "cpu_manager_policy")
-	str(&s.k.MemoryManagerPolicy, p.MemoryManagerPolicy, "memory_manager_policy")
-	str(&s.k.TopologyManagerPolicy, p.TopologyManagerPolicy, "topology_manager_policy")
-	str(&s.k.TopologyManagerScope, p.TopologyManagerScope, "topology_manager_scope")
-	if p.MaxPods != nil {
-		s.k.MaxPods, s.key["max_pods"] = p.MaxPods, pre+"max_pods"
-	}
-	if p.CPUManagerPolicyOptions != nil {
-		s.k.CPUManagerPolicyOptions, s.key["cpu_manager_policy_options"] = p.CPUManagerPolicyOptions, pre+"cpu_manager_policy_options"
-	}
-	if p.TopologyManagerOptions != nil {
-		s.k.TopologyManagerOptions, s.key["topology_manager_options"] = p.TopologyManagerOptions, pre+"topology_manager_options"
-	}
-	if p.ExtraArgs != nil {
-		s.k.ExtraArgs, s.key["extra_args"] = p.ExtraArgs, pre+"extra_args"
 	}
 	return s
 }

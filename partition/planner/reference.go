@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 )
@@ -347,31 +348,18 @@ func Reference() []KeyDoc {
 			Doc: "Network interfaces that move into the partition's namespace (namespace mode), by interface name or PCI address (every interface of that function), in addition to those of `network.local_devices`. " +
 				"Each must be on one of the partition's NUMA nodes (or have no locality), in no other partition's list, and not carry the host's own network (`network.parent`, a port of a bridge or bond, an address of the host, the default route): those are errors."},
 	}
-	overrides := []struct{ key, example string }{
-		{"node_name", `"{hostname}-gold"`},
-		{"max_pods", `250`},
-		{"kube_reserved_memory", `"1Gi"`},
-		{"system_reserved_memory", `"1Gi"`},
-		{"eviction_hard_memory", `"200Mi"`},
-		{"ephemeral_storage", `"200Gi"`},
-		{"pids", `"25%"`},
-		{"cpu_manager_policy", `"static"`},
-		{"cpu_manager_policy_options", `{ "full-pcpus-only" = "true" }`},
-		{"memory_manager_policy", `"Static"`},
-		{"topology_manager_policy", `"single-numa-node"`},
-		{"topology_manager_scope", `"pod"`},
-		{"topology_manager_options", `{ "prefer-closest-numa-nodes" = "true" }`},
-		{"extra_args", `["--v=4"]`},
-	}
 	byKey := map[string]KeyDoc{}
 	for _, r := range refs {
 		byKey[r.Key] = r
 	}
-	for _, o := range overrides {
-		k := byKey["kubelet."+o.key]
-		refs = append(refs, KeyDoc{Key: "partition[]." + o.key, Type: k.Type, DefaultText: "the `[kubelet]` value",
-			Allowed: k.Allowed, Example: o.example,
-			Doc: "Replaces `kubelet." + o.key + "` for this partition."})
+	// The partition[] overrides are KubeletOverrides' fields, each
+	// documented as its kubelet key, with an example of its own.
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(KubeletOverrides{})) {
+		key := f.Tag.Get("toml")
+		k := byKey["kubelet."+key]
+		refs = append(refs, KeyDoc{Key: "partition[]." + key, Type: k.Type, DefaultText: "the `[kubelet]` value",
+			Allowed: k.Allowed, Example: f.Tag.Get("example"),
+			Doc: "Replaces `kubelet." + key + "` for this partition."})
 	}
 	return refs
 }

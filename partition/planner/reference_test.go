@@ -16,13 +16,8 @@ import (
 // included ("host", "host.hugepages[]", "host.hugepages[].size").
 func configKeys(t reflect.Type, prefix string) map[string]reflect.Type {
 	keys := map[string]reflect.Type{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("toml")
-		if tag == "" || tag == "-" {
-			continue
-		}
-		key := prefix + tag
+	for _, f := range tomlFields(t) {
+		key := prefix + f.Tag.Get("toml")
 		switch {
 		case f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(NodeList{}):
 			keys[key] = f.Type
