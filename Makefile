@@ -85,7 +85,7 @@ clean:
 
 # Generated documentation checked into packaging/ and docs/: the man page and
 # shell completions come from the CLI definitions, the config reference and
-# the packaged example config from partition/reference.go, the boot unit
+# the packaged example config from partition/planner/configref, the boot unit
 # from the paths apply uses, the output reference from the Go types of
 # every --output json|yaml kind (cmd/numa-partition/outputs.go); `check-generated`
 # (run by CI) fails when they are stale.

@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/numa"
-	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/configref"
 )
 
 func configCommand() *cli.Command {
@@ -32,7 +32,7 @@ func configCommand() *cli.Command {
 						if c.IsSet("hostname") {
 							return exitError{code: 2, msg: "config init: --hostname describes a machine; --generic writes for none"}
 						}
-						_, err := c.App.Writer.Write(planner.GenericConfig())
+						_, err := c.App.Writer.Write(configref.GenericConfig())
 						return err
 					}
 					topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
@@ -43,7 +43,7 @@ func configCommand() *cli.Command {
 					if host == "" {
 						host, _ = os.Hostname()
 					}
-					_, err = c.App.Writer.Write(planner.InitConfig(topo, host))
+					_, err = c.App.Writer.Write(configref.InitConfig(topo, host))
 					return err
 				},
 			},
@@ -53,7 +53,7 @@ func configCommand() *cli.Command {
 				Description: "Prints the reference of the config file as markdown, generated from the\n" +
 					"code that reads it; docs/config-reference.md is this output.",
 				Action: func(c *cli.Context) error {
-					_, err := c.App.Writer.Write(planner.ReferenceMarkdown())
+					_, err := c.App.Writer.Write(configref.ReferenceMarkdown())
 					return err
 				},
 			},

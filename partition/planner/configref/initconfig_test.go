@@ -1,4 +1,4 @@
-package planner
+package configref
 
 import (
 	"path/filepath"
@@ -7,22 +7,25 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // The config init writes for any real machine parses without unknown keys
 // and plans on that machine; its commented keys, uncommented, parse too.
 func TestInitConfigPlansOnEveryFixture(t *testing.T) {
-	dirs, err := filepath.Glob("../../testdata/sysfs/*/sys")
+	dirs, err := filepath.Glob("../../../testdata/sysfs/*/sys")
 	require.NoError(t, err)
 	for _, d := range dirs {
 		name := filepath.Base(filepath.Dir(d))
 		t.Run(name, func(t *testing.T) {
 			topo := discoverFixture(t, name)
 			text := InitConfig(topo, "worker1")
-			c, err := Parse("config.toml", text)
+			c, err := planner.Parse("config.toml", text)
 			require.NoError(t, err, "%s", text)
 			c.Kubelet.Hostname = "worker1"
-			p, err := NewPlan(topo, c)
+			p, err := planner.NewPlan(topo, c)
 			require.NoError(t, err, "%s", text)
 			assert.Contains(t, string(text), "#   "+p.Partitions[0].Name+": nodes "+p.Partitions[0].Nodes.String())
 
@@ -42,7 +45,7 @@ func TestInitConfigPlansOnEveryFixture(t *testing.T) {
 				}
 				uncommented = append(uncommented, l)
 			}
-			_, err = Parse("uncommented.toml", []byte(strings.Join(uncommented, "\n")))
+			_, err = planner.Parse("uncommented.toml", []byte(strings.Join(uncommented, "\n")))
 			require.NoError(t, err, "%s", strings.Join(uncommented, "\n"))
 		})
 	}
@@ -52,4 +55,12 @@ func TestInitConfigShrinksReservationsOnSmallNodes(t *testing.T) {
 	text := string(InitConfig(discoverFixture(t, "qemu-2node-v2"), "vm"))
 	assert.Contains(t, text, "\nkube_reserved_memory = \"100Mi\"\n")
 	assert.Contains(t, text, "#   node0: nodes 0, CPUs 1")
+}
+
+// discoverFixture is a real machine's sysfs snapshot of testdata/sysfs.
+func discoverFixture(t testing.TB, name string) *numa.Topology {
+	t.Helper()
+	topo, err := numa.NewFS(filepath.Join("..", "..", "..", "testdata", "sysfs", name, "sys")).Discover()
+	require.NoError(t, err)
+	return topo
 }

@@ -1,11 +1,13 @@
-package planner
+package configref
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // InitConfig writes a commented config for a discovered machine: the
@@ -15,43 +17,43 @@ import (
 // shrinks the memory reservations when the machine's nodes are too small
 // for the defaults (test VMs), so the file it writes always plans.
 func InitConfig(t *numa.Topology, hostname string) []byte {
-	m := newMachine(t)
+	m := planner.Summarize(t)
 	v := configView{
-		live:    map[string]string{"partitioning.mode": tomlValue(ModeSocket), "host.reserved_cpus": tomlValue(ReservedCPUsAuto)},
+		live:    map[string]string{"partitioning.mode": tomlValue(planner.ModeSocket), "host.reserved_cpus": tomlValue(planner.ReservedCPUsAuto)},
 		example: map[string]string{"kubelet.hostname": tomlValue(hostname)},
 		notes:   map[string][]string{},
 	}
 	v.header = []string{
 		fmt.Sprintf("numa-partition config, written by `numa-partition config init` for %s.", orDash(hostname)),
-		fmt.Sprintf("Machine: %d sockets, %d NUMA nodes (%s), online CPUs %s.", len(t.Sockets), len(t.Nodes), m.nodes, m.online),
+		fmt.Sprintf("Machine: %d sockets, %d NUMA nodes (%s), online CPUs %s.", len(t.Sockets), len(t.Nodes), m.Nodes, m.Online),
 		"Every key is optional; commented keys show their defaults. Path and name",
 		"templates may use {partition}, {index}, {hostname} and {root_dir}.",
 		"`numa-partition config reference` describes every key in full.",
 	}
 
-	if cpuless := m.nodes.Difference(m.cpuNodes()); !cpuless.IsEmpty() {
+	if cpuless := m.Nodes.Difference(m.CPUNodes); !cpuless.IsEmpty() {
 		v.notes["partitioning.exclude_nodes"] = []string{fmt.Sprintf("Here nodes %s have no CPUs (memory-only, GPU or CXL memory); "+
 			"they join the nearest partition by distance unless excluded.", cpuless)}
 		v.example["partitioning.exclude_nodes"] = tomlValue(cpuless.String())
 	}
-	v.notes["host.reserved_cpus"] = []string{fmt.Sprintf("Here auto reserves CPUs %s.", orDash(autoReservedCPUs(m, nil, func(string, ...any) {}).String()))}
-	sizes := machinePageSizes(m)
+	v.notes["host.reserved_cpus"] = []string{fmt.Sprintf("Here auto reserves CPUs %s.", orDash(m.AutoReservedCPUs.String()))}
+	sizes := pageSizes(t)
 	v.notes["host.hugepages[]"] = []string{"Page sizes here: " + orDash(strings.Join(sizes, ", ")) + "."}
 	v.example["host.hugepages[].size"] = tomlValue(firstOr(sizes, "2Mi"))
 
-	kubeRes, sysRes := DefaultKubeReservedMemory, DefaultSystemReservedMemory
+	kubeRes, sysRes := planner.DefaultKubeReservedMemory, planner.DefaultSystemReservedMemory
 	if small := smallestCPUNodeMemory(m); small > 0 && small < 4<<30 {
 		kubeRes, sysRes = "100Mi", "100Mi"
 		v.notes["kubelet.kube_reserved_memory"] = []string{fmt.Sprintf("The smallest node here has %s: the reservations are lowered from "+
 			"the defaults (%s/%s/%s) so that each fits on one node.", units.FormatBytes(small),
-			DefaultKubeReservedMemory, DefaultSystemReservedMemory, DefaultEvictionHardMemory)}
+			planner.DefaultKubeReservedMemory, planner.DefaultSystemReservedMemory, planner.DefaultEvictionHardMemory)}
 		v.live["kubelet.kube_reserved_memory"] = tomlValue(kubeRes)
 		v.live["kubelet.system_reserved_memory"] = tomlValue(sysRes)
-		v.live["kubelet.eviction_hard_memory"] = tomlValue(DefaultEvictionHardMemory)
+		v.live["kubelet.eviction_hard_memory"] = tomlValue(planner.DefaultEvictionHardMemory)
 	}
 
-	cfg := &Config{Kubelet: KubeletConfig{Hostname: or(hostname, "host"), KubeletOverrides: KubeletOverrides{KubeReservedMemory: kubeRes, SystemReservedMemory: sysRes}}}
-	if p, err := NewPlan(t, cfg); err == nil {
+	cfg := &planner.Config{Kubelet: planner.KubeletConfig{Hostname: cmp.Or(hostname, "host"), KubeletOverrides: planner.KubeletOverrides{KubeReservedMemory: kubeRes, SystemReservedMemory: sysRes}}}
+	if p, err := planner.NewPlan(t, cfg); err == nil {
 		notes := []string{"With this file the plan is:"}
 		for _, part := range p.Partitions {
 			notes = append(notes, fmt.Sprintf("  %s: nodes %s, CPUs %s", part.Name, part.Nodes, orDash(part.CPUs.String())))
@@ -71,20 +73,20 @@ func InitConfig(t *numa.Topology, hostname string) []byte {
 	return v.write()
 }
 
-func smallestCPUNodeMemory(m *machine) uint64 {
+func smallestCPUNodeMemory(m planner.MachineSummary) uint64 {
 	var small uint64
-	for _, id := range m.cpuNodes().IDs() {
-		if mem := m.memory[id]; mem > 0 && (small == 0 || mem < small) {
+	for _, id := range m.CPUNodes.IDs() {
+		if mem := m.Memory[id]; mem > 0 && (small == 0 || mem < small) {
 			small = mem
 		}
 	}
 	return small
 }
 
-func machinePageSizes(m *machine) []string {
+func pageSizes(t *numa.Topology) []string {
 	seen := map[uint64]bool{}
 	var sizes []uint64
-	for _, n := range m.t.Nodes {
+	for _, n := range t.Nodes {
 		for _, h := range n.Hugepages {
 			if !seen[h.PageSize] {
 				seen[h.PageSize] = true
@@ -110,3 +112,6 @@ func firstOr(s []string, def string) string {
 	}
 	return s[0]
 }
+
+// orDash is s, or "-" when s is empty.
+func orDash(s string) string { return cmp.Or(s, "-") }

@@ -1,4 +1,4 @@
-package planner
+package configref
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 // every key its tables name exists, and every default they spell out as a
 // literal is the one the code uses.
 func TestConfigDocMatchesReference(t *testing.T) {
-	data, err := os.ReadFile("../../docs/config.md")
+	data, err := os.ReadFile("../../../docs/config.md")
 	if err != nil {
 		t.Fatal(err)
 	}

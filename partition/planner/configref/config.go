@@ -1,8 +1,10 @@
-package planner
+package configref
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // configView is what a commented config shows beyond the reference: the
@@ -24,7 +26,7 @@ const commentWidth = 78
 // the file as shipped means the defaults.
 func GenericConfig() []byte {
 	return configView{header: []string{
-		"numa-partition config (" + DefaultConfigPath + ").",
+		"numa-partition config (" + planner.DefaultConfigPath + ").",
 		"",
 		"Every key is optional and shown commented out: at its default, or with an",
 		"example where the default depends on the machine. Path and name templates",

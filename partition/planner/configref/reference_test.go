@@ -1,4 +1,4 @@
-package planner
+package configref
 
 import (
 	"os"
@@ -10,21 +10,27 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // configKeys walks t's toml tags: every key path of the config, tables
 // included ("host", "host.hugepages[]", "host.hugepages[].size").
 func configKeys(t reflect.Type, prefix string) map[string]reflect.Type {
 	keys := map[string]reflect.Type{}
-	for _, f := range tomlFields(t) {
-		key := prefix + f.Tag.Get("toml")
+	for _, f := range reflect.VisibleFields(t) { // embedded structs' keys too
+		tag := f.Tag.Get("toml")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		key := prefix + tag
 		switch {
-		case f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(NodeList{}):
+		case f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(planner.NodeList{}):
 			keys[key] = f.Type
 			for k, v := range configKeys(f.Type, key+".") {
 				keys[k] = v
 			}
-		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct && f.Type.Elem() != reflect.TypeOf(NodeList{}):
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct && f.Type.Elem() != reflect.TypeOf(planner.NodeList{}):
 			keys[key+"[]"] = f.Type
 			for k, v := range configKeys(f.Type.Elem(), key+"[].") {
 				keys[k] = v
@@ -37,7 +43,7 @@ func configKeys(t reflect.Type, prefix string) map[string]reflect.Type {
 }
 
 func TestConfigKeysWalker(t *testing.T) {
-	keys := configKeys(reflect.TypeOf(Config{}), "")
+	keys := configKeys(reflect.TypeOf(planner.Config{}), "")
 	for _, k := range []string{"partitioning", "partitioning.mode", "host.hugepages[]", "host.hugepages[].nodes", "partition[]", "partition[].labels", "kubelet.port"} {
 		assert.Contains(t, keys, k)
 	}
@@ -48,7 +54,7 @@ func TestConfigKeysWalker(t *testing.T) {
 // The reference cannot go stale: a key added to Config without an entry,
 // or an entry left behind by a removed key, fails here.
 func TestReferenceCoversEveryKeyOnce(t *testing.T) {
-	keys := configKeys(reflect.TypeOf(Config{}), "")
+	keys := configKeys(reflect.TypeOf(planner.Config{}), "")
 	seen := map[string]bool{}
 	for _, r := range Reference() {
 		assert.False(t, seen[r.Key], "%s has two entries", r.Key)
@@ -56,7 +62,7 @@ func TestReferenceCoversEveryKeyOnce(t *testing.T) {
 		assert.Contains(t, keys, r.Key, "the reference documents %s, which Config does not have", r.Key)
 	}
 	for k := range keys {
-		assert.True(t, seen[k], "config key %s has no entry in Reference (partition/reference.go)", k)
+		assert.True(t, seen[k], "config key %s has no entry in Reference (partition/planner/configref/reference.go)", k)
 	}
 }
 
@@ -75,7 +81,7 @@ func TestReferenceKeysFollowTheirSection(t *testing.T) {
 }
 
 func TestReferenceTypesMatchTheFields(t *testing.T) {
-	keys := configKeys(reflect.TypeOf(Config{}), "")
+	keys := configKeys(reflect.TypeOf(planner.Config{}), "")
 	str := func(t reflect.Type) bool { return t.Kind() == reflect.String }
 	strMap := func(t reflect.Type) bool { return t == reflect.TypeOf(map[string]string{}) }
 	fits := map[string]func(reflect.Type) bool{
@@ -93,8 +99,8 @@ func TestReferenceTypesMatchTheFields(t *testing.T) {
 			return t.Kind() == reflect.Int || t.Kind() == reflect.Uint64
 		},
 		typeBool:       func(t reflect.Type) bool { return t == reflect.TypeOf((*bool)(nil)) },
-		typeNodeList:   func(t reflect.Type) bool { return t == reflect.TypeOf(NodeList{}) },
-		typeNodeLists:  func(t reflect.Type) bool { return t == reflect.TypeOf([]NodeList{}) },
+		typeNodeList:   func(t reflect.Type) bool { return t == reflect.TypeOf(planner.NodeList{}) },
+		typeNodeLists:  func(t reflect.Type) bool { return t == reflect.TypeOf([]planner.NodeList{}) },
 		typeStrings:    func(t reflect.Type) bool { return t == reflect.TypeOf([]string{}) },
 		typeStringMap:  strMap,
 		typeSizeMap:    strMap,
@@ -144,7 +150,7 @@ func defaultsTOML(t *testing.T) (string, int) {
 func TestReferenceDefaultsAreThePlannersDefaults(t *testing.T) {
 	text, n := defaultsTOML(t)
 	require.Greater(t, n, 30, "most keys have a fixed default:\n%s", text)
-	c, err := Parse("defaults.toml", []byte(text))
+	c, err := planner.Parse("defaults.toml", []byte(text))
 	require.NoError(t, err, "%s", text)
 	assertPlansLikeDefaults(t, c, "hwloc-32amd64-4s2n4c-cgroup2", "hwloc-nvidiagpunumanodes", "ocp-bm-worker1", "hwloc-128arm-2pa2n8cluster4co")
 }
@@ -153,14 +159,14 @@ func TestReferenceDefaultsAreThePlannersDefaults(t *testing.T) {
 // blind to a wrong value.
 func TestReferenceDefaultsTestCatchesAWrongDefault(t *testing.T) {
 	topo := discoverFixture(t, "hwloc-32amd64-4s2n4c-cgroup2")
-	want, err := NewPlan(topo, &Config{Kubelet: KubeletConfig{Hostname: "h"}})
+	want, err := planner.NewPlan(topo, &planner.Config{Kubelet: planner.KubeletConfig{Hostname: "h"}})
 	require.NoError(t, err)
 	text, _ := defaultsTOML(t)
 	text = strings.Replace(text, "max_pods = 110\n", "max_pods = 120\n", 1)
-	c, err := Parse("defaults.toml", []byte(text))
+	c, err := planner.Parse("defaults.toml", []byte(text))
 	require.NoError(t, err)
 	c.Kubelet.Hostname = "h"
-	got, err := NewPlan(topo, c)
+	got, err := planner.NewPlan(topo, c)
 	require.NoError(t, err)
 	assert.NotEqual(t, want, got)
 }
@@ -204,7 +210,7 @@ func TestGenericConfigShowsEveryKeyOnce(t *testing.T) {
 	assert.Empty(t, live, "the packaged config sets nothing")
 	all, n := uncomment(text)
 	assert.Equal(t, leafCount(), n, "one commented line per key")
-	_, err := Parse("uncommented.toml", []byte(all))
+	_, err := planner.Parse("uncommented.toml", []byte(all))
 	require.NoError(t, err, "%s", all)
 	for _, r := range Reference() {
 		if r.Default != nil {
@@ -219,26 +225,26 @@ func TestGenericConfigShowsEveryKeyOnce(t *testing.T) {
 // The packaged config parses with the loader apply uses and plans on real
 // machines exactly as no config does; it is the generated text.
 func TestPackagedConfigIsGeneratedLoadsAndPlans(t *testing.T) {
-	path := filepath.Join("..", "..", "packaging", "config.toml")
+	path := filepath.Join("..", "..", "..", "packaging", "config.toml")
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, string(GenericConfig()), string(data), "packaging/config.toml is stale: run `make generate`")
-	c, err := LoadFile(path)
+	c, err := planner.LoadFile(path)
 	require.NoError(t, err)
 	assertPlansLikeDefaults(t, c, "hwloc-32amd64-4s2n4c-cgroup2", "hwloc-nvidiagpunumanodes", "ocp-bm-master")
 }
 
 // assertPlansLikeDefaults checks that c plans exactly like the empty config
 // on each fixture.
-func assertPlansLikeDefaults(t *testing.T, c *Config, fixtures ...string) {
+func assertPlansLikeDefaults(t *testing.T, c *planner.Config, fixtures ...string) {
 	t.Helper()
 	for _, fixture := range fixtures {
 		t.Run(fixture, func(t *testing.T) {
 			topo := discoverFixture(t, fixture)
-			want, err := NewPlan(topo, &Config{Kubelet: KubeletConfig{Hostname: "h"}})
+			want, err := planner.NewPlan(topo, &planner.Config{Kubelet: planner.KubeletConfig{Hostname: "h"}})
 			require.NoError(t, err)
 			c.Kubelet.Hostname = "h"
-			got, err := NewPlan(topo, c)
+			got, err := planner.NewPlan(topo, c)
 			require.NoError(t, err)
 			assert.Equal(t, want, got)
 		})
@@ -267,7 +273,7 @@ func TestReferenceMarkdownDocumentsEveryKey(t *testing.T) {
 }
 
 func TestReferenceMarkdownIsCheckedIn(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "config-reference.md"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "config-reference.md"))
 	require.NoError(t, err)
 	assert.Equal(t, string(ReferenceMarkdown()), string(data), "docs/config-reference.md is stale: run `make generate`")
 }
@@ -309,7 +315,7 @@ func TestInitConfigSharesTheReference(t *testing.T) {
 		commented, n := uncomment(text)
 		live := len(regexp.MustCompile(`(?m)^[a-z_]+ = `).FindAllString(text, -1))
 		assert.Equal(t, leafCount(), n+live, "%s: every key once, commented or live", fixture)
-		_, err := Parse("uncommented.toml", []byte(commented))
+		_, err := planner.Parse("uncommented.toml", []byte(commented))
 		require.NoError(t, err, "%s", commented)
 		for _, r := range Reference() {
 			block := ""
@@ -324,4 +330,18 @@ func TestInitConfigSharesTheReference(t *testing.T) {
 	assert.Contains(t, text, "\nmode = \"socket\"\n")
 	assert.Contains(t, text, "\nreserved_cpus = \"auto\"\n")
 	assert.Regexp(t, `have no CPUs \(memory-only`, text)
+}
+
+// The reference of kubelet.extra_args lists every flag the tool manages
+// (planner.ManagedFlags), which extra_args may not set.
+func TestReferenceListsEveryManagedFlag(t *testing.T) {
+	var doc string
+	for _, r := range Reference() {
+		if r.Key == "kubelet.extra_args" {
+			doc = r.Doc
+		}
+	}
+	for _, f := range planner.ManagedFlags() {
+		assert.Regexp(t, regexp.QuoteMeta(f)+"[,.]", doc)
+	}
 }
