@@ -179,8 +179,8 @@ func applyCommand() *cli.Command {
 					Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, DryRun: c.Bool("dry-run"), Version: version,
 					Offline: h.offline, CgroupMode: mode,
 					ResetKubeletState: c.Bool("reset-kubelet-state"), Nodes: nodes,
-					Render: renderPlan(c),
-				}, plan, b)
+					WaveBundle: waveBundle(c, plan),
+				}, b)
 				if err != nil {
 					return fmt.Errorf("apply: %w", err)
 				}

@@ -41,7 +41,7 @@ func loadBundle(c *cli.Context) (*planner.Plan, render.Bundle, error) {
 			return nil, render.Bundle{}, err
 		}
 	}
-	b, err := renderPlan(c)(plan)
+	b, err := renderWith(c, plan)
 	if err != nil {
 		return nil, render.Bundle{}, fmt.Errorf("render: %w", err)
 	}
@@ -51,10 +51,22 @@ func loadBundle(c *cli.Context) (*planner.Plan, render.Bundle, error) {
 	return plan, b, nil
 }
 
-// renderPlan renders a plan with the command line's render options.
-func renderPlan(c *cli.Context) func(*planner.Plan) (render.Bundle, error) {
-	return func(p *planner.Plan) (render.Bundle, error) {
-		return render.RenderWith(*p, render.Options{Binary: c.String("binary")})
+// renderWith renders plan with the command line's render options.
+func renderWith(c *cli.Context, plan *planner.Plan) (render.Bundle, error) {
+	return render.RenderWith(*plan, render.Options{Binary: c.String("binary")})
+}
+
+// waveBundle is apply's WaveBundle for plan: the plan on the way from
+// the one the host runs (previous, its plan file) to plan, in which the
+// partitions take names have plan's settings (planner.Between), rendered
+// as this command renders.
+func waveBundle(c *cli.Context, plan *planner.Plan) func(previous []byte, take func(string) bool) (render.Bundle, error) {
+	return func(previous []byte, take func(string) bool) (render.Bundle, error) {
+		p, err := planner.BetweenFile("/"+render.PlanPath, previous, plan, take)
+		if err != nil {
+			return render.Bundle{}, err
+		}
+		return renderWith(c, p)
 	}
 }
 

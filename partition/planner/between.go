@@ -53,6 +53,17 @@ func Between(prev, next *Plan, take func(partition string) bool) (*Plan, error) 
 	return &out, nil
 }
 
+// BetweenFile is Between from a plan file's content (name is its path,
+// for errors): a rolling apply gets the plan the host runs as the file
+// the last apply installed.
+func BetweenFile(name string, prev []byte, next *Plan, take func(partition string) bool) (*Plan, error) {
+	p, err := ParsePlan(name, prev)
+	if err != nil {
+		return nil, err
+	}
+	return Between(p, next, take)
+}
+
 // sameJSON compares two plan parts as the plan file has them.
 func sameJSON(a, b any) bool {
 	ja, erra := json.Marshal(a)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
-	"github.com/numa-partition/numa-partition/partition/planner"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
@@ -44,12 +43,16 @@ type Options struct {
 	// Nodes is what remove and apply do with the partitions' Kubernetes
 	// Nodes they disrupt (nodes.go).
 	Nodes NodeOptions
-	// Render renders a plan as this command does: a rolling apply renders
-	// the plans on the way with it (rolling.go). Without it, apply drains
-	// every Node it disrupts before it changes the host.
-	Render func(*planner.Plan) (bundle.Bundle, error)
-	Log    *slog.Logger
-	Now    func() time.Time
+	// WaveBundle is, for a rolling apply (rolling.go), the bundle of the
+	// host on the way: previous is the plan file the host runs
+	// (bundle.PlanPath, as gathered), and the partitions take names have
+	// their new settings, the others still previous's. The caller makes
+	// it from its plan and its renderer (planner.Between, then render):
+	// apply reads bundles only. Without it, apply drains every Node it
+	// disrupts before it changes the host.
+	WaveBundle func(previous []byte, take func(partition string) bool) (bundle.Bundle, error)
+	Log        *slog.Logger
+	Now        func() time.Time
 }
 
 // Report is what an apply did (or, with DryRun, would do). Its JSON form
@@ -93,11 +96,12 @@ func (o *Options) defaults() {
 	}
 }
 
-// Apply brings the host to the plan's bundle, transactionally: under the
-// apply lock, it gathers the host's state, plans the steps, refuses
-// planned ports that are taken, and runs the steps, rolling everything
-// back on the first failure (the error is then a *StepError).
-func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) (*Report, error) {
+// Apply brings the host to bundle b, transactionally: under the apply
+// lock, it gathers the host's state, plans the steps, refuses planned
+// ports that are taken, and runs the steps, rolling everything back on
+// the first failure (the error is then a *StepError). The bundle is all
+// it reads of the plan.
+func Apply(ctx context.Context, o Options, b bundle.Bundle) (*Report, error) {
 	t0 := time.Now()
 	o.defaults()
 	if err := o.offlineDryRun(); err != nil {
@@ -114,7 +118,7 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 	if err != nil {
 		return nil, err
 	}
-	a, err := prepare(ctx, o, mode, plan, b)
+	a, err := prepare(ctx, o, mode, b)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +138,6 @@ func Apply(ctx context.Context, o Options, plan *planner.Plan, b bundle.Bundle) 
 // steps and the Nodes they disrupt decided, nothing changed yet.
 type attempt struct {
 	o       Options
-	plan    *planner.Plan
 	d       Desired
 	prev    *Record
 	cur     Current
@@ -144,9 +147,9 @@ type attempt struct {
 }
 
 // prepare gathers the host's state and decides the steps of bringing it
-// to plan's bundle b, and the Nodes they disrupt; it changes nothing but
-// the temporary files an interrupted apply left.
-func prepare(ctx context.Context, o Options, mode CgroupMode, plan *planner.Plan, b bundle.Bundle) (*attempt, error) {
+// to bundle b, and the Nodes they disrupt; it changes nothing but the
+// temporary files an interrupted apply left.
+func prepare(ctx context.Context, o Options, mode CgroupMode, b bundle.Bundle) (*attempt, error) {
 	rep := &Report{DryRun: o.DryRun, CgroupMode: mode, Steps: []string{}, Warnings: []string{}, Nodes: []NodeRemoval{}}
 	if w := CgroupWarning(mode); w != "" {
 		rep.Warnings = append(rep.Warnings, w)
@@ -177,7 +180,7 @@ func prepare(ctx context.Context, o Options, mode CgroupMode, plan *planner.Plan
 	steps := Plan(d, cur)
 	// Which Nodes this apply disrupts is decided before anything changes,
 	// from the plan and the host alone (affectedNodes).
-	targets := affectedNodes(d, cur, steps, recordPartitions(plan, d), o.ResetKubeletState)
+	targets := affectedNodes(d, cur, steps, recordPartitions(d), o.ResetKubeletState)
 	if err := checkKubeletStates(d, cur, o.ResetKubeletState || o.Nodes.Drain); err != nil {
 		if !o.DryRun {
 			return nil, err
@@ -204,13 +207,13 @@ func prepare(ctx context.Context, o Options, mode CgroupMode, plan *planner.Plan
 	if prev != nil {
 		rep.Generation = prev.Generation
 	}
-	return &attempt{o: o, plan: plan, d: d, prev: prev, cur: cur, steps: steps, targets: targets, rep: rep}, nil
+	return &attempt{o: o, d: d, prev: prev, cur: cur, steps: steps, targets: targets, rep: rep}, nil
 }
 
 // run does what a decided: it drains and changes the host, or in a dry
 // run says what it would.
 func (a *attempt) run(ctx context.Context, t0 time.Time) (*Report, error) {
-	o, plan, d, prev, cur, steps, targets, rep := a.o, a.plan, a.d, a.prev, a.cur, a.steps, a.targets, a.rep
+	o, d, prev, cur, steps, targets, rep := a.o, a.d, a.prev, a.cur, a.steps, a.targets, a.rep
 	mode := rep.CgroupMode
 	if o.DryRun && o.Offline {
 		rep.Offline = true
@@ -244,7 +247,7 @@ func (a *attempt) run(ctx context.Context, t0 time.Time) (*Report, error) {
 	if err := checkPorts(o.Root, d.Ports); err != nil {
 		return nil, err
 	}
-	rec := newRecord(o, plan, d, cur, prev, mode)
+	rec := newRecord(o, d, cur, prev, mode)
 	if prev != nil {
 		rec.Cordoned = slices.Clone(prev.Cordoned) // not let go yet: settleCordoned
 	}
@@ -454,7 +457,7 @@ func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desire
 	return c, nil
 }
 
-func newRecord(o Options, plan *planner.Plan, d Desired, cur Current, prev *Record, mode CgroupMode) *Record {
+func newRecord(o Options, d Desired, cur Current, prev *Record, mode CgroupMode) *Record {
 	r := &Record{Generation: 1, AppliedAt: o.Now().UTC(), Version: o.Version, CgroupMode: mode,
 		Units: d.Units, Slices: d.Slices, Files: []RecordFile{}, Hugepages: []HugepageTarget{}}
 	r.Dirs = []string{}
@@ -483,30 +486,24 @@ func newRecord(o Options, plan *planner.Plan, d Desired, cur Current, prev *Reco
 		}
 		r.Hugepages = append(r.Hugepages, h)
 	}
-	if plan != nil {
-		r.Hostname = plan.Hostname
-		r.ReservedCPUs = plan.Host.ReservedCPUs.String()
-	}
-	r.Partitions = recordPartitions(plan, d)
+	r.Hostname = d.Hostname
+	r.ReservedCPUs = d.ReservedCPUs.String()
+	r.Partitions = recordPartitions(d)
 	return r
 }
 
-// recordPartitions are the partitions of the plan as the record keeps
-// them; without a plan (tests), those of d's slices.
-func recordPartitions(plan *planner.Plan, d Desired) []RecordPartition {
-	out := []RecordPartition{}
-	if plan == nil {
-		for _, u := range d.Units {
-			if u.Partition != "" && strings.HasSuffix(u.Name, ".slice") {
-				out = append(out, RecordPartition{Name: u.Partition, Slice: u.Name})
-			}
-		}
-		return out
+// recordPartitions are the bundle's partitions as the record keeps them;
+// for a bundle without them (made by hand, in tests), those of d's
+// slices.
+func recordPartitions(d Desired) []RecordPartition {
+	if len(d.Partitions) > 0 {
+		return slices.Clone(d.Partitions)
 	}
-	for _, p := range plan.Partitions {
-		out = append(out, RecordPartition{Name: p.Name, Slice: p.Slice, Nodes: p.Nodes,
-			CPUs: p.CPUs, KubeletHealthz: p.Kubelet.HealthzPort, AllocatorSocket: p.Allocator.Socket,
-			NodeName: p.NodeName, Kubeconfig: p.Kubelet.Kubeconfig, Network: p.Network})
+	out := []RecordPartition{}
+	for _, u := range d.Units {
+		if u.Partition != "" && strings.HasSuffix(u.Name, ".slice") {
+			out = append(out, RecordPartition{Name: u.Partition, Slice: u.Name})
+		}
 	}
 	return out
 }

@@ -62,6 +62,7 @@ func NewDesired(b bundle.Bundle, mode CgroupMode) (Desired, error) {
 	}
 	d.Ports = slices.Clone(b.Ports)
 	d.Network = b.Network
+	d.Hostname, d.ReservedCPUs, d.Partitions = b.Hostname, b.ReservedCPUs, slices.Clone(b.Partitions)
 	return d, nil
 }
 

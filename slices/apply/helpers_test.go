@@ -192,6 +192,7 @@ func (f *fixture) typed() (bundle.Bundle, error) {
 		return b, err
 	}
 	b.Hugepages, b.Ports, b.CgroupV2Only = pools, ports, nil
+	b.Hostname, b.ReservedCPUs, b.Partitions = f.plan.Hostname, f.plan.Host.ReservedCPUs, bundle.PartitionsOf(f.plan)
 	for _, p := range f.plan.Partitions {
 		if p.Allocator.Mode == planner.AllocatorModeNRI {
 			b.CgroupV2Only = append(b.CgroupV2Only, p.Name)
@@ -254,7 +255,7 @@ func (e *env) apply(t testing.TB, f *fixture, mod func(*Options)) (*Report, erro
 	if err != nil {
 		return nil, err
 	}
-	return Apply(ctx, o, f.plan, b)
+	return Apply(ctx, o, b)
 }
 
 // hostState is what a rollback must restore: every file apply may touch

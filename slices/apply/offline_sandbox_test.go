@@ -70,7 +70,7 @@ func TestOfflineReadsWhatTheTreeHolds(t *testing.T) {
 	require.NoError(t, err)
 	o := offOpts()
 	o.DryRun = true
-	rep, err := Apply(ctx, o, f.plan, bnd)
+	rep, err := Apply(ctx, o, bnd)
 	require.NoError(t, err)
 	assert.True(t, rep.Offline)
 	assert.Contains(t, strings.Join(rep.Warnings, "\n"), "offline (no systemd runs for this root)")
@@ -86,7 +86,7 @@ func TestOfflineReadsWhatTheTreeHolds(t *testing.T) {
 	assert.Contains(t, strings.Join(rrep.Actions, "\n"), "stop kubelet-tnode0.service")
 
 	// Changing the host offline is refused before anything is read.
-	_, err = Apply(ctx, offOpts(), f.plan, bnd)
+	_, err = Apply(ctx, offOpts(), bnd)
 	assert.True(t, errors.Is(err, errOfflineChange), "%v", err)
 	_, err = Remove(ctx, offOpts())
 	assert.True(t, errors.Is(err, errOfflineChange), "%v", err)

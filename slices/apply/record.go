@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition/planner"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -68,25 +66,10 @@ type RecordFile struct {
 	Original bool `json:"original,omitempty"`
 }
 
-// RecordPartition is what status needs to know about a partition.
-type RecordPartition struct {
-	Name            string          `json:"name"`
-	Slice           string          `json:"slice"`
-	Nodes           bitmask.NodeSet `json:"nodes"`
-	CPUs            bitmask.CPUSet  `json:"cpus"`
-	KubeletHealthz  int             `json:"kubeletHealthzPort,omitempty"`
-	AllocatorSocket string          `json:"allocatorSocket,omitempty"`
-	// NodeName is the partition's Kubernetes Node and Kubeconfig its
-	// kubelet's kubeconfig (a path on the host): status reads that Node
-	// with those credentials, which the Node authorizer lets a kubelet do
-	// for its own Node. Records written before these fields existed lack
-	// them; status then does not check the Node.
-	NodeName   string `json:"nodeName,omitempty"`
-	Kubeconfig string `json:"kubeconfig,omitempty"`
-	// Network is the partition's namespace and address (namespace mode):
-	// status probes its kubelet there and checks the namespace.
-	Network *planner.PartitionNetwork `json:"network,omitempty"`
-}
+// RecordPartition is a partition as apply records it, the bundle's
+// (render.Partition, whose JSON is the record's): what status, remove
+// and the drains need to know about it.
+type RecordPartition = bundle.Partition
 
 func hashOf(b []byte) string {
 	s := sha256.Sum256(b)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/numa-partition/numa-partition/partition/planner"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -46,7 +45,7 @@ func (a *attempt) waves() (waves [][]string, why string) {
 		names = append(names, t.Name)
 	}
 	all := fmt.Sprintf("the Nodes of %d partitions are drained together, not one at a time", len(names))
-	if o.Render == nil {
+	if o.WaveBundle == nil {
 		return nil, all + ": no renderer for the plans on the way"
 	}
 	prev, err := a.previousPlan()
@@ -59,44 +58,36 @@ func (a *attempt) waves() (waves [][]string, why string) {
 	}
 	// Every plan on the way must exist and render, or none is applied.
 	for i := range waves[:len(waves)-1] {
-		if _, _, err := a.wavePlan(prev, waves, i); err != nil {
+		if _, err := a.waveBundle(prev, waves, i); err != nil {
 			return nil, all + ": " + err.Error()
 		}
 	}
 	return waves, ""
 }
 
-// previousPlan is the plan the host runs: the one the last apply
-// rendered (bundle.PlanPath, as gathered).
-func (a *attempt) previousPlan() (*planner.Plan, error) {
+// previousPlan is the plan file the host runs: the one the last apply
+// installed (bundle.PlanPath, as gathered).
+func (a *attempt) previousPlan() ([]byte, error) {
 	f, ok := a.cur.Files[bundle.PlanPath]
 	if !ok {
 		return nil, fmt.Errorf("/%s, the plan the host runs, is missing", bundle.PlanPath)
 	}
-	prev, err := planner.ParsePlan("/"+bundle.PlanPath, f.Content)
-	if err != nil {
-		return nil, err
-	}
-	return prev, nil
+	return f.Content, nil
 }
 
-// wavePlan is the plan and bundle after waves[:i+1]: the partitions of
-// those waves and those no wave drains (they change without a drain, in
-// the first wave) have their new settings. After the last wave it is the
-// new plan itself.
-func (a *attempt) wavePlan(prev *planner.Plan, waves [][]string, i int) (*planner.Plan, bundle.Bundle, error) {
+// waveBundle is the bundle after waves[:i+1]: the partitions of those
+// waves and those no wave drains (they change without a drain, in the
+// first wave) have their new settings. After the last wave it is the new
+// plan's.
+func (a *attempt) waveBundle(prev []byte, waves [][]string, i int) (bundle.Bundle, error) {
 	taken, drained := slices.Concat(waves[:i+1]...), slices.Concat(waves...)
-	p, err := planner.Between(prev, a.plan, func(name string) bool {
+	b, err := a.o.WaveBundle(prev, func(name string) bool {
 		return slices.Contains(taken, name) || !slices.Contains(drained, name)
 	})
 	if err != nil {
-		return nil, bundle.Bundle{}, err
+		return bundle.Bundle{}, fmt.Errorf("the host with partitions %s changed: %w", strings.Join(taken, ", "), err)
 	}
-	b, err := a.o.Render(p)
-	if err != nil {
-		return nil, bundle.Bundle{}, fmt.Errorf("rendering the plan with partitions %s changed: %w", strings.Join(taken, ", "), err)
-	}
-	return p, b, nil
+	return b, nil
 }
 
 // applyRolling applies first's plan in waves (under the lock Apply
@@ -109,12 +100,12 @@ func applyRolling(ctx context.Context, o Options, mode CgroupMode, first *attemp
 	total := &Report{CgroupMode: mode, Steps: []string{}, Warnings: []string{}, Nodes: []NodeRemoval{}, Waves: waves}
 	var done []string
 	for i, wave := range waves {
-		plan, b, err := first.wavePlan(prev, waves, i)
+		b, err := first.waveBundle(prev, waves, i)
 		if err != nil {
 			return nil, rollingError(done, wave, total.Generation, err)
 		}
 		o.Log.Info("rolling apply: next wave", "wave", i+1, "of", len(waves), "partitions", strings.Join(wave, ","))
-		a, err := prepare(ctx, o, mode, plan, b)
+		a, err := prepare(ctx, o, mode, b)
 		if err != nil {
 			return nil, rollingError(done, wave, total.Generation, err)
 		}

@@ -70,11 +70,18 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 		b, err := render(plan)
 		must(t, err)
 		o := e.opts()
-		o.Render = render
+		// As cmd's: the plan on the way from the host's, rendered.
+		o.WaveBundle = func(previous []byte, take func(string) bool) (bundle.Bundle, error) {
+			p, err := planner.BetweenFile("/"+bundle.PlanPath, previous, plan, take)
+			if err != nil {
+				return bundle.Bundle{}, err
+			}
+			return render(p)
+		}
 		if mod != nil {
 			mod(&o)
 		}
-		return Apply(t.Context(), o, plan, b)
+		return Apply(t.Context(), o, b)
 	}
 	old, next := withPolicy(2, "static"), withPolicy(2, "none")
 	_, err := applyPlan(old, nil)

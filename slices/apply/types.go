@@ -35,6 +35,11 @@ type Desired struct {
 	CgroupMode CgroupMode
 	// Network are the network objects the units make (the bundle's).
 	Network *bundle.Network
+	// Hostname, ReservedCPUs and Partitions are the bundle's, for the
+	// record.
+	Hostname     string
+	ReservedCPUs bitmask.CPUSet
+	Partitions   []RecordPartition
 }
 
 // SliceSet is one slice's AllowedCPUs= and AllowedMemoryNodes=.

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 )
 
@@ -104,6 +105,45 @@ type Bundle struct {
 	// host (namespace mode; nil in host mode): apply records them, so
 	// that a later apply or remove takes away those a plan no longer has.
 	Network *Network `json:"network,omitempty"`
+	// Hostname and ReservedCPUs are the plan's host, Partitions its
+	// partitions (PartitionsOf), as apply records them: the bundle is
+	// apply's only input, it never reads the plan.
+	Hostname     string         `json:"hostname,omitempty"`
+	ReservedCPUs bitmask.CPUSet `json:"reservedCPUs"`
+	Partitions   []Partition    `json:"partitions"`
+}
+
+// Partition is what apply records of a partition, and status, remove and
+// the drains read back: the record keeps it as it is (its JSON is the
+// record's).
+type Partition struct {
+	Name            string          `json:"name"`
+	Slice           string          `json:"slice"`
+	Nodes           bitmask.NodeSet `json:"nodes"`
+	CPUs            bitmask.CPUSet  `json:"cpus"`
+	KubeletHealthz  int             `json:"kubeletHealthzPort,omitempty"`
+	AllocatorSocket string          `json:"allocatorSocket,omitempty"`
+	// NodeName is the partition's Kubernetes Node and Kubeconfig its
+	// kubelet's kubeconfig (a path on the host): status reads that Node
+	// with those credentials, which the Node authorizer lets a kubelet do
+	// for its own Node. Records written before these fields existed lack
+	// them; status then does not check the Node.
+	NodeName   string `json:"nodeName,omitempty"`
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// Network is the partition's namespace and address (namespace mode):
+	// status probes its kubelet there and checks the namespace.
+	Network *planner.PartitionNetwork `json:"network,omitempty"`
+}
+
+// PartitionsOf are plan's partitions as a bundle carries them.
+func PartitionsOf(plan *planner.Plan) []Partition {
+	out := []Partition{}
+	for _, p := range plan.Partitions {
+		out = append(out, Partition{Name: p.Name, Slice: p.Slice, Nodes: p.Nodes,
+			CPUs: p.CPUs, KubeletHealthz: p.Kubelet.HealthzPort, AllocatorSocket: p.Allocator.Socket,
+			NodeName: p.NodeName, Kubeconfig: p.Kubelet.Kubeconfig, Network: p.Network})
+	}
+	return out
 }
 
 // Network is what the uplink's and the namespaces' oneshots make.

@@ -156,7 +156,8 @@ func (r *renderer) bundle() (Bundle, error) {
 	if err != nil {
 		return Bundle{}, err
 	}
-	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: pools, CgroupV2Only: r.cgroupV2Only, Network: r.network}
+	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: pools, CgroupV2Only: r.cgroupV2Only, Network: r.network,
+		Hostname: r.plan.Hostname, ReservedCPUs: r.plan.Host.ReservedCPUs, Partitions: PartitionsOf(r.plan)}
 	for _, f := range r.files {
 		b.Files = append(b.Files, f)
 	}
