@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +44,13 @@ func TestEvaluatePodKeepsNothing(t *testing.T) {
 	admitted, err := s.AdmitPod(pod, allocator.Hints{})
 	if err != nil || !reflect.DeepEqual(admitted, d) {
 		t.Fatalf("the admission %+v (%v) differs from its evaluation %+v", admitted, err, d)
+	}
+	// The runtime's admission is timed as the API's are (the evaluation
+	// is not an admission; s.admit above is the API's path, timed by
+	// its handler).
+	var h dto.Metric
+	if err := s.metrics.latency.Write(&h); err != nil || h.GetHistogram().GetSampleCount() != 1 {
+		t.Errorf("admission_duration_seconds after one AdmitPod: %d samples (%v)", h.GetHistogram().GetSampleCount(), err)
 	}
 	if _, err := s.EvaluatePod(pod, allocator.Hints{}); err == nil || !strings.Contains(err.Error(), "admitted already") {
 		t.Fatalf("evaluating an admitted pod: %v", err)

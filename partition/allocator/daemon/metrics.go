@@ -61,7 +61,7 @@ func newMetrics(partition string) *metrics {
 		}, []string{"op"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: metricsNamespace, Name: "admission_duration_seconds", ConstLabels: labels,
-			Help:    "Time from receiving an admission request to answering it, checkpoint fsync included.",
+			Help:    "Time from receiving an admission (an API request, or the NRI plugin's for a container it is creating) to answering it, checkpoint fsync included.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16), // 100µs .. 3.3s
 		}),
 		checkpoint: prometheus.NewHistogram(prometheus.HistogramOpts{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,8 +21,12 @@ import (
 
 // AdmitPod decides for a pod the runtime is about to start, with other
 // providers' hints merged in. A repeated admission of the same pod
-// returns the first decision.
+// returns the first decision. Its time counts in
+// admission_duration_seconds as an API admission's does: in nri mode it
+// is the time the allocator adds to a container's creation.
 func (s *Server) AdmitPod(pod *corev1.Pod, extra allocator.Hints) (allocator.Decision, error) {
+	start := time.Now()
+	defer func() { s.metrics.latency.Observe(time.Since(start).Seconds()) }()
 	m, err := podManifest(pod)
 	if err != nil {
 		return allocator.Decision{}, err
