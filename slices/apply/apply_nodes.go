@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -59,24 +60,23 @@ func affectedNodes(d Desired, cur Current, steps []Step, next []RecordPartition,
 		for _, p := range cur.Record.Partitions {
 			seen[p.Name] = true
 			np, kept := planned[p.Name]
-			switch {
-			case !kept || (np.NodeName != "" && p.NodeName != "" && np.NodeName != p.NodeName):
+			if !kept || (np.NodeName != "" && p.NodeName != "" && np.NodeName != p.NodeName) {
 				out = append(out, nodeTarget{RecordPartition: p, Reason: ReasonPartitionGone})
-			case fresh[p.Name] != "":
-				if p.NodeName == "" { // a record from before Node names: the plan knows
-					p.NodeName, p.Kubeconfig = np.NodeName, np.Kubeconfig
-				}
-				out = append(out, nodeTarget{RecordPartition: p, Reason: ReasonFreshState, Unit: fresh[p.Name]})
-			case rebuilt[p.Name] != "" || rebuilt[""] != "":
-				unit := rebuilt[p.Name]
-				if unit == "" {
-					unit = rebuilt[""]
-				}
-				if p.NodeName == "" {
-					p.NodeName, p.Kubeconfig = np.NodeName, np.Kubeconfig
-				}
-				out = append(out, nodeTarget{RecordPartition: p, Reason: ReasonNamespaceRebuilt, Unit: unit})
+				continue
 			}
+			t := nodeTarget{RecordPartition: p}
+			switch {
+			case fresh[p.Name] != "":
+				t.Reason, t.Unit = ReasonFreshState, fresh[p.Name]
+			case cmp.Or(rebuilt[p.Name], rebuilt[""]) != "":
+				t.Reason, t.Unit = ReasonNamespaceRebuilt, cmp.Or(rebuilt[p.Name], rebuilt[""])
+			default:
+				continue
+			}
+			if t.NodeName == "" { // a record from before Node names: the plan knows
+				t.NodeName, t.Kubeconfig = np.NodeName, np.Kubeconfig
+			}
+			out = append(out, t)
 		}
 	}
 	// A stamped kubelet of a partition the record lacks (a record
