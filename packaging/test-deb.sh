@@ -23,6 +23,11 @@ touch "$root/var/lib/dpkg/status"
 
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+# has [GREP-OPTIONS] PATTERN: stdin matches. It reads stdin to its end
+# first: "producer | grep -q" under pipefail fails whenever grep exits on
+# the first match before the producer has written its last block (SIGPIPE),
+# which made the man page check fail at random.
+has() { local in; in=$(cat); grep -q "$@" <<<"$in"; }
 # dpkgr ARGS: dpkg on the scratch root, quiet unless it fails (systemd,
 # the dependency, is the host's, not the scratch root's).
 dpkgr() {
@@ -57,14 +62,14 @@ echo "== install $v1"
 dpkgr -i "$deb"
 check "registered as installed" "[ \"\$(status)\" = 'install ok installed $v1' ]"
 check "binary at /usr/bin, mode 0755" "[ \"\$(stat -c %a '$root/usr/bin/numa-partition')\" = 755 ]"
-check "binary runs and prints its version" "'$root/usr/bin/numa-partition' version | grep -q '^numa-partition '"
-check "binary is stripped (no symbol table)" "! readelf -S '$root/usr/bin/numa-partition' | grep -qE '\\.symtab|\\.debug_'"
-check "man page, gzipped, section 8" "zcat '$root/usr/share/man/man8/numa-partition.8.gz' | grep -q '^.TH numa-partition 8'"
+check "binary runs and prints its version" "'$root/usr/bin/numa-partition' version | has '^numa-partition '"
+check "binary is stripped (no symbol table)" "! readelf -S '$root/usr/bin/numa-partition' | has -E '\\.symtab|\\.debug_'"
+check "man page, gzipped, section 8" "zcat '$root/usr/share/man/man8/numa-partition.8.gz' | has '^.TH numa-partition 8'"
 check "bash completion" "grep -q 'complete .*numa-partition' '$root/usr/share/bash-completion/completions/numa-partition'"
 check "zsh completion" "grep -q '^#compdef numa-partition' '$root/usr/share/zsh/vendor-completions/_numa-partition'"
 check "fish completion" "grep -q 'complete -c numa-partition' '$root/usr/share/fish/vendor_completions.d/numa-partition.fish'"
 check "copyright, machine-readable" "grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' '$root/usr/share/doc/numa-partition/copyright'"
-check "changelog's top entry is this version" "zcat '$root/usr/share/doc/numa-partition/changelog.gz' | head -1 | grep -qF 'numa-partition ($v1)'"
+check "changelog's top entry is this version" "zcat '$root/usr/share/doc/numa-partition/changelog.gz' | sed -n 1p | has -F 'numa-partition ($v1)'"
 check "no config under /etc: nothing to apply" "[ ! -e '$root$config' ] && [ ! -e '$root/etc/numa-partition' ]"
 check "no conffiles" "[ ! -s '$root/var/lib/dpkg/info/numa-partition.conffiles' ]"
 check "example config under /usr/share" "[ -s '$root/usr/share/numa-partition/config.toml' ]"
@@ -106,7 +111,7 @@ before=$(sums)
 echo "== upgrade $v1 -> $v2"
 dpkgr -i "$work/v2.deb"
 check "registered as installed at $v2" "[ \"\$(status)\" = 'install ok installed $v2' ]"
-check "binary still runs" "'$root/usr/bin/numa-partition' version | grep -q '^numa-partition '"
+check "binary still runs" "'$root/usr/bin/numa-partition' version | has '^numa-partition '"
 check "operator's config and apply's record untouched" "[ \"\$(sums)\" = \"\$before\" ]"
 check "still enabled" "[ \"\$(readlink '$root$wants')\" = '$unit' ]"
 
@@ -130,7 +135,7 @@ check "operator's config and apply's record kept (remove needs them)" "[ \"\$(su
 
 echo "== purge"
 dpkgr -P numa-partition
-check "not installed" "[ \"\$(status)\" = unknown ] || status | grep -q '^unknown ok not-installed'"
+check "not installed" "[ \"\$(status)\" = unknown ] || status | has '^unknown ok not-installed'"
 check "mask gone" "[ ! -L '$root$mask' ]"
 check "enable link gone" "[ ! -L '$root$wants' ]"
 check "deb-systemd-helper's state gone" "[ ! -e '$root$dsh_state' ]"
@@ -143,7 +148,7 @@ if command -v lintian >/dev/null; then
   # below against the overrides file, each with its reason.
   lout=$(lintian --fail-on error --tag-display-limit 0 "$deb" 2>&1) || { echo "$lout"; echo "FAIL: lintian reports errors"; fail=1; }
   [ -z "$lout" ] || echo "$lout"
-  check "lintian: no error and no unexplained warning" "! printf '%s\n' \"\$lout\" | grep -qE '^[EW]: '"
+  check "lintian: no error and no unexplained warning" "! printf '%s\n' \"\$lout\" | has -E '^[EW]: '"
 else
   echo "FAIL: lintian missing (apt-get install lintian)"; fail=1
 fi

@@ -13,6 +13,10 @@ die() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "  ok: $*"; }
 # finish ends a step: non-zero when any fail was recorded.
 finish() { exit "$FAILED"; }
+# has [GREP-OPTIONS] PATTERN: stdin matches, read to its end first: with
+# pipefail, "journalctl | grep -q" fails when grep exits on the first match
+# before the producer's last write (SIGPIPE).
+has() { local in; in=$(cat); grep -q "$@" <<<"$in"; }
 
 # expect_eq WHAT GOT WANT
 expect_eq() {

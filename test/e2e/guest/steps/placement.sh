@@ -53,7 +53,7 @@ for p in $PARTITIONS; do
     # The allocator placed it through NRI: kubelet's managers are off.
     expect_eq "kubelet-$p cpu_manager_state policy" "$(jq -r .policyName $(kubelet_root $p)/cpu_manager_state 2>&1)" none
     expect_eq "allocator of $p placed the container (pinned nodes memory hugepages)" "$(allocation $p $uid)" "true ${MEMS[$p]} $(to_bytes 64Mi) $(to_bytes 8Mi)"
-    journalctl -b --no-pager -o cat -u numa-allocator@$p.service | grep -q "container placed.*pod=$NS/$pod" \
+    journalctl -b --no-pager -o cat -u numa-allocator@$p.service | has "container placed.*pod=$NS/$pod" \
       && ok "numa-allocator@$p logged the placement" || { fail "numa-allocator@$p did not log placing $pod"; journal_tail numa-allocator@$p.service; }
   fi
   # The pod's 8Mi of 2Mi pages, limited by the hugetlb controller on its
