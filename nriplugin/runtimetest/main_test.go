@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/nri/pkg/api"
+	"github.com/containerd/nri/pkg/stub"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/numa-partition/numa-partition/kubeapi"
@@ -57,6 +59,11 @@ type allocatorSpec struct {
 	// long each of the plugin's AdmitPod calls took (the allocator's
 	// decision and its durable write), in nanoseconds, one a line.
 	Timings string `json:"timings,omitempty"`
+	// NoOp, when set, makes the helper a plugin under the same name that
+	// answers every CreateContainer at once and keeps no state: what NRI
+	// itself costs a container's creation (BenchmarkContainerCreate's
+	// baseline for the allocator's own share).
+	NoOp bool `json:"noOp,omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -82,6 +89,13 @@ func serveAllocator(raw string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if spec.NoOp {
+		if err := serveNoOp(ctx, spec.NRISocket); err != nil {
+			log.Error("no-op plugin failed", "err", err)
+			return 1
+		}
+		return 0
+	}
 	timed := &timedPlacer{}
 	err := daemon.Run(ctx, daemon.Options{
 		Partition: partitionName, Config: spec.Config, Socket: spec.Socket, StateDir: spec.StateDir, Logger: log,
@@ -126,6 +140,36 @@ func serveAllocator(raw string) int {
 		return 1
 	}
 	return 0
+}
+
+// noOpPlugin is an NRI plugin that changes nothing.
+type noOpPlugin struct{}
+
+func (noOpPlugin) Synchronize(context.Context, []*api.PodSandbox, []*api.Container) ([]*api.ContainerUpdate, error) {
+	fmt.Fprintln(os.Stdout, syncedLine)
+	return nil, nil
+}
+
+func (noOpPlugin) CreateContainer(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	return nil, nil, nil
+}
+
+// serveNoOp connects the no-op plugin under the allocator's name (its
+// index, too) until ctx ends.
+func serveNoOp(ctx context.Context, socket string) error {
+	s, err := stub.New(noOpPlugin{}, stub.WithPluginName(pluginName), stub.WithPluginIdx("10"), stub.WithSocketPath(socket))
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		s.Stop()
+		return nil
+	}
 }
 
 // timedPlacer is the helper's placer when the spec asks for timings: the
