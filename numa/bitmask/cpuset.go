@@ -76,6 +76,9 @@ func (c CPUSet) Len() int { return count(c.words) }
 // IsEmpty reports whether the set has no CPU.
 func (c CPUSet) IsEmpty() bool { return len(c.words) == 0 }
 
+// IsZero is IsEmpty, for encoding/json's omitzero.
+func (c CPUSet) IsZero() bool { return c.IsEmpty() }
+
 // Has reports whether id is in the set.
 func (c CPUSet) Has(id int) bool {
 	return id >= 0 && id/64 < len(c.words) && c.words[id/64]&(1<<(id%64)) != 0

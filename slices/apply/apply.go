@@ -487,7 +487,7 @@ func newRecord(o Options, d Desired, cur Current, prev *Record, mode CgroupMode)
 		r.Hugepages = append(r.Hugepages, h)
 	}
 	r.Hostname = d.Hostname
-	r.ReservedCPUs = d.ReservedCPUs.String()
+	r.ReservedCPUs = d.ReservedCPUs
 	r.Partitions = recordPartitions(d)
 	return r
 }

@@ -257,17 +257,30 @@ func FuzzParseRecord(f *testing.F) {
 // Issue 27: the record kept a partition's CPUs and nodes as strings that
 // status parsed back, ignoring the error (a partition with nodes "x"
 // showed no nodes). They are sets now: a record that lies is refused,
-// naming the file.
+// naming the file. So are the host's reserved CPUs.
 func TestRecordSetsAreParsedWhenRead(t *testing.T) {
-	rec, err := parseRecord("ROOT/record.json", []byte(`{"partitions":[{"name":"a","slice":"a.slice","nodes":"0-1","cpus":"2-5"}]}`))
+	rec, err := parseRecord("ROOT/record.json", []byte(`{"reservedCPUs":"0-1,8","partitions":[{"name":"a","slice":"a.slice","nodes":"0-1","cpus":"2-5"}]}`))
 	must(t, err)
 	if got := rec.Partitions[0]; got.Nodes.String() != "0-1" || got.CPUs.String() != "2-5" {
 		t.Errorf("read %+v", got)
 	}
-	for _, bad := range []string{`"nodes":"x"`, `"cpus":"3-1"`, `"nodes":7`} {
-		_, err := parseRecord("ROOT/record.json", []byte(`{"partitions":[{"name":"a",`+bad+`}]}`))
+	if got := rec.ReservedCPUs.String(); got != "0-1,8" {
+		t.Errorf("reservedCPUs read as %q", got)
+	}
+	for _, bad := range []string{`"partitions":[{"name":"a","nodes":"x"}]`, `"partitions":[{"name":"a","cpus":"3-1"}]`,
+		`"partitions":[{"name":"a","nodes":7}]`, `"reservedCPUs":"0-x"`, `"reservedCPUs":[0]`} {
+		_, err := parseRecord("ROOT/record.json", []byte(`{`+bad+`}`))
 		if err == nil || !strings.Contains(err.Error(), "ROOT/record.json") {
 			t.Errorf("%s: %v, want an error naming the file", bad, err)
 		}
+	}
+	// A record without reserved CPUs (as records before them) reads as
+	// none and is written back without the key.
+	rec, err = parseRecord("ROOT/record.json", []byte(`{"generation":1}`))
+	must(t, err)
+	b, err := rec.marshal()
+	must(t, err)
+	if !rec.ReservedCPUs.IsEmpty() || strings.Contains(string(b), "reservedCPUs") {
+		t.Errorf("no reserved CPUs: read %v, written %s", rec.ReservedCPUs, b)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/numa-partition/numa-partition/numa/bitmask"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -22,7 +23,7 @@ type Record struct {
 	CgroupMode CgroupMode `json:"cgroupMode"`
 	Hostname   string     `json:"hostname,omitempty"`
 	// ReservedCPUs are the host's CPUs (system.slice and friends).
-	ReservedCPUs string           `json:"reservedCPUs,omitempty"`
+	ReservedCPUs bitmask.CPUSet   `json:"reservedCPUs,omitzero"`
 	Files        []RecordFile     `json:"files"`
 	Units        []bundle.Unit    `json:"units"`
 	Slices       []SliceSet       `json:"slices"`

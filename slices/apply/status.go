@@ -182,7 +182,7 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		return st, nil
 	}
 	st.Generation, st.AppliedAt = rec.Generation, rec.AppliedAt
-	st.Host.ReservedCPUs = rec.ReservedCPUs
+	st.Host.ReservedCPUs = rec.ReservedCPUs.String()
 	r := &statusRun{o: o, rec: rec, mode: mode, st: st}
 	if rec.Pending {
 		r.problem("an apply of generation %d was interrupted (killed before it finished): run numa-partition apply to finish it, or remove to undo it", rec.Generation)
