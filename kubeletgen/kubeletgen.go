@@ -7,10 +7,8 @@ package kubeletgen
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -63,11 +61,7 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 		}
 		c.MaxPods = int32(k.MaxPods)
 	}
-	taints, err := Taints(p.Taints)
-	if err != nil {
-		return nil, fmt.Errorf("partition %s: %w", p.Name, err)
-	}
-	c.RegisterWithTaints = taints
+	c.RegisterWithTaints = Taints(p.Taints)
 	c.ClusterDNS = append([]string(nil), k.ClusterDNS...)
 	c.ClusterDomain = k.ClusterDomain
 	if p.Network != nil {
@@ -153,18 +147,13 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 	return c, nil
 }
 
-// Taints are the plan's taints, read as the planner checked them
-// (planner.ParseTaint); a plan file's taint it would refuse is an error.
-func Taints(specs []string) ([]corev1.Taint, error) {
+// Taints are the plan's taints as kubelet's config carries them.
+func Taints(ts []planner.Taint) []corev1.Taint {
 	var out []corev1.Taint
-	for _, s := range specs {
-		t, problems := planner.ParseTaint(s)
-		if len(problems) > 0 {
-			return nil, errors.New(strings.Join(problems, "; "))
-		}
+	for _, t := range ts {
 		out = append(out, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 	}
-	return out, nil
+	return out
 }
 
 // Marshal writes c as YAML with a header naming the partition, leaving

@@ -46,7 +46,9 @@ func partitionCard(plan *planner.Plan, p *planner.Partition) (card, error) {
 		cd.lines = append(cd.lines, "taints: none")
 	} else {
 		cd.lines = append(cd.lines, "taints:")
-		cd.lines = append(cd.lines, indent(p.Taints)...)
+		for _, t := range p.Taints {
+			cd.lines = append(cd.lines, "  "+t.String())
+		}
 	}
 
 	r, err := kubeletgen.Resources(plan, p)

@@ -41,7 +41,7 @@ func WriteTable(w io.Writer, p *Plan) error {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintf(tw, "  labels\t%s\n", labelsSummary(part.Labels))
 		if len(part.Taints) > 0 {
-			fmt.Fprintf(tw, "  taints\t%s\n", strings.Join(part.Taints, ", "))
+			fmt.Fprintf(tw, "  taints\t%s\n", strings.Join(taintStrings(part.Taints), ", "))
 		}
 		fmt.Fprintf(tw, "  policies\tcpu %s, memory %s, topology %s/%s%s\n", k.CPUManagerPolicy, k.MemoryManagerPolicy,
 			k.TopologyManagerPolicy, k.TopologyManagerScope, optionsSummary(k.CPUManagerPolicyOptions, k.TopologyManagerOptions))

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -143,9 +145,7 @@ func OwnLabelsProblem(p *Partition) string {
 		}
 	}
 	for _, t := range p.Taints {
-		key, _, _ := strings.Cut(t, ":")
-		key, _, _ = strings.Cut(key, "=")
-		if msg := ownKeyProblem("taint", key); msg != "" {
+		if msg := ownKeyProblem("taint", t.Key); msg != "" {
 			return fmt.Sprintf("partition %s: %s", p.Name, msg)
 		}
 	}
@@ -189,8 +189,57 @@ func restrictedLabel(key string) bool {
 }
 
 // Taint is one of a partition's taints, as kubelet registers its Node
-// with it.
+// with it. A plan carries it checked (the planner parses the config's
+// once); its JSON is kubelet's --register-with-taints form, parsed and
+// checked again when a plan file is read.
 type Taint struct{ Key, Value, Effect string }
+
+// String is the "key[=value]:Effect" form.
+func (t Taint) String() string {
+	if t.Value == "" {
+		return t.Key + ":" + t.Effect
+	}
+	return t.Key + "=" + t.Value + ":" + t.Effect
+}
+
+// MarshalJSON writes the String form.
+func (t Taint) MarshalJSON() ([]byte, error) { return json.Marshal(t.String()) }
+
+// UnmarshalJSON reads the String form, refusing what ParseTaint refuses.
+func (t *Taint) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a taint is a string key[=value]:Effect: %w", err)
+	}
+	parsed, problems := ParseTaint(s)
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	*t = parsed
+	return nil
+}
+
+// taintStrings are ts in their String form.
+func taintStrings(ts []Taint) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.String()
+	}
+	return out
+}
+
+// checkedTaints are the config's taints as the plan carries them; the
+// validation refused every one ParseTaint finds a problem with.
+func checkedTaints(specs ...[]string) []Taint {
+	var out []Taint
+	for _, list := range specs {
+		for _, s := range list {
+			t, _ := ParseTaint(s)
+			out = append(out, t)
+		}
+	}
+	return out
+}
 
 // ParseTaint reads "key[=value]:Effect", kubelet's --register-with-taints
 // form, and says everything wrong with it: the one reader of a taint, for

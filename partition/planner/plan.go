@@ -200,7 +200,7 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 			p.Labels[lk] = ex(labels.key+"."+lk, labels.m[lk], "")
 		}
 	}
-	p.Taints = append(append([]string(nil), k.Taints...), partTaints(s)...)
+	p.Taints = checkedTaints(k.Taints, partTaints(s))
 
 	p.Runtime = newRuntime(c, ex)
 	p.Allocator = Allocator{

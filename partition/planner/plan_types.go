@@ -63,7 +63,7 @@ type Partition struct {
 
 	NodeName string            `json:"nodeName"`
 	Labels   map[string]string `json:"labels"`
-	Taints   []string          `json:"taints,omitempty"` // key=value:Effect
+	Taints   []Taint           `json:"taints,omitempty"`
 
 	// EphemeralStorage and PIDs are the partition's shares of the
 	// filesystem under its kubelet root dir and of the host's pid space;

@@ -139,3 +139,44 @@ func synthPlan(tb testing.TB) *Plan {
 	}
 	return p
 }
+
+// Issue 27: taints were strings in the plan, parsed again (more loosely)
+// by kubeletgen. They are Taints now, parsed once from the config, and a
+// plan file's taint is read with the same parser: one the planner would
+// refuse in a config is refused naming the file and the rule.
+func TestTaintsInAPlanFile(t *testing.T) {
+	c := &Config{Kubelet: KubeletConfig{Hostname: "h", Taints: []string{"dedicated=hpc:NoSchedule", "gpu:NoExecute"}}}
+	plan, err := NewPlan(synth(seedSpec), c)
+	require.NoError(t, err)
+	want := []Taint{{"dedicated", "hpc", "NoSchedule"}, {"gpu", "", "NoExecute"}}
+	assert.Equal(t, want, plan.Partitions[0].Taints)
+	data, err := json.Marshal(plan)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"taints":["dedicated=hpc:NoSchedule","gpu:NoExecute"]`, "the JSON form is kubelet's --register-with-taints")
+	got, err := ParsePlan("plan.json", data)
+	require.NoError(t, err)
+	assert.Equal(t, want, got.Partitions[0].Taints)
+
+	for bad, msg := range map[string]string{
+		"novalue":            "has no effect",
+		"k=v:Sometimes":      `effect "Sometimes" is not`,
+		"=v:NoSchedule":      "key:",
+		"bad key:NoSchedule": "key:",
+		"x=a b:NoSchedule":   "value:",
+		"numa-partition.io/partition=x:NoSchedule": "numa-partition",
+	} {
+		edited := strings.Replace(string(data), `"gpu:NoExecute"`, strconvQuote(bad), 1)
+		_, err := ParsePlan("plan.json", []byte(edited))
+		if assert.Error(t, err, bad) {
+			assert.Contains(t, err.Error(), "plan.json", bad)
+			assert.Contains(t, err.Error(), msg, bad)
+		}
+	}
+	_, err = ParsePlan("plan.json", []byte(strings.Replace(string(data), `"gpu:NoExecute"`, `{"Key":"gpu"}`, 1)))
+	assert.ErrorContains(t, err, "a taint is a string key[=value]:Effect")
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -176,9 +176,16 @@ func (pl *planning) validatePlan() {
 		nodeNames[p.NodeName] = i
 
 		pl.checkLabels(s, p)
-		for _, t := range p.Taints {
-			for _, msg := range checkTaint(t) {
-				col.add(s.key["taints"], "%s", msg)
+		// Each list at its own key: a [[partition]]'s taints add to
+		// [kubelet]'s.
+		for _, taints := range []struct {
+			key  string
+			list []string
+		}{{"kubelet.taints", s.k.Taints}, {partKey(s, "taints"), partTaints(s)}} {
+			for _, t := range taints.list {
+				for _, msg := range checkTaint(t) {
+					col.add(taints.key, "%s", msg)
+				}
 			}
 		}
 		pl.checkPolicies(s, p)

@@ -143,6 +143,9 @@ func TestValidationErrors(t *testing.T) {
 			`config.toml:2: key "runtime.cni_conf_dir": "net.d" is not an absolute path`},
 		{"bad taint", seedSpec, "[kubelet]\ntaints = [\"a=b:Never\"]",
 			`config.toml:2: key "kubelet.taints": taint "a=b:Never": effect "Never" is not NoSchedule, PreferNoSchedule or NoExecute`},
+		// A [[partition]]'s taint was reported at kubelet.taints (no line).
+		{"bad partition taint", seedSpec, "[[partition]]\nnodes = [1]\ntaints = [\"a=b:Never\"]",
+			`config.toml:3: key "partition[0].taints": taint "a=b:Never": effect "Never" is not NoSchedule, PreferNoSchedule or NoExecute`},
 		{"empty hostname", seedSpec, "[kubelet]\nhostname = \" \"",
 			`config.toml:2: key "kubelet.hostname": is empty; the CLI fills it from the host name, set it when planning for another machine`},
 	}

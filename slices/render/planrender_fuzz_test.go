@@ -55,6 +55,13 @@ func setOption(p *planner.Partition, v string) {
 	}
 }
 
+// addTaint adds taint v as a plan file carries it (set only for a value
+// the planner accepted).
+func addTaint(p *planner.Partition, v string) {
+	t, _ := planner.ParseTaint(v)
+	p.Taints = append(p.Taints, t)
+}
+
 // rename is a partition named v in a plan file: its name and what the
 // planner derives from it.
 func rename(p *planner.Partition, v string) {
@@ -97,13 +104,13 @@ var fuzzedKeys = []fuzzedKey{
 	{"allocator.state_dir", each(false, func(p *planner.Partition, v string) { p.Allocator.StateDir = v })},
 	{"kubelet.extra_args", each(false, func(p *planner.Partition, v string) { p.Kubelet.ExtraArgs = append(p.Kubelet.ExtraArgs, v) })},
 	{"kubelet.labels.example.com/tier", each(false, func(p *planner.Partition, v string) { p.Labels["example.com/tier"] = v })},
-	{"kubelet.taints", each(false, func(p *planner.Partition, v string) { p.Taints = append(p.Taints, v) })},
+	{"kubelet.taints", each(false, addTaint)},
 	// Issue 27: names, Topology Manager options, socket groups, label keys.
 	{"partition.name", each(true, rename)},
 	{"allocator.socket_group", each(false, func(p *planner.Partition, v string) { p.Allocator.SocketGroup = v })},
 	{"kubelet.labels", each(false, func(p *planner.Partition, v string) { k, val := mapEntry(v); p.Labels[k] = val })},
 	{"partition.labels", each(true, func(p *planner.Partition, v string) { k, val := mapEntry(v); p.Labels[k] = val })},
-	{"partition.taints", each(true, func(p *planner.Partition, v string) { p.Taints = append(p.Taints, v) })},
+	{"partition.taints", each(true, addTaint)},
 	{"kubelet.topology_manager_options", each(false, setOption)},
 	{"partition.topology_manager_options", each(true, setOption)},
 	{"kubelet.topology_manager_policy", each(false, func(p *planner.Partition, v string) { p.Kubelet.TopologyManagerPolicy = v })},

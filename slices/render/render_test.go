@@ -49,7 +49,9 @@ func TestRenderRefusesBadPlans(t *testing.T) {
 		// partition, nor use the tool's label namespace.
 		{"another partition's label", func(p *planner.Plan) { p.Partitions[0].Labels["numa-partition.io/partition"] = "node1" },
 			`partition node0: label numa-partition.io/partition=node1; numa-partition sets it to "node0"`},
-		{"own namespace taint", func(p *planner.Plan) { p.Partitions[1].Taints = []string{"numa-partition.io/x:NoSchedule"} },
+		{"own namespace taint", func(p *planner.Plan) {
+			p.Partitions[1].Taints = []planner.Taint{{Key: "numa-partition.io/x", Effect: "NoSchedule"}}
+		},
 			`partition node1: taint key "numa-partition.io/x" is in numa-partition's own namespace`},
 		{"tcp runtime endpoint", func(p *planner.Plan) { p.Partitions[0].Runtime.Endpoint = "tcp://1.2.3.4:1" }, "runtime.endpoint"},
 		{"device plugins at the shared path", func(p *planner.Plan) {
