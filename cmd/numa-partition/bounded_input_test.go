@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"errors"
 	"os"
 	"path/filepath"
@@ -41,7 +43,7 @@ func TestEveryReaderRefusesWhatIsNotABoundedFile(t *testing.T) {
 		return p
 	}
 	readers := map[string]func(path string) error{
-		"config":           func(p string) error { _, err := planner.LoadFile(p); return err },
+		"config":           func(p string) error { _, err := config.LoadFile(p); return err },
 		"--plan":           func(p string) error { _, err := readPlanFile(p); return err },
 		"--host-facts":     func(p string) error { _, err := planner.LoadFacts(p); return err },
 		"admit -f":         func(p string) error { _, err := allocReadManifest(p); return err },

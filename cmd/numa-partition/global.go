@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,11 +11,9 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
-const defaultConfigPath = planner.DefaultConfigPath
+const defaultConfigPath = config.DefaultConfigPath
 
 func globalFlags() []cli.Flag {
 	return []cli.Flag{

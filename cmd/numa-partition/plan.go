@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"errors"
 	"fmt"
 	"io/fs"
@@ -148,22 +150,22 @@ func loadPlanWith(c *cli.Context, facts planner.HostFacts, hostname func() (stri
 // loadConfig reads --config. A missing file at the default path means
 // "all defaults" (with a warning); a missing file that was asked for is an
 // error.
-func loadConfig(c *cli.Context) (*planner.Config, error) {
+func loadConfig(c *cli.Context) (*config.Config, error) {
 	path := globalString(c, "config")
-	cfg, err := planner.LoadFile(path)
+	cfg, err := config.LoadFile(path)
 	if err == nil {
 		return cfg, nil
 	}
 	if errors.Is(err, fs.ErrNotExist) && !globalIsSet(c, "config") {
 		slog.Warn("no config file, using the defaults (numa-partition config init writes one)", "path", path)
-		return &planner.Config{}, nil
+		return &config.Config{}, nil
 	}
 	return nil, configProblems(err)
 }
 
 // configProblems prints a config's problems one per line under a count.
 func configProblems(err error) error {
-	var es planner.Errors
+	var es config.Errors
 	if !errors.As(err, &es) || len(es) < 2 {
 		return err
 	}

@@ -1,6 +1,8 @@
 package drawing
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +49,7 @@ func examplePicture(t *testing.T, name string) Picture {
 	topo := discover(t, strings.TrimSpace(string(fixture)))
 	data, err := os.ReadFile(filepath.Join(dir, "config.toml"))
 	require.NoError(t, err)
-	cfg, err := planner.Parse("config.toml", data)
+	cfg, err := config.Parse("config.toml", data)
 	require.NoError(t, err)
 	host, err := planner.LoadFacts(filepath.Join(dir, "facts.json"))
 	require.NoError(t, err)
@@ -70,11 +72,11 @@ eviction_hard_memory = "64Mi"
 func dumpPicture(t *testing.T, dump string) Picture {
 	t.Helper()
 	topo := discover(t, dump)
-	plan, err := planner.NewPlan(topo, &planner.Config{Kubelet: planner.KubeletConfig{Hostname: "h"}})
+	plan, err := planner.NewPlan(topo, &config.Config{Kubelet: config.KubeletConfig{Hostname: "h"}})
 	if err == nil {
 		return Picture{Plan: plan, Topology: topo, Version: testVersion}
 	}
-	cfg, err := planner.Parse("small.toml", []byte(smallReservations))
+	cfg, err := config.Parse("small.toml", []byte(smallReservations))
 	require.NoError(t, err)
 	plan, err = planner.NewPlan(topo, cfg)
 	require.NoError(t, err, dump)

@@ -1,6 +1,10 @@
 package planner
 
-import "github.com/numa-partition/numa-partition/internal/hostpaths"
+import (
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+)
 
 // NRIPluginName names partition's allocator at its containerd's NRI,
 // unique on the host.
@@ -29,7 +33,7 @@ func (pl *planning) planAllocatorModes() {
 			}
 		case AllocatorModeKubelet, AllocatorModeNRI:
 		default:
-			col.add(key, "%q: allowed are %q, %q and %q", mode, AllocatorModeAuto, AllocatorModeKubelet, AllocatorModeNRI)
+			col.Add(key, "%q: allowed are %q, %q and %q", mode, AllocatorModeAuto, AllocatorModeKubelet, AllocatorModeNRI)
 			continue
 		}
 		a, kl := &p.Allocator, &p.Kubelet
@@ -38,7 +42,7 @@ func (pl *planning) planAllocatorModes() {
 			a.NRISocket = hostpaths.NRISocket(p.Runtime.StateDir)
 			a.NRIPlugin = NRIPluginName(p.Name)
 		} else if mode == AllocatorModeNRI {
-			col.add(key, "partition %s: nri mode plugs into the partition's own containerd; set runtime.mode = %q", p.Name, RuntimeModeContainerd)
+			col.Add(key, "partition %s: nri mode plugs into the partition's own containerd; set runtime.mode = %q", p.Name, config.RuntimeModeContainerd)
 			continue
 		}
 		if mode != AllocatorModeNRI {

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -39,7 +41,7 @@ func TestExamples(t *testing.T) {
 			} else {
 				topo = synth(s)
 			}
-			c, err := LoadFile(filepath.Join(dir, "config.toml"))
+			c, err := config.LoadFile(filepath.Join(dir, "config.toml"))
 			require.NoError(t, err)
 			host, err := LoadFacts(filepath.Join(dir, "facts.json"))
 			require.NoError(t, err)

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"net/netip"
 	"testing"
 
@@ -77,7 +79,7 @@ func TestPlanFromFactsFile(t *testing.T) {
 	require.NoError(t, err)
 	host, err := ParseFacts("f.json", data)
 	require.NoError(t, err)
-	c := &Config{Kubelet: KubeletConfig{Hostname: "h"}}
+	c := &config.Config{Kubelet: config.KubeletConfig{Hostname: "h"}}
 	a, err := NewPlanFor(topo, ExampleFacts, c)
 	require.NoError(t, err)
 	b, err := NewPlanFor(topo, host.Facts, c)

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -74,7 +76,7 @@ func TestPlanRealFixtures(t *testing.T) {
 	for _, tt := range fixturePlans {
 		t.Run(tt.fixture, func(t *testing.T) {
 			topo := discoverFixture(t, tt.fixture)
-			p, err := NewPlan(topo, &Config{Kubelet: KubeletConfig{Hostname: "h"}})
+			p, err := NewPlan(topo, &config.Config{Kubelet: config.KubeletConfig{Hostname: "h"}})
 			if tt.errs != nil {
 				require.Error(t, err)
 				assert.Equal(t, strings.Join(tt.errs, "\n"), err.Error())

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"errors"
 	"testing"
 )
@@ -22,9 +24,9 @@ func FuzzParsePlan(f *testing.F) {
 	}
 	topo := synth(spec{sockets: 2, nodesPerSocket: 2, coresPerNode: 2, threads: 2, memOnly: 1})
 	f.Fuzz(func(t *testing.T, text string) {
-		c, err := Parse("config.toml", []byte(text))
+		c, err := config.Parse("config.toml", []byte(text))
 		if err != nil {
-			var es Errors
+			var es config.Errors
 			if !errors.As(err, &es) || len(es) == 0 {
 				t.Fatalf("parse error is not Errors: %v", err)
 			}
@@ -33,7 +35,7 @@ func FuzzParsePlan(f *testing.F) {
 		c.Kubelet.Hostname = "h"
 		p, err := NewPlan(topo, c)
 		if err != nil {
-			var es Errors
+			var es config.Errors
 			if !errors.As(err, &es) || len(es) == 0 {
 				t.Fatalf("plan error is not Errors: %v", err)
 			}
@@ -46,7 +48,7 @@ func FuzzParsePlan(f *testing.F) {
 func BenchmarkNewPlan(b *testing.B) {
 	for _, name := range []string{"hwloc-64amd64-4s2n4ca2co", "hwloc-128ia64-17n4s2c"} {
 		topo := discoverFixture(b, name)
-		c := &Config{Kubelet: KubeletConfig{Hostname: "h"}}
+		c := &config.Config{Kubelet: config.KubeletConfig{Hostname: "h"}}
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

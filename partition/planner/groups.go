@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"fmt"
 	"sort"
 	"strings"
@@ -23,19 +25,19 @@ func (pl *planning) planGroups() ([]group, bitmask.NodeSet) {
 	m, c, col, warn := pl.m, pl.c, pl.col, pl.warn
 	excluded := c.Partitioning.ExcludeNodes.Nodes
 	if unknown := excluded.Difference(m.nodes); !unknown.IsEmpty() {
-		col.add("partitioning.exclude_nodes", "names nodes %s that the machine does not have (it has %s)", unknown, m.nodes)
+		col.Add("partitioning.exclude_nodes", "names nodes %s that the machine does not have (it has %s)", unknown, m.nodes)
 		excluded = excluded.Intersect(m.nodes)
 	}
 	avail := m.cpuNodes().Difference(excluded)
 
 	var groups []group
 	switch mode := c.Partitioning.Mode; mode {
-	case "", ModeSocket, ModeNode:
+	case "", config.ModeSocket, config.ModeNode:
 		if len(c.Partitioning.Groups) > 0 {
-			col.add("partitioning.groups", "groups are only read with mode = \"custom\" (mode is %q)", modeOr(mode))
+			col.Add("partitioning.groups", "groups are only read with mode = \"custom\" (mode is %q)", modeOr(mode))
 		}
 		var sets []bitmask.NodeSet
-		if mode == ModeNode {
+		if mode == config.ModeNode {
 			for _, id := range avail.IDs() {
 				sets = append(sets, bitmask.NewNodeSet(id))
 			}
@@ -46,10 +48,10 @@ func (pl *planning) planGroups() ([]group, bitmask.NodeSet) {
 			groups = append(groups, group{cpuNodes: s, nodes: s, override: -1})
 		}
 		sort.Slice(groups, func(i, j int) bool { return groups[i].cpuNodes.Min() < groups[j].cpuNodes.Min() })
-	case ModeCustom:
+	case config.ModeCustom:
 		groups = pl.customGroups(excluded)
 	default:
-		col.add("partitioning.mode", "%q is not a mode (allowed: socket, node, custom)", mode)
+		col.Add("partitioning.mode", "%q is not a mode (allowed: socket, node, custom)", mode)
 		return nil, excluded
 	}
 
@@ -79,7 +81,7 @@ func (pl *planning) planGroups() ([]group, bitmask.NodeSet) {
 
 func modeOr(mode string) string {
 	if mode == "" {
-		return ModeSocket
+		return config.ModeSocket
 	}
 	return mode
 }
@@ -152,13 +154,13 @@ func (pl *planning) customGroups(excluded bitmask.NodeSet) []group {
 		for i, p := range c.Partitions {
 			key := fmt.Sprintf("partition[%d].nodes", i)
 			if !p.Nodes.Set {
-				col.add(fmt.Sprintf("partition[%d]", i), "mode = \"custom\" without partitioning.groups takes the partitions from [[partition]] entries, and this one has no nodes")
+				col.Add(fmt.Sprintf("partition[%d]", i), "mode = \"custom\" without partitioning.groups takes the partitions from [[partition]] entries, and this one has no nodes")
 				continue
 			}
 			srcs = append(srcs, source{key, p.Nodes.Nodes, i})
 		}
 		if len(srcs) == 0 && len(c.Partitions) == 0 {
-			col.add("partitioning.mode", "mode = \"custom\" needs partitioning.groups (e.g. groups = [[0, 1], [2, 3]]) or [[partition]] entries with nodes")
+			col.Add("partitioning.mode", "mode = \"custom\" needs partitioning.groups (e.g. groups = [[0, 1], [2, 3]]) or [[partition]] entries with nodes")
 		}
 	}
 	var groups []group
@@ -167,24 +169,24 @@ func (pl *planning) customGroups(excluded bitmask.NodeSet) []group {
 	for _, s := range srcs {
 		nodes := s.nodes
 		if nodes.IsEmpty() {
-			col.add(s.key, "a group needs at least one node")
+			col.Add(s.key, "a group needs at least one node")
 			continue
 		}
 		if unknown := nodes.Difference(m.nodes); !unknown.IsEmpty() {
-			col.add(s.key, "names nodes %s that the machine does not have (it has %s)", unknown, m.nodes)
+			col.Add(s.key, "names nodes %s that the machine does not have (it has %s)", unknown, m.nodes)
 			nodes = nodes.Intersect(m.nodes)
 		}
 		if ex := nodes.Intersect(excluded); !ex.IsEmpty() {
-			col.add(s.key, "names nodes %s that partitioning.exclude_nodes excludes; a node is either in a group or excluded", ex)
+			col.Add(s.key, "names nodes %s that partitioning.exclude_nodes excludes; a node is either in a group or excluded", ex)
 			nodes = nodes.Difference(ex)
 		}
 		if dup := nodes.Intersect(taken); !dup.IsEmpty() {
-			col.add(s.key, "nodes %s are already in %s; groups must not overlap", dup, owner[dup.Min()])
+			col.Add(s.key, "nodes %s are already in %s; groups must not overlap", dup, owner[dup.Min()])
 			nodes = nodes.Difference(dup)
 		}
 		for _, g := range groups {
 			if shared := m.cpusOf(g.nodes).Intersect(m.cpusOf(nodes)); !shared.IsEmpty() {
-				col.add(s.key, "nodes %s share CPUs %s with nodes %s (the firmware lists them on both); put them in one group", nodes, shared, g.nodes)
+				col.Add(s.key, "nodes %s share CPUs %s with nodes %s (the firmware lists them on both); put them in one group", nodes, shared, g.nodes)
 			}
 		}
 		for _, id := range nodes.IDs() {
@@ -199,7 +201,7 @@ func (pl *planning) customGroups(excluded bitmask.NodeSet) []group {
 			if len(c.Partitioning.Groups) == 0 {
 				key = "partition"
 			}
-			col.add(key, "nodes %s have CPUs %s but are in no group; add them to a group or to partitioning.exclude_nodes", left, m.cpusOf(left))
+			col.Add(key, "nodes %s have CPUs %s but are in no group; add them to a group or to partitioning.exclude_nodes", left, m.cpusOf(left))
 		}
 	}
 	return groups

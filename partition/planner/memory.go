@@ -46,17 +46,17 @@ func (pl *planning) planMemory() {
 				sum += b
 			}
 			if sum != total {
-				col.add("host.reserved_memory", "partition %s reserves %s on nodes %s but its kubelet reserves kube %s + system %s + eviction %s = %s; kubelet's Memory Manager needs both equal",
+				col.Add("host.reserved_memory", "partition %s reserves %s on nodes %s but its kubelet reserves kube %s + system %s + eviction %s = %s; kubelet's Memory Manager needs both equal",
 					p.Name, units.FormatBytes(sum), named, units.FormatBytes(kl.KubeReservedMemory), units.FormatBytes(kl.SystemReservedMemory),
 					units.FormatBytes(kl.EvictionHardMemory), units.FormatBytes(total))
 			}
 		} else if first := firstMemoryNode(m, p.Nodes); first >= 0 {
 			reserved[first] = total
 		} else {
-			col.add("", "partition %s (nodes %s) has no node with memory", p.Name, p.Nodes)
+			col.Add("", "partition %s (nodes %s) has no node with memory", p.Name, p.Nodes)
 		}
 		if total == 0 && kl.MemoryManagerPolicy == "Static" {
-			col.add(perPart[i].key["kube_reserved_memory"], "partition %s: the Static memory manager needs some reserved memory, and kube, system and eviction reservations are all 0", p.Name)
+			col.Add(perPart[i].key["kube_reserved_memory"], "partition %s: the Static memory manager needs some reserved memory, and kube, system and eviction reservations are all 0", p.Name)
 		}
 
 		p.Memory = make([]NodeMemory, 0, p.Nodes.Len())
@@ -90,20 +90,20 @@ func (pl *planning) reservedMemoryMap(owner map[int]int) map[int]uint64 {
 		key := "host.reserved_memory." + k
 		id, err := strconv.Atoi(k)
 		if err != nil || id < 0 {
-			col.add(key, "%q is not a NUMA node id (write node = \"size\", e.g. 0 = \"1100Mi\")", k)
+			col.Add(key, "%q is not a NUMA node id (write node = \"size\", e.g. 0 = \"1100Mi\")", k)
 			continue
 		}
 		if !m.nodes.Has(id) {
-			col.add(key, "node %d does not exist on this machine (it has %s)", id, m.nodes)
+			col.Add(key, "node %d does not exist on this machine (it has %s)", id, m.nodes)
 			continue
 		}
 		if _, ok := owner[id]; !ok {
-			col.add(key, "node %d is in no partition (excluded or empty); reserved memory only counts on partition nodes", id)
+			col.Add(key, "node %d is in no partition (excluded or empty); reserved memory only counts on partition nodes", id)
 			continue
 		}
 		b, err := units.ParseBytes(c.Host.ReservedMemory[k])
 		if err != nil {
-			col.add(key, "%v", err)
+			col.Add(key, "%v", err)
 			continue
 		}
 		out[id] = b
@@ -125,31 +125,31 @@ func (pl *planning) hugepagesPlan(owner map[int]int) map[int][]HugepagePlan {
 		size, err := units.ParseBytes(h.Size)
 		switch {
 		case h.Size == "":
-			col.add(key+".size", "is required (a page size like \"2Mi\" or \"1Gi\")")
+			col.Add(key+".size", "is required (a page size like \"2Mi\" or \"1Gi\")")
 			continue
 		case err != nil:
-			col.add(key+".size", "%v", err)
+			col.Add(key+".size", "%v", err)
 			continue
 		case size < 4096 || bits.OnesCount64(size) != 1:
-			col.add(key+".size", "%q is not a page size (a power of two of at least 4Ki, like \"2Mi\" or \"1Gi\")", h.Size)
+			col.Add(key+".size", "%q is not a page size (a power of two of at least 4Ki, like \"2Mi\" or \"1Gi\")", h.Size)
 			continue
 		}
 		nodes := partNodes.Intersect(m.cpuNodes())
 		if h.Nodes.Set {
 			nodes = h.Nodes.Nodes
 			if bad := nodes.Difference(partNodes); !bad.IsEmpty() {
-				col.add(key+".nodes", "nodes %s are in no partition (unknown, excluded or empty); hugepages go on partition nodes (%s)", bad, partNodes)
+				col.Add(key+".nodes", "nodes %s are in no partition (unknown, excluded or empty); hugepages go on partition nodes (%s)", bad, partNodes)
 				nodes = nodes.Intersect(partNodes)
 			}
 		}
 		for _, id := range nodes.IDs() {
 			if prev, dup := seen[[2]uint64{uint64(id), size}]; dup {
-				col.add(key, "node %d already gets %s pages from host.hugepages[%d]; one entry per node and size", id, units.FormatBytes(size), prev)
+				col.Add(key, "node %d already gets %s pages from host.hugepages[%d]; one entry per node and size", id, units.FormatBytes(size), prev)
 				continue
 			}
 			seen[[2]uint64{uint64(id), size}] = j
 			if sizes := m.node[id].Hugepages; len(sizes) > 0 && !supportsPageSize(m, id, size) {
-				col.add(key+".size", "node %d has no %s pages (its sizes: %s)", id, units.FormatBytes(size), pageSizes(m, id))
+				col.Add(key+".size", "node %d has no %s pages (its sizes: %s)", id, units.FormatBytes(size), pageSizes(m, id))
 				continue
 			} else if len(sizes) == 0 {
 				warn("node %d reports no hugepage sizes; %s pages planned there are unchecked", id, units.FormatBytes(size))
@@ -195,19 +195,19 @@ func (pl *planning) checkNodeCapacity(nm NodeMemory, partition string) {
 	}
 	if nm.TotalBytes == 0 {
 		if huge > 0 {
-			col.add("host.hugepages", "node %d (partition %s) gets %s of hugepages but its memory size is unknown (no meminfo in sysfs)", nm.Node, partition, strings.Join(parts, " + "))
+			col.Add("host.hugepages", "node %d (partition %s) gets %s of hugepages but its memory size is unknown (no meminfo in sysfs)", nm.Node, partition, strings.Join(parts, " + "))
 		} else if nm.ReservedBytes > 0 {
 			warn("node %d (partition %s): memory size unknown, the %s reservation is unchecked", nm.Node, partition, units.FormatBytes(nm.ReservedBytes))
 		}
 		return
 	}
 	if huge == 0 && nm.ReservedBytes > nm.TotalBytes {
-		col.add("kubelet.kube_reserved_memory", "node %d (partition %s) has %s of memory, less than the %s its kubelet reserves there (kube + system + eviction); lower them or spread them with host.reserved_memory",
+		col.Add("kubelet.kube_reserved_memory", "node %d (partition %s) has %s of memory, less than the %s its kubelet reserves there (kube + system + eviction); lower them or spread them with host.reserved_memory",
 			nm.Node, partition, units.FormatBytes(nm.TotalBytes), units.FormatBytes(nm.ReservedBytes))
 		return
 	}
 	if huge > nm.TotalBytes || nm.ReservedBytes > nm.TotalBytes-huge {
-		col.add("host.hugepages", "node %d (partition %s): hugepages %s = %s plus %s reserved exceed its memory %s",
+		col.Add("host.hugepages", "node %d (partition %s): hugepages %s = %s plus %s reserved exceed its memory %s",
 			nm.Node, partition, strings.Join(parts, " + "), units.FormatBytes(huge), units.FormatBytes(nm.ReservedBytes), units.FormatBytes(nm.TotalBytes))
 	}
 }

@@ -67,7 +67,7 @@ func (pl *planning) planLocalDevices(ifaces []Interface) {
 	cands := netCandidates(pl.m.t, ifaces)
 	for _, h := range c.HostDevices {
 		if !numa.IsPCIAddress(h) && InterfaceNameProblem(h) != "" {
-			col.add("network.host_devices", "%q is neither an interface name nor a PCI address (0000:3b:00.1)", h)
+			col.Add("network.host_devices", "%q is neither an interface name nor a PCI address (0000:3b:00.1)", h)
 		}
 	}
 	owner := map[string]int{}       // PCI/name → partition index
@@ -90,7 +90,7 @@ func (pl *planning) planLocalDevices(ifaces []Interface) {
 		id := d.PCI + "/" + d.Name
 		if j, ok := owner[id]; ok {
 			if j != i {
-				col.add(key, "%q (%s) is already partition %s's (%s): a device can be in one namespace only", d.Name, d.PCI, plan.Partitions[j].Name, ownerKey[id])
+				col.Add(key, "%q (%s) is already partition %s's (%s): a device can be in one namespace only", d.Name, d.PCI, plan.Partitions[j].Name, ownerKey[id])
 			}
 			return
 		}
@@ -120,22 +120,22 @@ func (pl *planning) planLocalDevices(ifaces []Interface) {
 		for _, entry := range s.p.LocalDevices {
 			matched := slices.DeleteFunc(slices.Clone(cands), func(d netCandidate) bool { return d.Name != entry && d.PCI != entry })
 			if len(matched) == 0 {
-				col.add(key, "%q: %s", entry, pl.noSuchDevice(entry, cands))
+				col.Add(key, "%q: %s", entry, pl.noSuchDevice(entry, cands))
 				continue
 			}
 			for _, d := range matched {
 				if why := pl.uplinkReason(d, byName, p.Network); why != "" {
-					col.add(key, "%q (%s) cannot leave the host's namespace: %s", d.Name, d.PCI, why)
+					col.Add(key, "%q (%s) cannot leave the host's namespace: %s", d.Name, d.PCI, why)
 					continue
 				}
 				switch j := partitionOf(d.Node); {
 				case d.Node < 0:
 					pl.warn("%s: %s (%s) has no NUMA locality (numa_node -1): moved into partition %s's namespace as listed", key, d.Name, d.PCI, p.Name)
 				case j < 0:
-					col.add(key, "%q (%s) is on NUMA node %d, which no partition holds: list it in the partition of its node, or leave it to the host", entry, d.PCI, d.Node)
+					col.Add(key, "%q (%s) is on NUMA node %d, which no partition holds: list it in the partition of its node, or leave it to the host", entry, d.PCI, d.Node)
 					continue
 				case j != i:
-					col.add(key, "%q (%s) is on NUMA node %d, partition %s's: a partition's devices are on its own nodes %s", entry, d.PCI, d.Node, plan.Partitions[j].Name, p.Nodes)
+					col.Add(key, "%q (%s) is on NUMA node %d, partition %s's: a partition's devices are on its own nodes %s", entry, d.PCI, d.Node, plan.Partitions[j].Name, p.Nodes)
 					continue
 				}
 				give(i, d, key)

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"net/netip"
 	"strings"
 	"testing"
@@ -22,9 +24,9 @@ var nicFacts = FixedFacts{Root: ExampleFacts.Root, Tasks: ExampleFacts.Tasks, Ne
 	{Name: "ens7f0v1", PCI: "0000:86:00.3", Namespace: "np-node1"},
 }}
 
-func planNICs(t *testing.T, config string) (*Plan, error) {
+func planNICs(t *testing.T, text string) (*Plan, error) {
 	t.Helper()
-	c, err := Parse("config.toml", []byte(config))
+	c, err := config.Parse("config.toml", []byte(text))
 	require.NoError(t, err)
 	c.Kubelet.Hostname = "h"
 	return NewPlanFor(discoverFixture(t, "synthetic-2node-nics"), nicFacts, c)

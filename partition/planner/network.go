@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -40,36 +42,6 @@ const (
 	// PartitionInterface is the link's name inside each namespace.
 	PartitionInterface = "eth0"
 )
-
-// NetworkConfig is the [network] table.
-type NetworkConfig struct {
-	Mode   string `toml:"mode"`
-	Uplink string `toml:"uplink"`
-	Bridge string `toml:"bridge"`
-	Parent string `toml:"parent"`
-	// Subnet is the partitions' network: the bridge's, or the parent
-	// NIC's. Gateway is the default route inside each partition (bridge:
-	// the host's address on the bridge). Pool is where the partitions'
-	// addresses come from, in partition order.
-	Subnet  string `toml:"subnet"`
-	Gateway string `toml:"gateway"`
-	Pool    string `toml:"pool"`
-	NAT     *bool  `toml:"nat"`
-	MTU     int    `toml:"mtu"`
-	// ResolvConf is the file kubelet gives pods with dnsPolicy Default
-	// (and the base of cluster DNS's search path): in a namespace of its
-	// own, a loopback resolver of the host (127.0.0.53) is out of reach.
-	ResolvConf string `toml:"resolv_conf"`
-	// NodeDirs are the host paths every partition has a directory of its
-	// own at (nodedirs.go); nil: DefaultNodeDirs.
-	NodeDirs []string `toml:"node_dirs"`
-	// LocalDevices moves every network interface of a PCI function local
-	// to a partition's NUMA nodes into its namespace (netdevices.go).
-	LocalDevices *bool `toml:"local_devices"`
-	// HostDevices are interfaces (by name or PCI address) that never
-	// leave the host's namespace, whatever the plan finds at plan time.
-	HostDevices []string `toml:"host_devices"`
-}
 
 // Network is the plan's network layout, the same for every partition.
 type Network struct {
@@ -123,38 +95,38 @@ func (pl *planning) planNetwork() {
 	case NetworkHost:
 		for _, k := range []struct{ key, v string }{{"uplink", c.Uplink}, {"bridge", c.Bridge}, {"parent", c.Parent}, {"subnet", c.Subnet}, {"gateway", c.Gateway}, {"pool", c.Pool}} {
 			if k.v != "" {
-				col.add("network."+k.key, "is set, but network.mode = %q has no namespaces to connect; remove it or use mode = %q", NetworkHost, NetworkNamespace)
+				col.Add("network."+k.key, "is set, but network.mode = %q has no namespaces to connect; remove it or use mode = %q", NetworkHost, NetworkNamespace)
 			}
 		}
 		for i, p := range pl.c.Partitions {
 			if p.Address != "" {
-				col.add(fmt.Sprintf("partition[%d].address", i), "needs network.mode = %q (in mode %q every partition has the host's address)", NetworkNamespace, NetworkHost)
+				col.Add(fmt.Sprintf("partition[%d].address", i), "needs network.mode = %q (in mode %q every partition has the host's address)", NetworkNamespace, NetworkHost)
 			}
 			if len(p.LocalDevices) > 0 {
-				col.add(fmt.Sprintf("partition[%d].local_devices", i), "needs network.mode = %q: in mode %q there is no namespace to move them into", NetworkNamespace, NetworkHost)
+				col.Add(fmt.Sprintf("partition[%d].local_devices", i), "needs network.mode = %q: in mode %q there is no namespace to move them into", NetworkNamespace, NetworkHost)
 			}
 		}
 		if c.LocalDevices != nil && *c.LocalDevices {
-			col.add("network.local_devices", "needs network.mode = %q: in mode %q there is no namespace to move them into", NetworkNamespace, NetworkHost)
+			col.Add("network.local_devices", "needs network.mode = %q: in mode %q there is no namespace to move them into", NetworkNamespace, NetworkHost)
 		}
 		return
 	case NetworkNamespace:
 	default:
-		col.add("network.mode", "%q: allowed are %q (a network namespace and address per partition) and %q (the host's, shared)", c.Mode, NetworkNamespace, NetworkHost)
+		col.Add("network.mode", "%q: allowed are %q (a network namespace and address per partition) and %q (the host's, shared)", c.Mode, NetworkNamespace, NetworkHost)
 		return
 	}
-	if pl.c.Runtime.Mode == RuntimeModeShared {
-		col.add("runtime.mode", "%q: network.mode = %q needs each partition's own containerd, which runs in the partition's namespace (or set network.mode = %q)", RuntimeModeShared, NetworkNamespace, NetworkHost)
+	if pl.c.Runtime.Mode == config.RuntimeModeShared {
+		col.Add("runtime.mode", "%q: network.mode = %q needs each partition's own containerd, which runs in the partition's namespace (or set network.mode = %q)", config.RuntimeModeShared, NetworkNamespace, NetworkHost)
 	}
 	n := &plan.Network
 	n.Uplink = or(c.Uplink, UplinkBridge)
 	n.MTU = c.MTU
 	if c.MTU != 0 && (c.MTU < 68 || c.MTU > 65535) {
-		col.add("network.mtu", "%d: allowed are 0 (the uplink's) and 68-65535", c.MTU)
+		col.Add("network.mtu", "%d: allowed are 0 (the uplink's) and 68-65535", c.MTU)
 	}
 	n.ResolvConf = or(c.ResolvConf, DefaultResolvConf)
 	if msg := PathProblem(n.ResolvConf); msg != "" {
-		col.add("network.resolv_conf", "%q %s", n.ResolvConf, msg)
+		col.Add("network.resolv_conf", "%q %s", n.ResolvConf, msg)
 	}
 	all := pl.interfaces()
 	ifaces := slices.DeleteFunc(slices.Clone(all), func(i Interface) bool { return i.Namespace != "" })
@@ -162,10 +134,10 @@ func (pl *planning) planNetwork() {
 	case UplinkBridge:
 		n.Bridge = or(c.Bridge, DefaultBridge)
 		if msg := InterfaceNameProblem(n.Bridge); msg != "" {
-			col.add("network.bridge", "%q %s", n.Bridge, msg)
+			col.Add("network.bridge", "%q %s", n.Bridge, msg)
 		}
 		if c.Parent != "" {
-			col.add("network.parent", "is for uplink = %q; a bridge uplink routes through the host's own routes", UplinkMacvlan)
+			col.Add("network.parent", "is for uplink = %q; a bridge uplink routes through the host's own routes", UplinkMacvlan)
 		}
 		n.NAT = c.NAT == nil || *c.NAT
 		n.Subnet = pl.prefix("network.subnet", or(c.Subnet, DefaultBridgeSubnet))
@@ -173,25 +145,25 @@ func (pl *planning) planNetwork() {
 		n.Parent = c.Parent
 		switch {
 		case c.Parent == "":
-			col.add("network.parent", "is required with uplink = %q: the NIC whose network the partitions' addresses are on", UplinkMacvlan)
+			col.Add("network.parent", "is required with uplink = %q: the NIC whose network the partitions' addresses are on", UplinkMacvlan)
 		case InterfaceNameProblem(c.Parent) != "":
-			col.add("network.parent", "%q %s", c.Parent, InterfaceNameProblem(c.Parent))
+			col.Add("network.parent", "%q %s", c.Parent, InterfaceNameProblem(c.Parent))
 		case ifaces != nil && !hasInterface(ifaces, c.Parent):
-			col.add("network.parent", "%q: the host has no such interface (it has %s)", c.Parent, interfaceNames(ifaces))
+			col.Add("network.parent", "%q: the host has no such interface (it has %s)", c.Parent, interfaceNames(ifaces))
 		}
 		if c.Bridge != "" {
-			col.add("network.bridge", "is for uplink = %q", UplinkBridge)
+			col.Add("network.bridge", "is for uplink = %q", UplinkBridge)
 		}
 		if c.NAT != nil && *c.NAT {
-			col.add("network.nat", "is for uplink = %q: macvlan addresses are on the NIC's own network", UplinkBridge)
+			col.Add("network.nat", "is for uplink = %q: macvlan addresses are on the NIC's own network", UplinkBridge)
 		}
 		if c.Subnet == "" {
-			col.add("network.subnet", "is required with uplink = %q: the network of %s, e.g. \"192.168.10.0/24\"", UplinkMacvlan, or(c.Parent, "the parent NIC"))
+			col.Add("network.subnet", "is required with uplink = %q: the network of %s, e.g. \"192.168.10.0/24\"", UplinkMacvlan, or(c.Parent, "the parent NIC"))
 		} else {
 			n.Subnet = pl.prefix("network.subnet", c.Subnet)
 		}
 	default:
-		col.add("network.uplink", "%q: allowed are %q (a veth per partition on a host bridge) and %q (a macvlan per partition on network.parent)", c.Uplink, UplinkBridge, UplinkMacvlan)
+		col.Add("network.uplink", "%q: allowed are %q (a veth per partition on a host bridge) and %q (a macvlan per partition on network.parent)", c.Uplink, UplinkBridge, UplinkMacvlan)
 		return
 	}
 	if !n.Subnet.IsValid() {
@@ -201,7 +173,7 @@ func (pl *planning) planNetwork() {
 		for _, i := range ifaces {
 			for _, a := range i.Addresses {
 				if i.Name != n.Bridge && a.Masked().Overlaps(n.Subnet) {
-					col.add("network.subnet", "%s overlaps %s of the host's interface %s: the bridge's network must be one the host does not route elsewhere", n.Subnet, a, i.Name)
+					col.Add("network.subnet", "%s overlaps %s of the host's interface %s: the bridge's network must be one the host does not route elsewhere", n.Subnet, a, i.Name)
 					return
 				}
 			}
@@ -221,13 +193,13 @@ func (pl *planning) prefix(key, v string) netip.Prefix {
 	p, err := netip.ParsePrefix(v)
 	switch {
 	case err != nil:
-		pl.col.add(key, "%q is not a network like \"10.212.0.0/24\"", v)
+		pl.col.Add(key, "%q is not a network like \"10.212.0.0/24\"", v)
 	case !p.Addr().Is4():
-		pl.col.add(key, "%q: only IPv4 networks are supported", v)
+		pl.col.Add(key, "%q: only IPv4 networks are supported", v)
 	case p.Masked() != p:
-		pl.col.add(key, "%q has host bits set: the network is %q", v, p.Masked())
+		pl.col.Add(key, "%q has host bits set: the network is %q", v, p.Masked())
 	case p.Bits() > 30:
-		pl.col.add(key, "%q is too small: a /30 is the smallest (a gateway and one partition)", v)
+		pl.col.Add(key, "%q is too small: a /30 is the smallest (a gateway and one partition)", v)
 	default:
 		return p
 	}
@@ -246,9 +218,9 @@ func (pl *planning) gateway(n *Network) netip.Addr {
 	g, err := netip.ParseAddr(c.Gateway)
 	switch {
 	case err != nil || !g.Is4():
-		col.add("network.gateway", "%q is not an IPv4 address", c.Gateway)
+		col.Add("network.gateway", "%q is not an IPv4 address", c.Gateway)
 	case !usable(n.Subnet, g):
-		col.add("network.gateway", "%s is not a host address of network.subnet %s", g, n.Subnet)
+		col.Add("network.gateway", "%s is not a host address of network.subnet %s", g, n.Subnet)
 	default:
 		return g
 	}
@@ -263,7 +235,7 @@ func (pl *planning) assignAddresses(n *Network, gateway netip.Addr, ifaces []Int
 	if c.Pool != "" {
 		if p := pl.prefix("network.pool", c.Pool); p.IsValid() {
 			if !n.Subnet.Contains(p.Addr()) || p.Bits() < n.Subnet.Bits() {
-				col.add("network.pool", "%s is not inside network.subnet %s", p, n.Subnet)
+				col.Add("network.pool", "%s is not inside network.subnet %s", p, n.Subnet)
 				return
 			}
 			pool = p
@@ -290,11 +262,11 @@ func (pl *planning) assignAddresses(n *Network, gateway netip.Addr, ifaces []Int
 		a, err := netip.ParseAddr(s.p.Address)
 		switch {
 		case err != nil || !a.Is4():
-			col.add(key, "%q is not an IPv4 address (without a length: network.subnet gives it)", s.p.Address)
+			col.Add(key, "%q is not an IPv4 address (without a length: network.subnet gives it)", s.p.Address)
 		case !usable(n.Subnet, a):
-			col.add(key, "%s is not a host address of network.subnet %s", a, n.Subnet)
+			col.Add(key, "%s is not a host address of network.subnet %s", a, n.Subnet)
 		case taken[a] != "":
-			col.add(key, "%s is already %s", a, taken[a])
+			col.Add(key, "%s is already %s", a, taken[a])
 		default:
 			taken[a] = "the address of partition " + plan.Partitions[i].Name
 			explicit[i] = a
@@ -326,7 +298,7 @@ func (pl *planning) assignAddresses(n *Network, gateway netip.Addr, ifaces []Int
 		if c.Pool == "" {
 			key = "network.subnet"
 		}
-		col.add(key, "%s has no free address left for partitions %s (%d partitions; the gateway, the host's addresses and the network and broadcast addresses are not handed out): use a larger one", pool, strings.Join(short, ", "), len(plan.Partitions))
+		col.Add(key, "%s has no free address left for partitions %s (%d partitions; the gateway, the host's addresses and the network and broadcast addresses are not handed out): use a larger one", pool, strings.Join(short, ", "), len(plan.Partitions))
 	}
 }
 

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"fmt"
 	"strings"
 
@@ -64,9 +66,9 @@ func (pl *planning) planNodeDirs() {
 	if paths == nil {
 		paths = DefaultNodeDirs
 	}
-	if plan.Network.Mode != NetworkNamespace || pl.c.Runtime.Mode == RuntimeModeShared {
+	if plan.Network.Mode != NetworkNamespace || pl.c.Runtime.Mode == config.RuntimeModeShared {
 		if len(c.NodeDirs) > 0 && plan.Network.Mode == NetworkHost {
-			col.add("network.node_dirs", "is set, but network.mode = %q: partitions in the host's namespace share its directories as they share its network; remove it or use mode = %q", NetworkHost, NetworkNamespace)
+			col.Add("network.node_dirs", "is set, but network.mode = %q: partitions in the host's namespace share its directories as they share its network; remove it or use mode = %q", NetworkHost, NetworkNamespace)
 		}
 		return
 	}
@@ -94,18 +96,18 @@ func (pl *planning) planNodeDirs() {
 // too (checkPaths, PlanPathsProblem), so it carries no node dir the
 // planner would have refused. The partitions share their paths: the
 // collector keeps a repeated message once.
-func checkNodeDirs(col *collector, part *Partition) {
+func checkNodeDirs(col *config.Collector, part *Partition) {
 	const key = "network.node_dirs"
 	ok := true
 	for i, d := range part.NodeDirs {
 		if msg := nodeDirProblem(d.Path); msg != "" {
-			col.add(key, "%q %s", d.Path, msg)
+			col.Add(key, "%q %s", d.Path, msg)
 			ok = false
 			continue
 		}
 		for _, q := range part.NodeDirs[:i] {
 			if under(d.Path, q.Path) || under(q.Path, d.Path) {
-				col.add(key, "%q and %q overlap: list each directory once, and none inside another", q.Path, d.Path)
+				col.Add(key, "%q and %q overlap: list each directory once, and none inside another", q.Path, d.Path)
 				ok = false
 			}
 		}
@@ -115,14 +117,14 @@ func checkNodeDirs(col *collector, part *Partition) {
 	}
 	for _, d := range part.NodeDirs {
 		if own := NodeDirSource(d.Path, part.Name); d.Source != own {
-			col.add(key, "%q is not partition %s's directory for %q, which is %q", d.Source, part.Name, d.Path, own)
+			col.Add(key, "%q is not partition %s's directory for %q, which is %q", d.Source, part.Name, d.Path, own)
 			continue
 		}
 		// A source inside (or holding) another node dir would be bound
 		// over, or bind over, the other.
 		for _, q := range part.NodeDirs {
 			if under(d.Source, q.Path) || under(q.Path, d.Source) {
-				col.add(key, "%q is partition %s's directory for %q, which overlaps the node dir %q: rename one", d.Source, part.Name, d.Path, q.Path)
+				col.Add(key, "%q is partition %s's directory for %q, which overlaps the node dir %q: rename one", d.Source, part.Name, d.Path, q.Path)
 			}
 		}
 	}

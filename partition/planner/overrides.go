@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"fmt"
 	"reflect"
 	"strings"
@@ -11,18 +13,18 @@ import (
 // tied already.
 func (pl *planning) matchOverrides(groups []group) {
 	m, c, col := pl.m, pl.c, pl.col
-	if c.Partitioning.Mode == ModeCustom && len(c.Partitioning.Groups) == 0 {
+	if c.Partitioning.Mode == config.ModeCustom && len(c.Partitioning.Groups) == 0 {
 		return
 	}
 	by := map[int]int{} // group index → override index
 	for i, p := range c.Partitions {
 		key := fmt.Sprintf("partition[%d].nodes", i)
 		if !p.Nodes.Set || p.Nodes.Nodes.IsEmpty() {
-			col.add(fmt.Sprintf("partition[%d]", i), "needs nodes to say which partition it overrides (e.g. nodes = [0])")
+			col.Add(fmt.Sprintf("partition[%d]", i), "needs nodes to say which partition it overrides (e.g. nodes = [0])")
 			continue
 		}
 		if unknown := p.Nodes.Nodes.Difference(m.nodes); !unknown.IsEmpty() {
-			col.add(key, "names nodes %s that the machine does not have (it has %s)", unknown, m.nodes)
+			col.Add(key, "names nodes %s that the machine does not have (it has %s)", unknown, m.nodes)
 			continue
 		}
 		var hits []int
@@ -33,12 +35,12 @@ func (pl *planning) matchOverrides(groups []group) {
 		}
 		switch {
 		case len(hits) == 0:
-			col.add(key, "no partition holds nodes %s (excluded, or without CPUs and memory)", p.Nodes.Nodes)
+			col.Add(key, "no partition holds nodes %s (excluded, or without CPUs and memory)", p.Nodes.Nodes)
 		case len(hits) > 1 || !p.Nodes.Nodes.IsSubsetOf(groups[hits[0]].nodes):
-			col.add(key, "nodes %s span partitions %s; an entry overrides one partition", p.Nodes.Nodes, groupList(groups, hits))
+			col.Add(key, "nodes %s span partitions %s; an entry overrides one partition", p.Nodes.Nodes, groupList(groups, hits))
 		default:
 			if prev, dup := by[hits[0]]; dup {
-				col.add(key, "selects the same partition (nodes %s) as partition[%d]", groups[hits[0]].nodes, prev)
+				col.Add(key, "selects the same partition (nodes %s) as partition[%d]", groups[hits[0]].nodes, prev)
 				continue
 			}
 			by[hits[0]] = i
@@ -57,19 +59,19 @@ func groupList(groups []group, idx []int) string {
 
 // settings are one partition's kubelet settings after overrides.
 type settings struct {
-	k   KubeletConfig
-	key map[string]string // setting → the config key it came from
-	p   *PartitionConfig  // the override, nil for none
-	pre string            // "partition[3]." when overridden
+	k   config.KubeletConfig
+	key map[string]string       // setting → the config key it came from
+	p   *config.PartitionConfig // the override, nil for none
+	pre string                  // "partition[3]." when overridden
 }
 
 // merge applies a [[partition]] entry over [kubelet]. key records where
 // each overridable value came from, so errors point at the right line.
 // The overridable settings are KubeletOverrides' fields: each one the
 // entry sets replaces [kubelet]'s.
-func merge(c *Config, override int) settings {
+func merge(c *config.Config, override int) settings {
 	s := settings{k: c.Kubelet, key: map[string]string{"labels": "kubelet.labels", "taints": "kubelet.taints"}}
-	fields := reflect.VisibleFields(reflect.TypeOf(KubeletOverrides{}))
+	fields := reflect.VisibleFields(reflect.TypeOf(config.KubeletOverrides{}))
 	for _, f := range fields {
 		s.key[f.Tag.Get("toml")] = "kubelet." + f.Tag.Get("toml")
 	}

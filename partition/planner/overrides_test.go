@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"reflect"
 	"strings"
 	"testing"
@@ -12,9 +14,9 @@ import (
 // key. A field merge forgot would fail here (the hand-kept list it
 // replaced had to be kept in step with two structs and the reference).
 func TestEveryOverrideReplacesKubelet(t *testing.T) {
-	fields := reflect.VisibleFields(reflect.TypeOf(KubeletOverrides{}))
+	fields := reflect.VisibleFields(reflect.TypeOf(config.KubeletOverrides{}))
 	for _, set := range fields {
-		c := &Config{Partitions: []PartitionConfig{{}}}
+		c := &config.Config{Partitions: []config.PartitionConfig{{}}}
 		kubelet := reflect.ValueOf(&c.Kubelet.KubeletOverrides).Elem()
 		entry := reflect.ValueOf(&c.Partitions[0].KubeletOverrides).Elem()
 		for _, f := range fields {
@@ -59,14 +61,14 @@ func sample(t *testing.T, typ reflect.Type, from string) reflect.Value {
 // TestOverridesDecodeInBothTables: the embedded KubeletOverrides' keys
 // are keys of [kubelet] and of [[partition]] alike, in exact case.
 func TestOverridesDecodeInBothTables(t *testing.T) {
-	c, err := Parse("config.toml", []byte("[kubelet]\nhostname = \"h\"\nmax_pods = 100\n\n[[partition]]\nnodes = [0]\nmax_pods = 50\ntopology_manager_scope = \"pod\"\n"))
+	c, err := config.Parse("config.toml", []byte("[kubelet]\nhostname = \"h\"\nmax_pods = 100\n\n[[partition]]\nnodes = [0]\nmax_pods = 50\ntopology_manager_scope = \"pod\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if *c.Kubelet.MaxPods != 100 || *c.Partitions[0].MaxPods != 50 || c.Partitions[0].TopologyManagerScope != "pod" {
 		t.Errorf("decoded kubelet max_pods %d, partition max_pods %d scope %q", *c.Kubelet.MaxPods, *c.Partitions[0].MaxPods, c.Partitions[0].TopologyManagerScope)
 	}
-	_, err = Parse("config.toml", []byte("[[partition]]\nnodes = [0]\nMax_Pods = 50\n"))
+	_, err = config.Parse("config.toml", []byte("[[partition]]\nnodes = [0]\nMax_Pods = 50\n"))
 	if err == nil || !strings.Contains(err.Error(), "max_pods") {
 		t.Errorf("a miscased override key: %v", err)
 	}

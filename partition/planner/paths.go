@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"fmt"
 	"path"
 	"regexp"
@@ -27,9 +29,8 @@ var safePath = regexp.MustCompile(`^[A-Za-z0-9._/=,@+\-]+$`)
 
 // Limits that keep a config from rendering a unit systemd refuses.
 const (
-	maxExtraArgs   = 256
-	maxArgLength   = 4096
-	maxConfigBytes = 1 << 20
+	maxExtraArgs = 256
+	maxArgLength = 4096
 )
 
 // ArgProblem says what is wrong with a command-line argument, "" when
@@ -97,7 +98,7 @@ var systemTrees = []string{"/proc", "/sys", "/dev", "/boot", "/usr", "/bin", "/s
 var writtenTrees = []string{"/etc/numa-partition", "/etc/kubernetes", "/etc/containerd", "/var/lib"}
 
 // ownFiles are the tool's own files, which nothing else may be written over.
-var ownFiles = map[string]bool{DefaultConfigPath: true, hostpaths.Abs(hostpaths.PlanRel): true, hostpaths.Abs(hostpaths.RecordRel): true}
+var ownFiles = map[string]bool{hostpaths.ConfigPath: true, hostpaths.Abs(hostpaths.PlanRel): true, hostpaths.Abs(hostpaths.RecordRel): true}
 
 func under(p, tree string) bool { return p == tree || strings.HasPrefix(p, tree+"/") }
 
@@ -143,17 +144,17 @@ func placeProblem(p string, kind pathKind) string {
 }
 
 // checkPath reports a path key's problems with its TOML key.
-func checkPath(col *collector, key, p string, kind pathKind) {
-	if placeholderRe.MatchString(p) && col.has(key) {
+func checkPath(col *config.Collector, key, p string, kind pathKind) {
+	if placeholderRe.MatchString(p) && col.Has(key) {
 		return // an unknown placeholder left by expand, reported there
 	}
 	what := fmt.Sprintf("%q", p)
 	if msg := PathProblem(p); msg != "" {
-		col.add(key, "%s %s", what, msg)
+		col.Add(key, "%s %s", what, msg)
 		return
 	}
 	if msg := placeProblem(p, kind); msg != "" {
-		col.add(key, "%s %s", what, msg)
+		col.Add(key, "%s %s", what, msg)
 	}
 }
 
@@ -161,9 +162,9 @@ func checkPath(col *collector, key, p string, kind pathKind) {
 // rules the plan was made by: render calls it, so that a plan file can
 // carry no path the planner would have refused.
 func PlanPathsProblem(plan *Plan) error {
-	col := &collector{}
+	col := config.NewCollector(nil)
 	checkPaths(plan, col)
-	return col.err()
+	return col.Err()
 }
 
 // checkPaths validates every path of the plan, and that no file or
@@ -171,7 +172,7 @@ func PlanPathsProblem(plan *Plan) error {
 // partition (two kubelets in one root dir corrupt each other's state),
 // of the same partition (kubeconfig = config_path: kubelet overwrites its
 // own config), or inside another partition's own directory.
-func checkPaths(plan *Plan, col *collector) {
+func checkPaths(plan *Plan, col *config.Collector) {
 	type entry struct {
 		key, value string
 		kind       pathKind
@@ -213,8 +214,8 @@ func checkPaths(plan *Plan, col *collector) {
 		}
 		if socket, ok := strings.CutPrefix(rt.Endpoint, "unix://"); ok && strings.HasPrefix(socket, "/") {
 			entries = append(entries, entry{"runtime.endpoint", socket, socketPath, rt.Kind == RuntimeContainerd})
-		} else if !col.has("runtime.endpoint") { // a shared runtime's missing one is said once
-			col.add("runtime.endpoint", "%q is not a unix socket endpoint (form: unix:///path/to.sock)", rt.Endpoint)
+		} else if !col.Has("runtime.endpoint") { // a shared runtime's missing one is said once
+			col.Add("runtime.endpoint", "%q is not a unix socket endpoint (form: unix:///path/to.sock)", rt.Endpoint)
 		}
 		if a.NRISocket != "" {
 			entries = append(entries, entry{"runtime.state_dir", a.NRISocket, derivedPath, true})
@@ -239,11 +240,11 @@ func checkPaths(plan *Plan, col *collector) {
 				case prev.index != i && prev.partition == p.Name:
 					// Two partitions of one name: reported as such.
 				case prev.index == i:
-					col.add(e.key, "partition %s gets %s for both %s and %s; give each its own path", p.Name, e.value, prev.key, e.key)
+					col.Add(e.key, "partition %s gets %s for both %s and %s; give each its own path", p.Name, e.value, prev.key, e.key)
 				case prev.key == e.key:
-					col.add(e.key, "partitions %s and %s both get %s; put {partition} in the template", prev.partition, p.Name, e.value)
+					col.Add(e.key, "partitions %s and %s both get %s; put {partition} in the template", prev.partition, p.Name, e.value)
 				default:
-					col.add(e.key, "partition %s gets %s, already the %s of partition %s; give each its own path", p.Name, e.value, prev.key, prev.partition)
+					col.Add(e.key, "partition %s gets %s, already the %s of partition %s; give each its own path", p.Name, e.value, prev.key, prev.partition)
 				}
 				continue
 			}
@@ -261,7 +262,7 @@ func checkPaths(plan *Plan, col *collector) {
 			}
 			for dir := path.Dir(e.value); dir != "/" && dir != "."; dir = path.Dir(dir) {
 				if prev, taken := owner[dir]; taken && prev.partition != name && prev.index != i {
-					col.add(e.key, "partition %s gets %s, inside %s, the %s of partition %s; give each partition its own tree", name, e.value, dir, prev.key, prev.partition)
+					col.Add(e.key, "partition %s gets %s, inside %s, the %s of partition %s; give each partition its own tree", name, e.value, dir, prev.key, prev.partition)
 					break
 				}
 			}

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"fmt"
 	"strings"
 	"testing"
@@ -45,14 +47,14 @@ func TestParseRefusesANonTableForATable(t *testing.T) {
 		"[[partition]]\nnodes = [0]\ncpu_manager_policy_options = 3": `config.toml:3: key "partition.cpu_manager_policy_options": must be a table like { key = "value" }, not an integer`,
 		"[host]\nreserved_memory = [\"1Gi\"]":                        `key "host.reserved_memory": must be a table`,
 	} {
-		_, err := Parse("config.toml", []byte(text))
+		_, err := config.Parse("config.toml", []byte(text))
 		require.Error(t, err, text)
 		assert.Contains(t, err.Error(), want)
 	}
 }
 
 func TestConfigSizeLimit(t *testing.T) {
-	_, err := Parse("big.toml", []byte("# "+strings.Repeat("x", maxConfigBytes)+"\n"))
+	_, err := config.Parse("big.toml", []byte("# "+strings.Repeat("x", config.MaxConfigBytes)+"\n"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "big.toml: the config is 1048579 bytes; the most numa-partition reads is 1048576 (1 MiB)")
 }

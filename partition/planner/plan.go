@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"fmt"
 	"sort"
 	"strings"
@@ -15,25 +17,25 @@ import (
 // the host (the hostname comes in as kubelet.hostname). Every problem is
 // reported at once as Errors; warnings (assumptions the plan had to make)
 // go into Plan.Warnings. It plans without host facts: see NewPlanFor.
-func NewPlan(t *numa.Topology, c *Config) (*Plan, error) { return NewPlanFor(t, nil, c) }
+func NewPlan(t *numa.Topology, c *config.Config) (*Plan, error) { return NewPlanFor(t, nil, c) }
 
 // NewPlanFor is NewPlan with the host's facts (the filesystems under the
 // kubelet root dirs and the pid limit), from which each partition gets
 // its share of ephemeral-storage and pids (shares.go). It is as pure as
 // facts is.
-func NewPlanFor(t *numa.Topology, facts HostFacts, c *Config) (*Plan, error) {
+func NewPlanFor(t *numa.Topology, facts HostFacts, c *config.Config) (*Plan, error) {
 	if c == nil {
-		c = &Config{}
+		c = &config.Config{}
 	}
-	pl := &planning{m: newMachine(t), c: c, facts: facts, col: &collector{src: c.src}}
+	pl := &planning{m: newMachine(t), c: c, facts: facts, col: config.NewCollector(c)}
 	col := pl.col
 	if len(t.Nodes) == 0 {
-		col.add("", "the topology has no NUMA nodes; discovery found nothing to partition")
-		return nil, col.err()
+		col.Add("", "the topology has no NUMA nodes; discovery found nothing to partition")
+		return nil, col.Err()
 	}
 	hostname := strings.ToLower(strings.TrimSpace(c.Kubelet.Hostname))
 	if hostname == "" {
-		col.add("kubelet.hostname", "is empty; the CLI fills it from the host name, set it when planning for another machine")
+		col.Add("kubelet.hostname", "is empty; the CLI fills it from the host name, set it when planning for another machine")
 	}
 
 	groups, excluded := pl.planGroups()
@@ -58,11 +60,11 @@ func NewPlanFor(t *numa.Topology, facts HostFacts, c *Config) (*Plan, error) {
 	pl.planShares()
 	pl.planAllocatorModes()
 	pl.checkTopologyLimit()
-	if c.Runtime.Mode == RuntimeModeShared && len(plan.Partitions) > 1 {
+	if c.Runtime.Mode == config.RuntimeModeShared && len(plan.Partitions) > 1 {
 		pl.warn("runtime.mode = \"shared\": kubelets that share a runtime treat each other's pods as orphans and kill them; use it only if the runtime separates them (docs/spec/multi-kubelet-notes.md)")
 	}
 	pl.validatePlan()
-	if err := col.err(); err != nil {
+	if err := col.Err(); err != nil {
 		return nil, err
 	}
 	plan.Warnings = append(pl.m.t.Warnings[:0:0], pl.warnings...)
@@ -78,9 +80,9 @@ func NewPlanFor(t *numa.Topology, facts HostFacts, c *Config) (*Plan, error) {
 // of the plan is a method of it.
 type planning struct {
 	m       *machine
-	c       *Config
+	c       *config.Config
 	facts   HostFacts
-	col     *collector
+	col     *config.Collector
 	plan    *Plan
 	perPart []settings
 
@@ -125,7 +127,7 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 			if vars.rootDir != "" {
 				allowed += ", {root_dir}"
 			}
-			col.add(key, "%q uses unknown placeholders %s (allowed: %s)", value, strings.Join(unknown, ", "), allowed)
+			col.Add(key, "%q uses unknown placeholders %s (allowed: %s)", value, strings.Join(unknown, ", "), allowed)
 		}
 		return out
 	}
@@ -237,9 +239,9 @@ func (pl *planning) namespaced() bool {
 // kubelet 1.37 refuses to start on ("could not read controllers").
 func CgroupRoot(partition string) string { return "/" + partition }
 
-func newRuntime(c *Config, ex func(key, value, def string) string) Runtime {
+func newRuntime(c *config.Config, ex func(key, value, def string) string) Runtime {
 	r := c.Runtime
-	if r.Mode == RuntimeModeShared {
+	if r.Mode == config.RuntimeModeShared {
 		return Runtime{Kind: RuntimeShared, Endpoint: ex("runtime.endpoint", r.Endpoint, "")}
 	}
 	return Runtime{
@@ -271,11 +273,11 @@ func (pl *planning) newHost(reserved bitmask.CPUSet, excluded bitmask.NodeSet) H
 		nodes := c.Host.MemoryNodes.Nodes
 		switch {
 		case nodes.IsEmpty():
-			col.add("host.memory_nodes", "is empty; the host needs memory (leave it out for the nodes of host.reserved_cpus)")
+			col.Add("host.memory_nodes", "is empty; the host needs memory (leave it out for the nodes of host.reserved_cpus)")
 		case !nodes.IsSubsetOf(m.nodes):
-			col.add("host.memory_nodes", "names nodes %s that the machine does not have (it has %s)", nodes.Difference(m.nodes), m.nodes)
+			col.Add("host.memory_nodes", "names nodes %s that the machine does not have (it has %s)", nodes.Difference(m.nodes), m.nodes)
 		case m.memoryNodes(nodes) != nodes:
-			col.add("host.memory_nodes", "names nodes %s that have no memory", nodes.Difference(m.memoryNodes(nodes)))
+			col.Add("host.memory_nodes", "names nodes %s that have no memory", nodes.Difference(m.memoryNodes(nodes)))
 		}
 		h.MemoryNodes = nodes
 		return h
@@ -306,13 +308,13 @@ func intOr(v *int, def int) int {
 }
 
 // sizeOr parses a size value (or its default) with the one size parser.
-func sizeOr(col *collector, key, value, def string) uint64 {
+func sizeOr(col *config.Collector, key, value, def string) uint64 {
 	if value == "" {
 		value = def
 	}
 	b, err := units.ParseBytes(value)
 	if err != nil {
-		col.add(key, "%v", err)
+		col.Add(key, "%v", err)
 	}
 	return b
 }

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,9 +11,9 @@ import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
 
-func mustParse(t *testing.T, text string) *Config {
+func mustParse(t *testing.T, text string) *config.Config {
 	t.Helper()
-	c, err := Parse("config.toml", []byte(text))
+	c, err := config.Parse("config.toml", []byte(text))
 	require.NoError(t, err)
 	return c
 }
@@ -209,20 +211,20 @@ taints = ["fast=true:NoExecute"]
 // per partition Σ ReservedBytes = kube + system + eviction.
 func TestPlanReservedMemoryInvariant(t *testing.T) {
 	amd := spec{sockets: 2, nodesPerSocket: 2, coresPerNode: 2}
-	for _, config := range []string{
+	for _, text := range []string{
 		"",
 		"[kubelet]\nkube_reserved_memory = \"1Gi\"\nsystem_reserved_memory = \"2Gi\"\neviction_hard_memory = \"0\"",
 		"[host]\nreserved_memory = { 0 = \"600Mi\", 1 = \"500Mi\", 3 = \"1100Mi\" }",
 		"[[partition]]\nnodes = [2]\nkube_reserved_memory = \"4Gi\"",
 	} {
-		p := mustPlan(t, amd, config)
+		p := mustPlan(t, amd, text)
 		for _, part := range p.Partitions {
 			var sum uint64
 			for _, nm := range part.Memory {
 				sum += nm.ReservedBytes
 			}
 			k := part.Kubelet
-			assert.Equal(t, k.KubeReservedMemory+k.SystemReservedMemory+k.EvictionHardMemory, sum, "config %q partition %s", config, part.Name)
+			assert.Equal(t, k.KubeReservedMemory+k.SystemReservedMemory+k.EvictionHardMemory, sum, "config %q partition %s", text, part.Name)
 		}
 	}
 	p := mustPlan(t, amd, "[host]\nreserved_memory = { 0 = \"600Mi\", 1 = \"500Mi\", 3 = \"1100Mi\" }")
@@ -274,7 +276,7 @@ func TestPlanFirewareSharedCPUsMerge(t *testing.T) {
 
 // The cluster's DNS settings reach every partition's kubelet.
 func TestClusterDNSReachesEveryPartition(t *testing.T) {
-	c, err := Parse("config.toml", []byte("[kubelet]\nhostname = \"h\"\ncluster_dns = [\"10.96.0.10\", \"fd00::a\"]\ncluster_domain = \"cluster.local\""))
+	c, err := config.Parse("config.toml", []byte("[kubelet]\nhostname = \"h\"\ncluster_dns = [\"10.96.0.10\", \"fd00::a\"]\ncluster_domain = \"cluster.local\""))
 	require.NoError(t, err)
 	p, err := NewPlan(synth(seedSpec), c)
 	require.NoError(t, err)
@@ -283,7 +285,7 @@ func TestClusterDNSReachesEveryPartition(t *testing.T) {
 		assert.Equal(t, []string{"10.96.0.10", "fd00::a"}, part.Kubelet.ClusterDNS, part.Name)
 		assert.Equal(t, "cluster.local", part.Kubelet.ClusterDomain, part.Name)
 	}
-	c, err = Parse("config.toml", []byte("[kubelet]\nhostname = \"h\"\ncluster_domain = \"Cluster_Local\""))
+	c, err = config.Parse("config.toml", []byte("[kubelet]\nhostname = \"h\"\ncluster_domain = \"Cluster_Local\""))
 	require.NoError(t, err)
 	_, err = NewPlan(synth(seedSpec), c)
 	require.Error(t, err)

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"bytes"
 	"encoding/json"
 	"strings"
@@ -132,7 +134,7 @@ func FuzzParsePlanFile(f *testing.F) {
 
 func synthPlan(tb testing.TB) *Plan {
 	tb.Helper()
-	c := &Config{Kubelet: KubeletConfig{Hostname: "h"}}
+	c := &config.Config{Kubelet: config.KubeletConfig{Hostname: "h"}}
 	p, err := NewPlan(synth(seedSpec), c)
 	if err != nil {
 		tb.Fatal(err)
@@ -145,7 +147,7 @@ func synthPlan(tb testing.TB) *Plan {
 // plan file's taint is read with the same parser: one the planner would
 // refuse in a config is refused naming the file and the rule.
 func TestTaintsInAPlanFile(t *testing.T) {
-	c := &Config{Kubelet: KubeletConfig{Hostname: "h", Taints: []string{"dedicated=hpc:NoSchedule", "gpu:NoExecute"}}}
+	c := &config.Config{Kubelet: config.KubeletConfig{Hostname: "h", Taints: []string{"dedicated=hpc:NoSchedule", "gpu:NoExecute"}}}
 	plan, err := NewPlan(synth(seedSpec), c)
 	require.NoError(t, err)
 	want := []Taint{{"dedicated", "hpc", "NoSchedule"}, {"gpu", "", "NoExecute"}}

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -93,9 +95,9 @@ func machineGen(t *rapid.T) spec {
 	return s
 }
 
-func configGen(t *rapid.T) *Config {
-	c := &Config{Kubelet: KubeletConfig{Hostname: "h"}}
-	c.Partitioning.Mode = rapid.SampledFrom([]string{"", ModeSocket, ModeNode}).Draw(t, "mode")
+func configGen(t *rapid.T) *config.Config {
+	c := &config.Config{Kubelet: config.KubeletConfig{Hostname: "h"}}
+	c.Partitioning.Mode = rapid.SampledFrom([]string{"", config.ModeSocket, config.ModeNode}).Draw(t, "mode")
 	stride := rapid.IntRange(3, 20).Draw(t, "stride")
 	c.Kubelet.PortStride = &stride
 	if rapid.Bool().Draw(t, "readOnly") {
@@ -115,7 +117,7 @@ func TestPlanProperties(t *testing.T) {
 			// Only these rules may refuse a generated machine: a machine
 			// too small for host and partitions once CPUs are offline, or
 			// strides hitting a well-known port.
-			for _, e := range err.(Errors) {
+			for _, e := range err.(config.Errors) {
 				switch e.Key {
 				case "kubelet.port", "kubelet.healthz_port", "kubelet.read_only_port", "", keyReservedCPUs:
 				default:
@@ -139,7 +141,7 @@ func TestPlanPropertiesDefaultsAlwaysPlan(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := machineGen(t)
 		s.offline = nil
-		p, err := NewPlan(synth(s), &Config{Kubelet: KubeletConfig{Hostname: "h"}})
+		p, err := NewPlan(synth(s), &config.Config{Kubelet: config.KubeletConfig{Hostname: "h"}})
 		require.NoError(t, err, fmt.Sprintf("%+v", s))
 		checkInvariants(t, synth(s), p)
 		assert.Len(t, p.Partitions, s.sockets)

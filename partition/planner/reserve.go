@@ -20,7 +20,7 @@ func (pl *planning) reservedCPUs(value string, groups []group) bitmask.CPUSet {
 	if value == "" || value == ReservedCPUsAuto {
 		cpus := autoReservedCPUs(m, groups, warn)
 		if cpus.IsEmpty() {
-			col.add(keyReservedCPUs, "\"auto\" found no core to reserve: every socket's first online core would leave a partition without CPUs, or discovery found no sockets; give a CPU list like \"0,4\"")
+			col.Add(keyReservedCPUs, "\"auto\" found no core to reserve: every socket's first online core would leave a partition without CPUs, or discovery found no sockets; give a CPU list like \"0,4\"")
 		} else if 4*cpus.Len() > m.online.Len() {
 			warn("host.reserved_cpus = \"auto\" reserves %d of %d online CPUs (%s), one core per socket; give a CPU list to reserve fewer", cpus.Len(), m.online.Len(), cpus)
 		}
@@ -28,15 +28,15 @@ func (pl *planning) reservedCPUs(value string, groups []group) bitmask.CPUSet {
 	}
 	cpus, err := bitmask.ParseCPUList(value)
 	if err != nil {
-		col.add(keyReservedCPUs, "%q is neither \"auto\" nor a CPU list like \"0,4\" or \"0-1,32-33\": %v", value, err)
+		col.Add(keyReservedCPUs, "%q is neither \"auto\" nor a CPU list like \"0,4\" or \"0-1,32-33\": %v", value, err)
 		return bitmask.CPUSet{}
 	}
 	if cpus.IsEmpty() {
-		col.add(keyReservedCPUs, "the host needs at least one CPU for systemd, sshd and the runtimes; use \"auto\" or a CPU list like \"0,4\"")
+		col.Add(keyReservedCPUs, "the host needs at least one CPU for systemd, sshd and the runtimes; use \"auto\" or a CPU list like \"0,4\"")
 		return cpus
 	}
 	if extra := cpus.Difference(m.all); !extra.IsEmpty() {
-		col.add(keyReservedCPUs, "%q names CPUs %s that the machine does not have (it has %s)", value, extra, m.all)
+		col.Add(keyReservedCPUs, "%q names CPUs %s that the machine does not have (it has %s)", value, extra, m.all)
 	}
 	if off := cpus.Intersect(m.all).Difference(m.online); !off.IsEmpty() {
 		warn("host.reserved_cpus names offline CPUs %s; they are kept out of partitions but run nothing", off)

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -103,7 +105,7 @@ type shareSpec struct {
 
 // parseShare reads a share key; count says the amount is a number of
 // pids rather than a size.
-func parseShare(col *collector, key, value string, count bool) shareSpec {
+func parseShare(col *config.Collector, key, value string, count bool) shareSpec {
 	s := shareSpec{key: key}
 	allowed := `"auto", a percentage ("25%") or a size ("100Gi")`
 	if count {
@@ -115,20 +117,20 @@ func parseShare(col *collector, key, value string, count bool) shareSpec {
 	case strings.HasSuffix(value, "%"):
 		p, err := strconv.ParseUint(strings.TrimSuffix(value, "%"), 10, 64)
 		if err != nil || p > 100 {
-			col.add(key, "%q is not a whole percentage from 0%% to 100%%; allowed: %s", value, allowed)
+			col.Add(key, "%q is not a whole percentage from 0%% to 100%%; allowed: %s", value, allowed)
 			s.auto = true
 		}
 		s.percent = p
 	case count:
 		n, err := strconv.ParseUint(value, 10, 64)
 		if err != nil {
-			col.add(key, "%q is not a number of pids; allowed: %s", value, allowed)
+			col.Add(key, "%q is not a number of pids; allowed: %s", value, allowed)
 		}
 		s.amount = n
 	default:
 		b, err := units.ParseBytes(value)
 		if err != nil {
-			col.add(key, "%v; allowed: %s", err, allowed)
+			col.Add(key, "%v; allowed: %s", err, allowed)
 		}
 		s.amount = b
 	}
@@ -146,7 +148,7 @@ type claim struct {
 // split divides pool among claims: named amounts and percentages (of
 // whole) first, the rest in proportion to the auto claims' weights,
 // rounded down to unit. what names the pool in the error.
-func split(col *collector, what string, whole, pool, unit uint64, claims []*claim) {
+func split(col *config.Collector, what string, whole, pool, unit uint64, claims []*claim) {
 	var fixed, weights uint64
 	var named []string
 	for _, c := range claims {
@@ -171,7 +173,7 @@ func split(col *collector, what string, whole, pool, unit uint64, claims []*clai
 				break
 			}
 		}
-		col.add(key, "%s: the shares named (%s) add up to %s, more than the %s there is; lower them", what,
+		col.Add(key, "%s: the shares named (%s) add up to %s, more than the %s there is; lower them", what,
 			strings.Join(named, ", "), formatAmount(fixed, unit), formatAmount(pool, unit))
 		return
 	}

@@ -22,7 +22,7 @@ func (pl *planning) planStorage(hostCPUs uint64) {
 	c, facts, plan, perPart, col := pl.c, pl.facts, pl.plan, pl.perPart, pl.col
 	root, err := facts.Filesystem("/")
 	if err != nil {
-		col.add("", "the filesystem of /: %v", err)
+		col.Add("", "the filesystem of /: %v", err)
 		return
 	}
 	type onFS struct {
@@ -35,7 +35,7 @@ func (pl *planning) planStorage(hostCPUs uint64) {
 		p := &plan.Partitions[i]
 		fs, err := facts.Filesystem(p.Kubelet.RootDir)
 		if err != nil {
-			col.add("kubelet.root_dir", "partition %s: the filesystem of %s: %v", p.Name, p.Kubelet.RootDir, err)
+			col.Add("kubelet.root_dir", "partition %s: the filesystem of %s: %v", p.Name, p.Kubelet.RootDir, err)
 			continue
 		}
 		g := byDevice[fs.Device]
@@ -83,7 +83,7 @@ func (pl *planning) planPIDs(hostCPUs uint64) {
 	c, facts, plan, perPart, col := pl.c, pl.facts, pl.plan, pl.perPart, pl.col
 	limit, err := facts.TaskLimit()
 	if err != nil {
-		col.add("", "the host's pid limit: %v", err)
+		col.Add("", "the host's pid limit: %v", err)
 		return
 	}
 	claims := make([]*claim, 0, len(plan.Partitions)+1)

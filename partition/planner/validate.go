@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"fmt"
 	"maps"
 	"math"
@@ -127,12 +129,12 @@ func (pl *planning) validatePlan() {
 	plan, perPart, col := pl.plan, pl.perPart, pl.col
 	// Without partitions for reasons already reported (a bad mode), that
 	// is the problem to fix.
-	if len(plan.Partitions) == 0 && len(col.errs) == 0 {
+	if len(plan.Partitions) == 0 && col.Err() == nil {
 		key := "partitioning"
 		if pl.c.Partitioning.ExcludeNodes.Set {
 			key = "partitioning.exclude_nodes"
 		}
-		col.add(key, "leaves no partition: every NUMA node with CPUs is excluded or in no group (nothing would run pods); keep at least one")
+		col.Add(key, "leaves no partition: every NUMA node with CPUs is excluded or in no group (nothing would run pods); keep at least one")
 	}
 	names := map[string]int{}
 	nodeNames := map[string]int{}
@@ -146,11 +148,11 @@ func (pl *planning) validatePlan() {
 		// A bad name or hostname also makes a bad node name: report the cause only.
 		nameOK := plan.Hostname != ""
 		if msg := NameProblem(p.Name); msg != "" {
-			col.add(nameKey, "%s", msg)
+			col.Add(nameKey, "%s", msg)
 			nameOK = false
 		}
 		if prev, dup := names[p.Name]; dup {
-			col.add(nameKey, "partitions %d (nodes %s) and %d (nodes %s) are both named %q; names must be unique",
+			col.Add(nameKey, "partitions %d (nodes %s) and %d (nodes %s) are both named %q; names must be unique",
 				prev, plan.Partitions[prev].Nodes, i, p.Nodes, p.Name)
 			nameOK = false
 		}
@@ -158,19 +160,19 @@ func (pl *planning) validatePlan() {
 
 		if p.CPUs.IsEmpty() {
 			if p.HostReservedCPUs.IsEmpty() {
-				col.add(nameKey, "partition %s (nodes %s) has no online CPU; give its nodes to a partition with CPUs", p.Name, p.Nodes)
+				col.Add(nameKey, "partition %s (nodes %s) has no online CPU; give its nodes to a partition with CPUs", p.Name, p.Nodes)
 			} else {
-				col.add(keyReservedCPUs, "leaves partition %s (nodes %s) with no CPU: all of its CPUs %s are reserved for the host", p.Name, p.Nodes, p.HostReservedCPUs)
+				col.Add(keyReservedCPUs, "leaves partition %s (nodes %s) with no CPU: all of its CPUs %s are reserved for the host", p.Name, p.Nodes, p.HostReservedCPUs)
 			}
 		}
 
 		for _, msg := range validation.IsDNS1123Subdomain(p.NodeName) {
 			if nameOK {
-				col.add(s.key["node_name"], "node name %q of partition %s: %s", p.NodeName, p.Name, msg)
+				col.Add(s.key["node_name"], "node name %q of partition %s: %s", p.NodeName, p.Name, msg)
 			}
 		}
 		if prev, dup := nodeNames[p.NodeName]; dup && nameOK {
-			col.add(s.key["node_name"], "partitions %s and %s both get node name %q; add {partition} to the template",
+			col.Add(s.key["node_name"], "partitions %s and %s both get node name %q; add {partition} to the template",
 				plan.Partitions[prev].Name, p.Name, p.NodeName)
 		}
 		nodeNames[p.NodeName] = i
@@ -184,7 +186,7 @@ func (pl *planning) validatePlan() {
 		}{{"kubelet.taints", s.k.Taints}, {partKey(s, "taints"), partTaints(s)}} {
 			for _, t := range taints.list {
 				for _, msg := range checkTaint(t) {
-					col.add(taints.key, "%s", msg)
+					col.Add(taints.key, "%s", msg)
 				}
 			}
 		}
@@ -196,7 +198,7 @@ func (pl *planning) validatePlan() {
 	checkPaths(plan, col)
 	pl.checkClusterDNS()
 	if msg := SocketGroupProblem(pl.c.Allocator.SocketGroup); msg != "" {
-		col.add("allocator.socket_group", "%s", msg)
+		col.Add("allocator.socket_group", "%s", msg)
 	}
 }
 
@@ -220,12 +222,12 @@ func (pl *planning) checkClusterDNS() {
 	c, col := pl.c, pl.col
 	for _, a := range c.Kubelet.ClusterDNS {
 		if net.ParseIP(a) == nil {
-			col.add("kubelet.cluster_dns", "%q is not an IP address (allowed: IPv4 or IPv6 addresses of the cluster DNS service)", a)
+			col.Add("kubelet.cluster_dns", "%q is not an IP address (allowed: IPv4 or IPv6 addresses of the cluster DNS service)", a)
 		}
 	}
 	if d := c.Kubelet.ClusterDomain; d != "" {
 		if errs := validation.IsDNS1123Subdomain(d); len(errs) > 0 {
-			col.add("kubelet.cluster_domain", "%q is not a DNS domain: %s", d, strings.Join(errs, "; "))
+			col.Add("kubelet.cluster_domain", "%q is not a DNS domain: %s", d, strings.Join(errs, "; "))
 		}
 	}
 }
@@ -242,12 +244,12 @@ func (pl *planning) checkLabels(s settings, p *Partition) {
 			key = ""
 		}
 		for _, msg := range checkLabel(k, p.Labels[k]) {
-			col.add(key, "%s", msg)
+			col.Add(key, "%s", msg)
 		}
 		_, inKubelet := c.Kubelet.Labels[k]
 		_, inPartition := partLabels(s)[k]
 		if msg := ownKeyProblem("label", k); msg != "" && (inKubelet || inPartition) {
-			col.add(key, "%s", msg)
+			col.Add(key, "%s", msg)
 		}
 	}
 	if arg := NodeLabelsArg(p.Labels); len(arg) > maxArgLength {
@@ -255,7 +257,7 @@ func (pl *planning) checkLabels(s settings, p *Partition) {
 		if len(partLabels(s)) > 0 {
 			key = s.pre + "labels"
 		}
-		col.add(key, "partition %s has %d labels, which make kubelet's --node-labels argument %d bytes long, more than %d; use fewer or shorter labels", p.Name, len(p.Labels), len(arg), maxArgLength)
+		col.Add(key, "partition %s has %d labels, which make kubelet's --node-labels argument %d bytes long, more than %d; use fewer or shorter labels", p.Name, len(p.Labels), len(arg), maxArgLength)
 	}
 }
 
@@ -297,22 +299,22 @@ func (pl *planning) checkPolicies(s settings, p *Partition) {
 		{"topology_manager_scope", kl.TopologyManagerScope, topologyManagerScopes},
 	} {
 		if !oneOf(c.value, c.allowed) {
-			col.add(s.key[c.setting], "%q is not allowed (allowed: %s)", c.value, strings.Join(c.allowed, ", "))
+			col.Add(s.key[c.setting], "%q is not allowed (allowed: %s)", c.value, strings.Join(c.allowed, ", "))
 		}
 	}
 	for _, k := range sortedKeys(kl.CPUManagerPolicyOptions) {
 		key := s.key["cpu_manager_policy_options"] + "." + k
 		if !oneOf(k, cpuManagerOptions) {
-			col.add(key, "unknown CPU manager option (allowed: %s)", strings.Join(cpuManagerOptions, ", "))
+			col.Add(key, "unknown CPU manager option (allowed: %s)", strings.Join(cpuManagerOptions, ", "))
 		} else if _, err := strconv.ParseBool(kl.CPUManagerPolicyOptions[k]); err != nil {
-			col.add(key, "%q is not a boolean (allowed: \"true\", \"false\")", kl.CPUManagerPolicyOptions[k])
+			col.Add(key, "%q is not a boolean (allowed: \"true\", \"false\")", kl.CPUManagerPolicyOptions[k])
 		}
 		if kl.CPUManagerPolicy != "static" {
-			col.add(key, "CPU manager options need cpu_manager_policy = \"static\" (it is %q)", kl.CPUManagerPolicy)
+			col.Add(key, "CPU manager options need cpu_manager_policy = \"static\" (it is %q)", kl.CPUManagerPolicy)
 		}
 	}
 	if msg := StrictCPUReservationProblem(&kl); msg != "" {
-		col.add(s.key["cpu_manager_policy_options"]+".strict-cpu-reservation", "%s", msg)
+		col.Add(s.key["cpu_manager_policy_options"]+".strict-cpu-reservation", "%s", msg)
 	}
 	// Each option is read by the one rule (PolicyOptions.Set), key by
 	// key, so that every wrong one is reported with its file, line and key.
@@ -320,24 +322,24 @@ func (pl *planning) checkPolicies(s settings, p *Partition) {
 	for _, k := range sortedKeys(kl.TopologyManagerOptions) {
 		key := s.key["topology_manager_options"] + "." + k
 		if msg := opts.Set(k, kl.TopologyManagerOptions[k]); msg != "" {
-			col.add(key, "%s", msg)
+			col.Add(key, "%s", msg)
 		} else if n := opts.MaxAllowableNUMANodes; k == topologymanager.OptionMaxAllowableNUMANodes && n < len(m.t.Nodes) {
-			col.add(key, "%d is below the machine's %d NUMA nodes; kubelet would refuse to start", n, len(m.t.Nodes))
+			col.Add(key, "%d is below the machine's %d NUMA nodes; kubelet would refuse to start", n, len(m.t.Nodes))
 		}
 	}
 	if msg := MaxPodsProblem(kl.MaxPods); msg != "" {
-		col.add(s.key["max_pods"], "%s", msg)
+		col.Add(s.key["max_pods"], "%s", msg)
 	}
 }
 
-func checkExtraArgs(s settings, p *Partition, col *collector) {
+func checkExtraArgs(s settings, p *Partition, col *config.Collector) {
 	if len(p.Kubelet.ExtraArgs) > maxExtraArgs {
-		col.add(s.key["extra_args"], "has %d arguments, more than %d", len(p.Kubelet.ExtraArgs), maxExtraArgs)
+		col.Add(s.key["extra_args"], "has %d arguments, more than %d", len(p.Kubelet.ExtraArgs), maxExtraArgs)
 		return
 	}
 	for _, a := range p.Kubelet.ExtraArgs {
 		if msg := ExtraArgProblem(a); msg != "" {
-			col.add(s.key["extra_args"], "%s", msg)
+			col.Add(s.key["extra_args"], "%s", msg)
 		}
 	}
 }
@@ -345,19 +347,19 @@ func checkExtraArgs(s settings, p *Partition, col *collector) {
 func (pl *planning) checkRuntime(p *Partition) {
 	c, col := pl.c, pl.col
 	switch c.Runtime.Mode {
-	case "", RuntimeModeContainerd:
-	case RuntimeModeShared:
+	case "", config.RuntimeModeContainerd:
+	case config.RuntimeModeShared:
 		if c.Runtime.Endpoint == "" {
-			col.add("runtime.endpoint", "is required with mode = \"shared\" (e.g. \"unix:///run/containerd/containerd.sock\")")
+			col.Add("runtime.endpoint", "is required with mode = \"shared\" (e.g. \"unix:///run/containerd/containerd.sock\")")
 			return
 		}
 	default:
-		col.add("runtime.mode", "%q is not a runtime mode (allowed: containerd, shared)", c.Runtime.Mode)
+		col.Add("runtime.mode", "%q is not a runtime mode (allowed: containerd, shared)", c.Runtime.Mode)
 		return
 	}
 	// The endpoint's form and path are checkPaths's.
 	if img := c.Runtime.SandboxImage; img != "" && !IsImageReference(img) {
-		col.add("runtime.sandbox_image", "%q is not an image reference (form: [registry/]name[:tag][@sha256:digest], lowercase name)", img)
+		col.Add("runtime.sandbox_image", "%q is not an image reference (form: [registry/]name[:tag][@sha256:digest], lowercase name)", img)
 	}
 }
 
@@ -400,7 +402,7 @@ func (pl *planning) checkPortBases() map[string]bool {
 		{"allocator.metrics_port", &pl.c.Allocator.MetricsPort, 0},
 	} {
 		if b.value != nil && (*b.value < b.min || *b.value > 65535) {
-			col.add(b.key, "%d: allowed are %d-65535", *b.value, b.min)
+			col.Add(b.key, "%d: allowed are %d-65535", *b.value, b.min)
 			bad[b.key] = true
 		}
 	}
@@ -417,7 +419,7 @@ func (pl *planning) checkPorts() {
 	}
 	checkPlanPorts(plan, pl.namespaced(), bad, col)
 	if c.Kubelet.PortStride != nil && *c.Kubelet.PortStride < 1 && len(plan.Partitions) > 1 && !pl.namespaced() {
-		col.add("kubelet.port_stride", "%d: allowed is at least 1", *c.Kubelet.PortStride)
+		col.Add("kubelet.port_stride", "%d: allowed is at least 1", *c.Kubelet.PortStride)
 	}
 }
 
@@ -425,9 +427,9 @@ func (pl *planning) checkPorts() {
 // rules the plan was made by (checkPlanPorts): render calls it, so that a
 // plan file can carry no port the planner would have refused.
 func PlanPortsProblem(plan *Plan) error {
-	col := &collector{}
+	col := config.NewCollector(nil)
 	checkPlanPorts(plan, false, nil, col)
-	return col.err()
+	return col.Err()
 }
 
 // checkPlanPorts: each partition's kubelet ports and allocator metrics
@@ -437,7 +439,7 @@ func PlanPortsProblem(plan *Plan) error {
 // partition's with namespaced, as network.mode says, even where the
 // planner reported a pool too small to address it). The keys in bad
 // (bases already refused) are not checked again.
-func checkPlanPorts(plan *Plan, namespaced bool, bad map[string]bool, col *collector) {
+func checkPlanPorts(plan *Plan, namespaced bool, bad map[string]bool, col *config.Collector) {
 	type use struct{ who, key string }
 	host := map[int]use{}
 	for _, p := range plan.Partitions {
@@ -465,13 +467,13 @@ func checkPlanPorts(plan *Plan, namespaced bool, bad map[string]bool, col *colle
 			who := fmt.Sprintf("%s of partition %s", strings.TrimPrefix(strings.TrimPrefix(e.key, "kubelet."), "allocator."), p.Name)
 			switch {
 			case e.port < 1 || e.port > 65535:
-				col.add(e.key, "partition %s gets port %d, outside 1-65535 (lower the base or kubelet.port_stride)", p.Name, e.port)
+				col.Add(e.key, "partition %s gets port %d, outside 1-65535 (lower the base or kubelet.port_stride)", p.Name, e.port)
 				continue
 			case wellKnownPorts[e.port] != "":
-				col.add(e.key, "%s is %d, the port of %s; change the base or kubelet.port_stride", who, e.port, wellKnownPorts[e.port])
+				col.Add(e.key, "%s is %d, the port of %s; change the base or kubelet.port_stride", who, e.port, wellKnownPorts[e.port])
 			}
 			if prev, dup := taken[e.port]; dup {
-				col.add(e.key, "%s is %d, already the %s (key %s); change the bases or kubelet.port_stride", who, e.port, prev.who, prev.key)
+				col.Add(e.key, "%s is %d, already the %s (key %s); change the bases or kubelet.port_stride", who, e.port, prev.who, prev.key)
 				continue
 			}
 			taken[e.port] = use{who, e.key}

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"errors"
 	"fmt"
 	"testing"
@@ -12,15 +14,15 @@ import (
 // planErr plans config text on a machine and returns the error text.
 func planErr(t *testing.T, s spec, text string) string {
 	t.Helper()
-	c, err := Parse("config.toml", []byte(text))
+	c, err := config.Parse("config.toml", []byte(text))
 	require.NoError(t, err)
 	if c.Kubelet.Hostname == "" {
 		c.Kubelet.Hostname = "h"
 	}
 	p, err := NewPlan(synth(s), c)
 	require.Error(t, err, "plan: %+v", p)
-	var es Errors
-	require.True(t, errors.As(err, &es), "errors are Errors")
+	var es config.Errors
+	require.True(t, errors.As(err, &es), "errors are config.Errors")
 	return err.Error()
 }
 

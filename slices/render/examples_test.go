@@ -1,6 +1,8 @@
 package render
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,7 +49,7 @@ func (e example) load(t testing.TB) (planner.Plan, *numa.Topology) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := planner.Parse(cfgPath, data)
+	cfg, err := config.Parse(cfgPath, data)
 	if err != nil {
 		t.Fatalf("config %s: %v", cfgPath, err)
 	}

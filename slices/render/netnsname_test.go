@@ -1,6 +1,8 @@
 package render
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"strings"
 	"testing"
 
@@ -18,7 +20,7 @@ func TestLongPartitionNameRendersInItsNamespace_Issue27(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := "abcdefghijklmnopqrstuvwxyz012345"
-	cfg, err := planner.Parse("config.toml", []byte("[kubelet]\nhostname = \"h\"\n[[partition]]\nnodes = [0]\nname = \""+name+"\"\n"))
+	cfg, err := config.Parse("config.toml", []byte("[kubelet]\nhostname = \"h\"\n[[partition]]\nnodes = [0]\nname = \""+name+"\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

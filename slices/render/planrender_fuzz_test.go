@@ -1,6 +1,8 @@
 package render
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -177,7 +179,7 @@ func FuzzPlanThenRender(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	base, err := planner.Parse("base.toml", []byte("[kubelet]\nhostname = \"h\"\n"))
+	base, err := config.Parse("base.toml", []byte("[kubelet]\nhostname = \"h\"\n"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -225,7 +227,7 @@ func FuzzPlanThenRender(f *testing.F) {
 			return
 		}
 		planned := false
-		if cfg, err := planner.Parse("fuzz.toml", []byte(text)); err == nil {
+		if cfg, err := config.Parse("fuzz.toml", []byte(text)); err == nil {
 			if plan, err := planner.NewPlanFor(topo, planner.ExampleFacts, cfg); err == nil {
 				planned = true
 				if _, err := RenderWith(*plan, DefaultOptions()); err != nil {

@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"strings"
 	"testing"
 
@@ -22,7 +24,7 @@ func fixturePlan(t *testing.T) (*planner.Plan, *numa.Topology) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := planner.LoadFile(fixtureConfig)
+	cfg, err := config.LoadFile(fixtureConfig)
 	if err != nil {
 		t.Fatal(err)
 	}

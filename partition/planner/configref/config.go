@@ -1,10 +1,10 @@
 package configref
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"fmt"
 	"strings"
-
-	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // configView is what a commented config shows beyond the reference: the
@@ -26,7 +26,7 @@ const commentWidth = 78
 // the file as shipped means the defaults.
 func GenericConfig() []byte {
 	return configView{header: []string{
-		"numa-partition config (" + planner.DefaultConfigPath + ").",
+		"numa-partition config (" + config.DefaultConfigPath + ").",
 		"",
 		"Every key is optional and shown commented out: at its default, or with an",
 		"example where the default depends on the machine. Path and name templates",

@@ -1,6 +1,8 @@
 package configref
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"cmp"
 	"fmt"
 	"strings"
@@ -19,7 +21,7 @@ import (
 func InitConfig(t *numa.Topology, hostname string) []byte {
 	m := planner.Summarize(t)
 	v := configView{
-		live:    map[string]string{"partitioning.mode": tomlValue(planner.ModeSocket), "host.reserved_cpus": tomlValue(planner.ReservedCPUsAuto)},
+		live:    map[string]string{"partitioning.mode": tomlValue(config.ModeSocket), "host.reserved_cpus": tomlValue(planner.ReservedCPUsAuto)},
 		example: map[string]string{"kubelet.hostname": tomlValue(hostname)},
 		notes:   map[string][]string{},
 	}
@@ -52,7 +54,7 @@ func InitConfig(t *numa.Topology, hostname string) []byte {
 		v.live["kubelet.eviction_hard_memory"] = tomlValue(planner.DefaultEvictionHardMemory)
 	}
 
-	cfg := &planner.Config{Kubelet: planner.KubeletConfig{Hostname: cmp.Or(hostname, "host"), KubeletOverrides: planner.KubeletOverrides{KubeReservedMemory: kubeRes, SystemReservedMemory: sysRes}}}
+	cfg := &config.Config{Kubelet: config.KubeletConfig{Hostname: cmp.Or(hostname, "host"), KubeletOverrides: config.KubeletOverrides{KubeReservedMemory: kubeRes, SystemReservedMemory: sysRes}}}
 	if p, err := planner.NewPlan(t, cfg); err == nil {
 		notes := []string{"With this file the plan is:"}
 		for _, part := range p.Partitions {

@@ -1,6 +1,8 @@
 package configref
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,7 +24,7 @@ func TestInitConfigPlansOnEveryFixture(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			topo := discoverFixture(t, name)
 			text := InitConfig(topo, "worker1")
-			c, err := planner.Parse("config.toml", text)
+			c, err := config.Parse("config.toml", text)
 			require.NoError(t, err, "%s", text)
 			c.Kubelet.Hostname = "worker1"
 			p, err := planner.NewPlan(topo, c)
@@ -45,7 +47,7 @@ func TestInitConfigPlansOnEveryFixture(t *testing.T) {
 				}
 				uncommented = append(uncommented, l)
 			}
-			_, err = planner.Parse("uncommented.toml", []byte(strings.Join(uncommented, "\n")))
+			_, err = config.Parse("uncommented.toml", []byte(strings.Join(uncommented, "\n")))
 			require.NoError(t, err, "%s", strings.Join(uncommented, "\n"))
 		})
 	}

@@ -1,6 +1,8 @@
 package configref
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"fmt"
 	"reflect"
 	"sort"
@@ -83,8 +85,8 @@ func Reference() []KeyDoc {
 				"CPU-less nodes (memory-only, GPU memory, CXL) that are not excluded join the partition nearest by NUMA distance; " +
 				"ties, including all-10 matrices and unknown distances, go to the lowest partition index with a warning. " +
 				"Sockets sharing a node form one partition; nodes that list the same CPUs (a firmware error) form one partition, with a warning."},
-		{Key: "partitioning.mode", Type: typeString, Default: planner.ModeSocket,
-			Allowed: []string{planner.ModeSocket, planner.ModeNode, planner.ModeCustom},
+		{Key: "partitioning.mode", Type: typeString, Default: config.ModeSocket,
+			Allowed: []string{config.ModeSocket, config.ModeNode, config.ModeCustom},
 			Doc: "How NUMA nodes are grouped into partitions. " +
 				"`socket`: one partition per physical package, with all its NUMA nodes. " +
 				"`node`: one partition per NUMA node with CPUs. " +
@@ -236,8 +238,8 @@ func Reference() []KeyDoc {
 
 		{Key: "runtime", Type: typeTable,
 			Doc: "The container runtime of the partitions."},
-		{Key: "runtime.mode", Type: typeString, Default: planner.RuntimeModeContainerd,
-			Allowed: []string{planner.RuntimeModeContainerd, planner.RuntimeModeShared},
+		{Key: "runtime.mode", Type: typeString, Default: config.RuntimeModeContainerd,
+			Allowed: []string{config.RuntimeModeContainerd, config.RuntimeModeShared},
 			Doc: "Whether each partition gets its own containerd. " +
 				"`containerd`: one containerd per partition. `shared`: every kubelet uses `endpoint`; " +
 				"kubelets sharing a runtime treat each other's pods as orphans and kill them, so the plan warns."},
@@ -357,7 +359,7 @@ func Reference() []KeyDoc {
 	}
 	// The partition[] overrides are KubeletOverrides' fields, each
 	// documented as its kubelet key, with an example of its own.
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(planner.KubeletOverrides{})) {
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(config.KubeletOverrides{})) {
 		key := f.Tag.Get("toml")
 		k := byKey["kubelet."+key]
 		refs = append(refs, KeyDoc{Key: "partition[]." + key, Type: k.Type, DefaultText: "the `[kubelet]` value",

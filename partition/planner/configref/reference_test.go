@@ -1,6 +1,8 @@
 package configref
 
 import (
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,12 +27,12 @@ func configKeys(t reflect.Type, prefix string) map[string]reflect.Type {
 		}
 		key := prefix + tag
 		switch {
-		case f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(planner.NodeList{}):
+		case f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(config.NodeList{}):
 			keys[key] = f.Type
 			for k, v := range configKeys(f.Type, key+".") {
 				keys[k] = v
 			}
-		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct && f.Type.Elem() != reflect.TypeOf(planner.NodeList{}):
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct && f.Type.Elem() != reflect.TypeOf(config.NodeList{}):
 			keys[key+"[]"] = f.Type
 			for k, v := range configKeys(f.Type.Elem(), key+"[].") {
 				keys[k] = v
@@ -43,7 +45,7 @@ func configKeys(t reflect.Type, prefix string) map[string]reflect.Type {
 }
 
 func TestConfigKeysWalker(t *testing.T) {
-	keys := configKeys(reflect.TypeOf(planner.Config{}), "")
+	keys := configKeys(reflect.TypeOf(config.Config{}), "")
 	for _, k := range []string{"partitioning", "partitioning.mode", "host.hugepages[]", "host.hugepages[].nodes", "partition[]", "partition[].labels", "kubelet.port"} {
 		assert.Contains(t, keys, k)
 	}
@@ -54,7 +56,7 @@ func TestConfigKeysWalker(t *testing.T) {
 // The reference cannot go stale: a key added to Config without an entry,
 // or an entry left behind by a removed key, fails here.
 func TestReferenceCoversEveryKeyOnce(t *testing.T) {
-	keys := configKeys(reflect.TypeOf(planner.Config{}), "")
+	keys := configKeys(reflect.TypeOf(config.Config{}), "")
 	seen := map[string]bool{}
 	for _, r := range Reference() {
 		assert.False(t, seen[r.Key], "%s has two entries", r.Key)
@@ -81,7 +83,7 @@ func TestReferenceKeysFollowTheirSection(t *testing.T) {
 }
 
 func TestReferenceTypesMatchTheFields(t *testing.T) {
-	keys := configKeys(reflect.TypeOf(planner.Config{}), "")
+	keys := configKeys(reflect.TypeOf(config.Config{}), "")
 	str := func(t reflect.Type) bool { return t.Kind() == reflect.String }
 	strMap := func(t reflect.Type) bool { return t == reflect.TypeOf(map[string]string{}) }
 	fits := map[string]func(reflect.Type) bool{
@@ -99,8 +101,8 @@ func TestReferenceTypesMatchTheFields(t *testing.T) {
 			return t.Kind() == reflect.Int || t.Kind() == reflect.Uint64
 		},
 		typeBool:       func(t reflect.Type) bool { return t == reflect.TypeOf((*bool)(nil)) },
-		typeNodeList:   func(t reflect.Type) bool { return t == reflect.TypeOf(planner.NodeList{}) },
-		typeNodeLists:  func(t reflect.Type) bool { return t == reflect.TypeOf([]planner.NodeList{}) },
+		typeNodeList:   func(t reflect.Type) bool { return t == reflect.TypeOf(config.NodeList{}) },
+		typeNodeLists:  func(t reflect.Type) bool { return t == reflect.TypeOf([]config.NodeList{}) },
 		typeStrings:    func(t reflect.Type) bool { return t == reflect.TypeOf([]string{}) },
 		typeStringMap:  strMap,
 		typeSizeMap:    strMap,
@@ -150,7 +152,7 @@ func defaultsTOML(t *testing.T) (string, int) {
 func TestReferenceDefaultsAreThePlannersDefaults(t *testing.T) {
 	text, n := defaultsTOML(t)
 	require.Greater(t, n, 30, "most keys have a fixed default:\n%s", text)
-	c, err := planner.Parse("defaults.toml", []byte(text))
+	c, err := config.Parse("defaults.toml", []byte(text))
 	require.NoError(t, err, "%s", text)
 	assertPlansLikeDefaults(t, c, "hwloc-32amd64-4s2n4c-cgroup2", "hwloc-nvidiagpunumanodes", "ocp-bm-worker1", "hwloc-128arm-2pa2n8cluster4co")
 }
@@ -159,11 +161,11 @@ func TestReferenceDefaultsAreThePlannersDefaults(t *testing.T) {
 // blind to a wrong value.
 func TestReferenceDefaultsTestCatchesAWrongDefault(t *testing.T) {
 	topo := discoverFixture(t, "hwloc-32amd64-4s2n4c-cgroup2")
-	want, err := planner.NewPlan(topo, &planner.Config{Kubelet: planner.KubeletConfig{Hostname: "h"}})
+	want, err := planner.NewPlan(topo, &config.Config{Kubelet: config.KubeletConfig{Hostname: "h"}})
 	require.NoError(t, err)
 	text, _ := defaultsTOML(t)
 	text = strings.Replace(text, "max_pods = 110\n", "max_pods = 120\n", 1)
-	c, err := planner.Parse("defaults.toml", []byte(text))
+	c, err := config.Parse("defaults.toml", []byte(text))
 	require.NoError(t, err)
 	c.Kubelet.Hostname = "h"
 	got, err := planner.NewPlan(topo, c)
@@ -210,7 +212,7 @@ func TestGenericConfigShowsEveryKeyOnce(t *testing.T) {
 	assert.Empty(t, live, "the packaged config sets nothing")
 	all, n := uncomment(text)
 	assert.Equal(t, leafCount(), n, "one commented line per key")
-	_, err := planner.Parse("uncommented.toml", []byte(all))
+	_, err := config.Parse("uncommented.toml", []byte(all))
 	require.NoError(t, err, "%s", all)
 	for _, r := range Reference() {
 		if r.Default != nil {
@@ -229,19 +231,19 @@ func TestPackagedConfigIsGeneratedLoadsAndPlans(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, string(GenericConfig()), string(data), "packaging/config.toml is stale: run `make generate`")
-	c, err := planner.LoadFile(path)
+	c, err := config.LoadFile(path)
 	require.NoError(t, err)
 	assertPlansLikeDefaults(t, c, "hwloc-32amd64-4s2n4c-cgroup2", "hwloc-nvidiagpunumanodes", "ocp-bm-master")
 }
 
 // assertPlansLikeDefaults checks that c plans exactly like the empty config
 // on each fixture.
-func assertPlansLikeDefaults(t *testing.T, c *planner.Config, fixtures ...string) {
+func assertPlansLikeDefaults(t *testing.T, c *config.Config, fixtures ...string) {
 	t.Helper()
 	for _, fixture := range fixtures {
 		t.Run(fixture, func(t *testing.T) {
 			topo := discoverFixture(t, fixture)
-			want, err := planner.NewPlan(topo, &planner.Config{Kubelet: planner.KubeletConfig{Hostname: "h"}})
+			want, err := planner.NewPlan(topo, &config.Config{Kubelet: config.KubeletConfig{Hostname: "h"}})
 			require.NoError(t, err)
 			c.Kubelet.Hostname = "h"
 			got, err := planner.NewPlan(topo, c)
@@ -315,7 +317,7 @@ func TestInitConfigSharesTheReference(t *testing.T) {
 		commented, n := uncomment(text)
 		live := len(regexp.MustCompile(`(?m)^[a-z_]+ = `).FindAllString(text, -1))
 		assert.Equal(t, leafCount(), n+live, "%s: every key once, commented or live", fixture)
-		_, err := planner.Parse("uncommented.toml", []byte(commented))
+		_, err := config.Parse("uncommented.toml", []byte(commented))
 		require.NoError(t, err, "%s", commented)
 		for _, r := range Reference() {
 			block := ""

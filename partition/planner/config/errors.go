@@ -1,4 +1,4 @@
-package planner
+package config
 
 import (
 	"fmt"
@@ -65,9 +65,10 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
-// collector gathers errors while validating. Errors are located through
-// the config's source (file name and key lines) when it has one.
-type collector struct {
+// Collector gathers the problems of a config while it is validated and
+// planned, each at its key: errors are located through the config's
+// source (file name and key lines) when it has one (NewCollector).
+type Collector struct {
 	src  *source
 	errs Errors
 	// seen and keys index errs, so that adding stays constant-time
@@ -77,7 +78,18 @@ type collector struct {
 	keys map[string]bool
 }
 
-func (c *collector) add(key, format string, args ...any) {
+// NewCollector collects problems of c (nil: of no file, as a plan file
+// is checked).
+func NewCollector(c *Config) *Collector {
+	if c == nil {
+		return &Collector{}
+	}
+	return &Collector{src: c.src}
+}
+
+// Add reports a problem at key (a config key, "kubelet.port"); the same
+// problem at the same key is reported once.
+func (c *Collector) Add(key, format string, args ...any) {
 	e := &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
 	if c.seen[[2]string{key, e.Msg}] {
 		return // a shared setting checked once per partition
@@ -94,12 +106,12 @@ func (c *collector) add(key, format string, args ...any) {
 	c.errs = append(c.errs, e)
 }
 
-// has says whether a problem was reported at key.
-func (c *collector) has(key string) bool { return c.keys[key] }
+// Has says whether a problem was reported at key.
+func (c *Collector) Has(key string) bool { return c.keys[key] }
 
-// err returns the collected errors in file order (stable, so problems on
+// Err returns the collected errors in file order (stable, so problems on
 // one line keep the order they were found in), or nil.
-func (c *collector) err() error {
+func (c *Collector) Err() error {
 	if len(c.errs) == 0 {
 		return nil
 	}

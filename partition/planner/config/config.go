@@ -1,4 +1,4 @@
-package planner
+package config
 
 import (
 	"bytes"
@@ -16,6 +16,9 @@ import (
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
 )
+
+// MaxConfigBytes is the largest config numa-partition reads (1 MiB).
+const MaxConfigBytes = 1 << 20
 
 // DefaultConfigPath is where the CLI reads the config from unless --config
 // says otherwise.
@@ -207,8 +210,8 @@ type PartitionConfig struct {
 // Parse decodes a config. name is used in error messages ("config.toml").
 // Unknown keys are errors, all reported at once with their lines.
 func Parse(name string, data []byte) (*Config, error) {
-	if len(data) > maxConfigBytes {
-		return nil, Errors{{File: name, Msg: fmt.Sprintf("the config is %d bytes; the most numa-partition reads is %d (1 MiB)", len(data), maxConfigBytes)}}
+	if len(data) > MaxConfigBytes {
+		return nil, Errors{{File: name, Msg: fmt.Sprintf("the config is %d bytes; the most numa-partition reads is %d (1 MiB)", len(data), MaxConfigBytes)}}
 	}
 	if line, depth := deepestNesting(data); depth > maxNesting {
 		return nil, Errors{{File: name, Line: line, Msg: fmt.Sprintf("nests tables, arrays and dotted keys %d or more levels deep; no config needs more than %d", depth, maxNesting)}}
@@ -224,7 +227,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		return nil, Errors{decodeError(name, err)}
 	}
 	c.src = newSource(name, string(data))
-	col := collector{src: c.src}
+	col := NewCollector(&c)
 	undecoded := md.Undecoded()
 	lines := make(map[string]int, len(undecoded))
 	for _, k := range undecoded {
@@ -239,7 +242,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		if _, ok := allowed[parent]; !ok {
 			allowed[parent] = allowedKeys(k)
 		}
-		col.add(k.String(), "unknown key; allowed here: %s", allowed[parent])
+		col.Add(k.String(), "unknown key; allowed here: %s", allowed[parent])
 	}
 	miscasedAt := map[string]bool{} // reported; the keys below are the same mistake
 	for _, k := range md.Keys() {
@@ -248,7 +251,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		// reviewer reads could differ from what is planned.
 		if want, ok := miscased(k); ok {
 			if !miscasedAt[k[:len(k)-1].String()] {
-				col.add(k.String(), "unknown key; keys are case-sensitive: write %q", want)
+				col.Add(k.String(), "unknown key; keys are case-sensitive: write %q", want)
 			}
 			miscasedAt[k.String()] = true
 			continue
@@ -262,11 +265,11 @@ func Parse(name string, data []byte) (*Config, error) {
 				if strings.ContainsRune("aeiou", rune(got[0])) {
 					article = "an "
 				}
-				col.add(k.String(), "must be a table like { key = \"value\" }, not %s%s", article, got)
+				col.Add(k.String(), "must be a table like { key = \"value\" }, not %s%s", article, got)
 			}
 		}
 	}
-	if err := col.err(); err != nil {
+	if err := col.Err(); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -352,7 +355,7 @@ func skipString(data []byte, i, ln int) (int, int) {
 // LoadFile reads and parses a config file; errors name the file by its
 // base name, as users see it in their editor tab.
 func LoadFile(path string) (*Config, error) {
-	data, err := fsutil.ReadFileBounded(path, maxConfigBytes)
+	data, err := fsutil.ReadFileBounded(path, MaxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
@@ -378,4 +381,34 @@ func decodeError(name string, err error) *ConfigError {
 	}
 	line, _ := strconv.Atoi(m[1])
 	return &ConfigError{File: name, Line: line, Key: m[2], Msg: m[3]}
+}
+
+// NetworkConfig is the [network] table.
+type NetworkConfig struct {
+	Mode   string `toml:"mode"`
+	Uplink string `toml:"uplink"`
+	Bridge string `toml:"bridge"`
+	Parent string `toml:"parent"`
+	// Subnet is the partitions' network: the bridge's, or the parent
+	// NIC's. Gateway is the default route inside each partition (bridge:
+	// the host's address on the bridge). Pool is where the partitions'
+	// addresses come from, in partition order.
+	Subnet  string `toml:"subnet"`
+	Gateway string `toml:"gateway"`
+	Pool    string `toml:"pool"`
+	NAT     *bool  `toml:"nat"`
+	MTU     int    `toml:"mtu"`
+	// ResolvConf is the file kubelet gives pods with dnsPolicy Default
+	// (and the base of cluster DNS's search path): in a namespace of its
+	// own, a loopback resolver of the host (127.0.0.53) is out of reach.
+	ResolvConf string `toml:"resolv_conf"`
+	// NodeDirs are the host paths every partition has a directory of its
+	// own at (nodedirs.go); nil: DefaultNodeDirs.
+	NodeDirs []string `toml:"node_dirs"`
+	// LocalDevices moves every network interface of a PCI function local
+	// to a partition's NUMA nodes into its namespace (netdevices.go).
+	LocalDevices *bool `toml:"local_devices"`
+	// HostDevices are interfaces (by name or PCI address) that never
+	// leave the host's namespace, whatever the plan finds at plan time.
+	HostDevices []string `toml:"host_devices"`
 }
