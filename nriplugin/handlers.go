@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/containerd/nri/pkg/api"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,7 @@ import (
 // keep their allocation while their sandbox exists. Shared containers get
 // the current shared pool.
 func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	defer p.observe(EventSynchronize, time.Now())
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sandboxes := map[string]*api.PodSandbox{}
@@ -155,6 +157,7 @@ func sortedKeys[V any](m map[types.UID]V) []types.UID {
 
 // CreateContainer admits a container before it starts.
 func (p *Plugin) CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	defer p.observe(EventCreateContainer, time.Now())
 	c, err := fromNRI(pod, ctr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("numa-partition %s: %w", p.opts.Partition, err)
@@ -256,6 +259,11 @@ func (p *Plugin) mirror(c container) error {
 // StopContainer releases a stopped container: its memory and CPUs are
 // free again (a restart is a new container).
 func (p *Plugin) StopContainer(_ context.Context, _ *api.PodSandbox, ctr *api.Container) ([]*api.ContainerUpdate, error) {
+	defer p.observe(EventStopContainer, time.Now())
+	return p.stopContainer(ctr)
+}
+
+func (p *Plugin) stopContainer(ctr *api.Container) ([]*api.ContainerUpdate, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	freed, err := p.forget(ctr.GetId())
@@ -266,20 +274,27 @@ func (p *Plugin) StopContainer(_ context.Context, _ *api.PodSandbox, ctr *api.Co
 }
 
 // RemoveContainer is StopContainer for containers removed unstopped.
-func (p *Plugin) RemoveContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) error {
-	_, err := p.StopContainer(ctx, pod, ctr)
+func (p *Plugin) RemoveContainer(_ context.Context, _ *api.PodSandbox, ctr *api.Container) error {
+	defer p.observe(EventRemoveContainer, time.Now())
+	_, err := p.stopContainer(ctr)
 	return err
 }
 
 // StopPodSandbox releases a pod: its containers have stopped and will
 // not restart (a pod placed as one unit holds its nodes and CPUs until
 // then).
-func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) error {
-	return p.RemovePodSandbox(ctx, pod)
+func (p *Plugin) StopPodSandbox(_ context.Context, pod *api.PodSandbox) error {
+	defer p.observe(EventStopPodSandbox, time.Now())
+	return p.removePodSandbox(pod)
 }
 
 // RemovePodSandbox releases whatever is left of a pod.
 func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error {
+	defer p.observe(EventRemovePodSandbox, time.Now())
+	return p.removePodSandbox(pod)
+}
+
+func (p *Plugin) removePodSandbox(pod *api.PodSandbox) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	freed := p.units[types.UID(pod.GetUid())] != nil

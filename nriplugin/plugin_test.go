@@ -5,9 +5,11 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/containerd/nri/pkg/api"
 	"github.com/stretchr/testify/assert"
@@ -412,4 +414,37 @@ func FuzzFromNRI(f *testing.F) {
 			t.Fatalf("accepted a container whose pod the gate refuses: %v", err)
 		}
 	})
+}
+
+// Every event the plugin answers is timed once, under its own name (a
+// remove is not also counted as a stop), and the daemon exports the
+// times as nri_event_duration_seconds: what the plugin adds to
+// containerd's calls (#28).
+func TestEventsAreTimed(t *testing.T) {
+	h := newHarness(t, ModeNRI, "single-numa-node")
+	seen := map[string]int{}
+	h.plugin.opts.ObserveEvent = func(event string, took time.Duration) {
+		seen[event]++
+		h.server.ObserveNRIEvent(event, took)
+		assert.GreaterOrEqual(t, took, time.Duration(0), event)
+	}
+	ctx := context.Background()
+	_, err := h.plugin.Synchronize(ctx, nil, nil)
+	require.NoError(t, err)
+	pod, c := sandbox("a", ""), ctr("c-a", "a", "app", 2000, gi, 0)
+	h.mustCreate(pod, c)
+	_, err = h.plugin.StopContainer(ctx, pod, c)
+	require.NoError(t, err)
+	require.NoError(t, h.plugin.RemoveContainer(ctx, pod, c))
+	require.NoError(t, h.plugin.StopPodSandbox(ctx, pod))
+	require.NoError(t, h.plugin.RemovePodSandbox(ctx, pod))
+	assert.Equal(t, map[string]int{EventSynchronize: 1, EventCreateContainer: 1, EventStopContainer: 1,
+		EventRemoveContainer: 1, EventStopPodSandbox: 1, EventRemovePodSandbox: 1}, seen)
+
+	rec := httptest.NewRecorder()
+	h.server.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for event := range seen {
+		line := `numa_partition_allocator_nri_event_duration_seconds_count{event="` + event + `",partition="node0"} 1`
+		assert.True(t, strings.Contains(rec.Body.String(), line+"\n"), "/metrics has no %s", line)
+	}
 }

@@ -157,7 +157,7 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 		Policy: cfg.Policy, Scope: cfg.Scope}
 	opts.WaitRuntime = p.Allocator.Mode == planner.AllocatorModeNRI
 	opts.Runtime = func(ctx context.Context, srv *daemon.Server, ready func()) error {
-		nriOpts.Logger, nriOpts.OnSynchronized = slog.Default(), ready
+		nriOpts.Logger, nriOpts.OnSynchronized, nriOpts.ObserveEvent = slog.Default(), ready, srv.ObserveNRIEvent
 		if p.Allocator.Mode == planner.AllocatorModeNRI {
 			// Pods placed as one unit are read from a cache of the Node's
 			// pods, watched with the partition kubelet's own credentials

@@ -75,10 +75,12 @@ func samples(b *testing.B) int {
 // (its exclusive core, memory pinned); each is removed (never started)
 // before the next, so no other container runs and the exclusive one
 // moves none. "added" is the difference between plugin's and none's p50
-// and p99, "own" between plugin's and no-op's; "decision" is the plugin's own AdmitPod calls, timed in the
-// allocator's process (the allocator's decision and its durable write:
-// a journal append and fdatasync), which is most of what the plugin
-// does per container.
+// and p99, "own" between plugin's and no-op's. Timed in the allocator's
+// process: "decision" is the plugin's AdmitPod calls (the allocator's
+// decision and its durable write: a journal append and fdatasync), and
+// "answer" the plugin's whole CreateContainer (the decision, the CPU
+// pool, the log line), what nri_event_duration_seconds counts; the
+// rest of "own" is containerd's, applying the answer.
 //
 // stalled-apiserver: the plugin with a pod cache of a real kube-apiserver
 // and etcd (the kubelet's Node credentials), as `allocator serve` wires
@@ -209,9 +211,12 @@ func benchPlugin(b *testing.B) {
 	elapsed := time.Since(t0)
 	a.stop()
 	noop.stop()
-	decisions := readTimings(b, timings)
+	decisions := readTimings(b, timings, "admit")
 	require.Len(b, decisions, warmup+n, "one AdmitPod per container the plugin placed")
 	decisions = decisions[warmup:]
+	answers := readTimings(b, timings, nriplugin.EventCreateContainer)
+	require.Len(b, answers, warmup+n, "one CreateContainer event per container the plugin placed")
+	answers = answers[warmup:]
 
 	for _, label := range []string{"", "burstable", "exclusive"} {
 		what := label
@@ -223,6 +228,7 @@ func benchPlugin(b *testing.B) {
 		}
 	}
 	b.Logf("decision  (AdmitPod in the allocator): %s", summary(decisions))
+	b.Logf("answer    (the plugin's CreateContainer, AdmitPod included): %s", summary(answers))
 	b.Logf("%d containers a configuration, %d in all, in %s", n, len(envs)*n, elapsed.Round(time.Second))
 	all := func(be *benchEnv, p float64) float64 { return pct(be.samples[""], p) }
 	for _, be := range envs {
@@ -237,15 +243,24 @@ func benchPlugin(b *testing.B) {
 	b.ReportMetric(all(plugin, 0.99)-all(noOp, 0.99), "own-p99-ms")
 	b.ReportMetric(pct(decisions, 0.5), "decision-p50-ms")
 	b.ReportMetric(pct(decisions, 0.99), "decision-p99-ms")
+	b.ReportMetric(pct(answers, 0.5), "answer-p50-ms")
+	b.ReportMetric(pct(answers, 0.99), "answer-p99-ms")
 }
 
-func readTimings(b *testing.B, path string) []time.Duration {
+// readTimings are the helper's timings of kind what ("admit",
+// "create_container"), in the order they were taken.
+func readTimings(b *testing.B, path, what string) []time.Duration {
 	b.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(b, err, "the allocator's timings")
 	var out []time.Duration
-	for _, f := range strings.Fields(string(data)) {
-		ns, err := strconv.ParseInt(f, 10, 64)
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		kind, n, ok := strings.Cut(line, " ")
+		require.True(b, ok, "timing line %q", line)
+		if kind != what {
+			continue
+		}
+		ns, err := strconv.ParseInt(n, 10, 64)
 		require.NoError(b, err)
 		out = append(out, time.Duration(ns))
 	}

@@ -57,7 +57,9 @@ type allocatorSpec struct {
 	PodWait    time.Duration `json:"podWait,omitempty"`
 	// Timings, when set, is a file the helper writes when it exits: how
 	// long each of the plugin's AdmitPod calls took (the allocator's
-	// decision and its durable write), in nanoseconds, one a line.
+	// decision and its durable write) and each CreateContainer event (the
+	// plugin's whole answer), in nanoseconds, one a line: "admit N" or
+	// "create_container N".
 	Timings string `json:"timings,omitempty"`
 	// NoOp, when set, makes the helper a plugin under the same name that
 	// answers every CreateContainer at once and keeps no state: what NRI
@@ -107,6 +109,12 @@ func serveAllocator(raw string) int {
 				OnSynchronized: func() {
 					ready()
 					fmt.Fprintln(os.Stdout, syncedLine)
+				},
+				ObserveEvent: func(event string, took time.Duration) {
+					srv.ObserveNRIEvent(event, took)
+					if spec.Timings != "" && event == nriplugin.EventCreateContainer {
+						timed.add(event, took)
+					}
 				},
 			}
 			if spec.Kubeconfig != "" {
@@ -177,25 +185,24 @@ func serveNoOp(ctx context.Context, socket string) error {
 type timedPlacer struct {
 	nriplugin.Placer
 	mu    sync.Mutex
-	admit []time.Duration
+	lines strings.Builder
 }
 
 func (p *timedPlacer) AdmitPod(pod *corev1.Pod, extra allocator.Hints) (allocator.Decision, error) {
 	start := time.Now()
 	d, err := p.Placer.AdmitPod(pod, extra)
-	took := time.Since(start)
-	p.mu.Lock()
-	p.admit = append(p.admit, took)
-	p.mu.Unlock()
+	p.add("admit", time.Since(start))
 	return d, err
+}
+
+func (p *timedPlacer) add(what string, took time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintln(&p.lines, what, took.Nanoseconds())
 }
 
 func (p *timedPlacer) write(path string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var b strings.Builder
-	for _, d := range p.admit {
-		fmt.Fprintln(&b, d.Nanoseconds())
-	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return os.WriteFile(path, []byte(p.lines.String()), 0o644)
 }
