@@ -7,11 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -19,13 +18,15 @@ import (
 )
 
 // CheckpointName is the state file inside the state directory, and
-// JournalName the states written since it (see journal).
+// JournalName the changes written since it (see journal).
 const (
 	CheckpointName = "allocations.json"
 	JournalName    = "allocations.journal"
 )
 
 const (
+	// checkpointVersion is the envelope of a whole state: the checkpoint,
+	// and the journal's records before deltas (deltaVersion).
 	checkpointVersion = 1
 	lockName          = "lock"
 )
@@ -96,9 +97,14 @@ func WriteCheckpoint(dir string, cp *Checkpoint) error {
 }
 
 // encodeCheckpoint is the checkpoint's envelope, one line: the file's
-// content, and a journal record.
+// content (and a journal record of older binaries).
 func encodeCheckpoint(cp *Checkpoint) ([]byte, error) {
-	data, err := json.Marshal(cp)
+	return encodeEnvelope(checkpointVersion, cp)
+}
+
+// encodeEnvelope is v's envelope of the given version, one line.
+func encodeEnvelope(version int, v any) ([]byte, error) {
+	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encoding checkpoint: %w", err)
 	}
@@ -108,7 +114,7 @@ func encodeCheckpoint(cp *Checkpoint) ([]byte, error) {
 	// state.
 	sum := sha256.Sum256(data)
 	out := make([]byte, 0, len(data)+128)
-	out = fmt.Appendf(out, `{"version":%d,"checksum":"sha256:%s","data":`, checkpointVersion, hex.EncodeToString(sum[:]))
+	out = fmt.Appendf(out, `{"version":%d,"checksum":"sha256:%s","data":`, version, hex.EncodeToString(sum[:]))
 	out = append(out, data...)
 	return append(out, "}\n"...), nil
 }
@@ -141,19 +147,11 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	last, reason := lastRecord(journal)
+	cp, reason := replay(cp, journal)
 	if reason != "" {
 		return nil, &CorruptError{Path: root.Path(JournalName), Reason: reason}
 	}
-	if last == nil || (cp != nil && last.Generation <= cp.Generation) {
-		// Records up to the checkpoint's generation are left by a
-		// compaction that did not get to empty the journal.
-		return cp, nil
-	}
-	if cp != nil && last.Partition != cp.Partition {
-		return nil, &CorruptError{Path: root.Path(JournalName), Reason: fmt.Sprintf("its states are of partition %q, the checkpoint's of %q", last.Partition, cp.Partition)}
-	}
-	return last, nil
+	return cp, nil
 }
 
 // readStateFile reads the state file name; nil when it does not exist.
@@ -173,67 +171,62 @@ func readStateFile(root fsutil.Root, name string, limit int64) ([]byte, error) {
 	return raw, nil
 }
 
-// lastRecord is the last state of a journal: one envelope a line, each
-// appended and fdatasync'd before its change was answered. A crash in
-// the middle of an append leaves an incomplete or unreadable tail: it
-// was never acknowledged, and is ignored (the next write replaces the
-// journal). A bad record followed by a good one is no torn tail: the
-// journal is corrupted.
-func lastRecord(journal []byte) (*Checkpoint, string) {
-	var last *Checkpoint
-	bad := ""
-	for n := 1; len(journal) > 0; n++ {
-		line, rest, complete := bytes.Cut(journal, []byte("\n"))
-		journal = rest
-		cp, reason := decodeCheckpoint(line)
-		if !complete && reason == "" {
-			reason = "no end of line"
-		}
-		switch {
-		case reason != "" && bad == "":
-			bad = fmt.Sprintf("record %d: %s", n, reason)
-		case reason == "" && bad != "":
-			return nil, bad + ", and valid records follow it"
-		case reason == "":
-			if last != nil && cp.Generation <= last.Generation {
-				return nil, fmt.Sprintf("record %d: generation %d after %d", n, cp.Generation, last.Generation)
-			}
-			last = cp
-		}
+// decodeCheckpoint checks and decodes one envelope of a whole state;
+// reason says why it cannot be trusted.
+func decodeCheckpoint(raw []byte) (cp *Checkpoint, reason string) {
+	version, data, reason := openEnvelope(raw)
+	switch {
+	case reason != "":
+		return nil, reason
+	case version != checkpointVersion:
+		return nil, fmt.Sprintf("format version %d, this binary reads version %d", version, checkpointVersion)
 	}
-	return last, ""
+	return decodeState(data)
 }
 
-// decodeCheckpoint checks and decodes one envelope; reason says why it
-// cannot be trusted.
-func decodeCheckpoint(raw []byte) (cp *Checkpoint, reason string) {
+// openEnvelope checks an envelope's checksum and returns its version and
+// data; reason says why it cannot be trusted.
+func openEnvelope(raw []byte) (version int, data json.RawMessage, reason string) {
 	var f checkpointFile
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, fmt.Sprintf("not valid JSON (%v)", err)
+		return 0, nil, fmt.Sprintf("not valid JSON (%v)", err)
 	}
-	if f.Version != checkpointVersion {
-		return nil, fmt.Sprintf("format version %d, this binary reads version %d", f.Version, checkpointVersion)
+	if f.Version != checkpointVersion && f.Version != deltaVersion {
+		return 0, nil, fmt.Sprintf("format version %d, this binary reads versions %d and %d", f.Version, checkpointVersion, deltaVersion)
 	}
 	if len(f.Data) == 0 {
-		return nil, "no data"
+		return 0, nil, "no data"
 	}
 	sum, err := checksum(f.Data)
 	if err != nil {
-		return nil, fmt.Sprintf("data is not valid JSON (%v)", err)
+		return 0, nil, fmt.Sprintf("data is not valid JSON (%v)", err)
 	}
 	if sum != f.Checksum {
-		return nil, fmt.Sprintf("checksum mismatch: file says %q, content is %q", f.Checksum, sum)
+		return 0, nil, fmt.Sprintf("checksum mismatch: file says %q, content is %q", f.Checksum, sum)
 	}
-	cp = &Checkpoint{}
-	dec := json.NewDecoder(bytes.NewReader(f.Data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(cp); err != nil {
-		return nil, fmt.Sprintf("data does not decode (%v)", err)
+	return f.Version, f.Data, ""
+}
+
+// decodeState decodes a whole state, strictly.
+func decodeState(data []byte) (*Checkpoint, string) {
+	cp := &Checkpoint{}
+	if reason := decodeStrict(data, cp); reason != "" {
+		return nil, reason
 	}
 	if cp.Digests == nil {
 		cp.Digests = map[types.UID]string{}
 	}
 	return cp, ""
+}
+
+// decodeStrict decodes data into v, refusing unknown fields.
+func decodeStrict(data []byte, v any) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Sprintf("data does not decode (%v)", err)
+	}
+	return ""
 }
 
 // RemoveStaleTemps deletes temp files of writes a crash interrupted; they
@@ -258,106 +251,4 @@ func LockStateDir(dir string) (unlock func(), err error) {
 		return nil, err
 	}
 	return func() { _ = l.Release() }, nil
-}
-
-// journal makes each change durable with one append and one fdatasync to
-// dir/allocations.journal, a whole state per record, instead of the
-// checkpoint's temp file, fsync, rename and directory fsync. Every
-// journalMaxRecords records (or journalMaxBytes) and at the first write
-// of each run, it compacts instead: the state is written as the
-// checkpoint (WriteCheckpoint, atomic) and the journal emptied. The first
-// write of a run compacting means nothing is ever appended after the
-// torn tail a crash may have left. Not safe for concurrent use: the
-// server writes one state at a time.
-type journal struct {
-	dir        string
-	maxRecords int
-	f          *os.File // open for appending; nil: the next write compacts
-	size       int64
-	records    int
-	// appends and compactions count the durable writes made: one of
-	// them per write (TestOneDurableWritePerDecision).
-	appends, compactions uint64
-}
-
-// Compaction thresholds: 64 records amortize the checkpoint's rename
-// and two fsyncs; 8 MiB bounds the journal of large states.
-const (
-	journalMaxRecords = 64
-	journalMaxBytes   = 8 << 20
-)
-
-func newJournal(dir string) *journal {
-	return &journal{dir: dir, maxRecords: journalMaxRecords}
-}
-
-// write makes cp durable: an append, or a compaction. When it fails,
-// the durable state is the previous one (an append that failed is cut
-// off the journal; if even that fails the journal is closed, and the
-// next write compacts).
-func (j *journal) write(cp *Checkpoint) error {
-	if j.f == nil || j.records >= j.maxRecords || j.size >= journalMaxBytes {
-		return j.compact(cp)
-	}
-	rec, err := encodeCheckpoint(cp)
-	if err != nil {
-		return err
-	}
-	if _, err := j.f.Write(rec); err != nil {
-		return j.undo(fmt.Errorf("appending to %s: %w", j.f.Name(), err))
-	}
-	if err := unix.Fdatasync(int(j.f.Fd())); err != nil {
-		return j.undo(fmt.Errorf("fdatasync %s: %w", j.f.Name(), err))
-	}
-	j.size += int64(len(rec))
-	j.records++
-	j.appends++
-	return nil
-}
-
-// undo cuts a failed append off the journal.
-func (j *journal) undo(err error) error {
-	if terr := j.f.Truncate(j.size); terr != nil || j.f.Sync() != nil {
-		j.close()
-	}
-	return err
-}
-
-// compact writes cp as the checkpoint and empties the journal. Once the
-// checkpoint is written cp is durable: a journal that cannot be emptied
-// holds older generations only, which ReadCheckpoint skips, and is
-// closed so that the next write tries again.
-func (j *journal) compact(cp *Checkpoint) error {
-	if err := WriteCheckpoint(j.dir, cp); err != nil {
-		return err
-	}
-	j.compactions++
-	if j.f == nil {
-		f, err := os.OpenFile(filepath.Join(j.dir, JournalName), os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_NOFOLLOW, 0o600)
-		if err != nil {
-			return nil
-		}
-		j.f = f
-	}
-	if err := j.f.Truncate(0); err != nil {
-		j.close()
-		return nil
-	}
-	if err := j.f.Sync(); err != nil {
-		j.close()
-		return nil
-	}
-	if err := fsutil.SyncDir(j.dir); err != nil { // a journal just created
-		j.close()
-		return nil
-	}
-	j.size, j.records = 0, 0
-	return nil
-}
-
-func (j *journal) close() {
-	if j.f != nil {
-		_ = j.f.Close()
-		j.f = nil
-	}
 }

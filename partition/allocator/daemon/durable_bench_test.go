@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"testing"
 
@@ -51,14 +50,16 @@ func durableServer(b *testing.B, pods int) (*Server, []types.UID) {
 
 // BenchmarkDurableDecision is the cost of making one decision durable,
 // in process (no socket, no HTTP), with the state at 16 and 256 pods
-// (a record is the whole state: its size is reported as record-bytes):
+// (state-bytes is the whole state's size, the checkpoint's; record-bytes
+// a journal record's, the delta of one decision):
 //
 //   - decision: one op is an admission or a release (alternately, so
 //     the state keeps its size) from the lock to the answer: the
 //     decision and its one durable write, a journal append and
 //     fdatasync (a compaction into the checkpoint every
 //     journalMaxRecords, amortized in the figure).
-//   - write=journal: that durable write alone (journal.write).
+//   - write=journal: that durable write alone (journal.write of one
+//     pod's change).
 //   - write=checkpoint: the checkpoint written in its place
 //     (WriteCheckpoint: temp file, fsync, rename, directory fsync),
 //     which is what every decision cost before the journal.
@@ -91,18 +92,20 @@ func BenchmarkDurableDecision(b *testing.B) {
 				live = append(live, m.UID)
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(recordBytes(b, s)), "record-bytes")
+			reportSizes(b, s)
 		})
 		for _, via := range []string{"journal", "checkpoint"} {
 			b.Run(fmt.Sprintf("pods=%d/write=%s", pods, via), func(b *testing.B) {
-				s, _ := durableServer(b, pods)
-				cp := &Checkpoint{Partition: s.partition, Generation: s.head, State: s.alloc.State(), Digests: maps.Clone(s.digests)}
+				s, live := durableServer(b, pods)
+				changed := map[types.UID]bool{live[0]: true}
+				gen := s.head
 				b.ResetTimer()
 				for range b.N {
-					cp.Generation++
+					gen++
+					cp := &Checkpoint{Partition: s.partition, Generation: gen, State: s.durable.State, Digests: s.durable.Digests}
 					var err error
 					if via == "journal" {
-						err = s.journal.write(cp)
+						err = s.journal.write(cp, changed)
 					} else {
 						err = WriteCheckpoint(s.stateDir, cp)
 					}
@@ -111,17 +114,26 @@ func BenchmarkDurableDecision(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				b.ReportMetric(float64(recordBytes(b, s)), "record-bytes")
+				reportSizes(b, s)
 			})
 		}
 	}
 }
 
-// recordBytes is the size of the server's state as one record.
-func recordBytes(b *testing.B, s *Server) int {
-	rec, err := encodeCheckpoint(&Checkpoint{Partition: s.partition, Generation: s.head, State: s.alloc.State(), Digests: s.digests})
+// reportSizes reports the size of the server's state as the checkpoint
+// (state-bytes) and of a journal record of one pod's admission
+// (record-bytes).
+func reportSizes(b *testing.B, s *Server) {
+	cp := &Checkpoint{Partition: s.partition, Generation: s.head, State: s.alloc.State(), Digests: s.digests}
+	state, err := encodeCheckpoint(cp)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return len(rec)
+	prev := &Checkpoint{Partition: cp.Partition, Generation: cp.Generation - 1, State: cp.State, Digests: cp.Digests}
+	rec, err := encodeEnvelope(deltaVersion, diff(prev, cp, map[types.UID]bool{cp.State.Allocations[0].PodUID: true}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(len(state)), "state-bytes")
+	b.ReportMetric(float64(len(rec)), "record-bytes")
 }

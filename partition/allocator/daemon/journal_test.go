@@ -1,12 +1,18 @@
 package daemon
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -26,8 +32,10 @@ func journalServer(t *testing.T, dir string) *Server {
 func TestJournalAppendsAndCompacts(t *testing.T) {
 	dir := t.TempDir()
 	s := journalServer(t, dir)
+	s.journal.maxRecords = 32 // every read below replays the journal
+	maxRecords := uint64(s.journal.maxRecords)
 	journal := filepath.Join(dir, JournalName)
-	for i := range 2*journalMaxRecords + 10 {
+	for i := range 2*maxRecords + 10 {
 		uid := fmt.Sprintf("p%d", i)
 		if resp, _, err := s.admit(manifest(t, uid)); err != nil || !resp.Decision.Admitted {
 			t.Fatalf("admission %d: %+v %v", i, resp, err)
@@ -45,11 +53,11 @@ func TestJournalAppendsAndCompacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp, reason := decodeCheckpoint(snap)
-	if reason != "" || cp.Generation < s.head-journalMaxRecords {
+	if reason != "" || cp.Generation < s.head-maxRecords {
 		t.Fatalf("checkpoint at generation %v (%s); head %d: not compacted", cp, reason, s.head)
 	}
 	b, _ := os.ReadFile(journal)
-	if n := strings.Count(string(b), "\n"); n == 0 || n > journalMaxRecords {
+	if n := strings.Count(string(b), "\n"); n == 0 || n > int(maxRecords) {
 		t.Fatalf("journal of %d records", n)
 	}
 }
@@ -144,8 +152,10 @@ func TestJournalAppendFailureUndoes(t *testing.T) {
 // admission and an unknown release write nothing.
 func TestOneDurableWritePerDecision(t *testing.T) {
 	s := journalServer(t, t.TempDir())
+	s.journal.maxRecords = 64
+	maxRecords := uint64(s.journal.maxRecords)
 	changes := uint64(0)
-	for i := range 3 * journalMaxRecords {
+	for i := range 3 * maxRecords {
 		uid := fmt.Sprintf("p%d", i)
 		if resp, _, err := s.admit(manifest(t, uid)); err != nil || !resp.Decision.Admitted {
 			t.Fatalf("admission %d: %+v %v", i, resp, err)
@@ -165,8 +175,190 @@ func TestOneDurableWritePerDecision(t *testing.T) {
 			t.Fatalf("after %d changes, %d appends and %d compactions", changes, s.journal.appends, s.journal.compactions)
 		}
 	}
-	if want := (changes + journalMaxRecords) / (journalMaxRecords + 1); s.journal.compactions != want {
-		t.Fatalf("%d compactions in %d writes, want %d (one per %d)", s.journal.compactions, changes, want, journalMaxRecords+1)
+	if want := (changes + maxRecords) / (maxRecords + 1); s.journal.compactions != want {
+		t.Fatalf("%d compactions in %d writes, want %d (one per %d)", s.journal.compactions, changes, want, maxRecords+1)
 	}
 	t.Logf("%d changes: %d journal appends, %d compactions", changes, s.journal.appends, s.journal.compactions)
+}
+
+// sizedManifest is manifest with memory mem ("512Mi") and hugepages-free.
+func sizedManifest(t testing.TB, uid, mem string) Manifest {
+	t.Helper()
+	m, err := DecodeManifest([]byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","uid":%q},
+	  "spec":{"containers":[{"name":"c","image":"i","resources":{"limits":{"cpu":"1","memory":%q},"requests":{"cpu":"1","memory":%q}}}]}}`, uid, mem, mem)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// sameState fails unless the state read back from dir is the server's
+// durable one, byte for byte as JSON.
+func sameState(t *testing.T, dir string, s *Server, when string) {
+	t.Helper()
+	got, err := ReadCheckpoint(dir)
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	s.mu.Lock()
+	want := s.durable
+	s.mu.Unlock()
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(want)
+	if !bytes.Equal(a, b) {
+		t.Fatalf("%s: the checkpoint and its journal replay to\n%s\nthe durable state is\n%s", when, a, b)
+	}
+}
+
+// #28: a journal record is the change, not the whole state. Whatever the
+// history (admissions that fill nodes and are refused, releases, a pod
+// released and admitted again with another manifest, concurrent
+// admissions one group commit writes together), the checkpoint and its
+// deltas replay to exactly the durable state; and a record's size does
+// not grow with the pods the state holds.
+func TestJournalDeltasReplayToTheDurableState(t *testing.T) {
+	dir := t.TempDir()
+	s := journalServer(t, dir)
+	s.journal.maxRecords = 50 // compactions in between
+	r := rand.New(rand.NewPCG(1, 2))
+	var live []types.UID
+	for i := range 300 {
+		switch op := r.IntN(10); {
+		case op < 6 || len(live) == 0:
+			uid := types.UID(fmt.Sprintf("p%03d", r.IntN(400)))
+			resp, _, err := s.admit(sizedManifest(t, string(uid), fmt.Sprintf("%dMi", 256*(1+r.IntN(16)))))
+			if err == nil && resp.Decision.Admitted && !resp.Repeated {
+				live = append(live, uid)
+			}
+		case op < 9:
+			k := r.IntN(len(live))
+			if _, _, err := s.release(live[k]); err != nil {
+				t.Fatalf("release %s: %v", live[k], err)
+			}
+			live = slices.Delete(live, k, k+1)
+		default:
+			// Released and admitted again, with other resources.
+			uid := live[r.IntN(len(live))]
+			if _, _, err := s.release(uid); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.admit(sizedManifest(t, string(uid), "128Mi")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sameState(t, dir, s, fmt.Sprintf("after operation %d", i))
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, _ = s.admit(sizedManifest(t, fmt.Sprintf("c%d", i), "64Mi"))
+		}()
+	}
+	wg.Wait()
+	sameState(t, dir, s, "after concurrent admissions")
+	if s.journal.appends == 0 || s.journal.compactions < 2 {
+		t.Fatalf("%d appends, %d compactions: the history did not exercise both", s.journal.appends, s.journal.compactions)
+	}
+
+	// A record's size at 1 pod and at 200.
+	size := func(pods int) int {
+		s := journalServer(t, t.TempDir())
+		for i := range pods {
+			if _, _, err := s.admit(sizedManifest(t, fmt.Sprintf("s%03d", i), "1Mi")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, _, err := s.admit(sizedManifest(t, "last", "1Mi")); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(s.stateDir, JournalName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		return len(lines[len(lines)-1])
+	}
+	one, many := size(1), size(200)
+	if many > one+64 {
+		t.Fatalf("a record is %d bytes at 1 pod and %d at 200: it grows with the state", one, many)
+	}
+	t.Logf("one admission's record: %d bytes at 1 pod, %d at 200", one, many)
+}
+
+// A delta that does not start where the state is cannot be applied:
+// refused, naming the record, as is one with no checkpoint before it.
+// Journals of binaries before deltas (whole states a record) still read.
+func TestJournalDeltaChain(t *testing.T) {
+	dir := t.TempDir()
+	s := journalServer(t, dir)
+	for _, uid := range []string{"a", "b", "c"} {
+		if _, _, err := s.admit(manifest(t, uid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	journal := filepath.Join(dir, JournalName)
+	good, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(good), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("journal of %d records, want 2", len(lines))
+	}
+	// The second record alone: it starts from generation 2, the
+	// checkpoint is at 1.
+	if err := os.WriteFile(journal, []byte(lines[1]+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadCheckpoint(dir)
+	var ce *CorruptError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "record 1: changes from generation 2, but the state before it is at generation 1") {
+		t.Fatalf("a gap in the chain: %v", err)
+	}
+	if err := os.WriteFile(journal, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cp0, err := ReadCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lie := &delta{Partition: cp0.Partition, Base: cp0.Generation, Generation: cp0.Generation + 1,
+		Pods: map[types.UID]*podChange{"x": {Allocation: cp0.State.Allocations[0], Digest: "d"}}}
+	lieRec, err := encodeEnvelope(deltaVersion, lie)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, reason := decodeRecord(bytes.TrimSuffix(lieRec, []byte("\n"))); reason != `pod "x" holds the allocation of pod "a"` {
+		t.Fatalf("a record that moves an allocation to another pod: %q", reason)
+	}
+	if err := os.WriteFile(journal, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, CheckpointName)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadCheckpoint(dir); !errors.As(err, &ce) || !strings.Contains(ce.Reason, "no checkpoint they apply to") {
+		t.Fatalf("deltas without a checkpoint: %v", err)
+	}
+
+	// An older binary's journal: whole states.
+	old := t.TempDir()
+	cp := sampleCheckpoint()
+	if err := WriteCheckpoint(old, cp); err != nil {
+		t.Fatal(err)
+	}
+	next := *cp
+	next.Generation++
+	rec, err := encodeCheckpoint(&next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(old, JournalName), rec, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadCheckpoint(old); err != nil || got.Generation != next.Generation {
+		t.Fatalf("a journal of whole states: %+v %v", got, err)
+	}
 }

@@ -29,8 +29,9 @@ import (
 // write in progress writes the latest state for everyone decided so far,
 // outside the lock, so concurrent clients share one fsync instead of
 // queueing for one each. No answer leaves before its state is durable.
-// A write is one append and fdatasync to the journal, compacted into the
-// checkpoint now and then (see journal).
+// A write is one append and fdatasync to the journal of what changed
+// (the pods in changed), compacted into the checkpoint now and then (see
+// journal).
 type Server struct {
 	partition string
 	cfg       allocator.Config
@@ -55,6 +56,9 @@ type Server struct {
 	alloc   *allocator.Allocator
 	head    uint64
 	digests map[types.UID]string
+	// changed are the pods admitted or released since the state being
+	// written (or the durable one): what the next journal record holds.
+	changed map[types.UID]bool
 	durable *Checkpoint
 	// journal writes durable states; used by the one writer (writing).
 	journal *journal
@@ -120,6 +124,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		labels:    opts.Labels,
 
 		rolledBackAbove: map[uint64]uint64{},
+		changed:         map[types.UID]bool{},
 		journal:         newJournal(opts.StateDir),
 	}
 	s.cond = sync.NewCond(&s.mu)
@@ -352,6 +357,7 @@ func (s *Server) admit(m Manifest) (AdmitResponse, int, error) {
 		// Every admitted pod, pinned or not, is kept in the state.
 		s.head++
 		s.digests[m.UID] = m.Digest
+		s.changed[m.UID] = true
 	}
 	resp.Generation = s.head
 	// A rejection waits too: it was decided against changes that must be
@@ -418,10 +424,12 @@ func (s *Server) waitDurable(gen, epoch uint64) error {
 // disagree, and starts a new epoch: the changes above durable fail.
 func (s *Server) writeHead() {
 	cp := &Checkpoint{Partition: s.partition, Generation: s.head, State: s.alloc.State(), Digests: maps.Clone(s.digests)}
+	changed := s.changed
+	s.changed = map[types.UID]bool{}
 	s.writing = true
 	s.mu.Unlock()
 	start := time.Now()
-	err := s.journal.write(cp)
+	err := s.journal.write(cp, changed)
 	s.metrics.checkpoint.Observe(time.Since(start).Seconds())
 	s.mu.Lock()
 	s.writing = false
@@ -447,7 +455,8 @@ func (s *Server) writeHead() {
 		s.log.Error("daemon unusable until restarted", "err", s.broken)
 		return
 	}
-	s.alloc, s.head, s.digests = restored, s.durable.Generation, maps.Clone(s.durable.Digests)
+	// What was decided since durable is undone, written or not.
+	s.alloc, s.head, s.digests, s.changed = restored, s.durable.Generation, maps.Clone(s.durable.Digests), map[types.UID]bool{}
 }
 
 func (s *Server) handleRelease(w http.ResponseWriter, r *http.Request) {
@@ -499,6 +508,7 @@ func (s *Server) release(uid types.UID) (ReleaseResponse, int, error) {
 	}
 	s.head++
 	delete(s.digests, uid)
+	s.changed[uid] = true
 	resp.Generation = s.head
 	if err := s.waitDurable(resp.Generation, epoch); err != nil {
 		s.metrics.releases.WithLabelValues("error").Inc()

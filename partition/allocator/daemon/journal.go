@@ -1,0 +1,310 @@
+package daemon
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/partition/allocator"
+)
+
+// journal makes each change durable with one append and one fdatasync to
+// dir/allocations.journal instead of the checkpoint's temp file, fsync,
+// rename and directory fsync. A record is a delta: the pods the change
+// (or the changes of one group commit) admitted or released and the
+// nodes whose tables changed, so its size and cost do not grow with the
+// pods the partition holds (a whole state a record took 3 ms at 256
+// pods). Every journalMaxRecords records (or journalMaxBytes) and at the
+// first write of each run, it compacts instead: the state is written as
+// the checkpoint (WriteCheckpoint, atomic) and the journal emptied. The
+// first write of a run compacting means nothing is ever appended after
+// the torn tail a crash may have left. Not safe for concurrent use: the
+// server writes one state at a time.
+type journal struct {
+	dir        string
+	maxRecords int
+	f          *os.File // open for appending; nil: the next write compacts
+	size       int64
+	records    int
+	// last is the state the journal's records lead to (the durable one):
+	// the base of the next delta.
+	last *Checkpoint
+	// appends and compactions count the durable writes made: one of
+	// them per write (TestOneDurableWritePerDecision).
+	appends, compactions uint64
+}
+
+// Compaction thresholds: 1,024 deltas amortize the checkpoint's rename
+// and two fsyncs (a compaction is one decision in a thousand, beyond
+// the decisions' p99); 8 MiB bounds the journal a start replays.
+const (
+	journalMaxRecords = 1024
+	journalMaxBytes   = 8 << 20
+)
+
+// deltaVersion is the envelope of a journal record that holds a delta.
+const deltaVersion = 2
+
+// delta is one journal record: what changed from generation Base to
+// Generation.
+type delta struct {
+	Partition  string `json:"partition"`
+	Base       uint64 `json:"base"`
+	Generation uint64 `json:"generation"`
+	// Machine holds the nodes whose Memory Manager tables changed.
+	Machine map[int]allocator.NodeState `json:"machine,omitempty"`
+	// Pods are the pods whose allocation changed: the new one, or null
+	// when the pod was released.
+	Pods map[types.UID]*podChange `json:"pods"`
+}
+
+// podChange is a pod's allocation as the state holds it.
+type podChange struct {
+	Allocation allocator.Allocation         `json:"allocation"`
+	Blocks     map[string][]allocator.Block `json:"blocks,omitempty"`
+	Digest     string                       `json:"digest"`
+}
+
+func newJournal(dir string) *journal {
+	return &journal{dir: dir, maxRecords: journalMaxRecords}
+}
+
+// write makes cp durable: an append of what changed since the last write
+// (changed names the pods admitted or released since), or a compaction.
+// When it fails, the durable state is the previous one (an append that
+// failed is cut off the journal; if even that fails the journal is
+// closed, and the next write compacts).
+func (j *journal) write(cp *Checkpoint, changed map[types.UID]bool) error {
+	if j.f == nil || j.last == nil || j.records >= j.maxRecords || j.size >= journalMaxBytes {
+		return j.compact(cp)
+	}
+	rec, err := encodeEnvelope(deltaVersion, diff(j.last, cp, changed))
+	if err != nil {
+		return err
+	}
+	if _, err := j.f.Write(rec); err != nil {
+		return j.undo(fmt.Errorf("appending to %s: %w", j.f.Name(), err))
+	}
+	if err := unix.Fdatasync(int(j.f.Fd())); err != nil {
+		return j.undo(fmt.Errorf("fdatasync %s: %w", j.f.Name(), err))
+	}
+	j.size += int64(len(rec))
+	j.records++
+	j.appends++
+	j.last = cp
+	return nil
+}
+
+// diff is the delta from prev to cp: the changed pods as cp holds them,
+// and the nodes whose tables differ.
+func diff(prev, cp *Checkpoint, changed map[types.UID]bool) *delta {
+	d := &delta{Partition: cp.Partition, Base: prev.Generation, Generation: cp.Generation, Pods: map[types.UID]*podChange{}}
+	for id, n := range cp.State.Machine {
+		if p, ok := prev.State.Machine[id]; !ok || !reflect.DeepEqual(p, n) {
+			if d.Machine == nil {
+				d.Machine = map[int]allocator.NodeState{}
+			}
+			d.Machine[id] = n
+		}
+	}
+	allocs := cp.State.Allocations
+	for uid := range changed {
+		i, found := slices.BinarySearchFunc(allocs, uid, func(a allocator.Allocation, u types.UID) int { return strings.Compare(string(a.PodUID), string(u)) })
+		if !found {
+			d.Pods[uid] = nil
+			continue
+		}
+		d.Pods[uid] = &podChange{Allocation: allocs[i], Blocks: cp.State.Blocks[uid], Digest: cp.Digests[uid]}
+	}
+	return d
+}
+
+// apply changes cp by d.
+func (cp *Checkpoint) apply(d *delta) {
+	for id, n := range d.Machine {
+		if cp.State.Machine == nil {
+			cp.State.Machine = map[int]allocator.NodeState{}
+		}
+		cp.State.Machine[id] = n
+	}
+	for uid, c := range d.Pods {
+		allocs := cp.State.Allocations
+		i, found := slices.BinarySearchFunc(allocs, uid, func(a allocator.Allocation, u types.UID) int { return strings.Compare(string(a.PodUID), string(u)) })
+		switch {
+		case c == nil && found:
+			cp.State.Allocations = slices.Delete(allocs, i, i+1)
+		case c != nil && found:
+			allocs[i] = c.Allocation
+		case c != nil:
+			cp.State.Allocations = slices.Insert(allocs, i, c.Allocation)
+		}
+		delete(cp.State.Blocks, uid)
+		delete(cp.Digests, uid)
+		if c == nil {
+			continue
+		}
+		if c.Blocks != nil {
+			if cp.State.Blocks == nil {
+				cp.State.Blocks = map[types.UID]map[string][]allocator.Block{}
+			}
+			cp.State.Blocks[uid] = c.Blocks
+		}
+		cp.Digests[uid] = c.Digest
+	}
+	cp.Generation = d.Generation
+}
+
+// record is one journal record: a delta, or a whole state as binaries
+// before deltas wrote it.
+type record struct {
+	full  *Checkpoint
+	delta *delta
+}
+
+func (r record) generation() uint64 {
+	if r.full != nil {
+		return r.full.Generation
+	}
+	return r.delta.Generation
+}
+
+func (r record) partition() string {
+	if r.full != nil {
+		return r.full.Partition
+	}
+	return r.delta.Partition
+}
+
+// decodeRecord checks and decodes one journal record; reason says why it
+// cannot be trusted.
+func decodeRecord(raw []byte) (record, string) {
+	version, data, reason := openEnvelope(raw)
+	switch {
+	case reason != "":
+		return record{}, reason
+	case version == checkpointVersion:
+		cp, reason := decodeState(data)
+		return record{full: cp}, reason
+	}
+	d := &delta{}
+	if reason := decodeStrict(data, d); reason != "" {
+		return record{}, reason
+	}
+	if d.Generation <= d.Base {
+		return record{}, fmt.Sprintf("changes from generation %d to %d", d.Base, d.Generation)
+	}
+	for uid, c := range d.Pods {
+		if c != nil && c.Allocation.PodUID != uid {
+			return record{}, fmt.Sprintf("pod %q holds the allocation of pod %q", uid, c.Allocation.PodUID)
+		}
+	}
+	return record{delta: d}, ""
+}
+
+// replay brings cp, the checkpoint (nil: none), up to date with the
+// journal: one record a line, each appended and fdatasync'd before its
+// change was answered. Records at or below cp's generation were left by
+// a compaction that did not get to empty the journal, and are skipped;
+// each other delta must start from the generation the state is at. A
+// crash in the middle of an append leaves an incomplete or unreadable
+// tail: it was never acknowledged, and is ignored (the next write
+// replaces the journal). A bad record followed by a good one is no torn
+// tail: the journal is corrupted.
+func replay(cp *Checkpoint, journal []byte) (*Checkpoint, string) {
+	bad := ""
+	var last uint64
+	seen := false
+	for n := 1; len(journal) > 0; n++ {
+		line, rest, complete := bytes.Cut(journal, []byte("\n"))
+		journal = rest
+		rec, reason := decodeRecord(line)
+		if !complete && reason == "" {
+			reason = "no end of line"
+		}
+		switch {
+		case reason != "" && bad == "":
+			bad = fmt.Sprintf("record %d: %s", n, reason)
+			continue
+		case reason == "" && bad != "":
+			return nil, bad + ", and valid records follow it"
+		case reason != "":
+			continue
+		}
+		gen := rec.generation()
+		if seen && gen <= last {
+			return nil, fmt.Sprintf("record %d: generation %d after %d", n, gen, last)
+		}
+		seen, last = true, gen
+		if cp != nil && rec.partition() != cp.Partition {
+			return nil, fmt.Sprintf("record %d: its changes are of partition %q, the checkpoint's of %q", n, rec.partition(), cp.Partition)
+		}
+		switch {
+		case cp != nil && gen <= cp.Generation:
+		case rec.full != nil:
+			cp = rec.full
+		case cp == nil:
+			return nil, fmt.Sprintf("record %d: changes from generation %d, and no checkpoint they apply to", n, rec.delta.Base)
+		case rec.delta.Base != cp.Generation:
+			return nil, fmt.Sprintf("record %d: changes from generation %d, but the state before it is at generation %d", n, rec.delta.Base, cp.Generation)
+		default:
+			cp.apply(rec.delta)
+		}
+	}
+	return cp, ""
+}
+
+// undo cuts a failed append off the journal.
+func (j *journal) undo(err error) error {
+	if terr := j.f.Truncate(j.size); terr != nil || j.f.Sync() != nil {
+		j.close()
+	}
+	return err
+}
+
+// compact writes cp as the checkpoint and empties the journal. Once the
+// checkpoint is written cp is durable: a journal that cannot be emptied
+// holds older generations only, which ReadCheckpoint skips, and is
+// closed so that the next write tries again.
+func (j *journal) compact(cp *Checkpoint) error {
+	if err := WriteCheckpoint(j.dir, cp); err != nil {
+		return err
+	}
+	j.compactions++
+	j.last = cp
+	if j.f == nil {
+		f, err := os.OpenFile(filepath.Join(j.dir, JournalName), os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return nil
+		}
+		j.f = f
+	}
+	if err := j.f.Truncate(0); err != nil {
+		j.close()
+		return nil
+	}
+	if err := j.f.Sync(); err != nil {
+		j.close()
+		return nil
+	}
+	if err := fsutil.SyncDir(j.dir); err != nil { // a journal just created
+		j.close()
+		return nil
+	}
+	j.size, j.records = 0, 0
+	return nil
+}
+
+func (j *journal) close() {
+	if j.f != nil {
+		_ = j.f.Close()
+		j.f = nil
+	}
+}
