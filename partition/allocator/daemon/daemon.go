@@ -165,6 +165,9 @@ func Run(ctx context.Context, opts Options) error {
 			logger.Warn("graceful shutdown incomplete", "err", serr)
 		}
 	}
+	if cerr := srv.Compact(); cerr != nil {
+		logger.Warn("compacting the journal at stop failed; the next start reads it", "err", cerr)
+	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

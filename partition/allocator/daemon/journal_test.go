@@ -362,3 +362,36 @@ func TestJournalDeltaChain(t *testing.T) {
 		t.Fatalf("a journal of whole states: %+v %v", got, err)
 	}
 }
+
+// A clean stop compacts: the checkpoint holds the whole state and the
+// journal is empty, which a build that reads no deltas needs.
+func TestCompactLeavesTheStateWholeInTheCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	s := journalServer(t, dir)
+	for _, uid := range []string{"a", "b", "c"} {
+		if _, _, err := s.admit(manifest(t, uid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, JournalName)); len(b) == 0 {
+		t.Fatal("no journal records before the stop")
+	}
+	if err := s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, JournalName)); len(b) != 0 {
+		t.Fatalf("journal after Compact: %q", b)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, CheckpointName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, reason := decodeCheckpoint(bytes.TrimSuffix(raw, []byte("\n")))
+	if reason != "" || cp.Generation != 3 || len(cp.State.Allocations) != 3 {
+		t.Fatalf("checkpoint after Compact: %+v %s", cp, reason)
+	}
+	sameState(t, dir, s, "after Compact")
+	if err := s.Compact(); err != nil || s.journal.compactions != 2 {
+		t.Fatalf("a second Compact with nothing to compact: %v, %d compactions", err, s.journal.compactions)
+	}
+}

@@ -419,6 +419,23 @@ func (s *Server) waitDurable(gen, epoch uint64) error {
 	}
 }
 
+// Compact writes the durable state as the checkpoint and empties the
+// journal, once no write is in progress and every decided change is
+// durable (else it leaves them to their writer): what a clean stop does,
+// so that the state is whole in the checkpoint, as a build that reads no
+// deltas expects after a downgrade.
+func (s *Server) Compact() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.writing {
+		s.cond.Wait()
+	}
+	if s.broken != nil || s.head != s.durable.Generation || s.journal.records == 0 {
+		return nil
+	}
+	return s.journal.compact(s.durable)
+}
+
 // writeHead writes the decided state as the next checkpoint. On failure it
 // puts the allocator back to the durable state, so memory and disk never
 // disagree, and starts a new epoch: the changes above durable fail.
