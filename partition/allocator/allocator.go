@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -241,17 +242,11 @@ func (a *Allocator) Allocations() []Allocation {
 	for _, d := range a.pods {
 		out = append(out, copyDecision(d))
 	}
-	slices.SortFunc(out, func(x, y Allocation) int {
-		switch {
-		case x.PodUID < y.PodUID:
-			return -1
-		case x.PodUID > y.PodUID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, byPodUID)
 	return out
 }
+
+func byPodUID(x, y Allocation) int { return strings.Compare(string(x.PodUID), string(y.PodUID)) }
 
 func copyDecision(d Decision) Decision {
 	c := d
@@ -267,6 +262,40 @@ func copyDecision(d Decision) Decision {
 		c.Containers = nil
 	}
 	return c
+}
+
+// StateAfter is State, given prev, a State this allocator returned, and
+// changed, every pod admitted or released since: the other pods' entries
+// are prev's, shared rather than copied (a State is never written to),
+// so that its cost grows with the changes, not with the pods held (the
+// daemon builds one per durable write).
+func (a *Allocator) StateAfter(prev State, changed map[types.UID]bool) State {
+	st := State{Machine: a.mm.Machine(), Allocations: make([]Allocation, 0, len(a.pods)),
+		Blocks: make(map[types.UID]map[string][]Block, len(prev.Blocks)+len(changed))}
+	for _, d := range prev.Allocations {
+		if !changed[d.PodUID] {
+			st.Allocations = append(st.Allocations, d)
+		}
+	}
+	for uid, bs := range prev.Blocks {
+		if !changed[uid] {
+			st.Blocks[uid] = bs
+		}
+	}
+	for uid := range changed {
+		d, ok := a.pods[uid]
+		if !ok {
+			continue
+		}
+		st.Allocations = append(st.Allocations, copyDecision(d))
+		if bs := a.mm.Blocks(string(uid)); len(bs) > 0 {
+			st.Blocks[uid] = bs
+		}
+	}
+	if len(changed) > 0 {
+		slices.SortFunc(st.Allocations, byPodUID)
+	}
+	return st
 }
 
 // State returns a deep copy of the state.

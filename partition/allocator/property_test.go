@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 )
@@ -72,6 +73,9 @@ func runSequence(t *testing.T, seed uint64, steps int) (State, *Allocator, Confi
 	cfg := randomConfig(r)
 	a := mustNew(t, cfg)
 	initial := a.State().Machine
+	// StateAfter, given the last state and the pods changed since (one
+	// or two steps of them), is State.
+	prev, changed := a.State(), map[types.UID]bool{}
 	var live []string
 	for i := 0; i < steps; i++ {
 		if len(live) > 0 && r.IntN(3) == 0 {
@@ -79,6 +83,7 @@ func runSequence(t *testing.T, seed uint64, steps int) (State, *Allocator, Confi
 			if ok, err := a.Release(typesUID(live[k])); !ok || err != nil {
 				t.Fatalf("seed %d: release %s: %v %v", seed, live[k], ok, err)
 			}
+			changed[typesUID(live[k])] = true
 			live = append(live[:k], live[k+1:]...)
 		} else {
 			uid := fmt.Sprintf("pod-%03d", i)
@@ -88,9 +93,19 @@ func runSequence(t *testing.T, seed uint64, steps int) (State, *Allocator, Confi
 			}
 			if d.Admitted {
 				live = append(live, uid)
+				changed[typesUID(uid)] = true
 			}
 		}
 		checkState(t, a)
+		if i%2 == 1 {
+			after := a.StateAfter(prev, changed)
+			j1, _ := json.Marshal(after)
+			j2, _ := json.Marshal(a.State())
+			if string(j1) != string(j2) {
+				t.Fatalf("seed %d step %d: StateAfter\n%s\nState\n%s", seed, i, j1, j2)
+			}
+			prev, changed = after, map[types.UID]bool{}
+		}
 	}
 	final := a.State()
 	for _, uid := range live {

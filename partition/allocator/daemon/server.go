@@ -440,7 +440,9 @@ func (s *Server) Compact() error {
 // puts the allocator back to the durable state, so memory and disk never
 // disagree, and starts a new epoch: the changes above durable fail.
 func (s *Server) writeHead() {
-	cp := &Checkpoint{Partition: s.partition, Generation: s.head, State: s.alloc.State(), Digests: maps.Clone(s.digests)}
+	// s.changed are the pods changed since durable (a failed write rolls
+	// back to it and empties them).
+	cp := &Checkpoint{Partition: s.partition, Generation: s.head, State: s.alloc.StateAfter(s.durable.State, s.changed), Digests: maps.Clone(s.digests)}
 	changed := s.changed
 	s.changed = map[types.UID]bool{}
 	s.writing = true
