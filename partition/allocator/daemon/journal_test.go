@@ -27,6 +27,18 @@ func journalServer(t *testing.T, dir string) *Server {
 	return s
 }
 
+// admitted is a server on dir that admitted pods uids, one at a time.
+func admitted(t *testing.T, dir string, uids ...string) *Server {
+	t.Helper()
+	s := journalServer(t, dir)
+	for _, uid := range uids {
+		if _, _, err := s.admit(manifest(t, uid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
 // Changes are appended to the journal between compactions into the
 // checkpoint, and every state read back is the last one written.
 func TestJournalAppendsAndCompacts(t *testing.T) {
@@ -68,12 +80,7 @@ func TestJournalAppendsAndCompacts(t *testing.T) {
 // good one is corruption, refused with the file's name.
 func TestJournalTornTailAndCorruption(t *testing.T) {
 	dir := t.TempDir()
-	s := journalServer(t, dir)
-	for _, uid := range []string{"a", "b", "c"} {
-		if _, _, err := s.admit(manifest(t, uid)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	admitted(t, dir, "a", "b", "c")
 	journal := filepath.Join(dir, JournalName)
 	good, err := os.ReadFile(journal)
 	if err != nil || strings.Count(string(good), "\n") != 2 {
@@ -292,12 +299,7 @@ func TestJournalDeltasReplayToTheDurableState(t *testing.T) {
 // Journals of binaries before deltas (whole states a record) still read.
 func TestJournalDeltaChain(t *testing.T) {
 	dir := t.TempDir()
-	s := journalServer(t, dir)
-	for _, uid := range []string{"a", "b", "c"} {
-		if _, _, err := s.admit(manifest(t, uid)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	admitted(t, dir, "a", "b", "c")
 	journal := filepath.Join(dir, JournalName)
 	good, err := os.ReadFile(journal)
 	if err != nil {
@@ -367,12 +369,7 @@ func TestJournalDeltaChain(t *testing.T) {
 // journal is empty, which a build that reads no deltas needs.
 func TestCompactLeavesTheStateWholeInTheCheckpoint(t *testing.T) {
 	dir := t.TempDir()
-	s := journalServer(t, dir)
-	for _, uid := range []string{"a", "b", "c"} {
-		if _, _, err := s.admit(manifest(t, uid)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := admitted(t, dir, "a", "b", "c")
 	if b, _ := os.ReadFile(filepath.Join(dir, JournalName)); len(b) == 0 {
 		t.Fatal("no journal records before the stop")
 	}
