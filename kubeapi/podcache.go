@@ -44,6 +44,10 @@ type CacheStatus struct {
 	// both are cleared by the next success.
 	LastError  string
 	ErrorSince time.Time
+	// LastHeard is the last list or watch event: a stopped API server
+	// keeps its watch open and says nothing, so a miss reports how long
+	// it has been silent.
+	LastHeard time.Time
 	// Lists, Errors: lists done (the first, re-lists after 410 Gone) and
 	// failed lists or watches. Waits, Timeouts: reads that waited for a
 	// pod not yet in the cache, and those that gave up.
@@ -147,7 +151,10 @@ func (c *PodCache) missing(key string, why error) error {
 	if !c.status.Synced {
 		return fmt.Errorf("pod %s is not in the pod cache of Node %s (%v): the first list of its pods has not been answered yet", key, c.node, why)
 	}
-	return fmt.Errorf("pod %s is not in the pod cache of Node %s (%v): the API server has no such pod bound to the Node", key, c.node, why)
+	// The watch is open: either no such pod is bound to the Node, or the
+	// API server has stalled without closing it (SIGSTOP, overload).
+	return fmt.Errorf("pod %s is not in the pod cache of Node %s (%v): the API server has sent no such pod bound to the Node (its watch is open; last heard from it %s ago)",
+		key, c.node, why, time.Since(c.status.LastHeard).Round(time.Millisecond))
 }
 
 // Run keeps the cache current until ctx ends.
@@ -230,7 +237,7 @@ func (c *PodCache) succeededLocked() {
 	if c.status.LastError != "" {
 		c.log.Info("pod cache: the API server answers again", "failing since", c.status.ErrorSince)
 	}
-	c.status.Synced, c.status.LastError, c.status.ErrorSince = true, "", time.Time{}
+	c.status.Synced, c.status.LastError, c.status.ErrorSince, c.status.LastHeard = true, "", time.Time{}, time.Now()
 	close(c.changed)
 	c.changed = make(chan struct{})
 }

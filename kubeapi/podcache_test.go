@@ -92,8 +92,11 @@ func TestPodCacheFollowsTheWatch(t *testing.T) {
 	}
 	brief, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := c.Pod(brief, "ns", "db"); err == nil || !strings.Contains(err.Error(), "no such pod bound to the Node") {
+	if _, err := c.Pod(brief, "ns", "db"); err == nil || !strings.Contains(err.Error(), "no such pod bound to the Node (its watch is open; last heard from it ") {
 		t.Errorf("another Node's pod: %v", err)
+	}
+	if st := c.Status(); st.LastHeard.IsZero() || time.Since(st.LastHeard) > time.Minute {
+		t.Errorf("last heard from the API server: %v", st.LastHeard)
 	}
 	if s.Gets("/api/v1/namespaces/ns/pods/web") != 0 {
 		t.Error("the cache read a pod with a GET")
