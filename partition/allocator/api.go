@@ -6,6 +6,9 @@
 package allocator
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
 	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
@@ -81,4 +84,10 @@ type State struct {
 	// Blocks are the pinned containers' memory blocks by pod and container,
 	// what Restore needs to rebuild the Node Map exactly.
 	Blocks map[types.UID]map[string][]Block `json:"blocks,omitempty"`
+}
+
+// Find is the index of pod uid's allocation in s.Allocations, or where it
+// would be inserted, and whether it is there.
+func (s State) Find(uid types.UID) (int, bool) {
+	return slices.BinarySearchFunc(s.Allocations, uid, func(a Allocation, u types.UID) int { return strings.Compare(string(a.PodUID), string(u)) })
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 
 	"golang.org/x/sys/unix"
 	"k8s.io/apimachinery/pkg/types"
@@ -115,14 +114,13 @@ func diff(prev, cp *Checkpoint, changed map[types.UID]bool) *delta {
 			d.Machine[id] = n
 		}
 	}
-	allocs := cp.State.Allocations
 	for uid := range changed {
-		i, found := slices.BinarySearchFunc(allocs, uid, func(a allocator.Allocation, u types.UID) int { return strings.Compare(string(a.PodUID), string(u)) })
+		i, found := cp.State.Find(uid)
 		if !found {
 			d.Pods[uid] = nil
 			continue
 		}
-		d.Pods[uid] = &podChange{Allocation: allocs[i], Blocks: cp.State.Blocks[uid], Digest: cp.Digests[uid]}
+		d.Pods[uid] = &podChange{Allocation: cp.State.Allocations[i], Blocks: cp.State.Blocks[uid], Digest: cp.Digests[uid]}
 	}
 	return d
 }
@@ -137,7 +135,7 @@ func (cp *Checkpoint) apply(d *delta) {
 	}
 	for uid, c := range d.Pods {
 		allocs := cp.State.Allocations
-		i, found := slices.BinarySearchFunc(allocs, uid, func(a allocator.Allocation, u types.UID) int { return strings.Compare(string(a.PodUID), string(u)) })
+		i, found := cp.State.Find(uid)
 		switch {
 		case c == nil && found:
 			cp.State.Allocations = slices.Delete(allocs, i, i+1)
