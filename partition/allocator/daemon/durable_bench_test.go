@@ -105,7 +105,9 @@ func BenchmarkDurableDecision(b *testing.B) {
 					cp := &Checkpoint{Partition: s.partition, Generation: gen, State: s.durable.State, Digests: s.durable.Digests}
 					var err error
 					if via == "journal" {
-						err = s.journal.write(cp, changed)
+						if _, err = s.journal.write(cp, changed); err == nil {
+							err = s.journal.sync()
+						}
 					} else {
 						err = WriteCheckpoint(s.stateDir, cp)
 					}

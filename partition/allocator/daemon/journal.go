@@ -15,8 +15,8 @@ import (
 	"github.com/numa-partition/numa-partition/partition/allocator"
 )
 
-// journal makes each change durable with one append and one fdatasync to
-// dir/allocations.journal instead of the checkpoint's temp file, fsync,
+// journal makes each change durable with one append to
+// dir/allocations.journal, fdatasync'd after the answer (see sync), instead of the checkpoint's temp file, fsync,
 // rename and directory fsync. A record is a delta: the pods the change
 // (or the changes of one group commit) admitted or released and the
 // nodes whose tables changed, so its size and cost do not grow with the
@@ -39,6 +39,8 @@ type journal struct {
 	// appends and compactions count the durable writes made: one of
 	// them per write (TestOneDurableWritePerDecision).
 	appends, compactions uint64
+	// fdatasync is unix.Fdatasync; tests hold it up or fail it.
+	fdatasync func(fd int) error
 }
 
 // Compaction thresholds: 1,024 deltas amortize the checkpoint's rename
@@ -73,32 +75,58 @@ type podChange struct {
 }
 
 func newJournal(dir string) *journal {
-	return &journal{dir: dir, maxRecords: journalMaxRecords}
+	return &journal{dir: dir, maxRecords: journalMaxRecords, fdatasync: unix.Fdatasync}
 }
 
-// write makes cp durable: an append of what changed since the last write
-// (changed names the pods admitted or released since), or a compaction.
-// When it fails, the durable state is the previous one (an append that
-// failed is cut off the journal; if even that fails the journal is
-// closed, and the next write compacts).
-func (j *journal) write(cp *Checkpoint, changed map[types.UID]bool) error {
+// write makes cp durable against the daemon's crash: an append of what
+// changed since the last write (changed names the pods admitted or
+// released since), or a compaction. An append is in the kernel once
+// write(2) returns, whatever becomes of the daemon (SIGKILL, OOM kill,
+// panic); it is on the disk once sync returns, which the caller does
+// after answering and before the next write, so the journal on the disk
+// is always a prefix of the records answered (see sync). A compaction is
+// on the disk when write returns. synced says which: false means sync
+// is owed. When write fails, the durable state is the previous one (an
+// append that failed is cut off the journal; if even that fails the
+// journal is closed, and the next write compacts).
+func (j *journal) write(cp *Checkpoint, changed map[types.UID]bool) (synced bool, err error) {
 	if j.f == nil || j.last == nil || j.records >= j.maxRecords || j.size >= journalMaxBytes {
-		return j.compact(cp)
+		return true, j.compact(cp)
 	}
 	rec, err := encodeEnvelope(deltaVersion, diff(j.last, cp, changed))
 	if err != nil {
-		return err
+		return false, err
 	}
 	if _, err := j.f.Write(rec); err != nil {
-		return j.undo(fmt.Errorf("appending to %s: %w", j.f.Name(), err))
-	}
-	if err := unix.Fdatasync(int(j.f.Fd())); err != nil {
-		return j.undo(fmt.Errorf("fdatasync %s: %w", j.f.Name(), err))
+		return false, j.undo(fmt.Errorf("appending to %s: %w", j.f.Name(), err))
 	}
 	j.size += int64(len(rec))
 	j.records++
 	j.appends++
 	j.last = cp
+	return false, nil
+}
+
+// sync puts the appends on the disk (fdatasync), so that they survive a
+// crash of the OS too. Why after the answer and not before: a decision
+// places containers, which an OS crash ends as well, and the next start
+// releases every allocation whose container no longer runs
+// (nriplugin's Synchronize); what a decision must survive is the
+// daemon's own crash, and write(2) is enough for that. What an OS crash
+// must not do is leave a journal the next start refuses: appending only
+// after the previous append is synced keeps the records on the disk a
+// prefix of those written, never one with a hole before a later one.
+// When the fdatasync fails, the pages may be lost while the daemon runs
+// (the kernel marks them clean all the same): the caller writes the
+// state whole as the checkpoint (compact).
+func (j *journal) sync() error {
+	if j.f == nil {
+		return nil
+	}
+	if err := j.fdatasync(int(j.f.Fd())); err != nil {
+		j.close()
+		return fmt.Errorf("fdatasync %s: %w", filepath.Join(j.dir, JournalName), err)
+	}
 	return nil
 }
 
@@ -208,12 +236,13 @@ func decodeRecord(raw []byte) (record, string) {
 }
 
 // replay brings cp, the checkpoint (nil: none), up to date with the
-// journal: one record a line, each appended and fdatasync'd before its
-// change was answered. Records at or below cp's generation were left by
+// journal: one record a line, each appended before its change was
+// answered. Records at or below cp's generation were left by
 // a compaction that did not get to empty the journal, and are skipped;
 // each other delta must start from the generation the state is at. A
 // crash in the middle of an append leaves an incomplete or unreadable
-// tail: it was never acknowledged, and is ignored (the next write
+// tail: it was never acknowledged (or, after a crash of the OS, placed
+// containers that ended with it), and is ignored (the next write
 // replaces the journal). A bad record followed by a good one is no torn
 // tail: the journal is corrupted.
 func replay(cp *Checkpoint, journal []byte) (*Checkpoint, string) {

@@ -134,6 +134,7 @@ func TestJournalAppendFailureUndoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, JournalName))
+	settle(s)
 	s.journal.f.Close() // the next append fails
 	if resp, status, err := s.admit(manifest(t, "lost")); err == nil || status != 500 {
 		t.Fatalf("admission with a failing journal: %+v %d %v", resp, status, err)

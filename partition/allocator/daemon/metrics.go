@@ -58,16 +58,16 @@ func newMetrics(partition string) *metrics {
 		}, []string{"result"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Name: "errors_total", ConstLabels: labels,
-			Help: "Errors by operation: admit, release, checkpoint, peer (credentials unreadable).",
+			Help: "Errors by operation: admit, release, checkpoint, sync (a journal fdatasync after the answer; the state was then written whole as the checkpoint), peer (credentials unreadable).",
 		}, []string{"op"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: metricsNamespace, Name: "admission_duration_seconds", ConstLabels: labels,
-			Help:    "Time from receiving an admission (an API request, or the NRI plugin's for a container it is creating) to answering it, checkpoint fsync included.",
+			Help:    "Time from receiving an admission (an API request, or the NRI plugin's for a container it is creating) to answering it: the decision and its journal append (the fdatasync follows the answer), or a compaction into the checkpoint, fsyncs included.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16), // 100µs .. 3.3s
 		}),
 		checkpoint: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: metricsNamespace, Name: "checkpoint_write_duration_seconds", ConstLabels: labels,
-			Help:    "Time of one durable write: a journal append and fdatasync, or now and then a compaction into the checkpoint (write, fsync, rename, fsync dir).",
+			Help:    "Time of one durable write: a journal append and its fdatasync (which follows the answer), or now and then a compaction into the checkpoint (write, fsync, rename, fsync dir).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 		}),
 		nriEvents: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -88,7 +88,7 @@ func newMetrics(partition string) *metrics {
 	for _, r := range []string{"released", "unknown", "error"} {
 		m.releases.WithLabelValues(r)
 	}
-	for _, op := range []string{"admit", "release", "checkpoint", "peer"} {
+	for _, op := range []string{"admit", "release", "checkpoint", "sync", "peer"} {
 		m.errors.WithLabelValues(op)
 	}
 	m.registry.MustRegister(m.admissions, m.releases, m.errors, m.latency, m.checkpoint, m.nriEvents, m.peersDenied,

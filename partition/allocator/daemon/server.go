@@ -438,7 +438,10 @@ func (s *Server) Compact() error {
 
 // writeHead writes the decided state as the next checkpoint. On failure it
 // puts the allocator back to the durable state, so memory and disk never
-// disagree, and starts a new epoch: the changes above durable fail.
+// disagree, and starts a new epoch: the changes above durable fail. A
+// journal append is answered once written, and synced before the next
+// write (journal.sync) by a goroutine of its own, so that the writer's
+// own change is answered before the sync too.
 func (s *Server) writeHead() {
 	// s.changed are the pods changed since durable (a failed write rolls
 	// back to it and empties them).
@@ -448,20 +451,62 @@ func (s *Server) writeHead() {
 	s.writing = true
 	s.mu.Unlock()
 	start := time.Now()
-	err := s.journal.write(cp, changed)
-	s.metrics.checkpoint.Observe(time.Since(start).Seconds())
+	synced, err := s.journal.write(cp, changed)
 	s.mu.Lock()
-	s.writing = false
 	defer s.cond.Broadcast()
-	if err == nil {
-		s.durable = cp
-		s.publish()
-		s.metrics.setState(cp.Generation, cp.State)
-		if s.onChange != nil {
-			s.onChange(s.summaryLocked())
-		}
+	if err != nil {
+		s.writing = false
+		s.metrics.checkpoint.Observe(time.Since(start).Seconds())
+		s.undo(err)
 		return
 	}
+	s.durable = cp
+	s.publish()
+	s.metrics.setState(cp.Generation, cp.State)
+	if s.onChange != nil {
+		s.onChange(s.summaryLocked())
+	}
+	if synced {
+		s.metrics.checkpoint.Observe(time.Since(start).Seconds())
+		s.writing = false
+		return
+	}
+	// Answered now (this writer's own change too); the next write waits
+	// until the sync is done.
+	go func() {
+		s.syncJournal(cp)
+		s.metrics.checkpoint.Observe(time.Since(start).Seconds())
+		s.mu.Lock()
+		s.writing = false
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}()
+}
+
+// syncJournal syncs the append of cp. When the fdatasync fails, cp is
+// written whole as the checkpoint; when that fails too, the acknowledged
+// changes may not survive a crash of the OS, and the daemon stops
+// deciding (broken) until it is restarted from what is on the disk.
+// Called without mu, while writing is set.
+func (s *Server) syncJournal(cp *Checkpoint) {
+	err := s.journal.sync()
+	if err == nil {
+		return
+	}
+	s.metrics.errors.WithLabelValues("sync").Inc()
+	s.log.Error("journal sync failed; writing the state whole as the checkpoint", "err", err, "generation", cp.Generation)
+	if cerr := s.journal.compact(cp); cerr != nil {
+		s.mu.Lock()
+		s.broken = fmt.Errorf("the journal's fdatasync failed (%v) and so did writing the checkpoint (%v): the changes up to generation %d are answered but may not survive a crash of the OS; restart the daemon", err, cerr, cp.Generation)
+		s.publish()
+		s.log.Error("daemon unusable until restarted", "err", s.broken)
+		s.mu.Unlock()
+	}
+}
+
+// undo puts the allocator back to the durable state after a failed write
+// and starts a new epoch. Called with mu held.
+func (s *Server) undo(err error) {
 	s.metrics.errors.WithLabelValues("checkpoint").Inc()
 	s.log.Error("checkpoint write failed, undoing the operations not yet written", "err", err, "durable", s.durable.Generation, "undone", s.head-s.durable.Generation)
 	s.writeErr = err
