@@ -35,12 +35,13 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
-# -timeout: with NUMA_PARTITION_REALBIN set, BenchmarkContainerCreate
-# (nriplugin/runtimetest) creates 2 × 1,000 containers on a real
-# containerd, 4-9 min on 2 shared cores, past go test's default 10 min
-# for its package with the other benchmarks.
+# Every benchmark, the product's and the merge against kubelet's own
+# code (test/tmcompare), in one run; then the README's Performance
+# tables, printed from their output (test/benchreport). Outputs in
+# .cache/bench/<time>/. Quiet machine, root and the real containerd for
+# every table: test/benchreport/run.sh says why.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
+	GO='$(GO)' NUMA_PARTITION_REALBIN='$(NUMA_PARTITION_REALBIN)' test/benchreport/run.sh
 
 # Runs the main job on a real machine's sysfs dump shipped in testdata/: a
 # 4-socket, 8-node Opteron with the config and the host facts (pid limit,

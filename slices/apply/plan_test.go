@@ -25,10 +25,13 @@ func applied(d Desired) Current {
 		}
 		c.Units[u.Name] = info
 	}
+	c.CPUSetsV1 = map[string]string{}
 	for _, s := range d.Slices {
 		info := c.Units[s.Unit]
 		info.AllowedCPUs, info.AllowedMemoryNodes = s.CPUs, s.Mems
 		c.Units[s.Unit] = info
+		// The slice's cpuset v1 group as apply leaves it on a v1 host.
+		c.CPUSetsV1[s.Unit] = s.CPUs.String() + "/" + s.Mems.String()
 	}
 	for _, h := range d.Hugepages {
 		c.Hugepages[HugepageKey{h.Node, h.PageSize}] = h.Count

@@ -10,11 +10,15 @@
 // decisions), daemon.go (socket, systemd, lifecycle), client.go.
 //
 // The contract that matters for crash safety: a decision that changes the
-// state is made durable before the response is sent, so every acknowledged
-// operation survives a SIGKILL; and admissions are idempotent by pod UID,
-// so a client that lost its connection mid-request retries and gets the
-// decision that was made. Durable is one write per decision (fewer when
-// concurrent decisions share it): an append and fdatasync of the whole
-// state to the journal, compacted into the checkpoint (temp file, fsync,
-// rename, fsync dir) every 64 records and at a run's first write.
+// state is written to the journal before the response is sent, so every
+// acknowledged operation survives a SIGKILL; the record is fdatasync'd
+// right after, before the next one is written, so a crash of the OS
+// leaves a journal the next start reads (see journal.sync for why the
+// answer does not wait for the disk); and admissions are idempotent by
+// pod UID, so a client that lost its connection mid-request retries and
+// gets the decision that was made. Durable is one write per decision
+// (fewer when concurrent decisions share it): an append of the change
+// (a delta of the pods and nodes it touched) to the journal, compacted
+// into the checkpoint (temp file, fsync, rename, fsync dir) every 1,024
+// records, at a run's first write and at a clean stop.
 package daemon

@@ -27,10 +27,11 @@ import (
 // generation. Durability is a group commit: a decided change waits until a
 // checkpoint with its generation is on disk; whichever waiter finds no
 // write in progress writes the latest state for everyone decided so far,
-// outside the lock, so concurrent clients share one fsync instead of
-// queueing for one each. No answer leaves before its state is durable.
-// A write is one append and fdatasync to the journal of what changed
-// (the pods in changed), compacted into the checkpoint now and then (see
+// outside the lock, so concurrent clients share one write instead of
+// queueing for one each. No answer leaves before its state is durable
+// against the daemon's crash. A write is one append to the journal of
+// what changed (the pods in changed), fdatasync'd after the answer and
+// before the next write, compacted into the checkpoint now and then (see
 // journal).
 type Server struct {
 	partition string

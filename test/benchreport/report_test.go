@@ -1,0 +1,70 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const sample = `goos: linux
+BenchmarkDurableDecision/pods=16/answer-2   	    2000	     79507 ns/op	       491.0 record-bytes	      5479 state-bytes
+BenchmarkDurableDecision/pods=16/decision-2 	    2000	    281746 ns/op	       491.0 record-bytes	      5479 state-bytes
+BenchmarkDurableDecision/pods=16/write=journal-2    	    2000	    223352 ns/op	       481.0 record-bytes	      5333 state-bytes
+BenchmarkDurableDecision/pods=16/write=checkpoint-2 	    2000	    881659 ns/op	       481.0 record-bytes	      5333 state-bytes
+BenchmarkAdmitThroughSocket/clients=1/GOMAXPROCS=2-2         	    1000	         0 ns/op	       827.0 admissions/s	         0.56 p50-ms	         2.74 p99-ms
+--- BENCH: BenchmarkRatio/random/02/best-effort-2
+    ratio_test.go:130: worst: 2.5x, BenchmarkRatio 12 is in a log line
+BenchmarkRatio/random/02/best-effort-5 	       5	        16.20 median-x	         2.512 worst-x	         0 slower-count	        41.50 ours-med-ns	       700.0 kubelet-med-ns	       120.0 kubelet-ns/perm	         0 ns/op
+PASS
+`
+
+func TestParseAndReport(t *testing.T) {
+	rs := results{}
+	if err := parse(strings.NewReader(sample), rs); err != nil {
+		t.Fatal(err)
+	}
+	if got := rs["Ratio/random/02/best-effort"]["worst-x"]; got != 2.512 {
+		t.Fatalf("worst-x = %v, want 2.512 (results %v)", got, rs)
+	}
+	if _, ok := rs["Ratio/random/02/best-effort-5"]; ok {
+		t.Fatal("the GOMAXPROCS suffix was kept")
+	}
+	var out strings.Builder
+	if err := write(&out, "title", rs); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| a decision made durable, 16 pods held (`-bench DurableDecision`): answered (decision and journal append) / one after another (each also waits for the previous fdatasync) / the append and fdatasync alone / the checkpoint rewritten in its place | 80 µs / 282 µs / 223 µs / 882 µs; a record 481 bytes, the state 5333 |",
+		"| the allocator daemon through its socket, 1 client(s) (`-bench AdmitThroughSocket`) | 827 admissions/s, p50 0.56 ms, p99 2.74 ms |",
+		"| best-effort | 16.2× / 2.5× (42 ns) | not measured |",
+		// Missing benchmarks say so, by name, instead of printing zeros.
+		"not measured: BenchmarkDurableDecision/pods=256/answer did not report ns/op",
+		"not measured: BenchmarkContainerCreate/plugin did not report none-p50-ms",
+		"Above 8 nodes: not measured: BenchmarkRatio/above8/any did not report slower-count.",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestParseRefusesAValueWithoutUnit(t *testing.T) {
+	err := parse(strings.NewReader("BenchmarkX-2 10 5 ns/op 7\n"), results{})
+	if err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("got %v, want an error naming line 1", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(sample)
+	f.Add("BenchmarkX-2 10 5 ns/op 7\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		rs := results{}
+		if err := parse(strings.NewReader(in), rs); err != nil {
+			return
+		}
+		var out strings.Builder
+		if err := write(&out, "", rs); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
