@@ -28,7 +28,7 @@ echo "benchmarks: the merge against kubelet's code (test/tmcompare)" >&2
 (cd test/tmcompare && "$GO" test -run '^$' -bench Ratio -benchtime 5x -timeout 60m) 2>&1 | tee "$out/tmcompare.txt" || status=$?
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-title="\`make bench\`, $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown): $(nproc) × $cpu, $("$GO" env GOVERSION), load average $load_before before and $load_after after; durable writes in $NUMA_PARTITION_BENCH_DIR ($(stat -f -c %T "$NUMA_PARTITION_BENCH_DIR"))."
+title="\`make bench\`, $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown): $(nproc) × $cpu, $("$GO" env GOVERSION), load average $load_before before and $load_after after; durable writes in $NUMA_PARTITION_BENCH_DIR ($(findmnt -no FSTYPE -T "$NUMA_PARTITION_BENCH_DIR" 2>/dev/null || stat -f -c %T "$NUMA_PARTITION_BENCH_DIR"))."
 "$GO" run ./test/benchreport -title "$title" "$out/product.txt" "$out/tmcompare.txt" | tee "$out/performance.md"
 if [[ $status -ne 0 ]]; then
 	echo "make bench: a benchmark failed (exit $status): see $out/product.txt and $out/tmcompare.txt" >&2
