@@ -21,6 +21,7 @@ import (
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 func allocatorCommand() *cli.Command {
@@ -155,10 +156,10 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 	}
 	nriOpts := nriplugin.Options{Partition: p.Name, Name: p.Allocator.NRIPlugin, Mode: p.Allocator.Mode, Socket: p.Allocator.NRISocket, CPUs: cpus,
 		Policy: cfg.Policy, Scope: cfg.Scope}
-	opts.WaitRuntime = p.Allocator.Mode == planner.AllocatorModeNRI
+	opts.WaitRuntime = p.Allocator.Mode == config.AllocatorModeNRI
 	opts.Runtime = func(ctx context.Context, srv *daemon.Server, ready func()) error {
 		nriOpts.Logger, nriOpts.OnSynchronized, nriOpts.ObserveEvent = slog.Default(), ready, srv.ObserveNRIEvent
-		if p.Allocator.Mode == planner.AllocatorModeNRI {
+		if p.Allocator.Mode == config.AllocatorModeNRI {
 			// Pods placed as one unit are read from a cache of the Node's
 			// pods, watched with the partition kubelet's own credentials
 			// (the Node authorizer lets it list and watch its pods).

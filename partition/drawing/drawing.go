@@ -19,6 +19,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // Picture is what a drawing shows: a plan, the machine it was made for,
@@ -45,7 +46,7 @@ const (
 	excludedColor = "#e8e8e8"
 )
 
-// palette gives the plan's colour names (planner.Colors) a fill; names
+// palette gives the plan's colour names (config.Colors) a fill; names
 // beyond it ("color17") cycle through it.
 var palette = map[string]string{
 	"red": "#e05252", "blue": "#4f7fd9", "green": "#4caf50", "yellow": "#e6c229",
@@ -59,7 +60,7 @@ func fill(p planner.Partition) string {
 	if c, ok := palette[p.Color]; ok {
 		return c
 	}
-	return palette[planner.Colors[p.Index%len(planner.Colors)]]
+	return palette[config.Colors[p.Index%len(config.Colors)]]
 }
 
 // size prints bytes for people: the largest binary unit, one decimal

@@ -26,14 +26,14 @@ func (pl *planning) planAllocatorModes() {
 			key, mode = perPart[i].pre+"allocator_mode", o.AllocatorMode
 		}
 		switch mode {
-		case "", AllocatorModeAuto:
-			mode = AllocatorModeKubelet
+		case "", config.AllocatorModeAuto:
+			mode = config.AllocatorModeKubelet
 			if p.Nodes.Len() > kubeletMaxNUMANodes {
-				mode = AllocatorModeNRI
+				mode = config.AllocatorModeNRI
 			}
-		case AllocatorModeKubelet, AllocatorModeNRI:
+		case config.AllocatorModeKubelet, config.AllocatorModeNRI:
 		default:
-			col.Add(key, "%q: allowed are %q, %q and %q", mode, AllocatorModeAuto, AllocatorModeKubelet, AllocatorModeNRI)
+			col.Add(key, "%q: allowed are %q, %q and %q", mode, config.AllocatorModeAuto, config.AllocatorModeKubelet, config.AllocatorModeNRI)
 			continue
 		}
 		a, kl := &p.Allocator, &p.Kubelet
@@ -41,16 +41,16 @@ func (pl *planning) planAllocatorModes() {
 		if p.Runtime.Kind == RuntimeContainerd {
 			a.NRISocket = hostpaths.NRISocket(p.Runtime.StateDir)
 			a.NRIPlugin = NRIPluginName(p.Name)
-		} else if mode == AllocatorModeNRI {
+		} else if mode == config.AllocatorModeNRI {
 			col.Add(key, "partition %s: nri mode plugs into the partition's own containerd; set runtime.mode = %q", p.Name, config.RuntimeModeContainerd)
 			continue
 		}
-		if mode != AllocatorModeNRI {
+		if mode != config.AllocatorModeNRI {
 			continue
 		}
 		a.TopologyPolicy, a.TopologyScope, a.TopologyOptions = kl.TopologyManagerPolicy, kl.TopologyManagerScope, copyMap(kl.TopologyManagerOptions)
 		kl.CPUManagerPolicy, kl.MemoryManagerPolicy = "none", "None"
-		kl.TopologyManagerPolicy, kl.TopologyManagerScope = "none", DefaultTopologyManagerScope
+		kl.TopologyManagerPolicy, kl.TopologyManagerScope = "none", config.DefaultTopologyManagerScope
 		kl.CPUManagerPolicyOptions, kl.TopologyManagerOptions = nil, nil
 	}
 }

@@ -3,6 +3,7 @@ package planner
 import (
 	"testing"
 
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,12 +22,12 @@ allocator_mode = "nri"
 `))
 		require.NoError(t, err)
 		kubelet, nri := p.Partitions[0], p.Partitions[1]
-		assert.Equal(t, AllocatorModeKubelet, kubelet.Allocator.Mode)
+		assert.Equal(t, config.AllocatorModeKubelet, kubelet.Allocator.Mode)
 		assert.Equal(t, "single-numa-node", kubelet.Kubelet.TopologyManagerPolicy)
 		assert.Equal(t, "static", kubelet.Kubelet.CPUManagerPolicy)
 
 		assert.Equal(t, Allocator{Socket: "/run/numa-partition/node1.sock", StateDir: "/var/lib/numa-partition/node1",
-			Mode: AllocatorModeNRI, NRISocket: "/run/containerd-node1/nri.sock", NRIPlugin: "numa-partition-node1", TopologyPolicy: "single-numa-node", TopologyScope: "pod",
+			Mode: config.AllocatorModeNRI, NRISocket: "/run/containerd-node1/nri.sock", NRIPlugin: "numa-partition-node1", TopologyPolicy: "single-numa-node", TopologyScope: "pod",
 			TopologyOptions: map[string]string{"prefer-closest-numa-nodes": "true"}}, nri.Allocator)
 		k := nri.Kubelet
 		assert.Equal(t, []string{"none", "None", "none"}, []string{k.CPUManagerPolicy, k.MemoryManagerPolicy, k.TopologyManagerPolicy})
@@ -37,10 +38,10 @@ allocator_mode = "nri"
 		p, err := NewPlan(synth(spec{sockets: 1, nodesPerSocket: 9, coresPerNode: 2, threads: 1}), mustParse(t, "[kubelet]\nhostname = \"h\"\n"))
 		require.NoError(t, err)
 		require.Len(t, p.Partitions, 1)
-		assert.Equal(t, AllocatorModeNRI, p.Partitions[0].Allocator.Mode)
+		assert.Equal(t, config.AllocatorModeNRI, p.Partitions[0].Allocator.Mode)
 		p, err = NewPlan(synth(seedSpec), mustParse(t, "[kubelet]\nhostname = \"h\"\n"))
 		require.NoError(t, err)
-		assert.Equal(t, AllocatorModeKubelet, p.Partitions[0].Allocator.Mode)
+		assert.Equal(t, config.AllocatorModeKubelet, p.Partitions[0].Allocator.Mode)
 	})
 	t.Run("errors", func(t *testing.T) {
 		_, err := NewPlan(synth(seedSpec), mustParse(t, "[kubelet]\nhostname = \"h\"\n[allocator]\nmode = \"fast\"\n"))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // WriteTable prints a plan for people: the host line, one row per
@@ -106,9 +107,9 @@ func mtuSummary(mtu int) string {
 // allocatorMode says who places the partition's containers.
 func allocatorMode(a Allocator) string {
 	switch a.Mode {
-	case AllocatorModeNRI:
+	case config.AllocatorModeNRI:
 		return fmt.Sprintf(" (nri mode: places containers through %s, topology %s/%s)", a.NRISocket, a.TopologyPolicy, a.TopologyScope)
-	case AllocatorModeKubelet:
+	case config.AllocatorModeKubelet:
 		return " (kubelet mode: kubelet's managers place containers)"
 	}
 	return ""

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -39,8 +40,8 @@ func defaultName(firstNode int) string { return "node" + strconv.Itoa(firstNode)
 
 // colorOf is the colour of partition index i.
 func colorOf(i int) string {
-	if i < len(Colors) {
-		return Colors[i]
+	if i < len(config.Colors) {
+		return config.Colors[i]
 	}
 	return "color" + strconv.Itoa(i)
 }

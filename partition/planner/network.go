@@ -34,14 +34,8 @@ const (
 	UplinkMacvlan = "macvlan"
 )
 
-// Network defaults.
-const (
-	DefaultBridge       = "npbr0"
-	DefaultBridgeSubnet = "10.212.0.0/24"
-	DefaultResolvConf   = "/etc/resolv.conf"
-	// PartitionInterface is the link's name inside each namespace.
-	PartitionInterface = "eth0"
-)
+// PartitionInterface is the link's name inside each namespace.
+const PartitionInterface = "eth0"
 
 // Network is the plan's network layout, the same for every partition.
 type Network struct {
@@ -124,7 +118,7 @@ func (pl *planning) planNetwork() {
 	if c.MTU != 0 && (c.MTU < 68 || c.MTU > 65535) {
 		col.Add("network.mtu", "%d: allowed are 0 (the uplink's) and 68-65535", c.MTU)
 	}
-	n.ResolvConf = or(c.ResolvConf, DefaultResolvConf)
+	n.ResolvConf = or(c.ResolvConf, config.DefaultResolvConf)
 	if msg := PathProblem(n.ResolvConf); msg != "" {
 		col.Add("network.resolv_conf", "%q %s", n.ResolvConf, msg)
 	}
@@ -132,7 +126,7 @@ func (pl *planning) planNetwork() {
 	ifaces := slices.DeleteFunc(slices.Clone(all), func(i Interface) bool { return i.Namespace != "" })
 	switch n.Uplink {
 	case UplinkBridge:
-		n.Bridge = or(c.Bridge, DefaultBridge)
+		n.Bridge = or(c.Bridge, config.DefaultBridge)
 		if msg := InterfaceNameProblem(n.Bridge); msg != "" {
 			col.Add("network.bridge", "%q %s", n.Bridge, msg)
 		}
@@ -140,7 +134,7 @@ func (pl *planning) planNetwork() {
 			col.Add("network.parent", "is for uplink = %q; a bridge uplink routes through the host's own routes", UplinkMacvlan)
 		}
 		n.NAT = c.NAT == nil || *c.NAT
-		n.Subnet = pl.prefix("network.subnet", or(c.Subnet, DefaultBridgeSubnet))
+		n.Subnet = pl.prefix("network.subnet", or(c.Subnet, config.DefaultBridgeSubnet))
 	case UplinkMacvlan:
 		n.Parent = c.Parent
 		switch {

@@ -21,13 +21,6 @@ type NodeDir struct {
 	Source string `json:"source"`
 }
 
-// DefaultNodeDirs are the node dirs of a partition in its own network
-// namespace unless network.node_dirs says otherwise: where a kubeadm
-// cluster's CNI add-on writes its config and IPAM state (flannel's
-// subnet lease included), and where kubelet writes the pod logs and
-// log collectors read them.
-var DefaultNodeDirs = []string{"/etc/cni/net.d", "/var/lib/cni", "/run/flannel", "/var/log/pods", "/var/log/containers"}
-
 // nodeDirTrees are where a node dir may lie: systemd makes both ends of
 // the bind there (ConfigurationDirectory=, RuntimeDirectory=,
 // StateDirectory=, LogsDirectory=, CacheDirectory=) before it sets up
@@ -64,7 +57,7 @@ func (pl *planning) planNodeDirs() {
 	c, col, plan := pl.c.Network, pl.col, pl.plan
 	paths := c.NodeDirs
 	if paths == nil {
-		paths = DefaultNodeDirs
+		paths = config.DefaultNodeDirs
 	}
 	if plan.Network.Mode != NetworkNamespace || pl.c.Runtime.Mode == config.RuntimeModeShared {
 		if len(c.NodeDirs) > 0 && plan.Network.Mode == NetworkHost {

@@ -3,14 +3,15 @@ package planner
 import (
 	"testing"
 
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/stretchr/testify/assert"
 )
 
 func TestNodeDirsDefaultToWhereCNIAndLogAgentsWrite(t *testing.T) {
 	p := mustPlan(t, seedSpec, "")
 	for _, part := range p.Partitions {
-		want := make([]NodeDir, len(DefaultNodeDirs))
-		for i, d := range DefaultNodeDirs {
+		want := make([]NodeDir, len(config.DefaultNodeDirs))
+		for i, d := range config.DefaultNodeDirs {
 			want[i] = NodeDir{Path: d, Source: d + "-" + part.Name}
 		}
 		assert.Equal(t, want, part.NodeDirs)

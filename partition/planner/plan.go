@@ -134,34 +134,34 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 	k := s.k
 	// The root dir first: every other template may name it ({root_dir}
 	// in pod_logs_dir was called unknown while its allowed list named it).
-	rootDir := ex("kubelet.root_dir", k.RootDir, DefaultRootDir)
+	rootDir := ex("kubelet.root_dir", k.RootDir, config.DefaultRootDir)
 	vars.rootDir = rootDir
-	p.NodeName = ex(s.key["node_name"], k.NodeName, DefaultNodeName)
+	p.NodeName = ex(s.key["node_name"], k.NodeName, config.DefaultNodeName)
 
 	kl := Kubelet{
-		Binary:              or(k.Binary, DefaultKubeletBinary),
-		ConfigPath:          ex("kubelet.config_path", k.ConfigPath, DefaultKubeletConfigPath),
+		Binary:              or(k.Binary, config.DefaultKubeletBinary),
+		ConfigPath:          ex("kubelet.config_path", k.ConfigPath, config.DefaultKubeletConfigPath),
 		RootDir:             rootDir,
-		Kubeconfig:          ex("kubelet.kubeconfig", k.Kubeconfig, DefaultKubeconfig),
-		BootstrapKubeconfig: ex("kubelet.bootstrap_kubeconfig", k.BootstrapKubeconfig, DefaultBootstrapKubeconfig),
+		Kubeconfig:          ex("kubelet.kubeconfig", k.Kubeconfig, config.DefaultKubeconfig),
+		BootstrapKubeconfig: ex("kubelet.bootstrap_kubeconfig", k.BootstrapKubeconfig, config.DefaultBootstrapKubeconfig),
 		CgroupRoot:          CgroupRoot(p.Name),
-		PodLogsDir:          ex("kubelet.pod_logs_dir", k.PodLogsDir, DefaultPodLogsDir),
-		MaxPods:             intOr(k.MaxPods, DefaultMaxPods),
+		PodLogsDir:          ex("kubelet.pod_logs_dir", k.PodLogsDir, config.DefaultPodLogsDir),
+		MaxPods:             intOr(k.MaxPods, config.DefaultMaxPods),
 
-		CPUManagerPolicy:      or(k.CPUManagerPolicy, DefaultCPUManagerPolicy),
-		MemoryManagerPolicy:   or(k.MemoryManagerPolicy, DefaultMemoryManagerPolicy),
-		TopologyManagerPolicy: or(k.TopologyManagerPolicy, DefaultTopologyManagerPolicy),
-		TopologyManagerScope:  or(k.TopologyManagerScope, DefaultTopologyManagerScope),
+		CPUManagerPolicy:      or(k.CPUManagerPolicy, config.DefaultCPUManagerPolicy),
+		MemoryManagerPolicy:   or(k.MemoryManagerPolicy, config.DefaultMemoryManagerPolicy),
+		TopologyManagerPolicy: or(k.TopologyManagerPolicy, config.DefaultTopologyManagerPolicy),
+		TopologyManagerScope:  or(k.TopologyManagerScope, config.DefaultTopologyManagerScope),
 	}
-	kl.CertDir = ex("kubelet.cert_dir", k.CertDir, DefaultCertDir)
-	kl.DevicePluginsDir = ex("kubelet.device_plugins_dir", k.DevicePluginsDir, DefaultDevicePluginsDir)
+	kl.CertDir = ex("kubelet.cert_dir", k.CertDir, config.DefaultCertDir)
+	kl.DevicePluginsDir = ex("kubelet.device_plugins_dir", k.DevicePluginsDir, config.DefaultDevicePluginsDir)
 	if k.StaticPodPath != "" {
 		kl.StaticPodPath = ex("kubelet.static_pod_path", k.StaticPodPath, "")
 	}
 	stride := intOr(k.PortStride, pl.defaultPortStride())
-	kl.Port = intOr(k.Port, DefaultPort) + i*stride
-	kl.HealthzPort = intOr(k.HealthzPort, DefaultHealthzPort) + i*stride
-	if ro := intOr(k.ReadOnlyPort, DefaultReadOnlyPort); ro != 0 {
+	kl.Port = intOr(k.Port, config.DefaultPort) + i*stride
+	kl.HealthzPort = intOr(k.HealthzPort, config.DefaultHealthzPort) + i*stride
+	if ro := intOr(k.ReadOnlyPort, config.DefaultReadOnlyPort); ro != 0 {
 		kl.ReadOnlyPort = ro + i*stride
 	}
 	kl.CPUManagerPolicyOptions = copyMap(k.CPUManagerPolicyOptions)
@@ -186,11 +186,11 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 		// domain: "my-svc" and "kubernetes.default" go to the upstream
 		// and fail (found by the e2e). kubeadm's default, as a cluster
 		// with a cluster DNS has it.
-		kl.ClusterDomain = DefaultClusterDomain
+		kl.ClusterDomain = config.DefaultClusterDomain
 	}
-	kl.KubeReservedMemory = sizeOr(col, s.key["kube_reserved_memory"], k.KubeReservedMemory, DefaultKubeReservedMemory)
-	kl.SystemReservedMemory = sizeOr(col, s.key["system_reserved_memory"], k.SystemReservedMemory, DefaultSystemReservedMemory)
-	kl.EvictionHardMemory = sizeOr(col, s.key["eviction_hard_memory"], k.EvictionHardMemory, DefaultEvictionHardMemory)
+	kl.KubeReservedMemory = sizeOr(col, s.key["kube_reserved_memory"], k.KubeReservedMemory, config.DefaultKubeReservedMemory)
+	kl.SystemReservedMemory = sizeOr(col, s.key["system_reserved_memory"], k.SystemReservedMemory, config.DefaultSystemReservedMemory)
+	kl.EvictionHardMemory = sizeOr(col, s.key["eviction_hard_memory"], k.EvictionHardMemory, config.DefaultEvictionHardMemory)
 	p.Kubelet = kl
 
 	p.Labels = map[string]string{LabelNUMAType: p.Color, LabelPartition: name}
@@ -206,8 +206,8 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 
 	p.Runtime = newRuntime(c, ex)
 	p.Allocator = Allocator{
-		Socket:      ex("allocator.socket", c.Allocator.Socket, DefaultAllocatorSocket),
-		StateDir:    ex("allocator.state_dir", c.Allocator.StateDir, DefaultAllocatorStateDir),
+		Socket:      ex("allocator.socket", c.Allocator.Socket, config.DefaultAllocatorSocket),
+		StateDir:    ex("allocator.state_dir", c.Allocator.StateDir, config.DefaultAllocatorStateDir),
 		SocketGroup: c.Allocator.SocketGroup,
 	}
 	if c.Allocator.MetricsPort != 0 {
@@ -223,7 +223,7 @@ func (pl *planning) defaultPortStride() int {
 	if pl.namespaced() {
 		return 0
 	}
-	return DefaultPortStride
+	return config.DefaultPortStride
 }
 
 // namespaced reports whether each partition has a network namespace.
@@ -246,15 +246,15 @@ func newRuntime(c *config.Config, ex func(key, value, def string) string) Runtim
 	}
 	return Runtime{
 		Kind:       RuntimeContainerd,
-		Endpoint:   ex("runtime.endpoint", r.Endpoint, DefaultContainerdEndpoint),
-		Binary:     or(r.Binary, DefaultContainerdBinary),
-		ConfigPath: ex("runtime.config_path", r.ConfigPath, DefaultContainerdConfigPath),
-		RootDir:    ex("runtime.root_dir", r.RootDir, DefaultContainerdRootDir),
-		StateDir:   ex("runtime.state_dir", r.StateDir, DefaultContainerdStateDir),
+		Endpoint:   ex("runtime.endpoint", r.Endpoint, config.DefaultContainerdEndpoint),
+		Binary:     or(r.Binary, config.DefaultContainerdBinary),
+		ConfigPath: ex("runtime.config_path", r.ConfigPath, config.DefaultContainerdConfigPath),
+		RootDir:    ex("runtime.root_dir", r.RootDir, config.DefaultContainerdRootDir),
+		StateDir:   ex("runtime.state_dir", r.StateDir, config.DefaultContainerdStateDir),
 
 		SandboxImage: r.SandboxImage,
-		CNIConfDir:   ex("runtime.cni_conf_dir", r.CNIConfDir, DefaultCNIConfDir),
-		CNIBinDir:    or(r.CNIBinDir, DefaultCNIBinDir),
+		CNIConfDir:   ex("runtime.cni_conf_dir", r.CNIConfDir, config.DefaultCNIConfDir),
+		CNIBinDir:    or(r.CNIBinDir, config.DefaultCNIBinDir),
 	}
 }
 

@@ -91,7 +91,7 @@ func TestPlanSeedMachine(t *testing.T) {
 			RootDir: "/var/lib/containerd-" + w.name, StateDir: "/run/containerd-" + w.name,
 			CNIConfDir: "/etc/cni/net.d", CNIBinDir: "/opt/cni/bin"}, got.Runtime)
 		assert.Equal(t, Allocator{Socket: "/run/numa-partition/" + w.name + ".sock", StateDir: "/var/lib/numa-partition/" + w.name,
-			Mode: AllocatorModeKubelet, NRISocket: "/run/containerd-" + w.name + "/nri.sock", NRIPlugin: "numa-partition-" + w.name}, got.Allocator)
+			Mode: config.AllocatorModeKubelet, NRISocket: "/run/containerd-" + w.name + "/nri.sock", NRIPlugin: "numa-partition-" + w.name}, got.Allocator)
 
 		require.Len(t, got.Memory, 1)
 		assert.Equal(t, uint64(1100<<20), got.Memory[0].ReservedBytes, "NTO defaults: 500Mi+500Mi+100Mi on the first node")

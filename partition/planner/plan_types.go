@@ -190,7 +190,7 @@ type Allocator struct {
 	// serves /metrics: allocator.metrics_port plus the partition's
 	// index times the port stride, checked with the plan's other ports.
 	MetricsPort int `json:"metricsPort,omitempty"`
-	// Mode is AllocatorModeKubelet or AllocatorModeNRI; NRISocket is the
+	// Mode is config.AllocatorModeKubelet or config.AllocatorModeNRI; NRISocket is the
 	// partition's containerd NRI socket the allocator plugs into, under
 	// the plugin name NRIPlugin (which, in nri mode, the partition's
 	// containerd requires before it creates a container).

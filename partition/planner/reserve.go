@@ -7,6 +7,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 const keyReservedCPUs = "host.reserved_cpus"
@@ -17,7 +18,7 @@ const keyReservedCPUs = "host.reserved_cpus"
 func (pl *planning) reservedCPUs(value string, groups []group) bitmask.CPUSet {
 	m, col, warn := pl.m, pl.col, pl.warn
 	value = strings.TrimSpace(value)
-	if value == "" || value == ReservedCPUsAuto {
+	if value == "" || value == config.ReservedCPUsAuto {
 		cpus := autoReservedCPUs(m, groups, warn)
 		if cpus.IsEmpty() {
 			col.Add(keyReservedCPUs, "\"auto\" found no core to reserve: every socket's first online core would leave a partition without CPUs, or discovery found no sockets; give a CPU list like \"0,4\"")

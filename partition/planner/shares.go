@@ -112,7 +112,7 @@ func parseShare(col *config.Collector, key, value string, count bool) shareSpec 
 		allowed = `"auto", a percentage ("25%") or a number of pids ("32768")`
 	}
 	switch {
-	case value == "" || value == ShareAuto:
+	case value == "" || value == config.ShareAuto:
 		s.auto = true
 	case strings.HasSuffix(value, "%"):
 		p, err := strconv.ParseUint(strings.TrimSuffix(value, "%"), 10, 64)

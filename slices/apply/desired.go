@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -90,5 +90,5 @@ func checkCgroupV2Only(partitions []string, mode CgroupMode) error {
 		return nil
 	}
 	return fmt.Errorf("partition %s: allocator mode %q needs cgroup v2, and this host is %s: kubelet with cpuManagerPolicy none writes every CPU into its pods' cpuset, which cgroup v1 refuses below the partition's; use allocator_mode = %q here, or boot with systemd.unified_cgroup_hierarchy=1",
-		partitions[0], planner.AllocatorModeNRI, mode, planner.AllocatorModeKubelet)
+		partitions[0], config.AllocatorModeNRI, mode, config.AllocatorModeKubelet)
 }

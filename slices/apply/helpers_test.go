@@ -3,7 +3,6 @@ package apply
 import (
 	"context"
 	"fmt"
-	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"log/slog"
 	"net/http"
 	"os"
@@ -12,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/numa-partition/numa-partition/slices/hugepool"
+
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 	"github.com/numa-partition/numa-partition/test/sandbox"
@@ -194,7 +196,7 @@ func (f *fixture) typed() (bundle.Bundle, error) {
 	b.Hugepages, b.Ports, b.CgroupV2Only = pools, ports, nil
 	b.Hostname, b.ReservedCPUs, b.Partitions = f.plan.Hostname, f.plan.Host.ReservedCPUs, bundle.PartitionsOf(f.plan)
 	for _, p := range f.plan.Partitions {
-		if p.Allocator.Mode == planner.AllocatorModeNRI {
+		if p.Allocator.Mode == config.AllocatorModeNRI {
 			b.CgroupV2Only = append(b.CgroupV2Only, p.Name)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
@@ -287,7 +287,7 @@ func TestSliceCgroup(t *testing.T) {
 func TestNewDesiredRefusesNRIOnCgroupV1(t *testing.T) {
 	for _, mode := range []CgroupMode{CgroupV1, CgroupHybrid} {
 		f := newFixture(2)
-		f.plan.Partitions[1].Allocator.Mode = planner.AllocatorModeNRI
+		f.plan.Partitions[1].Allocator.Mode = config.AllocatorModeNRI
 		b, err := f.typed()
 		if err != nil {
 			t.Fatal(err)

@@ -49,7 +49,7 @@ func setOption(p *planner.Partition, v string) {
 		p.Kubelet.TopologyManagerOptions = map[string]string{}
 	}
 	p.Kubelet.TopologyManagerOptions[k] = val
-	if p.Allocator.Mode == planner.AllocatorModeNRI {
+	if p.Allocator.Mode == config.AllocatorModeNRI {
 		if p.Allocator.TopologyOptions == nil {
 			p.Allocator.TopologyOptions = map[string]string{}
 		}

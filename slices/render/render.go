@@ -13,6 +13,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/templates"
 
@@ -279,7 +280,7 @@ func (r *renderer) partition(p *planner.Partition) error {
 		return err
 	}
 	r.units = append(r.units, Unit{Name: p.Slice, Phase: PhaseSlice, Partition: p.Name, Start: true, Files: []string{slicePath}, Cpuset: &sliceSet})
-	if p.Allocator.Mode == planner.AllocatorModeNRI {
+	if p.Allocator.Mode == config.AllocatorModeNRI {
 		r.cgroupV2Only = append(r.cgroupV2Only, p.Name)
 	}
 
@@ -492,7 +493,7 @@ const nriRequestTimeout = "15s"
 // requiredNRIPlugin is the NRI plugin without which the partition's
 // containerd creates no container: the allocator's, in nri mode.
 func requiredNRIPlugin(p *planner.Partition) string {
-	if p.Allocator.Mode != planner.AllocatorModeNRI {
+	if p.Allocator.Mode != config.AllocatorModeNRI {
 		return ""
 	}
 	return p.Allocator.NRIPlugin
@@ -587,7 +588,7 @@ func (r *renderer) allocatorDropIn(p *planner.Partition, cpu cpuView, ns *netnsV
 		after = containerdUnit(p.Name)
 	}
 	err := r.template(path, "allocator.dropin.tmpl", map[string]any{"CPU": cpu, "RuntimeDirectory": runDir, "StateDirectory": stateDir,
-		"After": after, "Required": a.Mode == planner.AllocatorModeNRI, "Netns": ns})
+		"After": after, "Required": a.Mode == config.AllocatorModeNRI, "Netns": ns})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // unitSetting is the last value of key in section of a unit's files, in
@@ -116,7 +117,7 @@ func TestTypedBundleErrors(t *testing.T) {
 		t.Errorf("a pool planned twice: %v", err)
 	}
 	p = seedPlan()
-	p.Partitions[1].Allocator.Mode = planner.AllocatorModeNRI
+	p.Partitions[1].Allocator.Mode = config.AllocatorModeNRI
 	b, err := Render(p)
 	if err != nil || len(b.CgroupV2Only) != 1 || b.CgroupV2Only[0] != "node1" {
 		t.Errorf("nri partition: CgroupV2Only %v, err %v", b.CgroupV2Only, err)

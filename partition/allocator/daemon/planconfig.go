@@ -7,6 +7,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // ConfigFromPlan is the allocator configuration of one planned partition:
@@ -18,7 +19,7 @@ func ConfigFromPlan(p planner.Partition, t *numa.Topology) (allocator.Config, er
 	// In nri mode the allocator decides with the configured policy and
 	// the kubelet's managers are off; otherwise it decides as the kubelet.
 	policy, scope, options := p.Kubelet.TopologyManagerPolicy, p.Kubelet.TopologyManagerScope, p.Kubelet.TopologyPolicyOptions
-	if p.Allocator.Mode == planner.AllocatorModeNRI {
+	if p.Allocator.Mode == config.AllocatorModeNRI {
 		policy, scope, options = p.Allocator.TopologyPolicy, p.Allocator.TopologyScope, p.Allocator.TopologyPolicyOptions
 	}
 	cfg := allocator.Config{Policy: policy, Scope: scope}

@@ -21,7 +21,7 @@ import (
 func InitConfig(t *numa.Topology, hostname string) []byte {
 	m := planner.Summarize(t)
 	v := configView{
-		live:    map[string]string{"partitioning.mode": tomlValue(config.ModeSocket), "host.reserved_cpus": tomlValue(planner.ReservedCPUsAuto)},
+		live:    map[string]string{"partitioning.mode": tomlValue(config.ModeSocket), "host.reserved_cpus": tomlValue(config.ReservedCPUsAuto)},
 		example: map[string]string{"kubelet.hostname": tomlValue(hostname)},
 		notes:   map[string][]string{},
 	}
@@ -43,15 +43,15 @@ func InitConfig(t *numa.Topology, hostname string) []byte {
 	v.notes["host.hugepages[]"] = []string{"Page sizes here: " + orDash(strings.Join(sizes, ", ")) + "."}
 	v.example["host.hugepages[].size"] = tomlValue(firstOr(sizes, "2Mi"))
 
-	kubeRes, sysRes := planner.DefaultKubeReservedMemory, planner.DefaultSystemReservedMemory
+	kubeRes, sysRes := config.DefaultKubeReservedMemory, config.DefaultSystemReservedMemory
 	if small := smallestCPUNodeMemory(m); small > 0 && small < 4<<30 {
 		kubeRes, sysRes = "100Mi", "100Mi"
 		v.notes["kubelet.kube_reserved_memory"] = []string{fmt.Sprintf("The smallest node here has %s: the reservations are lowered from "+
 			"the defaults (%s/%s/%s) so that each fits on one node.", units.FormatBytes(small),
-			planner.DefaultKubeReservedMemory, planner.DefaultSystemReservedMemory, planner.DefaultEvictionHardMemory)}
+			config.DefaultKubeReservedMemory, config.DefaultSystemReservedMemory, config.DefaultEvictionHardMemory)}
 		v.live["kubelet.kube_reserved_memory"] = tomlValue(kubeRes)
 		v.live["kubelet.system_reserved_memory"] = tomlValue(sysRes)
-		v.live["kubelet.eviction_hard_memory"] = tomlValue(planner.DefaultEvictionHardMemory)
+		v.live["kubelet.eviction_hard_memory"] = tomlValue(config.DefaultEvictionHardMemory)
 	}
 
 	cfg := &config.Config{Kubelet: config.KubeletConfig{Hostname: cmp.Or(hostname, "host"), KubeletOverrides: config.KubeletOverrides{KubeReservedMemory: kubeRes, SystemReservedMemory: sysRes}}}

@@ -102,7 +102,7 @@ func Reference() []KeyDoc {
 
 		{Key: "host", Type: typeTable,
 			Doc: "What the host keeps for itself, and the hugepages apply allocates."},
-		{Key: "host.reserved_cpus", Type: typeCPUList, Default: planner.ReservedCPUsAuto,
+		{Key: "host.reserved_cpus", Type: typeCPUList, Default: config.ReservedCPUsAuto,
 			Doc: "CPUs that stay with the host and run no pod. " +
 				"`auto` reserves the first physical core of each socket (the core holding its lowest online CPU) with all its online SMT siblings, at most one core per partition " +
 				"(a partition of several sockets, or of lscpu's logical sockets on POWER and s390 LPARs where each core is one, keeps only its lowest socket's). " +
@@ -118,11 +118,11 @@ func Reference() []KeyDoc {
 				"For a partition with any of its nodes named here, the sizes on its nodes must add up to " +
 				"`kube_reserved_memory + system_reserved_memory + eviction_hard_memory` (kubelet's Memory Manager rule); " +
 				"its other nodes get nothing. Named nodes must be in a partition."},
-		{Key: "host.reserved_ephemeral_storage", Type: typeString, Default: planner.ShareAuto,
+		{Key: "host.reserved_ephemeral_storage", Type: typeString, Default: config.ShareAuto,
 			Doc: "What the host keeps of the filesystem of `/` when partitions' kubelet root dirs are on it (its logs, images and packages live there). " +
 				"`auto` gives it the share of its reserved CPUs, like a partition; `\"N%\"` is that part of the filesystem's capacity; a size (`\"50Gi\"`) is exact. " +
 				"Of a filesystem only kubelets use, the host keeps nothing."},
-		{Key: "host.reserved_pids", Type: typeString, Default: planner.ShareAuto,
+		{Key: "host.reserved_pids", Type: typeString, Default: config.ShareAuto,
 			Doc: "What the host keeps of the pid space (`min(kernel.pid_max, kernel.threads-max)`, kubelet's pid capacity). " +
 				"`auto` gives it the share of its reserved CPUs; `\"N%\"` or a number of pids (`\"65536\"`) names it."},
 		{Key: "host.hugepages[]", Type: typeTables, DefaultText: "none",
@@ -140,59 +140,59 @@ func Reference() []KeyDoc {
 				"A `[[partition]]` entry overrides some of them for its partition."},
 		{Key: "kubelet.hostname", Type: typeString, DefaultText: "the host's name", Example: `"worker1"`,
 			Doc: "Host name the partitions' node names derive from. It is lowercased; set it to plan for another machine."},
-		{Key: "kubelet.binary", Type: typePath, Default: planner.DefaultKubeletBinary,
+		{Key: "kubelet.binary", Type: typePath, Default: config.DefaultKubeletBinary,
 			Doc: "The kubelet executable, an absolute path."},
-		{Key: "kubelet.node_name", Type: typeTemplate, Default: planner.DefaultNodeName,
+		{Key: "kubelet.node_name", Type: typeTemplate, Default: config.DefaultNodeName,
 			Doc: "Name of each partition's Node object. It must be a DNS subdomain and unique." + templateDoc},
-		{Key: "kubelet.config_path", Type: typeTemplate, Default: planner.DefaultKubeletConfigPath,
+		{Key: "kubelet.config_path", Type: typeTemplate, Default: config.DefaultKubeletConfigPath,
 			Doc: "Where each partition's KubeletConfiguration is written, an absolute path." + templateDoc},
-		{Key: "kubelet.root_dir", Type: typeTemplate, Default: planner.DefaultRootDir,
+		{Key: "kubelet.root_dir", Type: typeTemplate, Default: config.DefaultRootDir,
 			Doc: "Each kubelet's `--root-dir`, an absolute path. Two kubelets in one root dir corrupt each other, so it must differ per partition." + templateDoc},
-		{Key: "kubelet.cert_dir", Type: typeTemplate, Default: planner.DefaultCertDir,
+		{Key: "kubelet.cert_dir", Type: typeTemplate, Default: config.DefaultCertDir,
 			Doc: "Each kubelet's `--cert-dir`, an absolute path." + templateDoc},
-		{Key: "kubelet.kubeconfig", Type: typeTemplate, Default: planner.DefaultKubeconfig,
+		{Key: "kubelet.kubeconfig", Type: typeTemplate, Default: config.DefaultKubeconfig,
 			Doc: "Each kubelet's `--kubeconfig`, an absolute path." + templateDoc},
-		{Key: "kubelet.bootstrap_kubeconfig", Type: typeTemplate, Default: planner.DefaultBootstrapKubeconfig,
+		{Key: "kubelet.bootstrap_kubeconfig", Type: typeTemplate, Default: config.DefaultBootstrapKubeconfig,
 			Doc: "Each kubelet's `--bootstrap-kubeconfig`, an absolute path. Unlike the other paths it may be shared by every partition: kubelet only reads it." + templateDoc},
-		{Key: "kubelet.device_plugins_dir", Type: typeTemplate, Default: planner.DefaultDevicePluginsDir,
+		{Key: "kubelet.device_plugins_dir", Type: typeTemplate, Default: config.DefaultDevicePluginsDir,
 			Doc: "Each kubelet's device plugin directory. " +
 				"It is bind-mounted at `/var/lib/kubelet/device-plugins` in that kubelet's mount namespace, because kubelet hard-codes that path." + templateDoc},
-		{Key: "kubelet.pod_logs_dir", Type: typeTemplate, Default: planner.DefaultPodLogsDir,
+		{Key: "kubelet.pod_logs_dir", Type: typeTemplate, Default: config.DefaultPodLogsDir,
 			Doc: "Each kubelet's pod log directory, an absolute path." + templateDoc},
 		{Key: "kubelet.static_pod_path", Type: typeTemplate, DefaultText: "none (no static pods)", Example: `"/etc/kubernetes/manifests-{partition}"`,
 			Doc: "Each kubelet's static pod manifest directory, an absolute path." + templateDoc},
-		{Key: "kubelet.port", Type: typeInt, Default: planner.DefaultPort,
+		{Key: "kubelet.port", Type: typeInt, Default: config.DefaultPort,
 			Doc: "Kubelet API port of partition 0. Partition i listens on `port + i × port_stride`."},
-		{Key: "kubelet.healthz_port", Type: typeInt, Default: planner.DefaultHealthzPort,
+		{Key: "kubelet.healthz_port", Type: typeInt, Default: config.DefaultHealthzPort,
 			Doc: "Healthz port of partition 0. Partition i listens on `healthz_port + i × port_stride`."},
-		{Key: "kubelet.read_only_port", Type: typeInt, Default: planner.DefaultReadOnlyPort,
+		{Key: "kubelet.read_only_port", Type: typeInt, Default: config.DefaultReadOnlyPort,
 			Doc: "Read-only port of partition 0; 0 turns it off. `10255` turns it on, partition i listening on `read_only_port + i × port_stride`."},
 		{Key: "kubelet.port_stride", Type: typeInt, DefaultText: "`0` in `network.mode = \"namespace\"` (every kubelet on the standard ports, each in its own namespace); `10` in `host` mode", Example: "10",
 			Doc: "Distance between the ports of consecutive partitions; at least 1 in `host` mode, where they share one namespace. " +
 				"With 10 the ports end in 0, 8 and 5 and never meet each other nor kube-proxy (10249, 10256), " +
 				"the controller manager (10257), the scheduler (10259), etcd (2379, 2380) or the API server (6443). " +
 				"Those ports, collisions inside the plan and ports outside 1-65535 are errors."},
-		{Key: "kubelet.max_pods", Type: typeInt, Default: planner.DefaultMaxPods,
+		{Key: "kubelet.max_pods", Type: typeInt, Default: config.DefaultMaxPods,
 			Doc: "Most pods each kubelet runs, 1-2147483647 (kubelet's `maxPods` is a 32-bit integer)."},
-		{Key: "kubelet.kube_reserved_memory", Type: typeSize, Default: planner.DefaultKubeReservedMemory,
+		{Key: "kubelet.kube_reserved_memory", Type: typeSize, Default: config.DefaultKubeReservedMemory,
 			Doc: "Memory each kubelet reserves for Kubernetes daemons (`kubeReserved`). " +
 				"With the defaults (those of OpenShift's node tuning operator) kube + system + eviction is 1100Mi per partition, " +
 				"placed on the partition's nodes as `host.reserved_memory` says."},
-		{Key: "kubelet.system_reserved_memory", Type: typeSize, Default: planner.DefaultSystemReservedMemory,
+		{Key: "kubelet.system_reserved_memory", Type: typeSize, Default: config.DefaultSystemReservedMemory,
 			Doc: "Memory each kubelet reserves for the operating system (`systemReserved`)."},
-		{Key: "kubelet.eviction_hard_memory", Type: typeSize, Default: planner.DefaultEvictionHardMemory,
+		{Key: "kubelet.eviction_hard_memory", Type: typeSize, Default: config.DefaultEvictionHardMemory,
 			Doc: "Each kubelet's `memory.available` hard eviction threshold. " +
 				"With the `Static` memory manager, kube + system + eviction must not all be 0."},
-		{Key: "kubelet.ephemeral_storage", Type: typeString, Default: planner.ShareAuto,
+		{Key: "kubelet.ephemeral_storage", Type: typeString, Default: config.ShareAuto,
 			Doc: "Each partition's share of the filesystem under its kubelet root dir: its Node's `ephemeral-storage` allocatable, the rest rendered as `systemReserved`. " +
 				"On a filesystem shared with other partitions (or the host's `/`), `auto` splits capacity minus kubelet's 10% `nodefs.available` eviction threshold in proportion to CPUs, " +
 				"after the shares named as `\"N%\"` of the capacity or as sizes (`\"100Gi\"`); named shares that do not fit are an error. " +
 				"A partition alone on its filesystem (its root dir a mount of its own) gets all of it with `auto`."},
-		{Key: "kubelet.pids", Type: typeString, Default: planner.ShareAuto,
+		{Key: "kubelet.pids", Type: typeString, Default: config.ShareAuto,
 			Doc: "Each partition's share of the host's pid space: its pods' `pids.max` (kubelet's node allocatable `pid`), the rest rendered as `systemReserved`. " +
 				"`auto` splits `min(kernel.pid_max, kernel.threads-max)` in proportion to CPUs among the partitions and the host, " +
 				"after the shares named as `\"N%\"` or as numbers (`\"32768\"`)."},
-		{Key: "kubelet.cpu_manager_policy", Type: typeString, Default: planner.DefaultCPUManagerPolicy,
+		{Key: "kubelet.cpu_manager_policy", Type: typeString, Default: config.DefaultCPUManagerPolicy,
 			Allowed: planner.AllowedCPUManagerPolicies(),
 			Doc:     "Kubelet's CPU Manager policy."},
 		{Key: "kubelet.cpu_manager_policy_options", Type: typeOptionsMap, Default: planner.DefaultCPUManagerPolicyOptions(),
@@ -202,13 +202,13 @@ func Reference() []KeyDoc {
 				"`strict-cpu-reservation` keeps best-effort and burstable pods off it too: under the `static` policy it is always set, " +
 				"beside the options given here, and may not be `\"false\"`. " +
 				"Options: " + strings.Join(planner.AllowedCPUManagerOptions(), ", ") + "."},
-		{Key: "kubelet.memory_manager_policy", Type: typeString, Default: planner.DefaultMemoryManagerPolicy,
+		{Key: "kubelet.memory_manager_policy", Type: typeString, Default: config.DefaultMemoryManagerPolicy,
 			Allowed: planner.AllowedMemoryManagerPolicies(),
 			Doc:     "Kubelet's Memory Manager policy."},
-		{Key: "kubelet.topology_manager_policy", Type: typeString, Default: planner.DefaultTopologyManagerPolicy,
+		{Key: "kubelet.topology_manager_policy", Type: typeString, Default: config.DefaultTopologyManagerPolicy,
 			Allowed: planner.AllowedTopologyManagerPolicies(),
 			Doc:     "Kubelet's Topology Manager policy, which the partition's allocator daemon follows too."},
-		{Key: "kubelet.topology_manager_scope", Type: typeString, Default: planner.DefaultTopologyManagerScope,
+		{Key: "kubelet.topology_manager_scope", Type: typeString, Default: config.DefaultTopologyManagerScope,
 			Allowed: planner.AllowedTopologyManagerScopes(),
 			Doc:     "Kubelet's Topology Manager scope: align each container, or the whole pod."},
 		{Key: "kubelet.topology_manager_options", Type: typeOptionsMap, DefaultText: "none", Example: `{ "prefer-closest-numa-nodes" = "true" }`,
@@ -222,14 +222,14 @@ func Reference() []KeyDoc {
 				"Values are templates. Keys and values follow Kubernetes label syntax; keys in the `kubernetes.io` and `k8s.io` namespaces " +
 				"are refused unless kubelet may set them (`node.kubernetes.io/…`, `kubelet.kubernetes.io/…`, the topology labels), " +
 				fmt.Sprintf("and so are numa-partition's own keys (`%s` and the `%s…` namespace). ", planner.LabelNUMAType, planner.OwnLabelPrefix) +
-				"The colours are, by partition index: " + strings.Join(planner.Colors, ", ") + ", then `color<index>`."},
+				"The colours are, by partition index: " + strings.Join(config.Colors, ", ") + ", then `color<index>`."},
 		{Key: "kubelet.taints", Type: typeStrings, DefaultText: "none", Example: `["dedicated=hpc:NoSchedule"]`,
 			Doc: "Taints every partition's node registers with, each `key[=value]:Effect`. " +
 				"Effect is one of `NoSchedule`, `PreferNoSchedule`, `NoExecute`. " +
 				fmt.Sprintf("Keys in numa-partition's own `%s…` namespace are refused.", planner.OwnLabelPrefix)},
 		{Key: "kubelet.cluster_dns", Type: typeStrings, DefaultText: "none (pods get the host's resolv.conf)", Example: `["10.96.0.10"]`,
 			Doc: "IP addresses of the cluster DNS service, written into every pod's resolv.conf (kubelet's `clusterDNS`). The same for every partition."},
-		{Key: "kubelet.cluster_domain", Type: typeString, DefaultText: "`\"" + planner.DefaultClusterDomain + "\"` (kubeadm's) when `cluster_dns` is set, else none", Example: `"cluster.local"`,
+		{Key: "kubelet.cluster_domain", Type: typeString, DefaultText: "`\"" + config.DefaultClusterDomain + "\"` (kubeadm's) when `cluster_dns` is set, else none", Example: `"cluster.local"`,
 			Doc: "The cluster's DNS domain (kubelet's `clusterDomain`), searched by pods in addition to the host's domains. The same for every partition. " +
 				"Without it pods search no cluster domain, so a Service's short name and `kubernetes.default` go to the upstream resolver and fail."},
 		{Key: "kubelet.extra_args", Type: typeStrings, DefaultText: "none", Example: `["--v=2"]`,
@@ -243,36 +243,36 @@ func Reference() []KeyDoc {
 			Doc: "Whether each partition gets its own containerd. " +
 				"`containerd`: one containerd per partition. `shared`: every kubelet uses `endpoint`; " +
 				"kubelets sharing a runtime treat each other's pods as orphans and kill them, so the plan warns."},
-		{Key: "runtime.endpoint", Type: typeTemplate, Default: planner.DefaultContainerdEndpoint,
+		{Key: "runtime.endpoint", Type: typeTemplate, Default: config.DefaultContainerdEndpoint,
 			Doc: "CRI endpoint of each kubelet, `unix:///…`. Required in `shared` mode." + templateDoc},
-		{Key: "runtime.binary", Type: typePath, Default: planner.DefaultContainerdBinary,
+		{Key: "runtime.binary", Type: typePath, Default: config.DefaultContainerdBinary,
 			Doc: "The containerd executable, an absolute path."},
-		{Key: "runtime.config_path", Type: typeTemplate, Default: planner.DefaultContainerdConfigPath,
+		{Key: "runtime.config_path", Type: typeTemplate, Default: config.DefaultContainerdConfigPath,
 			Doc: "Where each partition's containerd config is written." + templateDoc},
-		{Key: "runtime.root_dir", Type: typeTemplate, Default: planner.DefaultContainerdRootDir,
+		{Key: "runtime.root_dir", Type: typeTemplate, Default: config.DefaultContainerdRootDir,
 			Doc: "Each containerd's root (persistent) directory." + templateDoc},
-		{Key: "runtime.state_dir", Type: typeTemplate, Default: planner.DefaultContainerdStateDir,
+		{Key: "runtime.state_dir", Type: typeTemplate, Default: config.DefaultContainerdStateDir,
 			Doc: "Each containerd's state (runtime) directory. It also holds the partition's NRI socket (`nri.sock`) and runc's state (`runc/`)." + templateDoc},
 		{Key: "runtime.sandbox_image", Type: typeString, DefaultText: "containerd's built-in (`registry.k8s.io/pause` of its release)", Example: `"registry.example.internal/pause:3.10"`,
 			Doc: "The pod sandbox (pause) image every partition's containerd pins, an image reference. " +
 				"Set it on air-gapped hosts and import the image into each containerd's `k8s.io` namespace (`ctr -n k8s.io images import`) before apply."},
-		{Key: "runtime.cni_conf_dir", Type: typeTemplate, Default: planner.DefaultCNIConfDir,
+		{Key: "runtime.cni_conf_dir", Type: typeTemplate, Default: config.DefaultCNIConfDir,
 			Doc: "Where each containerd reads its CNI network configuration, an absolute path. " +
 				"Partitions may share it; give each its own (`/etc/cni/net.d-{partition}`) when their pod networks differ." + templateDoc},
-		{Key: "runtime.cni_bin_dir", Type: typePath, Default: planner.DefaultCNIBinDir,
+		{Key: "runtime.cni_bin_dir", Type: typePath, Default: config.DefaultCNIBinDir,
 			Doc: "Where the CNI plugin executables are, an absolute path (Debian's containernetworking-plugins: `/usr/lib/cni`)."},
 
 		{Key: "allocator", Type: typeTable,
 			Doc: "The allocator daemon that runs inside each partition's slice."},
-		{Key: "allocator.mode", Type: typeString, Default: planner.AllocatorModeAuto,
-			Allowed: []string{planner.AllocatorModeAuto, planner.AllocatorModeKubelet, planner.AllocatorModeNRI},
+		{Key: "allocator.mode", Type: typeString, Default: config.AllocatorModeAuto,
+			Allowed: []string{config.AllocatorModeAuto, config.AllocatorModeKubelet, config.AllocatorModeNRI},
 			Doc: "Who places each partition's containers on its NUMA nodes. " +
 				"`kubelet`: kubelet's CPU, Memory and Topology Managers, as configured under `[kubelet]`; the allocator plugs into the partition's containerd through NRI and mirrors what they decided. " +
 				"`nri`: the allocator decides and enforces through NRI (cpuset.mems for memory and hugepages, exclusive whole cores for Guaranteed containers with integer CPUs, the shared pool for the rest) with the `[kubelet]` topology policy, scope and options; kubelet's managers are rendered off (`none`/`None`). " +
 				"Needs the partition's own containerd. `auto`: `kubelet` up to 8 NUMA nodes per partition (kubelet's own limit), `nri` beyond. See docs/allocator.md."},
-		{Key: "allocator.socket", Type: typeTemplate, Default: planner.DefaultAllocatorSocket,
+		{Key: "allocator.socket", Type: typeTemplate, Default: config.DefaultAllocatorSocket,
 			Doc: "Unix socket the partition's allocator daemon listens on." + templateDoc},
-		{Key: "allocator.state_dir", Type: typeTemplate, Default: planner.DefaultAllocatorStateDir,
+		{Key: "allocator.state_dir", Type: typeTemplate, Default: config.DefaultAllocatorStateDir,
 			Doc: "Where the allocator daemon keeps its checkpoint." + templateDoc},
 		{Key: "allocator.socket_group", Type: typeString, DefaultText: "none (root only)", Example: `"kube"`,
 			Doc: "Group that owns the allocator socket, so its members can use it."},
@@ -293,11 +293,11 @@ func Reference() []KeyDoc {
 			Doc: "How the namespaces reach the host's network. " +
 				"`bridge`: a veth per partition on a bridge of the host (`network.bridge`), which routes for the partitions' subnet and, with `network.nat`, masquerades their traffic leaving the host; other machines reach a partition's address only through a route to the subnet via this host. " +
 				"`macvlan`: a macvlan per partition on the NIC `network.parent`, with an address on that NIC's own network (`network.subnet`): every partition is reachable like a machine of that network (the host itself cannot reach its macvlans through the parent, a kernel rule)."},
-		{Key: "network.bridge", Type: typeString, Default: planner.DefaultBridge,
+		{Key: "network.bridge", Type: typeString, Default: config.DefaultBridge,
 			Doc: "The host bridge of the `bridge` uplink (created by apply, removed by remove); 1-15 characters."},
 		{Key: "network.parent", Type: typeString, DefaultText: "none (required for `macvlan`)", Example: `"eth0"`,
 			Doc: "The NIC the `macvlan` uplink's links sit on; it must exist on the host when planning."},
-		{Key: "network.subnet", Type: typeString, DefaultText: "`" + planner.DefaultBridgeSubnet + "` for `bridge`; required for `macvlan`", Example: `"192.168.10.0/24"`,
+		{Key: "network.subnet", Type: typeString, DefaultText: "`" + config.DefaultBridgeSubnet + "` for `bridge`; required for `macvlan`", Example: `"192.168.10.0/24"`,
 			Doc: "The IPv4 network the partitions' addresses are on: the bridge's own (it must not overlap a network of the host's interfaces), or for `macvlan` the parent NIC's network. " +
 				"The addresses are given this network's length."},
 		{Key: "network.gateway", Type: typeString, DefaultText: "`bridge`: the subnet's first address (the host's address on the bridge); `macvlan`: none (no default route)", Example: `"192.168.10.1"`,
@@ -310,11 +310,11 @@ func Reference() []KeyDoc {
 				"Without it, the network must route the subnet to this host."},
 		{Key: "network.mtu", Type: typeInt, Default: 0,
 			Doc: "MTU of the bridge and the partitions' links; 0 follows the uplink (the parent NIC's, or that of the interface of the host's default route)."},
-		{Key: "network.resolv_conf", Type: typePath, Default: planner.DefaultResolvConf,
+		{Key: "network.resolv_conf", Type: typePath, Default: config.DefaultResolvConf,
 			Doc: "kubelet's `resolvConf`: the resolver file pods with `dnsPolicy: Default` get and cluster DNS's upstream. " +
 				"A loopback resolver of the host (systemd-resolved's 127.0.0.53) is out of reach from a namespace: point it at `/run/systemd/resolve/resolv.conf` there."},
 
-		{Key: "network.node_dirs", Type: typeStrings, DefaultText: "`" + `["` + strings.Join(planner.DefaultNodeDirs, `", "`) + `"]` + "`", Example: `["/etc/cni/net.d", "/var/lib/calico"]`,
+		{Key: "network.node_dirs", Type: typeStrings, DefaultText: "`" + `["` + strings.Join(config.DefaultNodeDirs, `", "`) + `"]` + "`", Example: `["/etc/cni/net.d", "/var/lib/calico"]`,
 			Doc: "`namespace` mode: host paths at which every partition has a directory of its own, as a machine of its own would: `<path>-<partition>` on the host, bound at `<path>` in the partition's mount namespace (which its containerd, kubelet, CNI plugins and containers share). " +
 				"What a CNI add-on's or node agent's DaemonSet writes there (flannel's `/run/flannel/subnet.env` and CNI config, IPAM state, pod logs) is then the partition's alone. " +
 				"Each must lie below /etc, /run, /var/lib, /var/log or /var/cache (systemd creates both ends there) and outside the system's and numa-partition's own directories; `[]` turns them off. " +
@@ -345,7 +345,7 @@ func Reference() []KeyDoc {
 		{Key: "partition[].taints", Type: typeStrings, DefaultText: "none", Example: `["dedicated=gold:NoSchedule"]`,
 			Doc: "Taints added to those of `kubelet.taints` for this partition."},
 		{Key: "partition[].allocator_mode", Type: typeString, DefaultText: "the `allocator.mode` value", Example: `"nri"`,
-			Allowed: []string{planner.AllocatorModeAuto, planner.AllocatorModeKubelet, planner.AllocatorModeNRI},
+			Allowed: []string{config.AllocatorModeAuto, config.AllocatorModeKubelet, config.AllocatorModeNRI},
 			Doc:     "Replaces `allocator.mode` for this partition."},
 		{Key: "partition[].address", Type: typeString, DefaultText: "the next free address of `network.pool`", Example: `"192.168.10.21"`,
 			Doc: "The partition's address (namespace mode), an IPv4 host address of `network.subnet` without a length: its Node's InternalIP."},

@@ -1,4 +1,4 @@
-package planner
+package config
 
 import "github.com/numa-partition/numa-partition/internal/hostpaths"
 
@@ -59,39 +59,23 @@ const (
 
 	// ReservedCPUsAuto reserves the first core of each socket.
 	ReservedCPUsAuto = "auto"
-
-	// LabelPartition names the partition on its Node object.
-	LabelPartition = "numa-partition.io/partition"
-	// LabelNUMAType carries the partition's colour, as the seed recipe did.
-	LabelNUMAType = "numa-type"
 )
 
-// defaultCPUManagerPolicyOptions: kubelet's CPU manager allocates from the
-// whole machine (cadvisor reports every CPU), so the render reserves the
-// complement of the partition; strict-cpu-reservation keeps best-effort
-// and burstable pods off those CPUs too (see docs/spec/multi-kubelet-notes.md).
-func defaultCPUManagerPolicyOptions() map[string]string {
-	return map[string]string{"strict-cpu-reservation": "true"}
-}
+// Network defaults.
+const (
+	DefaultBridge       = "npbr0"
+	DefaultBridgeSubnet = "10.212.0.0/24"
+	DefaultResolvConf   = "/etc/resolv.conf"
+)
+
+// DefaultNodeDirs are the node dirs of a partition in its own network
+// namespace unless network.node_dirs says otherwise: where a kubeadm
+// cluster's CNI add-on writes its config and IPAM state (flannel's
+// subnet lease included), and where kubelet writes the pod logs and
+// log collectors read them.
+var DefaultNodeDirs = []string{"/etc/cni/net.d", "/var/lib/cni", "/run/flannel", "/var/log/pods", "/var/log/containers"}
 
 // Colors name partitions in the default numa-type label, in index order.
 // Partitions beyond the list are "color<index>".
 var Colors = []string{"red", "blue", "green", "yellow", "orange", "purple", "cyan", "magenta",
 	"brown", "pink", "olive", "teal", "navy", "maroon", "lime", "gray"}
-
-// wellKnownPorts are ports of components that run on a Kubernetes host;
-// a partition's kubelet must not take them.
-var wellKnownPorts = map[int]string{
-	2379:  "etcd client",
-	2380:  "etcd peer",
-	6443:  "kube-apiserver",
-	10249: "kube-proxy metrics",
-	10256: "kube-proxy healthz",
-	10257: "kube-controller-manager",
-	10259: "kube-scheduler",
-}
-
-// reservedSliceNames are slices systemd or kubelet already use.
-var reservedSliceNames = map[string]bool{
-	"system": true, "user": true, "machine": true, "init": true, "kubepods": true,
-}
