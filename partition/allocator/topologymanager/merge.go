@@ -313,8 +313,11 @@ func (m *merger) merge(providers []ProviderHints) Hint {
 	sc := m.takeScratch()
 	l := lists{hs: sc.hs, refs: sc.refs, foreign: sc.foreign, sc: sc}
 	m.compile(providers, &l)
-	d, preferred := m.bestPreferred(&l)
-	if !preferred {
+	d, preferred, one := m.onePermutation(&l)
+	if !one {
+		d, preferred = m.bestPreferred(&l)
+	}
+	if !one && !preferred {
 		var ok bool
 		if d, ok = m.bestNonPreferred(&l); !ok {
 			d = m.all
@@ -322,4 +325,38 @@ func (m *merger) merge(providers []ProviderHints) Hint {
 	}
 	m.putScratch(sc, &l)
 	return m.result(d, preferred)
+}
+
+// onePermutation merges lists of one hint each, kubelet's only
+// permutation then (5.1.4): the AND of the hints' masks (a don't-care is
+// the machine), preferred when every hint is and every hint with a mask
+// has the same raw mask (foreign nodes included); an empty AND is no
+// candidate, and kubelet answers the machine, not preferred. one is
+// false when a list holds more hints (the searches decide then). The
+// most common merge of all, one container's CPU and memory hints, skips
+// the preferred and reachable searches' setup.
+func (m *merger) onePermutation(l *lists) (d uint64, preferred, one bool) {
+	d, preferred = m.all, true
+	var raw *chint // the first hint with a mask
+	for i := range l.refs {
+		r := &l.refs[i]
+		if r.end-r.start != 1 {
+			return 0, false, false
+		}
+		h := &l.hs[r.start]
+		d &= h.dense
+		switch {
+		case !h.pref:
+			preferred = false
+		case h.isNil:
+		case raw == nil:
+			raw = h
+		case l.cmpRaw(h, raw) != 0:
+			preferred = false
+		}
+	}
+	if d == 0 {
+		return m.all, false, true
+	}
+	return d, preferred, true
 }
