@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 )
@@ -135,7 +136,13 @@ func rowsAllocator(rs results) []row {
 
 func rowsContainerCreate(rs results) []row {
 	const b, s = "ContainerCreate/plugin", "ContainerCreate/stalled-apiserver"
-	ms := func(e *error, bench, unit string) string { return fmt.Sprintf("%.2f ms", rs.get(e, bench, unit)) }
+	ms := func(e *error, bench, unit string) string {
+		v := rs.get(e, bench, unit)
+		if math.Abs(v) < 0.005 {
+			v = 0 // a difference that rounds to zero, not "-0.00"
+		}
+		return fmt.Sprintf("%.2f ms", v)
+	}
 	pair := func(e *error, bench, prefix string) string {
 		return ms(e, bench, prefix+"-p50-ms") + " / " + ms(e, bench, prefix+"-p99-ms")
 	}
