@@ -17,6 +17,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // ClientCAFile is where kubeadm puts the cluster CA; kubelet needs it to
@@ -56,7 +57,7 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 	if k.MaxPods > 0 {
 		// A plan read from a file was not planned by this build: its
 		// maxPods could wrap around in the conversion.
-		if msg := planner.MaxPodsProblem(k.MaxPods); msg != "" {
+		if msg := validation.MaxPodsProblem(k.MaxPods); msg != "" {
 			return nil, fmt.Errorf("partition %s: kubelet.maxPods %s", p.Name, msg)
 		}
 		c.MaxPods = int32(k.MaxPods)

@@ -16,9 +16,6 @@ func AllowedCPUManagerOptions() []string       { return slices.Clone(cpuManagerO
 // planner sets when the config gives none.
 func DefaultCPUManagerPolicyOptions() map[string]string { return defaultCPUManagerPolicyOptions() }
 
-// ReservedSliceNames are the names no partition may take, sorted.
-func ReservedSliceNames() []string { return sortedKeys(reservedSliceNames) }
-
 // OwnLabelPrefix is the tool's own label and taint namespace, refused in
 // the config's labels and taints.
 const OwnLabelPrefix = ownLabelPrefix

@@ -14,6 +14,7 @@ import (
 	sjson "sigs.k8s.io/json"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // maxFactsBytes bounds a host facts file: a few hundred bytes per
@@ -193,7 +194,7 @@ func (f FactsFile) declared(name string) (*DeclaredHost, error) {
 	if f.Interfaces != nil {
 		d.Facts.NetInterfaces = make([]Interface, 0, len(*f.Interfaces))
 		for i, fi := range *f.Interfaces {
-			if msg := InterfaceNameProblem(fi.Name); msg != "" {
+			if msg := validation.InterfaceNameProblem(fi.Name); msg != "" {
 				return nil, fmt.Errorf("%s: interfaces[%d]: name %q %s", name, i, fi.Name, msg)
 			}
 			d.Facts.NetInterfaces = append(d.Facts.NetInterfaces, Interface{Name: fi.Name, Namespace: fi.Namespace, PCI: fi.PCI, DefaultRoute: fi.DefaultRoute, Addresses: fi.Addresses})

@@ -9,31 +9,8 @@ import (
 	"strings"
 
 	"github.com/numa-partition/numa-partition/partition/planner/config"
-	"k8s.io/apimachinery/pkg/util/validation"
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 )
-
-// nameRe is the partition name rule: a systemd slice name part that
-// kubelet's systemd cgroup driver does not split ('-' means nesting to
-// systemd and kubelet maps '_' to '-'), which is also a DNS label so it can
-// go into node names and paths, starting with a letter so that it never
-// reads as a partition index ({index}, "0").
-var nameRe = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`)
-
-// NameProblem says what is wrong with a partition name, or "". Plan
-// checks names with it, and render the names of a plan read from a file.
-func NameProblem(name string) string {
-	switch {
-	case name == "":
-		return "partition name is empty"
-	case strings.ContainsAny(name, "-_"):
-		return fmt.Sprintf("partition name %q contains '-' or '_': systemd reads '-' as slice nesting and kubelet's systemd cgroup driver splits on it (allowed: 1-32 of a-z, 0-9, starting with a letter)", name)
-	case !nameRe.MatchString(name):
-		return fmt.Sprintf("partition name %q is not a valid slice name part (allowed: 1-32 of a-z, 0-9, starting with a letter)", name)
-	case reservedSliceNames[name]:
-		return fmt.Sprintf("partition name %q is taken by systemd or kubelet (%s.slice); choose another", name, name)
-	}
-	return ""
-}
 
 // defaultName is the seed recipe's naming: node<first NUMA node id>.
 func defaultName(firstNode int) string { return "node" + strconv.Itoa(firstNode) }
@@ -79,25 +56,8 @@ func (v templateVars) expand(tmpl string) (string, []string) {
 	return out, unknown
 }
 
-// checkLabel validates one node label with Kubernetes' own rules, plus
-// the NodeRestriction rule kubelet enforces on --node-labels: keys in the
-// kubernetes.io and k8s.io namespaces are refused unless allowed.
-func checkLabel(key, value string) []string {
-	var problems []string
-	for _, msg := range validation.IsQualifiedName(key) {
-		problems = append(problems, fmt.Sprintf("label key %q: %s", key, msg))
-	}
-	for _, msg := range validation.IsValidLabelValue(value) {
-		problems = append(problems, fmt.Sprintf("label %q value %q: %s", key, value, msg))
-	}
-	if len(problems) == 0 && restrictedLabel(key) {
-		problems = append(problems, fmt.Sprintf("label key %q is in a namespace kubelet may not set (kubernetes.io, k8s.io); allowed there are the kubelet.kubernetes.io/ and node.kubernetes.io/ prefixes and the well-known topology labels", key))
-	}
-	return problems
-}
-
 // NodeLabelsArg is kubelet's --node-labels argument for labels, "" for
-// none. Render writes it and plan checks it with ArgProblem, so that a
+// none. Render writes it and plan checks it with validation.ArgProblem, so that a
 // plan whose labels no command line can carry (20,000 of them) is refused
 // at the config's labels.
 func NodeLabelsArg(labels map[string]string) string {
@@ -151,42 +111,6 @@ func OwnLabelsProblem(p *Partition) string {
 		}
 	}
 	return ""
-}
-
-// kubeletAllowedLabels are the kubernetes.io labels kubelet may set on its
-// own Node (k8s.io/kubelet/pkg/apis: KubeletLabels, KubeletLabelNamespaces).
-var kubeletAllowedLabels = map[string]bool{
-	"kubernetes.io/hostname":                   true,
-	"kubernetes.io/arch":                       true,
-	"kubernetes.io/os":                         true,
-	"beta.kubernetes.io/arch":                  true,
-	"beta.kubernetes.io/os":                    true,
-	"beta.kubernetes.io/instance-type":         true,
-	"node.kubernetes.io/instance-type":         true,
-	"topology.kubernetes.io/region":            true,
-	"topology.kubernetes.io/zone":              true,
-	"failure-domain.beta.kubernetes.io/region": true,
-	"failure-domain.beta.kubernetes.io/zone":   true,
-}
-
-func restrictedLabel(key string) bool {
-	prefix, _, ok := strings.Cut(key, "/")
-	if !ok {
-		return false
-	}
-	if prefix != "kubernetes.io" && prefix != "k8s.io" &&
-		!strings.HasSuffix(prefix, ".kubernetes.io") && !strings.HasSuffix(prefix, ".k8s.io") {
-		return false
-	}
-	if kubeletAllowedLabels[key] {
-		return false
-	}
-	for _, ns := range []string{"kubelet.kubernetes.io", "node.kubernetes.io", "kubelet.k8s.io", "node.k8s.io"} {
-		if prefix == ns || strings.HasSuffix(prefix, "."+ns) {
-			return false
-		}
-	}
-	return true
 }
 
 // Taint is one of a partition's taints, as kubelet registers its Node
@@ -257,13 +181,13 @@ func ParseTaint(t string) (Taint, []string) {
 		problems = append(problems, fmt.Sprintf("taint %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", t, effect))
 	}
 	key, value, _ := strings.Cut(kv, "=")
-	for _, msg := range validation.IsQualifiedName(key) {
+	for _, msg := range k8svalidation.IsQualifiedName(key) {
 		problems = append(problems, fmt.Sprintf("taint %q: key: %s", t, msg))
 	}
 	if msg := ownKeyProblem("taint", key); msg != "" {
 		problems = append(problems, fmt.Sprintf("taint %q: %s", t, msg))
 	}
-	for _, msg := range validation.IsValidLabelValue(value) {
+	for _, msg := range k8svalidation.IsValidLabelValue(value) {
 		problems = append(problems, fmt.Sprintf("taint %q: value: %s", t, msg))
 	}
 	return Taint{Key: key, Value: value, Effect: effect}, problems

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // NetDevice is a network interface of a PCI function that a partition's
@@ -66,7 +67,7 @@ func (pl *planning) planLocalDevices(ifaces []Interface) {
 	c, col, plan := pl.c.Network, pl.col, pl.plan
 	cands := netCandidates(pl.m.t, ifaces)
 	for _, h := range c.HostDevices {
-		if !numa.IsPCIAddress(h) && InterfaceNameProblem(h) != "" {
+		if !numa.IsPCIAddress(h) && validation.InterfaceNameProblem(h) != "" {
 			col.Add("network.host_devices", "%q is neither an interface name nor a PCI address (0000:3b:00.1)", h)
 		}
 	}

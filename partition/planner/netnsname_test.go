@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -14,12 +15,12 @@ import (
 // only the host link, an interface, needs HostLinkOf's digest.
 func TestNamespaceNamesAreFileNames_Issue27(t *testing.T) {
 	long := strings.Repeat("a", 32)
-	assert.Empty(t, NameProblem(long))
-	assert.Empty(t, NamespaceNameProblem(NamespaceOf(long)))
-	assert.NotEmpty(t, InterfaceNameProblem(NamespaceOf(long)), "too long for an interface")
-	assert.Empty(t, InterfaceNameProblem(HostLinkOf(long)))
+	assert.Empty(t, validation.NameProblem(long))
+	assert.Empty(t, validation.NamespaceNameProblem(NamespaceOf(long)))
+	assert.NotEmpty(t, validation.InterfaceNameProblem(NamespaceOf(long)), "too long for an interface")
+	assert.Empty(t, validation.InterfaceNameProblem(HostLinkOf(long)))
 	for _, n := range []string{"", ".", "..", "a/b", "a:b", "a b", "a\nb", "a%ib", strings.Repeat("a", 256)} {
-		assert.NotEmpty(t, NamespaceNameProblem(n), "%q", n)
+		assert.NotEmpty(t, validation.NamespaceNameProblem(n), "%q", n)
 	}
-	assert.Empty(t, NamespaceNameProblem(strings.Repeat("a", 255)))
+	assert.Empty(t, validation.NamespaceNameProblem(strings.Repeat("a", 255)))
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 
 	"crypto/sha256"
 	"encoding/hex"
@@ -119,7 +120,7 @@ func (pl *planning) planNetwork() {
 		col.Add("network.mtu", "%d: allowed are 0 (the uplink's) and 68-65535", c.MTU)
 	}
 	n.ResolvConf = or(c.ResolvConf, config.DefaultResolvConf)
-	if msg := PathProblem(n.ResolvConf); msg != "" {
+	if msg := validation.PathProblem(n.ResolvConf); msg != "" {
 		col.Add("network.resolv_conf", "%q %s", n.ResolvConf, msg)
 	}
 	all := pl.interfaces()
@@ -127,7 +128,7 @@ func (pl *planning) planNetwork() {
 	switch n.Uplink {
 	case UplinkBridge:
 		n.Bridge = or(c.Bridge, config.DefaultBridge)
-		if msg := InterfaceNameProblem(n.Bridge); msg != "" {
+		if msg := validation.InterfaceNameProblem(n.Bridge); msg != "" {
 			col.Add("network.bridge", "%q %s", n.Bridge, msg)
 		}
 		if c.Parent != "" {
@@ -140,8 +141,8 @@ func (pl *planning) planNetwork() {
 		switch {
 		case c.Parent == "":
 			col.Add("network.parent", "is required with uplink = %q: the NIC whose network the partitions' addresses are on", UplinkMacvlan)
-		case InterfaceNameProblem(c.Parent) != "":
-			col.Add("network.parent", "%q %s", c.Parent, InterfaceNameProblem(c.Parent))
+		case validation.InterfaceNameProblem(c.Parent) != "":
+			col.Add("network.parent", "%q %s", c.Parent, validation.InterfaceNameProblem(c.Parent))
 		case ifaces != nil && !hasInterface(ifaces, c.Parent):
 			col.Add("network.parent", "%q: the host has no such interface (it has %s)", c.Parent, interfaceNames(ifaces))
 		}
@@ -310,45 +311,6 @@ func usable(subnet netip.Prefix, a netip.Addr) bool {
 		hostBits -= n
 	}
 	return a != netip.AddrFrom4(last)
-}
-
-// NamespaceNameProblem says what is wrong with a network namespace name
-// of the plan, "" when nothing. A named namespace is a file in /run/netns
-// (a component, up to 255 bytes: no interface name, so IFNAMSIZ does not
-// bound it; the host link, which is one, is HostLinkOf's digest when
-// "np-" + name is too long) named on unit lines, so without the
-// characters InterfaceNameProblem refuses. NamespaceOf a valid partition
-// name is always one.
-func NamespaceNameProblem(n string) string {
-	switch {
-	case n == "" || len(n) > 255:
-		return "must be 1-255 characters (a file name in /run/netns)"
-	case n == "." || n == "..":
-		return "is not a namespace name"
-	case strings.ContainsAny(n, unitUnsafeNameChars):
-		return "has characters a namespace name cannot have ('/', ':', whitespace) or a unit cannot carry"
-	}
-	return ""
-}
-
-// unitUnsafeNameChars are what neither an interface nor a namespace name
-// may hold: '/' (a path), ':', whitespace, and what systemd expands or
-// quotes on a unit line.
-const unitUnsafeNameChars = "/: \t\n%$'\"\\"
-
-// InterfaceNameProblem says what is wrong with a network interface name
-// of the plan, "" when nothing: Linux interface names are 1-15 bytes
-// (IFNAMSIZ), without '/', ':' or whitespace.
-func InterfaceNameProblem(n string) string {
-	switch {
-	case n == "" || len(n) > 15:
-		return "must be 1-15 characters (the kernel's IFNAMSIZ)"
-	case n == "." || n == "..":
-		return "is not an interface name"
-	case strings.ContainsAny(n, unitUnsafeNameChars):
-		return "has characters an interface name cannot have ('/', ':', whitespace) or a unit cannot carry"
-	}
-	return ""
 }
 
 // interfaces are the host's network interfaces (and those of the named

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 
 	"fmt"
 	"strings"
@@ -130,7 +131,7 @@ const DefaultPodLogsPath = "/var/log/pods"
 // nodeDirProblem says what is wrong with a network.node_dirs entry, ""
 // when nothing.
 func nodeDirProblem(p string) string {
-	if msg := PathProblem(p); msg != "" {
+	if msg := validation.PathProblem(p); msg != "" {
 		return msg
 	}
 	if NodeDirTree(p) == "" {

@@ -32,8 +32,3 @@ var wellKnownPorts = map[int]string{
 	10257: "kube-controller-manager",
 	10259: "kube-scheduler",
 }
-
-// reservedSliceNames are slices systemd or kubelet already use.
-var reservedSliceNames = map[string]bool{
-	"system": true, "user": true, "machine": true, "init": true, "kubepods": true,
-}

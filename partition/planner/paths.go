@@ -2,10 +2,10 @@ package planner
 
 import (
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
@@ -15,55 +15,6 @@ import (
 // command lines and YAML. They live here, with the keys and lines of the
 // config, so that plan and `config check` refuse what render and apply
 // would; render checks plans read from files with the same functions.
-
-// safeArg is what a rendered command line carries unquoted: no
-// whitespace, quotes, '$' (expansion), '%' (systemd specifiers), '\',
-// ';' or non-ASCII. It covers paths, flags, label and taint syntax.
-var safeArg = regexp.MustCompile(`^[A-Za-z0-9._/:=,@+\-]+$`)
-
-// safePath is safeArg without ':', which systemd reads as a separator in
-// BindPaths= ("/var/lib/kubelet:x" dropped the device-plugins bind) and
-// kubelet and containerd in their path lists: an argument may hold one
-// ("--foo=a:b"), a path may not.
-var safePath = regexp.MustCompile(`^[A-Za-z0-9._/=,@+\-]+$`)
-
-// Limits that keep a config from rendering a unit systemd refuses.
-const (
-	maxExtraArgs = 256
-	maxArgLength = 4096
-)
-
-// ArgProblem says what is wrong with a command-line argument, "" when
-// nothing.
-func ArgProblem(a string) string {
-	switch {
-	case a == "":
-		return "is empty"
-	case len(a) > maxArgLength:
-		return fmt.Sprintf("is %d bytes long, more than %d", len(a), maxArgLength)
-	case !safeArg.MatchString(a):
-		return "has characters a unit's command line cannot carry unquoted; allowed are letters, digits and ._-/+@:=, (no spaces, quotes, '$', '%', '\\' or non-ASCII)"
-	}
-	return ""
-}
-
-// PathProblem says what is wrong with an absolute path of the plan, ""
-// when nothing.
-func PathProblem(p string) string {
-	switch {
-	case !strings.HasPrefix(p, "/"):
-		return "is not an absolute path"
-	case p == "/":
-		return "is the root directory"
-	case path.Clean(p) != p:
-		return fmt.Sprintf("is not a clean path (no '..', '.', '//' or trailing '/'): write %q", path.Clean(p))
-	case len(p) > maxArgLength:
-		return fmt.Sprintf("is %d bytes long, more than %d", len(p), maxArgLength)
-	case !safePath.MatchString(p):
-		return "has characters unit files and command lines cannot carry unquoted or read as separators; allowed are letters, digits and ._-/+@=, (no spaces, newlines, ':', quotes, '%', '\\' or non-ASCII)"
-	}
-	return ""
-}
 
 // pathKind says what the tool does at a path, which decides where it may
 // lie.
@@ -149,7 +100,7 @@ func checkPath(col *config.Collector, key, p string, kind pathKind) {
 		return // an unknown placeholder left by expand, reported there
 	}
 	what := fmt.Sprintf("%q", p)
-	if msg := PathProblem(p); msg != "" {
+	if msg := validation.PathProblem(p); msg != "" {
 		col.Add(key, "%s %s", what, msg)
 		return
 	}

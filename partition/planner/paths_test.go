@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 
 	"fmt"
 	"strings"
@@ -59,34 +60,18 @@ func TestConfigSizeLimit(t *testing.T) {
 	assert.Contains(t, err.Error(), "big.toml: the config is 1048579 bytes; the most numa-partition reads is 1048576 (1 MiB)")
 }
 
-func TestPathProblem(t *testing.T) {
-	for p, want := range map[string]string{
-		"/var/lib/kubelet-node0": "", "var/lib": "is not an absolute path", "/": "is the root directory",
-		"/a//b": `is not a clean path (no '..', '.', '//' or trailing '/'): write "/a/b"`, "/a/./b": "is not a clean path",
-		"/a\tb": "has characters", "/a$b": "has characters", "/a\\b": "has characters",
-	} {
-		if want == "" {
-			assert.Empty(t, PathProblem(p), p)
-		} else {
-			assert.Contains(t, PathProblem(p), want, p)
-		}
-	}
-	assert.Contains(t, ArgProblem(strings.Repeat("a", maxArgLength+1)), "more than 4096")
-	assert.Equal(t, "is empty", ArgProblem(""))
-}
-
 // Issue 24 item 4: root_dir = "/var/lib/kubelet:{partition}" planned and
 // rendered, and systemd read the ':' as BindPaths='s separator, dropping
-// the device-plugins bind. One path rule (PathProblem, used by plan and
+// the device-plugins bind. One path rule (validation.PathProblem, used by plan and
 // render) refuses ':', spaces, '%' and '\' in paths; an argument may
 // still hold a ':'.
 func TestPathsRefuseWhatSystemdSplits_Issue24Item4(t *testing.T) {
 	got := planErr(t, seedSpec, "[kubelet]\nroot_dir = \"/var/lib/kubelet:{partition}\"")
 	assert.Contains(t, got, `config.toml:2: key "kubelet.root_dir": "/var/lib/kubelet:node0" has characters unit files and command lines cannot carry unquoted or read as separators; allowed are letters, digits and ._-/+@=, (no spaces, newlines, ':', quotes, '%', '\' or non-ASCII)`)
 	for _, p := range []string{"/var/lib/a:b", "/var/lib/a b", "/var/lib/a%i", `/var/lib/a\b`} {
-		assert.Contains(t, PathProblem(p), "has characters", p)
+		assert.Contains(t, validation.PathProblem(p), "has characters", p)
 	}
-	assert.Empty(t, ArgProblem("--foo=a:b"))
+	assert.Empty(t, validation.ArgProblem("--foo=a:b"))
 	p := mustPlan(t, seedSpec, "[kubelet]\nextra_args = [\"--feature-gates=A=true\", \"--tls-cipher-suites=a:b\"]")
 	assert.Equal(t, "--tls-cipher-suites=a:b", p.Partitions[0].Kubelet.ExtraArgs[1])
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 
 	"encoding/json"
 	"fmt"
@@ -54,7 +55,7 @@ func checkInvariants(t require.TestingT, topo *numa.Topology, p *Plan) {
 		}
 		require.False(t, names[part.Name], "name %s unique", part.Name)
 		names[part.Name] = true
-		require.Empty(t, NameProblem(part.Name))
+		require.Empty(t, validation.NameProblem(part.Name))
 
 		var sum uint64
 		for _, nm := range part.Memory {

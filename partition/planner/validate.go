@@ -2,16 +2,15 @@ package planner
 
 import (
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 
 	"fmt"
 	"maps"
-	"math"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/validation"
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 )
@@ -30,73 +29,6 @@ var (
 // more nodes on the machine (cadvisor counts the whole machine, not the
 // partition) every policy but none refuses to start without the option.
 const kubeletMaxNUMANodes = topologymanager.DefaultMaxAllowableNUMANodes
-
-// managedFlags are the kubelet flags numa-partition decides for each
-// partition, with the config key that sets the value instead ("" when the
-// tool decides it alone). kubelet's flags win over its config file, so a
-// flag in extra_args would override the rendered KubeletConfiguration as
-// surely as the command line the unit sets.
-var managedFlags = map[string]string{
-	// The command line of each kubelet (slices/render kubeletArgs).
-	"--config": "kubelet.config_path", "--kubeconfig": "kubelet.kubeconfig",
-	"--bootstrap-kubeconfig": "kubelet.bootstrap_kubeconfig", "--cert-dir": "kubelet.cert_dir",
-	"--root-dir": "kubelet.root_dir", "--hostname-override": "kubelet.node_name",
-	"--node-ip": "partition[].address", "--node-labels": "kubelet.labels",
-	// Drop-ins override the rendered file wholesale.
-	"--config-dir": "",
-	// The partition's identity in its KubeletConfiguration (kubeletgen):
-	// its runtime, cgroups, ports and files.
-	"--container-runtime-endpoint": "runtime.endpoint", "--image-service-endpoint": "runtime.endpoint",
-	"--cgroup-driver": "", "--cgroup-root": "", "--cgroups-per-qos": "", "--kubelet-cgroups": "", "--system-cgroups": "",
-	"--port": "kubelet.port", "--healthz-port": "kubelet.healthz_port", "--healthz-bind-address": "",
-	"--read-only-port": "kubelet.read_only_port", "--pod-manifest-path": "kubelet.static_pod_path",
-	"--max-pods": "kubelet.max_pods", "--register-with-taints": "kubelet.taints",
-	"--cluster-dns": "kubelet.cluster_dns", "--cluster-domain": "kubelet.cluster_domain", "--resolv-conf": "network.resolv_conf",
-	"--fail-cgroupv1": "",
-	// Its serving security.
-	"--anonymous-auth": "", "--authentication-token-webhook": "", "--client-ca-file": "",
-	"--authorization-mode": "", "--rotate-certificates": "",
-	// Its share of the machine.
-	"--cpu-manager-policy": "kubelet.cpu_manager_policy", "--cpu-manager-policy-options": "kubelet.cpu_manager_policy_options",
-	"--reserved-cpus": "host.reserved_cpus", "--kube-reserved": "kubelet.kube_reserved_memory",
-	"--system-reserved": "kubelet.system_reserved_memory", "--eviction-hard": "kubelet.eviction_hard_memory",
-	"--enforce-node-allocatable": "", "--memory-manager-policy": "kubelet.memory_manager_policy",
-	"--reserved-memory": "host.reserved_memory", "--topology-manager-policy": "kubelet.topology_manager_policy",
-	"--topology-manager-scope":          "kubelet.topology_manager_scope",
-	"--topology-manager-policy-options": "kubelet.topology_manager_options",
-}
-
-// ManagedFlags lists managedFlags, sorted, for the reference.
-func ManagedFlags() []string { return sortedKeys(managedFlags) }
-
-// ExtraArgProblem says what is wrong with one of kubelet's extra
-// arguments, "" when nothing. Plan checks extra_args with it and render
-// a plan's, since a plan read from a file was not planned by this build.
-func ExtraArgProblem(a string) string {
-	if msg := ArgProblem(a); msg != "" {
-		return fmt.Sprintf("argument %q %s", a, msg)
-	}
-	name, _, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-	switch {
-	case !strings.HasPrefix(a, "--") || name == "" || name[0] == '-':
-		return fmt.Sprintf("%q is not a flag (write \"--flag=value\")", a)
-	case !hasValue:
-		// kubelet would take the next argument as the value ("--flag
-		// value"), so what a flag sets would depend on its neighbour.
-		return fmt.Sprintf("%q has no value (write \"--flag=value\", or \"--flag=true\" for a switch)", a)
-	}
-	// kubelet's flag set reads '_' as '-' (cliflag.WordSepNormalizeFunc):
-	// --root_dir is --root-dir.
-	flag := "--" + strings.ReplaceAll(name, "_", "-")
-	if instead, managed := managedFlags[flag]; managed {
-		use := "numa-partition decides it"
-		if instead != "" {
-			use = "set " + instead + " instead"
-		}
-		return fmt.Sprintf("%q sets %s, which numa-partition sets for each partition (%s; the managed flags are listed under kubelet.extra_args in docs/config-reference.md)", a, flag, use)
-	}
-	return ""
-}
 
 // checkTopologyLimit sets max-allowable-numa-nodes when the machine has
 // more NUMA nodes than kubelet accepts by default.
@@ -147,7 +79,7 @@ func (pl *planning) validatePlan() {
 		}
 		// A bad name or hostname also makes a bad node name: report the cause only.
 		nameOK := plan.Hostname != ""
-		if msg := NameProblem(p.Name); msg != "" {
+		if msg := validation.NameProblem(p.Name); msg != "" {
 			col.Add(nameKey, "%s", msg)
 			nameOK = false
 		}
@@ -166,7 +98,7 @@ func (pl *planning) validatePlan() {
 			}
 		}
 
-		for _, msg := range validation.IsDNS1123Subdomain(p.NodeName) {
+		for _, msg := range k8svalidation.IsDNS1123Subdomain(p.NodeName) {
 			if nameOK {
 				col.Add(s.key["node_name"], "node name %q of partition %s: %s", p.NodeName, p.Name, msg)
 			}
@@ -197,24 +129,9 @@ func (pl *planning) validatePlan() {
 	pl.checkPorts()
 	checkPaths(plan, col)
 	pl.checkClusterDNS()
-	if msg := SocketGroupProblem(pl.c.Allocator.SocketGroup); msg != "" {
+	if msg := validation.SocketGroupProblem(pl.c.Allocator.SocketGroup); msg != "" {
 		col.Add("allocator.socket_group", "%s", msg)
 	}
-}
-
-// socketGroup is a group name as useradd and groupadd take it (also with
-// --badname's capitals and dots), or a numeric gid.
-var socketGroup = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.-]{0,31}|[0-9]{1,10})$`)
-
-// SocketGroupProblem says what is wrong with allocator.socket_group, ""
-// when nothing (or when it is unset). The allocator looks the group up
-// when it starts, and the value travels in the plan file, so it is
-// checked here and again when a plan file is rendered.
-func SocketGroupProblem(g string) string {
-	if g == "" || socketGroup.MatchString(g) {
-		return ""
-	}
-	return fmt.Sprintf("%q is not a group name or gid (allowed: a letter or '_', then up to 31 letters, digits, '_', '.', '-'; or a number)", g)
 }
 
 // checkClusterDNS: kubelet refuses to start on an address it cannot parse.
@@ -226,7 +143,7 @@ func (pl *planning) checkClusterDNS() {
 		}
 	}
 	if d := c.Kubelet.ClusterDomain; d != "" {
-		if errs := validation.IsDNS1123Subdomain(d); len(errs) > 0 {
+		if errs := k8svalidation.IsDNS1123Subdomain(d); len(errs) > 0 {
 			col.Add("kubelet.cluster_domain", "%q is not a DNS domain: %s", d, strings.Join(errs, "; "))
 		}
 	}
@@ -243,7 +160,7 @@ func (pl *planning) checkLabels(s settings, p *Partition) {
 		} else if _, ok := c.Kubelet.Labels[k]; !ok {
 			key = ""
 		}
-		for _, msg := range checkLabel(k, p.Labels[k]) {
+		for _, msg := range validation.LabelProblems(k, p.Labels[k]) {
 			col.Add(key, "%s", msg)
 		}
 		_, inKubelet := c.Kubelet.Labels[k]
@@ -252,12 +169,12 @@ func (pl *planning) checkLabels(s settings, p *Partition) {
 			col.Add(key, "%s", msg)
 		}
 	}
-	if arg := NodeLabelsArg(p.Labels); len(arg) > maxArgLength {
+	if arg := NodeLabelsArg(p.Labels); len(arg) > validation.MaxArgLength {
 		key := "kubelet.labels"
 		if len(partLabels(s)) > 0 {
 			key = s.pre + "labels"
 		}
-		col.Add(key, "partition %s has %d labels, which make kubelet's --node-labels argument %d bytes long, more than %d; use fewer or shorter labels", p.Name, len(p.Labels), len(arg), maxArgLength)
+		col.Add(key, "partition %s has %d labels, which make kubelet's --node-labels argument %d bytes long, more than %d; use fewer or shorter labels", p.Name, len(p.Labels), len(arg), validation.MaxArgLength)
 	}
 }
 
@@ -327,18 +244,18 @@ func (pl *planning) checkPolicies(s settings, p *Partition) {
 			col.Add(key, "%d is below the machine's %d NUMA nodes; kubelet would refuse to start", n, len(m.t.Nodes))
 		}
 	}
-	if msg := MaxPodsProblem(kl.MaxPods); msg != "" {
+	if msg := validation.MaxPodsProblem(kl.MaxPods); msg != "" {
 		col.Add(s.key["max_pods"], "%s", msg)
 	}
 }
 
 func checkExtraArgs(s settings, p *Partition, col *config.Collector) {
-	if len(p.Kubelet.ExtraArgs) > maxExtraArgs {
-		col.Add(s.key["extra_args"], "has %d arguments, more than %d", len(p.Kubelet.ExtraArgs), maxExtraArgs)
+	if len(p.Kubelet.ExtraArgs) > validation.MaxExtraArgs {
+		col.Add(s.key["extra_args"], "has %d arguments, more than %d", len(p.Kubelet.ExtraArgs), validation.MaxExtraArgs)
 		return
 	}
 	for _, a := range p.Kubelet.ExtraArgs {
-		if msg := ExtraArgProblem(a); msg != "" {
+		if msg := validation.ExtraArgProblem(a); msg != "" {
 			col.Add(s.key["extra_args"], "%s", msg)
 		}
 	}
@@ -358,32 +275,9 @@ func (pl *planning) checkRuntime(p *Partition) {
 		return
 	}
 	// The endpoint's form and path are checkPaths's.
-	if img := c.Runtime.SandboxImage; img != "" && !IsImageReference(img) {
+	if img := c.Runtime.SandboxImage; img != "" && !validation.IsImageReference(img) {
 		col.Add("runtime.sandbox_image", "%q is not an image reference (form: [registry/]name[:tag][@sha256:digest], lowercase name)", img)
 	}
-}
-
-// IsImageReference says whether s is an image reference, the only form a
-// sandbox image may take (it is written into containerd's TOML).
-func IsImageReference(s string) bool { return imageReference.MatchString(s) }
-
-// imageReference is the grammar of distribution/reference, without its
-// length limits: a lowercase path of components, an optional tag and an
-// optional digest.
-var imageReference = regexp.MustCompile(`^` +
-	`([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]+)?/)?` + // registry
-	`[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*` + // path
-	`(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$`) // tag, digest
-
-// MaxPodsProblem says what is wrong with a kubelet's max pods, "" when
-// nothing: kubelet's maxPods is an int32, which a larger number would
-// wrap around (9223372036854775807 was planned). kubeletgen checks a
-// plan's with it too.
-func MaxPodsProblem(n int) string {
-	if n < 1 || n > math.MaxInt32 {
-		return fmt.Sprintf("%d: allowed are 1-%d (kubelet's maxPods is a 32-bit integer)", n, math.MaxInt32)
-	}
-	return ""
 }
 
 // checkPortBases: the configured bases and stride are ports or port

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 func mountnsUnit(name string) string { return "mountns-" + name + ".service" }
@@ -74,7 +75,7 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView) error {
 // a file.
 func inMountNamespace(p *planner.Partition, daemon string, args []string) (string, error) {
 	for _, a := range args {
-		if msg := planner.ArgProblem(a); msg != "" {
+		if msg := validation.ArgProblem(a); msg != "" {
 			return "", fmt.Errorf("%s argument %q %s", daemon, a, msg)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // UplinkUnit makes the host side of the partitions' network (namespace
@@ -95,11 +96,11 @@ func (r *renderer) netns(p *planner.Partition) error {
 	}
 	// The namespace is a file in /run/netns, the links are interfaces
 	// (IFNAMSIZ): the planner's rules for each.
-	if msg := planner.NamespaceNameProblem(pn.Namespace); msg != "" {
+	if msg := validation.NamespaceNameProblem(pn.Namespace); msg != "" {
 		return fmt.Errorf("network.namespace %q %s", pn.Namespace, msg)
 	}
 	for _, n := range []struct{ field, v string }{{"network.hostLink", pn.HostLink}, {"network.interface", pn.Interface}} {
-		if msg := planner.InterfaceNameProblem(n.v); msg != "" {
+		if msg := validation.InterfaceNameProblem(n.v); msg != "" {
 			return fmt.Errorf("%s %q %s", n.field, n.v, msg)
 		}
 	}
@@ -109,7 +110,7 @@ func (r *renderer) netns(p *planner.Partition) error {
 	args := []string{"--namespace", pn.Namespace, "--host-link", pn.HostLink, "--interface", pn.Interface}
 	var devices, deviceUnits, names []string
 	for _, d := range pn.Devices {
-		if msg := planner.InterfaceNameProblem(d.Name); msg != "" {
+		if msg := validation.InterfaceNameProblem(d.Name); msg != "" {
 			return fmt.Errorf("network.devices %q %s", d.Name, msg)
 		}
 		args = append(args, "--device", d.Name)
@@ -151,14 +152,14 @@ func (r *renderer) netns(p *planner.Partition) error {
 func checkUplink(n planner.Network) error {
 	switch n.Uplink {
 	case planner.UplinkBridge:
-		if msg := planner.InterfaceNameProblem(n.Bridge); msg != "" {
+		if msg := validation.InterfaceNameProblem(n.Bridge); msg != "" {
 			return fmt.Errorf("network.bridge %q %s", n.Bridge, msg)
 		}
 		if !n.HostAddress.IsValid() || !n.HostAddress.Addr().Is4() {
 			return fmt.Errorf("network.hostAddress %q: want an IPv4 address with its length", n.HostAddress)
 		}
 	case planner.UplinkMacvlan:
-		if msg := planner.InterfaceNameProblem(n.Parent); msg != "" {
+		if msg := validation.InterfaceNameProblem(n.Parent); msg != "" {
 			return fmt.Errorf("network.parent %q %s", n.Parent, msg)
 		}
 	default:

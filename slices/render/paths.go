@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
-	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // Where rendered files go, relative to the target root.
@@ -52,7 +52,7 @@ func describe(field, value string) string { return fmt.Sprintf("%s %q", field, v
 // the planner's rule (plans read from a file may not have been planned
 // by this build).
 func absPath(field, p string) error {
-	if msg := planner.PathProblem(p); msg != "" {
+	if msg := validation.PathProblem(p); msg != "" {
 		return fmt.Errorf("%s %s", describe(field, p), msg)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/templates"
 
@@ -95,7 +96,7 @@ func checkPartitions(plan *planner.Plan) error {
 	}
 	seen := map[string]bool{}
 	for _, p := range plan.Partitions {
-		if msg := planner.NameProblem(p.Name); msg != "" {
+		if msg := validation.NameProblem(p.Name); msg != "" {
 			return fmt.Errorf("%s", msg)
 		}
 		if seen[p.Name] {
@@ -105,7 +106,7 @@ func checkPartitions(plan *planner.Plan) error {
 		if msg := planner.OwnLabelsProblem(&p); msg != "" {
 			return fmt.Errorf("%s", msg)
 		}
-		if msg := planner.SocketGroupProblem(p.Allocator.SocketGroup); msg != "" {
+		if msg := validation.SocketGroupProblem(p.Allocator.SocketGroup); msg != "" {
 			return fmt.Errorf("partition %s: allocator.socketGroup %s", p.Name, msg)
 		}
 		if a := p.Allocator; a.NRIPlugin != "" && a.NRIPlugin != planner.NRIPluginName(p.Name) {
@@ -440,13 +441,13 @@ func kubeletArgs(p *planner.Partition) ([]string, error) {
 		args = append(args, labels)
 	}
 	for _, a := range k.ExtraArgs {
-		if msg := planner.ExtraArgProblem(a); msg != "" {
+		if msg := validation.ExtraArgProblem(a); msg != "" {
 			return nil, fmt.Errorf("kubelet.extraArgs: %s", msg)
 		}
 	}
 	args = append(args, k.ExtraArgs...)
 	for _, a := range args {
-		if msg := planner.ArgProblem(a); msg != "" {
+		if msg := validation.ArgProblem(a); msg != "" {
 			return nil, fmt.Errorf("kubelet argument %q %s", a, msg)
 		}
 	}
@@ -506,7 +507,7 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) 
 	// (below /var/lib/, not kubelet's shared one) were checked by the
 	// planner's rules (checkPartitions: planner.PlanPathsProblem).
 	socket := strings.TrimPrefix(rt.Endpoint, "unix://")
-	if rt.SandboxImage != "" && !planner.IsImageReference(rt.SandboxImage) {
+	if rt.SandboxImage != "" && !validation.IsImageReference(rt.SandboxImage) {
 		return fmt.Errorf("runtime.sandboxImage %q: want an image reference ([registry/]name[:tag][@sha256:digest])", rt.SandboxImage)
 	}
 	// containerd's NRI socket is in its state dir (hostpaths.NRISocket),

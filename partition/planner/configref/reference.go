@@ -2,6 +2,7 @@ package configref
 
 import (
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 
 	"fmt"
 	"reflect"
@@ -234,7 +235,7 @@ func Reference() []KeyDoc {
 				"Without it pods search no cluster domain, so a Service's short name and `kubernetes.default` go to the upstream resolver and fail."},
 		{Key: "kubelet.extra_args", Type: typeStrings, DefaultText: "none", Example: `["--v=2"]`,
 			Doc: "Extra kubelet command-line flags, each `--flag=value` (kubelet would read a separate value argument as belonging to the flag before it). " +
-				"Flags numa-partition sets per partition are refused, also written with `_` for `-` as kubelet reads them: " + strings.Join(planner.ManagedFlags(), ", ") + "."},
+				"Flags numa-partition sets per partition are refused, also written with `_` for `-` as kubelet reads them: " + strings.Join(validation.ManagedFlags(), ", ") + "."},
 
 		{Key: "runtime", Type: typeTable,
 			Doc: "The container runtime of the partitions."},
@@ -339,7 +340,7 @@ func Reference() []KeyDoc {
 		{Key: "partition[].name", Type: typeString, DefaultText: "`node<first NUMA node with CPUs>`", Example: `"fast"`,
 			Doc: "The partition's name, used in its slice, unit and path names. " +
 				"Names are systemd slice names without `-` or `_` (systemd reads `-` as nesting and kubelet's systemd cgroup driver splits on it): " +
-				"1-32 of `a-z0-9` starting with a letter, unique, and not " + strings.Join(planner.ReservedSliceNames(), ", ") + "."},
+				"1-32 of `a-z0-9` starting with a letter, unique, and not " + strings.Join(validation.ReservedSliceNames(), ", ") + "."},
 		{Key: "partition[].labels", Type: typeStringMap, DefaultText: "none", Example: `{ "example.com/tier" = "gold" }`,
 			Doc: "Labels added to those of `kubelet.labels` for this partition; equal keys take this value."},
 		{Key: "partition[].taints", Type: typeStrings, DefaultText: "none", Example: `["dedicated=gold:NoSchedule"]`,

@@ -2,6 +2,7 @@ package configref
 
 import (
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 
 	"os"
 	"path/filepath"
@@ -335,7 +336,7 @@ func TestInitConfigSharesTheReference(t *testing.T) {
 }
 
 // The reference of kubelet.extra_args lists every flag the tool manages
-// (planner.ManagedFlags), which extra_args may not set.
+// (validation.ManagedFlags), which extra_args may not set.
 func TestReferenceListsEveryManagedFlag(t *testing.T) {
 	var doc string
 	for _, r := range Reference() {
@@ -343,7 +344,7 @@ func TestReferenceListsEveryManagedFlag(t *testing.T) {
 			doc = r.Doc
 		}
 	}
-	for _, f := range planner.ManagedFlags() {
+	for _, f := range validation.ManagedFlags() {
 		assert.Regexp(t, regexp.QuoteMeta(f)+"[,.]", doc)
 	}
 }

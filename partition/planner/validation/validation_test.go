@@ -1,0 +1,75 @@
+package validation
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestPathProblem(t *testing.T) {
+	for p, want := range map[string]string{
+		"/var/lib/kubelet-node0": "", "var/lib": "is not an absolute path", "/": "is the root directory",
+		"/a//b": `is not a clean path (no '..', '.', '//' or trailing '/'): write "/a/b"`, "/a/./b": "is not a clean path",
+		"/a\tb": "has characters", "/a$b": "has characters", "/a\\b": "has characters",
+	} {
+		if want == "" {
+			assert.Empty(t, PathProblem(p), p)
+		} else {
+			assert.Contains(t, PathProblem(p), want, p)
+		}
+	}
+	assert.Contains(t, ArgProblem(strings.Repeat("a", MaxArgLength+1)), "more than 4096")
+	assert.Equal(t, "is empty", ArgProblem(""))
+}
+
+// Issue 27: the planner allowed "1a" and render refused it; one rule now
+// serves both.
+func TestNameProblem(t *testing.T) {
+	for name, want := range map[string]string{
+		"node0": "", "red": "", strings.Repeat("a", 32): "",
+		"":                      "is empty",
+		"1a":                    "starting with a letter",
+		"node-0":                "contains '-' or '_'",
+		"node_0":                "contains '-' or '_'",
+		"Node0":                 "not a valid slice name part",
+		strings.Repeat("a", 33): "not a valid slice name part",
+		"system":                "taken by systemd or kubelet",
+		"kubepods":              "taken by systemd or kubelet",
+	} {
+		if want == "" {
+			assert.Empty(t, NameProblem(name), name)
+		} else {
+			assert.Contains(t, NameProblem(name), want, name)
+		}
+	}
+}
+
+// Issue 27: allocator.socket_group with a newline planned and rendered
+// into a unit.
+func TestSocketGroupProblem(t *testing.T) {
+	for _, g := range []string{"", "numa", "_svc", "Domain.Users", "1000"} {
+		assert.Empty(t, SocketGroupProblem(g), g)
+	}
+	for _, g := range []string{"numa\nExecStartPre=/bin/sh", "numa\n", "a b", "-x", strings.Repeat("a", 33), "12345678901"} {
+		assert.NotEmpty(t, SocketGroupProblem(g), g)
+	}
+}
+
+func TestExtraArgProblem(t *testing.T) {
+	assert.Empty(t, ExtraArgProblem("--v=2"))
+	assert.Contains(t, ExtraArgProblem("--root_dir=/x"), "sets --root-dir, which numa-partition sets for each partition (set kubelet.root_dir instead")
+	assert.Contains(t, ExtraArgProblem("--config-dir=/x"), "numa-partition decides it")
+	assert.Contains(t, ExtraArgProblem("--v"), "has no value")
+	assert.Contains(t, ExtraArgProblem("v=2"), "is not a flag")
+	assert.Contains(t, ManagedFlags(), "--reserved-cpus")
+}
+
+func TestLabelProblems(t *testing.T) {
+	assert.Empty(t, LabelProblems("example.com/rack", "r1"))
+	assert.Empty(t, LabelProblems("node.kubernetes.io/pool", "a"))
+	assert.Empty(t, LabelProblems("topology.kubernetes.io/zone", "z"))
+	assert.NotEmpty(t, LabelProblems("kubernetes.io/role", "master"), "a namespace kubelet may not set")
+	assert.NotEmpty(t, LabelProblems("bad key", "v"))
+	assert.NotEmpty(t, LabelProblems("k", "bad value!"))
+}
