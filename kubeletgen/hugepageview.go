@@ -4,9 +4,8 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/numa-partition/numa-partition/partition/planner"
-
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
+	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // The hugepage view: what each kubelet is shown of the machine's pools.

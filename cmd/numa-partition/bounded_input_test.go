@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"errors"
 	"os"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 	"github.com/numa-partition/numa-partition/partition/allocator/scenario"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 )
 

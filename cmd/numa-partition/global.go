@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 const defaultConfigPath = config.DefaultConfigPath

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,6 +15,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/drawing"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 func planCommand() *cli.Command {

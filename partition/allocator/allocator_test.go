@@ -2,7 +2,6 @@ package allocator
 
 import (
 	"encoding/json"
-	"github.com/numa-partition/numa-partition/partition/allocator/kubevirt"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/numa-partition/numa-partition/partition/allocator/kubevirt"
 	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 )
 

@@ -9,10 +9,11 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
 	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // ResourceName is "memory" or a hugepage resource ("hugepages-2Mi",

@@ -1,8 +1,6 @@
 package drawing
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // examples are those whose machine is a real sysfs dump (their sysfs

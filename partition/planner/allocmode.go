@@ -2,7 +2,6 @@ package planner
 
 import (
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
-
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 

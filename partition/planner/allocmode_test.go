@@ -3,9 +3,10 @@ package planner
 import (
 	"testing"
 
-	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 func TestAllocatorModes(t *testing.T) {

@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 var update = flag.Bool("update", false, "rewrite examples/*/plan.json and plan.txt of the examples without a sysfs dump")

@@ -1,13 +1,13 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"net/netip"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // A facts file written and read again gives the same answers, in JSON

@@ -1,10 +1,10 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"errors"
 	"testing"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // FuzzParsePlan: any config text either fails with located Errors or

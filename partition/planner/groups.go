@@ -1,13 +1,12 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // group is one future partition while planning: its nodes and the

@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/numa-partition/numa-partition/partition/planner/config"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // defaultName is the seed recipe's naming: node<first NUMA node id>.

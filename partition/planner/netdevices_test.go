@@ -1,14 +1,14 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // nicFacts are the host of the synthetic-2node-nics fixture: eno1 holds

@@ -4,8 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/numa-partition/numa-partition/partition/planner/validation"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // Issue 27 (found by FuzzPlanThenRender): a partition may be named with

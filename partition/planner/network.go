@@ -1,15 +1,15 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-	"github.com/numa-partition/numa-partition/partition/planner/validation"
-
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // Network modes.

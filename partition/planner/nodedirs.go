@@ -1,13 +1,12 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-	"github.com/numa-partition/numa-partition/partition/planner/validation"
-
 	"fmt"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // NodeDir is a directory a partition has of its own at a host path that

@@ -3,8 +3,9 @@ package planner
 import (
 	"testing"
 
-	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 func TestNodeDirsDefaultToWhereCNIAndLogAgentsWrite(t *testing.T) {

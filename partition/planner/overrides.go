@@ -1,11 +1,11 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // matchOverrides ties each [[partition]] entry to the partition holding its

@@ -1,11 +1,11 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // TestEveryOverrideReplacesKubelet: each KubeletOverrides field a

@@ -1,14 +1,13 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-	"github.com/numa-partition/numa-partition/partition/planner/validation"
-
 	"fmt"
 	"path"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // The rules for every path and argument the plan puts into unit files,

@@ -1,15 +1,15 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-	"github.com/numa-partition/numa-partition/partition/planner/validation"
-
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // Every value that render or apply would refuse is refused by the plan,

@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"fmt"
 	"sort"
 	"strings"
@@ -10,6 +8,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // NewPlan turns a machine and a config into a Plan. It is pure and

@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"bytes"
 	"encoding/json"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/numa-partition/numa-partition/internal/output"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // Issue 24 item 15: --plan JSON was read loosely: unknown fields,

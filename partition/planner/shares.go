@@ -1,14 +1,13 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"fmt"
 	"math/bits"
 	"strconv"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // Shares of what every kubelet on a host sees whole.

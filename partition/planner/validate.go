@@ -1,9 +1,6 @@
 package planner
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-	"github.com/numa-partition/numa-partition/partition/planner/validation"
-
 	"fmt"
 	"maps"
 	"net"
@@ -13,6 +10,8 @@ import (
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // Allowed policy values, as kubelet spells them.

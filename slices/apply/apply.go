@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )

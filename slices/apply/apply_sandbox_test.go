@@ -3,7 +3,6 @@ package apply
 import (
 	"context"
 	"errors"
-	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/systemd/systemdtest"
 )
 

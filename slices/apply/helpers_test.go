@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/numa-partition/numa-partition/slices/hugepool"
-
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 	"github.com/numa-partition/numa-partition/test/sandbox"

@@ -3,10 +3,11 @@ package apply
 import (
 	"context"
 	"errors"
-	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 )
 
 // TestOriginalsAreKeptAndRestored: a file that was on the host before the

@@ -2,13 +2,13 @@ package apply
 
 import (
 	"fmt"
-	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"io/fs"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )

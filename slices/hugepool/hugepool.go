@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/numa-partition/numa-partition/internal/fsutil"
-	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"golang.org/x/sys/unix"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
+	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
 
 // Path is the nr_hugepages file of one node and page size under a sysfs root.

@@ -1,14 +1,13 @@
 package render
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // example is a machine and a plan for it, rendered by the golden, verify

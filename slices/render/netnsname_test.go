@@ -1,13 +1,12 @@
 package render
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"strings"
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // Issue 27 (found by FuzzPlanThenRender): a partition named with 13 to 32

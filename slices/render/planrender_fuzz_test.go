@@ -1,8 +1,6 @@
 package render
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -10,6 +8,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // fuzzedKey is a config key whose value ends in unit files, command

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
@@ -17,8 +18,6 @@ import (
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/templates"
-
-	"github.com/numa-partition/numa-partition/internal/hostpaths"
 )
 
 // Options are what a bundle needs that is not in the plan: where

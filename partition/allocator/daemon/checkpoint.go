@@ -10,10 +10,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/numa-partition/numa-partition/internal/fsutil"
-
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 )
 

@@ -17,9 +17,8 @@ import (
 
 	"github.com/coreos/go-systemd/v22/daemon"
 
-	"github.com/numa-partition/numa-partition/partition/allocator"
-
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
+	"github.com/numa-partition/numa-partition/partition/allocator"
 )
 
 // Options configure Run.

@@ -15,10 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	sjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"sigs.k8s.io/yaml"
 )
 
 // Manifest kinds the daemon admits.

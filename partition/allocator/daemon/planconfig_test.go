@@ -1,14 +1,13 @@
 package daemon
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"strings"
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // The 4-socket Opteron dump and its example config: partition "lowlat" is

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
 

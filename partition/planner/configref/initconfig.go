@@ -1,8 +1,6 @@
 package configref
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"cmp"
 	"fmt"
 	"strings"
@@ -10,6 +8,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // InitConfig writes a commented config for a discovered machine: the

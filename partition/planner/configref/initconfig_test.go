@@ -1,8 +1,6 @@
 package configref
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // The config init writes for any real machine parses without unknown keys

@@ -1,10 +1,10 @@
 package configref
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-
 	"fmt"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // ReferenceMarkdown renders Reference as the markdown of

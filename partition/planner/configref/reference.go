@@ -1,9 +1,6 @@
 package configref
 
 import (
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-	"github.com/numa-partition/numa-partition/partition/planner/validation"
-
 	"fmt"
 	"reflect"
 	"sort"
@@ -11,6 +8,8 @@ import (
 
 	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // KeyDoc documents one key of the config file. The reference below is the
