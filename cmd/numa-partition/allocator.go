@@ -53,6 +53,7 @@ func allocatorServeCommand() *cli.Command {
 			&cli.StringFlag{Name: "plan", Usage: "the rendered plan `FILE` (/etc/numa-partition/plan.json, what the unit passes): decide with exactly the plan that rendered this partition's kubelet; without it --config is planned anew"},
 			&cli.StringFlag{Name: "allocator-config", Usage: "JSON `FILE` of the allocator configuration (nodes, policy, scope); bypasses --config"},
 			&cli.StringSliceFlag{Name: "label", Usage: "node label `KEY=VALUE` of the partition, reported to `admit` for nodeSelector matching (repeatable; default: the plan's labels)"},
+			&cli.BoolFlag{Name: "sync-before-answer", Usage: "answer each decision once its journal record is fdatasync'd, not once it is written (default: the plan's allocator.sync_before_answer)"},
 			&cli.BoolFlag{Name: "no-nri", Usage: "do not plug into the partition's containerd through NRI (the plan's allocator.mode is then not enforced)"},
 			&cli.Int64Flag{Name: "max-request-bytes", Value: daemon.DefaultMaxRequestBytes, Usage: "largest request body accepted"},
 		},
@@ -64,8 +65,9 @@ func allocatorServeCommand() *cli.Command {
 				StateDir:        allocStringOr(c.String("state-dir"), daemon.DefaultStateDir(name)),
 				SocketGroup:     c.String("socket-group"),
 				MetricsAddr:     c.String("metrics-addr"),
-				MaxRequestBytes: c.Int64("max-request-bytes"),
-				Version:         currentBuild().Version,
+				MaxRequestBytes:  c.Int64("max-request-bytes"),
+				SyncBeforeAnswer: c.Bool("sync-before-answer"),
+				Version:          currentBuild().Version,
 			}
 			labels, err := allocParseLabels(c.StringSlice("label"))
 			if err != nil {
@@ -140,6 +142,9 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 	}
 	if !c.IsSet("socket-group") {
 		opts.SocketGroup = p.Allocator.SocketGroup
+	}
+	if !c.IsSet("sync-before-answer") {
+		opts.SyncBeforeAnswer = p.Allocator.SyncBeforeAnswer
 	}
 	if !c.IsSet("metrics-addr") && p.Allocator.MetricsPort != 0 {
 		opts.MetricsAddr = daemon.MetricsAddrOf(p.Allocator.MetricsPort)

@@ -68,7 +68,7 @@ func TestServePlanFromRenderedPlan(t *testing.T) {
 // group): they were taken only on the NRI path.
 func TestAllocatorHonoursThePlanInEveryMode_Issue24Item11(t *testing.T) {
 	sysfs := fixtureSys("hwloc-32amd64-4s2n4c-cgroup2")
-	allocator := "[allocator]\nsocket = \"/run/np-alloc/{partition}.sock\"\nstate_dir = \"/var/lib/np-alloc/{partition}\"\nsocket_group = \"kube\"\nmetrics_port = 19400\n" +
+	allocator := "[allocator]\nsocket = \"/run/np-alloc/{partition}.sock\"\nstate_dir = \"/var/lib/np-alloc/{partition}\"\nsocket_group = \"kube\"\nmetrics_port = 19400\nsync_before_answer = true\n" +
 		"[kubelet]\nhostname = \"h\"\nlabels = { \"example.com/pool\" = \"a\" }\n"
 	// metrics: partition 1's port, base + 1 × port_stride (0 in namespace
 	// mode, 10 in host mode).
@@ -90,6 +90,7 @@ func TestAllocatorHonoursThePlanInEveryMode_Issue24Item11(t *testing.T) {
 			assert.Equal(t, "/run/np-alloc/node2.sock", opts.Socket)
 			assert.Equal(t, "/var/lib/np-alloc/node2", opts.StateDir)
 			assert.Equal(t, "kube", opts.SocketGroup)
+			assert.True(t, opts.SyncBeforeAnswer, "allocator.sync_before_answer")
 			assert.Equal(t, c.metrics, opts.MetricsAddr)
 			assert.Equal(t, "a", opts.Labels["example.com/pool"])
 			assert.Equal(t, "node2", opts.Labels["numa-partition.io/partition"])

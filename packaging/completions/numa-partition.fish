@@ -261,6 +261,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l metrics-
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l plan -r -d 'the rendered plan `FILE` (/etc/numa-partition/plan.json, what the unit passes): decide with exactly the plan that rendered this partition\'s kubelet; without it --config is planned anew'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l allocator-config -r -d 'JSON `FILE` of the allocator configuration (nodes, policy, scope); bypasses --config'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l label -r -d 'node label `KEY=VALUE` of the partition, reported to `admit` for nodeSelector matching (repeatable; default: the plan\'s labels)'
+complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l sync-before-answer -d 'answer each decision once its journal record is fdatasync\'d, not once it is written (default: the plan\'s allocator.sync_before_answer)'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l no-nri -d 'do not plug into the partition\'s containerd through NRI (the plan\'s allocator.mode is then not enforced)'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l max-request-bytes -r -d 'largest request body accepted'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'

@@ -208,6 +208,8 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 		Socket:      ex("allocator.socket", c.Allocator.Socket, config.DefaultAllocatorSocket),
 		StateDir:    ex("allocator.state_dir", c.Allocator.StateDir, config.DefaultAllocatorStateDir),
 		SocketGroup: c.Allocator.SocketGroup,
+		// One setting for every partition's daemon.
+		SyncBeforeAnswer: c.Allocator.SyncBeforeAnswer != nil && *c.Allocator.SyncBeforeAnswer,
 	}
 	if c.Allocator.MetricsPort != 0 {
 		p.Allocator.MetricsPort = c.Allocator.MetricsPort + i*stride

@@ -190,6 +190,9 @@ type Allocator struct {
 	// serves /metrics: allocator.metrics_port plus the partition's
 	// index times the port stride, checked with the plan's other ports.
 	MetricsPort int `json:"metricsPort,omitempty"`
+	// SyncBeforeAnswer: each decision is answered once its journal
+	// record is on the disk, not once it is written (allocator.sync_before_answer).
+	SyncBeforeAnswer bool `json:"syncBeforeAnswer,omitempty"`
 	// Mode is config.AllocatorModeKubelet or config.AllocatorModeNRI; NRISocket is the
 	// partition's containerd NRI socket the allocator plugs into, under
 	// the plugin name NRIPlugin (which, in nri mode, the partition's

@@ -37,7 +37,11 @@ type Options struct {
 	// Anything but loopback is refused: the metrics have no authentication.
 	MetricsAddr     string
 	MaxRequestBytes int64
-	Version         string
+	// SyncBeforeAnswer answers a decision once its journal record is
+	// fdatasync'd, not once it is written (journal.sync says why the
+	// default is safe).
+	SyncBeforeAnswer bool
+	Version          string
 	// Labels are the partition's node labels, reported in health.
 	Labels map[string]string
 	Logger *slog.Logger
@@ -86,7 +90,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	srv, err := NewServer(ServerOptions{
 		Partition: opts.Partition, Config: opts.Config, StateDir: opts.StateDir, Version: opts.Version,
-		MaxRequestBytes: opts.MaxRequestBytes, Logger: logger, Labels: opts.Labels,
+		MaxRequestBytes: opts.MaxRequestBytes, Logger: logger, Labels: opts.Labels, SyncBeforeAnswer: opts.SyncBeforeAnswer,
 		OnChange: func(summary string) { notify("STATUS=" + summary) },
 	})
 	if err != nil {

@@ -41,6 +41,9 @@ type journal struct {
 	appends, compactions uint64
 	// fdatasync is unix.Fdatasync; tests hold it up or fail it.
 	fdatasync func(fd int) error
+	// syncBeforeAnswer: write syncs each append itself, and a failed
+	// fdatasync fails the write (the change is undone, not answered).
+	syncBeforeAnswer bool
 }
 
 // Compaction thresholds: 1,024 deltas amortize the checkpoint's rename
@@ -74,8 +77,8 @@ type podChange struct {
 	Digest     string                       `json:"digest"`
 }
 
-func newJournal(dir string) *journal {
-	return &journal{dir: dir, maxRecords: journalMaxRecords, fdatasync: unix.Fdatasync}
+func newJournal(dir string, syncBeforeAnswer bool) *journal {
+	return &journal{dir: dir, maxRecords: journalMaxRecords, fdatasync: unix.Fdatasync, syncBeforeAnswer: syncBeforeAnswer}
 }
 
 // write makes cp durable against the daemon's crash: an append of what
@@ -86,7 +89,9 @@ func newJournal(dir string) *journal {
 // after answering and before the next write, so the journal on the disk
 // is always a prefix of the records answered (see sync). A compaction is
 // on the disk when write returns. synced says which: false means sync
-// is owed. When write fails, the durable state is the previous one (an
+// is owed. With syncBeforeAnswer (allocator.sync_before_answer) write
+// syncs the append itself and synced is true. When write fails, the
+// durable state is the previous one (an
 // append that failed is cut off the journal; if even that fails the
 // journal is closed, and the next write compacts).
 func (j *journal) write(cp *Checkpoint, changed map[types.UID]bool) (synced bool, err error) {
@@ -100,11 +105,16 @@ func (j *journal) write(cp *Checkpoint, changed map[types.UID]bool) (synced bool
 	if _, err := j.f.Write(rec); err != nil {
 		return false, j.undo(fmt.Errorf("appending to %s: %w", j.f.Name(), err))
 	}
+	if j.syncBeforeAnswer {
+		if err := j.fdatasync(int(j.f.Fd())); err != nil {
+			return false, j.undo(fmt.Errorf("fdatasync %s: %w", j.f.Name(), err))
+		}
+	}
 	j.size += int64(len(rec))
 	j.records++
 	j.appends++
 	j.last = cp
-	return false, nil
+	return j.syncBeforeAnswer, nil
 }
 
 // sync puts the appends on the disk (fdatasync), so that they survive a

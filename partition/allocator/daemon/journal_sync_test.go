@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -68,6 +70,53 @@ func TestAppendAnsweredBeforeItsSyncAndNextWriteAfterIt(t *testing.T) {
 		t.Fatalf("state after b: %+v %v", cp, err)
 	}
 	settle(s)
+}
+
+// allocator.sync_before_answer: the answer waits for the fdatasync, and a
+// failed one fails the change, which is undone and not answered.
+func TestSyncBeforeAnswer(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewServer(ServerOptions{Partition: "t", Config: smallConfig(), StateDir: dir, SyncBeforeAnswer: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.admit(manifest(t, "first")); err != nil { // a compaction
+		t.Fatal(err)
+	}
+	syncing := make(chan struct{})
+	release := make(chan struct{})
+	s.journal.fdatasync = func(fd int) error {
+		syncing <- struct{}{}
+		<-release
+		return syscall.Fdatasync(fd)
+	}
+	answered := make(chan error, 1)
+	go func() {
+		_, _, err := s.admit(manifest(t, "a"))
+		answered <- err
+	}()
+	<-syncing
+	select {
+	case err := <-answered:
+		t.Fatalf("answered before its fdatasync returned: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-answered; err != nil {
+		t.Fatal(err)
+	}
+	s.journal.fdatasync = func(int) error { return syscall.EIO }
+	if _, status, err := s.admit(manifest(t, "lost")); err == nil || status != 500 {
+		t.Fatalf("admission whose fdatasync failed: %d %v, want 500", status, err)
+	}
+	settle(s)
+	if cp, err := ReadCheckpoint(dir); err != nil || cp.Digests["a"] == "" || cp.Digests["lost"] != "" || cp.Generation != 2 {
+		t.Fatalf("state after the failed fdatasync: %+v %v", cp, err)
+	}
+	if got := s.alloc.Allocations(); len(got) != 2 || s.head != 2 {
+		t.Fatalf("in memory after the failed fdatasync: %v, head %d", got, s.head)
+	}
 }
 
 // settle waits until the server's write in progress, its sync included,

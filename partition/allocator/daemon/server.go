@@ -90,6 +90,9 @@ type ServerOptions struct {
 	Logger         *slog.Logger
 	OnChange       func(summary string)
 	Labels         map[string]string
+	// SyncBeforeAnswer: a journal append is answered once fdatasync'd,
+	// not once written (Options.SyncBeforeAnswer).
+	SyncBeforeAnswer bool
 }
 
 // RecoveryHint is the documented way out of a checkpoint the daemon refuses.
@@ -126,7 +129,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 
 		rolledBackAbove: map[uint64]uint64{},
 		changed:         map[types.UID]bool{},
-		journal:         newJournal(opts.StateDir),
+		journal:         newJournal(opts.StateDir, opts.SyncBeforeAnswer),
 	}
 	s.cond = sync.NewCond(&s.mu)
 	if err := RemoveStaleTemps(opts.StateDir); err != nil {

@@ -182,6 +182,9 @@ type AllocatorConfig struct {
 	// MetricsPort is the base of the per-partition localhost metrics port
 	// (base + index × kubelet.port_stride); 0 (default) turns metrics off.
 	MetricsPort int `toml:"metrics_port"`
+	// SyncBeforeAnswer makes each decision wait for its journal record's
+	// fdatasync before it is answered (the daemon's --sync-before-answer).
+	SyncBeforeAnswer *bool `toml:"sync_before_answer"`
 }
 
 // PartitionConfig overrides settings of one partition. Nodes selects it:

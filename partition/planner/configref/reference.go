@@ -276,6 +276,11 @@ func Reference() []KeyDoc {
 			Doc: "Where the allocator daemon keeps its checkpoint." + templateDoc},
 		{Key: "allocator.socket_group", Type: typeString, DefaultText: "none (root only)", Example: `"kube"`,
 			Doc: "Group that owns the allocator socket, so its members can use it."},
+		{Key: "allocator.sync_before_answer", Type: typeBool, Default: false,
+			Doc: "Answer each decision only once its journal record is on the disk (`fdatasync`), not once it is written. " +
+				"By default a decision is answered once written, which a crash of the daemon cannot take back, and synced right after, before the next one: " +
+				"only a crash of the OS (which ends the containers the decision placed too) can take the last record, and the journal on the disk stays readable. " +
+				"Set it when clients of the allocator's API must find every answered decision after a power loss; it adds the disk's fdatasync (0.2–1.5 ms on a virtual disk) to every container's creation. See docs/allocator-daemon.md."},
 		{Key: "allocator.metrics_port", Type: typeInt, Default: 0,
 			Doc: "Base of the allocator daemons' Prometheus metrics ports; 0 turns metrics off. " +
 				"Partition i listens on `127.0.0.1:metrics_port + i × kubelet.port_stride`, checked against the kubelet ports."},
