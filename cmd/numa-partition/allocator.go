@@ -60,11 +60,11 @@ func allocatorServeCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			name := c.String("partition")
 			opts := daemon.Options{
-				Partition:       name,
-				Socket:          allocStringOr(c.String("socket"), daemon.DefaultSocket(name)),
-				StateDir:        allocStringOr(c.String("state-dir"), daemon.DefaultStateDir(name)),
-				SocketGroup:     c.String("socket-group"),
-				MetricsAddr:     c.String("metrics-addr"),
+				Partition:        name,
+				Socket:           allocStringOr(c.String("socket"), daemon.DefaultSocket(name)),
+				StateDir:         allocStringOr(c.String("state-dir"), daemon.DefaultStateDir(name)),
+				SocketGroup:      c.String("socket-group"),
+				MetricsAddr:      c.String("metrics-addr"),
 				MaxRequestBytes:  c.Int64("max-request-bytes"),
 				SyncBeforeAnswer: c.Bool("sync-before-answer"),
 				Version:          currentBuild().Version,
