@@ -19,13 +19,7 @@ import (
 func TestAppendAnsweredBeforeItsSyncAndNextWriteAfterIt(t *testing.T) {
 	dir := t.TempDir()
 	s := admitted(t, dir, "first") // the run's first write: a compaction
-	syncing := make(chan struct{})
-	release := make(chan struct{})
-	s.journal.fdatasync = func(fd int) error {
-		syncing <- struct{}{}
-		<-release
-		return syscall.Fdatasync(fd)
-	}
+	syncing, release := holdSyncs(s)
 	answered := make(chan error, 1)
 	go func() {
 		_, _, err := s.admit(manifest(t, "a"))
@@ -84,13 +78,7 @@ func TestSyncBeforeAnswer(t *testing.T) {
 	if _, _, err := s.admit(manifest(t, "first")); err != nil { // a compaction
 		t.Fatal(err)
 	}
-	syncing := make(chan struct{})
-	release := make(chan struct{})
-	s.journal.fdatasync = func(fd int) error {
-		syncing <- struct{}{}
-		<-release
-		return syscall.Fdatasync(fd)
-	}
+	syncing, release := holdSyncs(s)
 	answered := make(chan error, 1)
 	go func() {
 		_, _, err := s.admit(manifest(t, "a"))
@@ -117,6 +105,18 @@ func TestSyncBeforeAnswer(t *testing.T) {
 	if got := s.alloc.Allocations(); len(got) != 2 || s.head != 2 {
 		t.Fatalf("in memory after the failed fdatasync: %v, head %d", got, s.head)
 	}
+}
+
+// holdSyncs makes each of s's fdatasyncs announce itself on syncing and
+// wait for release to be closed.
+func holdSyncs(s *Server) (syncing, release chan struct{}) {
+	syncing, release = make(chan struct{}), make(chan struct{})
+	s.journal.fdatasync = func(fd int) error {
+		syncing <- struct{}{}
+		<-release
+		return syscall.Fdatasync(fd)
+	}
+	return syncing, release
 }
 
 // settle waits until the server's write in progress, its sync included,

@@ -44,15 +44,7 @@ var reservedSliceNames = map[string]bool{
 // characters InterfaceNameProblem refuses. NamespaceOf a valid partition
 // name is always one.
 func NamespaceNameProblem(n string) string {
-	switch {
-	case n == "" || len(n) > 255:
-		return "must be 1-255 characters (a file name in /run/netns)"
-	case n == "." || n == "..":
-		return "is not a namespace name"
-	case strings.ContainsAny(n, unitUnsafeNameChars):
-		return "has characters a namespace name cannot have ('/', ':', whitespace) or a unit cannot carry"
-	}
-	return ""
+	return linkNameProblem(n, "a namespace name", 255, "a file name in /run/netns")
 }
 
 // unitUnsafeNameChars are what neither an interface nor a namespace name
@@ -64,13 +56,20 @@ const unitUnsafeNameChars = "/: \t\n%$'\"\\"
 // of the plan, "" when nothing: Linux interface names are 1-15 bytes
 // (IFNAMSIZ), without '/', ':' or whitespace.
 func InterfaceNameProblem(n string) string {
+	return linkNameProblem(n, "an interface name", 15, "the kernel's IFNAMSIZ")
+}
+
+// linkNameProblem is the rule of both names: 1 to most bytes (limit says
+// whose limit), not "." or "..", none of unitUnsafeNameChars; what is
+// the name with its article ("an interface name").
+func linkNameProblem(n, what string, most int, limit string) string {
 	switch {
-	case n == "" || len(n) > 15:
-		return "must be 1-15 characters (the kernel's IFNAMSIZ)"
+	case n == "" || len(n) > most:
+		return fmt.Sprintf("must be 1-%d characters (%s)", most, limit)
 	case n == "." || n == "..":
-		return "is not an interface name"
+		return "is not " + what
 	case strings.ContainsAny(n, unitUnsafeNameChars):
-		return "has characters an interface name cannot have ('/', ':', whitespace) or a unit cannot carry"
+		return "has characters " + what + " cannot have ('/', ':', whitespace) or a unit cannot carry"
 	}
 	return ""
 }

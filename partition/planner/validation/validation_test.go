@@ -73,3 +73,15 @@ func TestLabelProblems(t *testing.T) {
 	assert.NotEmpty(t, LabelProblems("bad key", "v"))
 	assert.NotEmpty(t, LabelProblems("k", "bad value!"))
 }
+
+// The texts of both link name rules, one function (linkNameProblem).
+func TestLinkNameProblems(t *testing.T) {
+	assert.Equal(t, "must be 1-15 characters (the kernel's IFNAMSIZ)", InterfaceNameProblem(strings.Repeat("a", 16)))
+	assert.Equal(t, "is not an interface name", InterfaceNameProblem(".."))
+	assert.Equal(t, "has characters an interface name cannot have ('/', ':', whitespace) or a unit cannot carry", InterfaceNameProblem("a:b"))
+	assert.Equal(t, "must be 1-255 characters (a file name in /run/netns)", NamespaceNameProblem(""))
+	assert.Equal(t, "is not a namespace name", NamespaceNameProblem("."))
+	assert.Equal(t, "has characters a namespace name cannot have ('/', ':', whitespace) or a unit cannot carry", NamespaceNameProblem("a b"))
+	assert.Empty(t, InterfaceNameProblem("eth0"))
+	assert.Empty(t, NamespaceNameProblem("np-node0"))
+}
