@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 )
 
@@ -220,6 +219,6 @@ func (p *printer) tableRows(header []string, lines [][]string) {
 	p.linef("| %s |", strings.Join(header, " | "))
 	p.linef("|%s", strings.Repeat("---|", len(header)))
 	for _, l := range lines {
-		p.linef("| %s |", strings.Join(slices.Clone(l), " | "))
+		p.linef("| %s |", strings.Join(l, " | "))
 	}
 }

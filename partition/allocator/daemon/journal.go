@@ -16,8 +16,9 @@ import (
 )
 
 // journal makes each change durable with one append to
-// dir/allocations.journal, fdatasync'd after the answer (see sync), instead of the checkpoint's temp file, fsync,
-// rename and directory fsync. A record is a delta: the pods the change
+// dir/allocations.journal, fdatasync'd after the answer (see sync),
+// instead of the checkpoint's temp file, fsync, rename and directory
+// fsync. A record is a delta: the pods the change
 // (or the changes of one group commit) admitted or released and the
 // nodes whose tables changed, so its size and cost do not grow with the
 // pods the partition holds (a whole state a record took 3 ms at 256
@@ -91,9 +92,9 @@ func newJournal(dir string, syncBeforeAnswer bool) *journal {
 // on the disk when write returns. synced says which: false means sync
 // is owed. With syncBeforeAnswer (allocator.sync_before_answer) write
 // syncs the append itself and synced is true. When write fails, the
-// durable state is the previous one (an
-// append that failed is cut off the journal; if even that fails the
-// journal is closed, and the next write compacts).
+// durable state is the previous one (an append that failed is cut off
+// the journal; if even that fails the journal is closed, and the next
+// write compacts).
 func (j *journal) write(cp *Checkpoint, changed map[types.UID]bool) (synced bool, err error) {
 	if j.f == nil || j.last == nil || j.records >= j.maxRecords || j.size >= journalMaxBytes {
 		return true, j.compact(cp)
@@ -106,8 +107,8 @@ func (j *journal) write(cp *Checkpoint, changed map[types.UID]bool) (synced bool
 		return false, j.undo(fmt.Errorf("appending to %s: %w", j.f.Name(), err))
 	}
 	if j.syncBeforeAnswer {
-		if err := j.fdatasync(int(j.f.Fd())); err != nil {
-			return false, j.undo(fmt.Errorf("fdatasync %s: %w", j.f.Name(), err))
+		if err := j.datasync(); err != nil {
+			return false, j.undo(err)
 		}
 	}
 	j.size += int64(len(rec))
@@ -133,9 +134,17 @@ func (j *journal) sync() error {
 	if j.f == nil {
 		return nil
 	}
-	if err := j.fdatasync(int(j.f.Fd())); err != nil {
+	if err := j.datasync(); err != nil {
 		j.close()
-		return fmt.Errorf("fdatasync %s: %w", filepath.Join(j.dir, JournalName), err)
+		return err
+	}
+	return nil
+}
+
+// datasync is the journal file's fdatasync, its error naming the file.
+func (j *journal) datasync() error {
+	if err := j.fdatasync(int(j.f.Fd())); err != nil {
+		return fmt.Errorf("fdatasync %s: %w", j.f.Name(), err)
 	}
 	return nil
 }

@@ -459,8 +459,7 @@ func (s *Server) writeHead() {
 	s.mu.Lock()
 	defer s.cond.Broadcast()
 	if err != nil {
-		s.writing = false
-		s.metrics.checkpoint.Observe(time.Since(start).Seconds())
+		s.writeDone(start)
 		s.undo(err)
 		return
 	}
@@ -471,20 +470,25 @@ func (s *Server) writeHead() {
 		s.onChange(s.summaryLocked())
 	}
 	if synced {
-		s.metrics.checkpoint.Observe(time.Since(start).Seconds())
-		s.writing = false
+		s.writeDone(start)
 		return
 	}
 	// Answered now (this writer's own change too); the next write waits
 	// until the sync is done.
 	go func() {
 		s.syncJournal(cp)
-		s.metrics.checkpoint.Observe(time.Since(start).Seconds())
 		s.mu.Lock()
-		s.writing = false
+		s.writeDone(start)
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	}()
+}
+
+// writeDone ends the write begun at start, its sync included: the next
+// may begin. Called with mu held.
+func (s *Server) writeDone(start time.Time) {
+	s.writing = false
+	s.metrics.checkpoint.Observe(time.Since(start).Seconds())
 }
 
 // syncJournal syncs the append of cp. When the fdatasync fails, cp is

@@ -316,11 +316,11 @@ func (m *merger) merge(providers []ProviderHints) Hint {
 	d, preferred, one := m.onePermutation(&l)
 	if !one {
 		d, preferred = m.bestPreferred(&l)
-	}
-	if !one && !preferred {
-		var ok bool
-		if d, ok = m.bestNonPreferred(&l); !ok {
-			d = m.all
+		if !preferred {
+			var ok bool
+			if d, ok = m.bestNonPreferred(&l); !ok {
+				d = m.all
+			}
 		}
 	}
 	m.putScratch(sc, &l)
