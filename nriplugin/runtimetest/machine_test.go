@@ -62,7 +62,7 @@ func requirements(t testing.TB) (realbin string, m machine) {
 	if realbin == "" {
 		t.Skip("SKIPPED LOUDLY: " + RealbinEnv + " is not set, so the NRI plugin was NOT tested against a real containerd; " +
 			"build the binaries with test/realbin/build.sh (10-15 min cold) and set " + RealbinEnv + " to the folder it prints " +
-			"(`make test` does when .cache/bin/<key>/ exists; .ci/run builds it first)")
+			"(`make test` does when ~/.cache/numa-partition/bin/<key>/ exists; .ci/run builds it first)")
 	}
 	for _, b := range []string{"containerd", "containerd-shim-runc-v2", "ctr"} {
 		if fi, err := os.Stat(filepath.Join(realbin, b)); err != nil || fi.Mode()&0o111 == 0 {

@@ -16,7 +16,7 @@
 # netfilter userland (nft, iptables-nft, iptables-legacy and their
 # libraries) comes from Debian bookworm's .debs (apt-get download, dpkg -x),
 # programs and their DT_NEEDED closure only (tools/elfdeps).
-# Cached in .cache/addons/<key>/, where <key> hashes this script, the
+# Cached in $np_cache/addons/<key>/ (test/cachedir.sh: outside the clone), where <key> hashes this script, the
 # modules' go.mod/go.sum and Go sources, and ocitar: a version change
 # rebuilds, anything else reuses. With --cached it builds nothing: it prints
 # the folder when everything is there and fails otherwise.
@@ -33,7 +33,8 @@ for m in "${mods[@]}"; do
   while IFS= read -r f; do inputs+=("$f"); done < <(find "$here/$m" -name '*.go' ! -name '*_test.go' | LC_ALL=C sort)
 done
 key=$(cat "${inputs[@]}" | sha256sum | cut -c1-16)
-out=${ADDONS_CACHE:-$repo/.cache/addons}/$key
+. "$repo/test/cachedir.sh"
+out=${ADDONS_CACHE:-$np_cache/addons}/$key
 images=(kube-proxy flannel coredns node-exporter np-deviceplugin)
 built() {
   local i

@@ -2,7 +2,7 @@
 # image.sh — build (once) the e2e VM's kernel and root filesystem from Debian
 # packages only, and print the directory that holds them.
 #
-# Output, cached under .cache/e2e/image-<key>/ where <key> hashes this script
+# Output, cached under $np_cache/e2e/image-<key>/ (test/cachedir.sh) where <key> hashes this script
 # (change the recipe and the image is rebuilt, otherwise it is reused):
 #   vmlinuz      Debian's stock kernel (linux-image-amd64's current ABI)
 #   base.cpio    debootstrapped bookworm + the few kernel modules the guest
@@ -16,7 +16,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-cache=${E2E_CACHE:-$repo/.cache/e2e}
+. "$repo/test/cachedir.sh"
+cache=${E2E_CACHE:-$np_cache/e2e}
 key=$(sha256sum < "$0" | cut -c1-16)
 out=$cache/image-$key
 log() { echo "e2e image: $*" >&2; }

@@ -33,7 +33,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cd "$repo"
-cache=${E2E_CACHE:-$repo/.cache/e2e}
+. "$repo/test/cachedir.sh"
+cache=${E2E_CACHE:-$np_cache/e2e}
 modes=${E2E_MODES:-v2 v1 n4}
 accel=${E2E_ACCEL:-tcg,thread=single}
 cpu=${E2E_CPU:-qemu64,+pdpe1gb} # +pdpe1gb: the guest gets 1 GiB hugepage directories
@@ -73,7 +74,7 @@ cp "$deb" "$payload/e2e/numa-partition.deb"
 
 # --- the real parts: kubelet, containerd 2 (+ shim, ctr) and kubectl into
 # the guest; etcd and the control plane stay on this host. Built once from
-# the Go module proxy and cached in .cache/bin/ (test/realbin/build.sh).
+# the Go module proxy and cached in ~/.cache/numa-partition/bin/ (test/realbin/build.sh).
 realbin=$("$repo/test/realbin/build.sh")
 for b in kubelet containerd containerd-shim-runc-v2 ctr kubectl; do
   cp "$realbin/$b" "$payload/e2e/bin/$b"
@@ -82,7 +83,7 @@ done
 # the guest imports into each partition's containerd.
 "$repo/test/images/build.sh" "$payload/e2e/images"
 # The namespace-mode boot's add-ons from test/addons (built once, cached
-# in .cache/addons/), their manifests rendered for this cluster, as a
+# in ~/.cache/numa-partition/addons/), their manifests rendered for this cluster, as a
 # kubeadm cluster runs them: flannel (vxlan, podCIDRs from the controller
 # manager's --cluster-cidr 10.244.0.0/16; its CNI plugin beside Debian's
 # in /usr/lib/cni) and kube-proxy (nftables) from the host's join on
@@ -151,7 +152,7 @@ image=$("$here/image.sh")
 log "image $image ($(head -1 "$image/manifest.txt"))"
 
 # boot MODE: one VM run; leaves console.log, scenario.log, share/ and
-# qemu.rc/wall in .cache/e2e/runs/MODE.
+# qemu.rc/wall in ~/.cache/numa-partition/e2e/runs/MODE.
 boot() {
   local mode=$1 unified out t0 rc=0 timeout_s=${E2E_TIMEOUT:-3400}
   [ "$mode" != n4 ] && timeout_s=${E2E_TIMEOUT:-4000}

@@ -5,7 +5,7 @@
 #   test/k8s        kubelet kube-apiserver kube-scheduler kube-controller-manager kubectl (v1.37.2)
 #   test/containerd containerd containerd-shim-runc-v2 ctr (v2.2.x)
 #   test/etcd       etcd (v3.6.x)
-# Cached in .cache/bin/<key>/, where <key> hashes this script and the three
+# Cached in $np_cache/bin/<key>/ (test/cachedir.sh: outside the clone), where <key> hashes this script and the three
 # modules' go.mod/go.sum: a version change rebuilds, anything else reuses.
 # A cold build takes 10-15 minutes on 2 cores (kubelet alone 6-10).
 # With --cached it builds nothing: it prints the folder when every binary
@@ -14,7 +14,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 key=$(cat "$0" "$repo"/test/{k8s,containerd,etcd}/go.{mod,sum} | sha256sum | cut -c1-16)
-out=${REALBIN_CACHE:-$repo/.cache/bin}/$key
+. "$repo/test/cachedir.sh"
+out=${REALBIN_CACHE:-$np_cache/bin}/$key
 log() { echo "realbin: $*" >&2; }
 bins=(kubelet kube-apiserver kube-scheduler kube-controller-manager kubectl containerd containerd-shim-runc-v2 ctr etcd)
 have=1
