@@ -19,5 +19,5 @@ func TestWriteTable(t *testing.T) {
 	assert.Regexp(t, `\nnode1 +node1\.slice +1 +5-7 +4 +1 +1100Mi@1 +2×1Gi@1 +host1-node1 +10\.212\.0\.3 +10250/10248/- +blue\n`, out)
 	assert.Contains(t, out, "  network          namespace np-node1: eth0 10.212.0.3/24 via 10.212.0.1 (host link np-node1)\n")
 	assert.Contains(t, out, "  taints           a=b:NoSchedule\n")
-	assert.Contains(t, out, "  labels           numa-partition.io/partition=node0, numa-type=red\n")
+	assert.Contains(t, out, "  labels           numa-partition.io/host=host1, numa-partition.io/partition=node0, numa-type=red\n")
 }

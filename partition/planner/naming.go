@@ -91,13 +91,20 @@ func ownKeyProblem(what, key string) string {
 	return ""
 }
 
+// ownLabels are the labels the tool puts on partition name's Node: its
+// name, its colour and its host.
+func ownLabels(name, color, hostname string) map[string]string {
+	return map[string]string{LabelPartition: name, LabelNUMAType: color, LabelHost: hostname}
+}
+
 // OwnLabelsProblem says what is wrong with the tool's own labels and
 // taints of a partition of a plan read from a file, "" when nothing:
-// render refuses a plan whose Node would carry another partition's name
-// or colour, or a key of the tool's namespace the plan never sets (the
-// planner refuses them in the config with ownKeyProblem).
-func OwnLabelsProblem(p *Partition) string {
-	want := map[string]string{LabelPartition: p.Name, LabelNUMAType: p.Color}
+// render refuses a plan whose Node would carry another partition's name,
+// colour or host, or a key of the tool's namespace the plan never sets
+// (the planner refuses them in the config with ownKeyProblem). A plan
+// made before the host label existed carries none, and is still read.
+func OwnLabelsProblem(p *Partition, hostname string) string {
+	want := ownLabels(p.Name, p.Color, hostname)
 	for _, k := range sortedKeys(p.Labels) {
 		if w, own := want[k]; own && p.Labels[k] != w {
 			return fmt.Sprintf("partition %s: label %s=%s; numa-partition sets it to %q", p.Name, k, p.Labels[k], w)

@@ -11,6 +11,11 @@ const (
 	LabelPartition = "numa-partition.io/partition"
 	// LabelNUMAType carries the partition's colour, as the seed recipe did.
 	LabelNUMAType = "numa-type"
+	// LabelHost names the physical host the partition is on (the plan's
+	// host name): the key for topologySpreadConstraints and anti-affinity
+	// that must put replicas on different machines (one power supply,
+	// one kernel), which kubernetes.io/hostname, one per partition, cannot.
+	LabelHost = "numa-partition.io/host"
 )
 
 // defaultCPUManagerPolicyOptions: kubelet's CPU manager allocates from the

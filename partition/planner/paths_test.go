@@ -122,7 +122,7 @@ func TestPlanRefusesWhatRenderRefused_Issue24Item8(t *testing.T) {
 		{"containerd's config is kubelet's", "[runtime]\nconfig_path = \"/etc/numa-partition/kubelet-{partition}.yaml\"",
 			`config.toml:2: key "runtime.config_path": partition node0 gets /etc/numa-partition/kubelet-node0.yaml for both kubelet.config_path and runtime.config_path; give each its own path`},
 		{"20,000 labels", labels.String(),
-			`config.toml:1: key "kubelet.labels": partition node0 has 20002 labels, which make kubelet's --node-labels argument 408951 bytes long, more than 4096; use fewer or shorter labels`},
+			`config.toml:1: key "kubelet.labels": partition node0 has 20003 labels, which make kubelet's --node-labels argument 408976 bytes long, more than 4096; use fewer or shorter labels`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			assert.Contains(t, planErr(t, seedSpec, c.config), c.want)

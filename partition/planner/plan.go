@@ -192,7 +192,7 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 	kl.EvictionHardMemory = sizeOr(col, s.key["eviction_hard_memory"], k.EvictionHardMemory, config.DefaultEvictionHardMemory)
 	p.Kubelet = kl
 
-	p.Labels = map[string]string{LabelNUMAType: p.Color, LabelPartition: name}
+	p.Labels = ownLabels(name, p.Color, hostname)
 	for _, labels := range []struct {
 		key string
 		m   map[string]string

@@ -57,7 +57,7 @@ func TestPlanSeedMachine(t *testing.T) {
 		assert.Equal(t, w.cpus, got.CPUs.String())
 		assert.Equal(t, w.reserved, got.HostReservedCPUs.String())
 		assert.Equal(t, w.nodeName, got.NodeName)
-		assert.Equal(t, map[string]string{"numa-type": w.color, "numa-partition.io/partition": w.name}, got.Labels)
+		assert.Equal(t, map[string]string{"numa-type": w.color, "numa-partition.io/partition": w.name, "numa-partition.io/host": "host1"}, got.Labels)
 
 		k := got.Kubelet
 		assert.Equal(t, w.port, k.Port)
@@ -196,7 +196,7 @@ taints = ["fast=true:NoExecute"]
 	assert.Equal(t, 20, p1.Kubelet.MaxPods)
 	assert.Equal(t, "best-effort", p0.Kubelet.TopologyManagerPolicy)
 	assert.Equal(t, "single-numa-node", p1.Kubelet.TopologyManagerPolicy)
-	assert.Equal(t, map[string]string{"numa-type": "blue", "numa-partition.io/partition": "fast", "example.com/rack": "r1", "example.com/tier": "gold"}, p1.Labels)
+	assert.Equal(t, map[string]string{"numa-type": "blue", "numa-partition.io/partition": "fast", "numa-partition.io/host": "host1", "example.com/rack": "r1", "example.com/tier": "gold"}, p1.Labels)
 	assert.Equal(t, []Taint{{"dedicated", "hpc", "NoSchedule"}, {"fast", "true", "NoExecute"}}, p1.Taints)
 	assert.Equal(t, []Taint{{"dedicated", "hpc", "NoSchedule"}}, p0.Taints)
 	assert.Equal(t, 10255, p0.Kubelet.ReadOnlyPort)

@@ -159,6 +159,9 @@ func (pl *planning) checkLabels(s settings, p *Partition) {
 		} else if _, ok := c.Kubelet.Labels[k]; !ok {
 			key = ""
 		}
+		if k == LabelHost {
+			key = "kubelet.hostname" // its value is the host's name
+		}
 		for _, msg := range validation.LabelProblems(k, p.Labels[k]) {
 			col.Add(key, "%s", msg)
 		}

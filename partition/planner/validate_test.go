@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -150,6 +151,10 @@ func TestValidationErrors(t *testing.T) {
 			`config.toml:3: key "partition[0].taints": taint "a=b:Never": effect "Never" is not NoSchedule, PreferNoSchedule or NoExecute`},
 		{"empty hostname", seedSpec, "[kubelet]\nhostname = \" \"",
 			`config.toml:2: key "kubelet.hostname": is empty; the CLI fills it from the host name, set it when planning for another machine`},
+		// Issue 36: every Node is labelled with its host's name, which a
+		// label value must be able to carry.
+		{"hostname too long for the host label", seedSpec, "[kubelet]\nhostname = \"" + strings.Repeat("h", 64) + "\"",
+			`config.toml:2: key "kubelet.hostname": label "numa-partition.io/host" value "` + strings.Repeat("h", 64) + `": must be no more than 63 bytes`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

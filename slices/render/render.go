@@ -102,7 +102,7 @@ func checkPartitions(plan *planner.Plan) error {
 			return fmt.Errorf("partition name %q is used twice", p.Name)
 		}
 		seen[p.Name] = true
-		if msg := planner.OwnLabelsProblem(&p); msg != "" {
+		if msg := planner.OwnLabelsProblem(&p, plan.Hostname); msg != "" {
 			return fmt.Errorf("%s", msg)
 		}
 		if msg := validation.SocketGroupProblem(p.Allocator.SocketGroup); msg != "" {

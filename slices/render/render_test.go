@@ -49,6 +49,9 @@ func TestRenderRefusesBadPlans(t *testing.T) {
 		// partition, nor use the tool's label namespace.
 		{"another partition's label", func(p *planner.Plan) { p.Partitions[0].Labels["numa-partition.io/partition"] = "node1" },
 			`partition node0: label numa-partition.io/partition=node1; numa-partition sets it to "node0"`},
+		// Issue 36: the host label names the plan's host, not another.
+		{"another host's label", func(p *planner.Plan) { p.Partitions[1].Labels["numa-partition.io/host"] = "host2" },
+			`partition node1: label numa-partition.io/host=host2; numa-partition sets it to "seed"`},
 		{"own namespace taint", func(p *planner.Plan) {
 			p.Partitions[1].Taints = []planner.Taint{{Key: "numa-partition.io/x", Effect: "NoSchedule"}}
 		},

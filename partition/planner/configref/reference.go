@@ -218,7 +218,7 @@ func Reference() []KeyDoc {
 				fmt.Sprintf("On machines with more than %d NUMA nodes the plan sets `max-allowable-numa-nodes` to the node count "+
 					"(kubelet counts the whole machine, not the partition), with a warning.", topologymanager.DefaultMaxAllowableNUMANodes)},
 		{Key: "kubelet.labels", Type: typeStringMap, DefaultText: "none", Example: `{ "example.com/pool" = "hpc" }`,
-			Doc: fmt.Sprintf("Node labels of every partition, added to `%s=<colour>` and `%s=<name>`. ", planner.LabelNUMAType, planner.LabelPartition) +
+			Doc: fmt.Sprintf("Node labels of every partition, added to `%s=<colour>`, `%s=<name>` and `%s=<kubelet.hostname>`. ", planner.LabelNUMAType, planner.LabelPartition, planner.LabelHost) +
 				"Values are templates. Keys and values follow Kubernetes label syntax; keys in the `kubernetes.io` and `k8s.io` namespaces " +
 				"are refused unless kubelet may set them (`node.kubernetes.io/…`, `kubelet.kubernetes.io/…`, the topology labels), " +
 				fmt.Sprintf("and so are numa-partition's own keys (`%s` and the `%s…` namespace). ", planner.LabelNUMAType, planner.OwnLabelPrefix) +

@@ -96,4 +96,45 @@ n=$(grep -c . <<<"$ips"); u=$(sort -u <<<"$ips" | grep -c .)
   || fail "Nodes in the pod network: $n, distinct InternalIPs: $u ($(tr '\n' ' ' <<<"$ips"))"
 k -n $NS delete pod xh-here xh-there --wait=false >/dev/null 2>&1
 k -n $NS delete svc xh-here xh-there >/dev/null 2>&1
+
+# Spreading over hosts (issue 36): every Node names its physical host in
+# numa-partition.io/host, so a Deployment spread by that key puts its two
+# replicas on the two hosts, where kubernetes.io/hostname (one value per
+# partition) would allow both on one.
+for b in $BOOT $E2E_PEER; do
+  hosts=$(k get nodes -l e2e.numa-partition.io/boot=$b -o jsonpath='{range .items[*]}{.metadata.labels.numa-partition\.io/host}{"\n"}{end}' | sort -u | tr '\n' ' ')
+  [ "$hosts" = "$b " ] && ok "every Node of host $b carries numa-partition.io/host=$b" || fail "Nodes of host $b carry numa-partition.io/host '$hosts'"
+done
+k apply -f - >/dev/null <<DEPLOY || fail "creating Deployment spread"
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: spread, namespace: $NS}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: spread}}
+  template:
+    metadata: {labels: {app: spread}}
+    spec:
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions: [{key: e2e.numa-partition.io/boot, operator: In, values: [$BOOT, $E2E_PEER]}]
+      topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: numa-partition.io/host, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: spread}}}
+      automountServiceAccountToken: false
+      terminationGracePeriodSeconds: 2
+      containers:
+      - {name: work, image: e2e.local/workload:1, imagePullPolicy: Never, args: ["serve", ":8080"]}
+DEPLOY
+spread_hosts() {
+  k -n $NS get pods -l app=spread -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep . | while read -r n; do
+    k get node "$n" -o jsonpath='{.metadata.labels.numa-partition\.io/host}{"\n"}'
+  done | sort -u | tr '\n' ' '
+}
+both() { [ "$(spread_hosts)" = "$(printf '%s\n' $BOOT $E2E_PEER | sort | tr '\n' ' ')" ]; }
+wait_until 180 "Deployment spread's 2 replicas on the 2 hosts by numa-partition.io/host" both \
+  && ok "Deployment spread: one replica on each host ($(k -n $NS get pods -l app=spread -o jsonpath='{.items[*].spec.nodeName}'))" \
+  || echo "  replicas on hosts '$(spread_hosts)': $(k -n $NS get pods -l app=spread -o wide 2>&1 | tail -2)"
+k -n $NS delete deployment spread --wait=false >/dev/null 2>&1
 finish
