@@ -69,6 +69,7 @@ func newApp() *cli.App {
 			hugepagesCommand(),
 			kubeletStateCommand(),
 			networkCommand(),
+			viewCommand(),
 			applyCommand(),
 			diffCommand(),
 			statusCommand(),

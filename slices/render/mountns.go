@@ -55,6 +55,7 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView) error {
 		"KubeletDir":       bindKubeletDir(p),
 		"NodeDirs":         dirs,
 		"ExecStart":        holderCommand,
+		"ViewMount":        r.viewMount(p),
 	})
 	if err != nil {
 		return err
@@ -64,6 +65,13 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView) error {
 	files := append([]string{unitPath(unit)}, viewFiles...)
 	r.units = append(r.units, Unit{Name: unit, Phase: PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: files, RecreatesPods: true})
 	return nil
+}
+
+// viewMount is the holder's ExecStartPost=: `numa-partition view mount`
+// inside the namespace the holder (systemd's $MAINPID, which systemd
+// expands) has just made.
+func (r *renderer) viewMount(p *planner.Partition) string {
+	return fmt.Sprintf("/usr/bin/nsenter --mount=/proc/${MAINPID}/ns/mnt -- %s view mount --slice %s", r.opt.Binary, p.Slice)
 }
 
 // inMountNamespace is the ExecStart= of a daemon of partition p (its

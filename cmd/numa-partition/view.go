@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
+	"github.com/numa-partition/numa-partition/slices/nodeview"
+)
+
+func viewCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "view",
+		Usage: "show a partition's kubelet its partition as the machine (run by the rendered mountns-<partition>.service)",
+		Subcommands: []*cli.Command{{
+			Name:  "mount",
+			Usage: "bind the partition slice's cgroup usage files over the root cgroup's, in the calling mount namespace",
+			Description: "Run inside the partition's mount namespace (mountns-<partition>.service enters\n" +
+				"its holder's with nsenter, right after it starts and before containerd and\n" +
+				"kubelet join it). kubelet's node usage (summary API, `kubectl top node`,\n" +
+				"memory.available) is the root cgroup's; there it reads the slice's own files,\n" +
+				"live. Files missing on this host (the other cgroup version, PSI off) are\n" +
+				"skipped and listed. See docs/architecture.md, \"Each kubelet's machine\".",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "slice", Required: true, Usage: "the partition's slice, e.g. node0.slice"},
+				&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory (a test sandbox's works)"},
+			},
+			Action: func(c *cli.Context) error {
+				return viewMount(c.App.Writer, c.String("root"), c.String("slice"))
+			},
+		}},
+	}
+}
+
+// viewMount makes the usage binds of slice and prints what it bound and
+// what it skipped.
+func viewMount(w io.Writer, root, slice string) error {
+	if msg := sliceProblem(slice); msg != "" {
+		return fmt.Errorf("--slice %q %s", slice, msg)
+	}
+	r, err := fsutil.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	done, err := nodeview.Mount(r, nodeview.UsageBinds(slice))
+	for _, m := range done {
+		if m.Skipped != "" {
+			slog.Debug("view: skipped", "target", r.Path(m.Target), "why", m.Skipped)
+			continue
+		}
+		if _, werr := fmt.Fprintf(w, "bound %s over %s\n", r.Path(m.Source), r.Path(m.Target)); werr != nil {
+			return werr
+		}
+	}
+	return err
+}
+
+// sliceProblem: the slice is a partition's, <name>.slice at the top.
+func sliceProblem(slice string) string {
+	name, ok := strings.CutSuffix(slice, ".slice")
+	if !ok || name == "" {
+		return "is not a slice name (<partition>.slice)"
+	}
+	if msg := validation.NameProblem(name); msg != "" {
+		return msg
+	}
+	return ""
+}

@@ -1,0 +1,102 @@
+package nodeview
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/numa-partition/numa-partition/internal/fsutil"
+)
+
+// Mounted says what Mount did with one bind.
+type Mounted struct {
+	Bind
+	// Skipped is why the bind was not made ("" when it was): an end
+	// that does not exist on this host.
+	Skipped string
+}
+
+// Mount makes each bind below root, read-only, in the calling process's
+// mount namespace: the partition's, which `numa-partition view mount`
+// enters. A bind whose source or target does not exist is skipped (and
+// reported); any other failure stops and is returned, naming the bind.
+// Neither end is reached through a symbolic link in its last component,
+// and every other component is resolved inside root.
+func Mount(root fsutil.Root, binds []Bind) ([]Mounted, error) {
+	out := make([]Mounted, 0, len(binds))
+	for _, b := range binds {
+		skipped, err := mountOne(root, b)
+		if err != nil {
+			return out, fmt.Errorf("binding %s over %s: %w", root.Path(b.Source), root.Path(b.Target), err)
+		}
+		out = append(out, Mounted{Bind: b, Skipped: skipped})
+	}
+	return out, nil
+}
+
+// mountOne binds b.Source over b.Target through their O_PATH descriptors
+// (/proc/self/fd/N: the files opened, not their paths resolved again),
+// then makes the new mount read-only.
+func mountOne(root fsutil.Root, b Bind) (skipped string, err error) {
+	src, err := openEnd(root, b.Source)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "no " + root.Path(b.Source), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	dst, err := openEnd(root, b.Target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "no " + root.Path(b.Target), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer dst.Close()
+	if err := unix.Mount(fdPath(src.Fd()), fdPath(dst.Fd()), "", unix.MS_BIND, ""); err != nil {
+		return "", fmt.Errorf("bind mount: %w", err)
+	}
+	// dst is the file the bind now covers; the new mount is reached
+	// through the path again.
+	top, err := openEnd(root, b.Target)
+	if err != nil {
+		return "", fmt.Errorf("after the bind: %w", err)
+	}
+	defer top.Close()
+	if err := unix.Mount("", fdPath(top.Fd()), "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+		return "", fmt.Errorf("making the bind read-only: %w", err)
+	}
+	return "", nil
+}
+
+// openEnd opens one end of a bind as an O_PATH descriptor of a regular
+// file: a link in its last component is refused, not followed (O_PATH
+// with O_NOFOLLOW opens the link itself, so it is checked here).
+func openEnd(root fsutil.Root, rel string) (*os.File, error) {
+	f, err := root.Open(rel, unix.O_PATH, 0)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("stat %s: %w", root.Path(rel), err)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return f, nil
+	case unix.S_IFLNK:
+		f.Close()
+		return nil, &fsutil.SymlinkError{Path: root.Path(rel), Root: root.Dir()}
+	default:
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file (mode %#o): a view binds files only", root.Path(rel), st.Mode&unix.S_IFMT)
+	}
+}
+
+func fdPath(fd uintptr) string { return "/proc/self/fd/" + strconv.FormatUint(uint64(fd), 10) }
