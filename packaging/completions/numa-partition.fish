@@ -2,7 +2,7 @@
 
 function __fish_numa-partition_no_subcommand --description 'Test if there has been any subcommand yet'
     for i in (commandline -opc)
-        if contains -- $i discover plan config init reference check render hugepages apply kubelet-state repair network uplink up down up down apply diff status remove allocator serve reset-state admit release allocations simulate version completion help h
+        if contains -- $i discover plan config init reference check render hugepages apply kubelet-state repair network uplink up down up down view mount apply diff status remove allocator serve reset-state admit release allocations simulate version completion help h
             return 1
         end
     end
@@ -178,6 +178,22 @@ complete -c numa-partition -n '__fish_seen_subcommand_from down' -f -l output -s
 complete -c numa-partition -n '__fish_seen_subcommand_from down' -f -l config -s c -r -d 'config file (TOML)'
 complete -c numa-partition -n '__fish_seen_subcommand_from down' -f -l log-level -r -d 'log level (to standard error): debug, info, warn, error'
 complete -c numa-partition -n '__fish_seen_subcommand_from down' -f -l quiet -s q -d 'log errors only: --log-level error'
+complete -c numa-partition -n '__fish_seen_subcommand_from view' -f -l help -s h -d 'show help'
+complete -r -c numa-partition -n '__fish_numa-partition_no_subcommand' -a 'view' -d 'show a partition\'s kubelet its partition as the machine (run by the rendered mountns-<partition>.service)'
+complete -c numa-partition -n '__fish_seen_subcommand_from view' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
+complete -c numa-partition -n '__fish_seen_subcommand_from view' -f -l output -s o -r -d 'output format: table, json or yaml (plan: also svg, dot)'
+complete -c numa-partition -n '__fish_seen_subcommand_from view' -f -l config -s c -r -d 'config file (TOML)'
+complete -c numa-partition -n '__fish_seen_subcommand_from view' -f -l log-level -r -d 'log level (to standard error): debug, info, warn, error'
+complete -c numa-partition -n '__fish_seen_subcommand_from view' -f -l quiet -s q -d 'log errors only: --log-level error'
+complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l help -s h -d 'show help'
+complete -r -c numa-partition -n '__fish_seen_subcommand_from view' -a 'mount' -d 'bind the partition slice\'s cgroup usage files over the root cgroup\'s, in the calling mount namespace'
+complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l slice -r -d 'the partition\'s slice, e.g. node0.slice'
+complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l root -r -d 'the host\'s root directory (a test sandbox\'s works)'
+complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
+complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l output -s o -r -d 'output format: table, json or yaml (plan: also svg, dot)'
+complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l config -s c -r -d 'config file (TOML)'
+complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l log-level -r -d 'log level (to standard error): debug, info, warn, error'
+complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l quiet -s q -d 'log errors only: --log-level error'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l help -s h -d 'show help'
 complete -r -c numa-partition -n '__fish_numa-partition_no_subcommand' -a 'apply' -d 'partition the host: install the rendered units and start them, transactionally'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l root -r -d 'the host\'s root directory: files are written and read below it (a container\'s or test sandbox\'s root works)'
