@@ -67,6 +67,7 @@ fuzz:
 	$(GO) test ./slices/hugepool -run '^$$' -fuzz '^FuzzPool$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./slices/render -run '^$$' -fuzz '^FuzzPlanThenRender$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./numa -run '^$$' -fuzz '^FuzzNodeMeminfo$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./slices/nodeview -run '^$$' -fuzz '^FuzzMeminfo$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition/planner -run '^$$' -fuzz '^FuzzParsePlan$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition/planner -run '^$$' -fuzz '^FuzzParsePlanFile$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./partition/allocator/kubevirt -run '^$$' -fuzz '^FuzzLauncherPod$$' -fuzztime $(FUZZTIME)

@@ -8,22 +8,22 @@ import (
 	"github.com/numa-partition/numa-partition/numa/units"
 )
 
-// nodeMeminfo is a node's meminfo: values in bytes for "kB" lines, plain
+// NodeMeminfo is a node's meminfo: values in bytes for "kB" lines, plain
 // counts for the others (HugePages_Total).
-type nodeMeminfo map[string]uint64
+type NodeMeminfo map[string]uint64
 
-// parseNodeMeminfo parses /sys/devices/system/node/nodeN/meminfo strictly:
+// ParseNodeMeminfo parses /sys/devices/system/node/nodeN/meminfo strictly:
 // every line is "Node <id> <Key>: <value>[ kB]" for this node's id, keys are
 // unique, MemTotal and MemFree are present. Old kernels start the file with
 // an empty line and some end it with a NUL; both are trimmed. No other
 // content is accepted, so a truncated or foreign file is an error, not a
 // zero.
-func parseNodeMeminfo(nodeID int, s string) (nodeMeminfo, error) {
+func ParseNodeMeminfo(nodeID int, s string) (NodeMeminfo, error) {
 	s = strings.Trim(s, " \t\r\n\x00")
 	if s == "" {
 		return nil, fmt.Errorf("empty")
 	}
-	info := nodeMeminfo{}
+	info := NodeMeminfo{}
 	prefix := strconv.Itoa(nodeID)
 	for i, line := range strings.Split(s, "\n") {
 		key, value, err := parseMeminfoLine(prefix, line)

@@ -12,15 +12,15 @@ import (
 func TestParseNodeMeminfo(t *testing.T) {
 	good := []struct {
 		name, in string
-		want     nodeMeminfo
+		want     NodeMeminfo
 	}{
 		{"current kernel", "Node 0 MemTotal:       131732940 kB\nNode 0 MemFree:        130167340 kB\nNode 0 HugePages_Total:     0\n",
-			nodeMeminfo{"MemTotal": 131732940 * 1024, "MemFree": 130167340 * 1024, "HugePages_Total": 0}},
+			NodeMeminfo{"MemTotal": 131732940 * 1024, "MemFree": 130167340 * 1024, "HugePages_Total": 0}},
 		{"old kernel leading blank line", "\nNode 3 MemTotal: 8 kB\nNode 3 MemFree: 4 kB\n",
-			nodeMeminfo{"MemTotal": 8192, "MemFree": 4096}},
-		{"trailing NUL", "Node 0 MemTotal: 1 kB\nNode 0 MemFree: 0 kB\n\x00", nodeMeminfo{"MemTotal": 1024, "MemFree": 0}},
+			NodeMeminfo{"MemTotal": 8192, "MemFree": 4096}},
+		{"trailing NUL", "Node 0 MemTotal: 1 kB\nNode 0 MemFree: 0 kB\n\x00", NodeMeminfo{"MemTotal": 1024, "MemFree": 0}},
 		{"parenthesised key", "Node 0 MemTotal: 1 kB\nNode 0 MemFree: 1 kB\nNode 0 Active(anon): 2 kB\n",
-			nodeMeminfo{"MemTotal": 1024, "MemFree": 1024, "Active(anon)": 2048}},
+			NodeMeminfo{"MemTotal": 1024, "MemFree": 1024, "Active(anon)": 2048}},
 	}
 	for _, tc := range good {
 		t.Run(tc.name, func(t *testing.T) {
@@ -28,7 +28,7 @@ func TestParseNodeMeminfo(t *testing.T) {
 			if strings.Contains(tc.in, "Node 3") {
 				id = 3
 			}
-			got, err := parseNodeMeminfo(id, tc.in)
+			got, err := ParseNodeMeminfo(id, tc.in)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
@@ -55,7 +55,7 @@ func TestParseNodeMeminfo(t *testing.T) {
 	}
 	for i, tc := range bad {
 		t.Run("bad"+strconv.Itoa(i), func(t *testing.T) {
-			_, err := parseNodeMeminfo(0, tc.in)
+			_, err := ParseNodeMeminfo(0, tc.in)
 			require.Error(t, err, "%q", tc.in)
 			assert.Contains(t, err.Error(), tc.reason, "%q", tc.in)
 		})
@@ -69,7 +69,7 @@ func FuzzNodeMeminfo(f *testing.F) {
 	f.Add(3, "\nNode 3 MemTotal: 8 kB\nNode 3 MemFree: 4 kB\n\x00")
 	f.Add(1, "Node 1 MemTotal: 1 kB\nNode 1 MemTotal: 1 kB\n")
 	f.Fuzz(func(t *testing.T, id int, in string) {
-		got, err := parseNodeMeminfo(id, in)
+		got, err := ParseNodeMeminfo(id, in)
 		if err != nil {
 			return
 		}
@@ -82,7 +82,7 @@ func FuzzNodeMeminfo(f *testing.F) {
 		for k, v := range got {
 			b.WriteString("Node " + strconv.Itoa(id) + " " + k + ": " + strconv.FormatUint(v, 10) + "\n")
 		}
-		again, err := parseNodeMeminfo(id, b.String())
+		again, err := ParseNodeMeminfo(id, b.String())
 		if err != nil {
 			t.Fatalf("printed form %q of accepted %q fails: %v", b.String(), in, err)
 		}

@@ -19,7 +19,7 @@ const nodeDir = "devices/system/node"
 type rawNode struct {
 	id        int
 	cpus      bitmask.CPUSet // as the node lists them, offline CPUs included
-	meminfo   nodeMeminfo    // nil when the file is missing
+	meminfo   NodeMeminfo    // nil when the file is missing
 	hugepages []Hugepages
 	distances []int // as read; ordered by the kernel's online nodes
 	distText  string
@@ -65,7 +65,7 @@ func (f FS) readNode(id int, w *warnings) (rawNode, error) {
 		return n, err
 	}
 	if ok {
-		if n.meminfo, err = parseNodeMeminfo(id, s); err != nil {
+		if n.meminfo, err = ParseNodeMeminfo(id, s); err != nil {
 			return n, invalid(path, s, err)
 		}
 	} else {
