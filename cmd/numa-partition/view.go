@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 	"github.com/numa-partition/numa-partition/slices/nodeview"
 )
@@ -32,6 +34,20 @@ func viewCommand() *cli.Command {
 			},
 			Action: func(c *cli.Context) error {
 				return viewMount(c.App.Writer, c.String("root"), c.String("slice"))
+			},
+		}, {
+			Name:  "serve",
+			Usage: "serve the live /proc/meminfo of some NUMA nodes, as " + nodeview.MeminfoFile + " in a FUSE directory, until stopped",
+			Description: "The NUMA nodes' memory as the machine's, made at every read from the host's\n" +
+				"/proc/meminfo and each node's meminfo (docs/architecture.md, \"Each kubelet's\n" +
+				"machine\"). Root, /dev/fuse. SIGTERM or SIGINT unmounts and exits.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "nodes", Required: true, Usage: "the NUMA nodes, e.g. 0-1"},
+				&cli.StringFlag{Name: "dir", Required: true, Usage: "the directory to mount the view at"},
+				&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory, whose proc and sys are read"},
+			},
+			Action: func(c *cli.Context) error {
+				return viewServe(c.Context, c.String("root"), c.String("nodes"), c.String("dir"))
 			},
 		}},
 	}
@@ -59,6 +75,30 @@ func viewMount(w io.Writer, root, slice string) error {
 		}
 	}
 	return err
+}
+
+// viewServe serves the meminfo view of nodes at dir until ctx ends.
+func viewServe(ctx context.Context, root, nodes, dir string) error {
+	set, err := bitmask.ParseNodeList(nodes)
+	if err != nil || set.IsEmpty() {
+		return fmt.Errorf("--nodes %q: want a NUMA node list such as 0 or 0-1: %v", nodes, err)
+	}
+	r, err := fsutil.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	render := nodeview.LiveMeminfo(r, set.IDs())
+	if _, err := render(); err != nil {
+		return fmt.Errorf("the view of nodes %s: %w", set, err)
+	}
+	srv, err := nodeview.Serve(dir, render)
+	if err != nil {
+		return err
+	}
+	slog.Info("view: serving", "nodes", set.String(), "file", dir+"/"+nodeview.MeminfoFile)
+	<-ctx.Done()
+	return srv.Unmount()
 }
 
 // sliceProblem: the slice is a partition's, <name>.slice at the top.

@@ -2,7 +2,7 @@
 
 function __fish_numa-partition_no_subcommand --description 'Test if there has been any subcommand yet'
     for i in (commandline -opc)
-        if contains -- $i discover plan config init reference check render hugepages apply kubelet-state repair network uplink up down up down view mount apply diff status remove allocator serve reset-state admit release allocations simulate version completion help h
+        if contains -- $i discover plan config init reference check render hugepages apply kubelet-state repair network uplink up down up down view mount serve apply diff status remove allocator serve reset-state admit release allocations simulate version completion help h
             return 1
         end
     end
@@ -194,6 +194,16 @@ complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l output -
 complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l config -s c -r -d 'config file (TOML)'
 complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l log-level -r -d 'log level (to standard error): debug, info, warn, error'
 complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l quiet -s q -d 'log errors only: --log-level error'
+complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l help -s h -d 'show help'
+complete -r -c numa-partition -n '__fish_seen_subcommand_from view' -a 'serve' -d 'serve the live /proc/meminfo of some NUMA nodes, as meminfo in a FUSE directory, until stopped'
+complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l nodes -r -d 'the NUMA nodes, e.g. 0-1'
+complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l dir -r -d 'the directory to mount the view at'
+complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l root -r -d 'the host\'s root directory, whose proc and sys are read'
+complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
+complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l output -s o -r -d 'output format: table, json or yaml (plan: also svg, dot)'
+complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l config -s c -r -d 'config file (TOML)'
+complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l log-level -r -d 'log level (to standard error): debug, info, warn, error'
+complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l quiet -s q -d 'log errors only: --log-level error'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l help -s h -d 'show help'
 complete -r -c numa-partition -n '__fish_numa-partition_no_subcommand' -a 'apply' -d 'partition the host: install the rendered units and start them, transactionally'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l root -r -d 'the host\'s root directory: files are written and read below it (a container\'s or test sandbox\'s root works)'

@@ -1,0 +1,131 @@
+package nodeview
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/numa"
+)
+
+// MeminfoFile is the name of the live /proc/meminfo view in a served
+// directory.
+const MeminfoFile = "meminfo"
+
+// Render makes a file's content at one open.
+type Render func() ([]byte, error)
+
+// Serve mounts at dir a read-only FUSE filesystem with one file,
+// meminfo, made anew by render at every open (direct I/O: no cache and
+// no size, like procfs), until the returned server is unmounted. The
+// mount lets every user read (allow_other): node agents in the partition
+// run as users of their own.
+func Serve(dir string, render Render) (*fuse.Server, error) {
+	root := &viewDir{files: map[string]Render{MeminfoFile: render}}
+	srv, err := fs.Mount(dir, root, &fs.Options{
+		MountOptions: fuse.MountOptions{
+			AllowOther:  true,
+			FsName:      "numa-partition-view",
+			Name:        "numa-partition",
+			DirectMount: true, // root mounts itself: no fusermount needed
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mounting the view at %s: %w", dir, err)
+	}
+	return srv, nil
+}
+
+// viewDir is the served directory: its files, made at each open.
+type viewDir struct {
+	fs.Inode
+	files map[string]Render
+}
+
+var _ = (fs.NodeOnAdder)((*viewDir)(nil))
+
+func (d *viewDir) OnAdd(ctx context.Context) {
+	for name, render := range d.files {
+		ch := d.NewPersistentInode(ctx, &liveFile{name: name, render: render}, fs.StableAttr{Mode: fuse.S_IFREG})
+		d.AddChild(name, ch, false)
+	}
+}
+
+// liveFile is one file whose content is render's at each open.
+type liveFile struct {
+	fs.Inode
+	name   string
+	render Render
+}
+
+var (
+	_ = (fs.NodeOpener)((*liveFile)(nil))
+	_ = (fs.NodeGetattrer)((*liveFile)(nil))
+)
+
+func (f *liveFile) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = fuse.S_IFREG | 0o444
+	return 0
+}
+
+func (f *liveFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&(syscall.O_WRONLY|syscall.O_RDWR) != 0 {
+		return nil, 0, syscall.EROFS
+	}
+	b, err := f.render()
+	if err != nil {
+		// The reader gets EIO; why goes to the journal.
+		slog.Error("view: cannot make "+f.name, "err", err)
+		return nil, 0, syscall.EIO
+	}
+	return snapshot(b), fuse.FOPEN_DIRECT_IO, 0
+}
+
+// snapshot is what one open reads: the content made at open, so that a
+// reader reading in pieces never sees two versions.
+type snapshot []byte
+
+var _ = (fs.FileReader)((snapshot)(nil))
+
+func (s snapshot) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if off >= int64(len(s)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	end := min(off+int64(len(dest)), int64(len(s)))
+	return fuse.ReadResultData(s[off:end]), 0
+}
+
+// maxMeminfo bounds each read of a meminfo file: a few KiB on any kernel.
+const maxMeminfo = 64 << 10
+
+// LiveMeminfo renders the meminfo of nodes from the files below root at
+// each call: /proc/meminfo and each node's
+// /sys/devices/system/node/node<N>/meminfo.
+func LiveMeminfo(root fsutil.Root, nodes []int) Render {
+	return func() ([]byte, error) {
+		host, err := root.ReadFile("proc/meminfo", maxMeminfo)
+		if err != nil {
+			return nil, err
+		}
+		infos := make([]numa.NodeMeminfo, 0, len(nodes))
+		for _, id := range nodes {
+			rel := "sys/devices/system/node/node" + strconv.Itoa(id) + "/meminfo"
+			b, err := root.ReadFile(rel, maxMeminfo)
+			if err != nil {
+				return nil, err
+			}
+			m, err := numa.ParseNodeMeminfo(id, string(b))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", root.Path(rel), err)
+			}
+			infos = append(infos, m)
+		}
+		return Meminfo(host, infos)
+	}
+}

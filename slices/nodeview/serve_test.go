@@ -1,0 +1,100 @@
+package nodeview
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/numa"
+)
+
+func needFUSE(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED LOUDLY: mounting FUSE needs root (make test runs as root in CI)")
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skipf("SKIPPED LOUDLY: no /dev/fuse here: %v", err)
+	}
+}
+
+func serve(t *testing.T, render Render) string {
+	t.Helper()
+	dir := t.TempDir()
+	srv, err := Serve(dir, render)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, srv.Unmount()) })
+	return filepath.Join(dir, MeminfoFile)
+}
+
+// Each open reads what render makes then, whole, however long: the file
+// is live and has no size to cut it at.
+func TestServeIsLive(t *testing.T) {
+	needFUSE(t)
+	var opens atomic.Int64
+	long := strings.Repeat("x", 200<<10)
+	file := serve(t, func() ([]byte, error) {
+		return fmt.Appendf(nil, "open %d\n%s\n", opens.Add(1), long), nil
+	})
+	for i := 1; i <= 3; i++ {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("open %d\n%s\n", i, long), string(b))
+	}
+	fi, err := os.Stat(file)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o444), fi.Mode().Perm())
+	_, err = os.OpenFile(file, os.O_WRONLY, 0)
+	assert.True(t, errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES), "a write open is refused: %v", err)
+}
+
+// A render that fails is the reader's EIO, not a short or stale file.
+func TestServeFailsReadsWhenRenderFails(t *testing.T) {
+	needFUSE(t)
+	file := serve(t, func() ([]byte, error) { return nil, errors.New("node 1's meminfo is gone") })
+	_, err := os.ReadFile(file)
+	assert.True(t, errors.Is(err, syscall.EIO), "want EIO, got %v", err)
+}
+
+// On this machine: the view of its node 0 is node 0's memory, read live
+// through the mount, in /proc/meminfo's lines.
+func TestServeThisMachinesNode(t *testing.T) {
+	needFUSE(t)
+	b, err := os.ReadFile("/sys/devices/system/node/node0/meminfo")
+	if err != nil {
+		t.Skipf("SKIPPED LOUDLY: this machine has no node0 meminfo: %v", err)
+	}
+	node0, err := numa.ParseNodeMeminfo(0, string(b))
+	require.NoError(t, err)
+	file := serve(t, LiveMeminfo(fsutil.NewRoot("/"), []int{0}))
+	got, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.EqualValues(t, node0["MemTotal"]>>10, kB(t, string(got), "MemTotal"))
+	host, err := os.ReadFile("/proc/meminfo")
+	require.NoError(t, err)
+	assert.Equal(t, strings.Count(string(host), "\n"), strings.Count(string(got), "\n"), "every line of the host's")
+}
+
+func TestLiveMeminfoNamesWhatFails(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "proc/meminfo", hostMeminfo)
+	write(t, dir, "sys/devices/system/node/node0/meminfo", nodeMeminfos[0])
+	write(t, dir, "sys/devices/system/node/node1/meminfo", "Node 0 MemTotal: 1 kB\n")
+	render := LiveMeminfo(fsutil.NewRoot(dir), []int{0})
+	b, err := render()
+	require.NoError(t, err)
+	assert.EqualValues(t, 4000000, kB(t, string(b), "MemTotal"))
+	_, err = LiveMeminfo(fsutil.NewRoot(dir), []int{0, 1})()
+	assert.ErrorContains(t, err, filepath.Join(dir, "sys/devices/system/node/node1/meminfo"))
+	_, err = LiveMeminfo(fsutil.NewRoot(dir), []int{2})()
+	assert.ErrorContains(t, err, "node2/meminfo")
+}
