@@ -66,10 +66,15 @@ func writeStatus(w io.Writer, st *apply.Status) error {
 		strings.ToUpper(string(st.Health)), st.Generation, st.AppliedAt.Format("2006-01-02 15:04:05Z07:00"), st.CgroupMode)
 	fmt.Fprintf(&b, "host: reserved CPUs %s, in force (system.slice AllowedCPUs) %s\n\n", orDash(st.Host.ReservedCPUs), orDash(st.Host.InForce))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARTITION\tSLICE\tCPUS IN FORCE\tMEMS IN FORCE\tKUBELET\tALLOCATOR\tNODE")
+	fmt.Fprintln(tw, "PARTITION\tSLICE\tCPUS IN FORCE\tMEMS IN FORCE\tKUBELET\tALLOCATOR\tCPU TIME\tWORKING SET\tNODE")
 	for _, p := range st.Partitions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Slice, orDash(p.EffectiveCPUs), orDash(p.EffectiveMems),
-			probeWord(p.Kubelet), probeWord(p.Allocator), nodeWord(p.Node))
+		cpu, ws := "-", "-"
+		if p.Usage != nil {
+			cpu = fmt.Sprintf("%.1fs", float64(p.Usage.CPUNanoseconds)/1e9)
+			ws = units.FormatBytes(p.Usage.MemoryWorkingSetBytes)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Slice, orDash(p.EffectiveCPUs), orDash(p.EffectiveMems),
+			probeWord(p.Kubelet), probeWord(p.Allocator), cpu, ws, nodeWord(p.Node))
 	}
 	tw.Flush()
 	b.WriteString("\n")

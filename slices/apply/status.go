@@ -17,6 +17,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/slices/nodeview"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
@@ -79,6 +80,11 @@ type PartitionStatus struct {
 	Network *NetworkStatus `json:"network,omitempty"`
 	// Node is the partition's Kubernetes Node, read from the API server.
 	Node NodeStatus `json:"node"`
+	// Usage is the slice's CPU time and memory as its kubelet reports
+	// them for its Node (the root cgroup in the partition's namespace is
+	// the slice, slices/nodeview); UsageError says why it was not read.
+	Usage      *nodeview.Usage `json:"usage,omitempty"`
+	UsageError string          `json:"usageError,omitempty"`
 }
 
 // NetworkStatus is a partition's network namespace: what was applied and
@@ -372,6 +378,11 @@ func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[
 		return ps
 	}
 	ps.EffectiveCPUs, ps.EffectiveMems = effectiveCpuset(r.o.Root, r.mode, p.Slice)
+	if u, err := nodeview.ReadUsage(rootOf(r.o.Root), r.mode == CgroupV2, sliceCgroup(p.Slice)); err != nil {
+		ps.UsageError = err.Error()
+	} else {
+		ps.Usage = &u
+	}
 	if want, ok := recordedSet(r.rec, p.Slice); ok && r.mode == CgroupV2 && ps.EffectiveCPUs != "" && ps.EffectiveCPUs != want.CPUs.String() {
 		r.drift("%s runs on CPUs %s, applied %s", p.Slice, ps.EffectiveCPUs, want.CPUs)
 	}
