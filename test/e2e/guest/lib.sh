@@ -260,8 +260,9 @@ container_pid() {
   ctr --address "$(socket_of "$1")" -n k8s.io tasks ls 2>/dev/null | awk -v id="$id" '$1==id{print $2}'
 }
 
-# pod_yaml NAME P RESOURCES: a pod of one workload container for
-# partition P, placed by kube-scheduler through P's labels.
+# pod_yaml NAME P RESOURCES [ENV]: a pod of one workload container for
+# partition P, placed by kube-scheduler through P's labels; ENV, a YAML
+# list of the container's environment (TOUCH_MIB).
 pod_yaml() {
   cat <<YAML
 apiVersion: v1
@@ -275,7 +276,8 @@ spec:
   - name: work
     image: e2e.local/workload:1
     imagePullPolicy: Never
-    resources: $3
+    resources: $3${4:+
+    env: $4}
 YAML
 }
 # pod_running NAME [NAMESPACE]: the pod's phase is Running.

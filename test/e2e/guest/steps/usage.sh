@@ -53,20 +53,7 @@ host=$(cpu_ns "")
 both_ws() { [[ $(ws $a) =~ ^[0-9]+$ ]] && [[ $(ws $b) =~ ^[0-9]+$ ]]; }
 wait_until 120 "both Nodes' summaries have a working set" both_ws || die "no working set in the summaries"
 a0=$(ws $a) b0=$(ws $b)
-k apply -f - >/dev/null <<POD || fail "creating pod toucher"
-apiVersion: v1
-kind: Pod
-metadata: {name: toucher, namespace: $NS}
-spec:
-  nodeSelector: {numa-type: ${COLOR[$a]}, e2e.numa-partition.io/boot: $BOOT}
-  automountServiceAccountToken: false
-  terminationGracePeriodSeconds: 2
-  containers:
-  - name: work
-    image: e2e.local/workload:1
-    imagePullPolicy: Never
-    env: [{name: TOUCH_MIB, value: "400"}]
-POD
+pod_yaml toucher $a '{}' '[{name: TOUCH_MIB, value: "400"}]' | k apply -f - >/dev/null || fail "creating pod toucher"
 touched() { k -n $NS logs toucher 2>/dev/null | has '^cpus='; }
 wait_until $POD_START_S "pod toucher (400 MiB) Running in partition $a, its memory touched" touched
 raised() { [ $(( $(ws $a) - a0 )) -ge $((300 * MiB)) ]; }
