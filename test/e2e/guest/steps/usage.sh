@@ -1,17 +1,25 @@
-# Each Node's usage is its partition's (issue 36): kubelet's summary API
-# (what metrics-server, `kubectl top node` and the eviction manager read)
-# takes the node's CPU and memory from the root cgroup, and in each
-# partition's mount namespace the root's usage files are the slice's own
-# (`numa-partition view mount`, run by mountns-<partition>.service).
-# Before, every Node reported the whole host, and a pod touching 400 MiB
-# in one partition moved the other's working set by +411 MiB.
+# Each partition's usage (issue 36). kubelet's summary API (what
+# metrics-server, `kubectl top node` and the eviction manager read) takes
+# a Node's CPU and memory from the root cgroup. On cgroup v1 the root's
+# usage files are the slice's own in each partition's mount namespace
+# (`numa-partition view mount`, run by mountns-<partition>.service), so
+# each Node reports its partition; before, every Node reported the host,
+# and a pod touching 400 MiB in one partition moved the other's working
+# set by +411 MiB. On cgroup v2 runc's cgroup library refuses a file bound
+# there (RESOLVE_NO_XDEV): nothing is bound, kubelet still reports the
+# host, and `numa-partition status` reports each partition's own usage.
 . /e2e/guest/lib.sh
 requires apply
 a=${PARTITIONS##* } b=${PARTITIONS%% *} # A: the last partition, B: the first
+MiB=$((1 << 20))
 # summary NODE FILTER: jq's FILTER of the Node's summary (through the API
 # server's node proxy, as metrics-server reads it).
 summary() { api "/api/v1/nodes/$1/proxy/stats/summary?only_cpu_and_memory=true" "$2"; }
-ws() { summary "$(node_name $1)" .node.memory.workingSetBytes; }
+kubelet_ws() { summary "$(node_name $1)" .node.memory.workingSetBytes; }
+kubelet_cpu() { summary "$(node_name $1)" .node.cpu.usageCoreNanoSeconds; }
+# status_usage P FIELD: the partition's usage as `numa-partition status` reads it.
+status_usage() { numa-partition --output json status --no-api 2>/dev/null | jq -r --arg p $1 --arg f $2 '.partitions[] | select(.name==$p) | .usage[$f]'; }
+status_ws() { status_usage $1 memoryWorkingSetBytes; }
 # cpu_ns CGROUP: the cgroup's CPU time in ns as the kernel counts it (""
 # is the root: the host's), read in the host's namespace.
 cpu_ns() {
@@ -19,52 +27,71 @@ cpu_ns() {
     echo $(( $(awk '$1=="usage_usec"{print $2}' /sys/fs/cgroup/${1:+$1/}cpu.stat) * 1000 ))
   else cat /sys/fs/cgroup/cpuacct/${1:+$1/}cpuacct.usage; fi
 }
-MiB=$((1 << 20))
+number() { [[ $1 =~ ^[0-9]+$ ]] && [ "$1" -gt 0 ]; }
 
-# The mount namespace shows the slice's files at the root's: what kubelet
-# reads there is the slice's, and differs from the host's.
+# What each partition's mount namespace shows at the root's memory file.
 for p in $PARTITIONS; do
   pid=$(systemctl show -p MainPID --value mountns-$p.service)
-  if [ "$E2E_CGROUP" = v2 ]; then f=/sys/fs/cgroup/memory.stat; else f=/sys/fs/cgroup/memory/memory.usage_in_bytes; fi
-  expect_eq "partition $p's mount namespace: the file at $f" \
-    "$(nsenter --mount=/proc/$pid/ns/mnt findmnt -n -o FSROOT --mountpoint $f 2>&1)" "/$p.slice/${f##*/}"
+  if [ "$E2E_CGROUP" = v2 ]; then
+    f=/sys/fs/cgroup/memory.stat
+    expect_eq "partition $p's mount namespace: mounts at $f (none on v2)" \
+      "$(nsenter --mount=/proc/$pid/ns/mnt findmnt -n -o FSROOT --mountpoint $f 2>&1)" ""
+  else
+    f=/sys/fs/cgroup/memory/memory.usage_in_bytes
+    expect_eq "partition $p's mount namespace: the file at $f" \
+      "$(nsenter --mount=/proc/$pid/ns/mnt findmnt -n -o FSROOT --mountpoint $f 2>&1)" "/$p.slice/${f##*/}"
+  fi
 done
 
-# CPU: each Node's cumulative CPU time is its slice's, which only grows:
-# never more than the slice has now, and together less than the host's
-# (every Node reported the host's before).
+# CPU. Each Node's cumulative CPU time in the summary: on v1 its slice's,
+# which only grows: more than 0, never more than the slice has now, and
+# together less than the host's (every Node reported the host's before);
+# on v2 still the host's, and more than 0 (nothing read as 0).
 sum=0
 for p in $PARTITIONS; do
   n=$(node_name $p)
-  have() { [[ $(summary $n .node.cpu.usageCoreNanoSeconds) =~ ^[0-9]+$ ]]; }
-  wait_until 120 "Node $n's summary has CPU" have || continue
-  node=$(summary $n .node.cpu.usageCoreNanoSeconds)
-  slice=$(cpu_ns $p.slice)
-  [ "$node" -le "$slice" ] && ok "Node $n CPU time $((node / 1000000)) ms, its slice's now $((slice / 1000000)) ms" \
-    || fail "Node $n reports $((node / 1000000)) ms of CPU, more than $p.slice's $((slice / 1000000)) ms"
+  have() { number "$(kubelet_cpu $p)"; }
+  wait_until 120 "Node $n's summary has a CPU time above 0" have || continue
+  node=$(kubelet_cpu $p) slice=$(cpu_ns $p.slice) status=$(status_usage $p cpuNanoseconds)
+  echo "  Node $n: CPU time in kubelet's summary $((node / 1000000)) ms; $p.slice now $((slice / 1000000)) ms, in status $((status / 1000000)) ms"
+  number "$status" && [ "$status" -le "$(cpu_ns $p.slice)" ] && ok "status: partition $p's CPU time is its slice's" \
+    || fail "status: partition $p's CPU time is '$status', its slice's $slice"
+  if [ "$E2E_CGROUP" = v1 ]; then
+    [ "$node" -le "$slice" ] && ok "Node $n's CPU time is at most its slice's" \
+      || fail "Node $n reports $((node / 1000000)) ms of CPU, more than $p.slice's $((slice / 1000000)) ms"
+  fi
   sum=$((sum + node))
 done
-host=$(cpu_ns "")
-[ "$sum" -lt "$host" ] && ok "the Nodes' CPU times add up to $((sum / 1000000)) ms, less than the host's $((host / 1000000)) ms" \
-  || fail "the Nodes' CPU times add up to $((sum / 1000000)) ms, the host's is $((host / 1000000)) ms"
+if [ "$E2E_CGROUP" = v1 ]; then
+  host=$(cpu_ns "")
+  [ "$sum" -lt "$host" ] && ok "the Nodes' CPU times add up to $((sum / 1000000)) ms, less than the host's $((host / 1000000)) ms" \
+    || fail "the Nodes' CPU times add up to $((sum / 1000000)) ms, the host's is $((host / 1000000)) ms"
+fi
 
 # Memory: a pod touching 400 MiB in partition A raises A's working set
-# and moves B's by less than a tenth of that.
-both_ws() { [[ $(ws $a) =~ ^[0-9]+$ ]] && [[ $(ws $b) =~ ^[0-9]+$ ]]; }
-wait_until 120 "both Nodes' summaries have a working set" both_ws || die "no working set in the summaries"
-a0=$(ws $a) b0=$(ws $b)
+# and moves B's by less than a tenth of that: in kubelet's summary on v1,
+# in status on both.
+sources="status"
+[ "$E2E_CGROUP" = v1 ] && sources="kubelet status"
+both() { local s; for s in $sources; do number "$(${s}_ws $a)" && number "$(${s}_ws $b)" || return 1; done; }
+wait_until 120 "working sets above 0 ($sources)" both || die "no working set: kubelet $(kubelet_ws $a)/$(kubelet_ws $b), status $(status_ws $a)/$(status_ws $b)"
+declare -A before
+for s in $sources; do before[$s.$a]=$(${s}_ws $a) before[$s.$b]=$(${s}_ws $b); done
 pod_yaml toucher $a '{}' '[{name: TOUCH_MIB, value: "400"}]' | k apply -f - >/dev/null || fail "creating pod toucher"
 touched() { k -n $NS logs toucher 2>/dev/null | has '^cpus='; }
 wait_until $POD_START_S "pod toucher (400 MiB) Running in partition $a, its memory touched" touched
-raised() { [ $(( $(ws $a) - a0 )) -ge $((300 * MiB)) ]; }
-if wait_until 180 "Node $(node_name $a)'s working set up by at least 300 MiB" raised; then
-  a1=$(ws $a) b1=$(ws $b)
-  da=$(( (a1 - a0) / MiB )) db=$(( (b1 - b0) / MiB ))
-  ok "Node $(node_name $a) (with the pod): working set $((a0 / MiB)) -> $((a1 / MiB)) MiB (+$da)"
-  [ ${db#-} -lt 40 ] && ok "Node $(node_name $b) (without): $((b0 / MiB)) -> $((b1 / MiB)) MiB ($db), less than 10% of 400 MiB" \
-    || fail "Node $(node_name $b) moved by $db MiB while the pod in $a touched 400 MiB"
-else
-  echo "  working sets: $a $(( $(ws $a) / MiB )) MiB (was $((a0 / MiB))), $b $(( $(ws $b) / MiB )) MiB (was $((b0 / MiB)))"
-fi
+for s in $sources; do
+  raised() { [ $(( $(${s}_ws $a) - ${before[$s.$a]} )) -ge $((300 * MiB)) ]; }
+  if wait_until 180 "$s: partition $a's working set up by at least 300 MiB" raised; then
+    a1=$(${s}_ws $a) b1=$(${s}_ws $b)
+    da=$(( (a1 - ${before[$s.$a]}) / MiB )) db=$(( (b1 - ${before[$s.$b]}) / MiB ))
+    ok "$s: partition $a (with the pod): working set $((${before[$s.$a]} / MiB)) -> $((a1 / MiB)) MiB (+$da)"
+    [ ${db#-} -lt 40 ] && ok "$s: partition $b (without): $((${before[$s.$b]} / MiB)) -> $((b1 / MiB)) MiB ($db), less than 10% of 400 MiB" \
+      || fail "$s: partition $b moved by $db MiB while the pod in $a touched 400 MiB"
+  else
+    echo "  $s: working sets: $a $(( $(${s}_ws $a) / MiB )) MiB (was $((${before[$s.$a]} / MiB))), $b $(( $(${s}_ws $b) / MiB )) MiB (was $((${before[$s.$b]} / MiB)))"
+  fi
+done
+[ "$E2E_CGROUP" = v2 ] && echo "  kubelet's summary on v2 (the host's, runc refuses a bound root file): $a $(( $(kubelet_ws $a) / MiB )) MiB, $b $(( $(kubelet_ws $b) / MiB )) MiB"
 k -n $NS delete pod toucher --wait=false >/dev/null 2>&1
 finish
