@@ -21,13 +21,14 @@ func viewCommand() *cli.Command {
 		Usage: "show a partition's kubelet its partition as the machine (run by the rendered mountns-<partition>.service)",
 		Subcommands: []*cli.Command{{
 			Name:  "mount",
-			Usage: "bind the partition slice's cgroup usage files over the root cgroup's, in the calling mount namespace",
+			Usage: "bind the partition slice's cgroup v1 usage files over the root cgroup's, in the calling mount namespace",
 			Description: "Run inside the partition's mount namespace (mountns-<partition>.service enters\n" +
 				"its holder's with nsenter, right after it starts and before containerd and\n" +
 				"kubelet join it). kubelet's node usage (summary API, `kubectl top node`,\n" +
 				"memory.available) is the root cgroup's; there it reads the slice's own files,\n" +
-				"live. Files missing on this host (the other cgroup version, PSI off) are\n" +
-				"skipped and listed. See docs/architecture.md, \"Each kubelet's machine\".",
+				"live. cgroup v1 only: on v2 runc's cgroup library refuses a bound file. Files\n" +
+				"missing on this host (all on v2, a controller not mounted) are skipped. See\n" +
+				"docs/architecture.md, \"Each kubelet's machine\".",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "slice", Required: true, Usage: "the partition's slice, e.g. node0.slice"},
 				&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory (a test sandbox's works)"},

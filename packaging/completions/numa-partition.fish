@@ -186,7 +186,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from view' -f -l config -s
 complete -c numa-partition -n '__fish_seen_subcommand_from view' -f -l log-level -r -d 'log level (to standard error): debug, info, warn, error'
 complete -c numa-partition -n '__fish_seen_subcommand_from view' -f -l quiet -s q -d 'log errors only: --log-level error'
 complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l help -s h -d 'show help'
-complete -r -c numa-partition -n '__fish_seen_subcommand_from view' -a 'mount' -d 'bind the partition slice\'s cgroup usage files over the root cgroup\'s, in the calling mount namespace'
+complete -r -c numa-partition -n '__fish_seen_subcommand_from view' -a 'mount' -d 'bind the partition slice\'s cgroup v1 usage files over the root cgroup\'s, in the calling mount namespace'
 complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l slice -r -d 'the partition\'s slice, e.g. node0.slice'
 complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l root -r -d 'the host\'s root directory (a test sandbox\'s works)'
 complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
