@@ -24,6 +24,9 @@ type Mounted struct {
 // mount namespace: the partition's, which `numa-partition view mount`
 // enters. A bind whose source or target does not exist is skipped (and
 // reported); any other failure stops and is returned, naming the bind.
+// Nothing is undone then: the command fails the holder's unit, and the
+// namespace, with the binds made so far, ends with it before containerd
+// or kubelet has joined it.
 // Neither end is reached through a symbolic link in its last component,
 // and every other component is resolved inside root.
 func Mount(root fsutil.Root, binds []Bind) ([]Mounted, error) {
