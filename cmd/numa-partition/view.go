@@ -54,8 +54,8 @@ func viewCommand() *cli.Command {
 	}
 }
 
-// viewMount makes the usage binds of slice and prints what it bound and
-// what it skipped.
+// viewMount makes the usage binds of slice and prints what it bound; what
+// it skipped (a file this host does not have) is logged at debug level.
 func viewMount(w io.Writer, root, slice string) error {
 	if msg := sliceProblem(slice); msg != "" {
 		return fmt.Errorf("--slice %q %s", slice, msg)
