@@ -11,36 +11,38 @@ import (
 
 // How each kubelet ends up offering exactly its partition.
 //
-// kubelet (through cadvisor) sees the whole machine: every online CPU,
-// every NUMA node, MemTotal and every hugepage. What it offers is
+// kubelet (through cadvisor) counts what it is shown (machine.go): the
+// partition's own NUMA nodes, their CPUs and MemTotal, or, in the one
+// case the static CPU Manager forbids that, the whole machine. What it
+// offers is
 //
-//	allocatable.cpu    = |online CPUs| − |reservedSystemCPUs|
+//	allocatable.cpu    = |CPUs it sees| − |reservedSystemCPUs|
 //	                     (reservedSystemCPUs replaces the cpu of
 //	                     systemReserved and kubeReserved)
 //	allocatable.memory = MemTotal − Σ hugepages − (kubeReserved +
 //	                     systemReserved + evictionHard)
 //
-// and the Static memory manager builds, per NUMA node n,
+// and the Static memory manager builds, per NUMA node n it sees,
 //
 //	allocatable(n) = total(n) − reservedMemory(n) − hugepages(n)
 //
 // insisting that Σ_n reservedMemory(n) = kubeReserved + systemReserved +
 // evictionHard for each memory type. So, for partition p:
 //
-//   - reservedSystemCPUs = online − p.CPUs: the other partitions' CPUs, the
-//     host's and p's own host-reserved ones. allocatable.cpu = |p.CPUs|.
-//   - reservedMemory(n) = total(n) − seen hugepages(n) on every foreign
-//     node (the whole node: the memory manager subtracts the hugepages it
-//     sees itself, so reserving more would underflow its uint64 table),
-//     and p.Memory[n].ReservedBytes on p's own nodes. Every foreign node
-//     ends with allocatable 0, every own node with total − hugepages −
-//     reserved. With the hugepage view (hugepageview.go) p's kubelet sees
-//     no hugepages on foreign nodes, so there the reservation is total(n).
-//   - R = Σ_n reservedMemory(n); kubeReserved and evictionHard are the
-//     plan's, systemReserved = R − kubeReserved − evictionHard: the
-//     foreign nodes are "system" memory as far as this kubelet knows.
-//     Then allocatable.memory = Σ_{n∈p} (total(n) − hugepages(n) −
-//     reserved(n)): p's share, and the memory manager agrees node by node.
+//   - reservedSystemCPUs = the CPUs it sees − p.CPUs: p's own
+//     host-reserved ones (and, shown the whole machine, the other
+//     partitions' and the host's too). allocatable.cpu = |p.CPUs|.
+//   - reservedMemory(n) = p.Memory[n].ReservedBytes on p's own nodes,
+//     which the planner made add up to kubeReserved + systemReserved +
+//     evictionHard; so allocatable.memory = Σ_{n∈p} (total(n) −
+//     hugepages(n) − reserved(n)), p's share, and the memory manager
+//     agrees node by node.
+//   - Shown the whole machine, every foreign node is reserved too, whole:
+//     reservedMemory(n) = total(n) − seen hugepages(n) (reserving more
+//     would underflow the memory manager's uint64 table), and
+//     systemReserved = R − kubeReserved − evictionHard with R = Σ_n
+//     reservedMemory(n): the foreign nodes are "system" memory as far as
+//     this kubelet knows, and allocatable is the same share.
 //
 // Hugepages cannot be reserved: kubelet accepts only cpu, memory,
 // ephemeral-storage and pid in systemReserved/kubeReserved, and a
@@ -64,24 +66,26 @@ func onlineCPUs(plan *planner.Plan) bitmask.CPUSet {
 	return all
 }
 
-// ReservedSystemCPUs is every CPU kubelet counts that is not one of p's
-// pod CPUs. kubelet (through cadvisor) counts the online CPUs that some
-// NUMA node lists: online CPUs of no node are neither in its capacity
-// nor allowed in reservedSystemCPUs ("reserved-cpus … is not a subset of
-// online-cpus"), so they stay out.
+// ReservedSystemCPUs is every CPU p's kubelet counts (Machine.CPUs) that
+// is not one of p's pod CPUs: kubelet refuses a reserved CPU it does not
+// count ("reserved-cpus … is not a subset of online-cpus"). Online CPUs
+// of no node are not counted, so they stay out.
 func ReservedSystemCPUs(plan *planner.Plan, p *planner.Partition) (bitmask.CPUSet, error) {
-	online := onlineCPUs(plan).Difference(plan.Host.OrphanCPUs)
+	m, err := MachineOf(plan, p)
+	if err != nil {
+		return bitmask.CPUSet{}, err
+	}
 	if p.CPUs.IsEmpty() {
 		return bitmask.CPUSet{}, fmt.Errorf("partition %s has no CPUs for pods: kubelet's static CPU manager needs at least one", p.Name)
 	}
-	if extra := p.CPUs.Difference(online); !extra.IsEmpty() {
-		return bitmask.CPUSet{}, fmt.Errorf("partition %s: CPUs %s are not online (online: %s); kubelet refuses reservedSystemCPUs outside the online set", p.Name, extra, online)
+	if extra := p.CPUs.Difference(m.CPUs); !extra.IsEmpty() {
+		return bitmask.CPUSet{}, fmt.Errorf("partition %s: CPUs %s are not online (online: %s); kubelet refuses reservedSystemCPUs outside the online set", p.Name, extra, m.CPUs)
 	}
-	reserved := online.Difference(p.CPUs)
-	if reserved.IsEmpty() {
+	reserved := m.CPUs.Difference(p.CPUs)
+	if reserved.IsEmpty() && p.Kubelet.CPUManagerPolicy == "static" {
 		// Static policy refuses a zero reservation: the shared pool could
 		// be emptied.
-		return bitmask.CPUSet{}, fmt.Errorf("partition %s holds every online CPU (%s): the static CPU manager needs at least one reserved CPU; reserve one for the host", p.Name, online)
+		return bitmask.CPUSet{}, fmt.Errorf("partition %s holds every online CPU (%s): the static CPU manager needs at least one reserved CPU; reserve one for the host", p.Name, m.CPUs)
 	}
 	return reserved, nil
 }
@@ -147,14 +151,14 @@ type NodeReservation struct {
 // Nodes whose reservation is 0 are left out: kubelet's docs ask not to
 // list zero limits.
 func ReservedMemory(plan *planner.Plan, p *planner.Partition) ([]NodeReservation, uint64, error) {
-	all, err := machineMemory(plan)
+	mach, err := MachineOf(plan, p)
 	if err != nil {
 		return nil, 0, err
 	}
-	view := hasView(all)
+	view := hasView(mach.Nodes)
 	var out []NodeReservation
 	var sum uint64
-	for _, m := range all {
+	for _, m := range mach.Nodes {
 		if huge := HugepageBytes(m); huge > m.TotalBytes {
 			return nil, 0, fmt.Errorf("NUMA node %d: planned hugepages (%d bytes) exceed its memory (%d bytes)", m.Node, huge, m.TotalBytes)
 		}
@@ -179,11 +183,12 @@ func ReservedMemory(plan *planner.Plan, p *planner.Partition) ([]NodeReservation
 
 // MemoryReservations splits the total reservation R into kubeReserved,
 // systemReserved and evictionHard (bytes): kubeReserved and evictionHard
-// as planned, systemReserved takes the rest, foreign nodes included.
+// as planned, systemReserved takes the rest (the foreign nodes too, when
+// the kubelet sees them).
 func MemoryReservations(p *planner.Partition, total uint64) (kube, system, eviction uint64, err error) {
 	kube, eviction = p.Kubelet.KubeReservedMemory, p.Kubelet.EvictionHardMemory
 	if total < kube+eviction {
-		return 0, 0, 0, fmt.Errorf("partition %s: its nodes' reserved memory plus the foreign nodes (%d bytes) is less than kubeReserved + evictionHard (%d + %d bytes); raise the nodes' reservation", p.Name, total, kube, eviction)
+		return 0, 0, 0, fmt.Errorf("partition %s: the memory reserved on the nodes its kubelet sees (%d bytes) is less than kubeReserved + evictionHard (%d + %d bytes); raise the nodes' reservation", p.Name, total, kube, eviction)
 	}
 	return kube, total - kube - eviction, eviction, nil
 }

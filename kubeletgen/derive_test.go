@@ -39,8 +39,19 @@ func twoNodes(hugepages ...planner.HugepagePlan) planner.Plan {
 				TopologyManagerPolicy: "single-numa-node", TopologyManagerScope: "container",
 				KubeReservedMemory: 500 * mi, SystemReservedMemory: 500 * mi, EvictionHardMemory: 100 * mi,
 			},
-			Runtime: planner.Runtime{Endpoint: "unix:///run/containerd-" + name + "/containerd.sock"},
+			Runtime: planner.Runtime{Kind: planner.RuntimeContainerd, Endpoint: "unix:///run/containerd-" + name + "/containerd.sock"},
 		})
+	}
+	return plan
+}
+
+// shownTheMachine makes every partition's kubelet see the whole machine
+// (machine.go): static CPU Managers with no host-reserved CPU on their
+// own nodes. The host keeps its CPUs; the derivation for the whole
+// machine is what these tests check.
+func shownTheMachine(plan planner.Plan) planner.Plan {
+	for i := range plan.Partitions {
+		plan.Partitions[i].HostReservedCPUs = bitmask.CPUSet{}
 	}
 	return plan
 }
@@ -67,7 +78,7 @@ func TestReservedSystemCPUs(t *testing.T) {
 		{name: "no pod CPUs", edit: func(p *planner.Plan) { p.Partitions[0].CPUs = bitmask.CPUSet{} }, wantErr: "has no CPUs for pods"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			plan := twoNodes()
+			plan := shownTheMachine(twoNodes())
 			if c.edit != nil {
 				c.edit(&plan)
 			}
@@ -89,7 +100,7 @@ func TestReservedSystemCPUs(t *testing.T) {
 		})
 	}
 	t.Run("one partition holding every CPU", func(t *testing.T) {
-		plan := twoNodes()
+		plan := shownTheMachine(twoNodes())
 		plan.Partitions = plan.Partitions[:1]
 		plan.Host.OnlineCPUs = bitmask.MustParseCPUList("1-3")
 		_, err := ReservedSystemCPUs(&plan, &plan.Partitions[0])
@@ -109,19 +120,19 @@ func TestReservedMemory(t *testing.T) {
 		wantErr   string
 	}{
 		{
-			name: "foreign node whole, own node its reservation", plan: twoNodes(),
+			name: "foreign node whole, own node its reservation", plan: shownTheMachine(twoNodes()),
 			wantNodes: map[int]uint64{0: 1100 * mi, 1: 16 * gi},
 			wantAlloc: map[int]uint64{0: 16*gi - 1100*mi, 1: 0},
 		},
 		{
 			// The memory manager subtracts hugepages itself: reserving
 			// total(n) would underflow its table.
-			name: "hugepages are not reserved twice", plan: twoNodes(hp...),
+			name: "hugepages are not reserved twice", plan: shownTheMachine(twoNodes(hp...)),
 			wantNodes: map[int]uint64{0: 1100 * mi, 1: 11 * gi},
 			wantAlloc: map[int]uint64{0: 11*gi - 1100*mi, 1: 0},
 		},
 		{
-			name: "excluded node reserved by everyone", plan: twoNodes(),
+			name: "excluded node reserved by everyone", plan: shownTheMachine(twoNodes()),
 			edit: func(p *planner.Plan) {
 				p.Host.ExcludedNodes = bitmask.NewNodeSet(2)
 				p.Host.ExcludedMemory = []planner.NodeMemory{{Node: 2, TotalBytes: 8 * gi}}
@@ -130,27 +141,27 @@ func TestReservedMemory(t *testing.T) {
 			wantAlloc: map[int]uint64{0: 16*gi - 1100*mi, 1: 0, 2: 0},
 		},
 		{
-			name: "zero reservation on an own node is left out", plan: twoNodes(),
+			name: "zero reservation on an own node is left out", plan: shownTheMachine(twoNodes()),
 			edit:      func(p *planner.Plan) { p.Partitions[0].Memory[0].ReservedBytes = 0 },
 			wantNodes: map[int]uint64{1: 16 * gi},
 			wantAlloc: map[int]uint64{0: 16 * gi, 1: 0},
 		},
 		{
-			name: "excluded node without description", plan: twoNodes(),
+			name: "excluded node without description", plan: shownTheMachine(twoNodes()),
 			edit:    func(p *planner.Plan) { p.Host.ExcludedNodes = bitmask.NewNodeSet(2) },
 			wantErr: "excluded NUMA node 2 has no memory description",
 		},
 		{
-			name: "node described twice", plan: twoNodes(),
+			name: "node described twice", plan: shownTheMachine(twoNodes()),
 			edit:    func(p *planner.Plan) { p.Host.ExcludedMemory = []planner.NodeMemory{{Node: 1, TotalBytes: gi}} },
 			wantErr: "NUMA node 1 is described twice",
 		},
 		{
-			name: "hugepages beyond the node", plan: twoNodes(planner.HugepagePlan{PageSize: gi, Count: 17}),
+			name: "hugepages beyond the node", plan: shownTheMachine(twoNodes(planner.HugepagePlan{PageSize: gi, Count: 17})),
 			wantErr: "planned hugepages",
 		},
 		{
-			name: "reservation beyond what hugepages leave", plan: twoNodes(planner.HugepagePlan{PageSize: gi, Count: 16}),
+			name: "reservation beyond what hugepages leave", plan: shownTheMachine(twoNodes(planner.HugepagePlan{PageSize: gi, Count: 16})),
 			wantErr: "reserved memory",
 		},
 	} {
@@ -274,7 +285,7 @@ func TestTaints(t *testing.T) {
 }
 
 func TestConfigFields(t *testing.T) {
-	plan := twoNodes()
+	plan := shownTheMachine(twoNodes())
 	plan.Partitions[1].Taints = []planner.Taint{{Key: "a", Value: "b", Effect: "NoSchedule"}}
 	plan.Partitions[1].Kubelet.ClusterDNS = []string{"10.96.0.10"}
 	plan.Partitions[1].Kubelet.ClusterDomain = "cluster.local"
@@ -360,17 +371,15 @@ func TestHugepageView(t *testing.T) {
 	plan := withPageSizes(twoNodes(planner.HugepagePlan{PageSize: 2 * mi, Count: 16}))
 	plan.Partitions[1].Memory[0].Hugepages = []planner.HugepagePlan{{PageSize: 2 * mi, Count: 24}, {PageSize: gi, Count: 2}}
 	want := map[string][]SysfsValue{
+		// Each kubelet sees its own node alone (machine.go): no file of
+		// the other node is bound.
 		"node0": {
 			{"devices/system/node/node0/hugepages/hugepages-1048576kB/nr_hugepages", "0"},
 			{"devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages", "16"},
-			{"devices/system/node/node1/hugepages/hugepages-1048576kB/nr_hugepages", "0"},
-			{"devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages", "0"},
 			{"kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages", "0"},
 			{"kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "16"},
 		},
 		"node1": {
-			{"devices/system/node/node0/hugepages/hugepages-1048576kB/nr_hugepages", "0"},
-			{"devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages", "0"},
 			{"devices/system/node/node1/hugepages/hugepages-1048576kB/nr_hugepages", "2"},
 			{"devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages", "24"},
 			{"kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages", "2"},
@@ -394,22 +403,35 @@ func TestHugepageView(t *testing.T) {
 		assert.Empty(t, view)
 	})
 
-	// With the view a foreign node is reserved whole: its kubelet sees no
-	// hugepages there. Without it, total − the hugepages it does see.
+	// Shown the whole machine, a foreign node is reserved whole: with
+	// the hugepage view it sees no hugepages there, without it total −
+	// the hugepages it does see. Shown its partition, it has no foreign
+	// node to reserve.
 	t.Run("foreign reservation follows what the kubelet sees", func(t *testing.T) {
+		noHostCPU := func(p planner.Plan) planner.Plan {
+			p.Partitions[0].HostReservedCPUs = bitmask.CPUSet{}
+			return p
+		}
 		for _, c := range []struct {
+			name    string
 			plan    planner.Plan
-			foreign uint64
+			foreign []uint64
 		}{
-			{withPageSizes(twoNodes(planner.HugepagePlan{PageSize: gi, Count: 4})), 16 * gi},
-			{twoNodes(planner.HugepagePlan{PageSize: gi, Count: 4}), 12 * gi},
+			{"partition", withPageSizes(twoNodes(planner.HugepagePlan{PageSize: gi, Count: 4})), nil},
+			{"machine, hugepage view", noHostCPU(withPageSizes(twoNodes(planner.HugepagePlan{PageSize: gi, Count: 4}))), []uint64{16 * gi}},
+			{"machine, no hugepage view", twoNodes(planner.HugepagePlan{PageSize: gi, Count: 4}), []uint64{12 * gi}},
 		} {
-			nodes, _, err := ReservedMemory(&c.plan, &c.plan.Partitions[0])
-			require.NoError(t, err)
-			require.Len(t, nodes, 2)
-			assert.Equal(t, c.foreign, nodes[1].Bytes)
-			assert.Equal(t, uint64(0), nodes[1].Allocatable)
-			assert.Equal(t, 12*gi-1100*mi, nodes[0].Allocatable)
+			nodes, total, err := ReservedMemory(&c.plan, &c.plan.Partitions[0])
+			require.NoError(t, err, c.name)
+			require.Len(t, nodes, 1+len(c.foreign), c.name)
+			assert.Equal(t, 12*gi-1100*mi, nodes[0].Allocatable, c.name)
+			want := 1100 * mi
+			for i, f := range c.foreign {
+				assert.Equal(t, f, nodes[1+i].Bytes, c.name)
+				assert.Equal(t, uint64(0), nodes[1+i].Allocatable, c.name)
+				want += f
+			}
+			assert.Equal(t, want, total, c.name)
 		}
 	})
 }
@@ -421,7 +443,8 @@ func TestResources(t *testing.T) {
 		r, err := Resources(&plan, &plan.Partitions[1])
 		require.NoError(t, err)
 		assert.Equal(t, "node1", r.Partition)
-		assert.Equal(t, map[string]string{"cpu": "8", "memory": "32Gi", "hugepages-2Mi": "1Gi", "hugepages-1Gi": "0"}, r.Capacity)
+		// Its own node's CPUs (the host's CPU 4 among them) and memory.
+		assert.Equal(t, map[string]string{"cpu": "4", "memory": "16Gi", "hugepages-2Mi": "1Gi", "hugepages-1Gi": "0"}, r.Capacity)
 		want := map[string]string{"cpu": "3", "memory": "14260Mi", "hugepages-2Mi": "1Gi", "hugepages-1Gi": "0"}
 		assert.Equal(t, want, r.Allocatable)
 		assert.Equal(t, want, r.Share)

@@ -20,7 +20,7 @@ import (
 // else. kubelet runs in the partition's mount namespace, so render binds a
 // file over each of those, read-only, in that namespace (the mountns
 // unit's BindReadOnlyPaths=): the partition's own planned pages on its
-// nodes, 0 on every other node, and their sum for the machine. The Node
+// nodes, 0 on every other node it sees, and their sum for the machine. The Node
 // then offers exactly the partition's pages and its Memory Manager never
 // counts another partition's. runc, in the same namespace, reads only
 // which page sizes exist (the directories), which the view keeps.
@@ -37,15 +37,17 @@ type SysfsValue struct {
 // (a plan made before pageSizes existed, or a dump without hugepages):
 // then no view is rendered and every kubelet sees the machine's pools.
 func HugepageView(plan *planner.Plan, p *planner.Partition) (view []SysfsValue, ok bool, err error) {
-	all, err := machineMemory(plan)
+	mach, err := MachineOf(plan, p)
 	if err != nil {
 		return nil, false, err
 	}
-	if !hasView(all) {
+	if !hasView(mach.Nodes) {
 		return nil, false, nil
 	}
 	global := map[uint64]uint64{} // page size → pages p sees machine-wide
-	for _, m := range all {
+	// Only the nodes the kubelet sees: a bind below a node directory the
+	// view hides would make that directory again (machine.go).
+	for _, m := range mach.Nodes {
 		for _, size := range m.PageSizes {
 			pages := seenPages(p, m, size, true)
 			global[size] += pages

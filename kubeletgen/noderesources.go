@@ -15,8 +15,8 @@ import (
 
 // NodeResources is what partition p's kubelet will publish on its Node,
 // resource by resource, next to the partition's share: computed with
-// kubelet's own formulas from what it will be shown (the machine's CPUs
-// that a node lists, MemTotal, the hugepage view) and from the rendered
+// kubelet's own formulas from what it will be shown (machine.go: the
+// CPUs its nodes list, their MemTotal, the hugepage view) and from the rendered
 // KubeletConfiguration, so `plan` says before apply what the scheduler
 // will see. Mismatches name the resources whose allocatable differs from
 // the share (none, when the derivation holds).
@@ -33,10 +33,11 @@ type NodeResources struct {
 func Resources(plan *planner.Plan, p *planner.Partition) (NodeResources, error) {
 	r := NodeResources{Partition: p.Name, NodeName: p.NodeName,
 		Capacity: map[string]string{}, Allocatable: map[string]string{}, Share: map[string]string{}, Mismatches: []string{}}
-	all, err := machineMemory(plan)
+	mach, err := MachineOf(plan, p)
 	if err != nil {
 		return r, err
 	}
+	all := mach.Nodes
 	// The rendered KubeletConfiguration, read back as kubelet reads it.
 	c, err := Config(plan, p)
 	if err != nil {
@@ -57,9 +58,9 @@ func Resources(plan *planner.Plan, p *planner.Partition) (NodeResources, error) 
 	}
 	view := hasView(all)
 
-	// cpu: kubelet counts the online CPUs a node lists and offers those
-	// outside reservedSystemCPUs.
-	kubeletCPUs := onlineCPUs(plan).Difference(plan.Host.OrphanCPUs)
+	// cpu: kubelet counts the online CPUs the nodes it sees list and
+	// offers those outside reservedSystemCPUs.
+	kubeletCPUs := mach.CPUs
 	put := func(name string, capacity, allocatable, share *resource.Quantity) {
 		r.Capacity[name], r.Allocatable[name], r.Share[name] = capacity.String(), allocatable.String(), share.String()
 		if allocatable.Cmp(*share) != 0 {

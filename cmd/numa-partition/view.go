@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
@@ -20,6 +21,25 @@ func viewCommand() *cli.Command {
 		Name:  "view",
 		Usage: "show a partition's kubelet its partition as the machine (run by the rendered mountns-<partition>.service)",
 		Subcommands: []*cli.Command{{
+			Name:  "hold",
+			Usage: "hold a partition's mount namespace and show its kubelet the partition as the machine, until stopped",
+			Description: "The main process of mountns-<partition>.service, inside the namespace systemd\n" +
+				"made for it. It makes the usage binds of `view mount` (cgroup v1), then, with\n" +
+				"--nodes, serves /proc/meminfo made of those NUMA nodes' memory, live through\n" +
+				"FUSE, bound over the namespace's own /proc/meminfo (cAdvisor's MemTotal: the\n" +
+				"Node's memory capacity and what memory.available is measured against). It\n" +
+				"tells systemd it is ready (Type=notify) once all is in place, before\n" +
+				"containerd and kubelet join, and serves until SIGTERM. See\n" +
+				"docs/architecture.md, \"Each kubelet's machine\".",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "slice", Required: true, Usage: "the partition's slice, e.g. node0.slice"},
+				&cli.StringFlag{Name: "nodes", Usage: "the partition's NUMA nodes, e.g. 0-1 (none: /proc/meminfo stays the host's)"},
+				&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory (a test sandbox's works)"},
+			},
+			Action: func(c *cli.Context) error {
+				return viewHold(c.Context, c.App.Writer, c.String("root"), c.String("slice"), c.String("nodes"))
+			},
+		}, {
 			Name:  "mount",
 			Usage: "bind the partition slice's cgroup v1 usage files over the root cgroup's, in the calling mount namespace",
 			Description: "Run inside the partition's mount namespace (mountns-<partition>.service enters\n" +
@@ -78,11 +98,59 @@ func viewMount(w io.Writer, root, slice string) error {
 	return err
 }
 
-// viewServe serves the meminfo view of nodes at dir until ctx ends.
-func viewServe(ctx context.Context, root, nodes, dir string) error {
+// viewHold makes the usage binds, serves the meminfo view of nodes over
+// /proc/meminfo when nodes are given, tells systemd it is ready and holds
+// until ctx ends.
+func viewHold(ctx context.Context, w io.Writer, root, slice, nodes string) error {
+	var set bitmask.NodeSet
+	if nodes != "" {
+		var err error
+		if set, err = parseNodes(nodes); err != nil {
+			return err
+		}
+	}
+	if err := viewMount(w, root, slice); err != nil {
+		return err
+	}
+	if !set.IsEmpty() {
+		r, err := fsutil.OpenRoot(root)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		render := nodeview.LiveMeminfo(r, set.IDs())
+		if _, err := render(); err != nil {
+			return fmt.Errorf("the meminfo of nodes %s: %w", set, err)
+		}
+		if _, err := nodeview.ServeOver(r, nodeview.MeminfoTarget, render); err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "serving the meminfo of nodes %s over %s\n", set, r.Path(nodeview.MeminfoTarget)); err != nil {
+			return err
+		}
+	}
+	// Without NOTIFY_SOCKET (run by hand) this does nothing.
+	if _, err := daemon.SdNotify(false, daemon.SdNotifyReady); err != nil {
+		return fmt.Errorf("telling systemd the namespace is ready: %w", err)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// parseNodes reads --nodes.
+func parseNodes(nodes string) (bitmask.NodeSet, error) {
 	set, err := bitmask.ParseNodeList(nodes)
 	if err != nil || set.IsEmpty() {
-		return fmt.Errorf("--nodes %q: want a NUMA node list such as 0 or 0-1: %v", nodes, err)
+		return set, fmt.Errorf("--nodes %q: want a NUMA node list such as 0 or 0-1: %v", nodes, err)
+	}
+	return set, nil
+}
+
+// viewServe serves the meminfo view of nodes at dir until ctx ends.
+func viewServe(ctx context.Context, root, nodes, dir string) error {
+	set, err := parseNodes(nodes)
+	if err != nil {
+		return err
 	}
 	r, err := fsutil.OpenRoot(root)
 	if err != nil {

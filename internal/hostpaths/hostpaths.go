@@ -70,6 +70,12 @@ func HugepageViewRel(partition string) string {
 	return strings.TrimPrefix(ConfigDir, "/") + "/sysfs-" + partition
 }
 
+// NodesDir is where the kernel lists the NUMA nodes.
+const NodesDir = "/sys/devices/system/node"
+
+// NodeDir is one NUMA node's directory.
+func NodeDir(node int) string { return NodesDir + "/node" + strconv.Itoa(node) }
+
 // NodePoolRel is the nr_hugepages file of one NUMA node and page size,
 // relative to a sysfs root.
 func NodePoolRel(node int, pageSize uint64) string {

@@ -4,11 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,4 +101,63 @@ func TestLiveMeminfoNamesWhatFails(t *testing.T) {
 	assert.ErrorContains(t, err, filepath.Join(dir, "sys/devices/system/node/node1/meminfo"))
 	_, err = LiveMeminfo(fsutil.NewRoot(dir), []int{2})()
 	assert.ErrorContains(t, err, "node2/meminfo")
+}
+
+// ServeOver: the file is read live at the target, and nothing is left
+// mounted or made anywhere else. go-fuse mounts from a thread of its own,
+// so the test runs whole in a process of its own mount namespace (a
+// locked thread's namespace would not see the mount).
+func TestServeOverBindsLiveAndLeavesNothingElse(t *testing.T) {
+	needFUSE(t)
+	dir := t.TempDir()
+	write(t, dir, "proc/meminfo", "the host's\n")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "run"), 0o755))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServeOverChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "NODEVIEW_SERVEOVER_ROOT="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "--- PASS: TestServeOverChild")
+	// Outside the namespace the host's file is untouched.
+	b, err := os.ReadFile(filepath.Join(dir, "proc/meminfo"))
+	require.NoError(t, err)
+	assert.Equal(t, "the host's\n", string(b))
+}
+
+// TestServeOverChild is TestServeOverBindsLiveAndLeavesNothingElse's
+// process, in its own mount namespace; alone it does nothing.
+func TestServeOverChild(t *testing.T) {
+	dir := os.Getenv("NODEVIEW_SERVEOVER_ROOT")
+	if dir == "" {
+		return
+	}
+	root, err := fsutil.OpenRoot(dir)
+	require.NoError(t, err)
+	defer root.Close()
+	var opens atomic.Int64
+	srv, err := ServeOver(root, "proc/meminfo", func() ([]byte, error) {
+		return fmt.Appendf(nil, "open %d\n", opens.Add(1)), nil
+	})
+	require.NoError(t, err)
+	for i := 1; i <= 2; i++ {
+		b, err := os.ReadFile(filepath.Join(dir, "proc/meminfo"))
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("open %d\n", i), string(b))
+	}
+	left, err := os.ReadDir(filepath.Join(dir, "run"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "the mount directory is gone")
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(mounts), "numa-partition-view"), "one mount: the bind over the target")
+	// The bind is the filesystem's last mount: taking it away ends the
+	// server.
+	require.NoError(t, unix.Unmount(filepath.Join(dir, "proc/meminfo"), 0))
+	ended := make(chan struct{})
+	go func() { srv.Wait(); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server still runs 30 s after its last mount went")
+	}
 }

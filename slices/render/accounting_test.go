@@ -23,7 +23,8 @@ type machineFacts struct {
 	// kubeletCPUs are the CPUs kubelet counts (cadvisor: online CPUs that
 	// a node lists), from the topology when the example has one.
 	kubeletCPUs bitmask.CPUSet
-	total       map[int]uint64 // MemTotal per node
+	nodeCPUs    map[int]bitmask.CPUSet // online CPUs each node lists
+	total       map[int]uint64         // MemTotal per node
 	hugepages   map[int]uint64 // planned hugepage bytes per node
 	reserved    map[int]uint64 // what the host keeps on each partitioned node
 	excluded    bitmask.NodeSet
@@ -31,7 +32,15 @@ type machineFacts struct {
 
 func facts(t *testing.T, e example) (planner.Plan, machineFacts, Bundle) {
 	plan, topo, b := e.render(t)
-	f := machineFacts{online: plan.Host.OnlineCPUs, kubeletCPUs: plan.Host.OnlineCPUs, total: map[int]uint64{}, hugepages: map[int]uint64{}, reserved: map[int]uint64{}, excluded: plan.Host.ExcludedNodes}
+	f := machineFacts{online: plan.Host.OnlineCPUs, kubeletCPUs: plan.Host.OnlineCPUs, nodeCPUs: map[int]bitmask.CPUSet{},
+		total: map[int]uint64{}, hugepages: map[int]uint64{}, reserved: map[int]uint64{}, excluded: plan.Host.ExcludedNodes}
+	for _, p := range plan.Partitions {
+		// Without a topology, the plan's word: a partition's CPUs and its
+		// host-reserved ones are its nodes' (one node each in such plans).
+		if ids := p.Nodes.IDs(); len(ids) == 1 {
+			f.nodeCPUs[ids[0]] = p.CPUs.Union(p.HostReservedCPUs)
+		}
+	}
 	add := func(ms []planner.NodeMemory, own bool) {
 		for _, m := range ms {
 			f.total[m.Node] = m.TotalBytes
@@ -51,7 +60,8 @@ func facts(t *testing.T, e example) (planner.Plan, machineFacts, Bundle) {
 		}
 		f.kubeletCPUs = bitmask.CPUSet{}
 		for _, n := range topo.Nodes {
-			f.kubeletCPUs = f.kubeletCPUs.Union(n.CPUs.Intersect(topo.Online))
+			f.nodeCPUs[n.ID] = n.CPUs.Intersect(topo.Online)
+			f.kubeletCPUs = f.kubeletCPUs.Union(f.nodeCPUs[n.ID])
 		}
 		for _, n := range topo.Nodes {
 			if f.total[n.ID] != n.MemoryBytes {
@@ -98,6 +108,47 @@ type kubeletOffer struct {
 	memory        int64
 	nodeAlloc     map[int]int64
 	reservedTotal uint64
+}
+
+// seenMachine is the machine as p's kubelet sees it: the node
+// directories its mountns unit binds back over an empty
+// /sys/devices/system/node (read back from the rendered unit,
+// independently of how render chose them) and MemTotal theirs, which the
+// holder's --nodes must serve; the whole machine when the unit binds
+// none.
+func seenMachine(t *testing.T, f machineFacts, b Bundle, p planner.Partition) machineFacts {
+	t.Helper()
+	var unit string
+	for _, file := range b.Files {
+		if file.Path == unitPath(mountnsUnit(p.Name)) {
+			unit = string(file.Content)
+		}
+	}
+	if unit == "" {
+		return f // host mode: no namespace, the whole machine
+	}
+	var nodes bitmask.NodeSet
+	for _, line := range strings.Split(unit, "\n") {
+		var n int
+		if _, err := fmt.Sscanf(line, "BindReadOnlyPaths=/sys/devices/system/node/node%d", &n); err == nil && !strings.Contains(line, "/hugepages/") {
+			nodes = nodes.Add(n)
+		}
+	}
+	hidden := strings.Contains(unit, "\nTemporaryFileSystem=/sys/devices/system/node:ro\n")
+	served := strings.Contains(unit, " --nodes ")
+	if nodes.IsEmpty() && !hidden && !served {
+		return f
+	}
+	if !hidden || !served || !strings.Contains(unit, " view hold --slice "+p.Slice+" --nodes "+nodes.String()+"\n") {
+		t.Fatalf("%s: node dirs %s bound, hidden %v, meminfo served %v: the view must be whole\n%s", p.Name, nodes, hidden, served, unit)
+	}
+	seen := f
+	seen.kubeletCPUs, seen.total = bitmask.CPUSet{}, map[int]uint64{}
+	for _, n := range nodes.IDs() {
+		seen.kubeletCPUs = seen.kubeletCPUs.Union(f.nodeCPUs[n])
+		seen.total[n] = f.total[n]
+	}
+	return seen
 }
 
 // seenHugepages is the hugepage memory p's kubelet sees on each node: the
@@ -211,7 +262,7 @@ func TestAllocatableAddsUp(t *testing.T) {
 			var sumMemory int64
 			offeredBy := map[int]string{}
 			for _, p := range plan.Partitions {
-				v := kubeletSees(t, f, seenHugepages(t, f, b, p), renderedConfig(t, b, p))
+				v := kubeletSees(t, seenMachine(t, f, b, p), seenHugepages(t, f, b, p), renderedConfig(t, b, p))
 				if !v.cpus.Equal(p.CPUs) {
 					t.Errorf("%s: kubelet offers CPUs %s, partition has %s", p.Name, v.cpus, p.CPUs)
 				}

@@ -4,16 +4,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
+	"github.com/numa-partition/numa-partition/kubeletgen"
+	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 func mountnsUnit(name string) string { return "mountns-" + name + ".service" }
-
-// holderCommand is the mount namespace holder's whole job: to exist.
-// coreutils' sleep is on every host kubelet runs on, costs no memory
-// worth naming and has nothing to crash on.
-const holderCommand = "/bin/sleep infinity"
 
 // mountNamespace renders the unit that holds partition p's mount
 // namespace, with every bind that shapes the partition's view of the
@@ -43,6 +41,10 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView) error {
 	if err != nil {
 		return err
 	}
+	machine, err := r.machineView(p)
+	if err != nil {
+		return err
+	}
 	unit := mountnsUnit(p.Name)
 	err = r.template(unitPath(unit), "mountns.service.tmpl", map[string]any{
 		"Name": p.Name, "Slice": p.Slice, "Netns": ns,
@@ -54,8 +56,9 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView) error {
 		"RootDir":          p.Kubelet.RootDir,
 		"KubeletDir":       bindKubeletDir(p),
 		"NodeDirs":         dirs,
-		"ExecStart":        holderCommand,
-		"ViewMount":        r.viewMount(p),
+		"NodeView":         machine.nodeDirs,
+		"NodesDir":         hostpaths.NodesDir,
+		"ExecStart":        machine.holder,
 	})
 	if err != nil {
 		return err
@@ -67,11 +70,33 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView) error {
 	return nil
 }
 
-// viewMount is the holder's ExecStartPost=: `numa-partition view mount`
-// inside the namespace the holder (systemd's $MAINPID, which systemd
-// expands) has just made.
-func (r *renderer) viewMount(p *planner.Partition) string {
-	return fmt.Sprintf("/usr/bin/nsenter --mount=/proc/${MAINPID}/ns/mnt -- %s view mount --slice %s", r.opt.Binary, p.Slice)
+// machineView is what the holder shows partition p's kubelet of the
+// machine (kubeletgen/machine.go): the node directories bound back over
+// an empty /sys/devices/system/node, and the holder's command, which
+// serves those nodes' /proc/meminfo. Shown the whole machine, neither,
+// and the bundle says why.
+type machineView struct {
+	nodeDirs []string
+	holder   string
+}
+
+func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
+	m, err := kubeletgen.MachineOf(r.plan, p)
+	if err != nil {
+		return machineView{}, err
+	}
+	v := machineView{holder: fmt.Sprintf("%s view hold --slice %s", r.opt.Binary, p.Slice)}
+	if !m.Partition {
+		r.warnings = append(r.warnings, fmt.Sprintf("partition %s: its kubelet is shown the whole machine, so its Node's cpu and memory capacity are the machine's (allocatable is still its share): %s", p.Name, m.WholeMachineWhy))
+		return v, nil
+	}
+	var nodes bitmask.NodeSet
+	for _, n := range m.Nodes {
+		v.nodeDirs = append(v.nodeDirs, hostpaths.NodeDir(n.Node))
+		nodes = nodes.Add(n.Node)
+	}
+	v.holder += " --nodes " + nodes.String()
+	return v, nil
 }
 
 // inMountNamespace is the ExecStart= of a daemon of partition p (its

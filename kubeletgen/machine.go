@@ -1,0 +1,86 @@
+package kubeletgen
+
+import (
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/planner"
+)
+
+// The machine view: which machine each kubelet is shown.
+//
+// cAdvisor, inside kubelet, takes everything a Node publishes of its
+// machine from two places: the NUMA node directories of
+// /sys/devices/system/node (the CPUs each lists, its meminfo, hugepage
+// pools and distances: the Node's cpu capacity and the Topology, CPU and
+// Memory Managers' NUMA nodes) and MemTotal of /proc/meminfo (the Node's
+// memory capacity and the root container's limit that memory.available
+// is measured against). In the partition's mount namespace render shows
+// the kubelet its own nodes alone (the mountns unit's
+// TemporaryFileSystem= over /sys/devices/system/node, each own node's
+// directory bound back) and the holder serves /proc/meminfo made of those
+// nodes' memory (slices/nodeview). The Node's capacity is then the
+// partition's: the CPUs of its nodes, their memory and their pages; and
+// its managers never enumerate a node the partition cannot use.
+//
+// Some partitions keep the whole machine, as before, and render says so:
+// one sharing a container runtime (the view is made in the partition's
+// mount namespace, which only its own containerd has); a static one with
+// no host-reserved CPU on its own nodes (the static CPU Manager refuses to
+// start without a reserved CPU among those it sees); and one from a plan
+// that does not know the nodes' hugepage sizes.
+
+// Machine is what partition p's kubelet is shown of the machine.
+type Machine struct {
+	// Partition is true when the kubelet sees the partition's own nodes
+	// alone; false when it sees the whole machine.
+	Partition bool
+	// Nodes are the NUMA nodes it sees, ascending.
+	Nodes []planner.NodeMemory
+	// CPUs are the CPUs it counts: the online CPUs its nodes list.
+	CPUs bitmask.CPUSet
+	// WholeMachineWhy says why the kubelet sees the whole machine ("" when
+	// it sees the partition).
+	WholeMachineWhy string
+}
+
+// MachineOf decides partition p's Machine.
+func MachineOf(plan *planner.Plan, p *planner.Partition) (Machine, error) {
+	all, err := machineMemory(plan)
+	if err != nil {
+		return Machine{}, err
+	}
+	whole := Machine{Nodes: all, CPUs: onlineCPUs(plan).Difference(plan.Host.OrphanCPUs)}
+	switch {
+	case p.Runtime.Kind != planner.RuntimeContainerd:
+		// The view is made in the partition's mount namespace, which
+		// only a containerd of its own has.
+		whole.WholeMachineWhy = "it shares a container runtime, so its kubelet runs in the host's mount namespace"
+		return whole, nil
+	case !hasView(all) && !noHugetlb(all):
+		// kubelet's hugepage capacity is the machine-wide pools, which
+		// only the hugepage view (hugepageview.go) makes the partition's:
+		// without the sizes there is nothing to bind.
+		whole.WholeMachineWhy = "the plan does not know every NUMA node's hugepage sizes (a plan made before pageSizes existed)"
+		return whole, nil
+	case p.Kubelet.CPUManagerPolicy == "static" && p.HostReservedCPUs.IsEmpty():
+		whole.WholeMachineWhy = "no host-reserved CPU lies on its nodes, and kubelet's static CPU Manager needs a reserved CPU among those it sees"
+		return whole, nil
+	}
+	m := Machine{Partition: true, CPUs: p.CPUs.Union(p.HostReservedCPUs)}
+	for _, n := range all {
+		if p.Nodes.Has(n.Node) {
+			m.Nodes = append(m.Nodes, n)
+		}
+	}
+	return m, nil
+}
+
+// noHugetlb: no node has a hugepage size or a planned page (a machine
+// whose kernel has no hugetlb): there are no pools to show.
+func noHugetlb(all []planner.NodeMemory) bool {
+	for _, m := range all {
+		if len(m.PageSizes) > 0 || len(m.Hugepages) > 0 {
+			return false
+		}
+	}
+	return true
+}

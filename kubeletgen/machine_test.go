@@ -1,0 +1,82 @@
+package kubeletgen
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/planner"
+)
+
+func TestMachineOf(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		plan      planner.Plan
+		edit      func(*planner.Partition)
+		partition bool
+		cpus      string
+		nodes     []int
+		reserved  string // reservedSystemCPUs
+		why       string
+	}{
+		{name: "own nodes, own host CPU", plan: withPageSizes(twoNodes()),
+			partition: true, cpus: "4-7", nodes: []int{1}, reserved: "4"},
+		{name: "static, no host CPU on its nodes: the machine", plan: withPageSizes(twoNodes()),
+			edit:  func(p *planner.Partition) { p.HostReservedCPUs = bitmask.CPUSet{} },
+			cpus:  "0-7", nodes: []int{0, 1}, reserved: "0-4", why: "no host-reserved CPU"},
+		{name: "none policy needs no reserved CPU", plan: withPageSizes(twoNodes()),
+			edit: func(p *planner.Partition) {
+				p.HostReservedCPUs, p.CPUs = bitmask.CPUSet{}, bitmask.MustParseCPUList("4-7")
+				p.Kubelet.CPUManagerPolicy = "none"
+			},
+			partition: true, cpus: "4-7", nodes: []int{1}, reserved: ""},
+		{name: "page sizes unknown, pages planned: the machine", plan: twoNodes(planner.HugepagePlan{PageSize: 2 * mi, Count: 8}),
+			cpus: "0-7", nodes: []int{0, 1}, reserved: "0-4", why: "hugepage sizes"},
+		{name: "no hugetlb at all: no pools to show", plan: twoNodes(),
+			partition: true, cpus: "4-7", nodes: []int{1}, reserved: "4"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plan := c.plan
+			p := &plan.Partitions[1]
+			if c.edit != nil {
+				c.edit(p)
+			}
+			m, err := MachineOf(&plan, p)
+			require.NoError(t, err)
+			assert.Equal(t, c.partition, m.Partition)
+			assert.Equal(t, c.cpus, m.CPUs.String())
+			var ids []int
+			for _, n := range m.Nodes {
+				ids = append(ids, n.Node)
+			}
+			assert.Equal(t, c.nodes, ids)
+			if c.why == "" {
+				assert.Empty(t, m.WholeMachineWhy)
+			} else {
+				assert.Contains(t, m.WholeMachineWhy, c.why)
+			}
+			reserved, err := ReservedSystemCPUs(&plan, p)
+			require.NoError(t, err)
+			assert.Equal(t, c.reserved, reserved.String())
+			// Whatever it is shown, the Node offers the partition's share.
+			r, err := Resources(&plan, p)
+			require.NoError(t, err)
+			assert.Equal(t, r.Share["cpu"], r.Allocatable["cpu"])
+			assert.Equal(t, r.Share["memory"], r.Allocatable["memory"])
+			if !m.Partition {
+				return
+			}
+			// Shown its partition, it reserves on its own node only, and
+			// systemReserved is the plan's.
+			assert.Empty(t, r.Mismatches)
+			c, err := Config(&plan, p)
+			require.NoError(t, err)
+			assert.Equal(t, map[string]string{"memory": "500Mi"}, c.SystemReserved)
+			require.Len(t, c.ReservedMemory, 1)
+			assert.Equal(t, int32(1), c.ReservedMemory[0].NumaNode)
+			assert.Equal(t, "1100Mi", c.ReservedMemory[0].Limits.Memory().String())
+		})
+	}
+}
