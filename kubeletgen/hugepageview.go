@@ -20,10 +20,14 @@ import (
 // else. kubelet runs in the partition's mount namespace, so render binds a
 // file over each of those, read-only, in that namespace (the mountns
 // unit's BindReadOnlyPaths=): the partition's own planned pages on its
-// nodes, 0 on every other node it sees, and their sum for the machine. The Node
+// nodes, 0 on every other node, and their sum for the machine. The Node
 // then offers exactly the partition's pages and its Memory Manager never
 // counts another partition's. runc, in the same namespace, reads only
 // which page sizes exist (the directories), which the view keeps.
+//
+// Every node's files are bound, whichever nodes the kubelet is shown
+// (machine.go): the holder's unit, which binds them, must not change with
+// the partition's nodes, or a layout change would re-create its pods.
 
 // SysfsValue is one file of a partition's view: Path below /sys and the
 // content the kubelet reads there.
@@ -37,17 +41,15 @@ type SysfsValue struct {
 // (a plan made before pageSizes existed, or a dump without hugepages):
 // then no view is rendered and every kubelet sees the machine's pools.
 func HugepageView(plan *planner.Plan, p *planner.Partition) (view []SysfsValue, ok bool, err error) {
-	mach, err := MachineOf(plan, p)
+	all, err := machineMemory(plan)
 	if err != nil {
 		return nil, false, err
 	}
-	if !hasView(mach.Nodes) {
+	if !hasView(all) {
 		return nil, false, nil
 	}
 	global := map[uint64]uint64{} // page size → pages p sees machine-wide
-	// Only the nodes the kubelet sees: a bind below a node directory the
-	// view hides would make that directory again (machine.go).
-	for _, m := range mach.Nodes {
+	for _, m := range all {
 		for _, size := range m.PageSizes {
 			pages := seenPages(p, m, size, true)
 			global[size] += pages

@@ -24,8 +24,8 @@ func TestMachineOf(t *testing.T) {
 		{name: "own nodes, own host CPU", plan: withPageSizes(twoNodes()),
 			partition: true, cpus: "4-7", nodes: []int{1}, reserved: "4"},
 		{name: "static, no host CPU on its nodes: the machine", plan: withPageSizes(twoNodes()),
-			edit:  func(p *planner.Partition) { p.HostReservedCPUs = bitmask.CPUSet{} },
-			cpus:  "0-7", nodes: []int{0, 1}, reserved: "0-4", why: "no host-reserved CPU"},
+			edit: func(p *planner.Partition) { p.HostReservedCPUs = bitmask.CPUSet{} },
+			cpus: "0-7", nodes: []int{0, 1}, reserved: "0-4", why: "no host-reserved CPU"},
 		{name: "none policy needs no reserved CPU", plan: withPageSizes(twoNodes()),
 			edit: func(p *planner.Partition) {
 				p.HostReservedCPUs, p.CPUs = bitmask.CPUSet{}, bitmask.MustParseCPUList("4-7")

@@ -22,22 +22,38 @@ func viewCommand() *cli.Command {
 		Usage: "show a partition's kubelet its partition as the machine (run by the rendered mountns-<partition>.service)",
 		Subcommands: []*cli.Command{{
 			Name:  "hold",
-			Usage: "hold a partition's mount namespace and show its kubelet the partition as the machine, until stopped",
+			Usage: "hold a partition's mount namespace and show its kubelet the partition's usage and memory, until stopped",
 			Description: "The main process of mountns-<partition>.service, inside the namespace systemd\n" +
 				"made for it. It makes the usage binds of `view mount` (cgroup v1), then, with\n" +
-				"--nodes, serves /proc/meminfo made of those NUMA nodes' memory, live through\n" +
-				"FUSE, bound over the namespace's own /proc/meminfo (cAdvisor's MemTotal: the\n" +
-				"Node's memory capacity and what memory.available is measured against). It\n" +
-				"tells systemd it is ready (Type=notify) once all is in place, before\n" +
-				"containerd and kubelet join, and serves until SIGTERM. See\n" +
-				"docs/architecture.md, \"Each kubelet's machine\".",
+				"--meminfo, serves over the namespace's /proc/meminfo the memory of the NUMA\n" +
+				"nodes the namespace's /sys/devices/system/node lists (those `view nodes` left),\n" +
+				"live through FUSE: cAdvisor's MemTotal, the Node's memory capacity and what\n" +
+				"memory.available is measured against. It tells systemd it is ready\n" +
+				"(Type=notify) once all is in place, before containerd and kubelet join, and\n" +
+				"serves until SIGTERM. See docs/architecture.md, \"Each kubelet's machine\".",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "slice", Required: true, Usage: "the partition's slice, e.g. node0.slice"},
-				&cli.StringFlag{Name: "nodes", Usage: "the partition's NUMA nodes, e.g. 0-1 (none: /proc/meminfo stays the host's)"},
+				&cli.BoolFlag{Name: "meminfo", Usage: "serve the shown nodes' /proc/meminfo (without it the host's stays)"},
 				&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory (a test sandbox's works)"},
 			},
 			Action: func(c *cli.Context) error {
-				return viewHold(c.Context, c.App.Writer, c.String("root"), c.String("slice"), c.String("nodes"))
+				return viewHold(c.Context, c.App.Writer, c.String("root"), c.String("slice"), c.Bool("meminfo"))
+			},
+		}, {
+			Name:  "nodes",
+			Usage: "leave only some NUMA nodes in /sys/devices/system/node, in the calling mount namespace",
+			Description: "Run inside the partition's mount namespace at every start of its kubelet\n" +
+				"(kubelet-<partition>.service's ExecStartPre=): cAdvisor takes the Node's cpu\n" +
+				"capacity and the Topology, CPU and Memory Managers' NUMA nodes from the node\n" +
+				"directories. A tmpfs takes /sys/devices/system/node's place, read-only, with\n" +
+				"each given node's directory bound back and the node lists (online, has_cpu,\n" +
+				"...) cut to them; the view of a previous run is replaced.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "nodes", Required: true, Usage: "the partition's NUMA nodes, e.g. 0-1"},
+				&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory (a test sandbox's works)"},
+			},
+			Action: func(c *cli.Context) error {
+				return viewNodes(c.App.Writer, c.String("root"), c.String("nodes"))
 			},
 		}, {
 			Name:  "mount",
@@ -98,34 +114,27 @@ func viewMount(w io.Writer, root, slice string) error {
 	return err
 }
 
-// viewHold makes the usage binds, serves the meminfo view of nodes over
-// /proc/meminfo when nodes are given, tells systemd it is ready and holds
+// viewHold makes the usage binds, serves the meminfo of the shown nodes
+// over /proc/meminfo when asked, tells systemd it is ready and holds
 // until ctx ends.
-func viewHold(ctx context.Context, w io.Writer, root, slice, nodes string) error {
-	var set bitmask.NodeSet
-	if nodes != "" {
-		var err error
-		if set, err = parseNodes(nodes); err != nil {
-			return err
-		}
-	}
+func viewHold(ctx context.Context, w io.Writer, root, slice string, meminfo bool) error {
 	if err := viewMount(w, root, slice); err != nil {
 		return err
 	}
-	if !set.IsEmpty() {
+	if meminfo {
 		r, err := fsutil.OpenRoot(root)
 		if err != nil {
 			return err
 		}
 		defer r.Close()
-		render := nodeview.LiveMeminfo(r, set.IDs())
+		render := nodeview.LiveMeminfoOfShown(r)
 		if _, err := render(); err != nil {
-			return fmt.Errorf("the meminfo of nodes %s: %w", set, err)
+			return fmt.Errorf("the meminfo view: %w", err)
 		}
 		if _, err := nodeview.ServeOver(r, nodeview.MeminfoTarget, render); err != nil {
 			return err
 		}
-		if _, err := fmt.Fprintf(w, "serving the meminfo of nodes %s over %s\n", set, r.Path(nodeview.MeminfoTarget)); err != nil {
+		if _, err := fmt.Fprintf(w, "serving the shown NUMA nodes' meminfo over %s\n", r.Path(nodeview.MeminfoTarget)); err != nil {
 			return err
 		}
 	}
@@ -135,6 +144,24 @@ func viewHold(ctx context.Context, w io.Writer, root, slice, nodes string) error
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// viewNodes leaves nodes alone in the calling namespace's node directory.
+func viewNodes(w io.Writer, root, nodes string) error {
+	set, err := parseNodes(nodes)
+	if err != nil {
+		return err
+	}
+	r, err := fsutil.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := nodeview.ShowNodes(r, set); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "showing NUMA nodes %s at %s\n", set, r.Path(nodeview.NodesDir))
+	return err
 }
 
 // parseNodes reads --nodes.

@@ -104,6 +104,23 @@ func (s snapshot) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRe
 // maxMeminfo bounds each read of a meminfo file: a few KiB on any kernel.
 const maxMeminfo = 64 << 10
 
+// LiveMeminfoOfShown renders, at each call, the meminfo of the NUMA nodes
+// NodesDir lists then: in the partition's namespace, those ShowNodes
+// left at the kubelet's last start, so the holder serving it never names
+// them (a layout change restarts the kubelet, not the holder).
+func LiveMeminfoOfShown(root fsutil.Root) Render {
+	return func() ([]byte, error) {
+		ids, err := ShownNodes(root)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("%s lists no NUMA node", root.Path(NodesDir))
+		}
+		return LiveMeminfo(root, ids)()
+	}
+}
+
 // LiveMeminfo renders the meminfo of nodes from the files below root at
 // each call: /proc/meminfo and each node's
 // /sys/devices/system/node/node<N>/meminfo.

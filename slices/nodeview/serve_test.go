@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -112,12 +111,7 @@ func TestServeOverBindsLiveAndLeavesNothingElse(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "proc/meminfo", "the host's\n")
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "run"), 0o755))
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServeOverChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "NODEVIEW_SERVEOVER_ROOT="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	require.Contains(t, string(out), "--- PASS: TestServeOverChild")
+	inOwnProcess(t, "TestServeOverChild", "NODEVIEW_SERVEOVER_ROOT="+dir)
 	// Outside the namespace the host's file is untouched.
 	b, err := os.ReadFile(filepath.Join(dir, "proc/meminfo"))
 	require.NoError(t, err)

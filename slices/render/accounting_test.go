@@ -25,8 +25,8 @@ type machineFacts struct {
 	kubeletCPUs bitmask.CPUSet
 	nodeCPUs    map[int]bitmask.CPUSet // online CPUs each node lists
 	total       map[int]uint64         // MemTotal per node
-	hugepages   map[int]uint64 // planned hugepage bytes per node
-	reserved    map[int]uint64 // what the host keeps on each partitioned node
+	hugepages   map[int]uint64         // planned hugepage bytes per node
+	reserved    map[int]uint64         // what the host keeps on each partitioned node
 	excluded    bitmask.NodeSet
 }
 
@@ -110,37 +110,37 @@ type kubeletOffer struct {
 	reservedTotal uint64
 }
 
-// seenMachine is the machine as p's kubelet sees it: the node
-// directories its mountns unit binds back over an empty
-// /sys/devices/system/node (read back from the rendered unit,
-// independently of how render chose them) and MemTotal theirs, which the
-// holder's --nodes must serve; the whole machine when the unit binds
-// none.
+// seenMachine is the machine as p's kubelet sees it: the NUMA nodes its
+// kubelet unit leaves alone in /sys/devices/system/node before it starts
+// (`view nodes --nodes`, read back from the rendered unit, independently
+// of how render chose them) and MemTotal theirs, which the holder must
+// then serve (`view hold --meminfo`); the whole machine when the unit
+// leaves all.
 func seenMachine(t *testing.T, f machineFacts, b Bundle, p planner.Partition) machineFacts {
 	t.Helper()
-	var unit string
-	for _, file := range b.Files {
-		if file.Path == unitPath(mountnsUnit(p.Name)) {
-			unit = string(file.Content)
+	content := func(unit string) string {
+		for _, file := range b.Files {
+			if file.Path == unitPath(unit) {
+				return string(file.Content)
+			}
 		}
+		return ""
 	}
-	if unit == "" {
-		return f // host mode: no namespace, the whole machine
-	}
-	var nodes bitmask.NodeSet
-	for _, line := range strings.Split(unit, "\n") {
-		var n int
-		if _, err := fmt.Sscanf(line, "BindReadOnlyPaths=/sys/devices/system/node/node%d", &n); err == nil && !strings.Contains(line, "/hugepages/") {
-			nodes = nodes.Add(n)
+	// A long command goes on over lines ending in " \".
+	kubelet := strings.ReplaceAll(content(kubeletUnit(p.Name)), " \\\n    ", " ")
+	holder := content(mountnsUnit(p.Name))
+	_, after, shown := strings.Cut(kubelet, " view nodes --nodes ")
+	served := strings.Contains(holder, "\nExecStart=/usr/bin/numa-partition view hold --slice "+p.Slice+" --meminfo\n")
+	if !shown {
+		if served {
+			t.Fatalf("%s: the holder serves a meminfo view, but its kubelet is shown every node", p.Name)
 		}
-	}
-	hidden := strings.Contains(unit, "\nTemporaryFileSystem=/sys/devices/system/node:ro\n")
-	served := strings.Contains(unit, " --nodes ")
-	if nodes.IsEmpty() && !hidden && !served {
 		return f
 	}
-	if !hidden || !served || !strings.Contains(unit, " view hold --slice "+p.Slice+" --nodes "+nodes.String()+"\n") {
-		t.Fatalf("%s: node dirs %s bound, hidden %v, meminfo served %v: the view must be whole\n%s", p.Name, nodes, hidden, served, unit)
+	list, _, _ := strings.Cut(after, "'")
+	nodes, err := bitmask.ParseNodeList(strings.TrimSpace(list))
+	if err != nil || !served || !strings.Contains(kubelet, "\nExecStartPre=") {
+		t.Fatalf("%s: nodes %q shown (%v), meminfo served %v: the view must be whole\n%s", p.Name, list, err, served, kubelet)
 	}
 	seen := f
 	seen.kubeletCPUs, seen.total = bitmask.CPUSet{}, map[int]uint64{}

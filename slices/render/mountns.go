@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
@@ -26,7 +25,7 @@ func mountnsUnit(name string) string { return "mountns-" + name + ".service" }
 // reported every sandbox without an IP and kubelet killed and re-created
 // every pod of the partition. The holder's namespace outlives containerd,
 // so a restarted containerd (and kubelet) enter the same mounts.
-func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView) error {
+func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView, machine machineView) error {
 	// BindPaths= needs both ends to exist before the mount namespace is
 	// set up, which is before any ExecStartPre= runs; StateDirectory=
 	// creates them (as root, 0755) just before: the planner keeps the
@@ -41,10 +40,6 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView) error {
 	if err != nil {
 		return err
 	}
-	machine, err := r.machineView(p)
-	if err != nil {
-		return err
-	}
 	unit := mountnsUnit(p.Name)
 	err = r.template(unitPath(unit), "mountns.service.tmpl", map[string]any{
 		"Name": p.Name, "Slice": p.Slice, "Netns": ns,
@@ -56,8 +51,6 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView) error {
 		"RootDir":          p.Kubelet.RootDir,
 		"KubeletDir":       bindKubeletDir(p),
 		"NodeDirs":         dirs,
-		"NodeView":         machine.nodeDirs,
-		"NodesDir":         hostpaths.NodesDir,
 		"ExecStart":        machine.holder,
 	})
 	if err != nil {
@@ -70,14 +63,16 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView) error {
 	return nil
 }
 
-// machineView is what the holder shows partition p's kubelet of the
-// machine (kubeletgen/machine.go): the node directories bound back over
-// an empty /sys/devices/system/node, and the holder's command, which
-// serves those nodes' /proc/meminfo. Shown the whole machine, neither,
-// and the bundle says why.
+// machineView is what partition p's kubelet is shown of the machine
+// (kubeletgen/machine.go): nodes, its NUMA nodes, which its kubelet's
+// ExecStartPre= leaves alone in /sys/devices/system/node (`view nodes`),
+// and the holder's command, which serves their /proc/meminfo. The holder
+// never names the nodes: a layout change restarts the kubelet, and the
+// namespace with its pods stays. Shown the whole machine, nodes is "",
+// the holder serves nothing, and the bundle says why.
 type machineView struct {
-	nodeDirs []string
-	holder   string
+	nodes  string
+	holder string
 }
 
 func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
@@ -92,10 +87,10 @@ func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
 	}
 	var nodes bitmask.NodeSet
 	for _, n := range m.Nodes {
-		v.nodeDirs = append(v.nodeDirs, hostpaths.NodeDir(n.Node))
 		nodes = nodes.Add(n.Node)
 	}
-	v.holder += " --nodes " + nodes.String()
+	v.nodes = nodes.String()
+	v.holder += " --meminfo"
 	return v, nil
 }
 

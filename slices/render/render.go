@@ -324,10 +324,23 @@ func (r *renderer) partition(p *planner.Partition) error {
 	if err != nil {
 		return err
 	}
+	machine, err := r.machineView(p)
+	if err != nil {
+		return err
+	}
 	switch p.Runtime.Kind {
 	case planner.RuntimeContainerd:
-		if err := r.containerd(p, cpu, ns); err != nil {
+		if err := r.containerd(p, cpu, ns, machine); err != nil {
 			return err
+		}
+		if machine.nodes != "" {
+			// First: the kubelet-state repair reads nothing of it, but
+			// kubelet must find its nodes in place.
+			pre, err := inMountNamespace(p, "kubelet", []string{r.opt.Binary, "view", "nodes", "--nodes", machine.nodes})
+			if err != nil {
+				return err
+			}
+			k.ExecStartPre = append([]string{pre}, k.ExecStartPre...)
 		}
 		k.After = append(k.After, containerdUnit(p.Name))
 		k.Runtime = containerdUnit(p.Name)
@@ -500,7 +513,7 @@ func requiredNRIPlugin(p *planner.Partition) string {
 }
 
 // containerd renders the partition's own containerd: unit and config.
-func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) error {
+func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView, machine machineView) error {
 	rt := p.Runtime
 	// Every path here, the endpoint and the device plugins directory
 	// (below /var/lib/, not kubelet's shared one) were checked by the
@@ -524,7 +537,7 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView) 
 	if err != nil {
 		return err
 	}
-	if err := r.mountNamespace(p, ns); err != nil {
+	if err := r.mountNamespace(p, ns, machine); err != nil {
 		return err
 	}
 	exec, err := inMountNamespace(p, "containerd", []string{rt.Binary, "--config", rt.ConfigPath})

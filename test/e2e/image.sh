@@ -77,8 +77,9 @@ rm -rf "$root"/usr/share/{doc,man,locale,info}/* "$root"/var/cache/apt/* \
 # uses (vxlan between the partitions, br_netfilter so that a Service's
 # reply from a pod on the same cni0 bridge is un-NATed, as kubeadm's
 # preflight requires) and what iptables-nft needs for the CNI portmap
-# plugin's chains (nft_compat, xt_*).
-mods="virtio_pci 9pnet_virtio 9p overlay virtio_net veth bridge macvlan nf_tables nft_chain_nat nft_masq
+# plugin's chains (nft_compat, xt_*); fuse serves each partition's
+# /proc/meminfo (numa-partition view hold).
+mods="fuse virtio_pci 9pnet_virtio 9p overlay virtio_net veth bridge macvlan nf_tables nft_chain_nat nft_masq
   nft_ct nft_nat nft_numgen nft_fib_inet nft_fib_ipv4 nft_fib_ipv6 nft_reject_inet nft_reject_ipv4 nft_reject_ipv6 nft_limit
   vxlan br_netfilter nft_compat xt_comment xt_mark xt_conntrack xt_MASQUERADE xt_addrtype xt_multiport xt_nat"
 depmod -b "$work/kernel" "$kver"

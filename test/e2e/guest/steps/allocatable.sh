@@ -39,13 +39,18 @@ for p in $PARTITIONS; do
       promised=$(jq -r --arg p $p --arg f $field --arg r $r '.nodeResources[] | select(.partition==$p) | .[$f][$r]' <<<"$plan")
       published=$(jq -r --arg f $field --arg r $r '.status[$f][$r]' <<<"$got")
       if [ $r = cpu ]; then
-        if [ $field = capacity ]; then continue; fi  # the machine's CPUs either way
         expect_eq "Node $n $field $r as plan promised" "$published" "$promised"
       else
         expect_eq "Node $n $field $r as plan promised (bytes)" "$(to_bytes "$published")" "$(to_bytes "$promised")"
       fi
     done
   done
+  # Capacity is the partition's machine (kubeletgen/machine.go): the
+  # CPUs its NUMA nodes list and their MemTotal, not the host's.
+  want_cap_cpu=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | [.cpus, .hostReservedCPUs] | map(select(. != "" and . != null) | split(",")[] | if test("-") then (split("-") | (.[1]|tonumber) - (.[0]|tonumber) + 1) else 1 end) | add' <<<"$plan")
+  want_cap_mem=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | [.memory[].totalBytes] | add' <<<"$plan")
+  expect_eq "Node $n capacity cpu: its nodes' CPUs, not the host's $(nproc)" "$(jq -r .status.capacity.cpu <<<"$got")" "$want_cap_cpu"
+  expect_eq "Node $n capacity memory: its nodes' MemTotal (bytes)" "$(to_bytes "$(jq -r .status.capacity.memory <<<"$got")")" "$want_cap_mem"
   echo "  Node $n capacity/allocatable, plan's hugepages for $p:"
   jq -r '.status | "    capacity    \(.capacity | to_entries | map("\(.key)=\(.value)") | join(" "))",
                    "    allocatable \(.allocatable | to_entries | map("\(.key)=\(.value)") | join(" "))"' <<<"$got"

@@ -2,7 +2,7 @@
 # metrics-server, `kubectl top node` and the eviction manager read) takes
 # a Node's CPU and memory from the root cgroup. On cgroup v1 the root's
 # usage files are the slice's own in each partition's mount namespace
-# (`numa-partition view mount`, run by mountns-<partition>.service), so
+# (`numa-partition view hold`, mountns-<partition>.service's holder), so
 # each Node reports its partition; before, every Node reported the host,
 # and a pod touching 400 MiB in one partition moved the other's working
 # set by +411 MiB. On cgroup v2 runc's cgroup library refuses a file bound
@@ -41,6 +41,26 @@ for p in $PARTITIONS; do
     expect_eq "partition $p's mount namespace: the file at $f" \
       "$(nsenter --mount=/proc/$pid/ns/mnt findmnt -n -o FSROOT --mountpoint $f 2>&1)" "/$p.slice/${f##*/}"
   fi
+done
+
+# The machine each kubelet is shown (kubeletgen/machine.go): its NUMA
+# node directories alone, and a /proc/meminfo whose MemTotal is theirs,
+# served live by the holder (FUSE) and read here as kubelet reads it.
+plan=$(numa-partition --output json plan 2>/dev/null) || die "numa-partition plan failed"
+for p in $PARTITIONS; do
+  pid=$(systemctl show -p MainPID --value mountns-$p.service)
+  in_ns() { nsenter --mount=/proc/$pid/ns/mnt "$@"; }
+  nodes=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .nodes' <<<"$plan")
+  want_dirs=$(for n in $(expand_cpus "$nodes" | tr , " "); do echo node$n; done | sort | xargs)
+  expect_eq "partition $p's namespace: the NUMA node directories" "$(in_ns ls /sys/devices/system/node | grep '^node[0-9]' | sort | xargs)" "$want_dirs"
+  want_kb=0
+  for n in $(expand_cpus "$nodes" | tr , " "); do want_kb=$((want_kb + $(awk '$3=="MemTotal:"{print $4}' /sys/devices/system/node/node$n/meminfo))); done
+  expect_eq "partition $p's namespace: /proc/meminfo MemTotal (kB), its nodes'" "$(in_ns awk '$1=="MemTotal:"{print $2}' /proc/meminfo)" "$want_kb"
+  host_kb=$(awk '$1=="MemTotal:"{print $2}' /proc/meminfo)
+  [ "$want_kb" -lt "$host_kb" ] && ok "partition $p's MemTotal ${want_kb} kB is less than the host's ${host_kb} kB" || fail "partition $p's MemTotal $want_kb kB, host's $host_kb kB"
+  # Live: MemFree moves between two reads (kB, the node's own figure).
+  free1=$(in_ns awk '$1=="MemFree:"{print $2}' /proc/meminfo)
+  number "$free1" && ok "partition $p's /proc/meminfo has MemFree ($free1 kB)" || fail "partition $p's /proc/meminfo has no MemFree: $(in_ns head -3 /proc/meminfo 2>&1)"
 done
 
 # CPU. Each Node's cumulative CPU time in the summary: on v1 its slice's,

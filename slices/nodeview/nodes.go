@@ -1,0 +1,218 @@
+package nodeview
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+)
+
+// The node half: which NUMA nodes a partition's kubelet sees. cAdvisor
+// takes the Node's cpu capacity (the CPUs each node directory lists) and
+// the Topology, CPU and Memory Managers' nodes from the node directories
+// of /sys/devices/system/node, and nothing else. ShowNodes leaves there
+// the partition's own alone, in the partition's mount namespace.
+//
+// It runs at every start of the partition's kubelet (its ExecStartPre=,
+// inside the namespace), not in the holder's unit: a layout change then
+// restarts the kubelet with its new nodes while the holder, and with it
+// the namespace and every pod's mounts, stays.
+
+// NodesDir is where the kernel lists the NUMA nodes, relative to the
+// host's root.
+const NodesDir = "sys/devices/system/node"
+
+// nodeLists are the files of NodesDir that list nodes: the view keeps
+// each one the kernel has, cut to the partition's nodes.
+var nodeLists = []string{"online", "possible", "has_cpu", "has_memory", "has_normal_memory", "has_high_memory", "has_generic_initiator"}
+
+// maxNodeList bounds the read of a node list file.
+const maxNodeList = 64 << 10
+
+// ShowNodes makes NodesDir below root, in the calling process's mount
+// namespace, show nodes alone: a tmpfs in its place, read-only, holding
+// each node's directory bound back read-only with every mount below it
+// (the hugepage view's files), and the node lists cut to nodes. A view
+// ShowNodes made before (the kubelet's previous start) is taken away
+// first, so the nodes may change from one run to the next. Nothing is
+// reached through a symbolic link. On a failure the namespace may hold a
+// partial view: the kubelet does not start, and the next run replaces
+// it.
+func ShowNodes(root fsutil.Root, nodes bitmask.NodeSet) error {
+	if nodes.IsEmpty() {
+		return errors.New("no NUMA node to show")
+	}
+	if err := removeOwnView(root); err != nil {
+		return err
+	}
+	dirs := map[int]*os.File{}
+	defer func() {
+		for _, f := range dirs {
+			f.Close()
+		}
+	}()
+	for _, id := range nodes.IDs() {
+		f, err := openDir(root, nodeRel(id))
+		if err != nil {
+			return fmt.Errorf("NUMA node %d: %w", id, err)
+		}
+		dirs[id] = f
+	}
+	lists := map[string]string{}
+	for _, name := range nodeLists {
+		b, err := root.ReadFile(path.Join(NodesDir, name), maxNodeList)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		set, err := bitmask.ParseNodeList(strings.TrimSpace(string(b)))
+		if err != nil {
+			return fmt.Errorf("%s: %w", root.Path(path.Join(NodesDir, name)), err)
+		}
+		lists[name] = set.Intersect(nodes).String() + "\n"
+	}
+
+	top, err := openDir(root, NodesDir)
+	if err != nil {
+		return err
+	}
+	defer top.Close()
+	if err := unix.Mount("numa-partition-nodes", fdPath(top.Fd()), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=1m"); err != nil {
+		return fmt.Errorf("mounting a tmpfs over %s: %w", root.Path(NodesDir), err)
+	}
+	for name, content := range lists {
+		if err := root.WriteFile(path.Join(NodesDir, name), []byte(content), 0o444); err != nil {
+			return err
+		}
+	}
+	for _, id := range nodes.IDs() {
+		if err := bindNode(root, id, dirs[id]); err != nil {
+			return err
+		}
+	}
+	view, err := openDir(root, NodesDir)
+	if err != nil {
+		return err
+	}
+	defer view.Close()
+	if err := unix.Mount("", fdPath(view.Fd()), "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=1m"); err != nil {
+		return fmt.Errorf("making %s read-only: %w", root.Path(NodesDir), err)
+	}
+	return nil
+}
+
+// bindNode binds node id's own directory, opened before the tmpfs hid
+// it, at its place in the tmpfs, with the mounts below it, read-only.
+func bindNode(root fsutil.Root, id int, src *os.File) error {
+	rel := nodeRel(id)
+	if err := root.MkdirAll(rel, 0o755); err != nil {
+		return err
+	}
+	dst, err := openDir(root, rel)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	if err := unix.Mount(fdPath(src.Fd()), fdPath(dst.Fd()), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("binding NUMA node %d's directory: %w", id, err)
+	}
+	top, err := openDir(root, rel)
+	if err != nil {
+		return err
+	}
+	defer top.Close()
+	if err := unix.Mount("", fdPath(top.Fd()), "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+		return fmt.Errorf("making NUMA node %d's directory read-only: %w", id, err)
+	}
+	return nil
+}
+
+// removeOwnView takes away the tmpfs a previous ShowNodes mounted at
+// NodesDir, if any: a tmpfs mounted there (the kernel's is sysfs).
+func removeOwnView(root fsutil.Root) error {
+	dir, err := openDir(root, NodesDir)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(dir.Fd()), &st); err != nil {
+		return fmt.Errorf("statfs %s: %w", root.Path(NodesDir), err)
+	}
+	if st.Type != unix.TMPFS_MAGIC || !isMountPoint(root, NodesDir, dir) {
+		return nil
+	}
+	if err := unix.Unmount(fdPath(dir.Fd()), unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("taking away the previous view at %s: %w", root.Path(NodesDir), err)
+	}
+	return nil
+}
+
+// isMountPoint: dir (rel) is on another device than its parent.
+func isMountPoint(root fsutil.Root, rel string, dir *os.File) bool {
+	parent, err := openDir(root, path.Dir(rel))
+	if err != nil {
+		return false
+	}
+	defer parent.Close()
+	var a, b unix.Stat_t
+	return unix.Fstat(int(dir.Fd()), &a) == nil && unix.Fstat(int(parent.Fd()), &b) == nil && a.Dev != b.Dev
+}
+
+// openDir opens rel below root as an O_PATH descriptor of a directory; a
+// link is refused, not followed.
+func openDir(root fsutil.Root, rel string) (*os.File, error) {
+	f, err := root.Open(rel, unix.O_PATH, 0)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("stat %s: %w", root.Path(rel), err)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return f, nil
+	case unix.S_IFLNK:
+		f.Close()
+		return nil, &fsutil.SymlinkError{Path: root.Path(rel), Root: root.Dir()}
+	default:
+		f.Close()
+		return nil, fmt.Errorf("%s is not a directory", root.Path(rel))
+	}
+}
+
+func nodeRel(id int) string { return path.Join(NodesDir, "node"+strconv.Itoa(id)) }
+
+// ShownNodes are the NUMA nodes NodesDir lists, ascending: in a
+// partition's namespace, those ShowNodes left.
+func ShownNodes(root fsutil.Root) ([]int, error) {
+	entries, err := root.ReadDir(NodesDir)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int
+	for _, e := range entries {
+		digits, ok := strings.CutPrefix(e.Name(), "node")
+		if !ok {
+			continue
+		}
+		if id, err := strconv.Atoi(digits); err == nil && id >= 0 && strconv.Itoa(id) == digits {
+			ids = append(ids, id)
+		}
+	}
+	sort.Ints(ids)
+	return ids, nil
+}

@@ -1,0 +1,105 @@
+package nodeview
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+)
+
+// inOwnProcess runs the test named child in a process of its own mount
+// namespace, with env; the child does nothing when run alone.
+func inOwnProcess(t *testing.T, child string, env ...string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED LOUDLY: mounting needs root (make test runs as root in CI)")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "--- PASS: "+child)
+}
+
+// fakeNodes is a root whose NodesDir lists nodes 0-2 (node 2 without
+// CPUs), each with a meminfo and a pool, and a link named node3.
+func fakeNodes(t *testing.T) string {
+	dir := t.TempDir()
+	for _, n := range []string{"0", "1", "2"} {
+		write(t, dir, NodesDir+"/node"+n+"/meminfo", "Node "+n+" MemTotal: 1024 kB\n")
+		write(t, dir, NodesDir+"/node"+n+"/hugepages/hugepages-2048kB/nr_hugepages", n+"\n")
+	}
+	write(t, dir, NodesDir+"/online", "0-2\n")
+	write(t, dir, NodesDir+"/has_cpu", "0-1\n")
+	require.NoError(t, os.Symlink("node0", filepath.Join(dir, NodesDir, "node3")))
+	return dir
+}
+
+// ShowNodes leaves the partition's node directories alone, read-only,
+// with node lists cut to them; run again with other nodes it replaces its
+// own view; the host's directory is untouched.
+func TestShowNodes(t *testing.T) {
+	dir := fakeNodes(t)
+	inOwnProcess(t, "TestShowNodesChild", "NODEVIEW_NODES_ROOT="+dir)
+	got, err := os.ReadDir(filepath.Join(dir, NodesDir))
+	require.NoError(t, err)
+	assert.Len(t, got, 6, "the host's directory keeps its entries")
+}
+
+func TestShowNodesChild(t *testing.T) {
+	dir := os.Getenv("NODEVIEW_NODES_ROOT")
+	if dir == "" {
+		return
+	}
+	root, err := fsutil.OpenRoot(dir)
+	require.NoError(t, err)
+	defer root.Close()
+	nodesDir := filepath.Join(dir, NodesDir)
+	ls := func() string {
+		es, err := os.ReadDir(nodesDir)
+		require.NoError(t, err)
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		sort.Strings(names)
+		return strings.Join(names, " ")
+	}
+	read := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(nodesDir, rel))
+		require.NoError(t, err)
+		return string(b)
+	}
+
+	require.NoError(t, ShowNodes(root, bitmask.MustParseNodeList("1-2")))
+	assert.Equal(t, "has_cpu node1 node2 online", ls())
+	assert.Equal(t, "1-2\n", read("online"))
+	assert.Equal(t, "1\n", read("has_cpu"))
+	assert.Equal(t, "Node 2 MemTotal: 1024 kB\n", read("node2/meminfo"))
+	assert.Equal(t, "1\n", read("node1/hugepages/hugepages-2048kB/nr_hugepages"))
+	for _, p := range []string{"node1/meminfo", "online", "node5"} {
+		err := os.WriteFile(filepath.Join(nodesDir, p), []byte("x"), 0o644)
+		assert.True(t, errors.Is(err, syscall.EROFS), "%s: a write is refused: %v", p, err)
+	}
+
+	// The next kubelet start, after a layout change.
+	require.NoError(t, ShowNodes(root, bitmask.MustParseNodeList("0")))
+	assert.Equal(t, "has_cpu node0 online", ls())
+	assert.Equal(t, "0\n", read("online"))
+
+	// A link in a node's place is refused, and the view stays whole.
+	err = ShowNodes(root, bitmask.MustParseNodeList("3"))
+	var link *fsutil.SymlinkError
+	assert.True(t, errors.As(err, &link), "a link is refused: %v", err)
+}
