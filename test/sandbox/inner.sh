@@ -44,6 +44,9 @@ fi
 
 mount -t tmpfs -o mode=755,nosuid,size=64M dev "$R/dev"
 for d in null zero full random urandom tty; do touch "$R/dev/$d"; mount --bind "/dev/$d" "$R/dev/$d"; done
+# Each partition's holder serves its /proc/meminfo through FUSE.
+[ -c /dev/fuse ] || modprobe fuse 2>/dev/null || true
+if [ -c /dev/fuse ]; then touch "$R/dev/fuse"; mount --bind /dev/fuse "$R/dev/fuse"; fi
 mkdir "$R/dev/pts" "$R/dev/shm"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$R/dev/pts"
 ln -s pts/ptmx "$R/dev/ptmx"; ln -s /proc/self/fd "$R/dev/fd"
