@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/slices/apply"
 )
@@ -66,15 +67,20 @@ func writeStatus(w io.Writer, st *apply.Status) error {
 		strings.ToUpper(string(st.Health)), st.Generation, st.AppliedAt.Format("2006-01-02 15:04:05Z07:00"), st.CgroupMode)
 	fmt.Fprintf(&b, "host: reserved CPUs %s, in force (system.slice AllowedCPUs) %s\n\n", orDash(st.Host.ReservedCPUs), orDash(st.Host.InForce))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARTITION\tSLICE\tCPUS IN FORCE\tMEMS IN FORCE\tKUBELET\tALLOCATOR\tCPU TIME\tWORKING SET\tNODE")
+	fmt.Fprintln(tw, "PARTITION\tSLICE\tCPUS IN FORCE\tMEMS IN FORCE\tKUBELET\tALLOCATOR\tCAPACITY\tCPU TIME\tWORKING SET\tNODE")
 	for _, p := range st.Partitions {
-		cpu, ws := "-", "-"
+		cpu, ws, machine := "-", "-", "-"
 		if p.Usage != nil {
 			cpu = fmt.Sprintf("%.1fs", float64(p.Usage.CPUNanoseconds)/1e9)
 			ws = units.FormatBytes(p.Usage.MemoryWorkingSetBytes)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Slice, orDash(p.EffectiveCPUs), orDash(p.EffectiveMems),
-			probeWord(p.Kubelet), probeWord(p.Allocator), cpu, ws, nodeWord(p.Node))
+		if m := p.Machine; m != nil {
+			// As its kubelet publishes it: what it is shown in its namespace.
+			cpus, _ := bitmask.ParseCPUList(m.CPUs)
+			machine = fmt.Sprintf("cpu=%d,memory=%s", cpus.Len(), units.FormatBytes(m.MemTotalBytes))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Slice, orDash(p.EffectiveCPUs), orDash(p.EffectiveMems),
+			probeWord(p.Kubelet), probeWord(p.Allocator), machine, cpu, ws, nodeWord(p.Node))
 	}
 	tw.Flush()
 	b.WriteString("\n")

@@ -85,6 +85,11 @@ type PartitionStatus struct {
 	// the slice, slices/nodeview); UsageError says why it was not read.
 	Usage      *nodeview.Usage `json:"usage,omitempty"`
 	UsageError string          `json:"usageError,omitempty"`
+	// Machine is the machine its kubelet is shown, read in the
+	// partition's mount namespace (its Node's capacity); MachineError
+	// says why it was not read. Neither without a namespace of its own.
+	Machine      *nodeview.Machine `json:"machine,omitempty"`
+	MachineError string            `json:"machineError,omitempty"`
 }
 
 // NetworkStatus is a partition's network namespace: what was applied and
@@ -382,6 +387,13 @@ func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[
 		ps.UsageError = err.Error()
 	} else {
 		ps.Usage = &u
+	}
+	if holder, ok := r.infos[bundle.MountnsUnit(p.Name)]; ok {
+		if m, err := nodeview.ReadMachine(rootOf(r.o.Root), holder.MainPID); err != nil {
+			ps.MachineError = err.Error()
+		} else {
+			ps.Machine = &m
+		}
 	}
 	if want, ok := recordedSet(r.rec, p.Slice); ok && r.mode == CgroupV2 && ps.EffectiveCPUs != "" && ps.EffectiveCPUs != want.CPUs.String() {
 		r.drift("%s runs on CPUs %s, applied %s", p.Slice, ps.EffectiveCPUs, want.CPUs)

@@ -2,6 +2,7 @@ package nodeview
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,4 +103,36 @@ func TestShowNodesChild(t *testing.T) {
 	err = ShowNodes(root, bitmask.MustParseNodeList("3"))
 	var link *fsutil.SymlinkError
 	assert.True(t, errors.As(err, &link), "a link is refused: %v", err)
+}
+
+// ReadMachine reads, through a process's /proc/<pid>/root, the nodes,
+// CPUs and MemTotal of the namespace it is in: here the test's own (no
+// view), so it must agree with the host's files.
+func TestReadMachineOfThisProcess(t *testing.T) {
+	root, err := fsutil.OpenRoot("/")
+	require.NoError(t, err)
+	defer root.Close()
+	m, err := ReadMachine(root, uint32(os.Getpid()))
+	require.NoError(t, err)
+	ids, err := ShownNodes(root)
+	require.NoError(t, err)
+	require.NotEmpty(t, ids)
+	assert.Equal(t, bitmask.NewNodeSet(ids...).String(), m.Nodes)
+	online, err := os.ReadFile("/sys/devices/system/cpu/online")
+	require.NoError(t, err)
+	want, err := bitmask.ParseCPUList(strings.TrimSpace(string(online)))
+	require.NoError(t, err)
+	got, err := bitmask.ParseCPUList(m.CPUs)
+	require.NoError(t, err)
+	assert.True(t, want.IsSubsetOf(got), "the nodes list every online CPU: %s of %s", m.CPUs, want)
+	meminfo, err := os.ReadFile("/proc/meminfo")
+	require.NoError(t, err)
+	assert.Contains(t, string(meminfo), "MemTotal:")
+	var kb uint64
+	_, err = fmt.Sscanf(string(meminfo), "MemTotal: %d kB", &kb)
+	require.NoError(t, err)
+	assert.Equal(t, kb<<10, m.MemTotalBytes)
+
+	_, err = ReadMachine(root, 0)
+	assert.Error(t, err)
 }

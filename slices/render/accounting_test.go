@@ -128,7 +128,7 @@ func seenMachine(t *testing.T, f machineFacts, b Bundle, p planner.Partition) ma
 	}
 	// A long command goes on over lines ending in " \".
 	kubelet := strings.ReplaceAll(content(kubeletUnit(p.Name)), " \\\n    ", " ")
-	holder := content(mountnsUnit(p.Name))
+	holder := content(MountnsUnit(p.Name))
 	_, after, shown := strings.Cut(kubelet, " view nodes --nodes ")
 	served := strings.Contains(holder, "\nExecStart=/usr/bin/numa-partition view hold --slice "+p.Slice+" --meminfo\n")
 	if !shown {

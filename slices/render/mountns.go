@@ -10,7 +10,8 @@ import (
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
-func mountnsUnit(name string) string { return "mountns-" + name + ".service" }
+// MountnsUnit is the unit holding partition name's mount namespace.
+func MountnsUnit(name string) string { return "mountns-" + name + ".service" }
 
 // mountNamespace renders the unit that holds partition p's mount
 // namespace, with every bind that shapes the partition's view of the
@@ -40,7 +41,7 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView, machine m
 	if err != nil {
 		return err
 	}
-	unit := mountnsUnit(p.Name)
+	unit := MountnsUnit(p.Name)
 	err = r.template(unitPath(unit), "mountns.service.tmpl", map[string]any{
 		"Name": p.Name, "Slice": p.Slice, "Netns": ns,
 		"Before":           []string{containerdUnit(p.Name), kubeletUnit(p.Name)},
@@ -107,7 +108,7 @@ func inMountNamespace(p *planner.Partition, daemon string, args []string) (strin
 			return "", fmt.Errorf("%s argument %q %s", daemon, a, msg)
 		}
 	}
-	unit := mountnsUnit(p.Name)
+	unit := MountnsUnit(p.Name)
 	// "$$" is systemd's escape for a literal "$" seen by the shell.
 	script := fmt.Sprintf(`pid=$$(systemctl show --property=MainPID --value %s); `+
 		`if [ "$${pid:-0}" -le 0 ]; then echo "%s is not running: %s-%s joins its mount namespace" >&2; exit 1; fi; `+

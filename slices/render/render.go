@@ -547,7 +547,7 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView, 
 	unit := containerdUnit(p.Name)
 	err = r.template(unitPath(unit), "containerd.service.tmpl", map[string]any{
 		"Name": p.Name, "Nodes": p.Nodes.String(), "Slice": p.Slice, "CPU": cpu, "Netns": ns,
-		"MountNamespace": mountnsUnit(p.Name), "ExecStart": exec,
+		"MountNamespace": MountnsUnit(p.Name), "ExecStart": exec,
 	})
 	if err != nil {
 		return err

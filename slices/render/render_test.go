@@ -225,7 +225,7 @@ func TestMountNamespaceHolderOutlivesACPUChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, f := range b.Files {
-			if f.Path == unitPath(mountnsUnit("node1")) {
+			if f.Path == unitPath(MountnsUnit("node1")) {
 				return string(f.Content)
 			}
 		}

@@ -58,7 +58,9 @@ for p in $PARTITIONS; do
   expect_eq "partition $p's namespace: /proc/meminfo MemTotal (kB), its nodes'" "$(in_ns awk '$1=="MemTotal:"{print $2}' /proc/meminfo)" "$want_kb"
   host_kb=$(awk '$1=="MemTotal:"{print $2}' /proc/meminfo)
   [ "$want_kb" -lt "$host_kb" ] && ok "partition $p's MemTotal ${want_kb} kB is less than the host's ${host_kb} kB" || fail "partition $p's MemTotal $want_kb kB, host's $host_kb kB"
-  # Live: MemFree moves between two reads (kB, the node's own figure).
+  expect_eq "status: partition $p's kubelet is shown MemTotal (bytes)" \
+    "$(numa-partition --output json status --no-api 2>/dev/null | jq -r --arg p $p '.partitions[] | select(.name==$p) | .machine.memTotalBytes')" "$((want_kb * 1024))"
+  # Served live, with the node figures summed (MemFree among them).
   free1=$(in_ns awk '$1=="MemFree:"{print $2}' /proc/meminfo)
   number "$free1" && ok "partition $p's /proc/meminfo has MemFree ($free1 kB)" || fail "partition $p's /proc/meminfo has no MemFree: $(in_ns head -3 /proc/meminfo 2>&1)"
 done
