@@ -16,6 +16,19 @@ import (
 	"github.com/numa-partition/numa-partition/slices/nodeview"
 )
 
+// The view commands' shared flags.
+func viewSliceFlag() cli.Flag {
+	return &cli.StringFlag{Name: "slice", Required: true, Usage: "the partition's slice, e.g. node0.slice"}
+}
+
+func viewRootFlag() cli.Flag {
+	return &cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory (a test sandbox's works)"}
+}
+
+func viewNodesFlag() cli.Flag {
+	return &cli.StringFlag{Name: "nodes", Required: true, Usage: "the partition's NUMA nodes, e.g. 0-1"}
+}
+
 func viewCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "view",
@@ -32,9 +45,9 @@ func viewCommand() *cli.Command {
 				"(Type=notify) once all is in place, before containerd and kubelet join, and\n" +
 				"serves until SIGTERM. See docs/architecture.md, \"Each kubelet's machine\".",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "slice", Required: true, Usage: "the partition's slice, e.g. node0.slice"},
+				viewSliceFlag(),
 				&cli.BoolFlag{Name: "meminfo", Usage: "serve the shown nodes' /proc/meminfo (without it the host's stays)"},
-				&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory (a test sandbox's works)"},
+				viewRootFlag(),
 			},
 			Action: func(c *cli.Context) error {
 				return viewHold(c.Context, c.App.Writer, c.String("root"), c.String("slice"), c.Bool("meminfo"))
@@ -49,8 +62,8 @@ func viewCommand() *cli.Command {
 				"each given node's directory bound back and the node lists (online, has_cpu,\n" +
 				"...) cut to them; the view of a previous run is replaced.",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "nodes", Required: true, Usage: "the partition's NUMA nodes, e.g. 0-1"},
-				&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory (a test sandbox's works)"},
+				viewNodesFlag(),
+				viewRootFlag(),
 			},
 			Action: func(c *cli.Context) error {
 				return viewNodes(c.App.Writer, c.String("root"), c.String("nodes"))
@@ -58,16 +71,16 @@ func viewCommand() *cli.Command {
 		}, {
 			Name:  "mount",
 			Usage: "bind the partition slice's cgroup v1 usage files over the root cgroup's, in the calling mount namespace",
-			Description: "Run inside the partition's mount namespace (mountns-<partition>.service enters\n" +
-				"its holder's with nsenter, right after it starts and before containerd and\n" +
-				"kubelet join it). kubelet's node usage (summary API, `kubectl top node`,\n" +
+			Description: "Run inside the partition's mount namespace (`view hold` does it before\n" +
+				"containerd and kubelet join; units rendered by earlier versions run it through\n" +
+				"nsenter as the holder's ExecStartPost=). kubelet's node usage (summary API, `kubectl top node`,\n" +
 				"memory.available) is the root cgroup's; there it reads the slice's own files,\n" +
 				"live. cgroup v1 only: on v2 runc's cgroup library refuses a bound file. Files\n" +
 				"missing on this host (all on v2, a controller not mounted) are skipped. See\n" +
 				"docs/architecture.md, \"Each kubelet's machine\".",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "slice", Required: true, Usage: "the partition's slice, e.g. node0.slice"},
-				&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory (a test sandbox's works)"},
+				viewSliceFlag(),
+				viewRootFlag(),
 			},
 			Action: func(c *cli.Context) error {
 				return viewMount(c.App.Writer, c.String("root"), c.String("slice"))
@@ -79,7 +92,7 @@ func viewCommand() *cli.Command {
 				"/proc/meminfo and each node's meminfo (docs/architecture.md, \"Each kubelet's\n" +
 				"machine\"). Root, /dev/fuse. SIGTERM or SIGINT unmounts and exits.",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "nodes", Required: true, Usage: "the NUMA nodes, e.g. 0-1"},
+				viewNodesFlag(),
 				&cli.StringFlag{Name: "dir", Required: true, Usage: "the directory to mount the view at"},
 				&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory, whose proc and sys are read"},
 			},
@@ -148,11 +161,7 @@ func viewHold(ctx context.Context, w io.Writer, root, slice string, meminfo bool
 
 // viewNodes leaves nodes alone in the calling namespace's node directory.
 func viewNodes(w io.Writer, root, nodes string) error {
-	set, err := parseNodes(nodes)
-	if err != nil {
-		return err
-	}
-	r, err := fsutil.OpenRoot(root)
+	r, set, err := openWithNodes(root, nodes)
 	if err != nil {
 		return err
 	}
@@ -164,22 +173,19 @@ func viewNodes(w io.Writer, root, nodes string) error {
 	return err
 }
 
-// parseNodes reads --nodes.
-func parseNodes(nodes string) (bitmask.NodeSet, error) {
+// openWithNodes reads --nodes and opens --root.
+func openWithNodes(root, nodes string) (fsutil.Root, bitmask.NodeSet, error) {
 	set, err := bitmask.ParseNodeList(nodes)
 	if err != nil || set.IsEmpty() {
-		return set, fmt.Errorf("--nodes %q: want a NUMA node list such as 0 or 0-1: %v", nodes, err)
+		return fsutil.Root{}, set, fmt.Errorf("--nodes %q: want a NUMA node list such as 0 or 0-1: %v", nodes, err)
 	}
-	return set, nil
+	r, err := fsutil.OpenRoot(root)
+	return r, set, err
 }
 
 // viewServe serves the meminfo view of nodes at dir until ctx ends.
 func viewServe(ctx context.Context, root, nodes, dir string) error {
-	set, err := parseNodes(nodes)
-	if err != nil {
-		return err
-	}
-	r, err := fsutil.OpenRoot(root)
+	r, set, err := openWithNodes(root, nodes)
 	if err != nil {
 		return err
 	}

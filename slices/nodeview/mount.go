@@ -78,9 +78,21 @@ func mountOne(root fsutil.Root, b Bind) (skipped string, err error) {
 }
 
 // openEnd opens one end of a bind as an O_PATH descriptor of a regular
-// file: a link in its last component is refused, not followed (O_PATH
-// with O_NOFOLLOW opens the link itself, so it is checked here).
+// file (openOf).
 func openEnd(root fsutil.Root, rel string) (*os.File, error) {
+	return openOf(root, rel, unix.S_IFREG)
+}
+
+// openDir opens rel as an O_PATH descriptor of a directory (openOf).
+func openDir(root fsutil.Root, rel string) (*os.File, error) {
+	return openOf(root, rel, unix.S_IFDIR)
+}
+
+// openOf opens rel below root as an O_PATH descriptor of a file of type
+// kind (unix.S_IFREG, unix.S_IFDIR): a link in its last component is
+// refused, not followed (O_PATH with O_NOFOLLOW opens the link itself, so
+// it is checked here).
+func openOf(root fsutil.Root, rel string, kind uint32) (*os.File, error) {
 	f, err := root.Open(rel, unix.O_PATH, 0)
 	if err != nil {
 		return nil, err
@@ -90,15 +102,15 @@ func openEnd(root fsutil.Root, rel string) (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("stat %s: %w", root.Path(rel), err)
 	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
+	switch got := st.Mode & unix.S_IFMT; got {
+	case kind:
 		return f, nil
 	case unix.S_IFLNK:
 		f.Close()
 		return nil, &fsutil.SymlinkError{Path: root.Path(rel), Root: root.Dir()}
 	default:
 		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file (mode %#o): a view binds files only", root.Path(rel), st.Mode&unix.S_IFMT)
+		return nil, fmt.Errorf("%s is not a %s (mode %#o)", root.Path(rel), map[uint32]string{unix.S_IFREG: "regular file", unix.S_IFDIR: "directory"}[kind], got)
 	}
 }
 

@@ -170,30 +170,6 @@ func isMountPoint(root fsutil.Root, rel string, dir *os.File) bool {
 	return unix.Fstat(int(dir.Fd()), &a) == nil && unix.Fstat(int(parent.Fd()), &b) == nil && a.Dev != b.Dev
 }
 
-// openDir opens rel below root as an O_PATH descriptor of a directory; a
-// link is refused, not followed.
-func openDir(root fsutil.Root, rel string) (*os.File, error) {
-	f, err := root.Open(rel, unix.O_PATH, 0)
-	if err != nil {
-		return nil, err
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("stat %s: %w", root.Path(rel), err)
-	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return f, nil
-	case unix.S_IFLNK:
-		f.Close()
-		return nil, &fsutil.SymlinkError{Path: root.Path(rel), Root: root.Dir()}
-	default:
-		f.Close()
-		return nil, fmt.Errorf("%s is not a directory", root.Path(rel))
-	}
-}
-
 func nodeRel(id int) string { return path.Join(NodesDir, "node"+strconv.Itoa(id)) }
 
 // ShownNodes are the NUMA nodes NodesDir lists, ascending: in a
