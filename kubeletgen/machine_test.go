@@ -65,6 +65,7 @@ func TestMachineOf(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, r.Share["cpu"], r.Allocatable["cpu"])
 			assert.Equal(t, r.Share["memory"], r.Allocatable["memory"])
+			assert.Equal(t, m.WholeMachineWhy, r.WholeMachine, "plan's report says why")
 			if !m.Partition {
 				return
 			}

@@ -27,6 +27,10 @@ type NodeResources struct {
 	Allocatable map[string]string `json:"allocatable"`
 	Share       map[string]string `json:"share"`
 	Mismatches  []string          `json:"mismatches"`
+	// WholeMachine says why its kubelet is shown the whole machine, so
+	// that its capacity is the machine's ("" when it is shown its
+	// partition: machine.go).
+	WholeMachine string `json:"wholeMachine,omitempty"`
 }
 
 // Resources computes partition p's NodeResources.
@@ -38,6 +42,7 @@ func Resources(plan *planner.Plan, p *planner.Partition) (NodeResources, error) 
 		return r, err
 	}
 	all := mach.Nodes
+	r.WholeMachine = mach.WholeMachineWhy
 	// The rendered KubeletConfiguration, read back as kubelet reads it.
 	c, err := Config(plan, p)
 	if err != nil {

@@ -48,6 +48,11 @@ func writeNodeResources(w io.Writer, nodes []kubeletgen.NodeResources) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, n := range nodes {
+		if n.WholeMachine != "" {
+			fmt.Fprintf(&b, "%s's capacity is the whole machine's: %s\n", n.NodeName, n.WholeMachine)
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
