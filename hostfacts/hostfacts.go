@@ -20,6 +20,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
@@ -30,6 +31,24 @@ type Host struct {
 	Proc string
 	// NetnsDir holds the named network namespaces; "" is /run/netns.
 	NetnsDir string
+	// Root is the root whose sys/fs/cgroup tells the cgroup mode; "" is
+	// "/".
+	Root string
+	// Cgroup is the cgroup mode declared for Root (a root no systemd
+	// runs on); "" reads it.
+	Cgroup cgroupmode.Mode
+}
+
+// CgroupMode is how the host mounts cgroups (package cgroupmode).
+func (h Host) CgroupMode() (cgroupmode.Mode, error) {
+	if h.Cgroup != "" {
+		return h.Cgroup, nil
+	}
+	root := h.Root
+	if root == "" {
+		root = "/"
+	}
+	return cgroupmode.Detect(fsutil.NewRoot(root))
 }
 
 // Live is the running host.

@@ -1,6 +1,9 @@
 package hostfacts
 
-import "github.com/numa-partition/numa-partition/partition/planner"
+import (
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
+	"github.com/numa-partition/numa-partition/partition/planner"
+)
 
 // Recorder answers the planner from Host and keeps every answer: what a
 // plan took from this host, for a facts file (planner.FactsFile) from
@@ -49,6 +52,15 @@ func (r *Recorder) Interfaces() ([]planner.Interface, error) {
 		r.facts.NetInterfaces = ifaces
 	}
 	return ifaces, err
+}
+
+// CgroupMode is Host's, kept.
+func (r *Recorder) CgroupMode() (cgroupmode.Mode, error) {
+	m, err := r.Host.CgroupMode()
+	if err == nil {
+		r.facts.Cgroup = m
+	}
+	return m, err
 }
 
 // Facts are the answers so far, as declared facts that give them again.

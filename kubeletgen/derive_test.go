@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
@@ -24,6 +25,7 @@ func twoNodes(hugepages ...planner.HugepagePlan) planner.Plan {
 		ReservedCPUs: bitmask.MustParseCPUList("0,4"),
 		MemoryNodes:  bitmask.MustParseNodeList("0-1"),
 		OnlineCPUs:   bitmask.MustParseCPUList("0-7"),
+		CgroupMode:   cgroupmode.V1,
 	}}
 	for i := 0; i < 2; i++ {
 		name := []string{"node0", "node1"}[i]

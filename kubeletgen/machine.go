@@ -1,6 +1,9 @@
 package kubeletgen
 
 import (
+	"fmt"
+
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
@@ -21,8 +24,16 @@ import (
 // partition's: the CPUs of its nodes, their memory and their pages; and
 // its managers never enumerate a node the partition cannot use.
 //
+// Only on cgroup v1 (legacy or hybrid): kubelet measures memory.available
+// as the root's memory limit (MemTotal) less the root cgroup's working
+// set, and only v1's root usage files can be the slice's in the namespace
+// (nodeview/usage.go); on v2 the root's are the host's, and the
+// partition's MemTotal less the host's working set would put the Node
+// under MemoryPressure, or wrap around below zero (docs/architecture.md).
+//
 // Some partitions keep the whole machine, as before, and render says so:
-// one sharing a container runtime (the view is made in the partition's
+// every one on cgroup v2 or when the plan does not know the host's
+// cgroup mode; one sharing a container runtime (the view is made in the partition's
 // mount namespace, which only its own containerd has); a static one with
 // no host-reserved CPU on its own nodes (the static CPU Manager refuses to
 // start without a reserved CPU among those it sees); and one from a plan
@@ -50,6 +61,9 @@ func MachineOf(plan *planner.Plan, p *planner.Partition) (Machine, error) {
 	}
 	whole := Machine{Nodes: all, CPUs: onlineCPUs(plan).Difference(plan.Host.OrphanCPUs)}
 	switch {
+	case plan.Host.CgroupMode != cgroupmode.V1 && plan.Host.CgroupMode != cgroupmode.Hybrid:
+		whole.WholeMachineWhy = cgroupWhy(plan.Host.CgroupMode)
+		return whole, nil
 	case p.Runtime.Kind != planner.RuntimeContainerd:
 		// The view is made in the partition's mount namespace, which
 		// only a containerd of its own has.
@@ -83,4 +97,13 @@ func noHugetlb(all []planner.NodeMemory) bool {
 		}
 	}
 	return true
+}
+
+// cgroupWhy says why a host in cgroup mode m shows its kubelets the whole
+// machine.
+func cgroupWhy(m cgroupmode.Mode) string {
+	if m == "" {
+		return "the host facts do not say the cgroup mode, and the partition's machine needs cgroup v1 (its usage is the slice's there only)"
+	}
+	return fmt.Sprintf("cgroup mode %s: kubelet would measure memory.available as the partition's MemTotal less the host's working set (on cgroup v2 the root cgroup's usage cannot be the slice's)", m)
 }

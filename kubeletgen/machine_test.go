@@ -6,9 +6,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
+
+func onCgroup(plan planner.Plan, m cgroupmode.Mode) planner.Plan {
+	plan.Host.CgroupMode = m
+	return plan
+}
 
 func TestMachineOf(t *testing.T) {
 	for _, c := range []struct {
@@ -36,6 +42,12 @@ func TestMachineOf(t *testing.T) {
 			cpus: "0-7", nodes: []int{0, 1}, reserved: "0-4", why: "hugepage sizes"},
 		{name: "no hugetlb at all: no pools to show", plan: twoNodes(),
 			partition: true, cpus: "4-7", nodes: []int{1}, reserved: "4"},
+		{name: "hybrid is v1 for kubelet", plan: onCgroup(withPageSizes(twoNodes()), cgroupmode.Hybrid),
+			partition: true, cpus: "4-7", nodes: []int{1}, reserved: "4"},
+		{name: "cgroup v2: the machine", plan: onCgroup(withPageSizes(twoNodes()), cgroupmode.V2),
+			cpus: "0-7", nodes: []int{0, 1}, reserved: "0-4", why: "cgroup mode unified"},
+		{name: "cgroup mode unknown: the machine", plan: onCgroup(withPageSizes(twoNodes()), ""),
+			cpus: "0-7", nodes: []int{0, 1}, reserved: "0-4", why: "do not say the cgroup mode"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plan := c.plan

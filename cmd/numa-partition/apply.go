@@ -152,7 +152,6 @@ func applyCommand() *cli.Command {
 		Flags: append(append(append(hostFlags(), renderFlags()...),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the unified diff and the unit actions; change nothing"},
 			&cli.DurationFlag{Name: "job-timeout", Value: systemd.DefaultJobTimeout, Usage: "how long one unit start/stop may take before apply rolls back"},
-			cgroupModeFlagDef(),
 			&cli.BoolFlag{Name: "reset-kubelet-state", Usage: "restart a kubelet whose CPU/Memory Manager settings change on fresh state even while pods hold exclusive CPUs or pinned memory in it (kubelet then forgets them); without it (or --drain) apply refuses"},
 		), nodeFlags("apply")...),
 		Action: func(c *cli.Context) error {

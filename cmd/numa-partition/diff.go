@@ -18,8 +18,7 @@ func diffCommand() *cli.Command {
 			"longer rendered) and prints a unified diff. Needs no systemd: unit states are\n" +
 			"not compared (apply --dry-run does that). Exit status 0 when nothing differs,\n" +
 			"1 when something does, 2 on errors, as diff(1).",
-		Flags: append(renderFlags(), &cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory to compare below"},
-			cgroupModeFlagDef()),
+		Flags: append(renderFlags(), &cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory to compare below"}),
 		Action: func(c *cli.Context) error {
 			_, b, err := loadBundle(c)
 			if err != nil {
@@ -45,10 +44,12 @@ func diffCommand() *cli.Command {
 	}
 }
 
-// cgroupModeFlagDef is --cgroup-mode, for the commands that may read a
-// root without its cgroup file system (diff, apply --dry-run offline).
+// cgroupModeFlagDef is --cgroup-mode, for the commands that plan: the
+// plan depends on it (each kubelet is shown its partition as the machine
+// on cgroup v1 only), and diff and apply --dry-run may read a root
+// without its cgroup file system.
 func cgroupModeFlagDef() cli.Flag {
-	return &cli.StringFlag{Name: "cgroup-mode", Usage: "`MODE` of the host (unified, hybrid, legacy: nri mode needs unified); default: read ROOT/sys/fs/cgroup, or offline the applied record's"}
+	return &cli.StringFlag{Name: "cgroup-mode", Usage: "`MODE` of the host (unified, hybrid, legacy): plan for it (kubelets are shown their partition as the machine on hybrid and legacy only; nri mode needs unified) and check against it; default: read ROOT/sys/fs/cgroup (/ for commands without --root), or offline the applied record's"}
 }
 
 // cgroupModeFlag is --cgroup-mode's value, "" when not given.

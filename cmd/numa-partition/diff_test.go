@@ -35,7 +35,7 @@ func TestDiffOffline(t *testing.T) {
 	assert.Equal(t, 1, ec.ExitCode())
 	assert.Contains(t, out, "+++ b/etc/systemd/system/kubelet-node0.service")
 
-	_, err = runCLI("render", "--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h", "--out", root)
+	_, err = runCLI("render", "--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h", "--cgroup-mode", "unified", "--out", root)
 	require.NoError(t, err)
 	out, err = runCLI(args...)
 	require.NoError(t, err)

@@ -99,14 +99,29 @@ func hostFactsFlag() cli.Flag {
 }
 
 // planFlags are the flags of every command that plans.
-func planFlags() []cli.Flag { return []cli.Flag{hostnameFlag(), hostFactsFlag()} }
+func planFlags() []cli.Flag { return []cli.Flag{hostnameFlag(), hostFactsFlag(), cgroupModeFlagDef()} }
+
+// liveFacts are this machine's facts for c: the cgroup mode is
+// --cgroup-mode's when the command has it and it is given, else read
+// below the command's --root ("/" without one).
+func liveFacts(c *cli.Context) (hostfacts.Host, error) {
+	h := hostfacts.Live
+	h.Root = c.String("root")
+	mode, err := cgroupModeFlag(c)
+	h.Cgroup = mode
+	return h, err
+}
 
 // loadPlan is discover → config → plan, shared by every command that needs
 // a plan, with the facts of --host-facts or of this machine.
 func loadPlan(c *cli.Context) (*planner.Plan, *numa.Topology, error) {
 	file := c.String("host-facts")
 	if file == "" {
-		return loadPlanWith(c, hostfacts.Live, os.Hostname)
+		host, err := liveFacts(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		return loadPlanWith(c, host, os.Hostname)
 	}
 	declared, err := planner.LoadFacts(file)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/netip"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 )
 
 // FixedFacts are a declared host, for planning another machine and for
@@ -16,6 +18,19 @@ type FixedFacts struct {
 	// NetInterfaces are the host's interfaces; nil when not declared
 	// (nothing is checked against them then).
 	NetInterfaces []Interface
+	// Cgroup is how the host mounts cgroups; "" when not declared.
+	Cgroup cgroupmode.Mode
+}
+
+// CgroupMode is Cgroup.
+func (f FixedFacts) CgroupMode() (cgroupmode.Mode, error) { return f.Cgroup, nil }
+
+// CgroupFacts say how the host mounts cgroups: each kubelet is shown its
+// partition as the machine on cgroup v1 only (kubeletgen/machine.go).
+// HostFacts that do not implement it, or answer "", plan without it, and
+// every kubelet is shown the whole machine.
+type CgroupFacts interface {
+	CgroupMode() (cgroupmode.Mode, error)
 }
 
 // Interfaces is NetInterfaces.
@@ -65,6 +80,7 @@ func (f FixedFacts) TaskLimit() (uint64, error) {
 }
 
 // ExampleFacts are the declared host the repository's examples and golden
-// renders are planned on: a 1 TiB root filesystem and kubelet's common
-// pid limit (pid_max 4194304 on 64-bit kernels).
-var ExampleFacts = FixedFacts{Root: Filesystem{Path: "/", Device: 1, CapacityBytes: 1 << 40}, Tasks: 4194304}
+// renders are planned on: a 1 TiB root filesystem, kubelet's common pid
+// limit (pid_max 4194304 on 64-bit kernels) and cgroup v1, where each
+// kubelet is shown its partition as the machine.
+var ExampleFacts = FixedFacts{Root: Filesystem{Path: "/", Device: 1, CapacityBytes: 1 << 40}, Tasks: 4194304, Cgroup: cgroupmode.V1}

@@ -13,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 	sjson "sigs.k8s.io/json"
 
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
@@ -40,6 +41,10 @@ type FactsFile struct {
 	// Interfaces are the host's network interfaces (and those of its
 	// named namespaces); absent, nothing is checked against them.
 	Interfaces *[]FactsInterface `json:"interfaces,omitempty" toml:"interfaces,omitempty"`
+	// CgroupMode is how the host mounts cgroups, as systemd names it
+	// (unified, hybrid, legacy); absent, every kubelet is shown the
+	// whole machine (kubeletgen/machine.go).
+	CgroupMode cgroupmode.Mode `json:"cgroupMode,omitempty" toml:"cgroup_mode,omitempty"`
 }
 
 // FactsFilesystem is a filesystem of a facts file.
@@ -69,7 +74,7 @@ type DeclaredHost struct {
 // NewFactsFile is the facts file of a host named hostname whose planner
 // answers were f (Root is "/"; Mounts, the other filesystems).
 func NewFactsFile(hostname string, f FixedFacts) FactsFile {
-	out := FactsFile{Hostname: hostname, TaskLimit: f.Tasks}
+	out := FactsFile{Hostname: hostname, TaskLimit: f.Tasks, CgroupMode: f.Cgroup}
 	for _, fs := range append([]Filesystem{f.Root}, f.Mounts...) {
 		out.Filesystems = append(out.Filesystems, FactsFilesystem(fs))
 	}
@@ -131,7 +136,7 @@ func ParseFacts(name string, data []byte) (*DeclaredHost, error) {
 			for i, e := range strict {
 				msgs[i] = e.Error()
 			}
-			return nil, fmt.Errorf("%s: %s; allowed keys: hostname, taskLimit, filesystems (path, device, capacityBytes), interfaces (name, namespace, pci, defaultRoute, addresses), exact-case, once each", name, strings.Join(msgs, "; "))
+			return nil, fmt.Errorf("%s: %s; allowed keys: hostname, taskLimit, filesystems (path, device, capacityBytes), interfaces (name, namespace, pci, defaultRoute, addresses), cgroupMode, exact-case, once each", name, strings.Join(msgs, "; "))
 		}
 	case ".toml":
 		md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&f)
@@ -143,7 +148,7 @@ func ParseFacts(name string, data []byte) (*DeclaredHost, error) {
 			for i, k := range un {
 				keys[i] = k.String()
 			}
-			return nil, fmt.Errorf("%s: unknown keys %s; allowed: hostname, task_limit, filesystems (path, device, capacity_bytes), interfaces (name, namespace, pci, default_route, addresses)", name, strings.Join(keys, ", "))
+			return nil, fmt.Errorf("%s: unknown keys %s; allowed: hostname, task_limit, filesystems (path, device, capacity_bytes), interfaces (name, namespace, pci, default_route, addresses), cgroup_mode", name, strings.Join(keys, ", "))
 		}
 	default:
 		return nil, fmt.Errorf("%s: a host facts file is JSON (name ending in .json) or TOML (.toml)", name)
@@ -152,7 +157,7 @@ func ParseFacts(name string, data []byte) (*DeclaredHost, error) {
 }
 
 // tomlFactsKeys are the TOML spellings of the JSON keys errors name.
-var tomlFactsKeys = map[string]string{"taskLimit": "task_limit", "capacityBytes": "capacity_bytes"}
+var tomlFactsKeys = map[string]string{"taskLimit": "task_limit", "capacityBytes": "capacity_bytes", "cgroupMode": "cgroup_mode"}
 
 // declared checks the file and turns it into the planner's facts.
 func (f FactsFile) declared(name string) (*DeclaredHost, error) {
@@ -166,7 +171,12 @@ func (f FactsFile) declared(name string) (*DeclaredHost, error) {
 	if f.TaskLimit == 0 {
 		return nil, fmt.Errorf("%s: %s is missing or 0: min(kernel.pid_max, kernel.threads-max) of the host, a positive integer", name, key("taskLimit"))
 	}
-	d := &DeclaredHost{Hostname: f.Hostname, Facts: FixedFacts{Tasks: f.TaskLimit}}
+	switch f.CgroupMode {
+	case "", cgroupmode.V2, cgroupmode.Hybrid, cgroupmode.V1:
+	default:
+		return nil, fmt.Errorf("%s: %s %q: allowed are %q, %q and %q (as systemd names them), or none", name, key("cgroupMode"), f.CgroupMode, cgroupmode.V2, cgroupmode.Hybrid, cgroupmode.V1)
+	}
+	d := &DeclaredHost{Hostname: f.Hostname, Facts: FixedFacts{Tasks: f.TaskLimit, Cgroup: f.CgroupMode}}
 	seen := map[string]bool{}
 	for i, fs := range f.Filesystems {
 		where := fmt.Sprintf("%s: filesystems[%d]", name, i)

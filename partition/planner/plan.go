@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
@@ -259,6 +260,21 @@ func newRuntime(c *config.Config, ex func(key, value, def string) string) Runtim
 	}
 }
 
+// cgroupMode is the host facts' cgroup mode, "" when they do not say (a
+// warning says why when they fail to).
+func (pl *planning) cgroupMode() cgroupmode.Mode {
+	cf, ok := pl.facts.(CgroupFacts)
+	if !ok {
+		return ""
+	}
+	mode, err := cf.CgroupMode()
+	if err != nil {
+		pl.warn("the host's cgroup mode is unknown (%v): every kubelet is shown the whole machine", err)
+		return ""
+	}
+	return mode
+}
+
 // newHost is what the host keeps: the reserved CPUs plus the CPUs of
 // excluded nodes and of no node (every online CPU is the host's or one
 // partition's), and
@@ -266,7 +282,7 @@ func newRuntime(c *config.Config, ex func(key, value, def string) string) Runtim
 func (pl *planning) newHost(reserved bitmask.CPUSet, excluded bitmask.NodeSet) Host {
 	m, c, col := pl.m, pl.c, pl.col
 	h := Host{ReservedCPUs: reserved.Union(m.cpusOf(excluded)).Union(m.orphanCPUs()), ExcludedNodes: excluded,
-		OnlineCPUs: m.online, OrphanCPUs: m.orphanCPUs()}
+		OnlineCPUs: m.online, OrphanCPUs: m.orphanCPUs(), CgroupMode: pl.cgroupMode()}
 	for _, id := range excluded.IDs() {
 		h.ExcludedMemory = append(h.ExcludedMemory, NodeMemory{Node: id, TotalBytes: m.memory[id], Hugepages: []HugepagePlan{}, PageSizes: m.pageSizes(id)})
 	}

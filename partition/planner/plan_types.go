@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 )
@@ -40,6 +41,10 @@ type Host struct {
 	// Shares are what the host keeps of the filesystem of "/" and of the
 	// pid space (zero without host facts).
 	Shares HostShares `json:"shares"`
+	// CgroupMode is how the host mounts cgroups ("" when the host facts
+	// did not say): which machine each kubelet can be shown depends on
+	// it (kubeletgen/machine.go).
+	CgroupMode cgroupmode.Mode `json:"cgroupMode,omitempty"`
 }
 
 // Partition is one future Kubernetes Node.

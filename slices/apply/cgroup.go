@@ -10,54 +10,23 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 )
 
-// CgroupMode is how the host mounts cgroups.
-type CgroupMode string
+// CgroupMode is how the host mounts cgroups (package cgroupmode).
+type CgroupMode = cgroupmode.Mode
 
 // Cgroup modes, as systemd names them.
 const (
-	// CgroupV2 (unified): systemd enforces AllowedCPUs=/AllowedMemoryNodes=.
-	CgroupV2 CgroupMode = "unified"
-	// CgroupHybrid: v1 controllers plus a cgroup2 mount without them; the
-	// cpuset controller is on v1, so systemd does not enforce cpusets.
-	CgroupHybrid CgroupMode = "hybrid"
-	// CgroupV1 (legacy): likewise.
-	CgroupV1 CgroupMode = "legacy"
+	CgroupV2     = cgroupmode.V2
+	CgroupHybrid = cgroupmode.Hybrid
+	CgroupV1     = cgroupmode.V1
 )
 
 // DetectCgroupMode looks at root/sys/fs/cgroup the way systemd does.
 func DetectCgroupMode(root string) (CgroupMode, error) {
-	base := rootOf(root).Path("sys/fs/cgroup")
-	st, err := statfsIn(root, "sys/fs/cgroup")
-	if err != nil {
-		return "", fmt.Errorf("detecting the cgroup mode: %w", err)
-	}
-	switch st.Type {
-	case unix.CGROUP2_SUPER_MAGIC:
-		return CgroupV2, nil
-	case unix.TMPFS_MAGIC:
-	default:
-		return "", fmt.Errorf("detecting the cgroup mode: %s is neither cgroup2 nor a tmpfs of v1 hierarchies (fs type %#x)", base, st.Type)
-	}
-	if st, err := statfsIn(root, "sys/fs/cgroup/unified"); err == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
-		return CgroupHybrid, nil
-	}
-	return CgroupV1, nil
-}
-
-// statfsIn is statfs(2) of the directory rel below root.
-func statfsIn(root, rel string) (unix.Statfs_t, error) {
-	var st unix.Statfs_t
-	d, err := rootOf(root).Open(rel, unix.O_PATH|unix.O_DIRECTORY, 0)
-	if err != nil {
-		return st, err
-	}
-	defer d.Close()
-	if err := unix.Fstatfs(int(d.Fd()), &st); err != nil {
-		return st, fmt.Errorf("statfs %s: %w", d.Name(), err)
-	}
-	return st, nil
+	return cgroupmode.Detect(rootOf(root))
 }
 
 // CgroupWarning is the one warning about cgroup v1 hosts.

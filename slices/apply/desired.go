@@ -18,6 +18,9 @@ import (
 // enforces on any cgroup version.
 func NewDesired(b bundle.Bundle, mode CgroupMode) (Desired, error) {
 	d := Desired{CgroupMode: mode}
+	if err := checkCgroupV1Only(b.CgroupV1Only, mode); err != nil {
+		return Desired{}, err
+	}
 	if err := checkCgroupV2Only(b.CgroupV2Only, mode); err != nil {
 		return d, err
 	}
@@ -78,6 +81,18 @@ func checkRelPath(p string) error {
 // apply configures by properties, not a process it starts.
 func isCgroupUnit(name string) bool {
 	return strings.HasSuffix(name, ".slice") || strings.HasSuffix(name, ".scope")
+}
+
+// checkCgroupV1Only refuses, on cgroup v2, a kubelet shown its partition
+// as the machine (a plan made with another host's facts): there kubelet
+// would measure memory.available as the partition's MemTotal less the
+// host's working set.
+func checkCgroupV1Only(partitions []string, mode CgroupMode) error {
+	if mode != CgroupV2 || len(partitions) == 0 {
+		return nil
+	}
+	return fmt.Errorf("partition %s: its kubelet is shown its partition as the machine, which needs cgroup v1, and this host is %s: the plan was made with another host's facts (cgroupMode); plan again on this host, or with --host-facts naming cgroupMode %q",
+		partitions[0], mode, CgroupV2)
 }
 
 // checkCgroupV2Only refuses nri mode on cgroup v1: kubelet 1.37 with

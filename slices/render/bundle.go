@@ -101,6 +101,10 @@ type Bundle struct {
 	// CgroupV2Only are the partitions that need cgroup v2: their allocator
 	// places containers (nri mode), with kubelet's CPU Manager off.
 	CgroupV2Only []string `json:"cgroupV2Only,omitempty"`
+	// CgroupV1Only are the partitions whose kubelet is shown its
+	// partition as the machine, which needs cgroup v1 (kubeletgen's
+	// machine.go): apply refuses them on a cgroup v2 host.
+	CgroupV1Only []string `json:"cgroupV1Only,omitempty"`
 	// Network are the network objects the bundle's oneshots make on the
 	// host (namespace mode; nil in host mode): apply records them, so
 	// that a later apply or remove takes away those a plan no longer has.

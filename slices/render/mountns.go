@@ -86,6 +86,7 @@ func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
 		r.warnings = append(r.warnings, fmt.Sprintf("partition %s: its kubelet is shown the whole machine, so its Node's cpu and memory capacity are the machine's (allocatable is still its share): %s", p.Name, m.WholeMachineWhy))
 		return v, nil
 	}
+	r.cgroupV1Only = append(r.cgroupV1Only, p.Name)
 	var nodes bitmask.NodeSet
 	for _, n := range m.Nodes {
 		nodes = nodes.Add(n.Node)

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
@@ -19,6 +20,7 @@ func seedPlan() planner.Plan {
 		Hostname: "seed",
 		Host: planner.Host{
 			ReservedCPUs: bitmask.MustParseCPUList("0,4"),
+			CgroupMode:   cgroupmode.V1,
 			MemoryNodes:  bitmask.MustParseNodeList("0-1"),
 			OnlineCPUs:   bitmask.MustParseCPUList("0-7"),
 		},

@@ -130,6 +130,7 @@ type renderer struct {
 	// sharedRuntime lists the partitions without a containerd of their own.
 	sharedRuntime []string
 	cgroupV2Only  []string
+	cgroupV1Only  []string
 	network       *Network // what the network oneshots make, as they are rendered
 }
 
@@ -157,7 +158,7 @@ func (r *renderer) bundle() (Bundle, error) {
 	if err != nil {
 		return Bundle{}, err
 	}
-	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: pools, CgroupV2Only: r.cgroupV2Only, Network: r.network,
+	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: pools, CgroupV2Only: r.cgroupV2Only, CgroupV1Only: r.cgroupV1Only, Network: r.network,
 		Hostname: r.plan.Hostname, ReservedCPUs: r.plan.Host.ReservedCPUs, Partitions: PartitionsOf(r.plan)}
 	for _, f := range r.files {
 		b.Files = append(b.Files, f)

@@ -45,12 +45,23 @@ for p in $PARTITIONS; do
       fi
     done
   done
-  # Capacity is the partition's machine (kubeletgen/machine.go): the
-  # CPUs its NUMA nodes list and their MemTotal, not the host's.
-  want_cap_cpu=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | [.cpus, .hostReservedCPUs] | map(select(. != "" and . != null) | split(",")[] | if test("-") then (split("-") | (.[1]|tonumber) - (.[0]|tonumber) + 1) else 1 end) | add' <<<"$plan")
-  want_cap_mem=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | [.memory[].totalBytes] | add' <<<"$plan")
-  expect_eq "Node $n capacity cpu: its nodes' CPUs, not the host's $(nproc)" "$(jq -r .status.capacity.cpu <<<"$got")" "$want_cap_cpu"
-  expect_eq "Node $n capacity memory: its nodes' MemTotal (bytes)" "$(to_bytes "$(jq -r .status.capacity.memory <<<"$got")")" "$want_cap_mem"
+  # On cgroup v1 capacity is the partition's machine (kubeletgen's
+  # machine.go): the CPUs its NUMA nodes list and their MemTotal, not the
+  # host's. On v2 its kubelet is shown the whole machine (memory.available
+  # would mix the partition's MemTotal with the host's working set), and
+  # plan says why.
+  whole=$(jq -r --arg p $p '.nodeResources[] | select(.partition==$p) | .wholeMachine // ""' <<<"$plan")
+  if [ "$E2E_CGROUP" = v1 ]; then
+    expect_eq "Node $n: plan shows its kubelet the partition (no whole-machine reason)" "$whole" ""
+    want_cap_cpu=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | [.cpus, .hostReservedCPUs] | map(select(. != "" and . != null) | split(",")[] | if test("-") then (split("-") | (.[1]|tonumber) - (.[0]|tonumber) + 1) else 1 end) | add' <<<"$plan")
+    want_cap_mem=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | [.memory[].totalBytes] | add' <<<"$plan")
+    expect_eq "Node $n capacity cpu: its nodes' CPUs, not the host's $(nproc)" "$(jq -r .status.capacity.cpu <<<"$got")" "$want_cap_cpu"
+    expect_eq "Node $n capacity memory: its nodes' MemTotal (bytes)" "$(to_bytes "$(jq -r .status.capacity.memory <<<"$got")")" "$want_cap_mem"
+  else
+    [[ $whole == *"cgroup mode unified"* ]] && ok "Node $n: plan says its kubelet is shown the whole machine on cgroup v2" \
+      || fail "Node $n: plan's whole-machine reason on cgroup v2 is '$whole'"
+    expect_eq "Node $n capacity cpu on cgroup v2: the host's" "$(jq -r .status.capacity.cpu <<<"$got")" "$(nproc)"
+  fi
   echo "  Node $n capacity/allocatable, plan's hugepages for $p:"
   jq -r '.status | "    capacity    \(.capacity | to_entries | map("\(.key)=\(.value)") | join(" "))",
                    "    allocatable \(.allocatable | to_entries | map("\(.key)=\(.value)") | join(" "))"' <<<"$got"

@@ -43,23 +43,32 @@ for p in $PARTITIONS; do
   fi
 done
 
-# The machine each kubelet is shown (kubeletgen/machine.go): its NUMA
-# node directories alone, and a /proc/meminfo whose MemTotal is theirs,
-# served live by the holder (FUSE) and read here as kubelet reads it.
+# The machine each kubelet is shown (kubeletgen/machine.go), on cgroup
+# v1: its NUMA node directories alone, and a /proc/meminfo whose MemTotal
+# is theirs, served live by the holder (FUSE) and read here as kubelet
+# reads it; status reads the same. On v2 the whole machine, as before.
 plan=$(numa-partition --output json plan 2>/dev/null) || die "numa-partition plan failed"
+status_json=$(numa-partition --output json status --no-api 2>/dev/null)
 for p in $PARTITIONS; do
   pid=$(systemctl show -p MainPID --value mountns-$p.service)
   in_ns() { nsenter --mount=/proc/$pid/ns/mnt "$@"; }
+  host_kb=$(awk '$1=="MemTotal:"{print $2}' /proc/meminfo)
+  shown_dirs=$(in_ns ls /sys/devices/system/node | grep '^node[0-9]' | sort | xargs)
+  shown_kb=$(in_ns awk '$1=="MemTotal:"{print $2}' /proc/meminfo)
+  if [ "$E2E_CGROUP" != v1 ]; then
+    expect_eq "partition $p's namespace on cgroup v2: every NUMA node directory" "$shown_dirs" "$(ls /sys/devices/system/node | grep '^node[0-9]' | sort | xargs)"
+    expect_eq "partition $p's namespace on cgroup v2: the host's MemTotal (kB)" "$shown_kb" "$host_kb"
+    continue
+  fi
   nodes=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .nodes' <<<"$plan")
   want_dirs=$(for n in $(expand_cpus "$nodes" | tr , " "); do echo node$n; done | sort | xargs)
-  expect_eq "partition $p's namespace: the NUMA node directories" "$(in_ns ls /sys/devices/system/node | grep '^node[0-9]' | sort | xargs)" "$want_dirs"
+  expect_eq "partition $p's namespace: the NUMA node directories" "$shown_dirs" "$want_dirs"
   want_kb=0
   for n in $(expand_cpus "$nodes" | tr , " "); do want_kb=$((want_kb + $(awk '$3=="MemTotal:"{print $4}' /sys/devices/system/node/node$n/meminfo))); done
-  expect_eq "partition $p's namespace: /proc/meminfo MemTotal (kB), its nodes'" "$(in_ns awk '$1=="MemTotal:"{print $2}' /proc/meminfo)" "$want_kb"
-  host_kb=$(awk '$1=="MemTotal:"{print $2}' /proc/meminfo)
+  expect_eq "partition $p's namespace: /proc/meminfo MemTotal (kB), its nodes'" "$shown_kb" "$want_kb"
   [ "$want_kb" -lt "$host_kb" ] && ok "partition $p's MemTotal ${want_kb} kB is less than the host's ${host_kb} kB" || fail "partition $p's MemTotal $want_kb kB, host's $host_kb kB"
   expect_eq "status: partition $p's kubelet is shown MemTotal (bytes)" \
-    "$(numa-partition --output json status --no-api 2>/dev/null | jq -r --arg p $p '.partitions[] | select(.name==$p) | .machine.memTotalBytes')" "$((want_kb * 1024))"
+    "$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .machine.memTotalBytes' <<<"$status_json")" "$((want_kb * 1024))"
   # Served live, with the node figures summed (MemFree among them).
   free1=$(in_ns awk '$1=="MemFree:"{print $2}' /proc/meminfo)
   number "$free1" && ok "partition $p's /proc/meminfo has MemFree ($free1 kB)" || fail "partition $p's /proc/meminfo has no MemFree: $(in_ns head -3 /proc/meminfo 2>&1)"
