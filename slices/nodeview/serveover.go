@@ -35,6 +35,9 @@ func ServeOver(root fsutil.Root, target string, render Render) (*fuse.Server, er
 	defer os.Remove(dir)
 	srv, err := Serve(dir, render)
 	if err != nil {
+		if _, serr := os.Stat("/dev/fuse"); serr != nil {
+			err = fmt.Errorf("%w (no /dev/fuse: load the kernel's fuse module, modprobe fuse)", err)
+		}
 		return nil, err
 	}
 	rel := path.Join("run", filepath.Base(dir), MeminfoFile)
