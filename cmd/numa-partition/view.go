@@ -140,7 +140,12 @@ func viewHold(ctx context.Context, w io.Writer, root, slice string, meminfo bool
 			return err
 		}
 		defer r.Close()
-		render := nodeview.LiveMeminfoOfShown(r)
+		src, err := nodeview.OpenMeminfoSource(r)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		render := src.Shown()
 		if _, err := render(); err != nil {
 			return fmt.Errorf("the meminfo view: %w", err)
 		}
@@ -190,7 +195,12 @@ func viewServe(ctx context.Context, root, nodes, dir string) error {
 		return err
 	}
 	defer r.Close()
-	render := nodeview.LiveMeminfo(r, set.IDs())
+	src, err := nodeview.OpenMeminfoSource(r)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	render := src.Nodes(set.IDs())
 	if _, err := render(); err != nil {
 		return fmt.Errorf("the view of nodes %s: %w", set, err)
 	}

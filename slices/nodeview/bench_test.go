@@ -41,7 +41,12 @@ func BenchmarkViewRead(b *testing.B) {
 		b.Skip("SKIPPED LOUDLY: no node0 meminfo here")
 	}
 	dir := b.TempDir()
-	srv, err := Serve(dir, LiveMeminfo(fsutil.NewRoot("/"), []int{0}))
+	src, err := OpenMeminfoSource(fsutil.NewRoot("/"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	srv, err := Serve(dir, src.Nodes([]int{0}))
 	if err != nil {
 		b.Fatal(err)
 	}

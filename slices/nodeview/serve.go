@@ -2,9 +2,12 @@ package nodeview
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"strconv"
+	"os"
+	"path"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -104,45 +107,80 @@ func (s snapshot) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRe
 // maxMeminfo bounds each read of a meminfo file: a few KiB on any kernel.
 const maxMeminfo = 64 << 10
 
-// LiveMeminfoOfShown renders, at each call, the meminfo of the NUMA nodes
-// NodesDir lists then: in the partition's namespace, those ShowNodes
-// left at the kubelet's last start, so the holder serving it never names
-// them (a layout change restarts the kubelet, not the holder).
-func LiveMeminfoOfShown(root fsutil.Root) Render {
-	return func() ([]byte, error) {
-		ids, err := ShownNodes(root)
-		if err != nil {
-			return nil, err
-		}
-		if len(ids) == 0 {
-			return nil, fmt.Errorf("%s lists no NUMA node", root.Path(NodesDir))
-		}
-		return LiveMeminfo(root, ids)()
-	}
+// MeminfoSource makes a partition's meminfo from the host's /proc/meminfo
+// and its nodes' meminfo below a root. The host's file is opened once,
+// before anything is bound over it, and read again from its start at
+// each call (procfs makes it anew then): the holder serves its view over
+// that very path, and reading it by path would be a request to itself
+// that never returns.
+type MeminfoSource struct {
+	root fsutil.Root
+	host *os.File
 }
 
-// LiveMeminfo renders the meminfo of nodes from the files below root at
-// each call: /proc/meminfo and each node's
-// /sys/devices/system/node/node<N>/meminfo.
-func LiveMeminfo(root fsutil.Root, nodes []int) Render {
+// OpenMeminfoSource opens root's proc/meminfo for the source.
+func OpenMeminfoSource(root fsutil.Root) (*MeminfoSource, error) {
+	f, err := root.Open(MeminfoTarget, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &MeminfoSource{root: root, host: f}, nil
+}
+
+// Close closes the host's file.
+func (s *MeminfoSource) Close() error { return s.host.Close() }
+
+// hostMeminfo reads the host's /proc/meminfo from its start, bounded.
+func (s *MeminfoSource) hostMeminfo() ([]byte, error) {
+	buf := make([]byte, maxMeminfo+1)
+	n, err := s.host.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("reading %s: %w", s.root.Path(MeminfoTarget), err)
+	}
+	if n > maxMeminfo {
+		return nil, fmt.Errorf("%s is over %d bytes", s.root.Path(MeminfoTarget), maxMeminfo)
+	}
+	return buf[:n], nil
+}
+
+// Nodes renders the meminfo of nodes at each call, from the host's
+// /proc/meminfo and each node's /sys/devices/system/node/node<N>/meminfo.
+func (s *MeminfoSource) Nodes(nodes []int) Render {
 	return func() ([]byte, error) {
-		host, err := root.ReadFile("proc/meminfo", maxMeminfo)
+		host, err := s.hostMeminfo()
 		if err != nil {
 			return nil, err
 		}
 		infos := make([]numa.NodeMeminfo, 0, len(nodes))
 		for _, id := range nodes {
-			rel := "sys/devices/system/node/node" + strconv.Itoa(id) + "/meminfo"
-			b, err := root.ReadFile(rel, maxMeminfo)
+			rel := path.Join(nodeRel(id), "meminfo")
+			b, err := s.root.ReadFile(rel, maxMeminfo)
 			if err != nil {
 				return nil, err
 			}
 			m, err := numa.ParseNodeMeminfo(id, string(b))
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", root.Path(rel), err)
+				return nil, fmt.Errorf("%s: %w", s.root.Path(rel), err)
 			}
 			infos = append(infos, m)
 		}
 		return Meminfo(host, infos)
+	}
+}
+
+// Shown renders, at each call, the meminfo of the NUMA nodes NodesDir
+// lists then: in the partition's namespace, those ShowNodes left at the
+// kubelet's last start, so the holder serving it never names them (a
+// layout change restarts the kubelet, not the holder).
+func (s *MeminfoSource) Shown() Render {
+	return func() ([]byte, error) {
+		ids, err := ShownNodes(s.root)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("%s lists no NUMA node", s.root.Path(NodesDir))
+		}
+		return s.Nodes(ids)()
 	}
 }

@@ -78,7 +78,7 @@ func TestServeThisMachinesNode(t *testing.T) {
 	}
 	node0, err := numa.ParseNodeMeminfo(0, string(b))
 	require.NoError(t, err)
-	file := serve(t, LiveMeminfo(fsutil.NewRoot("/"), []int{0}))
+	file := serve(t, openSource(t, "/").Nodes([]int{0}))
 	got, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.EqualValues(t, node0["MemTotal"]>>10, kB(t, string(got), "MemTotal"))
@@ -92,14 +92,40 @@ func TestLiveMeminfoNamesWhatFails(t *testing.T) {
 	write(t, dir, "proc/meminfo", hostMeminfo)
 	write(t, dir, "sys/devices/system/node/node0/meminfo", nodeMeminfos[0])
 	write(t, dir, "sys/devices/system/node/node1/meminfo", "Node 0 MemTotal: 1 kB\n")
-	render := LiveMeminfo(fsutil.NewRoot(dir), []int{0})
-	b, err := render()
+	src := openSource(t, dir)
+	b, err := src.Nodes([]int{0})()
 	require.NoError(t, err)
 	assert.EqualValues(t, 4000000, kB(t, string(b), "MemTotal"))
-	_, err = LiveMeminfo(fsutil.NewRoot(dir), []int{0, 1})()
+	_, err = src.Nodes([]int{0, 1})()
 	assert.ErrorContains(t, err, filepath.Join(dir, "sys/devices/system/node/node1/meminfo"))
-	_, err = LiveMeminfo(fsutil.NewRoot(dir), []int{2})()
+	_, err = src.Nodes([]int{2})()
 	assert.ErrorContains(t, err, "node2/meminfo")
+}
+
+func openSource(t *testing.T, dir string) *MeminfoSource {
+	t.Helper()
+	src, err := OpenMeminfoSource(fsutil.NewRoot(dir))
+	require.NoError(t, err)
+	t.Cleanup(func() { src.Close() })
+	return src
+}
+
+// The host's /proc/meminfo is read through the file opened first, so a
+// view bound over its path later (the holder serves one there) is never
+// read in its place, and the file is read afresh each time.
+func TestMeminfoSourceReadsTheFileItOpened(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "proc/meminfo", hostMeminfo)
+	write(t, dir, "sys/devices/system/node/node0/meminfo", nodeMeminfos[0])
+	src := openSource(t, dir)
+	first, err := src.Nodes([]int{0})()
+	require.NoError(t, err)
+	// Another file now at the path, as a bind would put there.
+	require.NoError(t, os.Rename(filepath.Join(dir, "proc/meminfo"), filepath.Join(dir, "proc/meminfo.host")))
+	write(t, dir, "proc/meminfo", "the view\n")
+	again, err := src.Nodes([]int{0})()
+	require.NoError(t, err)
+	assert.Equal(t, string(first), string(again))
 }
 
 // ServeOver: the file is read live at the target, and nothing is left
@@ -153,5 +179,44 @@ func TestServeOverChild(t *testing.T) {
 	case <-ended:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the server still runs 30 s after its last mount went")
+	}
+}
+
+// The holder's own case: the view of the shown nodes served over the very
+// /proc/meminfo it is made from. Read by path, the host's file would be
+// the view itself, a request the server makes to itself that never
+// returns (it did, in the e2e: the holder forked until its pids limit).
+func TestServeOverItsOwnSource(t *testing.T) {
+	needFUSE(t)
+	dir := t.TempDir()
+	write(t, dir, "proc/meminfo", hostMeminfo)
+	write(t, dir, NodesDir+"/node0/meminfo", nodeMeminfos[0])
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "run"), 0o755))
+	inOwnProcess(t, "TestServeOverItsOwnSourceChild", "NODEVIEW_OWNSOURCE_ROOT="+dir)
+}
+
+func TestServeOverItsOwnSourceChild(t *testing.T) {
+	dir := os.Getenv("NODEVIEW_OWNSOURCE_ROOT")
+	if dir == "" {
+		return
+	}
+	root, err := fsutil.OpenRoot(dir)
+	require.NoError(t, err)
+	defer root.Close()
+	src, err := OpenMeminfoSource(root)
+	require.NoError(t, err)
+	defer src.Close()
+	_, err = ServeOver(root, MeminfoTarget, src.Shown())
+	require.NoError(t, err)
+	read := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(filepath.Join(dir, MeminfoTarget))
+		read <- b
+	}()
+	select {
+	case b := <-read:
+		assert.EqualValues(t, 4000000, kB(t, string(b), "MemTotal"), "node 0's, made from the host's file:\n%s", b)
+	case <-time.After(30 * time.Second):
+		t.Fatal("a read of the served /proc/meminfo did not return in 30 s")
 	}
 }
