@@ -55,9 +55,10 @@ for p in $PARTITIONS; do
   host_kb=$(awk '$1=="MemTotal:"{print $2}' /proc/meminfo)
   shown_dirs=$(in_ns ls /sys/devices/system/node | grep '^node[0-9]' | sort | xargs)
   shown_kb=$(in_ns awk '$1=="MemTotal:"{print $2}' /proc/meminfo)
-  if [ "$E2E_CGROUP" != v1 ]; then
-    expect_eq "partition $p's namespace on cgroup v2: every NUMA node directory" "$shown_dirs" "$(ls /sys/devices/system/node | grep '^node[0-9]' | sort | xargs)"
-    expect_eq "partition $p's namespace on cgroup v2: the host's MemTotal (kB)" "$shown_kb" "$host_kb"
+  whole=$(jq -r --arg p $p '.nodeResources[] | select(.partition==$p) | .wholeMachine // ""' <<<"$plan")
+  if [ -n "$whole" ]; then
+    expect_eq "partition $p's namespace (shown the whole machine): every NUMA node directory" "$shown_dirs" "$(ls /sys/devices/system/node | grep '^node[0-9]' | sort | xargs)"
+    expect_eq "partition $p's namespace (shown the whole machine): the host's MemTotal (kB)" "$shown_kb" "$host_kb"
     continue
   fi
   nodes=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .nodes' <<<"$plan")
