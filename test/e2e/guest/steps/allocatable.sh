@@ -9,6 +9,8 @@
 requires apply
 plan=$(numa-partition --output json plan 2>/dev/null) || die "numa-partition plan failed"
 shown_partition=0
+# The host's online CPUs (nproc counts this step's own affinity only).
+host_cpus=$(expand_cpus "$(cat /sys/devices/system/cpu/online)" | tr , '\n' | wc -l)
 for p in $PARTITIONS; do
   n=$(node_name $p)
   share=$(jq -r --arg p $p '.partitions[] | select(.name==$p) |
@@ -57,14 +59,14 @@ for p in $PARTITIONS; do
     shown_partition=$((shown_partition + 1))
     want_cap_cpu=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | [.cpus, .hostReservedCPUs] | map(select(. != "" and . != null) | split(",")[] | if test("-") then (split("-") | (.[1]|tonumber) - (.[0]|tonumber) + 1) else 1 end) | add' <<<"$plan")
     want_cap_mem=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | [.memory[].totalBytes] | add' <<<"$plan")
-    expect_eq "Node $n capacity cpu: its nodes' CPUs, not the host's $(nproc)" "$(jq -r .status.capacity.cpu <<<"$got")" "$want_cap_cpu"
+    expect_eq "Node $n capacity cpu: its nodes' CPUs, not the host's $host_cpus" "$(jq -r .status.capacity.cpu <<<"$got")" "$want_cap_cpu"
     expect_eq "Node $n capacity memory: its nodes' MemTotal (bytes)" "$(to_bytes "$(jq -r .status.capacity.memory <<<"$got")")" "$want_cap_mem"
   else
     echo "  Node $n is shown the whole machine: $whole"
     if [ "$E2E_CGROUP" = v2 ]; then
       [[ $whole == *"cgroup mode unified"* ]] && ok "Node $n: plan says why on cgroup v2" || fail "Node $n: plan's whole-machine reason on cgroup v2 is '$whole'"
     fi
-    expect_eq "Node $n capacity cpu: the host's" "$(jq -r .status.capacity.cpu <<<"$got")" "$(nproc)"
+    expect_eq "Node $n capacity cpu: the host's" "$(jq -r .status.capacity.cpu <<<"$got")" "$host_cpus"
   fi
   echo "  Node $n capacity/allocatable, plan's hugepages for $p:"
   jq -r '.status | "    capacity    \(.capacity | to_entries | map("\(.key)=\(.value)") | join(" "))",
