@@ -16,13 +16,14 @@ import (
 // pools and distances: the Node's cpu capacity and the Topology, CPU and
 // Memory Managers' NUMA nodes) and MemTotal of /proc/meminfo (the Node's
 // memory capacity and the root container's limit that memory.available
-// is measured against). In the partition's mount namespace render shows
-// the kubelet its own nodes alone (the mountns unit's
-// TemporaryFileSystem= over /sys/devices/system/node, each own node's
-// directory bound back) and the holder serves /proc/meminfo made of those
-// nodes' memory (slices/nodeview). The Node's capacity is then the
-// partition's: the CPUs of its nodes, their memory and their pages; and
-// its managers never enumerate a node the partition cannot use.
+// is measured against). In the partition's mount namespace the kubelet's
+// first ExecStartPre= leaves its own nodes alone in
+// /sys/devices/system/node (`numa-partition view nodes`: a tmpfs there,
+// each own node's directory bound back) and the namespace's holder serves
+// /proc/meminfo made of the nodes shown (`view hold --meminfo`,
+// slices/nodeview). The Node's capacity is then the partition's: the
+// CPUs of its nodes, their memory and their pages; and its managers never
+// enumerate a node the partition cannot use.
 //
 // Only on cgroup v1 (legacy or hybrid): kubelet measures memory.available
 // as the root's memory limit (MemTotal) less the root cgroup's working
@@ -33,11 +34,11 @@ import (
 //
 // Some partitions keep the whole machine, as before, and render says so:
 // every one on cgroup v2 or when the plan does not know the host's
-// cgroup mode; one sharing a container runtime (the view is made in the partition's
-// mount namespace, which only its own containerd has); a static one with
-// no host-reserved CPU on its own nodes (the static CPU Manager refuses to
-// start without a reserved CPU among those it sees); and one from a plan
-// that does not know the nodes' hugepage sizes.
+// cgroup mode; one sharing a container runtime (the view is made in the
+// partition's mount namespace, which only its own containerd has); a
+// static one with no host-reserved CPU on its own nodes (the static CPU
+// Manager refuses to start without a reserved CPU among those it sees);
+// and one from a plan that does not know the nodes' hugepage sizes.
 
 // Machine is what partition p's kubelet is shown of the machine.
 type Machine struct {
