@@ -21,8 +21,8 @@ type Mounted struct {
 }
 
 // Mount makes each bind below root, read-only, in the calling process's
-// mount namespace: the partition's, which `numa-partition view mount`
-// enters. A bind whose source or target does not exist is skipped (and
+// mount namespace: the partition's, where the holder (`numa-partition
+// view hold`) runs. A bind whose source or target does not exist is skipped (and
 // reported); any other failure stops and is returned, naming the bind.
 // Nothing is undone then: the command fails the holder's unit, and the
 // namespace, with the binds made so far, ends with it before containerd
