@@ -18,8 +18,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// DefaultTimeout bounds one request when Options.Timeout is 0.
-const DefaultTimeout = 5 * time.Second
+// DefaultTimeout bounds one request when Options.Timeout is 0: half the
+// API server's own limit on a request (60 s), so that a loaded control
+// plane answering an eviction in seconds is waited for. 5 s was too short:
+// in the e2e, with etcd answering reads in over a second, an eviction
+// took longer and `apply --drain` gave up on an API server it called
+// unreachable. kubectl waits with no limit by default.
+const DefaultTimeout = 30 * time.Second
 
 // maxObjectBytes caps an object's JSON. kubelet reports at most 50 images
 // (nodeStatusMaxImages), so real Nodes are far below this, and a Pod is
