@@ -286,6 +286,19 @@ func (f FS) idDirs(dir, prefix string, limit int) ([]int, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("listing %s: %w", dir, err)
 	}
+	ids, err := IDsNamed(entries, prefix, limit)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s/%w", dir, err)
+	}
+	return ids, true, nil
+}
+
+// IDsNamed are the N of the entries named prefix+N (cpu0, node12) below
+// limit, ascending; other entries (cpufreq, has_cpu) are not ids, and one
+// named prefix and a digit but not a decimal id is an error naming it.
+// The one reader of sysfs's numbered directories, discovery's and the
+// node view's.
+func IDsNamed(entries []fs.DirEntry, prefix string, limit int) ([]int, error) {
 	var ids []int
 	for _, e := range entries {
 		name := e.Name()
@@ -298,11 +311,11 @@ func (f FS) idDirs(dir, prefix string, limit int) ([]int, bool, error) {
 		}
 		n, err := parseDecimal(num, 0, int64(limit-1))
 		if err != nil {
-			return nil, false, fmt.Errorf("%s/%s: not %s<id>: %w", dir, name, prefix, err)
+			return nil, fmt.Errorf("%s: not %s<id>: %w", name, prefix, err)
 		}
 		ids = append(ids, int(n))
 	}
 	// os.ReadDir sorts by name; ids must be numeric order.
 	slices.Sort(ids)
-	return ids, true, nil
+	return ids, nil
 }

@@ -51,36 +51,34 @@ func ReadMachine(root fsutil.Root, pid uint32) (Machine, error) {
 	if err != nil {
 		return Machine{}, err
 	}
-	var m Machine
 	var nodes bitmask.NodeSet
-	var cpuIDs []int
+	var cpus bitmask.CPUSet
 	for _, id := range ids {
 		nodes = nodes.Add(id)
-		entries, err := ns.ReadDir(nodeRel(id))
+		rel := path.Join(nodeRel(id), "cpulist")
+		b, err := ns.ReadFile(rel, maxNodeList)
 		if err != nil {
 			return Machine{}, err
 		}
-		for _, e := range entries {
-			digits, ok := strings.CutPrefix(e.Name(), "cpu")
-			if n, err := strconv.Atoi(digits); ok && err == nil && strconv.Itoa(n) == digits {
-				cpuIDs = append(cpuIDs, n)
-			}
+		set, err := bitmask.ParseCPUList(strings.TrimSpace(string(b)))
+		if err != nil {
+			return Machine{}, fmt.Errorf("%s: %w", ns.Path(rel), err)
 		}
+		cpus = cpus.Union(set)
 	}
-	m.Nodes, m.CPUs = nodes.String(), bitmask.NewCPUSet(cpuIDs...).String()
 	b, err := ns.ReadFile(MeminfoTarget, maxMeminfo)
 	if err != nil {
 		return Machine{}, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[0] == "MemTotal:" && f[2] == "kB" {
-			kb, err := strconv.ParseUint(f[1], 10, 64)
-			if err != nil {
-				return Machine{}, fmt.Errorf("MemTotal %q in the namespace's /proc/meminfo: %w", f[1], err)
-			}
-			m.MemTotalBytes = kb << 10
-			return m, nil
+	lines, err := parseHostMeminfo(b)
+	if err != nil {
+		return Machine{}, fmt.Errorf("the namespace's: %w", err)
+	}
+	m := Machine{Nodes: nodes.String(), CPUs: cpus.String()}
+	for _, l := range lines {
+		if l.key == "MemTotal" {
+			m.MemTotalBytes = l.value
 		}
 	}
-	return Machine{}, fmt.Errorf("the namespace's /proc/meminfo has no MemTotal")
+	return m, nil
 }

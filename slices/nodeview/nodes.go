@@ -6,13 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
 
@@ -179,16 +179,9 @@ func ShownNodes(root fsutil.Root) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ids []int
-	for _, e := range entries {
-		digits, ok := strings.CutPrefix(e.Name(), "node")
-		if !ok {
-			continue
-		}
-		if id, err := strconv.Atoi(digits); err == nil && id >= 0 && strconv.Itoa(id) == digits {
-			ids = append(ids, id)
-		}
+	ids, err := numa.IDsNamed(entries, "node", bitmask.MaxNodes)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%w", root.Path(NodesDir), err)
 	}
-	sort.Ints(ids)
 	return ids, nil
 }
