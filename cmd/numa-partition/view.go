@@ -140,15 +140,11 @@ func viewHold(ctx context.Context, w io.Writer, root, slice string, meminfo bool
 			return err
 		}
 		defer r.Close()
-		src, err := nodeview.OpenMeminfoSource(r)
+		render, done, err := meminfoView(r, (*nodeview.MeminfoSource).Shown, "the shown nodes")
 		if err != nil {
 			return err
 		}
-		defer src.Close()
-		render := src.Shown()
-		if _, err := render(); err != nil {
-			return fmt.Errorf("the meminfo view: %w", err)
-		}
+		defer done()
 		if _, err := nodeview.ServeOver(r, nodeview.MeminfoTarget, render); err != nil {
 			return err
 		}
@@ -162,6 +158,22 @@ func viewHold(ctx context.Context, w io.Writer, root, slice string, meminfo bool
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// meminfoView is the meminfo view pick makes from r's source, made once
+// here so that a view that cannot be made fails the command, not a
+// reader; done closes the source.
+func meminfoView(r fsutil.Root, pick func(*nodeview.MeminfoSource) nodeview.Render, what string) (render nodeview.Render, done func() error, err error) {
+	src, err := nodeview.OpenMeminfoSource(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	render = pick(src)
+	if _, err := render(); err != nil {
+		src.Close()
+		return nil, nil, fmt.Errorf("the meminfo view of %s: %w", what, err)
+	}
+	return render, src.Close, nil
 }
 
 // viewNodes leaves nodes alone in the calling namespace's node directory.
@@ -195,15 +207,11 @@ func viewServe(ctx context.Context, root, nodes, dir string) error {
 		return err
 	}
 	defer r.Close()
-	src, err := nodeview.OpenMeminfoSource(r)
+	render, done, err := meminfoView(r, func(s *nodeview.MeminfoSource) nodeview.Render { return s.Nodes(set.IDs()) }, "nodes "+set.String())
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	render := src.Nodes(set.IDs())
-	if _, err := render(); err != nil {
-		return fmt.Errorf("the view of nodes %s: %w", set, err)
-	}
+	defer done()
 	srv, err := nodeview.Serve(dir, render)
 	if err != nil {
 		return err
