@@ -8,6 +8,7 @@
 #   images/coredns.tar          e2e.local/coredns:v1.15.0        coredns
 #   images/node-exporter.tar    e2e.local/node-exporter:v1.12.1  node_exporter
 #   images/np-deviceplugin.tar  e2e.local/np-deviceplugin:1      our device plugin + CSI node plugin
+#   images/metrics-server.tar   e2e.local/metrics-server:v0.8.0  metrics-server (kubectl top)
 #   bin/                        the static binaries (CGO_ENABLED=0 but flanneld, stripped, versions stamped)
 #   images.tsv                  archive, image name, bytes
 #   debs.tsv                    the Debian packages the netfilter userland came from
@@ -25,7 +26,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 log() { echo "addons: $*" >&2; }
-mods=(k8s flannel cni coredns nodeexporter deviceplugin tools)
+mods=(k8s flannel cni coredns nodeexporter deviceplugin metricsserver tools)
 inputs=("$0" "$repo/test/images/ocitar/main.go")
 for m in "${mods[@]}"; do
   inputs+=("$here/$m/go.mod")
@@ -35,7 +36,7 @@ done
 key=$(cat "${inputs[@]}" | sha256sum | cut -c1-16)
 . "$repo/test/cachedir.sh"
 out=${ADDONS_CACHE:-$np_cache/addons}/$key
-images=(kube-proxy flannel coredns node-exporter np-deviceplugin)
+images=(kube-proxy flannel coredns node-exporter np-deviceplugin metrics-server)
 built() {
   local i
   for i in "${images[@]}"; do [ -s "$out/images/$i.tar" ] || return 1; done
@@ -112,6 +113,14 @@ log "node_exporter $nev built ($((SECONDS - t0)) s)"
 (cd "$here/deviceplugin" && go build -o "$tmp/bin/np-deviceplugin" -ldflags "-s -w -X main.version=$key" .)
 log "np-deviceplugin built ($((SECONDS - t0)) s)"
 
+# metrics-server, stamped as its Makefile does (client-go's version package).
+msver=$(ver metricsserver sigs.k8s.io/metrics-server)
+cv=k8s.io/client-go/pkg/version
+(cd "$here/metricsserver" && go build -o "$tmp/bin/metrics-server" \
+  -ldflags "-s -w -X $cv.gitVersion=$msver -X $cv.gitCommit=$msver -X $cv.buildDate=1970-01-01T00:00:00Z" \
+  sigs.k8s.io/metrics-server/cmd/metrics-server)
+log "metrics-server $msver built ($((SECONDS - t0)) s)"
+
 # What every netfilter image holds: nft; iptables/ip6tables and their
 # -save/-restore, nft-backed under their plain names (as Debian's
 # alternatives default and the host's kube-proxy would use) and under -nft,
@@ -148,7 +157,9 @@ ocitar -o "$tmp/images/node-exporter.tar" -name "e2e.local/node-exporter:$nev" -
   -entrypoint /bin/node_exporter -add "/bin/node_exporter=$B/node_exporter"
 ocitar -o "$tmp/images/np-deviceplugin.tar" -name "e2e.local/np-deviceplugin:1" -arch "$arch" \
   -entrypoint /np-deviceplugin -add "/np-deviceplugin=$B/np-deviceplugin"
-names=("e2e.local/kube-proxy:$k8sver" "e2e.local/flannel:$flver" "e2e.local/coredns:$cdver" "e2e.local/node-exporter:$nev" "e2e.local/np-deviceplugin:1")
+ocitar -o "$tmp/images/metrics-server.tar" -name "e2e.local/metrics-server:$msver" -arch "$arch" \
+  -entrypoint /metrics-server -add "/metrics-server=$B/metrics-server"
+names=("e2e.local/kube-proxy:$k8sver" "e2e.local/flannel:$flver" "e2e.local/coredns:$cdver" "e2e.local/node-exporter:$nev" "e2e.local/np-deviceplugin:1" "e2e.local/metrics-server:$msver")
 for n in "${!images[@]}"; do
   sz=$(stat -c %s "$tmp/images/${images[$n]}.tar")
   printf '%s.tar\t%s\t%s\n' "${images[$n]}" "${names[$n]}" "$sz" >>"$tmp/images.tsv"

@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
 done
 all_files=0
 if [ ${#files[@]} -eq 0 ]; then
-  files=("$here"/manifests/{kube-proxy,flannel,coredns,node-exporter,np-deviceplugin}.yaml)
+  files=("$here"/manifests/{kube-proxy,flannel,coredns,node-exporter,np-deviceplugin,metrics-server}.yaml)
   all_files=1
 fi
 for k in "${required[@]}"; do [ -n "${val[$k]:-}" ] || fail "$k= is required"; done

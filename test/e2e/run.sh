@@ -89,8 +89,9 @@ done
 # in /usr/lib/cni) and kube-proxy (nftables) from the host's join on
 # (step apply), CoreDNS (step services, its upstream the lab's address:
 # the VM has no resolver, and only cluster names are asked), prometheus
-# node_exporter as its chart deploys it (step agents) and our device
-# plugin + CSI node registrar (step plugins).
+# node_exporter as its chart deploys it (step agents), our device
+# plugin + CSI node registrar (step plugins) and metrics-server (step
+# metrics: kubectl top node).
 addons=$("$repo/test/addons/build.sh")
 mkdir -p "$payload/e2e/images/addons" "$payload/e2e/addons"
 # ADDON_CPU=0: partition node0 of the VM has one allocatable CPU, which the
@@ -102,7 +103,7 @@ mkdir -p "$payload/e2e/images/addons" "$payload/e2e/addons"
 # steps delete (seen: under TCG containerd-node0 took over 10 minutes to
 # handle the device plugin's exit, and its terminating pod's 10m left the
 # placement step's pod Pending). Memory requests stay upstream's.
-for a in flannel kube-proxy coredns node-exporter np-deviceplugin; do
+for a in flannel kube-proxy coredns node-exporter np-deviceplugin metrics-server; do
   cp "$addons/images/$a.tar" "$payload/e2e/images/addons/"
   "$repo/test/addons/render.sh" APISERVER=https://10.0.2.100:6443 CLUSTER_CIDR=10.244.0.0/16 DNS_IP=10.96.0.10 \
     CNI_BIN_DIR=/usr/lib/cni FLANNEL_NFTABLES=true DNS_UPSTREAM=10.0.2.100 ADDON_CPU=0 AGENT_CPU=0 \

@@ -10,6 +10,7 @@ package k8s
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,7 +43,22 @@ import (
 	proxyconfig "k8s.io/kubernetes/pkg/proxy/apis/config"
 	proxyscheme "k8s.io/kubernetes/pkg/proxy/apis/config/scheme"
 	proxyvalidation "k8s.io/kubernetes/pkg/proxy/apis/config/validation"
+	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
+
+	"k8s.io/kube-aggregator/pkg/apis/apiregistration"
+	apiregistrationinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	apiregistrationvalidation "k8s.io/kube-aggregator/pkg/apis/apiregistration/validation"
 )
+
+// metrics-server's APIService is the aggregator's type, in neither
+// client-go's scheme nor Kubernetes' legacy one.
+func init() {
+	apiregistrationinstall.Install(legacyscheme.Scheme)
+	if err := apiregistrationv1.AddToScheme(scheme.Scheme); err != nil {
+		panic(err)
+	}
+}
 
 // required are the values every rendering needs (the e2e's own).
 var required = []string{"APISERVER=https://10.0.2.100:6443", "CLUSTER_CIDR=10.244.0.0/16", "DNS_IP=10.96.0.10"}
@@ -133,6 +149,10 @@ func validate(t *testing.T, obj runtime.Object) field.ErrorList {
 		internal = &rbac.ClusterRole{}
 	case *rbacv1.ClusterRoleBinding:
 		internal = &rbac.ClusterRoleBinding{}
+	case *rbacv1.RoleBinding:
+		internal = &rbac.RoleBinding{}
+	case *apiregistrationv1.APIService:
+		internal = &apiregistration.APIService{}
 	default:
 		t.Fatalf("%s: no validation for %T", name(obj), obj)
 	}
@@ -164,6 +184,10 @@ func validate(t *testing.T, obj runtime.Object) field.ErrorList {
 		return rbacvalidation.ValidateClusterRole(o, rbacvalidation.ClusterRoleValidationOptions{})
 	case *rbac.ClusterRoleBinding:
 		return rbacvalidation.ValidateClusterRoleBinding(o)
+	case *rbac.RoleBinding:
+		return rbacvalidation.ValidateRoleBinding(o)
+	case *apiregistration.APIService:
+		return apiregistrationvalidation.ValidateAPIService(context.Background(), o)
 	}
 	panic("unreachable")
 }
@@ -190,11 +214,16 @@ func TestManifestsAreValidObjects(t *testing.T) {
 	}
 	slices.Sort(names)
 	want := []string{
+		"APIService v1beta1.metrics.k8s.io",
 		"ClusterRole flannel",
+		"ClusterRole system:aggregated-metrics-reader",
 		"ClusterRole system:coredns",
+		"ClusterRole system:metrics-server",
 		"ClusterRoleBinding flannel",
 		"ClusterRoleBinding kubeadm:node-proxier",
+		"ClusterRoleBinding metrics-server:system:auth-delegator",
 		"ClusterRoleBinding system:coredns",
+		"ClusterRoleBinding system:metrics-server",
 		"ConfigMap kube-flannel/kube-flannel-cfg",
 		"ConfigMap kube-system/coredns",
 		"ConfigMap kube-system/kube-proxy",
@@ -203,11 +232,15 @@ func TestManifestsAreValidObjects(t *testing.T) {
 		"DaemonSet kube-system/node-exporter",
 		"DaemonSet kube-system/np-deviceplugin",
 		"Deployment kube-system/coredns",
+		"Deployment kube-system/metrics-server",
 		"Namespace kube-flannel",
+		"RoleBinding kube-system/metrics-server-auth-reader",
 		"Service kube-system/kube-dns",
+		"Service kube-system/metrics-server",
 		"ServiceAccount kube-flannel/flannel",
 		"ServiceAccount kube-system/coredns",
 		"ServiceAccount kube-system/kube-proxy",
+		"ServiceAccount kube-system/metrics-server",
 		"ServiceAccount kube-system/node-exporter",
 		"ServiceAccount kube-system/np-deviceplugin",
 	}
@@ -222,17 +255,35 @@ func TestManifestsAreValidObjects(t *testing.T) {
 			t.Errorf("%s: namespace %s is neither kube-system nor in the manifests", n, ns)
 		}
 	}
-	// ClusterRoleBindings name ServiceAccounts of the manifests and
-	// ClusterRoles that are there or are Kubernetes' own.
+	// Role and ClusterRole bindings name ServiceAccounts of the manifests
+	// and roles that are there or are the API server's bootstrap roles.
+	bootstrap := map[string]bool{}
+	for _, r := range bootstrappolicy.ClusterRoles() {
+		bootstrap["ClusterRole "+r.Name] = true
+	}
+	for ns, roles := range bootstrappolicy.NamespaceRoles() {
+		for _, r := range roles {
+			bootstrap["Role "+ns+"/"+r.Name] = true
+		}
+	}
 	for n, o := range objs {
-		crb, ok := o.(*rbacv1.ClusterRoleBinding)
-		if !ok {
+		var role string
+		var subjects []rbacv1.Subject
+		switch b := o.(type) {
+		case *rbacv1.ClusterRoleBinding:
+			role, subjects = "ClusterRole "+b.RoleRef.Name, b.Subjects
+		case *rbacv1.RoleBinding:
+			role, subjects = b.RoleRef.Kind+" "+b.RoleRef.Name, b.Subjects
+			if b.RoleRef.Kind == "Role" {
+				role = "Role " + b.Namespace + "/" + b.RoleRef.Name
+			}
+		default:
 			continue
 		}
-		if objs["ClusterRole "+crb.RoleRef.Name] == nil && crb.RoleRef.Name != "system:node-proxier" {
-			t.Errorf("%s binds ClusterRole %s, which is neither here nor a bootstrap role", n, crb.RoleRef.Name)
+		if objs[role] == nil && !bootstrap[role] {
+			t.Errorf("%s binds %s, which is neither here nor a bootstrap role", n, role)
 		}
-		for _, s := range crb.Subjects {
+		for _, s := range subjects {
 			if objs["ServiceAccount "+s.Namespace+"/"+s.Name] == nil {
 				t.Errorf("%s: subject ServiceAccount %s/%s is not in the manifests", n, s.Namespace, s.Name)
 			}
@@ -289,7 +340,7 @@ func TestWorkloadsRunLocalImagesOnEveryNode(t *testing.T) {
 		got = append(got, i)
 	}
 	slices.Sort(got)
-	want := []string{"e2e.local/coredns:v1.15.0", "e2e.local/flannel:v0.28.10", "e2e.local/kube-proxy:v1.37.2", "e2e.local/node-exporter:v1.12.1", "e2e.local/np-deviceplugin:1"}
+	want := []string{"e2e.local/coredns:v1.15.0", "e2e.local/flannel:v0.28.10", "e2e.local/kube-proxy:v1.37.2", "e2e.local/metrics-server:v0.8.0", "e2e.local/node-exporter:v1.12.1", "e2e.local/np-deviceplugin:1"}
 	if !slices.Equal(got, want) {
 		t.Errorf("images %v, want %v (test/addons/build.sh's names)", got, want)
 	}

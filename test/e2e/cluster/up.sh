@@ -273,6 +273,7 @@ start kube-apiserver \
   --requestheader-extra-headers-prefix=X-Remote-Extra- \
   --proxy-client-cert-file="$pki/front-proxy-client.crt" \
   --proxy-client-key-file="$pki/front-proxy-client.key" \
+  --enable-aggregator-routing=true \
   --profiling=false
 wait_ready kube-apiserver admin_curl -f "$host_server/readyz"
 

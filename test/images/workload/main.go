@@ -7,8 +7,9 @@
 // the cgroup cpuset and the runtime gave the container). With TOUCH_MIB=N it
 // first allocates N MiB and writes every page, so the memory is resident (and
 // on the nodes the cpuset allows) before the line appears: the line means
-// "ready". It then keeps the memory and blocks until SIGTERM or SIGINT, and
-// exits 0. `workload once` prints the line and exits at once: what the e2e
+// "ready". With BURN_CPUS=N it then keeps N CPUs busy (a CPU burner, for
+// the e2e's usage figures). It then keeps the memory and blocks until
+// SIGTERM or SIGINT, and exits 0. `workload once` prints the line and exits at once: what the e2e
 // runs through `kubectl exec`. `workload serve ADDR` also answers every TCP
 // connection on ADDR with the line and its host name (a Service's backend),
 // and `workload get ADDR` prints what ADDR answers (its client);
@@ -27,6 +28,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -45,7 +47,7 @@ func main() {
 	if len(os.Args) == 3 && os.Args[1] == "resolve" {
 		os.Exit(resolve(os.Stdout, os.Stderr, os.Args[2]))
 	}
-	os.Exit(run(os.Stdout, os.Stderr, os.Getenv("TOUCH_MIB")))
+	os.Exit(run(os.Stdout, os.Stderr, os.Getenv("TOUCH_MIB"), os.Getenv("BURN_CPUS")))
 }
 
 // serve answers each connection on addr with the status line and the host
@@ -131,7 +133,7 @@ func once(stdout, stderr io.Writer) int {
 }
 
 // run does everything but exit; it returns the exit code.
-func run(stdout, stderr io.Writer, touchMiB string) int {
+func run(stdout, stderr io.Writer, touchMiB, burnCPUs string) int {
 	// Before anything else: as the container's PID 1, SIGTERM has no default
 	// action, and one that arrives while we touch memory must not be lost.
 	sigs := make(chan os.Signal, 1)
@@ -152,10 +154,37 @@ func run(stdout, stderr io.Writer, touchMiB string) int {
 		fmt.Fprintln(stderr, "workload:", err)
 		return 1
 	}
+	stop, err := burn(burnCPUs)
+	if err != nil {
+		fmt.Fprintln(stderr, "workload:", err)
+		return 1
+	}
+	defer stop()
 	fmt.Fprintf(stdout, "cpus=%s mems=%s\n", cpus, mems)
 	<-sigs
 	runtime.KeepAlive(mem)
 	return 0
+}
+
+// burn keeps n CPUs busy (empty: none), one spinning thread each, until
+// the returned stop is called.
+func burn(n string) (stop func(), err error) {
+	if n == "" {
+		return func() {}, nil
+	}
+	cpus, err := strconv.Atoi(n)
+	if err != nil || cpus < 0 || cpus > 1024 {
+		return nil, fmt.Errorf("BURN_CPUS=%q: want a whole number of CPUs, 0 to 1024", n)
+	}
+	var done atomic.Bool
+	for range cpus {
+		go func() {
+			runtime.LockOSThread()
+			for !done.Load() {
+			}
+		}()
+	}
+	return func() { done.Store(true) }, nil
 }
 
 // parseStatus returns Cpus_allowed_list and Mems_allowed_list from the text

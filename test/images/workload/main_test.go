@@ -119,6 +119,44 @@ func TestWorkloadSIGINT(t *testing.T) {
 	assert.NoError(t, cmd.Wait())
 }
 
+func TestBurnBadValues(t *testing.T) {
+	for _, v := range []string{"x", "-1", "1.5", "2000"} {
+		_, err := burn(v)
+		assert.ErrorContains(t, err, "BURN_CPUS=", v)
+	}
+}
+
+// cpuTicks is the process's user + system time in clock ticks
+// (/proc/PID/stat fields 14 and 15).
+func cpuTicks(t *testing.T, pid int) int {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	utime, err := strconv.Atoi(f[11])
+	require.NoError(t, err)
+	stime, err := strconv.Atoi(f[12])
+	require.NoError(t, err)
+	return utime + stime
+}
+
+func TestWorkloadBurnsCPU(t *testing.T) {
+	cmd, _ := start(t, "BURN_CPUS=1")
+	// An idle workload uses next to no CPU; a burning one a CPU's worth:
+	// wait (generously, on a loaded machine) for 20 ticks, 0.2 s at 100 Hz.
+	busy := false
+	for range 200 {
+		if cpuTicks(t, cmd.Process.Pid) >= 20 {
+			busy = true
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	assert.True(t, busy, "BURN_CPUS=1: %d ticks of CPU", cpuTicks(t, cmd.Process.Pid))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	assert.NoError(t, cmd.Wait())
+}
+
 func TestWorkloadBadTouch(t *testing.T) {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "WORKLOAD_TEST_MAIN=1", "TOUCH_MIB=lots")
