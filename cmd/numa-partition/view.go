@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"maps"
+	"path"
+	"slices"
 	"strings"
 
 	"github.com/coreos/go-systemd/v22/daemon"
@@ -41,7 +46,9 @@ func viewCommand() *cli.Command {
 				"--meminfo, serves over the namespace's /proc/meminfo the memory of the NUMA\n" +
 				"nodes the namespace's /sys/devices/system/node lists (those `view nodes` left),\n" +
 				"live through FUSE: cAdvisor's MemTotal, the Node's memory capacity and what\n" +
-				"memory.available is measured against. It tells systemd it is ready\n" +
+				"memory.available is measured against; on cgroup v1 also the root memory\n" +
+				"cgroup's usage files, made from those nodes' figures (the Node's memory usage\n" +
+				"and working set: memory.available falls when its nodes fill). It tells systemd it is ready\n" +
 				"(Type=notify) once all is in place, before containerd and kubelet join, and\n" +
 				"serves until SIGTERM. See docs/architecture.md, \"Each kubelet's machine\".",
 			Flags: []cli.Flag{
@@ -106,15 +113,25 @@ func viewCommand() *cli.Command {
 // viewMount makes the usage binds of slice and prints what it bound; what
 // it skipped (a file this host does not have) is logged at debug level.
 func viewMount(w io.Writer, root, slice string) error {
-	if msg := sliceProblem(slice); msg != "" {
-		return fmt.Errorf("--slice %q %s", slice, msg)
-	}
-	r, err := fsutil.OpenRoot(root)
+	r, err := openForSlice(root, slice)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	done, err := nodeview.Mount(r, nodeview.UsageBinds(slice))
+	return mountUsage(w, r, nodeview.UsageBinds(slice))
+}
+
+// openForSlice checks --slice and opens --root.
+func openForSlice(root, slice string) (fsutil.Root, error) {
+	if msg := sliceProblem(slice); msg != "" {
+		return fsutil.Root{}, fmt.Errorf("--slice %q %s", slice, msg)
+	}
+	return fsutil.OpenRoot(root)
+}
+
+// mountUsage makes binds and prints what it bound.
+func mountUsage(w io.Writer, r fsutil.Root, binds []nodeview.Bind) error {
+	done, err := nodeview.Mount(r, binds)
 	for _, m := range done {
 		if m.Skipped != "" {
 			slog.Debug("view: skipped", "target", r.Path(m.Target), "why", m.Skipped)
@@ -127,30 +144,38 @@ func viewMount(w io.Writer, root, slice string) error {
 	return err
 }
 
-// viewHold makes the usage binds, serves the meminfo of the shown nodes
-// over /proc/meminfo when asked, tells systemd it is ready and holds
-// until ctx ends.
+// viewHold makes the usage binds and, with meminfo, serves the shown
+// nodes' /proc/meminfo and (cgroup v1) their root memory cgroup's usage
+// files; then it tells systemd it is ready and holds until ctx ends.
 func viewHold(ctx context.Context, w io.Writer, root, slice string, meminfo bool) error {
-	if err := viewMount(w, root, slice); err != nil {
+	r, err := openForSlice(root, slice)
+	if err != nil {
 		return err
 	}
+	defer r.Close()
+	binds := nodeview.UsageBinds(slice)
 	if meminfo {
-		r, err := fsutil.OpenRoot(root)
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		render, done, err := meminfoView(r, (*nodeview.MeminfoSource).Shown, "the shown nodes")
+		served, done, err := shownNodesViews(r)
 		if err != nil {
 			return err
 		}
 		defer done()
-		if _, err := nodeview.ServeOver(r, nodeview.MeminfoTarget, render); err != nil {
+		if _, memcg := served[path.Join(nodeview.MemcgDir, nodeview.MemcgStatFile)]; memcg {
+			binds = nodeview.UsageBinds(slice, "memory")
+		}
+		if err := mountUsage(w, r, binds); err != nil {
 			return err
 		}
-		if _, err := fmt.Fprintf(w, "serving the shown NUMA nodes' meminfo over %s\n", r.Path(nodeview.MeminfoTarget)); err != nil {
+		if _, err := nodeview.ServeOver(r, served); err != nil {
 			return err
 		}
+		for _, target := range slices.Sorted(maps.Keys(served)) {
+			if _, err := fmt.Fprintf(w, "serving the shown NUMA nodes' view over %s\n", r.Path(target)); err != nil {
+				return err
+			}
+		}
+	} else if err := mountUsage(w, r, binds); err != nil {
+		return err
 	}
 	// Without NOTIFY_SOCKET (run by hand) this does nothing.
 	if _, err := daemon.SdNotify(false, daemon.SdNotifyReady); err != nil {
@@ -160,18 +185,50 @@ func viewHold(ctx context.Context, w io.Writer, root, slice string, meminfo bool
 	return nil
 }
 
-// meminfoView is the meminfo view pick makes from r's source, made once
-// here so that a view that cannot be made fails the command, not a
-// reader; done closes the source.
-func meminfoView(r fsutil.Root, pick func(*nodeview.MeminfoSource) nodeview.Render, what string) (render nodeview.Render, done func() error, err error) {
+// shownNodesViews are the files the holder serves of the shown nodes, by
+// target: /proc/meminfo, and the v1 root memory cgroup's usage files
+// where the host has them. Each is made once here, so that a view that
+// cannot be made fails the command, not a reader; done closes the source.
+func shownNodesViews(r fsutil.Root) (served map[string]nodeview.Render, done func() error, err error) {
 	src, err := nodeview.OpenMeminfoSource(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	render = pick(src)
+	served = map[string]nodeview.Render{nodeview.MeminfoTarget: src.Shown()}
+	switch err := src.OpenMemcg(); {
+	case err == nil:
+		for name, render := range src.ShownMemcg() {
+			target := path.Join(nodeview.MemcgDir, name)
+			// memory.memsw.* only with swap accounting.
+			if _, err := r.Lstat(target); err == nil {
+				served[target] = render
+			}
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		src.Close()
+		return nil, nil, err
+	}
+	for target, render := range served {
+		if _, err := render(); err != nil {
+			src.Close()
+			return nil, nil, fmt.Errorf("the view of the shown nodes at %s: %w", r.Path(target), err)
+		}
+	}
+	return served, src.Close, nil
+}
+
+// nodesMeminfoView is the meminfo view of nodes, made once here so that a
+// view that cannot be made fails the command, not a reader; done closes
+// the source.
+func nodesMeminfoView(r fsutil.Root, nodes bitmask.NodeSet) (render nodeview.Render, done func() error, err error) {
+	src, err := nodeview.OpenMeminfoSource(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	render = src.Nodes(nodes.IDs())
 	if _, err := render(); err != nil {
 		src.Close()
-		return nil, nil, fmt.Errorf("the meminfo view of %s: %w", what, err)
+		return nil, nil, fmt.Errorf("the meminfo view of nodes %s: %w", nodes, err)
 	}
 	return render, src.Close, nil
 }
@@ -207,12 +264,12 @@ func viewServe(ctx context.Context, root, nodes, dir string) error {
 		return err
 	}
 	defer r.Close()
-	render, done, err := meminfoView(r, func(s *nodeview.MeminfoSource) nodeview.Render { return s.Nodes(set.IDs()) }, "nodes "+set.String())
+	render, done, err := nodesMeminfoView(r, set)
 	if err != nil {
 		return err
 	}
 	defer done()
-	srv, err := nodeview.Serve(dir, render)
+	srv, err := nodeview.Serve(dir, map[string]nodeview.Render{nodeview.MeminfoFile: render})
 	if err != nil {
 		return err
 	}

@@ -80,9 +80,12 @@ type PartitionStatus struct {
 	Network *NetworkStatus `json:"network,omitempty"`
 	// Node is the partition's Kubernetes Node, read from the API server.
 	Node NodeStatus `json:"node"`
-	// Usage is the slice's CPU time and memory as its kubelet reports
-	// them for its Node (the root cgroup in the partition's namespace is
-	// the slice, slices/nodeview); UsageError says why it was not read.
+	// Usage is the partition's CPU time and memory as its kubelet reports
+	// them for its Node: on cgroup v1 read in the partition's namespace as
+	// kubelet reads them (its slice's CPU time, and the memory of the NUMA
+	// nodes it is shown or else its slice's: slices/nodeview); on v2, where
+	// kubelet still reads the host's, the slice's own. UsageError says why
+	// it was not read.
 	Usage      *nodeview.Usage `json:"usage,omitempty"`
 	UsageError string          `json:"usageError,omitempty"`
 	// Machine is the machine its kubelet is shown, read in the
@@ -367,6 +370,21 @@ func (r *statusRun) nodeState(id int) (NodeState, bool) {
 	return NodeState{Node: id, TotalBytes: n.MemoryBytes, FreeBytes: n.FreeBytes, Hugepages: n.Hugepages}, true
 }
 
+// usage reads p's usage as its kubelet reads it: on cgroup v1 the root
+// cgroup's in the namespace its holder (when it runs) holds, else the
+// slice's.
+func (r *statusRun) usage(p RecordPartition, holder systemd.UnitInfo, held bool) (nodeview.Usage, error) {
+	if r.mode == CgroupV2 || !held || holder.MainPID == 0 {
+		return nodeview.ReadUsage(rootOf(r.o.Root), r.mode == CgroupV2, sliceCgroup(p.Slice))
+	}
+	ns, err := nodeview.OpenNamespace(rootOf(r.o.Root), holder.MainPID)
+	if err != nil {
+		return nodeview.Usage{}, err
+	}
+	defer ns.Close()
+	return nodeview.ReadUsage(ns, false, "")
+}
+
 // partition is one partition's status: its units, the cpuset in force,
 // its nodes, its kubelet, allocator and Node; units marks its units.
 func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[string]bool) PartitionStatus {
@@ -383,12 +401,13 @@ func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[
 		return ps
 	}
 	ps.EffectiveCPUs, ps.EffectiveMems = effectiveCpuset(r.o.Root, r.mode, p.Slice)
-	if u, err := nodeview.ReadUsage(rootOf(r.o.Root), r.mode == CgroupV2, sliceCgroup(p.Slice)); err != nil {
+	holder, held := r.infos[bundle.MountnsUnit(p.Name)]
+	if u, err := r.usage(p, holder, held); err != nil {
 		ps.UsageError = err.Error()
 	} else {
 		ps.Usage = &u
 	}
-	if holder, ok := r.infos[bundle.MountnsUnit(p.Name)]; ok {
+	if held {
 		if m, err := nodeview.ReadMachine(rootOf(r.o.Root), holder.MainPID); err != nil {
 			ps.MachineError = err.Error()
 		} else {

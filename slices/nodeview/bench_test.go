@@ -46,7 +46,7 @@ func BenchmarkViewRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer src.Close()
-	srv, err := Serve(dir, src.Nodes([]int{0}))
+	srv, err := Serve(dir, map[string]Render{MeminfoFile: src.Nodes([]int{0})})
 	if err != nil {
 		b.Fatal(err)
 	}

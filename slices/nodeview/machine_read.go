@@ -23,25 +23,31 @@ type Machine struct {
 	MemTotalBytes uint64 `json:"memTotalBytes"`
 }
 
-// ReadMachine reads the Machine of the mount namespace process pid (the
-// partition's holder) is in, below root: through /proc/<pid>/root, the
-// kernel's door into that namespace, which is the one link followed;
+// OpenNamespace opens, below root, the root of the mount namespace
+// process pid (the partition's holder) is in: through /proc/<pid>/root,
+// the kernel's door into that namespace, which is the one link followed;
 // every path inside is resolved within it.
-func ReadMachine(root fsutil.Root, pid uint32) (Machine, error) {
+func OpenNamespace(root fsutil.Root, pid uint32) (fsutil.Root, error) {
 	if pid == 0 {
-		return Machine{}, fmt.Errorf("no process holds the namespace")
+		return fsutil.Root{}, fmt.Errorf("no process holds the namespace")
 	}
 	proc, err := root.OpenDir(path.Join("proc", strconv.FormatUint(uint64(pid), 10)))
 	if err != nil {
-		return Machine{}, err
+		return fsutil.Root{}, err
 	}
 	defer proc.Close()
 	fd, err := unix.Openat(int(proc.Fd()), "root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return Machine{}, fmt.Errorf("the namespace of process %d: %w", pid, err)
+		return fsutil.Root{}, fmt.Errorf("the namespace of process %d: %w", pid, err)
 	}
 	defer unix.Close(fd)
-	ns, err := fsutil.OpenRoot(fdPath(uintptr(fd)))
+	return fsutil.OpenRoot(fdPath(uintptr(fd)))
+}
+
+// ReadMachine reads the Machine of the mount namespace process pid is in
+// (OpenNamespace).
+func ReadMachine(root fsutil.Root, pid uint32) (Machine, error) {
+	ns, err := OpenNamespace(root, pid)
 	if err != nil {
 		return Machine{}, err
 	}

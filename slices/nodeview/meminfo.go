@@ -89,12 +89,7 @@ func Meminfo(host []byte, nodes []numa.NodeMeminfo) ([]byte, error) {
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("no NUMA node's meminfo")
 	}
-	sum := numa.NodeMeminfo{}
-	for _, n := range nodes {
-		for k, v := range n {
-			sum[k] += v
-		}
-	}
+	sum := sumNodes(nodes)
 	hostVal := map[string]uint64{}
 	for _, l := range lines {
 		hostVal[l.key] = l.value

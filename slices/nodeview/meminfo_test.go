@@ -43,6 +43,7 @@ Node 0 Inactive:         900000 kB
 Node 0 Active(file):     400000 kB
 Node 0 Inactive(file):   500000 kB
 Node 0 FilePages:       1100000 kB
+Node 0 AnonPages:        300000 kB
 Node 0 KReclaimable:     150000 kB
 Node 0 HugePages_Total:     1
 Node 0 HugePages_Free:      1
@@ -56,6 +57,7 @@ Node 1 Inactive:         400000 kB
 Node 1 Active(file):     200000 kB
 Node 1 Inactive(file):   200000 kB
 Node 1 FilePages:        420000 kB
+Node 1 AnonPages:        100000 kB
 Node 1 KReclaimable:      50000 kB
 Node 1 HugePages_Total:     3
 Node 1 HugePages_Free:      3

@@ -33,7 +33,7 @@ func needFUSE(t *testing.T) {
 func serve(t *testing.T, render Render) string {
 	t.Helper()
 	dir := t.TempDir()
-	srv, err := Serve(dir, render)
+	srv, err := Serve(dir, map[string]Render{MeminfoFile: render})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, srv.Unmount()) })
 	return filepath.Join(dir, MeminfoFile)
@@ -136,12 +136,15 @@ func TestServeOverBindsLiveAndLeavesNothingElse(t *testing.T) {
 	needFUSE(t)
 	dir := t.TempDir()
 	write(t, dir, "proc/meminfo", "the host's\n")
+	write(t, dir, "sys/fs/cgroup/memory/memory.stat", "the host's\n")
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "run"), 0o755))
 	inOwnProcess(t, "TestServeOverChild", "NODEVIEW_SERVEOVER_ROOT="+dir)
-	// Outside the namespace the host's file is untouched.
-	b, err := os.ReadFile(filepath.Join(dir, "proc/meminfo"))
-	require.NoError(t, err)
-	assert.Equal(t, "the host's\n", string(b))
+	// Outside the namespace the host's files are untouched.
+	for _, f := range []string{"proc/meminfo", "sys/fs/cgroup/memory/memory.stat"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.Equal(t, "the host's\n", string(b), f)
+	}
 }
 
 // TestServeOverChild is TestServeOverBindsLiveAndLeavesNothingElse's
@@ -154,24 +157,33 @@ func TestServeOverChild(t *testing.T) {
 	root, err := fsutil.OpenRoot(dir)
 	require.NoError(t, err)
 	defer root.Close()
-	var opens atomic.Int64
-	srv, err := ServeOver(root, "proc/meminfo", func() ([]byte, error) {
-		return fmt.Appendf(nil, "open %d\n", opens.Add(1)), nil
+	var opens, stats atomic.Int64
+	srv, err := ServeOver(root, map[string]Render{
+		"proc/meminfo": func() ([]byte, error) {
+			return fmt.Appendf(nil, "open %d\n", opens.Add(1)), nil
+		},
+		"sys/fs/cgroup/memory/memory.stat": func() ([]byte, error) {
+			return fmt.Appendf(nil, "stat %d\n", stats.Add(1)), nil
+		},
 	})
 	require.NoError(t, err)
 	for i := 1; i <= 2; i++ {
 		b, err := os.ReadFile(filepath.Join(dir, "proc/meminfo"))
 		require.NoError(t, err)
 		assert.Equal(t, fmt.Sprintf("open %d\n", i), string(b))
+		b, err = os.ReadFile(filepath.Join(dir, "sys/fs/cgroup/memory/memory.stat"))
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("stat %d\n", i), string(b))
 	}
 	left, err := os.ReadDir(filepath.Join(dir, "run"))
 	require.NoError(t, err)
 	assert.Empty(t, left, "the mount directory is gone")
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	require.NoError(t, err)
-	assert.Equal(t, 1, strings.Count(string(mounts), "numa-partition-view"), "one mount: the bind over the target")
-	// The bind is the filesystem's last mount: taking it away ends the
-	// server.
+	assert.Equal(t, 2, strings.Count(string(mounts), "numa-partition-view"), "two mounts: the binds over the targets")
+	// The binds are the filesystem's last mounts: taking them away ends
+	// the server.
+	require.NoError(t, unix.Unmount(filepath.Join(dir, "sys/fs/cgroup/memory/memory.stat"), 0))
 	require.NoError(t, unix.Unmount(filepath.Join(dir, "proc/meminfo"), 0))
 	ended := make(chan struct{})
 	go func() { srv.Wait(); close(ended) }()
@@ -191,6 +203,8 @@ func TestServeOverItsOwnSource(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "proc/meminfo", hostMeminfo)
 	write(t, dir, NodesDir+"/node0/meminfo", nodeMeminfos[0])
+	write(t, dir, MemcgDir+"/"+MemcgStatFile, hostMemcgStat)
+	write(t, dir, MemcgDir+"/"+MemcgUsageFile, "123\n")
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "run"), 0o755))
 	inOwnProcess(t, "TestServeOverItsOwnSourceChild", "NODEVIEW_OWNSOURCE_ROOT="+dir)
 }
@@ -206,17 +220,31 @@ func TestServeOverItsOwnSourceChild(t *testing.T) {
 	src, err := OpenMeminfoSource(root)
 	require.NoError(t, err)
 	defer src.Close()
-	_, err = ServeOver(root, MeminfoTarget, src.Shown())
+	require.NoError(t, src.OpenMemcg())
+	memcg := src.ShownMemcg()
+	_, err = ServeOver(root, map[string]Render{
+		MeminfoTarget:                   src.Shown(),
+		MemcgDir + "/" + MemcgStatFile:  memcg[MemcgStatFile],
+		MemcgDir + "/" + MemcgUsageFile: memcg[MemcgUsageFile],
+	})
 	require.NoError(t, err)
-	read := make(chan []byte, 1)
-	go func() {
-		b, _ := os.ReadFile(filepath.Join(dir, MeminfoTarget))
-		read <- b
-	}()
-	select {
-	case b := <-read:
-		assert.EqualValues(t, 4000000, kB(t, string(b), "MemTotal"), "node 0's, made from the host's file:\n%s", b)
-	case <-time.After(30 * time.Second):
-		t.Fatal("a read of the served /proc/meminfo did not return in 30 s")
+	read := func(rel string) string {
+		out := make(chan []byte, 1)
+		go func() {
+			b, _ := os.ReadFile(filepath.Join(dir, rel))
+			out <- b
+		}()
+		select {
+		case b := <-out:
+			return string(b)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("a read of the served %s did not return in 30 s", rel)
+			return ""
+		}
 	}
+	b := read(MeminfoTarget)
+	assert.EqualValues(t, 4000000, kB(t, b, "MemTotal"), "node 0's, made from the host's file:\n%s", b)
+	// Node 0's memory that is not free, 4000000 − 2000000 kB.
+	assert.Equal(t, "2048000000\n", read(MemcgDir+"/"+MemcgUsageFile))
+	assert.Contains(t, read(MemcgDir+"/"+MemcgStatFile), "\ntotal_inactive_file 512000000\n", "node 0's Inactive(file), 500000 kB")
 }

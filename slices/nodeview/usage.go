@@ -21,7 +21,10 @@
 // then reads the host's figure there, as before.
 package nodeview
 
-import "path"
+import (
+	"path"
+	"slices"
+)
 
 // CgroupRoot is where the cgroup hierarchies are mounted.
 const CgroupRoot = "sys/fs/cgroup"
@@ -48,12 +51,16 @@ type Bind struct {
 }
 
 // UsageBinds are the binds that make slice (a top-level slice, such as
-// node0.slice) the root of each cgroup v1 controller, in a fixed order;
-// Mount skips those whose ends do not exist on the host, which is all of
-// them on a host with the unified hierarchy only.
-func UsageBinds(slice string) []Bind {
+// node0.slice) the root of each cgroup v1 controller but those named in
+// served (whose root files the holder serves itself: "memory", memcg.go),
+// in a fixed order; Mount skips those whose ends do not exist on the
+// host, which is all of them on a host with the unified hierarchy only.
+func UsageBinds(slice string, served ...string) []Bind {
 	var out []Bind
 	for _, ctrl := range []string{"cpu", "cpuacct", "memory", "blkio"} {
+		if slices.Contains(served, ctrl) {
+			continue
+		}
 		for _, f := range v1Files[ctrl] {
 			out = append(out, Bind{Source: path.Join(CgroupRoot, ctrl, slice, f), Target: path.Join(CgroupRoot, ctrl, f)})
 		}

@@ -8,8 +8,10 @@
 // first allocates N MiB and writes every page, so the memory is resident (and
 // on the nodes the cpuset allows) before the line appears: the line means
 // "ready". With BURN_CPUS=N it then keeps N CPUs busy (a CPU burner, for
-// the e2e's usage figures). It then keeps the memory and blocks until
-// SIGTERM or SIGINT, and exits 0. `workload once` prints the line and exits at once: what the e2e
+// the e2e's usage figures), and with GROW_MIB_PER_S=N it touches N MiB
+// more every second (a node filling slowly, for the eviction manager to
+// see). It then keeps the memory and blocks until SIGTERM or SIGINT, and
+// exits 0. `workload once` prints the line and exits at once: what the e2e
 // runs through `kubectl exec`. `workload serve ADDR` also answers every TCP
 // connection on ADDR with the line and its host name (a Service's backend),
 // and `workload get ADDR` prints what ADDR answers (its client);
@@ -47,7 +49,7 @@ func main() {
 	if len(os.Args) == 3 && os.Args[1] == "resolve" {
 		os.Exit(resolve(os.Stdout, os.Stderr, os.Args[2]))
 	}
-	os.Exit(run(os.Stdout, os.Stderr, os.Getenv("TOUCH_MIB"), os.Getenv("BURN_CPUS")))
+	os.Exit(run(os.Stdout, os.Stderr, os.Getenv("TOUCH_MIB"), os.Getenv("BURN_CPUS"), os.Getenv("GROW_MIB_PER_S")))
 }
 
 // serve answers each connection on addr with the status line and the host
@@ -133,7 +135,7 @@ func once(stdout, stderr io.Writer) int {
 }
 
 // run does everything but exit; it returns the exit code.
-func run(stdout, stderr io.Writer, touchMiB, burnCPUs string) int {
+func run(stdout, stderr io.Writer, touchMiB, burnCPUs, growMiB string) int {
 	// Before anything else: as the container's PID 1, SIGTERM has no default
 	// action, and one that arrives while we touch memory must not be lost.
 	sigs := make(chan os.Signal, 1)
@@ -160,10 +162,50 @@ func run(stdout, stderr io.Writer, touchMiB, burnCPUs string) int {
 		return 1
 	}
 	defer stop()
+	stopGrowing, err := grow(growMiB, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "workload:", err)
+		return 1
+	}
+	defer stopGrowing()
 	fmt.Fprintf(stdout, "cpus=%s mems=%s\n", cpus, mems)
 	<-sigs
 	runtime.KeepAlive(mem)
 	return 0
+}
+
+// grow touches mibPerS MiB more every second (empty: none) until the
+// returned stop is called; what it touched is kept until the process
+// ends. A failed mmap ends the growth, said on stderr.
+func grow(mibPerS string, stderr io.Writer) (stop func(), err error) {
+	if mibPerS == "" {
+		return func() {}, nil
+	}
+	n, err := strconv.Atoi(mibPerS)
+	if err != nil || n < 1 || n > 1<<10 {
+		return nil, fmt.Errorf("GROW_MIB_PER_S=%q: want a whole number of MiB, 1 to %d", mibPerS, 1<<10)
+	}
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		var kept [][]byte
+		for {
+			select {
+			case <-done:
+				runtime.KeepAlive(kept)
+				return
+			case <-tick.C:
+				mem, err := touch(strconv.Itoa(n))
+				if err != nil {
+					fmt.Fprintln(stderr, "workload: growing:", err)
+					return
+				}
+				kept = append(kept, mem)
+			}
+		}
+	}()
+	return func() { close(done) }, nil
 }
 
 // burn keeps n CPUs busy (empty: none), one spinning thread each, until

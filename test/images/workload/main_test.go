@@ -157,6 +157,38 @@ func TestWorkloadBurnsCPU(t *testing.T) {
 	assert.NoError(t, cmd.Wait())
 }
 
+func TestGrowBadValues(t *testing.T) {
+	for _, v := range []string{"x", "0", "-1", "1.5", "5000"} {
+		_, err := grow(v, io.Discard)
+		assert.ErrorContains(t, err, "GROW_MIB_PER_S=", v)
+	}
+}
+
+// rssKB is the process's resident memory in kB.
+func rssKB(t *testing.T, pid int) int {
+	t.Helper()
+	kb, err := strconv.Atoi(strings.TrimSuffix(statusField(t, pid, "VmRSS"), " kB"))
+	require.NoError(t, err)
+	return kb
+}
+
+func TestWorkloadGrows(t *testing.T) {
+	cmd, _ := start(t, "GROW_MIB_PER_S=16")
+	first := rssKB(t, cmd.Process.Pid)
+	// 16 MiB a second: 32 MiB more soon (waited for generously).
+	grown := false
+	for range 300 {
+		if rssKB(t, cmd.Process.Pid) >= first+32<<10 {
+			grown = true
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	assert.True(t, grown, "VmRSS %d kB, %d kB at the start", rssKB(t, cmd.Process.Pid), first)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	assert.NoError(t, cmd.Wait())
+}
+
 func TestWorkloadBadTouch(t *testing.T) {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "WORKLOAD_TEST_MAIN=1", "TOUCH_MIB=lots")

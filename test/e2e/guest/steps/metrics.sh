@@ -1,5 +1,5 @@
 # `kubectl top node` tells each partition's truth (issue 36): upstream
-# metrics-server v0.8.0 (test/addons) runs as a Deployment in partition A,
+# metrics-server v0.8.0 (test/addons) runs as a Deployment in partition B,
 # scrapes every kubelet's summary API and serves the metrics API through
 # the real API server's aggregation layer. A pod in A burning one CPU and
 # touching 400 MiB raises A's CPU and memory in the metrics API, and moves
@@ -12,8 +12,9 @@ requires network
 requires usage
 a=${PARTITIONS##* } b=${PARTITIONS%% *} # A: the last partition, B: the first
 api_path=/apis/metrics.k8s.io/v1beta1/nodes
-# Only A's containerd gets the image, so the pod lands there.
-PARTITIONS=$a deploy_addon metrics-server "metrics-server (Deployment, Service, APIService v1beta1.metrics.k8s.io)"
+# Only B's containerd gets the image, so the pod lands there, away from
+# the burner's CPUs.
+PARTITIONS=$b deploy_addon metrics-server "metrics-server (Deployment, Service, APIService v1beta1.metrics.k8s.io)"
 cleanup() {
   # The APIService first: an aggregated API without its server makes
   # every client's discovery incomplete (and the namespace controller wait).
@@ -44,46 +45,53 @@ mib() {
     *[0-9]) echo $(( $1 / 1048576 )) ;; *) return 1 ;;
   esac
 }
-# cpu_m P / mem_mib P: partition P's Node's usage in the metrics API
-# (what kubectl top node prints), and its window's end.
-cpu_m() { millicores "$(api $api_path/$(node_name $1) .usage.cpu)"; }
-mem_mib() { mib "$(api $api_path/$(node_name $1) .usage.memory)"; }
-stamp() { api $api_path/$(node_name $1) .timestamp; }
-listed() { local p; for p in $PARTITIONS; do cpu_m $p >/dev/null && mem_mib $p >/dev/null || return 1; done; }
+# read_node P: partition P's Node in the metrics API (what kubectl top
+# node prints) into CPU[P] (m), MEM[P] (MiB) and WINDOW[P] (its window's
+# end). A Node whose last scrape failed (its kubelet slow under TCG, the
+# burner beside it) is left out of the API for a window: callers retry.
+declare -A CPU MEM WINDOW
+read_node() {
+  local j
+  j=$(api_get $api_path/$(node_name $1)) || return 1
+  CPU[$1]=$(millicores "$(jq -r .usage.cpu <<<"$j")") && MEM[$1]=$(mib "$(jq -r .usage.memory <<<"$j")") \
+    && WINDOW[$1]=$(jq -r .timestamp <<<"$j") && [ -n "${CPU[$1]}" ] && [ -n "${MEM[$1]}" ]
+}
+listed() { local p; for p in $PARTITIONS; do read_node $p || return 1; done; }
 wait_until 300 "the metrics API lists every Node of this boot" listed || die "no metrics for this boot's Nodes: $(api_get $api_path 2>&1 | head -c 300)"
 echo "  \$ kubectl top node"
 k top node 2>&1 | sed 's/^/    /'
-# top_ok: kubectl itself answers for each Node (its header and a row).
 for p in $PARTITIONS; do
   row=$(k top node "$(node_name $p)" --no-headers 2>&1)
   [[ $row == "$(node_name $p) "* ]] && ok "kubectl top node $(node_name $p): $(echo $row)" || fail "kubectl top node $(node_name $p): $row"
 done
 
-# A fresh window after the last: metrics-server keeps one sample per Node
-# per --metric-resolution (15 s); CPU is the rate between two of them.
-next_window() { WINDOW_OF=$1 WINDOW_WAS=$(stamp $1); wait_until 120 "a new metrics window for $(node_name $1)" window_moved; }
-window_moved() { [ "$(stamp $WINDOW_OF)" != "$WINDOW_WAS" ]; }
-next_window $a; next_window $b
-declare -A cpu0 mem0
-for p in $a $b; do cpu0[$p]=$(cpu_m $p) mem0[$p]=$(mem_mib $p); done
-echo "  before: $a ${cpu0[$a]}m ${mem0[$a]} MiB, $b ${cpu0[$b]}m ${mem0[$b]} MiB"
+# fresh P: read P once metrics-server has a window after the last one read
+# (one sample per Node per --metric-resolution, 15 s; CPU is the rate
+# between two).
+fresh() {
+  FRESH_OF=$1 FRESH_WAS=${WINDOW[$1]}
+  wait_until 180 "a new metrics window for $(node_name $1)" moved
+}
+moved() { read_node $FRESH_OF && [ "${WINDOW[$FRESH_OF]}" != "$FRESH_WAS" ]; }
+fresh $a; fresh $b
+cpu0_a=${CPU[$a]} mem0_a=${MEM[$a]} cpu0_b=${CPU[$b]} mem0_b=${MEM[$b]}
+echo "  before: $a ${cpu0_a}m ${mem0_a} MiB, $b ${cpu0_b}m ${mem0_b} MiB"
 
 pod_yaml burner $a '{}' '[{name: TOUCH_MIB, value: "400"}, {name: BURN_CPUS, value: "1"}]' | k apply -f - >/dev/null || die "creating pod burner"
 burning() { k -n $NS logs burner 2>/dev/null | has '^cpus='; }
 wait_until $POD_START_S "pod burner (1 CPU busy, 400 MiB touched) Running in partition $a" burning || die "pod burner never started"
-raised() { [ $(( $(cpu_m $a) - ${cpu0[$a]} )) -ge 250 ] && [ $(( $(mem_mib $a) - ${mem0[$a]} )) -ge 300 ]; }
-if wait_until 240 "metrics API: partition $a's CPU up by at least 250m and memory by at least 300 MiB" raised; then
-  next_window $b
-  ca=$(cpu_m $a) ma=$(mem_mib $a) cb=$(cpu_m $b) mb=$(mem_mib $b)
-  dca=$((ca - ${cpu0[$a]})) dma=$((ma - ${mem0[$a]})) dcb=$((cb - ${cpu0[$b]})) dmb=$((mb - ${mem0[$b]}))
-  ok "partition $a (with the pod): CPU ${cpu0[$a]}m -> ${ca}m (+$dca), memory ${mem0[$a]} -> $ma MiB (+$dma)"
-  [ ${dcb#-} -lt $((dca / 4)) ] && ok "partition $b (without): CPU ${cpu0[$b]}m -> ${cb}m ($dcb), less than a quarter of $a's rise" \
+raised() { read_node $a && [ $((CPU[$a] - cpu0_a)) -ge 250 ] && [ $((MEM[$a] - mem0_a)) -ge 300 ]; }
+if wait_until 300 "metrics API: partition $a's CPU up by at least 250m and memory by at least 300 MiB" raised; then
+  fresh $b
+  dca=$((CPU[$a] - cpu0_a)) dma=$((MEM[$a] - mem0_a)) dcb=$((CPU[$b] - cpu0_b)) dmb=$((MEM[$b] - mem0_b))
+  ok "partition $a (with the pod): CPU ${cpu0_a}m -> ${CPU[$a]}m (+$dca), memory ${mem0_a} -> ${MEM[$a]} MiB (+$dma)"
+  [ ${dcb#-} -lt $((dca / 4)) ] && ok "partition $b (without): CPU ${cpu0_b}m -> ${CPU[$b]}m ($dcb), less than a quarter of $a's rise" \
     || fail "partition $b's CPU moved by ${dcb}m while $a's rose by ${dca}m"
-  [ ${dmb#-} -lt 40 ] && ok "partition $b (without): memory ${mem0[$b]} -> $mb MiB ($dmb), less than 10% of 400 MiB" \
+  [ ${dmb#-} -lt 40 ] && ok "partition $b (without): memory ${mem0_b} -> ${MEM[$b]} MiB ($dmb), less than 10% of 400 MiB" \
     || fail "partition $b's memory moved by $dmb MiB while the pod in $a touched 400 MiB"
   echo "  \$ kubectl top node (the pod running)"
   k top node 2>&1 | sed 's/^/    /'
 else
-  echo "  now: $a $(cpu_m $a)m $(mem_mib $a) MiB, $b $(cpu_m $b)m $(mem_mib $b) MiB"
+  echo "  last read: $a ${CPU[$a]}m ${MEM[$a]} MiB (window ${WINDOW[$a]}), $b ${CPU[$b]}m ${MEM[$b]} MiB"
 fi
 finish

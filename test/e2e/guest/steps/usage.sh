@@ -1,8 +1,10 @@
 # Each partition's usage (issue 36). kubelet's summary API (what
 # metrics-server, `kubectl top node` and the eviction manager read) takes
-# a Node's CPU and memory from the root cgroup. On cgroup v1 the root's
-# usage files are the slice's own in each partition's mount namespace
-# (`numa-partition view hold`, mountns-<partition>.service's holder), so
+# a Node's CPU and memory from the root cgroup. On cgroup v1, in each
+# partition's mount namespace (`numa-partition view hold`,
+# mountns-<partition>.service's holder), the root's CPU files are the
+# slice's own, and its memory files the memory of the partition's NUMA
+# nodes (served) or, for a kubelet shown the whole machine, the slice's:
 # each Node reports its partition; before, every Node reported the host,
 # and a pod touching 400 MiB in one partition moved the other's working
 # set by +411 MiB. On cgroup v2 runc's cgroup library refuses a file bound
@@ -29,25 +31,49 @@ cpu_ns() {
 }
 number() { [[ $1 =~ ^[0-9]+$ ]] && [ "$1" -gt 0 ]; }
 
-# What each partition's mount namespace shows at the root's memory file.
+plan=$(numa-partition --output json plan 2>/dev/null) || die "numa-partition plan failed"
+whole_machine() { jq -r --arg p $1 '.nodeResources[] | select(.partition==$p) | .wholeMachine // ""' <<<"$plan"; }
+# nodes_used_bytes P: MemTotal − MemFree of partition P's NUMA nodes, now.
+nodes_used_bytes() {
+  local n kb=0
+  for n in $(expand_cpus "$(jq -r --arg p $1 '.partitions[] | select(.name==$p) | .nodes' <<<"$plan")" | tr , " "); do
+    kb=$((kb + $(awk '$3=="MemTotal:"{t=$4} $3=="MemFree:"{f=$4} END{print t-f}' /sys/devices/system/node/node$n/meminfo)))
+  done
+  echo $((kb * 1024))
+}
+
+# What each partition's mount namespace shows at the root cgroup's files.
+# On v1: the slice's CPU time, bound; the memory of its NUMA nodes when
+# its kubelet is shown them (served by the holder, FUSE), else its slice's.
 for p in $PARTITIONS; do
   pid=$(systemctl show -p MainPID --value mountns-$p.service)
+  in_ns() { nsenter --mount=/proc/$pid/ns/mnt "$@"; }
   if [ "$E2E_CGROUP" = v2 ]; then
     f=/sys/fs/cgroup/memory.stat
-    expect_eq "partition $p's mount namespace: mounts at $f (none on v2)" \
-      "$(nsenter --mount=/proc/$pid/ns/mnt findmnt -n -o FSROOT --mountpoint $f 2>&1)" ""
-  else
-    f=/sys/fs/cgroup/memory/memory.usage_in_bytes
-    expect_eq "partition $p's mount namespace: the file at $f" \
-      "$(nsenter --mount=/proc/$pid/ns/mnt findmnt -n -o FSROOT --mountpoint $f 2>&1)" "/$p.slice/${f##*/}"
+    expect_eq "partition $p's mount namespace: mounts at $f (none on v2)" "$(in_ns findmnt -n -o FSROOT --mountpoint $f 2>&1)" ""
+    continue
   fi
+  f=/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage
+  expect_eq "partition $p's mount namespace: the file at $f" "$(in_ns findmnt -n -o FSROOT --mountpoint $f 2>&1)" "/$p.slice/${f##*/}"
+  f=/sys/fs/cgroup/memory/memory.usage_in_bytes
+  if [ -n "$(whole_machine $p)" ]; then
+    expect_eq "partition $p's mount namespace (shown the whole machine): the file at $f" "$(in_ns findmnt -n -o FSROOT --mountpoint $f 2>&1)" "/$p.slice/${f##*/}"
+    continue
+  fi
+  fstype=$(in_ns findmnt -n -o FSTYPE --mountpoint $f 2>&1)
+  [[ $fstype == fuse* ]] && ok "partition $p's mount namespace: $f is served by the holder ($fstype)" || fail "partition $p's $f: file system '$fstype', want the holder's FUSE view"
+  shown=$(in_ns cat $f) want=$(nodes_used_bytes $p)
+  diff=$((shown - want))
+  [ ${diff#-} -lt $((64 << 20)) ] && ok "partition $p's root memory usage ${shown} B is its nodes' MemTotal − MemFree (${want} B read just after)" \
+    || fail "partition $p's root memory usage is $shown B, its nodes' MemTotal − MemFree $want B"
+  grep -q '^total_inactive_file [0-9]*$' <<<"$(in_ns cat /sys/fs/cgroup/memory/memory.stat)" && ok "partition $p's root memory.stat has total_inactive_file" \
+    || fail "partition $p's root memory.stat: $(in_ns head -3 /sys/fs/cgroup/memory/memory.stat 2>&1)"
 done
 
 # The machine each kubelet is shown (kubeletgen/machine.go), on cgroup
 # v1: its NUMA node directories alone, and a /proc/meminfo whose MemTotal
 # is theirs, served live by the holder (FUSE) and read here as kubelet
 # reads it; status reads the same. On v2 the whole machine, as before.
-plan=$(numa-partition --output json plan 2>/dev/null) || die "numa-partition plan failed"
 status_json=$(numa-partition --output json status --no-api 2>/dev/null)
 for p in $PARTITIONS; do
   pid=$(systemctl show -p MainPID --value mountns-$p.service)
@@ -55,7 +81,7 @@ for p in $PARTITIONS; do
   host_kb=$(awk '$1=="MemTotal:"{print $2}' /proc/meminfo)
   shown_dirs=$(in_ns ls /sys/devices/system/node | grep '^node[0-9]' | sort | xargs)
   shown_kb=$(in_ns awk '$1=="MemTotal:"{print $2}' /proc/meminfo)
-  whole=$(jq -r --arg p $p '.nodeResources[] | select(.partition==$p) | .wholeMachine // ""' <<<"$plan")
+  whole=$(whole_machine $p)
   if [ -n "$whole" ]; then
     expect_eq "partition $p's namespace (shown the whole machine): every NUMA node directory" "$shown_dirs" "$(ls /sys/devices/system/node | grep '^node[0-9]' | sort | xargs)"
     expect_eq "partition $p's namespace (shown the whole machine): the host's MemTotal (kB)" "$shown_kb" "$host_kb"

@@ -1,0 +1,52 @@
+# Node-pressure eviction is the partition's (issue 36). On cgroup v1 the
+# eviction manager's memory.available is the partition's NUMA nodes' free
+# memory and inactive page cache (the root memory files the holder serves
+# in its namespace). A BestEffort pod filling partition B's node, slowly
+# past B's evictionHard, puts B's Node under MemoryPressure and is evicted
+# by B's kubelet (the pod's Event says so) before the kernel's OOM killer
+# acts (nothing in the kernel's log); A's Node never reports pressure;
+# B's pressure clears after (eviction-pressure-transition-period 30s, the
+# e2e config). Before, memory.available was the host's: B's kubelet saw
+# 2 GiB more than its node has, and the kernel killed the pod inside B's
+# cpuset.mems.
+. /e2e/guest/lib.sh
+requires usage
+a=${PARTITIONS##* } b=${PARTITIONS%% *} # A: the last partition, B: the first
+na=$(node_name $a) nb=$(node_name $b)
+[ -z "$(numa-partition --output json plan 2>/dev/null | jq -r --arg p $b '.nodeResources[] | select(.partition==$p) | .wholeMachine // ""')" ] \
+  || die "partition $b's kubelet is shown the whole machine: its memory.available is not its own"
+MiB=$((1 << 20))
+pressure() { api "/api/v1/nodes/$1" '.status.conditions[]? | select(.type=="MemoryPressure") | .status'; }
+available() { api "/api/v1/nodes/$1/proxy/stats/summary?only_cpu_and_memory=true" .node.memory.availableBytes; }
+# The threshold B's kubelet runs with, from its live configuration.
+thr=$(api "/api/v1/nodes/$nb/proxy/configz" '.kubeletconfig.evictionHard["memory.available"]')
+[[ $thr =~ ^([0-9]+)Mi$ ]] || die "B's evictionHard memory.available is '$thr', want NMi (the e2e config)"
+thr_mib=${BASH_REMATCH[1]}
+oom_kills() { dmesg | grep -ci 'out of memory\|oom-kill' || true; }
+ooms=$(oom_kills)
+expect_eq "Node $nb's MemoryPressure before" "$(pressure $nb)" False
+expect_eq "Node $na's MemoryPressure before" "$(pressure $na)" False
+
+# Fill fast to 96 MiB above the threshold, then 2 MiB a second: kubelet's
+# eviction loop (10 s) and its stats (cAdvisor's housekeeping, 10-15 s)
+# see the threshold crossed long before the node is full.
+avail_mib=$(( $(available $nb) / MiB ))
+fast=$(( avail_mib - thr_mib - 96 )); [ $fast -gt 0 ] || fast=0
+echo "  Node $nb: memory.available $avail_mib MiB, evictionHard $thr_mib MiB; the pod touches $fast MiB, then 2 MiB/s"
+pod_yaml filler $b '{}' "[{name: TOUCH_MIB, value: \"$fast\"}, {name: GROW_MIB_PER_S, value: \"2\"}]" | k apply -f - >/dev/null || die "creating pod filler"
+# pressure_on_b: B under pressure; A's pressure is checked at every try.
+A_PRESSURE=0
+pressure_on_b() { [ "$(pressure $na)" = False ] || A_PRESSURE=1; [ "$(pressure $nb)" = True ]; }
+wait_until $((POD_START_S + 300)) "Node $nb reports MemoryPressure (its node filling)" pressure_on_b \
+  || echo "  Node $nb: memory.available $(( $(available $nb) / MiB )) MiB; pod filler $(api "$(pod_path filler)" .status.phase)"
+evicted() { [ "$(api "$(pod_path filler)" .status.reason)" = Evicted ]; }
+wait_until 180 "pod filler evicted by $nb's kubelet" evicted \
+  || echo "  pod filler: $(api "$(pod_path filler)" '.status | {phase, reason, message}' | tr -d '\n')"
+event=$(api "/api/v1/namespaces/$NS/events?fieldSelector=involvedObject.name%3Dfiller" '.items[] | select(.reason=="Evicted") | .message' | head -1)
+[[ $event == *"low on resource: memory"* ]] && ok "the pod's Event: Evicted, $event" || fail "no Evicted event for memory on pod filler: '$event'"
+expect_eq "OOM kills in the kernel's log since the pod started" "$(oom_kills)" "$ooms"
+cleared() { [ "$(pressure $na)" = False ] || A_PRESSURE=1; [ "$(pressure $nb)" = False ]; }
+wait_until 240 "Node $nb's MemoryPressure cleared" cleared
+expect_eq "Node $na reported MemoryPressure at some point (0: never)" $A_PRESSURE 0
+k -n $NS delete pod filler --wait=false >/dev/null 2>&1
+finish
