@@ -190,6 +190,10 @@ func runArgs(ctx context.Context, app *cli.App, args []string) error {
 		app.Metadata = map[string]any{}
 	}
 	app.Metadata[argsKey] = args
+	args, err := helpCommandLine(app, args)
+	if err != nil {
+		return err
+	}
 	return app.RunContext(ctx, interspersed(app, args))
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -21,17 +22,26 @@ func main() {
 	defer stop()
 	err := runArgs(ctx, newApp(), os.Args)
 	stop()
-	if err != nil {
-		var ec exitCoder
-		if errors.As(err, &ec) {
-			if msg := err.Error(); msg != "" {
-				fmt.Fprintln(os.Stderr, "numa-partition:", msg)
-			}
-			os.Exit(ec.ExitCode())
-		}
-		fmt.Fprintln(os.Stderr, "numa-partition:", err)
-		os.Exit(2)
+	os.Exit(exitStatus(err, os.Stderr))
+}
+
+// exitStatus prints err to stderr, once and prefixed with the tool's
+// name, and is the status to exit with: the error's own (exitCoder), else
+// 2. An exitCoder without a message says nothing (status: degraded has
+// printed its report).
+func exitStatus(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
 	}
+	code := 2
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		code = ec.ExitCode()
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(stderr, "numa-partition:", msg)
+	}
+	return code
 }
 
 func newApp() *cli.App {
@@ -50,7 +60,9 @@ func newApp() *cli.App {
 			"(the applied plan), /var/lib/numa-partition/applied.json (what apply wrote),\n" +
 			"/run/numa-partition/NAME.sock (allocator API).\n\n" +
 			"Flags may come before or after a command's arguments (simulate FILE -o json);\n" +
-			"-- ends them. A command that takes no arguments refuses one.\n\n" +
+			"-- ends them. A command that takes no arguments refuses one. help CMD, or\n" +
+			"CMD --help, prints a command's help (help CMD SUBCMD a subcommand's); a bad\n" +
+			"flag is one line on standard error naming it, and where the usage is.\n\n" +
 			"Exit status: 0 success, 1 a negative answer (status degraded, diff differs,\n" +
 			"admit rejected, ...), 2 error, 3 unknown command: EXIT STATUS below.\n" +
 			"--output json or yaml prints one object that starts with apiVersion\n" +
@@ -58,10 +70,11 @@ func newApp() *cli.App {
 			"has every kind's schema. Logs go to standard error (LOGGING below).",
 		Version: currentBuild().Version,
 		Flags:   globalFlags(),
+		Action:  appAction,
 		Before: func(c *cli.Context) error {
 			return setupLogging(c)
 		},
-		Commands: refuseStrayArgs(withValueCompletion(withGlobalFlags([]*cli.Command{
+		Commands: withUsageErrors(refuseStrayArgs(withValueCompletion(withGlobalFlags([]*cli.Command{
 			discoverCommand(),
 			planCommand(),
 			configCommand(),
@@ -84,8 +97,13 @@ func newApp() *cli.App {
 			manCommand(),
 			bootUnitCommand(),
 			outputReferenceCommand(),
-		}))),
+		})))),
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
+		// Errors come back to main, which prints each once, prefixed, and
+		// exits with its status: urfave/cli printed an exitCoder's message
+		// itself, unprefixed, and exited before main saw it.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:   usageError,
 	}
 }
