@@ -170,13 +170,14 @@ func manExitStatus() string {
 	return b.String()
 }
 
-// manLogging says where logs go and how much of them: --log-level and -q
-// are the tool's verbosity; -v is --version.
+// manLogging says where logs go and how much of them: --log-level, -q
+// and kubectl's -v N.
 const manLogging = `.SH LOGGING
 Logs go to standard error as slog text lines (without timestamps under systemd, whose journal adds them); what \fB--output\fR prints goes to standard output.
 \fB--log-level\fR debug, info (the default), warn or error chooses how much is logged; \fB-q\fR (\fB--quiet\fR) is \fB--log-level error\fR: warnings, such as those of the plan that render and apply log, are then left out (plan prints its own in its output either way).
-Both go before or after the command.
-There is no numeric \fB-v\fR \fIN\fR as in kubectl: \fB-v\fR is \fB--version\fR, and the levels are named, not numbered.
+\fB-v\fR \fIN\fR (\fB--v=\fR\fIN\fR) is kubectl's verbosity: 0 is \fB--log-level info\fR, 1 or more \fB--log-level debug\fR (kubectl's \fB-v=4\fR and up is its debug output).
+Each goes before or after the command; two that ask for different levels are refused.
+The version is \fB--version\fR (or the \fBversion\fR command), which has no one-letter flag.
 `
 
 // argsKey holds the command line in App.Metadata: a flag left without

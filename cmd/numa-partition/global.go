@@ -22,25 +22,19 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: defaultConfigPath, Usage: "config file (TOML)", EnvVars: []string{"NUMA_PARTITION_CONFIG"}},
 		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level (to standard error): debug, info, warn, error"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log errors only: --log-level error"},
+		&cli.IntFlag{Name: "v", Usage: "log verbosity `N`, as kubectl's -v=N: 0 is --log-level info, 1 or more debug (the version is --version)"},
 	}
 }
 
-// setupLogging sends slog to stderr at --log-level, or error with
-// --quiet. Under systemd (JOURNAL_STREAM set) timestamps are left out:
-// journald adds its own. It runs before the app's command and again
-// before each command (withGlobalFlags), so that --log-level and -q
-// after the command count too.
+// setupLogging sends slog to stderr at the level logLevel reads. Under
+// systemd (JOURNAL_STREAM set) timestamps are left out: journald adds its
+// own. It runs before the app's command and again before each command
+// (withGlobalFlags), so that --log-level, -q and -v after the command
+// count too.
 func setupLogging(c *cli.Context) error {
-	name := globalString(c, "log-level")
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(name)); err != nil {
-		return fmt.Errorf("--log-level %q: allowed are debug, info, warn, error", name)
-	}
-	if globalBool(c, "quiet") {
-		if globalIsSet(c, "log-level") && level != slog.LevelError {
-			return fmt.Errorf("--quiet and --log-level %s: choose one (--quiet is --log-level error)", name)
-		}
-		level = slog.LevelError
+	level, err := logLevel(c)
+	if err != nil {
+		return err
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if os.Getenv("JOURNAL_STREAM") != "" {
@@ -53,6 +47,62 @@ func setupLogging(c *cli.Context) error {
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, opts)))
 	return nil
+}
+
+// levelFlag is one of the flags that choose the log level, as typed, and
+// the level it chooses.
+type levelFlag struct {
+	typed string
+	level slog.Level
+}
+
+// logLevel is the level that --log-level, -q (error) or -v N (kubectl's
+// verbosity) ask for, info by default. Two of them that ask for different
+// levels are refused, naming both.
+func logLevel(c *cli.Context) (slog.Level, error) {
+	var given []levelFlag
+	if globalBool(c, "quiet") {
+		given = append(given, levelFlag{"--quiet", slog.LevelError})
+	}
+	name := globalString(c, "log-level")
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(name)); err != nil {
+		return 0, fmt.Errorf("--log-level %q: allowed are debug, info, warn, error", name)
+	}
+	if globalIsSet(c, "log-level") {
+		given = append(given, levelFlag{"--log-level " + name, level})
+	}
+	if globalIsSet(c, "v") {
+		v, err := verbosityLevel(globalContext(c, "v").Int("v"))
+		if err != nil {
+			return 0, err
+		}
+		given = append(given, v)
+	}
+	for _, f := range given[min(1, len(given)):] {
+		if f.level != given[0].level {
+			return 0, fmt.Errorf("%s and %s: choose one (--quiet is --log-level error, -v 0 --log-level info, -v 1 or more --log-level debug)", given[0].typed, f.typed)
+		}
+	}
+	if len(given) > 0 {
+		level = given[0].level
+	}
+	return level, nil
+}
+
+// verbosityLevel maps kubectl's -v=N onto the log's levels: 0, kubectl's
+// default, is info; any more is debug, the one more detailed level the
+// tool logs at (kubectl's -v=4 and up is its debug output).
+func verbosityLevel(n int) (levelFlag, error) {
+	typed := fmt.Sprintf("-v %d", n)
+	switch {
+	case n < 0:
+		return levelFlag{}, fmt.Errorf("%s: allowed are 0 (--log-level info) and more (--log-level debug)", typed)
+	case n == 0:
+		return levelFlag{typed, slog.LevelInfo}, nil
+	default:
+		return levelFlag{typed, slog.LevelDebug}, nil
+	}
 }
 
 // outputFormat validates --output.
@@ -121,32 +171,28 @@ func withGlobalFlags(cmds []*cli.Command) []*cli.Command {
 // globalString is a global flag's value: where it was set nearest to the
 // command (after it, before it), else its default.
 func globalString(c *cli.Context, name string) string {
-	for _, x := range c.Lineage() {
-		if x.Command == nil && x.App == nil {
-			continue
-		}
-		for _, set := range x.LocalFlagNames() {
-			if set == name {
-				return x.String(name)
-			}
-		}
-	}
-	return c.String(name)
+	return globalContext(c, name).String(name)
 }
 
 // globalBool is a global bool flag's value, as globalString.
 func globalBool(c *cli.Context, name string) bool {
+	return globalContext(c, name).Bool(name)
+}
+
+// globalContext is the context of c's lineage nearest to the command
+// where the global flag name was set, else c (its default).
+func globalContext(c *cli.Context, name string) *cli.Context {
 	for _, x := range c.Lineage() {
 		if x.Command == nil && x.App == nil {
 			continue
 		}
 		for _, set := range x.LocalFlagNames() {
 			if set == name {
-				return x.Bool(name)
+				return x
 			}
 		}
 	}
-	return c.Bool(name)
+	return c
 }
 
 // globalIsSet says whether a global flag was given anywhere (or by its

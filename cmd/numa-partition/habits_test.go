@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // runMain runs a command line as main does: standard output and standard
@@ -71,5 +73,45 @@ func TestUsageErrorIsOneLine_Issue40(t *testing.T) {
 		assert.Equal(t, 2, code, "%q", tc.line)
 		assert.Empty(t, stdout, "%q", tc.line)
 		assert.Equal(t, tc.want, stderr, "%q", tc.line)
+	}
+}
+
+// Issue 40: -v was the version where every Kubernetes tool means the
+// verbosity (kubectl -v=N). It is the log level now: 0 info, 1 and more
+// debug, before or after the command; --version prints the version.
+func TestVerbosityFlag_Issue40(t *testing.T) {
+	old := slog.Default()
+	t.Cleanup(func() { slog.SetDefault(old) })
+	ctx := context.Background()
+	for _, line := range [][]string{{"-v", "2", "version"}, {"version", "--v=4"}, {"-v=1", "config", "reference"}, {"version", "-v", "1", "--log-level", "debug"}} {
+		_, stderr, code := runMain(line...)
+		require.Equal(t, 0, code, "%q: %s", line, stderr)
+		assert.True(t, slog.Default().Enabled(ctx, slog.LevelDebug), "%q logs debug", line)
+	}
+	_, stderr, code := runMain("version", "-v=0")
+	require.Equal(t, 0, code, stderr)
+	assert.False(t, slog.Default().Enabled(ctx, slog.LevelDebug), "-v 0 is info")
+	assert.True(t, slog.Default().Enabled(ctx, slog.LevelInfo), "-v 0 is info")
+
+	stdout, _, code := runMain("--version")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "numa-partition version ")
+	stdout, _, _ = runMain("--help")
+	assert.Contains(t, stdout, "-v N ")
+	assert.Contains(t, stdout, "as kubectl's -v=N: 0 is --log-level info, 1 or more debug")
+
+	for _, tc := range []struct {
+		line []string
+		want string
+	}{
+		{[]string{"-v"}, "flag needs an argument: -v (-v N is the log verbosity, as kubectl's; the version is --version)"},
+		{[]string{"version", "-q", "-v", "3"}, "--quiet and -v 3: choose one"},
+		{[]string{"version", "--log-level", "warn", "-v", "0"}, "--log-level warn and -v 0: choose one"},
+		{[]string{"version", "-v", "-1"}, "-v -1: allowed are 0 (--log-level info) and more (--log-level debug)"},
+	} {
+		stdout, stderr, code := runMain(tc.line...)
+		assert.Equal(t, 2, code, "%q", tc.line)
+		assert.Empty(t, stdout, "%q", tc.line)
+		assert.Contains(t, stderr, tc.want, "%q", tc.line)
 	}
 }

@@ -23,6 +23,11 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
 		msg = "unknown flag " + name
 	}
+	if raw := err.Error(); strings.HasSuffix(raw, ": -v") || strings.Contains(raw, " for flag -v: ") {
+		// Until -v was the verbosity it was the version: say so to the
+		// hands that still type it.
+		msg += " (-v N is the log verbosity, as kubectl's; the version is --version)"
+	}
 	return fmt.Errorf("%s\n%s", msg, seeHelp(c))
 }
 

@@ -24,6 +24,13 @@ type buildInfo struct {
 	Platform  string `json:"platform"`
 }
 
+// -v is the log verbosity, as kubectl's -v=N (globalFlags), so the
+// version flag is --version alone: urfave/cli's default also named it -v,
+// and `numa-partition -v=4 apply` printed the version.
+func init() {
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version (the version command prints the commit and Go version too)", DisableDefaultText: true}
+}
+
 func currentBuild() buildInfo {
 	b := buildInfo{Version: version, Commit: commit, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if info, ok := debug.ReadBuildInfo(); ok {
