@@ -51,7 +51,7 @@ func admitCommand() *cli.Command {
 			defer cancel()
 			target := targets[0]
 			if c.String("partition") == "" {
-				if target, err = allocMatchPartition(ctx, targets, m.NodeSelector()); err != nil {
+				if target, err = allocMatchPartition(ctx, c.App.ErrWriter, targets, m.NodeSelector()); err != nil {
 					return err
 				}
 			}
@@ -92,14 +92,15 @@ func allocReadManifest(name string) ([]byte, error) {
 }
 
 // allocMatchPartition picks the one partition whose labels satisfy the
-// selector, asking each daemon for its labels.
-func allocMatchPartition(ctx context.Context, targets []allocTarget, selector map[string]string) (allocTarget, error) {
+// selector, asking each daemon for its labels; a daemon that does not
+// answer is a warning on stderr.
+func allocMatchPartition(ctx context.Context, stderr io.Writer, targets []allocTarget, selector map[string]string) (allocTarget, error) {
 	var matches []allocTarget
 	var described []string
 	for _, t := range targets {
 		h, err := t.client.Health(ctx)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "numa-partition: admit: skipping partition %s: %v\n", t.partition, err)
+			warnAll(stderr, fmt.Sprintf("admit: skipping partition %s: %v", t.partition, err))
 			continue
 		}
 		described = append(described, fmt.Sprintf("%s %s", t.partition, allocFormatLabels(h.Labels)))

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -76,7 +76,7 @@ func allocationsCommand() *cli.Command {
 			}
 			ctx, cancel := allocContext(c)
 			defer cancel()
-			lists, err := allocCollect(ctx, targets)
+			lists, err := allocCollect(ctx, c.App.ErrWriter, targets)
 			if structured(format) {
 				if werr := writeData(c.App.Writer, format, kindAllocationList, allocationList{Items: lists}); werr != nil {
 					return werr
@@ -104,22 +104,20 @@ func allocationsCommand() *cli.Command {
 }
 
 // allocCollect asks every target; a daemon that does not answer is reported
-// after the others are listed (exit status 1), not silently skipped.
-func allocCollect(ctx context.Context, targets []allocTarget) ([]daemon.AllocationsResponse, error) {
+// as a warning on stderr and by the exit status 1, not silently skipped.
+func allocCollect(ctx context.Context, stderr io.Writer, targets []allocTarget) ([]daemon.AllocationsResponse, error) {
 	lists := []daemon.AllocationsResponse{}
 	var failed []string
 	for _, t := range targets {
 		l, err := t.client.Allocations(ctx)
 		if err != nil {
-			failed = append(failed, fmt.Sprintf("%s: %v", t.partition, err))
+			failed = append(failed, fmt.Sprintf("allocations: partition %s: %v", t.partition, err))
 			continue
 		}
 		lists = append(lists, l)
 	}
 	if len(failed) > 0 {
-		for _, f := range failed {
-			fmt.Fprintln(os.Stderr, "numa-partition: allocations:", f)
-		}
+		warnAll(stderr, failed...)
 		return lists, exitError{code: 1, msg: fmt.Sprintf("%d of %d allocator daemons did not answer", len(failed), len(targets))}
 	}
 	return lists, nil

@@ -184,14 +184,19 @@ func applyCommand() *cli.Command {
 					return fmt.Errorf("apply: %w", err)
 				}
 				if structured(h.format) {
-					return writeData(c.App.Writer, h.format, kindApplyReport, rep)
+					err = writeData(c.App.Writer, h.format, kindApplyReport, rep)
+				} else {
+					err = writeApplyReport(c.App.Writer, rep)
 				}
-				return writeApplyReport(c.App.Writer, rep)
+				warnAll(c.App.ErrWriter, rep.Warnings...)
+				return err
 			})
 		},
 	}
 }
 
+// writeApplyReport is apply's table output; its warnings go to standard
+// error (warnAll).
 func writeApplyReport(w io.Writer, r *apply.Report) error {
 	var b strings.Builder
 	if r.DryRun && r.Diff != "" {
@@ -229,9 +234,6 @@ func writeApplyReport(w io.Writer, r *apply.Report) error {
 		for _, n := range r.Nodes {
 			fmt.Fprintf(&b, "  %s\n", nodeChangeLine(n))
 		}
-	}
-	for _, warn := range r.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", warn)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

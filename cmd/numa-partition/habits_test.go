@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -114,4 +118,58 @@ func TestVerbosityFlag_Issue40(t *testing.T) {
 		assert.Empty(t, stdout, "%q", tc.line)
 		assert.Contains(t, stderr, tc.want, "%q", tc.line)
 	}
+}
+
+// offlineRoot is a --root no systemd runs on with a record of generation
+// 1 and nothing else: status reads it offline, remove --dry-run lists
+// what it would do.
+func offlineRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "var", "lib", "numa-partition")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "applied.json"), []byte(`{"generation": 1}`), 0o644))
+	return root
+}
+
+// warningLine is a warning's line (warnAll).
+var warningLine = regexp.MustCompile(`(?m)^warning: `)
+
+// Issue 40: a dry run's "warning: offline …" was printed on standard
+// output inside the report, and admit's and allocations' went to the
+// process's stderr past the app's; every warning goes to the app's
+// standard error, and standard output holds the report alone (with
+// --output json the warnings stay in the object too).
+func TestWarningsGoToStderr_Issue40(t *testing.T) {
+	cfg := filepath.Join("..", "..", "test", "e2e", "guest", "config", "partitions.toml")
+	base := []string{"--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h", "--root", t.TempDir(), "--cgroup-mode", "unified"}
+	stdout, stderr, code := runMain(append([]string{"apply", "--dry-run"}, base...)...)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "would run ")
+	assert.False(t, warningLine.MatchString(stdout), "a warning on standard output")
+	assert.Contains(t, stderr, "warning: offline (no systemd runs for this root)")
+
+	stdout, stderr, code = runMain(append([]string{"apply", "--dry-run", "-o", "json"}, base...)...)
+	require.Equal(t, 0, code, stderr)
+	var rep struct{ Warnings []string }
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
+	assert.NotEmpty(t, rep.Warnings, "the object keeps its warnings")
+	assert.Contains(t, stderr, "warning: offline (no systemd runs for this root)")
+
+	stdout, stderr, code = runMain("remove", "--dry-run", "--root", offlineRoot(t))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "would remove (dry run, nothing done) generation 1")
+	assert.False(t, warningLine.MatchString(stdout), "a warning on standard output:\n%s", stdout)
+	assert.Contains(t, stderr, "warning: offline (no systemd runs for this root)")
+
+	// A daemon that does not answer: node1's socket is a plain file.
+	sockDir := fakeDaemon(t)
+	require.NoError(t, os.WriteFile(filepath.Join(sockDir, "node1.sock"), nil, 0o644))
+	stdout, stderr, code = runMain("allocations", "--socket-dir", sockDir)
+	assert.Equal(t, 1, code, "a daemon did not answer")
+	assert.Contains(t, stdout, "node0")
+	assert.NotContains(t, stdout, "node1")
+	assert.Contains(t, stderr, "warning: allocations: partition node1: ")
+	_, stderr, _ = runMain("admit", "-f", "../../examples/workloads/pod-red.yaml", "--socket-dir", sockDir)
+	assert.Contains(t, stderr, "warning: admit: skipping partition node1: ")
 }

@@ -85,7 +85,7 @@ func networkCommand() *cli.Command {
 						// (its daemons Require= this unit).
 						var missing *netns.MissingDevicesError
 						if errors.As(err, &missing) {
-							fmt.Fprintln(c.App.ErrWriter, "warning:", err)
+							warnAll(c.App.ErrWriter, err.Error())
 							return nil
 						}
 						return err

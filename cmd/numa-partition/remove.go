@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -43,32 +44,38 @@ func removeCommand() *cli.Command {
 					return fmt.Errorf("remove: %w", err)
 				}
 				if structured(h.format) {
-					return writeData(c.App.Writer, h.format, kindRemoveReport, rep)
-				}
-				var b strings.Builder
-				if rep.Generation == 0 {
-					b.WriteString("nothing applied, nothing to remove\n")
+					err = writeData(c.App.Writer, h.format, kindRemoveReport, rep)
 				} else {
-					verb := "removed"
-					if rep.DryRun {
-						verb = "would remove (dry run, nothing done)"
-					}
-					fmt.Fprintf(&b, "%s generation %d in %s:\n", verb, rep.Generation, seconds(rep.Seconds))
-					for _, a := range rep.Actions {
-						fmt.Fprintf(&b, "  %s\n", a)
-					}
-					for _, n := range rep.Nodes {
-						fmt.Fprintf(&b, "  %s\n", nodeRemovalLine(n))
-					}
+					err = writeRemoveReport(c.App.Writer, rep)
 				}
-				for _, w := range rep.Warnings {
-					fmt.Fprintf(&b, "warning: %s\n", w)
-				}
-				_, err = fmt.Fprint(c.App.Writer, b.String())
+				warnAll(c.App.ErrWriter, rep.Warnings...)
 				return err
 			})
 		},
 	}
+}
+
+// writeRemoveReport is remove's table output; its warnings go to
+// standard error (warnAll).
+func writeRemoveReport(w io.Writer, rep *apply.RemoveReport) error {
+	var b strings.Builder
+	if rep.Generation == 0 {
+		b.WriteString("nothing applied, nothing to remove\n")
+	} else {
+		verb := "removed"
+		if rep.DryRun {
+			verb = "would remove (dry run, nothing done)"
+		}
+		fmt.Fprintf(&b, "%s generation %d in %s:\n", verb, rep.Generation, seconds(rep.Seconds))
+		for _, a := range rep.Actions {
+			fmt.Fprintf(&b, "  %s\n", a)
+		}
+		for _, n := range rep.Nodes {
+			fmt.Fprintf(&b, "  %s\n", nodeRemovalLine(n))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // nodeRemovalLine is one partition's Node in remove's table output.
