@@ -152,8 +152,8 @@ var exitStatuses = []struct {
 	code int
 	what string
 }{
-	{0, "Success; status: healthy; diff: no file differs; admit: admitted."},
-	{1, "A negative answer, not a failure: status: degraded, offline or nothing applied (a problem is listed); " +
+	{0, "Success; status: healthy, or offline with no problem found (a --root no systemd runs on); diff: no file differs; admit: admitted."},
+	{1, "A negative answer, not a failure: status: degraded or nothing applied (a problem is listed); " +
 		"diff: files differ; admit: the pod is rejected (the reason says why); release: no partition holds the pod; " +
 		"allocations: an allocator daemon did not answer (the others are listed); simulate --fail-on-reject: an admission was rejected."},
 	{2, "An error: bad flags or arguments, a bad config (every problem with its file, line and key), a plan file refused (naming the file and the field), " +

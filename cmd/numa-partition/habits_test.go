@@ -8,10 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/slices/apply"
 )
 
 // runMain runs a command line as main does: standard output and standard
@@ -172,4 +175,30 @@ func TestWarningsGoToStderr_Issue40(t *testing.T) {
 	assert.Contains(t, stderr, "warning: allocations: partition node1: ")
 	_, stderr, _ = runMain("admit", "-f", "../../examples/workloads/pod-red.yaml", "--socket-dir", sockDir)
 	assert.Contains(t, stderr, "warning: admit: skipping partition node1: ")
+}
+
+// Issue 40: status of a root with nothing applied whose cgroup mode it
+// cannot read printed "NOT-APPLIED (cgroup mode )"; and an offline root
+// with nothing wrong in it exited 1 where docs/apply.md says 0 (offline
+// is no fault found, only what a live host would say not read).
+func TestStatusOfflineAndNotApplied_Issue40(t *testing.T) {
+	stdout, stderr, code := runMain("status", "--root", t.TempDir())
+	assert.Equal(t, 1, code, "nothing applied")
+	assert.Equal(t, "NOT-APPLIED: nothing applied on this host (numa-partition apply); cgroup mode unknown\n", stdout, stderr)
+
+	root := offlineRoot(t)
+	stdout, stderr, code = runMain("status", "--root", root)
+	assert.Equal(t, 0, code, "offline, nothing wrong: %s", stderr)
+	assert.True(t, strings.HasPrefix(stdout, "OFFLINE: generation 1 applied "), stdout)
+	assert.Contains(t, stdout, ", cgroup mode unknown\noffline (no systemd runs for this root): ")
+	stdout, _, code = runMain("status", "--root", root, "-o", "json")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, `"health": "offline"`)
+
+	assert.NoError(t, statusExit(apply.Healthy))
+	for _, h := range []apply.Health{apply.Degraded, apply.NotApplied} {
+		var ec exitCoder
+		require.ErrorAs(t, statusExit(h), &ec, "%s", h)
+		assert.Equal(t, 1, ec.ExitCode(), "%s", h)
+	}
 }

@@ -16,7 +16,7 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show the partitions' units, cpusets, memory, health, Kubernetes Nodes and drift; exit 0 healthy, 1 degraded, 2 error",
+		Usage: "show the partitions' units, cpusets, memory, health, Kubernetes Nodes and drift; exit 0 healthy or offline, 1 degraded or not applied, 2 error",
 		Description: "Per partition: its units' ActiveState/SubState, the CPUs and memory nodes\n" +
 			"in force (from the cgroup files), memory and hugepages per node, kubelet health\n" +
 			"(GET /healthz on its healthz port) and allocator health (GET /v1/healthz on its\n" +
@@ -25,8 +25,9 @@ func statusCommand() *cli.Command {
 			"kubelet kubeconfig (the Node authorizer lets a kubelet read its own Node), or\n" +
 			"with --kubeconfig for all of them; --no-api skips it. For the host: the\n" +
 			"reserved CPUs in force, and the drift between what was applied and what is\n" +
-			"live. Exit status: 0 healthy, 1 degraded or nothing applied, 2 status itself\n" +
-			"failed.",
+			"live. Exit status: 0 healthy, or offline (a --root no systemd runs on, with\n" +
+			"nothing wrong in what it holds); 1 degraded or nothing applied; 2 status\n" +
+			"itself failed.",
 		Flags: append(hostFlags(),
 			&cli.DurationFlag{Name: "probe-timeout", Value: apply.DefaultProbeTimeout, Usage: "timeout of each health check, the API server's included"},
 			&cli.StringFlag{Name: "kubeconfig", Usage: "read every partition's Node with this kubeconfig (an admin's, on this machine) instead of each partition's kubelet kubeconfig"},
@@ -47,24 +48,38 @@ func statusCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				if st.Health != apply.Healthy {
-					return exitError{code: 1}
-				}
-				return nil
+				return statusExit(st.Health)
 			})
 		},
 	}
 }
 
+// statusExit is status's exit status for its health, as docs/apply.md's
+// table has it: 0 healthy, and offline too (a root no systemd runs on
+// with nothing wrong in what it holds: what only a live host could say
+// is no fault found); 1 degraded or nothing applied.
+func statusExit(h apply.Health) error {
+	switch h {
+	case apply.Healthy, apply.Offline:
+		return nil
+	}
+	return exitError{code: 1}
+}
+
 func writeStatus(w io.Writer, st *apply.Status) error {
 	var b strings.Builder
+	health := strings.ToUpper(string(st.Health))
 	if st.Health == apply.NotApplied {
-		fmt.Fprintf(&b, "%s (cgroup mode %s)\n", strings.ToUpper(string(st.Health)), st.CgroupMode)
+		fmt.Fprintf(&b, "%s: %s; %s\n", health, strings.Join(st.Problems, "; "), cgroupModeText(st.CgroupMode))
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	fmt.Fprintf(&b, "%s: generation %d applied %s, cgroup mode %s\n",
-		strings.ToUpper(string(st.Health)), st.Generation, st.AppliedAt.Format("2006-01-02 15:04:05Z07:00"), st.CgroupMode)
+	fmt.Fprintf(&b, "%s: generation %d applied %s, %s\n",
+		health, st.Generation, st.AppliedAt.Format("2006-01-02 15:04:05Z07:00"), cgroupModeText(st.CgroupMode))
+	if st.Offline != "" {
+		// What the health "offline" did not read, as the JSON's "offline".
+		fmt.Fprintf(&b, "%s\n", st.Offline)
+	}
 	fmt.Fprintf(&b, "host: reserved CPUs %s, in force (system.slice AllowedCPUs) %s\n\n", orDash(st.Host.ReservedCPUs), orDash(st.Host.InForce))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tSLICE\tCPUS IN FORCE\tMEMS IN FORCE\tKUBELET\tALLOCATOR\tCAPACITY\tCPU TIME\tWORKING SET\tNODE")
@@ -117,6 +132,17 @@ func writeStatus(w io.Writer, st *apply.Status) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// cgroupModeText is the cgroup mode as status's first line says it. An
+// offline root may have none to read (no record that says it, no
+// sys/fs/cgroup below it): "unknown" then, where "cgroup mode " with
+// nothing after it read as a bug.
+func cgroupModeText(m apply.CgroupMode) string {
+	if m == "" {
+		return "cgroup mode unknown"
+	}
+	return "cgroup mode " + string(m)
 }
 
 // writeNetworkStatus writes each partition's namespace, its address and

@@ -289,7 +289,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l log-level
 complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l quiet -s q -d 'log errors only: --log-level error'
 complete -c numa-partition -n '__fish_seen_subcommand_from diff' -f -l v -r -d 'log verbosity `N`, as kubectl\'s -v=N: 0 is --log-level info, 1 or more debug (the version is --version)'
 complete -c numa-partition -n '__fish_seen_subcommand_from status' -f -l help -s h -d 'show help'
-complete -r -c numa-partition -n '__fish_numa-partition_no_subcommand' -a 'status' -d 'show the partitions\' units, cpusets, memory, health, Kubernetes Nodes and drift; exit 0 healthy, 1 degraded, 2 error'
+complete -r -c numa-partition -n '__fish_numa-partition_no_subcommand' -a 'status' -d 'show the partitions\' units, cpusets, memory, health, Kubernetes Nodes and drift; exit 0 healthy or offline, 1 degraded or not applied, 2 error'
 complete -c numa-partition -n '__fish_seen_subcommand_from status' -f -l root -r -d 'the host\'s root directory: files are written and read below it (a container\'s or test sandbox\'s root works)'
 complete -c numa-partition -n '__fish_seen_subcommand_from status' -f -l bus -r -d 'D-Bus address of the host\'s systemd (default: the local systemd; with --root, ROOT/run/dbus/system_bus_socket)'
 complete -c numa-partition -n '__fish_seen_subcommand_from status' -f -l offline -d 'read --root as a tree no systemd runs on (an image, a chroot, a copy of a host): unit states unknown, nothing probed; status and --dry-run only (the default with a --root that has no run/dbus/system_bus_socket)'
