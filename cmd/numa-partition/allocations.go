@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 )
 
@@ -83,24 +84,48 @@ func allocationsCommand() *cli.Command {
 				}
 				return err
 			}
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PARTITION\tPOD\tUID\tPINNED\tCONTAINER\tNUMA\tMEMORY")
-			for _, l := range lists {
-				for _, a := range l.Allocations {
-					if len(a.Containers) == 0 {
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t-\t-\t-\n", l.Partition, a.Pod, a.PodUID, a.Pinned)
-					}
-					for _, ctr := range a.Containers {
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", l.Partition, a.Pod, a.PodUID, a.Pinned, ctr.Name, ctr.NUMANodes, allocResourceList(ctr.Memory))
-					}
-				}
-			}
-			if ferr := tw.Flush(); ferr != nil {
-				return ferr
+			if werr := writeAllocations(c.App.Writer, c.App.ErrWriter, lists); werr != nil {
+				return werr
 			}
 			return err
 		},
 	}
+}
+
+// writeAllocations is allocations' table: one row per container. With
+// no pod held anywhere it is one line on stderr instead, as kubectl's "No
+// resources found", and no header a script would take for a row; with no
+// daemon that answered, nothing (the error says why).
+func writeAllocations(w, stderr io.Writer, lists []daemon.AllocationsResponse) error {
+	var names []string
+	held := false
+	for _, l := range lists {
+		names = append(names, l.Partition)
+		held = held || len(l.Allocations) > 0
+	}
+	if !held {
+		word := "partition"
+		if len(lists) > 1 {
+			word += "s"
+		}
+		if len(lists) > 0 {
+			fmt.Fprintf(stderr, "No allocations found in %s %s.\n", word, strings.Join(names, ", "))
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PARTITION\tPOD\tUID\tPINNED\tCONTAINER\tNUMA\tMEMORY")
+	for _, l := range lists {
+		for _, a := range l.Allocations {
+			if len(a.Containers) == 0 {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t-\t-\t-\n", l.Partition, a.Pod, a.PodUID, a.Pinned)
+			}
+			for _, ctr := range a.Containers {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", l.Partition, a.Pod, a.PodUID, a.Pinned, ctr.Name, ctr.NUMANodes, allocResourceList(ctr.Memory))
+			}
+		}
+	}
+	return tw.Flush()
 }
 
 // allocCollect asks every target; a daemon that does not answer is reported
@@ -113,6 +138,11 @@ func allocCollect(ctx context.Context, stderr io.Writer, targets []allocTarget) 
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("allocations: partition %s: %v", t.partition, err))
 			continue
+		}
+		if l.Allocations == nil {
+			// An empty list, in --output json too, not null: a daemon
+			// from before it said [] may send null.
+			l.Allocations = []allocator.Allocation{}
 		}
 		lists = append(lists, l)
 	}

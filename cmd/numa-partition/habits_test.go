@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 	"github.com/numa-partition/numa-partition/slices/apply"
 )
 
@@ -201,4 +202,38 @@ func TestStatusOfflineAndNotApplied_Issue40(t *testing.T) {
 		require.ErrorAs(t, statusExit(h), &ec, "%s", h)
 		assert.Equal(t, 1, ec.ExitCode(), "%s", h)
 	}
+}
+
+// Issue 40: allocations with no pod held printed a bare header; it says
+// so in one line on stderr (kubectl's "No resources found"), no header,
+// and --output json is still the list, its items' allocations empty.
+func TestAllocationsNoneHeld_Issue40(t *testing.T) {
+	// A daemon holding nothing; its null list is read as empty.
+	sockDir := serveDaemon(t, map[string]any{daemon.PathAllocations: daemon.AllocationsResponse{Partition: "node0", Generation: 3}})
+	stdout, stderr, code := runMain("allocations", "--socket-dir", sockDir)
+	assert.Equal(t, 0, code, stderr)
+	assert.Empty(t, stdout, "no header")
+	assert.Equal(t, "No allocations found in partition node0.\n", stderr)
+
+	stdout, stderr, code = runMain("allocations", "--socket-dir", sockDir, "-o", "json")
+	assert.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr)
+	var list struct {
+		Kind  string `json:"kind"`
+		Items []struct {
+			Partition   string            `json:"partition"`
+			Allocations []json.RawMessage `json:"allocations"`
+		} `json:"items"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &list), stdout)
+	assert.Equal(t, kindAllocationList, list.Kind)
+	require.Len(t, list.Items, 1)
+	assert.Equal(t, "node0", list.Items[0].Partition)
+	assert.NotNil(t, list.Items[0].Allocations, "[], not null: %s", stdout)
+	assert.Empty(t, list.Items[0].Allocations)
+
+	// Some held: the table, header first.
+	stdout, _, code = runMain("allocations", "--socket-dir", fakeDaemon(t))
+	assert.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(stdout, "PARTITION "), stdout)
 }

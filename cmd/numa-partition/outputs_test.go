@@ -142,23 +142,29 @@ func runRaw(args ...string) (string, error) {
 
 // fakeDaemon serves canned allocator answers on DIR/node0.sock.
 func fakeDaemon(t *testing.T) string {
+	decision := allocator.Decision{PodUID: "uid-1", Pod: "default/red", Admitted: true, Pinned: true}
+	return serveDaemon(t, map[string]any{
+		daemon.PathAllocations: daemon.AllocationsResponse{Partition: "node0", Generation: 1, Allocations: []allocator.Decision{decision}},
+		daemon.PathAdmit:       daemon.AdmitResponse{Partition: "node0", Kind: "Pod", Decision: decision, Generation: 1},
+		daemon.PathRelease:     daemon.ReleaseResponse{Partition: "node0", PodUID: "uid-1", Released: true, Generation: 2},
+	})
+}
+
+// serveDaemon serves answers (by request path) on DIR/node0.sock.
+func serveDaemon(t *testing.T, answers map[string]any) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "np-out") // short: a socket path has a limit
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	l, err := net.Listen("unix", filepath.Join(dir, "node0.sock"))
 	require.NoError(t, err)
-	decision := allocator.Decision{PodUID: "uid-1", Pod: "default/red", Admitted: true, Pinned: true}
 	mux := http.NewServeMux()
-	answer := func(v any) http.HandlerFunc {
-		return func(w http.ResponseWriter, _ *http.Request) {
+	for path, v := range answers {
+		mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(v)
-		}
+		})
 	}
-	mux.Handle(daemon.PathAllocations, answer(daemon.AllocationsResponse{Partition: "node0", Generation: 1, Allocations: []allocator.Decision{decision}}))
-	mux.Handle(daemon.PathAdmit, answer(daemon.AdmitResponse{Partition: "node0", Kind: "Pod", Decision: decision, Generation: 1}))
-	mux.Handle(daemon.PathRelease, answer(daemon.ReleaseResponse{Partition: "node0", PodUID: "uid-1", Released: true, Generation: 2}))
 	srv := &http.Server{Handler: mux}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { srv.Close() })
