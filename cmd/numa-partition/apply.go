@@ -20,10 +20,16 @@ import (
 // applied host.
 func hostFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory: files are written and read below it (a container's or test sandbox's root works)"},
+		rootFlag(),
 		&cli.StringFlag{Name: "bus", Usage: "D-Bus address of the host's systemd (default: the local systemd; with --root, ROOT/run/dbus/system_bus_socket)"},
 		&cli.BoolFlag{Name: "offline", Usage: "read --root as a tree no systemd runs on (an image, a chroot, a copy of a host): unit states unknown, nothing probed; status and --dry-run only (the default with a --root that has no run/dbus/system_bus_socket)"},
 	}
+}
+
+// rootFlag is --root: every file a command writes or reads on the host
+// is below it, reached through fsutil.Root.
+func rootFlag() cli.Flag {
+	return &cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory: files are written and read below it (a container's or test sandbox's root works)"}
 }
 
 // hostRoot returns --root and the sysfs below it: --sysfs when given,

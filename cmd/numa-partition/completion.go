@@ -103,7 +103,7 @@ const manTail = `
 .SH FILES
 .TP
 .B /etc/numa-partition/config.toml
-The config (TOML); \fBnuma-partition config init\fR writes one, \fBconfig reference\fR documents every key.
+The config (TOML); \fBnuma-partition config init --write\fR writes one, \fBconfig reference\fR documents every key.
 .TP
 .B /etc/numa-partition/plan.json
 The plan the applied units were rendered from.

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/planner/configref"
 )
@@ -16,35 +20,40 @@ func configCommand() *cli.Command {
 		Usage: "write or check the config file",
 		Subcommands: []*cli.Command{
 			{
-				Name:  "init",
-				Usage: "print a commented config for this machine",
+				Name:      "init",
+				Usage:     "print a commented config for this machine, or write it (--write)",
+				ArgsUsage: "[--write [PATH]]",
 				Description: "Discovers the machine (--sysfs) and prints a config with every key, its\n" +
 					"description and default, the partitions it makes here, and the machine's\n" +
-					"page sizes and CPU-less nodes. Save it to /etc/numa-partition/config.toml\n" +
-					"and edit. With --generic it prints the config the package installs: every\n" +
-					"key commented out at its default, tied to no machine (nothing is read).",
+					"page sizes and CPU-less nodes. With --generic it prints the config the\n" +
+					"package installs: every key commented out at its default, tied to no\n" +
+					"machine (nothing is read).\n\n" +
+					"--write writes it to PATH instead, by default the config file the other\n" +
+					"commands read (--config, /etc/numa-partition/config.toml): the missing\n" +
+					"directories are made and the file replaced atomically, below --root (no\n" +
+					"symbolic link is followed out of it). An existing file is the host's\n" +
+					"edited config: it is kept, and init refuses, unless --force.",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "hostname", Usage: "host name to write into the comments (default: this machine's)"},
 					&cli.BoolFlag{Name: "generic", Usage: "print the machine-independent default config (packaging/config.toml)"},
+					&cli.BoolFlag{Name: "write", Usage: "write the config to PATH, by default --config's file, instead of printing it: directories made, file replaced atomically"},
+					&cli.BoolFlag{Name: "force", Usage: "with --write, replace an existing file"},
+					rootFlag(),
 				},
 				Action: func(c *cli.Context) error {
-					if c.Bool("generic") {
-						if c.IsSet("hostname") {
-							return exitError{code: 2, msg: "config init: --hostname describes a machine; --generic writes for none"}
-						}
-						_, err := c.App.Writer.Write(configref.GenericConfig())
+					path, err := initWritePath(c)
+					if err != nil {
 						return err
 					}
-					topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
+					content, err := initConfig(c)
 					if err != nil {
-						return fmt.Errorf("discover: %w", err)
+						return err
 					}
-					host := c.String("hostname")
-					if host == "" {
-						host, _ = os.Hostname()
+					if path == "" {
+						_, err = c.App.Writer.Write(content)
+						return err
 					}
-					_, err = c.App.Writer.Write(configref.InitConfig(topo, host))
-					return err
+					return writeInitConfig(c, path, content)
 				},
 			},
 			{
@@ -71,4 +80,85 @@ func configCommand() *cli.Command {
 			},
 		},
 	}
+}
+
+// initConfig is the config init writes: this machine's (discovered below
+// --root, or at --sysfs), or with --generic the package's.
+func initConfig(c *cli.Context) ([]byte, error) {
+	if c.Bool("generic") {
+		if c.IsSet("hostname") {
+			return nil, exitError{code: 2, msg: "config init: --hostname describes a machine; --generic writes for none"}
+		}
+		return configref.GenericConfig(), nil
+	}
+	_, sysfs := hostRoot(c)
+	topo, err := numa.NewFS(sysfs).WithContext(c.Context).Discover()
+	if err != nil {
+		return nil, fmt.Errorf("discover: %w", err)
+	}
+	host := c.String("hostname")
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	return configref.InitConfig(topo, host), nil
+}
+
+// initWritePath is where config init --write writes, a path on the host
+// below --root; "" without --write (print). PATH is the one argument,
+// else --config's file. Without --root a relative PATH is the working
+// directory's; below another root it would be ambiguous, and is refused.
+func initWritePath(c *cli.Context) (string, error) {
+	args := c.Args().Slice()
+	if !c.Bool("write") {
+		if len(args) > 0 {
+			return "", fmt.Errorf("config init: %q: a PATH is where --write writes; without --write the config is printed", args[0])
+		}
+		if c.Bool("force") {
+			return "", fmt.Errorf("config init: --force replaces the file --write writes: allowed only with --write")
+		}
+		return "", nil
+	}
+	if len(args) > 1 {
+		return "", fmt.Errorf("config init --write: one PATH, got %q", args)
+	}
+	path := globalString(c, "config")
+	if len(args) == 1 {
+		path = args[0]
+	}
+	if filepath.IsAbs(path) {
+		return path, nil
+	}
+	if root := c.String("root"); filepath.Clean(root) != "/" {
+		return "", fmt.Errorf("config init --write %q: a path below --root %s must be absolute (the host's: /etc/numa-partition/config.toml)", path, root)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("config init --write %q: %w", path, err)
+	}
+	return abs, nil
+}
+
+// writeInitConfig writes content to path below --root through
+// fsutil.Root, the one atomic write (a temporary file, fsync, rename),
+// making the missing directories: on a fresh host /etc/numa-partition
+// does not exist, and `config init > /etc/numa-partition/config.toml`
+// failed there. An existing file (or a link at its name) is the host's
+// edited config, kept unless --force; with --force a link is replaced,
+// never followed.
+func writeInitConfig(c *cli.Context, path string, content []byte) error {
+	root := fsutil.NewRoot(c.String("root"))
+	if !c.Bool("force") {
+		_, err := root.Lstat(path)
+		if err == nil {
+			return fmt.Errorf("config init --write: %s exists: it is kept (--force replaces it)", root.Path(path))
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("config init --write: %w", err)
+		}
+	}
+	if err := root.WriteFile(path, content, 0o644); err != nil {
+		return fmt.Errorf("config init --write: %w", err)
+	}
+	_, err := fmt.Fprintf(c.App.Writer, "wrote %s: edit it, then numa-partition config check\n", root.Path(path))
+	return err
 }

@@ -237,3 +237,87 @@ func TestAllocationsNoneHeld_Issue40(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.True(t, strings.HasPrefix(stdout, "PARTITION "), stdout)
 }
+
+// Issue 40: config init could not write its file on a fresh host
+// (`> /etc/numa-partition/config.toml`: no such directory). --write
+// makes the directories and writes the file atomically below --root,
+// keeps an existing file unless --force, and follows no link out of the
+// root.
+func TestConfigInitWrite_Issue40(t *testing.T) {
+	root := t.TempDir()
+	line := func(extra ...string) []string {
+		return append([]string{"config", "init", "--sysfs", fixtureSys("qemu-2node-v2"), "--hostname", "h", "--root", root}, extra...)
+	}
+	want, stderr, code := runMain(line()...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, want, "[[partition]]", "the printed config")
+
+	dir := filepath.Join(root, "etc", "numa-partition")
+	file := filepath.Join(dir, "config.toml")
+	stdout, stderr, code := runMain(line("--write")...)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "wrote "+file+": edit it, then numa-partition config check\n", stdout)
+	got, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, want, string(got), "the file is what init prints")
+	fi, err := os.Stat(file)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary file left")
+
+	// The host's edited config is kept, unless --force.
+	require.NoError(t, os.WriteFile(file, []byte("# edited\n"), 0o644))
+	_, stderr, code = runMain(line("--write")...)
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "numa-partition: config init --write: "+file+" exists: it is kept (--force replaces it)\n", stderr)
+	got, _ = os.ReadFile(file)
+	assert.Equal(t, "# edited\n", string(got))
+	_, stderr, code = runMain(line("--write", "--force")...)
+	require.Equal(t, 0, code, stderr)
+	got, _ = os.ReadFile(file)
+	assert.Equal(t, want, string(got))
+
+	// A link at PATH's name is replaced with --force, never followed;
+	// a link on the way resolves inside the root (where this one's
+	// target does not exist).
+	outside := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "config.toml"), []byte("outside\n"), 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "config.toml"), filepath.Join(dir, "link.toml")))
+	_, stderr, code = runMain(line("--write", "/etc/numa-partition/link.toml")...)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "link.toml exists: it is kept")
+	_, stderr, code = runMain(line("--write", "--force", "/etc/numa-partition/link.toml")...)
+	require.Equal(t, 0, code, stderr)
+	fi, err = os.Lstat(filepath.Join(dir, "link.toml"))
+	require.NoError(t, err)
+	assert.True(t, fi.Mode().IsRegular(), "the link replaced by the file")
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "etc", "escape")))
+	_, stderr, code = runMain(line("--write", "--force", "/etc/escape/config.toml")...)
+	assert.Equal(t, 2, code, "a link that leads nowhere inside the root")
+	assert.Contains(t, stderr, "/etc/escape is in the way")
+	got, _ = os.ReadFile(filepath.Join(outside, "config.toml"))
+	assert.Equal(t, "outside\n", string(got), "nothing written outside --root")
+
+	// Without --root a relative PATH is the working directory's.
+	t.Chdir(t.TempDir())
+	_, stderr, code = runMain("config", "init", "--generic", "--write", "sub/config.toml")
+	require.Equal(t, 0, code, stderr)
+	_, err = os.Stat(filepath.Join("sub", "config.toml"))
+	assert.NoError(t, err)
+
+	for _, tc := range []struct {
+		line []string
+		want string
+	}{
+		{line("/etc/x.toml"), `config init: "/etc/x.toml": a PATH is where --write writes; without --write the config is printed`},
+		{line("--force"), "config init: --force replaces the file --write writes: allowed only with --write"},
+		{line("--write", "/a", "/b"), `config init --write: one PATH, got ["/a" "/b"]`},
+		{line("--write", "x.toml"), `config init --write "x.toml": a path below --root ` + root + ` must be absolute`},
+	} {
+		_, stderr, code := runMain(tc.line...)
+		assert.Equal(t, 2, code, "%q", tc.line)
+		assert.Contains(t, stderr, tc.want, "%q", tc.line)
+	}
+}

@@ -54,8 +54,8 @@ func newApp() *cli.App {
 			"applies them transactionally over systemd's D-Bus API. Each partition becomes\n" +
 			"one Kubernetes Node that pods target with a nodeSelector on its labels\n" +
 			"(numa-type=red, ...).\n\n" +
-			"Typical use: discover; config init > /etc/numa-partition/config.toml; plan;\n" +
-			"apply --dry-run; apply; status. remove undoes apply.\n\n" +
+			"Typical use: discover; config init --write (/etc/numa-partition/config.toml);\n" +
+			"plan; apply --dry-run; apply; status. remove undoes apply.\n\n" +
 			"Files: /etc/numa-partition/config.toml (config), /etc/numa-partition/plan.json\n" +
 			"(the applied plan), /var/lib/numa-partition/applied.json (what apply wrote),\n" +
 			"/run/numa-partition/NAME.sock (allocator API).\n\n" +

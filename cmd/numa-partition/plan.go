@@ -171,7 +171,7 @@ func loadConfig(c *cli.Context) (*config.Config, error) {
 		return cfg, nil
 	}
 	if errors.Is(err, fs.ErrNotExist) && !globalIsSet(c, "config") {
-		slog.Warn("no config file, using the defaults (numa-partition config init writes one)", "path", path)
+		slog.Warn("no config file, using the defaults (numa-partition config init --write writes one)", "path", path)
 		return &config.Config{}, nil
 	}
 	return nil, configProblems(err)
