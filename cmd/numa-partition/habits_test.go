@@ -63,9 +63,10 @@ func TestHelpCommand_Issue40(t *testing.T) {
 	}
 }
 
-// Issue 40: an unknown flag printed the whole help on standard output;
-// it is one line naming the flag as typed and where the usage is, on
-// standard error, exit 2 (bad flags, as every other usage error).
+// Issue 40: an unknown flag printed the whole help on standard output,
+// and so did a required flag left out; each is one line naming the flag
+// as typed and where the usage is, on standard error, exit 2 (bad flags,
+// as every other usage error).
 func TestUsageErrorIsOneLine_Issue40(t *testing.T) {
 	for _, tc := range []struct {
 		line []string
@@ -76,6 +77,8 @@ func TestUsageErrorIsOneLine_Issue40(t *testing.T) {
 		{[]string{"config", "init", "-x"}, "numa-partition: unknown flag -x\nSee 'numa-partition config init --help' for usage.\n"},
 		{[]string{"status", "--probe-timeout", "soon"}, "numa-partition: invalid value \"soon\" for flag --probe-timeout: parse error\nSee 'numa-partition status --help' for usage.\n"},
 		{[]string{"config", "init", "-o"}, "numa-partition: flag needs an argument: -o\nSee 'numa-partition config init --help' for usage.\n"},
+		{[]string{"kubelet-state", "repair"}, "numa-partition: flag --root-dir is required\nSee 'numa-partition kubelet-state repair --help' for usage.\n"},
+		{[]string{"network", "up", "--address", "10.0.0.2/24"}, "numa-partition: flags --namespace, --host-link are required\nSee 'numa-partition network up --help' for usage.\n"},
 	} {
 		stdout, stderr, code := runMain(tc.line...)
 		assert.Equal(t, 2, code, "%q", tc.line)

@@ -68,9 +68,46 @@ func withUsageErrors(cmds []*cli.Command) []*cli.Command {
 		if cmd.Action == nil && len(cmd.Subcommands) > 0 {
 			cmd.Action = groupAction
 		}
+		requireInBefore(cmd)
 		withUsageErrors(cmd.Subcommands)
 	}
 	return cmds
+}
+
+// requireInBefore moves the check of cmd's required flags from urfave/cli,
+// which printed the whole help on standard output before its error, into
+// cmd's Before, as a usage error like a bad flag's.
+func requireInBefore(cmd *cli.Command) {
+	var required []string
+	for _, f := range cmd.Flags {
+		if s, ok := f.(*cli.StringFlag); ok && s.Required {
+			s.Required = false
+			required = append(required, s.Name)
+		}
+	}
+	if len(required) == 0 {
+		return
+	}
+	before := cmd.Before
+	cmd.Before = func(c *cli.Context) error {
+		var missing []string
+		for _, name := range required {
+			if !c.IsSet(name) {
+				missing = append(missing, dashed(name))
+			}
+		}
+		switch len(missing) {
+		case 0:
+		case 1:
+			return fmt.Errorf("flag %s is required\n%s", missing[0], seeHelp(c))
+		default:
+			return fmt.Errorf("flags %s are required\n%s", strings.Join(missing, ", "), seeHelp(c))
+		}
+		if before != nil {
+			return before(c)
+		}
+		return nil
+	}
 }
 
 // appAction runs when no command is given: alone the app prints its
