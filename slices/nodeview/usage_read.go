@@ -9,9 +9,10 @@ import (
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 )
 
-// Usage is a slice's usage as its kubelet reports it for its Node: what
-// cAdvisor makes of the root cgroup's files, which are the slice's in the
-// partition's mount namespace (UsageBinds).
+// Usage is a cgroup's usage as cAdvisor makes it of its files: read at
+// the root cgroup in a partition's mount namespace (v1), the figures its
+// kubelet reports for its Node (the slice's CPU, UsageBinds; the shown
+// nodes' memory, memcg.go); read at a slice, the slice's own.
 type Usage struct {
 	// CPUNanoseconds is the CPU time the slice used since it was made
 	// (the summary API's node usageCoreNanoSeconds).
@@ -27,8 +28,9 @@ type Usage struct {
 // maxStatFile bounds the read of a cgroup stat file.
 const maxStatFile = 1 << 20
 
-// ReadUsage reads slice's usage below root: the unified hierarchy's files
-// when v2, else the v1 cpuacct and memory controllers'.
+// ReadUsage reads slice's usage below root ("" is the root cgroup): the
+// unified hierarchy's files when v2, else the v1 cpuacct and memory
+// controllers'.
 func ReadUsage(root fsutil.Root, v2 bool, slice string) (Usage, error) {
 	var u Usage
 	if v2 {

@@ -16,6 +16,10 @@ api_path=/apis/metrics.k8s.io/v1beta1/nodes
 # the burner's CPUs.
 PARTITIONS=$b deploy_addon metrics-server "metrics-server (Deployment, Service, APIService v1beta1.metrics.k8s.io)"
 cleanup() {
+  if [ "$FAILED" != 0 ]; then
+    echo "  --- metrics-server's last log lines"
+    k -n kube-system logs -l k8s-app=metrics-server --tail=40 2>&1 | sed 's/^/    /'
+  fi
   # The APIService first: an aggregated API without its server makes
   # every client's discovery incomplete (and the namespace controller wait).
   k delete apiservice v1beta1.metrics.k8s.io --wait=false >/dev/null 2>&1
