@@ -70,11 +70,11 @@ for p in $PARTITIONS; do
 done
 
 # fresh P: read P once metrics-server has a window after the last one read
-# (one sample per Node per --metric-resolution, 15 s; CPU is the rate
-# between two).
+# (one sample per Node per --metric-resolution, 30 s here; CPU is the
+# rate between two).
 fresh() {
   FRESH_OF=$1 FRESH_WAS=${WINDOW[$1]}
-  wait_until 180 "a new metrics window for $(node_name $1)" moved
+  wait_until 300 "a new metrics window for $(node_name $1)" moved
 }
 moved() { read_node $FRESH_OF && [ "${WINDOW[$FRESH_OF]}" != "$FRESH_WAS" ]; }
 fresh $a; fresh $b
