@@ -29,8 +29,9 @@ import (
 // followed (O_NOFOLLOW): a file numa-partition reads, writes or locks
 // must be that file, not a link somewhere else.
 type Root struct {
-	dir  string
-	held *heldDir // OpenRoot's; nil: dir is opened at each call
+	dir     string
+	held    *heldDir // OpenRoot's; nil: dir is opened at each call
+	noLinks bool     // RefusingLinks: no link is followed on the way either
 }
 
 // heldDir is a root directory opened once. Calls resolve from fd under
@@ -111,11 +112,37 @@ func clean(rel string) string {
 // resolveInRoot is how every path below a Root is resolved.
 const resolveInRoot = unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS
 
+// RefusingLinks is r refusing every symbolic link below it, on the way to
+// a path as well as at its end, instead of following it inside r: for a
+// tree numa-partition makes itself (render --out), where no link is
+// legitimate and one can only have been planted, by whoever else can
+// write there, while it writes. Confining such a link inside r would
+// still write where its planter chose.
+func (r Root) RefusingLinks() Root {
+	r.noLinks = true
+	return r
+}
+
+// resolve is how r resolves a path below it (openat2's resolve flags).
+func (r Root) resolve() uint64 {
+	if r.noLinks {
+		return resolveInRoot | unix.RESOLVE_NO_SYMLINKS
+	}
+	return resolveInRoot
+}
+
 // SymlinkError says the last component of a path numa-partition would
-// read, write or lock is a symbolic link, which it does not follow.
-type SymlinkError struct{ Path, Root string }
+// read, write or lock is a symbolic link, which it does not follow, or,
+// below a RefusingLinks root, that a link is on the way to it (OnTheWay).
+type SymlinkError struct {
+	Path, Root string
+	OnTheWay   bool
+}
 
 func (e *SymlinkError) Error() string {
+	if e.OnTheWay {
+		return fmt.Sprintf("%s: a symbolic link is on the way to it: refusing to follow it (nothing below %s may be a link: numa-partition makes every directory there itself)", e.Path, e.Root)
+	}
 	return fmt.Sprintf("%s is a symbolic link: refusing to follow it (what numa-partition reads, writes or locks under %s must be a regular file or directory there, not a link)", e.Path, e.Root)
 }
 
@@ -142,7 +169,7 @@ func (r Root) openat2(rel string, flags int, mode uint32) (int, error) {
 
 // openat2From is openat2 from the root's descriptor rfd; rel is clean.
 func (r Root) openat2From(rfd int, rel string, flags int, mode uint32) (int, error) {
-	how := unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: resolveInRoot}
+	how := unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: r.resolve()}
 	if flags&unix.O_CREAT != 0 {
 		how.Mode = uint64(mode)
 	}
@@ -165,14 +192,17 @@ func (r Root) openat2From(rfd int, rel string, flags int, mode uint32) (int, err
 	if errors.Is(err, unix.ELOOP) && flags&unix.O_NOFOLLOW != 0 && r.isSymlink(rfd, rel) {
 		return -1, &SymlinkError{Path: r.Path(rel), Root: r.dir}
 	}
+	if errors.Is(err, unix.ELOOP) && r.noLinks {
+		return -1, &SymlinkError{Path: r.Path(rel), Root: r.dir, OnTheWay: true}
+	}
 	return -1, &os.PathError{Op: "open", Path: r.Path(rel), Err: err}
 }
 
 // openWithoutOpenat2 is for kernels before 5.6: below "/" a plain openat
-// is the same resolution (but for magic links); below any other root
-// there is no safe way without openat2, so it is refused.
+// is the same resolution (but for magic links); below any other root, or
+// refusing links, there is no safe way without openat2, so it is refused.
 func (r Root) openWithoutOpenat2(rel string, flags int, mode uint32) (int, error) {
-	if filepath.Clean(r.dir) != "/" {
+	if filepath.Clean(r.dir) != "/" || r.noLinks {
 		return -1, fmt.Errorf("this kernel has no openat2(2) (Linux 5.6 or later), which keeps every path inside --root %s: %w", r.dir, unix.ENOSYS)
 	}
 	return unix.Openat(unix.AT_FDCWD, "/"+rel, flags|unix.O_CLOEXEC, mode)
@@ -181,7 +211,7 @@ func (r Root) openWithoutOpenat2(rel string, flags int, mode uint32) (int, error
 // isSymlink says whether rel's last component is a symbolic link (after
 // an ELOOP, which too many links on the way also give).
 func (r Root) isSymlink(rfd int, rel string) bool {
-	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: resolveInRoot}
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: r.resolve()}
 	fd, err := unix.Openat2(rfd, rel, &how)
 	if err != nil {
 		return false

@@ -305,3 +305,45 @@ func TestOpenRootHoldsItsDirectory(t *testing.T) {
 	}
 	c.Check(t)
 }
+
+// Repro (#38, item 1): render --out DIR wrote its files through DIR/etc
+// swapped for a link by DIR's owner. A RefusingLinks root writes, makes
+// and reads through no link below it, on the way or at the end, even one
+// that stays inside it, and says which path met it.
+func TestRefusingLinksFollowsNoLink(t *testing.T) {
+	for _, kind := range rootKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			root := t.TempDir()
+			c := hostiletest.NewOutside(t, "outside the root\n")
+			hostile(t, root, c)
+			if err := os.MkdirAll(filepath.Join(root, "real"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("real", filepath.Join(root, "inside")); err != nil {
+				t.Fatal(err)
+			}
+			r := kind.open(t, root).RefusingLinks()
+			for name, f := range map[string]func() error{
+				"etc/dir/canary":     func() error { return r.WriteFile("etc/dir/canary", []byte("x"), 0o644) },
+				"etc/dir/new/f":      func() error { return r.WriteFile("etc/dir/new/f", []byte("x"), 0o644) },
+				"inside/f":           func() error { return r.WriteFile("inside/f", []byte("x"), 0o644) },
+				"inside/sub":         func() error { return r.MkdirAll("inside/sub", 0o755) },
+				"inside/sub/canary":  func() error { _, err := r.ReadFile("inside/sub/canary", 100); return err },
+				"etc/absolute":       func() error { _, err := r.ReadFile("etc/absolute", 100); return err },
+				"etc/dir/canary (r)": func() error { _, err := r.ReadFile("etc/dir/canary", 100); return err },
+			} {
+				var se *SymlinkError
+				if err := f(); !errors.As(err, &se) {
+					t.Errorf("%s: %v, want a SymlinkError", name, err)
+				}
+			}
+			if entries, _ := os.ReadDir(filepath.Join(root, "real")); len(entries) != 0 {
+				t.Errorf("written through a link inside the root: %v", entries)
+			}
+			c.Check(t)
+			if err := r.WriteFile("a/b/f", []byte("x"), 0o644); err != nil {
+				t.Errorf("a write with no link on the way: %v", err)
+			}
+		})
+	}
+}
