@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/nriplugin"
 	"github.com/numa-partition/numa-partition/numa"
@@ -205,18 +204,23 @@ func allocatorResetStateCommand() *cli.Command {
 			defer unlock()
 			// The journal holds the states written since the checkpoint:
 			// both are moved aside, or the daemon would start from it.
+			// Below the state dir opened once, as every write (#38).
+			r, err := fsutil.OpenRoot(dir)
+			if err != nil {
+				return fmt.Errorf("--state-dir: %w", err)
+			}
+			defer r.Close()
 			stamp := time.Now().UTC().Format("20060102T150405Z")
 			moved := 0
 			for _, name := range []string{daemon.CheckpointName, daemon.JournalName} {
-				path := filepath.Join(dir, name)
-				if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+				if _, err := r.Lstat(name); errors.Is(err, fs.ErrNotExist) {
 					continue
 				}
-				aside := fmt.Sprintf("%s.reset-%s", path, stamp)
-				if err := os.Rename(path, aside); err != nil {
-					return fmt.Errorf("moving %s aside: %w", path, err)
+				aside := fmt.Sprintf("%s.reset-%s", name, stamp)
+				if err := r.Rename(name, aside); err != nil {
+					return fmt.Errorf("moving %s aside: %w", r.Path(name), err)
 				}
-				fmt.Fprintf(c.App.Writer, "moved %s to %s\n", path, aside)
+				fmt.Fprintf(c.App.Writer, "moved %s to %s\n", r.Path(name), r.Path(aside))
 				moved++
 			}
 			if moved == 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/hostfacts"
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
@@ -72,7 +73,9 @@ func writeHostFacts(c *cli.Context, file string) error {
 	if err != nil {
 		return fmt.Errorf("--host-facts-out: %w", err)
 	}
-	if err := os.WriteFile(file, data, 0o644); err != nil {
+	// The one atomic write: a link planted at file (#38) is replaced, not
+	// written through.
+	if err := fsutil.WriteFile(file, data, 0o644); err != nil {
 		return fmt.Errorf("--host-facts-out: %w", err)
 	}
 	return nil

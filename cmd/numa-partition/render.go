@@ -3,12 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -108,26 +105,48 @@ func renderCommand() *cli.Command {
 }
 
 // writeTree writes the bundle below dir. It refuses a non-empty dir so
-// that no file of an older render is mistaken for part of this one.
+// that no file of an older render is mistaken for part of this one. dir
+// is opened once and every file is written below that descriptor by the
+// one atomic write, following no link (fsutil.Root.RefusingLinks): root
+// renders into directories others may own, and a link planted in the
+// tree while it is written (#38: DIR/etc swapped for a link to /etc) is
+// refused instead of written through.
 func writeTree(dir string, b render.Bundle) error {
-	entries, err := os.ReadDir(dir)
+	r, err := openOutDir(dir)
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", dir, err)
+	}
+	defer r.Close()
+	entries, err := r.ReadDir(".")
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return fmt.Errorf("--out %s: %w", dir, err)
 	case len(entries) > 0:
 		return fmt.Errorf("--out %s is not empty: choose an empty or new directory, so that no file of an older render is mixed in", dir)
 	}
 	for _, f := range b.Files {
-		path := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
-		if err := os.WriteFile(path, f.Content, f.Mode); err != nil {
+		if err := r.WriteFile(f.Path, f.Content, f.Mode); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 	}
 	return nil
+}
+
+// openOutDir makes dir if it is absent and opens it, once, as a root
+// that follows no link below it.
+func openOutDir(dir string) (fsutil.Root, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fsutil.Root{}, err
+	}
+	if err := fsutil.NewRoot("/").MkdirAll(abs, 0o755); err != nil {
+		return fsutil.Root{}, err
+	}
+	r, err := fsutil.OpenRoot(abs)
+	if err != nil {
+		return fsutil.Root{}, err
+	}
+	return r.RefusingLinks(), nil
 }
 
 func writeRenderSummary(w io.Writer, dir string, b render.Bundle) error {
