@@ -58,16 +58,20 @@ type checkpointFile struct {
 	Data     json.RawMessage `json:"data"`
 }
 
-// CorruptError is a checkpoint that exists but cannot be trusted. The daemon
-// refuses to start on it: starting empty would hand out memory that running
-// pods already own.
+// CorruptError is a checkpoint or journal that exists but cannot be
+// trusted. The daemon refuses to start on it: starting empty would hand
+// out memory that running pods already own.
 type CorruptError struct {
 	Path   string
 	Reason string
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("checkpoint %s is corrupted: %s", e.Path, e.Reason)
+	what := "checkpoint"
+	if filepath.Base(e.Path) == JournalName {
+		what = "journal"
+	}
+	return fmt.Sprintf("%s %s is corrupted: %s", what, e.Path, e.Reason)
 }
 
 func checksum(data []byte) (string, error) {

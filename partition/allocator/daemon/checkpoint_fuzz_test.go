@@ -13,7 +13,10 @@ import (
 // decoding returns a state or a reason (never both, never a panic); a
 // state it accepts encodes and decodes to the same state; a journal
 // replayed gives a state or a reason, never both, and no record is newer
-// than the state it gives.
+// than the state it gives. Only a torn final write (a last line with no
+// newline) is forgiven (#38): a journal with a complete line that does
+// not decode is refused, and a torn tail changes nothing of what the
+// complete lines before it give.
 func FuzzDecodeCheckpoint(f *testing.F) {
 	good, err := encodeCheckpoint(sampleCheckpoint())
 	if err != nil {
@@ -34,6 +37,9 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 	}
 	f.Add(append(append([]byte{}, good...), rec...))
 	f.Add(append(append([]byte{}, rec...), good...))
+	bad := bytes.Replace(rec, []byte(`"base"`), []byte(`"bAse"`), 1)
+	f.Add(append(append(append([]byte{}, good...), bad...), bad...))              // two bad records at the end
+	f.Add(append(append(append([]byte{}, good...), bad...), rec[:len(rec)/2]...)) // a bad one and a torn tail
 	f.Add([]byte(`{"version":1,"checksum":"sha256:00","data":{}}` + "\n"))
 	f.Add([]byte("{\n"))
 	f.Add([]byte{})
@@ -68,5 +74,24 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 				}
 			}
 		}
+		complete := raw[:bytes.LastIndexByte(raw, '\n')+1]
+		for line := range bytes.Lines(complete) {
+			if _, r := decodeRecord(bytes.TrimSuffix(line, []byte("\n"))); r != "" && reason == "" {
+				t.Fatalf("replay accepted a journal with the complete line %q, which does not decode: %s", line, r)
+			}
+		}
+		whole, wholeReason := replay(nil, complete)
+		if wholeReason != reason || generationOf(whole) != generationOf(last) {
+			t.Fatalf("the torn tail %q changed the replay: generation %d (%q) without it, %d (%q) with it",
+				raw[len(complete):], generationOf(whole), wholeReason, generationOf(last), reason)
+		}
 	})
+}
+
+// generationOf is cp's generation; 0 for none.
+func generationOf(cp *Checkpoint) uint64 {
+	if cp == nil {
+		return 0
+	}
+	return cp.Generation
 }

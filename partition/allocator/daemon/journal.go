@@ -256,55 +256,90 @@ func decodeRecord(raw []byte) (record, string) {
 
 // replay brings cp, the checkpoint (nil: none), up to date with the
 // journal: one record a line, each appended before its change was
-// answered. Records at or below cp's generation were left by
-// a compaction that did not get to empty the journal, and are skipped;
-// each other delta must start from the generation the state is at. A
-// crash in the middle of an append leaves an incomplete or unreadable
-// tail: it was never acknowledged (or, after a crash of the OS, placed
-// containers that ended with it), and is ignored (the next write
-// replaces the journal). A bad record followed by a good one is no torn
-// tail: the journal is corrupted.
+// answered. Records at or below cp's generation were left by a
+// compaction that did not get to empty the journal, and are skipped;
+// each other delta must start from the generation the state is at.
+//
+// Only a torn final write is forgiven: a last line with no newline. A
+// record and its newline are one append, and the first write after a
+// start compacts rather than appends, so a crash in the middle of an
+// append leaves its record cut short at the end of the journal, never
+// answered (or, after a crash of the OS, answered for containers that
+// ended with it). Every complete line was written whole and may have
+// been answered: one that does not decode is corruption (a flipped
+// bit, a bad disk, an edit), refused wherever it is, the last line
+// included, since skipping it would forget the allocations it and
+// the records after it hold (#38: a byte flipped in each of a
+// journal's records left the restarted daemon serving the checkpoint
+// alone, silently).
 func replay(cp *Checkpoint, journal []byte) (*Checkpoint, string) {
-	bad := ""
-	var last uint64
-	seen := false
-	for n := 1; len(journal) > 0; n++ {
-		line, rest, complete := bytes.Cut(journal, []byte("\n"))
+	r := replayer{cp: cp, checkpoint: describeCheckpoint(cp)}
+	for line := 1; ; line++ {
+		rec, rest, complete := bytes.Cut(journal, []byte("\n"))
+		if !complete {
+			return r.cp, "" // the end, or a torn final write
+		}
+		if reason := r.add(rec); reason != "" {
+			return nil, fmt.Sprintf("record %d (line %d, byte offset %d): %s", line, line, r.offset, reason)
+		}
+		r.offset += len(rec) + 1
 		journal = rest
-		rec, reason := decodeRecord(line)
-		if !complete && reason == "" {
-			reason = "no end of line"
-		}
-		switch {
-		case reason != "" && bad == "":
-			bad = fmt.Sprintf("record %d: %s", n, reason)
-			continue
-		case reason == "" && bad != "":
-			return nil, bad + ", and valid records follow it"
-		case reason != "":
-			continue
-		}
-		gen := rec.generation()
-		if seen && gen <= last {
-			return nil, fmt.Sprintf("record %d: generation %d after %d", n, gen, last)
-		}
-		seen, last = true, gen
-		if cp != nil && rec.partition() != cp.Partition {
-			return nil, fmt.Sprintf("record %d: its changes are of partition %q, the checkpoint's of %q", n, rec.partition(), cp.Partition)
-		}
-		switch {
-		case cp != nil && gen <= cp.Generation:
-		case rec.full != nil:
-			cp = rec.full
-		case cp == nil:
-			return nil, fmt.Sprintf("record %d: changes from generation %d, and no checkpoint they apply to", n, rec.delta.Base)
-		case rec.delta.Base != cp.Generation:
-			return nil, fmt.Sprintf("record %d: changes from generation %d, but the state before it is at generation %d", n, rec.delta.Base, cp.Generation)
-		default:
-			cp.apply(rec.delta)
-		}
 	}
-	return cp, ""
+}
+
+// replayer is replay's state between two records.
+type replayer struct {
+	cp         *Checkpoint
+	checkpoint string // the checkpoint, as the error of a bad record names it
+	offset     int    // of the record being read
+	records    int    // valid records read
+	last       uint64 // the last valid record's generation (when records > 0)
+}
+
+// describeCheckpoint names cp's generation, the state a recovery that
+// gives up the journal would go back to.
+func describeCheckpoint(cp *Checkpoint) string {
+	if cp == nil {
+		return "there is no checkpoint"
+	}
+	return fmt.Sprintf("the checkpoint is at generation %d", cp.Generation)
+}
+
+// add applies one complete journal line; reason says why it cannot be.
+func (r *replayer) add(line []byte) string {
+	rec, reason := decodeRecord(line)
+	if reason != "" {
+		return fmt.Sprintf("%s; the line is complete, so no write a crash cut short: it and the records after it may hold answered allocations (%s, and the %d valid records before it reach generation %d)",
+			reason, r.checkpoint, r.records, r.stateGeneration())
+	}
+	gen := rec.generation()
+	switch {
+	case r.records > 0 && gen <= r.last:
+		return fmt.Sprintf("generation %d after %d", gen, r.last)
+	case r.cp != nil && rec.partition() != r.cp.Partition:
+		return fmt.Sprintf("its changes are of partition %q, the checkpoint's of %q", rec.partition(), r.cp.Partition)
+	}
+	r.records, r.last = r.records+1, gen
+	switch {
+	case r.cp != nil && gen <= r.cp.Generation:
+	case rec.full != nil:
+		r.cp = rec.full
+	case r.cp == nil:
+		return fmt.Sprintf("changes from generation %d, and no checkpoint they apply to", rec.delta.Base)
+	case rec.delta.Base != r.cp.Generation:
+		return fmt.Sprintf("changes from generation %d, but the state before it is at generation %d", rec.delta.Base, r.cp.Generation)
+	default:
+		r.cp.apply(rec.delta)
+	}
+	return ""
+}
+
+// stateGeneration is the generation of the state read so far (0: none).
+func (r *replayer) stateGeneration() uint64 {
+	if r.cp == nil {
+		return 0
+	}
+	return r.cp.Generation
 }
 
 // undo cuts a failed append off the journal.

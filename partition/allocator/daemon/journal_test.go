@@ -116,8 +116,59 @@ func TestJournalTornTailAndCorruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = ReadCheckpoint(dir)
-	if ce, ok := err.(*CorruptError); !ok || ce.Path != journal || !strings.Contains(ce.Reason, "valid records follow it") {
+	if ce, ok := err.(*CorruptError); !ok || ce.Path != journal || !strings.Contains(ce.Reason, "record 1 (line 1, byte offset 0)") {
 		t.Fatalf("a bad record before a good one: %v", err)
+	}
+}
+
+// #38 (hostile host, second round): four pods admitted, the daemon
+// killed, a byte flipped in each journal line, and the restarted daemon
+// served the checkpoint's one allocation, silently: bad records at the
+// end of the journal were taken for a torn tail. A complete line (one
+// with its newline) was written whole and may have been answered, so a
+// bad one is refused wherever it is; only a last line with no newline is
+// a write a crash cut short.
+func TestJournalCorruptRecordsAtTheEndAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	admitted(t, dir, "a", "b", "c", "d") // the first write compacts: 3 records
+	journal := filepath.Join(dir, JournalName)
+	good, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(good), "\n")[:3]
+	flip := func(line string) string { return line[:20] + "X" + line[21:] }
+	offset1 := len(lines[0])
+	for name, tc := range map[string]struct {
+		journal, where string
+	}{
+		"a byte flipped in each line": {flip(lines[0]) + flip(lines[1]) + flip(lines[2]), "record 1 (line 1, byte offset 0)"},
+		"two bad records at the end":  {lines[0] + flip(lines[1]) + flip(lines[2]), fmt.Sprintf("record 2 (line 2, byte offset %d)", offset1)},
+		"the last record bad":         {lines[0] + lines[1] + flip(lines[2]), fmt.Sprintf("record 3 (line 3, byte offset %d)", offset1+len(lines[1]))},
+		"a bad record, a torn tail":   {lines[0] + flip(lines[1]) + lines[2][:len(lines[2])/2], fmt.Sprintf("record 2 (line 2, byte offset %d)", offset1)},
+		"an empty line at the end":    {lines[0] + "\n", fmt.Sprintf("record 2 (line 2, byte offset %d)", offset1)},
+	} {
+		if err := os.WriteFile(journal, []byte(tc.journal), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadCheckpoint(dir)
+		var ce *CorruptError
+		if !errors.As(err, &ce) || ce.Path != journal {
+			t.Fatalf("%s: %v, want the journal refused", name, err)
+		}
+		for _, want := range []string{tc.where, "the checkpoint is at generation 1"} {
+			if !strings.Contains(ce.Reason, want) {
+				t.Errorf("%s: the reason %q lacks %q", name, ce.Reason, want)
+			}
+		}
+	}
+	// What is forgiven is a torn final write alone: the valid records
+	// before it are replayed.
+	if err := os.WriteFile(journal, []byte(lines[0]+lines[1]+strings.TrimSuffix(lines[2], "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cp, err := ReadCheckpoint(dir); err != nil || cp.Generation != 3 || len(cp.State.Allocations) != 3 {
+		t.Fatalf("a torn final write: %+v %v, want generation 3 with 3 allocations", cp, err)
 	}
 }
 
@@ -317,7 +368,7 @@ func TestJournalDeltaChain(t *testing.T) {
 	}
 	_, err = ReadCheckpoint(dir)
 	var ce *CorruptError
-	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "record 1: changes from generation 2, but the state before it is at generation 1") {
+	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "record 1 (line 1, byte offset 0): changes from generation 2, but the state before it is at generation 1") {
 		t.Fatalf("a gap in the chain: %v", err)
 	}
 	if err := os.WriteFile(journal, good, 0o600); err != nil {

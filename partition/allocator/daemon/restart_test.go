@@ -152,6 +152,49 @@ func TestMemoryDrift(t *testing.T) {
 	})
 }
 
+// TestJournalWithAByteFlippedInEachRecordRefused is #38's repro: four
+// pods admitted, the daemon SIGKILLed, one byte flipped in each journal
+// line; the restarted daemon served one allocation (the checkpoint's)
+// and said nothing. It must refuse, naming the record and where it is,
+// the checkpoint's generation and the reset-state recovery.
+func TestJournalWithAByteFlippedInEachRecordRefused(t *testing.T) {
+	dir := t.TempDir()
+	spec := daemonSpec{dir: dir, config: writeConfig(t, dir, testConfig())}
+	d := startDaemon(t, spec)
+	admitSome(t, d, 4, gib)
+	d.kill()
+
+	path := filepath.Join(dir, daemon.JournalName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for _, line := range lines {
+		if len(line) > 0 {
+			line[len(line)/2] ^= 0x01 // the middle: never the newline
+		}
+	}
+	corrupted := bytes.Join(lines, nil)
+	if err := os.WriteFile(path, corrupted, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	code, stderr := startProcess(t, spec).waitExit(30 * time.Second)
+	if code == 0 {
+		t.Fatalf("the daemon started on a journal with every record corrupted\n%s", stderr)
+	}
+	for _, want := range []string{"journal " + path + " is corrupted: record 1 (line 1, byte offset 0)", "the checkpoint is at generation 1",
+		"refusing to start", "numa-partition allocator reset-state --partition test --state-dir " + dir} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, corrupted) {
+		t.Error("the refused start changed the journal")
+	}
+}
+
 // TestCheckpointOfAnotherPartition: a state dir mix-up is refused.
 func TestCheckpointOfAnotherPartition(t *testing.T) {
 	dir := t.TempDir()
