@@ -30,7 +30,7 @@ var nodeDirTrees = []string{"/etc", "/run", "/var/lib", "/var/log", "/var/cache"
 // nodeDirForbidden are trees no node dir may be in or contain: the
 // system's and numa-partition's own, and the kubelet directory every
 // partition already has of its own (its root dir is bound there).
-var nodeDirForbidden = []string{"/etc/systemd", "/etc/numa-partition", "/etc/kubernetes", "/run/systemd", "/run/netns",
+var nodeDirForbidden = []string{"/etc/systemd", hostpaths.ConfigDir, "/etc/kubernetes", "/run/systemd", "/run/netns",
 	hostpaths.RunDir, "/run/containerd", hostpaths.StateDir, "/var/lib/kubelet", "/var/lib/systemd",
 	"/var/lib/containerd", "/var/log/journal"}
 
@@ -111,6 +111,13 @@ func checkNodeDirs(col *config.Collector, part *Partition) {
 	for _, d := range part.NodeDirs {
 		if own := NodeDirSource(d.Path, part.Name); d.Source != own {
 			col.Add(key, "%q is not partition %s's directory for %q, which is %q", d.Source, part.Name, d.Path, own)
+			continue
+		}
+		// The source is a host path the partition writes to as much as
+		// the node dir is: the same rule holds for it (#38: "/etc/numa"
+		// of partition "partition" was /etc/numa-partition).
+		if msg := nodeDirProblem(d.Source); msg != "" {
+			col.Add(key, "%q is partition %s's directory for %q (the path with \"-%s\" appended), which %s: choose another node dir or partition name", d.Source, part.Name, d.Path, part.Name, msg)
 			continue
 		}
 		// A source inside (or holding) another node dir would be bound

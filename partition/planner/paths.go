@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
@@ -47,10 +48,66 @@ var systemTrees = []string{"/proc", "/sys", "/dev", "/boot", "/usr", "/bin", "/s
 // writtenTrees are where files the tool or a kubelet writes may lie.
 var writtenTrees = []string{"/etc/numa-partition", "/etc/kubernetes", "/etc/containerd", "/var/lib"}
 
-// ownFiles are the tool's own files, which nothing else may be written over.
-var ownFiles = map[string]bool{hostpaths.ConfigPath: true, hostpaths.Abs(hostpaths.PlanRel): true, hostpaths.Abs(hostpaths.RecordRel): true}
+// toolPaths are numa-partition's own files and directories on a host.
+// No path of a partition's may be one, lie in one or hold one, however
+// it was derived (a template's {partition} or {root_dir}, a node dir's
+// "-<partition>"): a partition's daemons, or a DaemonSet writing in its
+// mount namespace, would write over or bind over the tool's config,
+// plan, record, kept originals or lock (#38).
+var toolPaths = []string{hostpaths.ConfigPath, hostpaths.Abs(hostpaths.PlanRel), hostpaths.Abs(hostpaths.RecordRel),
+	hostpaths.Abs(hostpaths.OriginalsRel), hostpaths.Abs(hostpaths.LockRel)}
+
+// hugepageViews is the prefix of the partitions' hugepage views
+// (hostpaths.HugepageViewRel), which render writes.
+var hugepageViews = hostpaths.Abs(hostpaths.HugepageViewRel(""))
+
+// toolDirs are numa-partition's own directories and the one kind of a
+// partition's path each may hold, the kind the tool itself puts there
+// (the defaults of config_path, allocator.state_dir, allocator.socket).
+var toolDirs = []struct {
+	dir   string
+	holds pathKind
+	what  string
+}{
+	{hostpaths.ConfigDir, writtenFile, "the kubelet and containerd configs render writes (config_path)"},
+	{hostpaths.StateDir, stateDir, "the allocators' state dirs (allocator.state_dir)"},
+	{hostpaths.RunDir, runtimeSocket, "the allocators' sockets (allocator.socket)"},
+}
 
 func under(p, tree string) bool { return p == tree || strings.HasPrefix(p, tree+"/") }
+
+// toolPathProblem says why a path of that kind may not lie where it
+// does among numa-partition's own files and directories, "" when it may.
+// Reading one is harmless.
+func toolPathProblem(p string, kind pathKind) string {
+	if kind == readPath {
+		return ""
+	}
+	for _, d := range toolDirs {
+		if under(d.dir, p) {
+			return fmt.Sprintf("is or holds %s, numa-partition's own directory", d.dir)
+		}
+	}
+	for _, o := range toolPaths {
+		switch {
+		case p == o:
+			return "is one of numa-partition's own files and directories"
+		case under(p, o):
+			return fmt.Sprintf("lies in %s, one of numa-partition's own files and directories", o)
+		case under(o, p):
+			return fmt.Sprintf("holds %s, one of numa-partition's own files and directories", o)
+		}
+	}
+	if strings.HasPrefix(p, hugepageViews) {
+		return fmt.Sprintf("lies where numa-partition writes the partitions' hugepage views (%s<partition>)", hugepageViews)
+	}
+	for _, d := range toolDirs {
+		if under(p, d.dir) && kind != d.holds {
+			return fmt.Sprintf("lies in %s, numa-partition's own directory, which holds only %s", d.dir, d.what)
+		}
+	}
+	return ""
+}
 
 // placeProblem says why a path of that kind may not lie where it does.
 func placeProblem(p string, kind pathKind) string {
@@ -61,15 +118,9 @@ func placeProblem(p string, kind pathKind) string {
 	}
 	switch kind {
 	case writtenFile:
-		if ownFiles[p] || strings.HasPrefix(p, "/etc/numa-partition/sysfs-") {
-			return "is one of numa-partition's own files"
+		if !slices.ContainsFunc(writtenTrees, func(t string) bool { return under(p, t) && p != t }) {
+			return "is outside the directories such files belong in (" + strings.Join(writtenTrees, ", ") + ")"
 		}
-		for _, t := range writtenTrees {
-			if under(p, t) && p != t {
-				return ""
-			}
-		}
-		return "is outside the directories such files belong in (" + strings.Join(writtenTrees, ", ") + ")"
 	case ownDir:
 		if systemDirs[p] {
 			return "is a system directory, which a partition cannot own"
@@ -90,7 +141,7 @@ func placeProblem(p string, kind pathKind) string {
 			return "is not under /run, where sockets live"
 		}
 	}
-	return ""
+	return toolPathProblem(p, kind)
 }
 
 // checkPath reports a path key's problems with its TOML key.
@@ -176,6 +227,12 @@ func checkPaths(plan *Plan, col *config.Collector) {
 			entry{"allocator.socket", a.Socket, runtimeSocket, true},
 			entry{"allocator.state_dir", a.StateDir, stateDir, true})
 		checkNodeDirs(col, p)
+		// A node dir's source is this partition's alone, derived from
+		// network.node_dirs and checked there (checkNodeDirs); here it
+		// meets the partitions' other paths.
+		for _, d := range p.NodeDirs {
+			entries = append(entries, entry{"network.node_dirs", d.Source, derivedPath, true})
+		}
 		for _, e := range entries {
 			if e.kind != derivedPath {
 				checkPath(col, e.key, e.value, e.kind)

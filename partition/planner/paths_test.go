@@ -131,3 +131,42 @@ func TestPlanRefusesWhatRenderRefused_Issue24Item8(t *testing.T) {
 	assert.Equal(t, "--node-labels=a=1,b=2", NodeLabelsArg(map[string]string{"b": "2", "a": "1"}))
 	assert.Empty(t, NodeLabelsArg(nil))
 }
+
+// Issue 38 item 2: only the configured paths were checked, not what the
+// tool derives from them. node_dirs = ["/etc/numa"] with a partition
+// named "partition" bound the host's /etc/numa-partition into the
+// partition's namespace (BindPaths=/etc/numa-partition:/etc/numa), and
+// /var/lib/numa and /run/numa reached the record, the checkpoints, the
+// sockets and the lock. Every derived path is now checked against the
+// tool's own files and directories, at its key and line.
+func TestPlanRefusesDerivedPathsOnTheToolsOwn_Issue38Item2(t *testing.T) {
+	named := func(name string) string { return "\n[[partition]]\nnodes = [0]\nname = \"" + name + "\"" }
+	for _, c := range []struct{ name, config, want string }{
+		{"node dir source is the config dir", "[network]\nnode_dirs = [\"/etc/numa\"]" + named("partition"),
+			`config.toml:2: key "network.node_dirs": "/etc/numa-partition" is partition partition's directory for "/etc/numa" (the path with "-partition" appended), which is or holds /etc/numa-partition`},
+		{"node dir source is the state dir", "[network]\nnode_dirs = [\"/var/lib/numa\"]" + named("partition"),
+			`config.toml:2: key "network.node_dirs": "/var/lib/numa-partition" is partition partition's directory for "/var/lib/numa"`},
+		{"node dir source is the run dir", "[network]\nnode_dirs = [\"/run/numa\"]" + named("partition"),
+			`config.toml:2: key "network.node_dirs": "/run/numa-partition" is partition partition's directory for "/run/numa"`},
+		{"root dir template is the state dir", "[kubelet]\nroot_dir = \"/var/lib/numa-{partition}\"" + named("partition"),
+			`config.toml:2: key "kubelet.root_dir": "/var/lib/numa-partition" is or holds /var/lib/numa-partition, numa-partition's own directory`},
+		{"allocator state dir is the kept originals", named("originals"),
+			`key "allocator.state_dir": "/var/lib/numa-partition/originals" is one of numa-partition's own files and directories`},
+		{"allocator socket is the lock", "[allocator]\nsocket = \"/run/numa-partition/{partition}.lock\"" + named("apply"),
+			`config.toml:2: key "allocator.socket": "/run/numa-partition/apply.lock" is one of numa-partition's own files and directories`},
+		{"containerd state in the run dir", "[runtime]\nstate_dir = \"/run/numa-partition/c-{partition}\"",
+			`config.toml:2: key "runtime.state_dir": "/run/numa-partition/c-node0" lies in /run/numa-partition, numa-partition's own directory, which holds only the allocators' sockets`},
+		{"device plugins in the state dir", "[kubelet]\ndevice_plugins_dir = \"/var/lib/numa-partition/dp-{partition}\"",
+			`config.toml:2: key "kubelet.device_plugins_dir": "/var/lib/numa-partition/dp-node0" lies in /var/lib/numa-partition, numa-partition's own directory, which holds only the allocators' state dirs`},
+		{"a written file over a hugepage view", "[kubelet]\nkubeconfig = \"/etc/numa-partition/sysfs-{partition}\"",
+			`config.toml:2: key "kubelet.kubeconfig": "/etc/numa-partition/sysfs-node0" lies where numa-partition writes the partitions' hugepage views`},
+		{"node dir source is the partition's root dir", "[network]\nnode_dirs = [\"/var/lib/calico\"]\n[kubelet]\nroot_dir = \"/var/lib/calico-{partition}\"",
+			`config.toml:2: key "network.node_dirs": partition node0 gets /var/lib/calico-node0 for both kubelet.root_dir and network.node_dirs; give each its own path`},
+		{"node dir source is another partition's root dir", "[network]\nnode_dirs = [\"/var/lib/calico\"]\n[runtime]\nroot_dir = \"/var/lib/calico-node{index}x\"" + named("node1x") + "\n[[partition]]\nnodes = [1]\nname = \"node0\"",
+			`config.toml:4: key "runtime.root_dir": partition node0 gets /var/lib/calico-node1x, already the network.node_dirs of partition node1x; give each its own path`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Contains(t, planErr(t, seedSpec, c.config), c.want)
+		})
+	}
+}

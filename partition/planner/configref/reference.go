@@ -322,7 +322,7 @@ func Reference() []KeyDoc {
 		{Key: "network.node_dirs", Type: typeStrings, DefaultText: "`" + `["` + strings.Join(config.DefaultNodeDirs, `", "`) + `"]` + "`", Example: `["/etc/cni/net.d", "/var/lib/calico"]`,
 			Doc: "`namespace` mode: host paths at which every partition has a directory of its own, as a machine of its own would: `<path>-<partition>` on the host, bound at `<path>` in the partition's mount namespace (which its containerd, kubelet, CNI plugins and containers share). " +
 				"What a CNI add-on's or node agent's DaemonSet writes there (flannel's `/run/flannel/subnet.env` and CNI config, IPAM state, pod logs) is then the partition's alone. " +
-				"Each must lie below /etc, /run, /var/lib, /var/log or /var/cache (systemd creates both ends there) and outside the system's and numa-partition's own directories; `[]` turns them off. " +
+				"Each must lie below /etc, /run, /var/lib, /var/log or /var/cache (systemd creates both ends there) and, as `<path>` and as `<path>-<partition>`, outside the system's and numa-partition's own directories and every other path of a partition's; `[]` turns them off. " +
 				"With `/var/log/pods` among them and `kubelet.pod_logs_dir` at its default, kubelet writes pod logs to `/var/log/pods` in its namespace (`/var/log/pods-<partition>` on the host). " +
 				"`remove` leaves the `<path>-<partition>` directories, as it leaves each kubelet's root dir."},
 		{Key: "network.local_devices", Type: typeBool, DefaultText: "`false`", Example: `true`,
