@@ -355,3 +355,16 @@ func TestDevicesMoveIntoTheNamespaceAndBack(t *testing.T) {
 	require.NoError(t, h.DownPartition(p))
 	require.Contains(t, linkNames(t, nl), "nic0")
 }
+
+// Repro (#38, item 1, every write of every command): a dangling link
+// planted at the state dir's forwarding file had the setting written
+// where it pointed. The one atomic write follows no link there.
+func TestForwardingFileFollowsNoLink(t *testing.T) {
+	h := scratchHost(t)
+	state := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "planted")
+	require.NoError(t, os.Symlink(outside, filepath.Join(state, forwardingFile)))
+	require.NoError(t, h.enableForwarding(state))
+	_, err := os.Lstat(outside)
+	require.ErrorIs(t, err, os.ErrNotExist, "written through the link at %s", forwardingFile)
+}

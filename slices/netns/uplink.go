@@ -12,6 +12,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 )
 
 // UpUplink makes the host side of uplink u: for a bridge, the bridge with
@@ -240,12 +242,11 @@ func (h *Host) enableForwarding(stateDir string) error {
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", p, err)
 		}
-		if err := os.MkdirAll(stateDir, 0o755); err != nil {
-			return fmt.Errorf("creating %s: %w", stateDir, err)
-		}
 		saved := filepath.Join(stateDir, forwardingFile)
-		if _, err := os.Stat(saved); errors.Is(err, fs.ErrNotExist) {
-			if err := os.WriteFile(saved, before, 0o644); err != nil {
+		if _, err := os.Lstat(saved); errors.Is(err, fs.ErrNotExist) {
+			// The one atomic write, which makes stateDir and follows
+			// no link at saved (#38).
+			if err := fsutil.WriteFile(saved, before, 0o644); err != nil {
 				return fmt.Errorf("saving the forwarding setting: %w", err)
 			}
 		}
