@@ -7,12 +7,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/slices/netns"
 )
-
-// networkStateDir keeps what `network uplink down` restores (the IPv4
-// forwarding setting found before).
-const networkStateDir = "/run/numa-partition/network"
 
 func networkCommand() *cli.Command {
 	uplinkFlags := []cli.Flag{
@@ -48,7 +45,7 @@ func networkCommand() *cli.Command {
 							if err != nil {
 								return err
 							}
-							return h.UpUplink(u, networkStateDir)
+							return h.UpUplink(u, hostpaths.NetworkStateDir)
 						})
 					}},
 					{Name: "down", Usage: "remove the uplink and restore forwarding", Flags: uplinkFlags, Action: func(c *cli.Context) error {
@@ -57,7 +54,7 @@ func networkCommand() *cli.Command {
 							if err != nil {
 								return err
 							}
-							return h.DownUplink(u, networkStateDir)
+							return h.DownUplink(u, hostpaths.NetworkStateDir)
 						})
 					}},
 				},

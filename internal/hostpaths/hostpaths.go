@@ -34,6 +34,9 @@ const (
 	ConfigDir = "/etc/numa-partition"
 	// RunDir holds the lock and the allocators' sockets.
 	RunDir = "/run/numa-partition"
+	// NetworkStateDir keeps what `network uplink down` restores (the
+	// IPv4 forwarding setting found before).
+	NetworkStateDir = RunDir + "/network"
 	// StateDir holds the record, kept originals and the allocators' state.
 	StateDir = "/var/lib/numa-partition"
 )

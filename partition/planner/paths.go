@@ -53,9 +53,9 @@ var writtenTrees = []string{"/etc/numa-partition", "/etc/kubernetes", "/etc/cont
 // it was derived (a template's {partition} or {root_dir}, a node dir's
 // "-<partition>"): a partition's daemons, or a DaemonSet writing in its
 // mount namespace, would write over or bind over the tool's config,
-// plan, record, kept originals or lock (#38).
+// plan, record, kept originals, lock or network state (#38).
 var toolPaths = []string{hostpaths.ConfigPath, hostpaths.Abs(hostpaths.PlanRel), hostpaths.Abs(hostpaths.RecordRel),
-	hostpaths.Abs(hostpaths.OriginalsRel), hostpaths.Abs(hostpaths.LockRel)}
+	hostpaths.Abs(hostpaths.OriginalsRel), hostpaths.Abs(hostpaths.LockRel), hostpaths.NetworkStateDir}
 
 // hugepageViews is the prefix of the partitions' hugepage views
 // (hostpaths.HugepageViewRel), which render writes.

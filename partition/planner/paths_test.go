@@ -154,6 +154,8 @@ func TestPlanRefusesDerivedPathsOnTheToolsOwn_Issue38Item2(t *testing.T) {
 			`key "allocator.state_dir": "/var/lib/numa-partition/originals" is one of numa-partition's own files and directories`},
 		{"allocator socket is the lock", "[allocator]\nsocket = \"/run/numa-partition/{partition}.lock\"" + named("apply"),
 			`config.toml:2: key "allocator.socket": "/run/numa-partition/apply.lock" is one of numa-partition's own files and directories`},
+		{"allocator socket in the network state", "[allocator]\nsocket = \"/run/numa-partition/{partition}/a.sock\"" + named("network"),
+			`config.toml:2: key "allocator.socket": "/run/numa-partition/network/a.sock" lies in /run/numa-partition/network, one of numa-partition's own files and directories`},
 		{"containerd state in the run dir", "[runtime]\nstate_dir = \"/run/numa-partition/c-{partition}\"",
 			`config.toml:2: key "runtime.state_dir": "/run/numa-partition/c-node0" lies in /run/numa-partition, numa-partition's own directory, which holds only the allocators' sockets`},
 		{"device plugins in the state dir", "[kubelet]\ndevice_plugins_dir = \"/var/lib/numa-partition/dp-{partition}\"",
