@@ -70,6 +70,9 @@ func writeRemoveReport(w io.Writer, rep *apply.RemoveReport) error {
 		for _, a := range rep.Actions {
 			fmt.Fprintf(&b, "  %s\n", a)
 		}
+		for _, k := range rep.Kept {
+			fmt.Fprintf(&b, "  keep %s: %s\n", k.Path, k.Reason)
+		}
 		for _, n := range rep.Nodes {
 			fmt.Fprintf(&b, "  %s\n", nodeRemovalLine(n))
 		}

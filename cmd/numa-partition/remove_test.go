@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
@@ -55,5 +56,20 @@ func TestNodeChangeLine(t *testing.T) {
 		if got := nodeChangeLine(c.n); got != c.want {
 			t.Errorf("got  %s\nwant %s", got, c.want)
 		}
+	}
+}
+
+// TestRemoveReportListsKeptFiles (#38, item 2): a file remove kept
+// because it is no longer what apply wrote is in the table too, not
+// only in the warnings.
+func TestRemoveReportListsKeptFiles(t *testing.T) {
+	var b strings.Builder
+	rep := &apply.RemoveReport{Generation: 3, Actions: []string{"delete /etc/systemd/system/node0.slice"},
+		Kept: []apply.KeptFile{{Path: "/etc/systemd/system/kubelet-node0.service", Reason: "changed after apply (…)"}}}
+	if err := writeRemoveReport(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if want := "  keep /etc/systemd/system/kubelet-node0.service: changed after apply (…)\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("table:\n%s\nlacks %q", b.String(), want)
 	}
 }

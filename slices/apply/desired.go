@@ -2,7 +2,6 @@ package apply
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -26,8 +25,8 @@ func NewDesired(b bundle.Bundle, mode CgroupMode) (Desired, error) {
 	}
 	have := map[string]bool{}
 	for _, f := range b.Files {
-		if err := checkRelPath(f.Path); err != nil {
-			return d, err
+		if problem := writtenPathProblem(f.Path); problem != "" {
+			return d, fmt.Errorf("bundle file path %q: %s", f.Path, problem)
 		}
 		have[f.Path] = true
 	}
@@ -67,14 +66,6 @@ func NewDesired(b bundle.Bundle, mode CgroupMode) (Desired, error) {
 	d.Network = b.Network
 	d.Hostname, d.ReservedCPUs, d.Partitions = b.Hostname, b.ReservedCPUs, slices.Clone(b.Partitions)
 	return d, nil
-}
-
-// checkRelPath refuses bundle paths that would escape the root.
-func checkRelPath(p string) error {
-	if p == "" || path.IsAbs(p) || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../") {
-		return fmt.Errorf("bundle file path %q: must be relative to the root, clean, and inside it", p)
-	}
-	return nil
 }
 
 // isCgroupUnit says whether a unit is a slice or a scope: a cgroup that

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -225,17 +226,26 @@ func (e *Executor) keepOriginal(rel string, old FileState) ([]undo, error) {
 }
 
 // removeOwned deletes a file apply wrote, or puts back the original it
-// replaced.
-func (e *Executor) removeOwned(rel string, r *Record) error {
-	p := e.path(rel)
-	if f, ok := r.file(rel); ok && f.Original {
+// replaced; f is its record entry. A file that is no longer what apply
+// wrote there is neither deleted nor written over (#38: a unit the admin
+// edited after apply was deleted): a *KeptError.
+func (e *Executor) removeOwned(f RecordFile) error {
+	rel, p := f.Path, e.path(f.Path)
+	kept, err := keptReason(e.Root, f)
+	if err != nil {
+		return err
+	}
+	if kept != "" {
+		return &KeptError{Path: p, Reason: kept}
+	}
+	if f.Original {
 		orig := path.Join(OriginalsDir, rel)
-		fs, ok, err := readFileState(e.Root, orig)
+		st, ok, err := readFileState(e.Root, orig)
 		if err != nil {
 			return err
 		}
 		if ok {
-			if err := writeFileAtomic(e.Root, rel, fs.Content, fs.Mode); err != nil {
+			if err := writeFileAtomic(e.Root, rel, st.Content, st.Mode); err != nil {
 				return fmt.Errorf("restoring the original of %s: %w", p, err)
 			}
 			return removeFile(e.Root, orig)
@@ -245,4 +255,45 @@ func (e *Executor) removeOwned(rel string, r *Record) error {
 		return fmt.Errorf("removing %s: %w", p, err)
 	}
 	return nil
+}
+
+// keptReason says why the file of record entry f must be kept rather
+// than deleted or restored over: "" when it is what apply wrote (its
+// content's sha256 the record's, RecordFile.wrote), the original apply
+// kept of it (an apply killed between keeping and replacing it), or is
+// gone. An edit after apply, or a link, FIFO or device put at its path,
+// is not apply's to take away.
+func keptReason(root string, f RecordFile) (string, error) {
+	b, err := rootOf(root).ReadFile(f.Path, maxHostFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case isReplaced(err):
+		return fmt.Sprintf("replaced after apply (%v)", err), nil
+	case err != nil:
+		return "", fmt.Errorf("reading /%s to check it is what apply wrote: %w", f.Path, err)
+	case f.wrote(b):
+		return "", nil
+	}
+	if f.Original {
+		orig, ok, err := readFileState(root, path.Join(OriginalsDir, f.Path))
+		if err != nil {
+			return "", err
+		}
+		if ok && bytes.Equal(orig.Content, b) {
+			return "", nil
+		}
+	}
+	return fmt.Sprintf("changed after apply (its sha256 is %s, apply wrote %s)", hashOf(b), f.SHA256), nil
+}
+
+// KeptError is a file apply or remove would delete (or put an original
+// back over) that is no longer what apply wrote: it is kept.
+type KeptError struct {
+	Path   string
+	Reason string
+}
+
+func (e *KeptError) Error() string {
+	return fmt.Sprintf("%s was %s: kept, since deleting it would lose what is there; move it away (or put back what apply wrote) for apply or remove to take it", e.Path, e.Reason)
 }

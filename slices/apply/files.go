@@ -88,3 +88,12 @@ func writeKernelFile(root, rel, value string) error {
 	}
 	return f.Close()
 }
+
+// isReplaced says whether err, from reading a file apply wrote, means
+// something apply did not write is at its path: a link, a FIFO, a device
+// or directory, or a file grown past what apply writes.
+func isReplaced(err error) bool {
+	var link *fsutil.SymlinkError
+	var irregular *fsutil.NotRegularError
+	return errors.As(err, &link) || errors.As(err, &irregular) || errors.Is(err, fsutil.ErrTooLarge)
+}

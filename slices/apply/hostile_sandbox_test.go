@@ -85,7 +85,10 @@ func TestStatusAndRemoveThroughHostileLinksTouchNothingOutside(t *testing.T) {
 		}
 	}
 	o.Check(t)
-	// A record naming a path that climbs out of the root.
+	// A record naming a path that climbs out of the root: refused,
+	// naming it, before remove changes anything.
+	good, err := os.ReadFile(e.sb.Path(RecordPath))
+	must(t, err)
 	rec, err := ReadRecord(e.sb.Root)
 	must(t, err)
 	climb := strings.Repeat("../", 40) + strings.TrimPrefix(o.Canary, "/")
@@ -93,11 +96,22 @@ func TestStatusAndRemoveThroughHostileLinksTouchNothingOutside(t *testing.T) {
 	raw, err := json.Marshal(rec)
 	must(t, err)
 	must(t, os.WriteFile(e.sb.Path(RecordPath), raw, 0o644))
-	if _, err := Remove(context.Background(), e.opts()); err != nil {
+	_, err = Remove(context.Background(), e.opts())
+	wantNamed(t, "remove with a record entry climbing out", err, climb)
+	o.Check(t)
+	// The link is not what apply wrote: kept (deleting it would lose
+	// where it led) and reported (#38), and its target untouched.
+	must(t, os.WriteFile(e.sb.Path(RecordPath), good, 0o644))
+	rep, err := Remove(context.Background(), e.opts())
+	if err != nil {
 		t.Fatalf("remove: %v", err)
 	}
-	if _, err := os.Lstat(e.sb.Path(slice)); err == nil {
-		t.Errorf("remove left the link at %s", slice)
+	if len(rep.Kept) != 1 || rep.Kept[0].Path != "/"+slice || !strings.Contains(rep.Kept[0].Reason, "replaced after apply") {
+		t.Errorf("remove with %s a link: kept %+v; want it kept as replaced", slice, rep.Kept)
 	}
+	if _, err := os.Lstat(e.sb.Path(slice)); err != nil {
+		t.Errorf("remove took the link at %s: %v", slice, err)
+	}
+	must(t, os.Remove(e.sb.Path(slice)))
 	o.Check(t)
 }

@@ -1,6 +1,8 @@
 package apply
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,20 +143,60 @@ func TestDiffThroughHostileLinksPrintsNothingOutside(t *testing.T) {
 		}
 	}
 	must(t, os.Remove(filepath.Join(root, unit)))
-	// A record naming a path out of the root: read inside the root.
+	// A record naming a path out of the root: refused, naming it, and
+	// nothing read.
 	rel, err := filepath.Rel(root, o.Canary)
 	must(t, err)
-	rec := &Record{Generation: 1, Files: []RecordFile{{Path: rel, SHA256: "x", Mode: 0o644}}}
-	raw, err := rec.marshal()
-	must(t, err)
-	must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(RecordPath)), 0o755))
-	must(t, os.WriteFile(filepath.Join(root, RecordPath), raw, 0o644))
+	writeRecord(t, root, &Record{Generation: 1, Files: []RecordFile{{Path: rel, SHA256: "x", Mode: 0o644}}})
 	out, _, err := FileDiff(root, b, CgroupV2)
-	must(t, err)
+	wantNamed(t, "diff of a record naming "+rel, err, rel)
 	if strings.Contains(out, "SECRET") {
 		t.Errorf("diff of a record naming %s printed the file outside:\n%s", rel, out)
 	}
 	o.Check(t)
+}
+
+// writeRecord writes rec as root's record.
+func writeRecord(t testing.TB, root string, rec *Record) {
+	t.Helper()
+	raw, err := rec.marshal()
+	must(t, err)
+	must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(RecordPath)), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, RecordPath), raw, 0o644))
+}
+
+// Repro (#38, item 2, the record half): a record entry for etc/hostname,
+// with that file's sha256, made remove delete the root's etc/hostname.
+// A record lists only files apply writes (the bundle's: units and
+// drop-ins, numa-partition's config dir, the config_path trees); any
+// other entry is refused when the record is read, naming it, before
+// remove (or apply, which deletes files no longer rendered) acts on it.
+func TestRecordEntryOutsideWhatApplyWritesIsRefused(t *testing.T) {
+	root := t.TempDir()
+	hostname := filepath.Join(root, "etc/hostname")
+	must(t, os.MkdirAll(filepath.Dir(hostname), 0o755))
+	must(t, os.WriteFile(hostname, []byte("precious\n"), 0o644))
+	for _, bad := range []string{"etc/hostname", "etc/systemd/system", "etc/systemd/user/x.service", "var/lib/numa-partition/applied.json",
+		"var/lib/numa-partition/originals/etc/hostname", "../etc/hostname", "/etc/hostname", "etc/numa-partition/../hostname", ""} {
+		writeRecord(t, root, &Record{Generation: 1, Files: []RecordFile{
+			{Path: "etc/systemd/system/tnode0.slice", SHA256: hashOf(nil), Mode: 0o644},
+			{Path: bad, SHA256: hashOf([]byte("precious\n")), Mode: 0o644},
+		}})
+		_, err := Remove(context.Background(), Options{Root: root})
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("files[1] path %q", bad)) {
+			t.Errorf("remove with a record entry %q: %v; want it refused, naming it", bad, err)
+		}
+		if b, err := os.ReadFile(hostname); err != nil || string(b) != "precious\n" {
+			t.Fatalf("remove with a record entry %q took etc/hostname: %q %v", bad, b, err)
+		}
+	}
+	for _, good := range []string{"etc/systemd/system/kubelet-n0.service.d/50-numa-partition.conf", "etc/numa-partition/plan.json",
+		"etc/numa-partition/sysfs-n0/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "etc/kubernetes/kubelet-n0.yaml",
+		"etc/containerd/n0.toml", "var/lib/kubelet-n0/config.yaml"} {
+		if problem := writtenPathProblem(good); problem != "" {
+			t.Errorf("%s, a path apply writes: %s", good, problem)
+		}
+	}
 }
 
 func within2(t testing.TB, what string, f func() (string, bool, error)) (string, bool, error) {

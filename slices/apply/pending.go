@@ -27,6 +27,9 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 		prev = &Record{}
 	}
 	pend.Files = appendMissing(rec.Files, prev.Files, func(f RecordFile) string { return f.Path })
+	for i := range pend.Files {
+		pend.Files[i].PreviousSHA256 = previousSums(pend.Files[i], prev)
+	}
 	pend.Units = appendMissing(rec.Units, prev.Units, func(u bundle.Unit) string { return u.Name })
 	pend.Slices = appendMissing(rec.Slices, prev.Slices, func(s SliceSet) string { return s.Unit })
 	pend.Network = mergeNetwork(rec.Network, prev.Network)
@@ -69,6 +72,22 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 		}
 		return removeEmptyDirs(root, created)
 	}, nil
+}
+
+// previousSums are the sha256s other than f's that prev's entry for f's
+// path accepts: the file may still hold any of them after a kill.
+func previousSums(f RecordFile, prev *Record) []string {
+	pf, ok := prev.file(f.Path)
+	if !ok {
+		return f.PreviousSHA256
+	}
+	sums := slices.Clone(f.PreviousSHA256)
+	for _, s := range append([]string{pf.SHA256}, pf.PreviousSHA256...) {
+		if s != f.SHA256 && !slices.Contains(sums, s) {
+			sums = append(sums, s)
+		}
+	}
+	return sums
 }
 
 // appendMissing is a copy of list plus the items of more whose key list

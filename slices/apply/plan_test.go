@@ -253,6 +253,8 @@ func TestNewDesired(t *testing.T) {
 	}{
 		{"path escapes", func(b *bundle.Bundle) { b.Files[0].Path = "../etc/passwd" }, `"../etc/passwd": must be relative`},
 		{"absolute path", func(b *bundle.Bundle) { b.Files[0].Path = "/etc/passwd" }, `"/etc/passwd": must be relative`},
+		{"a path apply does not write (#38)", func(b *bundle.Bundle) { b.Files[0].Path = "etc/hostname" }, `"etc/hostname": is outside the directories apply writes files in`},
+		{"numa-partition's own state", func(b *bundle.Bundle) { b.Files[0].Path = RecordPath }, "numa-partition's own state"},
 		{"a unit's file missing", func(b *bundle.Bundle) { b.Units[0].Files = append(b.Units[0].Files, "etc/x.conf") }, "lists file etc/x.conf, which is not in the bundle"},
 		{"a service with a cpuset", func(b *bundle.Bundle) { b.Units[3].Cpuset = &bundle.Cpuset{} }, "only slices and scopes take one"},
 		{"a pool twice", func(b *bundle.Bundle) { b.Hugepages = append(b.Hugepages, b.Hugepages[0]) }, "node0 hugepages-2Mi=4 is listed twice"},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"time"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
@@ -65,6 +66,18 @@ type RecordFile struct {
 	// Original is true when another file was at this path before the
 	// first apply; it is kept under OriginalsDir and restored by remove.
 	Original bool `json:"original,omitempty"`
+	// PreviousSHA256 are, in a pending record, the sha256s earlier
+	// generations wrote at this path: an apply killed before it rewrote
+	// the file left one of them, which is still apply's to delete.
+	PreviousSHA256 []string `json:"previousSHA256,omitempty"`
+}
+
+// wrote says whether content is what apply wrote at f's path: the
+// recorded sha256, or one of the earlier generations' a killed apply
+// may have left.
+func (f RecordFile) wrote(content []byte) bool {
+	sum := hashOf(content)
+	return sum == f.SHA256 || slices.Contains(f.PreviousSHA256, sum)
 }
 
 // RecordPartition is a partition as apply records it, the bundle's
@@ -96,6 +109,11 @@ func parseRecord(path string, b []byte) (*Record, error) {
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: not a numa-partition record: %w", path, err)
+	}
+	for i, f := range r.Files {
+		if problem := writtenPathProblem(f.Path); problem != "" {
+			return nil, fmt.Errorf("%s: files[%d] path %q: %s: apply cannot have written it, and remove deletes only what apply wrote; fix or move the record aside", path, i, f.Path, problem)
+		}
 	}
 	return &r, nil
 }

@@ -23,8 +23,17 @@ type RemoveReport struct {
 	Offline bool `json:"offline,omitempty"`
 	// Nodes are the partitions' Kubernetes Nodes: the pods found bound,
 	// the drain, the deletion (nodes.go).
-	Nodes    []NodeRemoval `json:"nodes"`
-	Warnings []string      `json:"warnings"`
+	Nodes []NodeRemoval `json:"nodes"`
+	// Kept are the recorded files remove left in place because they are
+	// no longer what apply wrote (edited, or replaced by a link).
+	Kept     []KeptFile `json:"kept"`
+	Warnings []string   `json:"warnings"`
+}
+
+// KeptFile is a file the record lists that remove kept.
+type KeptFile struct {
+	Path   string `json:"path"`   // absolute on the host
+	Reason string `json:"reason"` // why: "changed after apply (…)"
 }
 
 // widenHostCPUs sets, at runtime, every host slice and scope apply locked
@@ -94,8 +103,21 @@ func sliceLeftovers(root string, mode CgroupMode, unit string) []leftover {
 	return out
 }
 
+// keep reports the recorded file f kept for the reason given, in the
+// report and as a warning (remove prints those on standard error).
+func (rep *RemoveReport) keep(f RecordFile, reason string) {
+	k := KeptFile{Path: "/" + f.Path, Reason: reason}
+	rep.Kept = append(rep.Kept, k)
+	w := fmt.Sprintf("kept %s: it was %s, and deleting it would lose what is there; delete it by hand if it is no longer wanted", k.Path, reason)
+	if f.Original {
+		w += fmt.Sprintf(" (the file it replaced at the first apply is kept at /%s)", path.Join(OriginalsDir, f.Path))
+	}
+	rep.Warnings = append(rep.Warnings, w)
+}
+
 // Remove undoes the applied generation: stops and disables its units,
-// deletes its files (putting back originals it replaced), drops the
+// deletes its files (putting back originals it replaced; a file no
+// longer what apply wrote is kept and reported, RemoveReport.Kept), drops the
 // runtime properties it set, frees the hugepages it allocated, reloads
 // and deletes the record. It goes on after a failing action, so that as
 // much as possible is undone, and returns all failures together.
@@ -116,7 +138,7 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &RemoveReport{Actions: []string{}, Nodes: []NodeRemoval{}, Warnings: []string{}}
+	rep := &RemoveReport{Actions: []string{}, Nodes: []NodeRemoval{}, Kept: []KeptFile{}, Warnings: []string{}}
 	if rec == nil {
 		rep.Seconds = time.Since(t0).Seconds()
 		return rep, nil
@@ -216,11 +238,20 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 	}
 	for i := len(rec.Files) - 1; i >= 0; i-- {
 		f := rec.Files[i]
+		kept, err := keptReason(o.Root, f)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+			continue
+		case kept != "":
+			rep.keep(f, kept)
+			continue
+		}
 		what := "delete /" + f.Path
 		if f.Original {
 			what = "restore the original /" + f.Path
 		}
-		do(what, func() error { return ex.removeOwned(f.Path, rec) })
+		do(what, func() error { return ex.removeOwned(f) })
 	}
 	if rec.CgroupMode == CgroupV2 {
 		// systemd does not rewrite a cpuset when AllowedCPUs= merely goes

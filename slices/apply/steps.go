@@ -76,7 +76,11 @@ func (e *Executor) runWriteOrRemove(ctx context.Context, s Step, cur Current, re
 		return removeFile(e.Root, s.Path)
 	}}
 	if s.Kind == KindRemove {
-		return []undo{u}, e.removeOwned(s.Path, cur.Record)
+		f, ours := cur.Record.file(s.Path)
+		if !ours {
+			return nil, fmt.Errorf("removing %s: the record does not list it, so nothing says apply wrote it", p)
+		}
+		return []undo{u}, e.removeOwned(f)
 	}
 	var undos []undo
 	if existed {

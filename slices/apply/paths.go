@@ -1,0 +1,45 @@
+package apply
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
+)
+
+// writtenTrees are the directories below the root that apply writes
+// bundle files in: systemd's unit directory (the rendered units and
+// drop-ins), numa-partition's config directory (the plan, the
+// partitions' hugepage views, the default kubelet and containerd
+// configs), and the other trees a plan's kubelet.config_path or
+// runtime.config_path may name (the planner's writtenTrees, which
+// checks those keys).
+var writtenTrees = []string{"etc/systemd/system", strings.TrimPrefix(hostpaths.ConfigDir, "/"),
+	"etc/kubernetes", "etc/containerd", "var/lib"}
+
+// stateTree is numa-partition's own state (the record, the kept
+// originals, the allocators' checkpoints): below var/lib, but no bundle
+// file goes there.
+var stateTree = strings.TrimPrefix(hostpaths.StateDir, "/")
+
+// writtenPathProblem says why p, relative to the root, cannot be a file
+// apply writes; "" when it can. One rule for the bundle's files, which
+// apply writes, and the record's, which apply and remove delete: a
+// record entry apply could not have written (an edited or forged record
+// listing etc/hostname, #38) is refused rather than deleted.
+func writtenPathProblem(p string) string {
+	switch {
+	case p == "" || path.IsAbs(p) || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../"):
+		return "must be relative to the root, clean, and inside it"
+	case under(p, stateTree):
+		return fmt.Sprintf("lies in /%s, numa-partition's own state, where apply writes no bundle file", stateTree)
+	case !slices.ContainsFunc(writtenTrees, func(t string) bool { return p != t && under(p, t) }):
+		return "is outside the directories apply writes files in (/" + strings.Join(writtenTrees, ", /") + ")"
+	}
+	return ""
+}
+
+// under says whether p is tree or lies in it.
+func under(p, tree string) bool { return p == tree || strings.HasPrefix(p, tree+"/") }
