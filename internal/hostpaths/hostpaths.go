@@ -44,6 +44,21 @@ const (
 // Abs is a Rel path on the host.
 func Abs(rel string) string { return "/" + rel }
 
+// UnitDirRel is where the rendered units and drop-ins go.
+const UnitDirRel = "etc/systemd/system"
+
+// ConfigTrees are the directories the files a partition's kubelet or
+// runtime is configured by may lie in (kubelet.config_path,
+// runtime.config_path: the planner checks them), and with UnitDirRel
+// those apply writes bundle files in (apply checks the bundle and the
+// record against them): one list, so that what the planner allows apply
+// writes, and what apply writes remove may delete.
+var ConfigTrees = []string{ConfigDir, "/etc/kubernetes", "/etc/containerd", "/var/lib"}
+
+// Under says whether p is tree or lies in it (both clean, and both
+// absolute or both relative).
+func Under(p, tree string) bool { return p == tree || strings.HasPrefix(p, tree+"/") }
+
 // PartitionTemplate is the placeholder the allocator's defaults carry
 // (the config's template syntax).
 const PartitionTemplate = "{partition}"

@@ -99,7 +99,7 @@ func checkNodeDirs(col *config.Collector, part *Partition) {
 			continue
 		}
 		for _, q := range part.NodeDirs[:i] {
-			if under(d.Path, q.Path) || under(q.Path, d.Path) {
+			if hostpaths.Under(d.Path, q.Path) || hostpaths.Under(q.Path, d.Path) {
 				col.Add(key, "%q and %q overlap: list each directory once, and none inside another", q.Path, d.Path)
 				ok = false
 			}
@@ -123,7 +123,7 @@ func checkNodeDirs(col *config.Collector, part *Partition) {
 		// A source inside (or holding) another node dir would be bound
 		// over, or bind over, the other.
 		for _, q := range part.NodeDirs {
-			if under(d.Source, q.Path) || under(q.Path, d.Source) {
+			if hostpaths.Under(d.Source, q.Path) || hostpaths.Under(q.Path, d.Source) {
 				col.Add(key, "%q is partition %s's directory for %q, which overlaps the node dir %q: rename one", d.Source, part.Name, d.Path, q.Path)
 			}
 		}
@@ -144,7 +144,7 @@ func nodeDirProblem(p string) string {
 		return fmt.Sprintf("is not below %s, where systemd makes a partition's own copy before binding it", strings.Join(nodeDirTrees, ", "))
 	}
 	for _, t := range nodeDirForbidden {
-		if under(p, t) || under(t, p) {
+		if hostpaths.Under(p, t) || hostpaths.Under(t, p) {
 			return fmt.Sprintf("is or holds %s, which belongs to the system, to numa-partition or (/var/lib/kubelet) is every partition's own already", t)
 		}
 	}
@@ -156,7 +156,7 @@ func nodeDirProblem(p string) string {
 // partition's.
 func (p *Partition) inNodeDir(path string) bool {
 	for _, d := range p.NodeDirs {
-		if under(path, d.Path) {
+		if hostpaths.Under(path, d.Path) {
 			return true
 		}
 	}

@@ -46,7 +46,7 @@ var systemDirs = map[string]bool{"/bin": true, "/boot": true, "/dev": true, "/et
 var systemTrees = []string{"/proc", "/sys", "/dev", "/boot", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc/systemd"}
 
 // writtenTrees are where files the tool or a kubelet writes may lie.
-var writtenTrees = []string{"/etc/numa-partition", "/etc/kubernetes", "/etc/containerd", "/var/lib"}
+var writtenTrees = hostpaths.ConfigTrees
 
 // toolPaths are numa-partition's own files and directories on a host.
 // No path of a partition's may be one, lie in one or hold one, however
@@ -74,8 +74,6 @@ var toolDirs = []struct {
 	{hostpaths.RunDir, runtimeSocket, "the allocators' sockets (allocator.socket)"},
 }
 
-func under(p, tree string) bool { return p == tree || strings.HasPrefix(p, tree+"/") }
-
 // toolPathProblem says why a path of that kind may not lie where it
 // does among numa-partition's own files and directories, "" when it may.
 // Reading one is harmless.
@@ -84,7 +82,7 @@ func toolPathProblem(p string, kind pathKind) string {
 		return ""
 	}
 	for _, d := range toolDirs {
-		if under(d.dir, p) {
+		if hostpaths.Under(d.dir, p) {
 			return fmt.Sprintf("is or holds %s, numa-partition's own directory", d.dir)
 		}
 	}
@@ -92,9 +90,9 @@ func toolPathProblem(p string, kind pathKind) string {
 		switch {
 		case p == o:
 			return "is one of numa-partition's own files and directories"
-		case under(p, o):
+		case hostpaths.Under(p, o):
 			return fmt.Sprintf("lies in %s, one of numa-partition's own files and directories", o)
-		case under(o, p):
+		case hostpaths.Under(o, p):
 			return fmt.Sprintf("holds %s, one of numa-partition's own files and directories", o)
 		}
 	}
@@ -102,7 +100,7 @@ func toolPathProblem(p string, kind pathKind) string {
 		return fmt.Sprintf("lies where numa-partition writes the partitions' hugepage views (%s<partition>)", hugepageViews)
 	}
 	for _, d := range toolDirs {
-		if under(p, d.dir) && kind != d.holds {
+		if hostpaths.Under(p, d.dir) && kind != d.holds {
 			return fmt.Sprintf("lies in %s, numa-partition's own directory, which holds only %s", d.dir, d.what)
 		}
 	}
@@ -112,13 +110,13 @@ func toolPathProblem(p string, kind pathKind) string {
 // placeProblem says why a path of that kind may not lie where it does.
 func placeProblem(p string, kind pathKind) string {
 	for _, t := range systemTrees {
-		if under(p, t) && kind != readPath {
+		if hostpaths.Under(p, t) && kind != readPath {
 			return fmt.Sprintf("lies under %s, which belongs to the system", t)
 		}
 	}
 	switch kind {
 	case writtenFile:
-		if !slices.ContainsFunc(writtenTrees, func(t string) bool { return under(p, t) && p != t }) {
+		if !slices.ContainsFunc(writtenTrees, func(t string) bool { return hostpaths.Under(p, t) && p != t }) {
 			return "is outside the directories such files belong in (" + strings.Join(writtenTrees, ", ") + ")"
 		}
 	case ownDir:
@@ -137,7 +135,7 @@ func placeProblem(p string, kind pathKind) string {
 			return "is not in a directory below /run/, which systemd's RuntimeDirectory= makes"
 		}
 	case socketPath:
-		if !under(p, "/run") && !under(p, "/var/run") {
+		if !hostpaths.Under(p, "/run") && !hostpaths.Under(p, "/var/run") {
 			return "is not under /run, where sockets live"
 		}
 	}

@@ -16,8 +16,16 @@ import (
 // configs), and the other trees a plan's kubelet.config_path or
 // runtime.config_path may name (the planner's writtenTrees, which
 // checks those keys).
-var writtenTrees = []string{"etc/systemd/system", strings.TrimPrefix(hostpaths.ConfigDir, "/"),
-	"etc/kubernetes", "etc/containerd", "var/lib"}
+var writtenTrees = append([]string{hostpaths.UnitDirRel}, relTrees(hostpaths.ConfigTrees)...)
+
+// relTrees are trees relative to the root.
+func relTrees(trees []string) []string {
+	out := make([]string, len(trees))
+	for i, t := range trees {
+		out[i] = strings.TrimPrefix(t, "/")
+	}
+	return out
+}
 
 // stateTree is numa-partition's own state (the record, the kept
 // originals, the allocators' checkpoints): below var/lib, but no bundle
@@ -33,13 +41,10 @@ func writtenPathProblem(p string) string {
 	switch {
 	case p == "" || path.IsAbs(p) || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../"):
 		return "must be relative to the root, clean, and inside it"
-	case under(p, stateTree):
+	case hostpaths.Under(p, stateTree):
 		return fmt.Sprintf("lies in /%s, numa-partition's own state, where apply writes no bundle file", stateTree)
-	case !slices.ContainsFunc(writtenTrees, func(t string) bool { return p != t && under(p, t) }):
+	case !slices.ContainsFunc(writtenTrees, func(t string) bool { return p != t && hostpaths.Under(p, t) }):
 		return "is outside the directories apply writes files in (/" + strings.Join(writtenTrees, ", /") + ")"
 	}
 	return ""
 }
-
-// under says whether p is tree or lies in it.
-func under(p, tree string) bool { return p == tree || strings.HasPrefix(p, tree+"/") }

@@ -10,7 +10,7 @@ import (
 
 // Where rendered files go, relative to the target root.
 const (
-	unitDir = "etc/systemd/system"
+	unitDir = hostpaths.UnitDirRel
 	// dropInName sorts after distribution drop-ins (10-…) and before the
 	// user's own (60-local.conf), which therefore win.
 	dropInName = "50-numa-partition.conf"
