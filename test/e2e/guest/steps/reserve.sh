@@ -154,12 +154,16 @@ for p in $kubelet_parts; do
 done
 wait_healthy
 for p in $kubelet_parts; do
-  # The fresh state is the new reservation's: node's systemReserved grew by 32Mi.
-  # (kubelet writes it once its Memory Manager has started, after healthz).
+  # The fresh state is the new reservation's: node's systemReserved is the
+  # plan's kube + system reserved + evictionHard (the partition's own
+  # values: node0's evictionHard is its own, config/partitions.toml), 32Mi
+  # more than before (kubelet writes it once its Memory Manager has
+  # started, after healthz).
   reserved() { jq -r --arg n "${MEMS[$1]%%-*}" '.machineState[$n].memoryMap.memory.systemReserved' "$(kubelet_root $1)/memory_manager_state" 2>&1; }
-  want=$(( (96 + 64 + 32) << 20 ))
+  want=$(numa-partition --output json plan 2>/dev/null | jq -r --arg p $p \
+    '.partitions[] | select(.name==$p) | .kubelet | .kubeReservedMemory + .systemReservedMemory + .evictionHardMemory')
   fresh() { [ "$(reserved $1)" = "$want" ]; }
-  wait_until 60 "kubelet-$p's fresh memory_manager_state reserves $want bytes on node ${MEMS[$p]%%-*} (was $(( (64 + 64 + 32) << 20 )))" fresh $p \
+  wait_until 60 "kubelet-$p's fresh memory_manager_state reserves $want bytes on node ${MEMS[$p]%%-*} (the plan's, was $((want - (32 << 20))))" fresh $p \
     || echo "  memory_manager_state: $(reserved $p)"
   ready() { node_ready "$(node_name $1)"; }
   wait_until 120 "Node $(node_name $p) Ready after the restart on fresh state" ready $p
