@@ -3,7 +3,7 @@
 # scrapes every kubelet's summary API and serves the metrics API through
 # the real API server's aggregation layer. A pod in A burning one CPU and
 # touching 400 MiB raises A's CPU and memory in the metrics API, and moves
-# B's by less than a tenth of the memory and a quarter of the CPU: on
+# B's by less than a tenth of the memory and half of the CPU: on
 # cgroup v1 each kubelet's root cgroup figures are its slice's (step
 # usage). Before, every Node of the host reported the host's. Boot v1
 # only: on cgroup v2 kubelet still reads the host's root (docs).
@@ -89,7 +89,10 @@ if wait_until 300 "metrics API: partition $a's CPU up by at least 250m and memor
   fresh $b
   dca=$((CPU[$a] - cpu0_a)) dma=$((MEM[$a] - mem0_a)) dcb=$((CPU[$b] - cpu0_b)) dmb=$((MEM[$b] - mem0_b))
   ok "partition $a (with the pod): CPU ${cpu0_a}m -> ${CPU[$a]}m (+$dca), memory ${mem0_a} -> ${MEM[$a]} MiB (+$dma)"
-  [ ${dcb#-} -lt $((dca / 4)) ] && ok "partition $b (without): CPU ${cpu0_b}m -> ${CPU[$b]}m ($dcb), less than a quarter of $a's rise" \
+  # Half: B's own load varies under TCG by up to a quarter of A's rise
+  # (CI: +282m against +1139m); on the host's figures B would rise as
+  # much as A.
+  [ ${dcb#-} -lt $((dca / 2)) ] && ok "partition $b (without): CPU ${cpu0_b}m -> ${CPU[$b]}m ($dcb), less than half of $a's rise" \
     || fail "partition $b's CPU moved by ${dcb}m while $a's rose by ${dca}m"
   [ ${dmb#-} -lt 40 ] && ok "partition $b (without): memory ${mem0_b} -> ${MEM[$b]} MiB ($dmb), less than 10% of 400 MiB" \
     || fail "partition $b's memory moved by $dmb MiB while the pod in $a touched 400 MiB"
