@@ -154,18 +154,21 @@ func viewHold(ctx context.Context, w io.Writer, root, slice string, meminfo bool
 	}
 	defer r.Close()
 	binds := nodeview.UsageBinds(slice)
+	var served map[string]nodeview.Render
 	if meminfo {
-		served, done, err := shownNodesViews(r)
-		if err != nil {
+		var done func() error
+		if served, done, err = shownNodesViews(r); err != nil {
 			return err
 		}
 		defer done()
 		if _, memcg := served[path.Join(nodeview.MemcgDir, nodeview.MemcgStatFile)]; memcg {
 			binds = nodeview.UsageBinds(slice, "memory")
 		}
-		if err := mountUsage(w, r, binds); err != nil {
-			return err
-		}
+	}
+	if err := mountUsage(w, r, binds); err != nil {
+		return err
+	}
+	if served != nil {
 		if _, err := nodeview.ServeOver(r, served); err != nil {
 			return err
 		}
@@ -174,8 +177,6 @@ func viewHold(ctx context.Context, w io.Writer, root, slice string, meminfo bool
 				return err
 			}
 		}
-	} else if err := mountUsage(w, r, binds); err != nil {
-		return err
 	}
 	// Without NOTIFY_SOCKET (run by hand) this does nothing.
 	if _, err := daemon.SdNotify(false, daemon.SdNotifyReady); err != nil {

@@ -80,11 +80,5 @@ func ReadMachine(root fsutil.Root, pid uint32) (Machine, error) {
 	if err != nil {
 		return Machine{}, fmt.Errorf("the namespace's: %w", err)
 	}
-	m := Machine{Nodes: nodes.String(), CPUs: cpus.String()}
-	for _, l := range lines {
-		if l.key == "MemTotal" {
-			m.MemTotalBytes = l.value
-		}
-	}
-	return m, nil
+	return Machine{Nodes: nodes.String(), CPUs: cpus.String(), MemTotalBytes: valuesOf(lines)["MemTotal"]}, nil
 }

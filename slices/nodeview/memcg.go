@@ -76,10 +76,7 @@ func MemcgSwapUsage(sum numa.NodeMeminfo, hostMeminfo []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	host := map[string]uint64{}
-	for _, l := range lines {
-		host[l.key] = l.value
-	}
+	host := valuesOf(lines)
 	return fmt.Appendf(nil, "%d\n", used(sum)+sub(host["SwapTotal"], host["SwapFree"])), nil
 }
 

@@ -70,6 +70,15 @@ func parseHostMeminfo(b []byte) ([]hostLine, error) {
 	return out, nil
 }
 
+// valuesOf is the host's lines by key.
+func valuesOf(lines []hostLine) map[string]uint64 {
+	out := make(map[string]uint64, len(lines))
+	for _, l := range lines {
+		out[l.key] = l.value
+	}
+	return out
+}
+
 // Meminfo is the partition's /proc/meminfo: the host's lines in the
 // host's order, each per-node figure the sum over nodes (the partition's
 // nodes' meminfo), and of the others:
@@ -90,10 +99,7 @@ func Meminfo(host []byte, nodes []numa.NodeMeminfo) ([]byte, error) {
 		return nil, fmt.Errorf("no NUMA node's meminfo")
 	}
 	sum := sumNodes(nodes)
-	hostVal := map[string]uint64{}
-	for _, l := range lines {
-		hostVal[l.key] = l.value
-	}
+	hostVal := valuesOf(lines)
 	var out bytes.Buffer
 	for _, l := range lines {
 		v := l.value
