@@ -85,8 +85,8 @@ pod_yaml burner $a '{}' '[{name: TOUCH_MIB, value: "400"}, {name: BURN_CPUS, val
 burning() { k -n $NS logs burner 2>/dev/null | has '^cpus='; }
 wait_until $POD_START_S "pod burner (1 CPU busy, 400 MiB touched) Running in partition $a" burning || die "pod burner never started"
 raised() { read_node $a && [ $((CPU[$a] - cpu0_a)) -ge 250 ] && [ $((MEM[$a] - mem0_a)) -ge 300 ]; }
-if wait_until 300 "metrics API: partition $a's CPU up by at least 250m and memory by at least 300 MiB" raised; then
-  fresh $b
+# Compare only figures read in this window: a stale B says nothing.
+if wait_until 300 "metrics API: partition $a's CPU up by at least 250m and memory by at least 300 MiB" raised && fresh $b; then
   dca=$((CPU[$a] - cpu0_a)) dma=$((MEM[$a] - mem0_a)) dcb=$((CPU[$b] - cpu0_b)) dmb=$((MEM[$b] - mem0_b))
   ok "partition $a (with the pod): CPU ${cpu0_a}m -> ${CPU[$a]}m (+$dca), memory ${mem0_a} -> ${MEM[$a]} MiB (+$dma)"
   # Half: B's own load varies under TCG by up to a quarter of A's rise
