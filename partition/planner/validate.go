@@ -252,14 +252,8 @@ func (pl *planning) checkPolicies(s settings, p *Partition) {
 }
 
 func checkExtraArgs(s settings, p *Partition, col *config.Collector) {
-	if len(p.Kubelet.ExtraArgs) > validation.MaxExtraArgs {
-		col.Add(s.key["extra_args"], "has %d arguments, more than %d", len(p.Kubelet.ExtraArgs), validation.MaxExtraArgs)
-		return
-	}
-	for _, a := range p.Kubelet.ExtraArgs {
-		if msg := validation.ExtraArgProblem(a); msg != "" {
-			col.Add(s.key["extra_args"], "%s", msg)
-		}
+	for _, msg := range validation.ExtraArgsProblems(p.Kubelet.ExtraArgs) {
+		col.Add(s.key["extra_args"], "%s", msg)
 	}
 }
 

@@ -278,3 +278,39 @@ func TestRootDirPlaceholderEverywhereButItself_Issue24Item16(t *testing.T) {
 	assert.Contains(t, planErr(t, seedSpec, "[kubelet]\nroot_dir = \"{root_dir}/x\""),
 		`config.toml:2: key "kubelet.root_dir": "{root_dir}/x" uses unknown placeholders {root_dir} (allowed: {partition}, {index}, {hostname})`+"\n")
 }
+
+// Issue 38 item 8: kubelet flags outside the managed list that stop or
+// hijack a kubelet planned, rendered and applied: --register-node=false
+// kept the Node out, --lock-file made the kubelets wait for each other,
+// --provider-id and --manifest-url made every partition claim one cloud
+// instance or run a URL's pods, --version=true restarted it forever.
+// Each is refused, in every spelling kubelet reads, with file, line and
+// key and why.
+func TestExtraArgsRefuseFlagsThatStopOrHijackAKubelet_Issue38Item8(t *testing.T) {
+	for arg, want := range map[string]string{
+		"--register-node=false":         `sets --register-node, which no partition's kubelet may have: the partition's Node must register`,
+		"--register_node=true":          `sets --register-node,`,
+		"--lock-file=/run/kubelet.lock": `sets --lock-file, which no partition's kubelet may have: every partition's kubelet would wait for`,
+		"--provider-id=aws:///i-1":      `sets --provider-id, which no partition's kubelet may have`,
+		"--manifest-url=http://x/pods":  `sets --manifest-url, which no partition's kubelet may have`,
+		"--version=true":                `sets --version, which no partition's kubelet may have: it prints the version and exits, so the unit restarts forever`,
+	} {
+		got := planErr(t, seedSpec, fmt.Sprintf("[kubelet]\nextra_args = [%q]", arg))
+		assert.Contains(t, got, fmt.Sprintf(`config.toml:2: key "kubelet.extra_args": %q `, arg), arg)
+		assert.Contains(t, got, want, arg)
+	}
+}
+
+// Issue 38 item 6: 40 arguments of 4,000 characters (161 KB) planned,
+// rendered and applied, and kubelet restarted forever on "Argument list
+// too long" (its command line is one /bin/sh -c word, at most 128 KiB).
+// The arguments together are bounded at plan time, with the key's line.
+func TestExtraArgsTogetherFitACommandLine_Issue38Item6(t *testing.T) {
+	arg := fmt.Sprintf("%q", "--v="+strings.Repeat("4", 3996))
+	args := strings.Repeat(arg+",", 39) + arg
+	got := planErr(t, seedSpec, "[kubelet]\nextra_args = ["+args+"]")
+	assert.Equal(t, `config.toml:2: key "kubelet.extra_args": holds 160040 bytes of arguments, more than 65536 (64 KiB): the kernel refuses a kubelet command line of more than 128 KiB and kubelet would never start`, got)
+	// 16 such arguments fit.
+	args = strings.Repeat(arg+",", 15) + arg
+	mustPlan(t, seedSpec, "[kubelet]\nextra_args = ["+args+"]")
+}

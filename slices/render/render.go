@@ -453,10 +453,8 @@ func kubeletArgs(p *planner.Partition) ([]string, error) {
 	if labels := planner.NodeLabelsArg(p.Labels); labels != "" {
 		args = append(args, labels)
 	}
-	for _, a := range k.ExtraArgs {
-		if msg := validation.ExtraArgProblem(a); msg != "" {
-			return nil, fmt.Errorf("kubelet.extraArgs: %s", msg)
-		}
+	if msgs := validation.ExtraArgsProblems(k.ExtraArgs); len(msgs) > 0 {
+		return nil, fmt.Errorf("kubelet.extraArgs: %s", msgs[0])
 	}
 	args = append(args, k.ExtraArgs...)
 	for _, a := range args {

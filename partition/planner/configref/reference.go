@@ -234,7 +234,9 @@ func Reference() []KeyDoc {
 				"Without it pods search no cluster domain, so a Service's short name and `kubernetes.default` go to the upstream resolver and fail."},
 		{Key: "kubelet.extra_args", Type: typeStrings, DefaultText: "none", Example: `["--v=2"]`,
 			Doc: "Extra kubelet command-line flags, each `--flag=value` (kubelet would read a separate value argument as belonging to the flag before it). " +
-				"Flags numa-partition sets per partition are refused, also written with `_` for `-` as kubelet reads them: " + strings.Join(validation.ManagedFlags(), ", ") + "."},
+				"Flags numa-partition sets per partition are refused, also written with `_` for `-` as kubelet reads them: " + strings.Join(validation.ManagedFlags(), ", ") + ". " +
+				"So are flags that stop a kubelet, keep its Node out of the cluster or make it act as something else: " + strings.Join(validation.DeniedFlags(), ", ") + ". " +
+				"At most 256 arguments of at most 4096 bytes each, 64 KiB in all (docs/config.md, Paths and arguments)."},
 
 		{Key: "runtime", Type: typeTable,
 			Doc: "The container runtime of the partitions."},

@@ -25,6 +25,14 @@ var safePath = regexp.MustCompile(`^[A-Za-z0-9._/=,@+\-]+$`)
 const (
 	MaxExtraArgs = 256
 	MaxArgLength = 4096
+	// MaxExtraArgsBytes bounds a kubelet's extra arguments together. The
+	// whole command line runs as one `/bin/sh -c` word in the partition's
+	// mount namespace, and the kernel refuses a single argument over 128
+	// KiB (MAX_ARG_STRLEN): 40 arguments of 4,000 bytes planned, rendered
+	// and applied, and kubelet restarted forever on "Argument list too
+	// long" (#38). 64 KiB leaves the rest for the flags the tool sets
+	// (paths of at most MaxArgLength each).
+	MaxExtraArgsBytes = 64 << 10
 )
 
 // ArgProblem says what is wrong with a command-line argument, "" when
@@ -94,8 +102,54 @@ var managedFlags = map[string]string{
 	"--topology-manager-policy-options": "kubelet.topology_manager_options",
 }
 
+// deniedFlags are kubelet flags no partition's kubelet may get, with
+// why: each stops the kubelet, keeps its Node out of the cluster or makes
+// it act as something else, and none is a setting a partition needs
+// (#38: --version=true made kubelet exit at every start, a restart loop;
+// --lock-file made every partition's kubelet wait for one lock). A closed
+// allow list was the other choice: docs/config.md says why not.
+var deniedFlags = map[string]string{
+	"--version":                 "it prints the version and exits, so the unit restarts forever",
+	"--help":                    "it prints the usage and exits, so the unit restarts forever",
+	"--runonce":                 "it runs the static pods once and exits",
+	"--register-node":           "the partition's Node must register with the API server, or no pod reaches it",
+	"--register-schedulable":    "the partition's Node must be schedulable; cordon it with kubectl instead",
+	"--lock-file":               "every partition's kubelet would wait for, or exit on, one lock",
+	"--exit-on-lock-contention": "it goes with --lock-file, which a partition's kubelet may not have",
+	"--provider-id":             "it names the cloud instance the Node is, which every partition would claim",
+	"--manifest-url":            "it runs the static pods a URL serves in every partition; use kubelet.static_pod_path",
+	"--manifest-url-header":     "it goes with --manifest-url, which a partition's kubelet may not have",
+	"--runtime-cgroups":         "numa-partition places the partition's runtime in its slice",
+	"--kube-reserved-cgroup":    "numa-partition decides the partition's cgroups",
+	"--system-reserved-cgroup":  "numa-partition decides the partition's cgroups",
+}
+
 // ManagedFlags lists managedFlags, sorted, for the reference.
 func ManagedFlags() []string { return slices.Sorted(maps.Keys(managedFlags)) }
+
+// DeniedFlags lists deniedFlags, sorted, for the reference.
+func DeniedFlags() []string { return slices.Sorted(maps.Keys(deniedFlags)) }
+
+// ExtraArgsProblems says what is wrong with a kubelet's extra arguments
+// as a whole and each one, nil when nothing: the planner reports each
+// with the key, render refuses a plan file's first.
+func ExtraArgsProblems(args []string) []string {
+	if len(args) > MaxExtraArgs {
+		return []string{fmt.Sprintf("has %d arguments, more than %d", len(args), MaxExtraArgs)}
+	}
+	var problems []string
+	total := 0
+	for _, a := range args {
+		total += len(a) + 1 // and the separator
+		if msg := ExtraArgProblem(a); msg != "" {
+			problems = append(problems, msg)
+		}
+	}
+	if total > MaxExtraArgsBytes {
+		problems = append(problems, fmt.Sprintf("holds %d bytes of arguments, more than %d (64 KiB): the kernel refuses a kubelet command line of more than 128 KiB and kubelet would never start", total, MaxExtraArgsBytes))
+	}
+	return problems
+}
 
 // ExtraArgProblem says what is wrong with one of kubelet's extra
 // arguments, "" when nothing. Plan checks extra_args with it and render
@@ -122,6 +176,9 @@ func ExtraArgProblem(a string) string {
 			use = "set " + instead + " instead"
 		}
 		return fmt.Sprintf("%q sets %s, which numa-partition sets for each partition (%s; the managed flags are listed under kubelet.extra_args in docs/config-reference.md)", a, flag, use)
+	}
+	if why, denied := deniedFlags[flag]; denied {
+		return fmt.Sprintf("%q sets %s, which no partition's kubelet may have: %s (the refused flags are listed under kubelet.extra_args in docs/config-reference.md)", a, flag, why)
 	}
 	return ""
 }
