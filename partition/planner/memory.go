@@ -134,6 +134,10 @@ func (pl *planning) hugepagesPlan(owner map[int]int) map[int][]HugepagePlan {
 			col.Add(key+".size", "%q is not a page size (a power of two of at least 4Ki, like \"2Mi\" or \"1Gi\")", h.Size)
 			continue
 		}
+		if h.Count < 0 {
+			col.Add(key+".count", "%d is not a number of pages (allowed: 0 or more)", h.Count)
+			continue
+		}
 		nodes := partNodes.Intersect(m.cpuNodes())
 		if h.Nodes.Set {
 			nodes = h.Nodes.Nodes
@@ -154,7 +158,7 @@ func (pl *planning) hugepagesPlan(owner map[int]int) map[int][]HugepagePlan {
 			} else if len(sizes) == 0 {
 				warn("node %d reports no hugepage sizes; %s pages planned there are unchecked", id, units.FormatBytes(size))
 			}
-			out[id] = append(out[id], HugepagePlan{PageSize: size, Count: h.Count})
+			out[id] = append(out[id], HugepagePlan{PageSize: size, Count: uint64(h.Count)})
 		}
 	}
 	for id := range out {
@@ -186,7 +190,8 @@ func (pl *planning) checkNodeCapacity(nm NodeMemory, partition string) {
 	var huge uint64
 	var parts []string
 	for _, h := range nm.Hugepages {
-		if h.Count > 0 && h.PageSize > ^uint64(0)/h.Count {
+		// Saturating: a count near 2^64 is reported, never wrapped small.
+		if h.Count > 0 && h.PageSize > (^uint64(0)-huge)/h.Count {
 			huge = ^uint64(0)
 		} else {
 			huge += h.Count * h.PageSize
@@ -207,7 +212,11 @@ func (pl *planning) checkNodeCapacity(nm NodeMemory, partition string) {
 		return
 	}
 	if huge > nm.TotalBytes || nm.ReservedBytes > nm.TotalBytes-huge {
+		total := units.FormatBytes(huge)
+		if huge == ^uint64(0) {
+			total = "more than 16Ei" // saturated above
+		}
 		col.Add("host.hugepages", "node %d (partition %s): hugepages %s = %s plus %s reserved exceed its memory %s",
-			nm.Node, partition, strings.Join(parts, " + "), units.FormatBytes(huge), units.FormatBytes(nm.ReservedBytes), units.FormatBytes(nm.TotalBytes))
+			nm.Node, partition, strings.Join(parts, " + "), total, units.FormatBytes(nm.ReservedBytes), units.FormatBytes(nm.TotalBytes))
 	}
 }

@@ -314,3 +314,16 @@ func TestExtraArgsTogetherFitACommandLine_Issue38Item6(t *testing.T) {
 	args = strings.Repeat(arg+",", 15) + arg
 	mustPlan(t, seedSpec, "[kubelet]\nextra_args = ["+args+"]")
 }
+
+// Issue 38 item 8: count = -1 wrapped to 18446744073709551615 and the
+// error spoke of that many pages. The count's range is checked before
+// any conversion, at its own line and key; a count whose pages overflow
+// 64 bits on two entries of one node is reported, not wrapped small.
+func TestHugepageCountIsCheckedBeforeConversion_Issue38Item8(t *testing.T) {
+	got := planErr(t, seedSpec, "[[host.hugepages]]\nsize = \"2Mi\"\ncount = -1\n")
+	assert.Equal(t, `config.toml:3: key "host.hugepages[0].count": -1 is not a number of pages (allowed: 0 or more)`, got)
+	got = planErr(t, seedSpec, "[[host.hugepages]]\nsize = \"2Mi\"\ncount = 9223372036854775807\nnodes = [0]\n"+
+		"[[host.hugepages]]\nsize = \"1Gi\"\ncount = 9223372036854775807\nnodes = [0]\n")
+	assert.Contains(t, got, "= more than 16Ei plus 1100Mi reserved exceed its memory 16Gi")
+	assert.NotContains(t, got, "= 18446744073709551615")
+}

@@ -80,8 +80,10 @@ type HostConfig struct {
 
 // HugepagesConfig asks for Count pages of Size on each of Nodes.
 type HugepagesConfig struct {
-	Size  string `toml:"size"`  // "2Mi", "1Gi"
-	Count uint64 `toml:"count"` // per node
+	Size string `toml:"size"` // "2Mi", "1Gi"
+	// Count is pages per node: signed, so that -1 is read as -1 and
+	// refused, not wrapped to 18446744073709551615 (#38).
+	Count int64 `toml:"count"`
 	// Nodes default to every partition node that has CPUs.
 	Nodes NodeList `toml:"nodes"`
 }

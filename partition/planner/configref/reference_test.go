@@ -98,7 +98,7 @@ func TestReferenceTypesMatchTheFields(t *testing.T) {
 			if t.Kind() == reflect.Pointer {
 				t = t.Elem()
 			}
-			return t.Kind() == reflect.Int || t.Kind() == reflect.Uint64
+			return t.Kind() == reflect.Int || t.Kind() == reflect.Int64
 		},
 		typeBool:       func(t reflect.Type) bool { return t == reflect.TypeOf((*bool)(nil)) },
 		typeNodeList:   func(t reflect.Type) bool { return t == reflect.TypeOf(config.NodeList{}) },
