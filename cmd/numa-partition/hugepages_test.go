@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,15 @@ import (
 func fakeSysfs(t *testing.T, pages map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
-	for _, node := range []string{"node0", "node1"} {
+	for i, node := range []string{"node0", "node1"} {
+		// 16 GiB each: Fill bounds the pages by it.
+		meminfo := fmt.Sprintf("Node %d MemTotal:       16777216 kB\nNode %d MemFree:        16000000 kB\n", i, i)
+		if err := os.MkdirAll(filepath.Join(root, "devices", "system", "node", node), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "devices", "system", "node", node, "meminfo"), []byte(meminfo), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		for _, size := range []string{"hugepages-2048kB", "hugepages-1048576kB"} {
 			dir := filepath.Join(root, "devices", "system", "node", node, "hugepages", size)
 			if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -132,5 +141,31 @@ func TestApplyHugepagesBadInputChangesNothing(t *testing.T) {
 		if _, err := hugepool.ParsePool(bad); err == nil {
 			t.Errorf("ParseHugepageSpec(%q): want an error", bad)
 		}
+	}
+}
+
+// Issue 38 item 8: `hugepages apply 0:2Mi=18446744073709551615` was
+// written to the kernel unchecked, which then takes every free page it
+// can. Counts are bounded: the pages' bytes within 64 bits by the
+// argument's reader, and each node's pages together by its memory,
+// before anything is written.
+func TestApplyHugepagesBoundsTheCount_Issue38Item8(t *testing.T) {
+	for _, a := range []string{"0:2Mi=18446744073709551615", "0:1Gi=17179869184", "1024:2Mi=1", "0:1Ki=1", "0:3Ki=1"} {
+		if _, err := hugepool.ParsePool(a); err == nil {
+			t.Errorf("%s: accepted", a)
+		}
+	}
+	root := fakeSysfs(t, nil)
+	written := 0
+	count := func(path string, n uint64) error { written++; return hugepool.Write(path, n) }
+	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:1Gi=8", "0:2Mi=4097", "1:1Gi=16"), count)
+	if err == nil || err.Error() != "node 0: the hugepages asked for (16386Mi) exceed its memory (16Gi); nothing was written" {
+		t.Errorf("got %v", err)
+	}
+	if written != 0 {
+		t.Errorf("%d pools written", written)
+	}
+	if err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:1Gi=8", "0:2Mi=4096", "1:1Gi=16"), count); err != nil {
+		t.Errorf("pages that fit: %v", err)
 	}
 }

@@ -3,9 +3,14 @@ package hugepool
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
+	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
 )
 
@@ -27,6 +32,9 @@ func Fill(sysfs string, pools []Pool, write Writer, done func(p Pool, before uin
 		if _, err := Read(path); err != nil {
 			return fmt.Errorf("%s: node %d has no %s hugepage pool (no such node, or the CPU does not support that page size): %w", p, p.Node, units.FormatBytes(p.PageSize), err)
 		}
+	}
+	if err := fitNodes(sysfs, pools); err != nil {
+		return err
 	}
 	var problems []string
 	all, err := filepath.Glob(filepath.Join(sysfs, "devices", "system", "node", "node*", "hugepages", "hugepages-*", "nr_hugepages"))
@@ -69,6 +77,40 @@ func Fill(sysfs string, pools []Pool, write Writer, done func(p Pool, before uin
 	}
 	return nil
 }
+
+// fitNodes refuses pools whose pages together exceed their node's
+// memory, before anything is written: the kernel takes every free page
+// it can for nr_hugepages, so 0:2Mi=18446744073709551615 written
+// unchecked would leave the host nothing (#38).
+func fitNodes(sysfs string, pools []Pool) error {
+	asked := map[int]uint64{}
+	for _, p := range pools {
+		b := p.Count * p.PageSize // ParsePool bounds each to 64 bits
+		if sum := asked[p.Node]; b > ^uint64(0)-sum {
+			asked[p.Node] = ^uint64(0) // saturated: more than any node has
+		} else {
+			asked[p.Node] = sum + b
+		}
+	}
+	for _, node := range slices.Sorted(maps.Keys(asked)) {
+		path := filepath.Join(sysfs, strings.TrimPrefix(hostpaths.NodeDir(node), "/sys"), "meminfo")
+		data, err := fsutil.ReadFileBounded(path, maxMeminfo)
+		if err != nil {
+			return fmt.Errorf("node %d: reading its memory size to bound its hugepages: %w", node, err)
+		}
+		info, err := numa.ParseNodeMeminfo(node, string(data))
+		if err != nil {
+			return fmt.Errorf("node %d: %s: %w", node, path, err)
+		}
+		if total := info["MemTotal"]; asked[node] > total {
+			return fmt.Errorf("node %d: the hugepages asked for (%s) exceed its memory (%s); nothing was written", node, units.FormatBytes(asked[node]), units.FormatBytes(total))
+		}
+	}
+	return nil
+}
+
+// maxMeminfo bounds a node's meminfo (about 1.2 KB on 6.x kernels).
+const maxMeminfo = 64 << 10
 
 // poolName turns a pool path into "node 3, hugepages-2048kB".
 func poolName(sysfs, path string) string {

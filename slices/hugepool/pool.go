@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
 )
 
@@ -23,7 +24,12 @@ func (p Pool) String() string {
 	return fmt.Sprintf("%d:%s=%d", p.Node, units.FormatBytes(p.PageSize), p.Count)
 }
 
-// ParsePool reads NODE:SIZE=COUNT back.
+// minPageSize is the smallest page any kernel has.
+const minPageSize = 4 << 10
+
+// ParsePool reads NODE:SIZE=COUNT back, each number in its range: the
+// node an id the kernel can have, the page size a page, the pages'
+// bytes within 64 bits (Fill bounds them by the node's memory).
 func ParsePool(s string) (Pool, error) {
 	node, rest, ok := strings.Cut(s, ":")
 	size, count, ok2 := strings.Cut(rest, "=")
@@ -31,16 +37,19 @@ func ParsePool(s string) (Pool, error) {
 		return Pool{}, fmt.Errorf("hugepage spec %q: want NODE:SIZE=COUNT, e.g. 1:1Gi=4", s)
 	}
 	n, err := strconv.Atoi(node)
-	if err != nil || n < 0 || node[0] == '+' {
-		return Pool{}, fmt.Errorf("hugepage spec %q: node %q is not a NUMA node id", s, node)
+	if err != nil || n < 0 || n >= bitmask.MaxNodes || node[0] == '+' {
+		return Pool{}, fmt.Errorf("hugepage spec %q: node %q is not a NUMA node id (0-%d)", s, node, bitmask.MaxNodes-1)
 	}
 	ps, err := units.ParseBytes(size)
-	if err != nil || ps == 0 || ps&(ps-1) != 0 {
-		return Pool{}, fmt.Errorf("hugepage spec %q: page size %q is not a power of two like 2Mi or 1Gi", s, size)
+	if err != nil || ps < minPageSize || ps&(ps-1) != 0 {
+		return Pool{}, fmt.Errorf("hugepage spec %q: page size %q is not a power of two of at least 4Ki like 2Mi or 1Gi", s, size)
 	}
 	c, err := strconv.ParseUint(count, 10, 64)
 	if err != nil || count[0] == '+' {
 		return Pool{}, fmt.Errorf("hugepage spec %q: count %q is not a number of pages", s, count)
+	}
+	if c > ^uint64(0)/ps {
+		return Pool{}, fmt.Errorf("hugepage spec %q: %d pages of %s are more than 16Ei of memory", s, c, units.FormatBytes(ps))
 	}
 	return Pool{Node: n, PageSize: ps, Count: c}, nil
 }

@@ -35,7 +35,7 @@ func TestSortForAllocation(t *testing.T) {
 }
 
 func FuzzPool(f *testing.F) {
-	for _, s := range []string{"0:2Mi=512", "1:1Gi=4", "250:64Ki=0", "0:2Mi", "x:1=1", "1:1G=1"} {
+	for _, s := range []string{"0:2Mi=512", "1:1Gi=4", "250:64Ki=0", "0:2Mi", "x:1=1", "1:1G=1", "0:2Mi=18446744073709551615", "1024:2Mi=1", "0:2Ki=1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
