@@ -25,20 +25,22 @@ import (
 // CPUs of its nodes, their memory and their pages; and its managers never
 // enumerate a node the partition cannot use.
 //
-// Only on cgroup v1 (legacy or hybrid): kubelet measures memory.available
-// as the root's memory limit (MemTotal) less the root cgroup's working
-// set, and only v1's root usage files can be the slice's in the namespace
-// (nodeview/usage.go); on v2 the root's are the host's, and the
-// partition's MemTotal less the host's working set would put the Node
-// under MemoryPressure, or wrap around below zero (docs/architecture.md).
+// The cgroup mode must be known: kubelet measures memory.available as the
+// root's memory limit (MemTotal) less the root cgroup's working set, so
+// the root's usage files must be the partition's too, and how they are
+// made differs (nodeview/usage.go): on v1 bound or served by the holder,
+// on v2 bound, with openat2 hidden from kubelet (its cgroup library
+// refuses a bound file through openat2). The partition's MemTotal less
+// the host's working set would put the Node under MemoryPressure, or wrap
+// around below zero (docs/architecture.md).
 //
 // Some partitions keep the whole machine, as before, and render says so:
-// every one on cgroup v2 or when the plan does not know the host's
-// cgroup mode; one sharing a container runtime (the view is made in the
-// partition's mount namespace, which only its own containerd has); a
-// static one with no host-reserved CPU on its own nodes (the static CPU
-// Manager refuses to start without a reserved CPU among those it sees);
-// and one from a plan that does not know the nodes' hugepage sizes.
+// every one when the plan does not know the host's cgroup mode; one
+// sharing a container runtime (the view is made in the partition's mount
+// namespace, which only its own containerd has); a static one with no
+// host-reserved CPU on its own nodes (the static CPU Manager refuses to
+// start without a reserved CPU among those it sees); and one from a plan
+// that does not know the nodes' hugepage sizes.
 
 // Machine is what partition p's kubelet is shown of the machine.
 type Machine struct {
@@ -62,7 +64,7 @@ func MachineOf(plan *planner.Plan, p *planner.Partition) (Machine, error) {
 	}
 	whole := Machine{Nodes: all, CPUs: onlineCPUs(plan).Difference(plan.Host.OrphanCPUs)}
 	switch {
-	case plan.Host.CgroupMode != cgroupmode.V1 && plan.Host.CgroupMode != cgroupmode.Hybrid:
+	case !knownMode(plan.Host.CgroupMode):
 		whole.WholeMachineWhy = cgroupWhy(plan.Host.CgroupMode)
 		return whole, nil
 	case p.Runtime.Kind != planner.RuntimeContainerd:
@@ -104,7 +106,12 @@ func noHugetlb(all []planner.NodeMemory) bool {
 // machine.
 func cgroupWhy(m cgroupmode.Mode) string {
 	if m == "" {
-		return "the host facts do not say the cgroup mode, and the partition's machine needs cgroup v1 (its usage is the slice's there only)"
+		return "the host facts do not say the cgroup mode, which decides how its usage is made the slice's"
 	}
-	return fmt.Sprintf("cgroup mode %s: kubelet would measure memory.available as the partition's MemTotal less the host's working set (on cgroup v2 the root cgroup's usage cannot be the slice's)", m)
+	return fmt.Sprintf("cgroup mode %q is none of %q, %q and %q", m, cgroupmode.V2, cgroupmode.Hybrid, cgroupmode.V1)
+}
+
+// knownMode: the usage view is made for each of these (nodeview/usage.go).
+func knownMode(m cgroupmode.Mode) bool {
+	return m == cgroupmode.V2 || m == cgroupmode.Hybrid || m == cgroupmode.V1
 }

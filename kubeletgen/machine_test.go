@@ -44,8 +44,10 @@ func TestMachineOf(t *testing.T) {
 			partition: true, cpus: "4-7", nodes: []int{1}, reserved: "4"},
 		{name: "hybrid is v1 for kubelet", plan: onCgroup(withPageSizes(twoNodes()), cgroupmode.Hybrid),
 			partition: true, cpus: "4-7", nodes: []int{1}, reserved: "4"},
-		{name: "cgroup v2: the machine", plan: onCgroup(withPageSizes(twoNodes()), cgroupmode.V2),
-			cpus: "0-7", nodes: []int{0, 1}, reserved: "0-4", why: "cgroup mode unified"},
+		{name: "cgroup v2: its own nodes too (openat2 hidden from kubelet)", plan: onCgroup(withPageSizes(twoNodes()), cgroupmode.V2),
+			partition: true, cpus: "4-7", nodes: []int{1}, reserved: "4"},
+		{name: "cgroup mode not known to this version: the machine", plan: onCgroup(withPageSizes(twoNodes()), "cgroup3"),
+			cpus: "0-7", nodes: []int{0, 1}, reserved: "0-4", why: `cgroup mode "cgroup3"`},
 		{name: "cgroup mode unknown: the machine", plan: onCgroup(withPageSizes(twoNodes()), ""),
 			cpus: "0-7", nodes: []int{0, 1}, reserved: "0-4", why: "do not say the cgroup mode"},
 	} {

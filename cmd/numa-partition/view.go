@@ -42,7 +42,8 @@ func viewCommand() *cli.Command {
 			Name:  "hold",
 			Usage: "hold a partition's mount namespace and show its kubelet the partition's usage and memory, until stopped",
 			Description: "The main process of mountns-<partition>.service, inside the namespace systemd\n" +
-				"made for it. It makes the usage binds of `view mount` (cgroup v1), then, with\n" +
+				"made for it. It makes the usage binds of `view mount` (cgroup v1; with --unified\n" +
+				"also cgroup v2's), then, with\n" +
 				"--meminfo, serves over the namespace's /proc/meminfo the memory of the NUMA\n" +
 				"nodes the namespace's /sys/devices/system/node lists (those `view nodes` left),\n" +
 				"live through FUSE: cAdvisor's MemTotal, the Node's memory capacity and what\n" +
@@ -54,10 +55,23 @@ func viewCommand() *cli.Command {
 			Flags: []cli.Flag{
 				viewSliceFlag(),
 				&cli.BoolFlag{Name: "meminfo", Usage: "serve the shown nodes' /proc/meminfo (without it the host's stays)"},
+				&cli.BoolFlag{Name: "unified", Usage: "also bind the slice's cgroup v2 usage files over the root's (for a kubelet whose unit hides openat2: `view check-openat2`)"},
 				viewRootFlag(),
 			},
 			Action: func(c *cli.Context) error {
-				return viewHold(c.Context, c.App.Writer, c.String("root"), c.String("slice"), c.Bool("meminfo"))
+				return viewHold(c.Context, c.App.Writer, c.String("root"), c.String("slice"), holdViews{meminfo: c.Bool("meminfo"), unified: c.Bool("unified")})
+			},
+		}, {
+			Name:  "check-openat2",
+			Usage: "fail unless openat2(2) answers ENOSYS here, as a cgroup v2 kubelet's unit asks (its first ExecStartPre=)",
+			Description: "On cgroup v2 kubelet's cgroup library refuses the slice's usage files bound over\n" +
+				"the root cgroup's when it opens them with openat2, and opens them by path where\n" +
+				"openat2 does not exist: the kubelet's unit hides it (SystemCallFilter=~openat2).\n" +
+				"systemd ignores a name its libseccomp does not know, and kubelet would then report\n" +
+				"a usage of 0: this stops the kubelet first, saying why. See docs/architecture.md,\n" +
+				"\"Each kubelet's machine\".",
+			Action: func(c *cli.Context) error {
+				return nodeview.CheckOpenat2Hidden()
 			},
 		}, {
 			Name:  "nodes",
@@ -144,10 +158,17 @@ func mountUsage(w io.Writer, r fsutil.Root, binds []nodeview.Bind) error {
 	return err
 }
 
+// holdViews are what the holder shows besides the v1 usage binds.
+type holdViews struct {
+	// meminfo: serve the shown nodes' /proc/meminfo (and v1 root memory
+	// cgroup files); unified: bind the slice's v2 usage files.
+	meminfo, unified bool
+}
+
 // viewHold makes the usage binds and, with meminfo, serves the shown
 // nodes' /proc/meminfo and (cgroup v1) their root memory cgroup's usage
 // files; then it tells systemd it is ready and holds until ctx ends.
-func viewHold(ctx context.Context, w io.Writer, root, slice string, meminfo bool) error {
+func viewHold(ctx context.Context, w io.Writer, root, slice string, views holdViews) error {
 	r, err := openForSlice(root, slice)
 	if err != nil {
 		return err
@@ -155,7 +176,7 @@ func viewHold(ctx context.Context, w io.Writer, root, slice string, meminfo bool
 	defer r.Close()
 	binds := nodeview.UsageBinds(slice)
 	var served map[string]nodeview.Render
-	if meminfo {
+	if views.meminfo {
 		var done func() error
 		if served, done, err = shownNodesViews(r); err != nil {
 			return err
@@ -164,6 +185,9 @@ func viewHold(ctx context.Context, w io.Writer, root, slice string, meminfo bool
 		if _, memcg := served[path.Join(nodeview.MemcgDir, nodeview.MemcgStatFile)]; memcg {
 			binds = nodeview.UsageBinds(slice, "memory")
 		}
+	}
+	if views.unified {
+		binds = append(binds, nodeview.UnifiedUsageBinds(slice)...)
 	}
 	if err := mountUsage(w, r, binds); err != nil {
 		return err

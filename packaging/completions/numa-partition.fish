@@ -2,7 +2,7 @@
 
 function __fish_numa-partition_no_subcommand --description 'Test if there has been any subcommand yet'
     for i in (commandline -opc)
-        if contains -- $i discover plan config init reference check render hugepages apply kubelet-state repair network uplink up down up down view hold nodes mount serve apply diff status remove allocator serve reset-state admit release allocations simulate version completion help h
+        if contains -- $i discover plan config init reference check render hugepages apply kubelet-state repair network uplink up down up down view hold check-openat2 nodes mount serve apply diff status remove allocator serve reset-state admit release allocations simulate version completion help h
             return 1
         end
     end
@@ -214,6 +214,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from hold' -f -l help -s h
 complete -r -c numa-partition -n '__fish_seen_subcommand_from view' -a 'hold' -d 'hold a partition\'s mount namespace and show its kubelet the partition\'s usage and memory, until stopped'
 complete -c numa-partition -n '__fish_seen_subcommand_from hold' -f -l slice -r -d 'the partition\'s slice, e.g. node0.slice'
 complete -c numa-partition -n '__fish_seen_subcommand_from hold' -f -l meminfo -d 'serve the shown nodes\' /proc/meminfo (without it the host\'s stays)'
+complete -c numa-partition -n '__fish_seen_subcommand_from hold' -f -l unified -d 'also bind the slice\'s cgroup v2 usage files over the root\'s (for a kubelet whose unit hides openat2: `view check-openat2`)'
 complete -c numa-partition -n '__fish_seen_subcommand_from hold' -f -l root -r -d 'the host\'s root directory (a test sandbox\'s works)'
 complete -c numa-partition -n '__fish_seen_subcommand_from hold' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
 complete -c numa-partition -n '__fish_seen_subcommand_from hold' -f -l output -s o -r -d 'output format: table, json or yaml (plan: also svg, dot)'
@@ -221,6 +222,14 @@ complete -c numa-partition -n '__fish_seen_subcommand_from hold' -f -l config -s
 complete -c numa-partition -n '__fish_seen_subcommand_from hold' -f -l log-level -r -d 'log level (to standard error): debug, info, warn, error'
 complete -c numa-partition -n '__fish_seen_subcommand_from hold' -f -l quiet -s q -d 'log errors only: --log-level error'
 complete -c numa-partition -n '__fish_seen_subcommand_from hold' -f -l v -r -d 'log verbosity `N`, as kubectl\'s -v=N: 0 is --log-level info, 1 or more debug (the version is --version)'
+complete -c numa-partition -n '__fish_seen_subcommand_from check-openat2' -f -l help -s h -d 'show help'
+complete -r -c numa-partition -n '__fish_seen_subcommand_from view' -a 'check-openat2' -d 'fail unless openat2(2) answers ENOSYS here, as a cgroup v2 kubelet\'s unit asks (its first ExecStartPre=)'
+complete -c numa-partition -n '__fish_seen_subcommand_from check-openat2' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
+complete -c numa-partition -n '__fish_seen_subcommand_from check-openat2' -f -l output -s o -r -d 'output format: table, json or yaml (plan: also svg, dot)'
+complete -c numa-partition -n '__fish_seen_subcommand_from check-openat2' -f -l config -s c -r -d 'config file (TOML)'
+complete -c numa-partition -n '__fish_seen_subcommand_from check-openat2' -f -l log-level -r -d 'log level (to standard error): debug, info, warn, error'
+complete -c numa-partition -n '__fish_seen_subcommand_from check-openat2' -f -l quiet -s q -d 'log errors only: --log-level error'
+complete -c numa-partition -n '__fish_seen_subcommand_from check-openat2' -f -l v -r -d 'log verbosity `N`, as kubectl\'s -v=N: 0 is --log-level info, 1 or more debug (the version is --version)'
 complete -c numa-partition -n '__fish_seen_subcommand_from nodes' -f -l help -s h -d 'show help'
 complete -r -c numa-partition -n '__fish_seen_subcommand_from view' -a 'nodes' -d 'leave only some NUMA nodes in /sys/devices/system/node, in the calling mount namespace'
 complete -c numa-partition -n '__fish_seen_subcommand_from nodes' -f -l nodes -r -d 'the partition\'s NUMA nodes, e.g. 0-1'

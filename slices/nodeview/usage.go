@@ -3,22 +3,30 @@
 // API's node CPU and memory, what metrics-server's `kubectl top node`,
 // dashboards and the eviction manager's memory.available read) is
 // cAdvisor's root container "/", whose figures come from the root
-// cgroup's own files. On cgroup v1 the same files of the partition's
-// slice are bound read-only over them in the partition's mount namespace:
-// the kernel serves them live, so every kubelet's root reads its slice
-// (its pods, containerd, kubelet and allocator) and nothing else.
+// cgroup's own files. In the partition's mount namespace the same files
+// of the partition's slice are bound read-only over them: the kernel
+// serves them live, so every kubelet's root reads its slice (its pods,
+// containerd, kubelet and allocator) and nothing else.
 //
-// Not on cgroup v2: runc's cgroup library, inside cAdvisor, opens every
-// file of the unified hierarchy with openat2's RESOLVE_NO_XDEV from
-// /sys/fs/cgroup, so a file bound there is refused (EXDEV), and kubelet
-// reported a node CPU and working set of 0 (measured in the e2e). The
-// unified hierarchy is left as it is; docs/architecture.md, "Each
-// kubelet's machine", says what is left for it.
+// On cgroup v2, runc's cgroup library, inside cAdvisor, opens every file
+// of the unified hierarchy with openat2's RESOLVE_NO_XDEV from
+// /sys/fs/cgroup, so it refuses a bound file (EXDEV; kubelet then
+// reported a node CPU and working set of 0, measured in the e2e). Where
+// openat2 does not exist (kernels before 5.6) the library opens by path
+// and only checks that the file is a cgroup file system's, which a bound
+// slice file is: the kubelet's unit makes openat2 answer ENOSYS
+// (SystemCallFilter=, render's kubelet unit) and its first ExecStartPre=
+// checks that it does (CheckOpenat2Hidden). docs/architecture.md, "Each
+// kubelet's machine", says why this and not a cgroup namespace.
 //
-// Which v1 files: what runc's cgroup library reads for a cgroup's stats,
+// The unified binds are made only when the holder is told (--unified):
+// a kubelet unit rendered before this, without the filter, would read 0.
+//
+// Which files: what runc's cgroup library reads for a cgroup's stats,
 // each controller's usage and stat files. A file missing at either end
-// (a controller not mounted, no swap accounting) is skipped: the kubelet
-// then reads the host's figure there, as before.
+// (the other cgroup version, a controller not mounted, no swap
+// accounting, PSI off) is skipped: the kubelet then reads the host's
+// figure there, as before.
 package nodeview
 
 import (
@@ -44,6 +52,12 @@ var v1Files = map[string][]string{
 		"blkio.io_service_bytes_recursive", "blkio.io_serviced_recursive"},
 }
 
+// v2Files are those of the unified hierarchy that the root cgroup has
+// too (it has no memory.current: runc's library counts the root's usage
+// as memory.stat's anon + file, and so the slice's there).
+var v2Files = []string{"cpu.stat", "cpu.pressure", "memory.stat", "memory.numa_stat", "memory.pressure",
+	"io.stat", "io.pressure"}
+
 // Bind is one file of the view: Source, the partition's own, is bound
 // over Target, the machine's. Both are relative to the host's root.
 type Bind struct {
@@ -53,7 +67,7 @@ type Bind struct {
 // UsageBinds are the binds that make slice (a top-level slice, such as
 // node0.slice) the root of each cgroup v1 controller but those named in
 // served (whose root files the holder serves itself: "memory", memcg.go),
-// in a fixed order; Mount skips those whose ends do not exist on the
+// in a fixed order. Mount skips those whose ends do not exist on the
 // host, which is all of them on a host with the unified hierarchy only.
 func UsageBinds(slice string, served ...string) []Bind {
 	var out []Bind
@@ -64,6 +78,20 @@ func UsageBinds(slice string, served ...string) []Bind {
 		for _, f := range v1Files[ctrl] {
 			out = append(out, Bind{Source: path.Join(CgroupRoot, ctrl, slice, f), Target: path.Join(CgroupRoot, ctrl, f)})
 		}
+	}
+	return out
+}
+
+// UnifiedUsageBinds are the binds that make slice the root cgroup of the
+// unified hierarchy, in a fixed order. Only for a kubelet whose unit
+// hides openat2 (CheckOpenat2Hidden): any other reader through runc's
+// cgroup library is refused the bound files and reads 0. Mount skips them
+// on a v1 or hybrid host (whose unified hierarchy, at
+// sys/fs/cgroup/unified, no kubelet reads usage from).
+func UnifiedUsageBinds(slice string) []Bind {
+	out := make([]Bind, 0, len(v2Files))
+	for _, f := range v2Files {
+		out = append(out, Bind{Source: path.Join(CgroupRoot, slice, f), Target: path.Join(CgroupRoot, f)})
 	}
 	return out
 }

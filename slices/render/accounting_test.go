@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,7 +131,9 @@ func seenMachine(t *testing.T, f machineFacts, b Bundle, p planner.Partition) ma
 	kubelet := strings.ReplaceAll(content(kubeletUnit(p.Name)), " \\\n    ", " ")
 	holder := content(MountnsUnit(p.Name))
 	_, after, shown := strings.Cut(kubelet, " view nodes --nodes ")
-	served := strings.Contains(holder, "\nExecStart=/usr/bin/numa-partition view hold --slice "+p.Slice+" --meminfo\n")
+	_, hold, _ := strings.Cut(holder, "\nExecStart=/usr/bin/numa-partition view hold --slice "+p.Slice)
+	hold, _, _ = strings.Cut(hold, "\n")
+	served := slices.Contains(strings.Fields(hold), "--meminfo")
 	if !shown {
 		if served {
 			t.Fatalf("%s: the holder serves a meminfo view, but its kubelet is shown every node", p.Name)

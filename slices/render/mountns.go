@@ -2,8 +2,10 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
@@ -74,6 +76,10 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView, machine m
 type machineView struct {
 	nodes  string
 	holder string
+	// hideOpenat2: the holder binds the slice's cgroup v2 usage files
+	// over the root's, which kubelet reads only with openat2 hidden
+	// (nodeview/usage.go).
+	hideOpenat2 bool
 }
 
 func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
@@ -82,11 +88,24 @@ func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
 		return machineView{}, err
 	}
 	v := machineView{holder: fmt.Sprintf("%s view hold --slice %s", r.opt.Binary, p.Slice)}
+	if r.plan.Host.CgroupMode == cgroupmode.V2 && p.Runtime.Kind == planner.RuntimeContainerd {
+		v.holder += " --unified"
+		v.hideOpenat2 = true
+		// On a v1 host the hidden openat2 would make kubelet refuse the
+		// holder's served memory files: apply refuses it there.
+		if !slices.Contains(r.cgroupV2Only, p.Name) {
+			r.cgroupV2Only = append(r.cgroupV2Only, p.Name)
+		}
+	}
 	if !m.Partition {
 		r.warnings = append(r.warnings, fmt.Sprintf("partition %s: its kubelet is shown the whole machine, so its Node's cpu and memory capacity are the machine's (allocatable is still its share): %s", p.Name, m.WholeMachineWhy))
 		return v, nil
 	}
-	r.cgroupV1Only = append(r.cgroupV1Only, p.Name)
+	if r.plan.Host.CgroupMode != cgroupmode.V2 {
+		// On a v2 host, runc's cgroup library would refuse the v1
+		// render's binds: apply refuses it there.
+		r.cgroupV1Only = append(r.cgroupV1Only, p.Name)
+	}
 	var nodes bitmask.NodeSet
 	for _, n := range m.Nodes {
 		nodes = nodes.Add(n.Node)

@@ -343,6 +343,11 @@ func (r *renderer) partition(p *planner.Partition) error {
 			}
 			k.ExecStartPre = append([]string{pre}, k.ExecStartPre...)
 		}
+		if machine.hideOpenat2 {
+			// Before all: without it kubelet would report a usage of 0.
+			k.HideOpenat2 = true
+			k.ExecStartPre = append([]string{r.opt.Binary + " view check-openat2"}, k.ExecStartPre...)
+		}
 		k.After = append(k.After, containerdUnit(p.Name))
 		k.Runtime = containerdUnit(p.Name)
 		if k.ExecStart, err = inMountNamespace(p, "kubelet", args); err != nil {
@@ -427,8 +432,12 @@ type kubeletView struct {
 	Runtime                      string // the partition's own containerd, which kubelet restarts with
 	ExecStartPre                 []string
 	ExecStart                    string
-	CPU                          cpuView
-	Netns                        *netnsView
+	// HideOpenat2: kubelet's cgroup library opens cgroup files by path,
+	// and so reads the slice's v2 usage files the holder binds over the
+	// root's (slices/nodeview/usage.go).
+	HideOpenat2 bool
+	CPU         cpuView
+	Netns       *netnsView
 }
 
 // kubeletArgs are the flag-only settings: kubelet has no config field for

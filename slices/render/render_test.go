@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
@@ -240,4 +241,65 @@ func TestMountNamespaceHolderOutlivesACPUChange(t *testing.T) {
 	if a, b := holder(before), holder(after); a != b {
 		t.Errorf("node1's holder unit changes with its CPUs:\n%s\n---\n%s", a, b)
 	}
+}
+
+// The usage view on each cgroup version (slices/nodeview/usage.go): on
+// v2 the holder binds the slice's unified files (--unified) and the
+// kubelet, whose cgroup library would refuse them through openat2, runs
+// with openat2 hidden and checks that first; apply refuses the bundle on
+// a v1 host. On v1 none of it, and apply refuses the bundle on v2.
+func TestUsageViewByCgroupMode(t *testing.T) {
+	for _, c := range []struct {
+		mode           cgroupmode.Mode
+		hidden         bool
+		v1Only, v2Only []string
+	}{
+		{mode: cgroupmode.V2, hidden: true, v2Only: []string{"node0", "node1"}},
+		{mode: cgroupmode.V1, v1Only: []string{"node0", "node1"}},
+		{mode: cgroupmode.Hybrid, v1Only: []string{"node0", "node1"}},
+	} {
+		t.Run(string(c.mode), func(t *testing.T) {
+			plan := seedPlan()
+			plan.Host.CgroupMode = c.mode
+			for i := range plan.Partitions {
+				for j := range plan.Partitions[i].Memory {
+					plan.Partitions[i].Memory[j].PageSizes = []uint64{2 * mi, gi}
+				}
+			}
+			b, err := Render(plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(b.CgroupV1Only, c.v1Only) || !slices.Equal(b.CgroupV2Only, c.v2Only) {
+				t.Errorf("cgroupV1Only %v, cgroupV2Only %v; want %v, %v", b.CgroupV1Only, b.CgroupV2Only, c.v1Only, c.v2Only)
+			}
+			for _, p := range plan.Partitions {
+				kubelet, holder := fileContent(t, b, unitPath(kubeletUnit(p.Name))), fileContent(t, b, unitPath(MountnsUnit(p.Name)))
+				filter := strings.Contains(kubelet, "\nSystemCallFilter=~openat2\nSystemCallErrorNumber=ENOSYS\n")
+				_, afterPre, _ := strings.Cut(kubelet, "\nExecStartPre=")
+				checkFirst := strings.HasPrefix(afterPre, "/usr/bin/numa-partition view check-openat2\n")
+				_, hold, _ := strings.Cut(holder, "\nExecStart=/usr/bin/numa-partition view hold --slice "+p.Slice)
+				hold, _, _ = strings.Cut(hold, "\n")
+				unified := slices.Contains(strings.Fields(hold), "--unified")
+				if filter != c.hidden || checkFirst != c.hidden || unified != c.hidden {
+					t.Errorf("%s on %s: openat2 filter %v, checked first %v, holder --unified %v; want all %v\n%s\n%s",
+						p.Name, c.mode, filter, checkFirst, unified, c.hidden, kubelet, holder)
+				}
+				if !slices.Contains(strings.Fields(hold), "--meminfo") {
+					t.Errorf("%s on %s: the holder serves no meminfo (its kubelet is shown its nodes on every cgroup version)\n%s", p.Name, c.mode, holder)
+				}
+			}
+		})
+	}
+}
+
+func fileContent(t *testing.T, b Bundle, path string) string {
+	t.Helper()
+	for _, f := range b.Files {
+		if f.Path == path {
+			return string(f.Content)
+		}
+	}
+	t.Fatalf("%s not rendered", path)
+	return ""
 }
