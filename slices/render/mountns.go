@@ -55,6 +55,7 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView, machine m
 		"KubeletDir":       bindKubeletDir(p),
 		"NodeDirs":         dirs,
 		"ExecStart":        machine.holder,
+		"Unified":          machine.hideOpenat2,
 	})
 	if err != nil {
 		return err

@@ -82,43 +82,13 @@ func RenderWith(plan planner.Plan, opt Options) (Bundle, error) {
 }
 
 // checkPartitions refuses plans whose names, paths or ports cannot become
-// units, by the planner's rules.
+// units, by the planner's rules (one place: the allocator daemon checks
+// the plan it serves with them too).
 func checkPartitions(plan *planner.Plan) error {
 	if len(plan.Partitions) == 0 {
 		return fmt.Errorf("the plan has no partitions: nothing to render")
 	}
-	if err := planner.PlanPathsProblem(plan); err != nil {
-		return err
-	}
-	if err := planner.PlanPortsProblem(plan); err != nil {
-		return err
-	}
-	seen := map[string]bool{}
-	for _, p := range plan.Partitions {
-		if msg := validation.NameProblem(p.Name); msg != "" {
-			return fmt.Errorf("%s", msg)
-		}
-		if seen[p.Name] {
-			return fmt.Errorf("partition name %q is used twice", p.Name)
-		}
-		seen[p.Name] = true
-		if msg := planner.OwnLabelsProblem(&p, plan.Hostname); msg != "" {
-			return fmt.Errorf("%s", msg)
-		}
-		if msg := validation.SocketGroupProblem(p.Allocator.SocketGroup); msg != "" {
-			return fmt.Errorf("partition %s: allocator.socketGroup %s", p.Name, msg)
-		}
-		if a := p.Allocator; a.NRIPlugin != "" && a.NRIPlugin != planner.NRIPluginName(p.Name) {
-			return fmt.Errorf("partition %s: allocator.nriPlugin %q must be %q", p.Name, a.NRIPlugin, planner.NRIPluginName(p.Name))
-		}
-		if p.Slice != p.Name+".slice" {
-			return fmt.Errorf("partition %s: slice %q must be %q", p.Name, p.Slice, p.Name+".slice")
-		}
-		if p.Nodes.Len() == 0 {
-			return fmt.Errorf("partition %s has no NUMA nodes", p.Name)
-		}
-	}
-	return nil
+	return planner.PlanFileProblem(plan)
 }
 
 type renderer struct {
@@ -313,19 +283,26 @@ func (r *renderer) partition(p *planner.Partition) error {
 	// (containerd's config). Not Requires=: an allocator that restarts
 	// after a crash (2 s) restarted kubelet with it, and kubelet's Node
 	// was NotReady for a minute for nothing.
+	machine, err := r.machineView(p)
+	if err != nil {
+		return err
+	}
 	k.ExecStartPre = []string{kubeletHugetlb(p.Slice)}
 	if p.Kubelet.CPUManagerPolicy == "static" {
 		// The static policy always runs with strict-cpu-reservation here
 		// (kubeletgen), under which kubelet 1.37 cannot start again once
 		// Guaranteed pods hold every pod CPU (package kubeletstate).
-		k.ExecStartPre = append(k.ExecStartPre, r.opt.Binary+" kubelet-state repair --root-dir "+p.Kubelet.RootDir)
+		// With openat2 hidden from the unit, "+" runs it without the
+		// filter: it reads kubelet's state files through openat2, which
+		// keeps every path inside kubelet's root dir.
+		repair := r.opt.Binary + " kubelet-state repair --root-dir " + p.Kubelet.RootDir
+		if machine.hideOpenat2 {
+			repair = "+" + repair
+		}
+		k.ExecStartPre = append(k.ExecStartPre, repair)
 	}
 	kubeletFiles := []string{unitPath(kubeletUnit(p.Name)), cfgPath}
 	args, err := kubeletArgs(p)
-	if err != nil {
-		return err
-	}
-	machine, err := r.machineView(p)
 	if err != nil {
 		return err
 	}

@@ -285,6 +285,12 @@ func TestUsageViewByCgroupMode(t *testing.T) {
 					t.Errorf("%s on %s: openat2 filter %v, checked first %v, holder --unified %v; want all %v\n%s\n%s",
 						p.Name, c.mode, filter, checkFirst, unified, c.hidden, kubelet, holder)
 				}
+				// The repair reads kubelet's state through openat2: it runs
+				// without the filter ("+"), and only there.
+				unfiltered := strings.Contains(kubelet, "\nExecStartPre=+/usr/bin/numa-partition kubelet-state repair ")
+				if p.Kubelet.CPUManagerPolicy == "static" && unfiltered != c.hidden {
+					t.Errorf("%s on %s: kubelet-state repair without the filter %v, want %v\n%s", p.Name, c.mode, unfiltered, c.hidden, kubelet)
+				}
 				if !slices.Contains(strings.Fields(hold), "--meminfo") {
 					t.Errorf("%s on %s: the holder serves no meminfo (its kubelet is shown its nodes on every cgroup version)\n%s", p.Name, c.mode, holder)
 				}

@@ -38,7 +38,7 @@ echo "cmdline: $(cat /proc/cmdline)"
 # change, killed, reserve); boot n4, whose partitions are one in each
 # allocator mode on cgroup v2, the daemons' crashes.
 case $E2E_MODE in
-  v2) steps="package topology hugepages-sysfs discover cluster apply network services logs agents plugins allocatable usage placement nri hugepages status remove" ;;
+  v2) steps="package topology hugepages-sysfs discover cluster apply network services logs agents plugins allocatable usage pressure placement nri hugepages status remove" ;;
   v1) steps="package topology discover cluster apply network crosshost allocatable usage metrics pressure placement pending hugepages status admit reapply change killed reserve remove" ;;
   n4) steps="package topology discover cluster apply allocatable fill unit crash layout remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;

@@ -48,12 +48,11 @@ for p in $PARTITIONS; do
       fi
     done
   done
-  # Shown its partition (kubeletgen's machine.go: cgroup v1, a host CPU
-  # on its nodes under the static CPU Manager), a Node's capacity is the
-  # partition's machine: the CPUs its NUMA nodes list and their MemTotal,
-  # not the host's. Otherwise the whole machine's, and plan says why: on
-  # cgroup v2 always (memory.available would mix the partition's MemTotal
-  # with the host's working set).
+  # Shown its partition (kubeletgen's machine.go: its own containerd, a
+  # host CPU on its nodes under the static CPU Manager), a Node's capacity
+  # is the partition's machine: the CPUs its NUMA nodes list and their
+  # MemTotal, not the host's. Otherwise the whole machine's, and plan
+  # says why.
   whole=$(jq -r --arg p $p '.nodeResources[] | select(.partition==$p) | .wholeMachine // ""' <<<"$plan")
   if [ -z "$whole" ]; then
     shown_partition=$((shown_partition + 1))
@@ -63,9 +62,6 @@ for p in $PARTITIONS; do
     expect_eq "Node $n capacity memory: its nodes' MemTotal (bytes)" "$(to_bytes "$(jq -r .status.capacity.memory <<<"$got")")" "$want_cap_mem"
   else
     echo "  Node $n is shown the whole machine: $whole"
-    if [ "$E2E_CGROUP" = v2 ]; then
-      [[ $whole == *"cgroup mode unified"* ]] && ok "Node $n: plan says why on cgroup v2" || fail "Node $n: plan's whole-machine reason on cgroup v2 is '$whole'"
-    fi
     expect_eq "Node $n capacity cpu: the host's" "$(jq -r .status.capacity.cpu <<<"$got")" "$host_cpus"
   fi
   echo "  Node $n capacity/allocatable, plan's hugepages for $p:"
@@ -80,11 +76,7 @@ cap=$(( $(stat -f -c '%S * %b' $KUBELETS_FS) ))
 evict=$(jq '.partitions[0].ephemeralStorage.evictionBytes' <<<"$plan")
 [ "$total" -le $((cap - evict)) ] && ok "the Nodes' ephemeral-storage ($total) fits the filesystem less the eviction threshold ($((cap - evict)))" \
   || fail "the Nodes promise $total bytes of ephemeral-storage on a $cap-byte filesystem"
-# On cgroup v1 the e2e's node0 (kubelet mode, the host's CPU 0 on its
-# node) is shown its partition; on v2 no Node is.
-if [ "$E2E_CGROUP" = v1 ]; then
-  [ "$shown_partition" -ge 1 ] && ok "$shown_partition Node(s) shown their partition on cgroup v1" || fail "no Node is shown its partition on cgroup v1"
-else
-  expect_eq "Nodes shown their partition on cgroup $E2E_CGROUP" "$shown_partition" 0
-fi
+# On either cgroup version the e2e's node0 (kubelet mode, the host's CPU
+# 0 on its node) is shown its partition.
+[ "$shown_partition" -ge 1 ] && ok "$shown_partition Node(s) shown their partition on cgroup $E2E_CGROUP" || fail "no Node is shown its partition on cgroup $E2E_CGROUP"
 finish

@@ -3,10 +3,11 @@
 # scrapes every kubelet's summary API and serves the metrics API through
 # the real API server's aggregation layer. A pod in A burning one CPU and
 # touching 400 MiB raises A's CPU and memory in the metrics API, and moves
-# B's by less than a tenth of the memory and half of the CPU: on
-# cgroup v1 each kubelet's root cgroup figures are its slice's (step
-# usage). Before, every Node of the host reported the host's. Boot v1
-# only: on cgroup v2 kubelet still reads the host's root (docs).
+# B's by less than a tenth of the memory and half of the CPU: each
+# kubelet's root cgroup figures are its partition's (step usage). Before,
+# every Node of the host reported the host's. Boot v1 only, for the
+# e2e's time: on v2 step usage checks the same figures in kubelet's
+# summary API, which metrics-server reads.
 . /e2e/guest/lib.sh
 requires network
 requires usage

@@ -1,7 +1,8 @@
 # Node-pressure eviction is the partition's (issue 36). On cgroup v1 the
 # eviction manager's memory.available is the partition's NUMA nodes' free
 # memory and inactive page cache (the root memory files the holder serves
-# in its namespace). A BestEffort pod filling partition B's node, slowly
+# in its namespace); on cgroup v2 its nodes' MemTotal less its slice's
+# working set (the slice's memory.stat, bound over the root's). A BestEffort pod filling partition B's node, slowly
 # past B's evictionHard, puts B's Node under MemoryPressure and is evicted
 # by B's kubelet (the pod's Event says so) before the kernel's OOM killer
 # acts (nothing in the kernel's log); A's Node never reports pressure;

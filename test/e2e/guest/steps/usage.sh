@@ -1,15 +1,14 @@
 # Each partition's usage (issue 36). kubelet's summary API (what
 # metrics-server, `kubectl top node` and the eviction manager read) takes
-# a Node's CPU and memory from the root cgroup. On cgroup v1, in each
-# partition's mount namespace (`numa-partition view hold`,
-# mountns-<partition>.service's holder), the root's CPU files are the
-# slice's own, and its memory files the memory of the partition's NUMA
-# nodes (served) or, for a kubelet shown the whole machine, the slice's:
-# each Node reports its partition; before, every Node reported the host,
-# and a pod touching 400 MiB in one partition moved the other's working
-# set by +411 MiB. On cgroup v2 runc's cgroup library refuses a file bound
-# there (RESOLVE_NO_XDEV): nothing is bound, kubelet still reports the
-# host, and `numa-partition status` reports each partition's own usage.
+# a Node's CPU and memory from the root cgroup. In each partition's mount
+# namespace (`numa-partition view hold`, mountns-<partition>.service's
+# holder) the root's CPU files are the slice's own; its memory files, on
+# cgroup v1, the memory of the partition's NUMA nodes (served) or, for a
+# kubelet shown the whole machine, the slice's; on cgroup v2 the slice's,
+# bound, and kubelet runs with openat2 hidden (its cgroup library refuses
+# a bound file through openat2): each Node reports its partition. Before,
+# every Node reported the host, and a pod touching 400 MiB in one
+# partition moved the other's working set by +411 MiB.
 . /e2e/guest/lib.sh
 requires apply
 a=${PARTITIONS##* } b=${PARTITIONS%% *} # A: the last partition, B: the first
@@ -49,8 +48,11 @@ for p in $PARTITIONS; do
   pid=$(systemctl show -p MainPID --value mountns-$p.service)
   in_ns() { nsenter --mount=/proc/$pid/ns/mnt "$@"; }
   if [ "$E2E_CGROUP" = v2 ]; then
-    f=/sys/fs/cgroup/memory.stat
-    expect_eq "partition $p's mount namespace: mounts at $f (none on v2)" "$(in_ns findmnt -n -o FSROOT --mountpoint $f 2>&1)" ""
+    for f in /sys/fs/cgroup/cpu.stat /sys/fs/cgroup/memory.stat; do
+      expect_eq "partition $p's mount namespace: the file at $f" "$(in_ns findmnt -n -o FSROOT --mountpoint $f 2>&1)" "/$p.slice/${f##*/}"
+    done
+    kpid=$(systemctl show -p MainPID --value kubelet-$p.service)
+    expect_eq "kubelet-$p (pid $kpid) runs under a seccomp filter (openat2 hidden)" "$(awk '$1=="Seccomp:"{print $2}' /proc/$kpid/status)" 2
     continue
   fi
   f=/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage
@@ -70,10 +72,10 @@ for p in $PARTITIONS; do
     || fail "partition $p's root memory.stat: $(in_ns head -3 /sys/fs/cgroup/memory/memory.stat 2>&1)"
 done
 
-# The machine each kubelet is shown (kubeletgen/machine.go), on cgroup
-# v1: its NUMA node directories alone, and a /proc/meminfo whose MemTotal
-# is theirs, served live by the holder (FUSE) and read here as kubelet
-# reads it; status reads the same. On v2 the whole machine, as before.
+# The machine each kubelet is shown (kubeletgen/machine.go): its NUMA
+# node directories alone, and a /proc/meminfo whose MemTotal is theirs,
+# served live by the holder (FUSE) and read here as kubelet reads it;
+# status reads the same.
 status_json=$(numa-partition --output json status --no-api 2>/dev/null)
 for p in $PARTITIONS; do
   pid=$(systemctl show -p MainPID --value mountns-$p.service)
@@ -101,10 +103,10 @@ for p in $PARTITIONS; do
   number "$free1" && ok "partition $p's /proc/meminfo has MemFree ($free1 kB)" || fail "partition $p's /proc/meminfo has no MemFree: $(in_ns head -3 /proc/meminfo 2>&1)"
 done
 
-# CPU. Each Node's cumulative CPU time in the summary: on v1 its slice's,
-# which only grows: more than 0, never more than the slice has now, and
-# together less than the host's (every Node reported the host's before);
-# on v2 still the host's, and more than 0 (nothing read as 0).
+# CPU. Each Node's cumulative CPU time in the summary: its slice's,
+# which only grows: more than 0 (nothing read as 0), never more than the
+# slice has now, and together less than the host's (every Node reported
+# the host's before).
 sum=0
 for p in $PARTITIONS; do
   n=$(node_name $p)
@@ -114,23 +116,18 @@ for p in $PARTITIONS; do
   echo "  Node $n: CPU time in kubelet's summary $((node / 1000000)) ms; $p.slice now $((slice / 1000000)) ms, in status $((status / 1000000)) ms"
   number "$status" && [ "$status" -le "$(cpu_ns $p.slice)" ] && ok "status: partition $p's CPU time is its slice's" \
     || fail "status: partition $p's CPU time is '$status', its slice's $slice"
-  if [ "$E2E_CGROUP" = v1 ]; then
-    [ "$node" -le "$slice" ] && ok "Node $n's CPU time is at most its slice's" \
-      || fail "Node $n reports $((node / 1000000)) ms of CPU, more than $p.slice's $((slice / 1000000)) ms"
-  fi
+  [ "$node" -le "$slice" ] && ok "Node $n's CPU time is at most its slice's" \
+    || fail "Node $n reports $((node / 1000000)) ms of CPU, more than $p.slice's $((slice / 1000000)) ms"
   sum=$((sum + node))
 done
-if [ "$E2E_CGROUP" = v1 ]; then
-  host=$(cpu_ns "")
-  [ "$sum" -lt "$host" ] && ok "the Nodes' CPU times add up to $((sum / 1000000)) ms, less than the host's $((host / 1000000)) ms" \
-    || fail "the Nodes' CPU times add up to $((sum / 1000000)) ms, the host's is $((host / 1000000)) ms"
-fi
+host=$(cpu_ns "")
+[ "$sum" -lt "$host" ] && ok "the Nodes' CPU times add up to $((sum / 1000000)) ms, less than the host's $((host / 1000000)) ms" \
+  || fail "the Nodes' CPU times add up to $((sum / 1000000)) ms, the host's is $((host / 1000000)) ms"
 
 # Memory: a pod touching 400 MiB in partition A raises A's working set
-# and moves B's by less than a tenth of that: in kubelet's summary on v1,
-# in status on both.
-sources="status"
-[ "$E2E_CGROUP" = v1 ] && sources="kubelet status"
+# and moves B's by less than a tenth of that, in kubelet's summary and in
+# status.
+sources="kubelet status"
 both() { local s; for s in $sources; do number "$(${s}_ws $a)" && number "$(${s}_ws $b)" || return 1; done; }
 wait_until 120 "working sets above 0 ($sources)" both || die "no working set: kubelet $(kubelet_ws $a)/$(kubelet_ws $b), status $(status_ws $a)/$(status_ws $b)"
 declare -A before
@@ -150,6 +147,5 @@ for s in $sources; do
     echo "  $s: working sets: $a $(( $(${s}_ws $a) / MiB )) MiB (was $((${before[$s.$a]} / MiB))), $b $(( $(${s}_ws $b) / MiB )) MiB (was $((${before[$s.$b]} / MiB)))"
   fi
 done
-[ "$E2E_CGROUP" = v2 ] && echo "  kubelet's summary on v2 (the host's, runc refuses a bound root file): $a $(( $(kubelet_ws $a) / MiB )) MiB, $b $(( $(kubelet_ws $b) / MiB )) MiB"
 k -n $NS delete pod toucher --wait=false >/dev/null 2>&1
 finish
