@@ -43,7 +43,11 @@ type allocTarget struct {
 // NAME.sock in --socket-dir.
 func allocTargets(c *cli.Context) ([]allocTarget, error) {
 	dir := c.String("socket-dir")
-	if name := c.String("partition"); name != "" {
+	name, err := partitionFlag(c)
+	if err != nil {
+		return nil, err
+	}
+	if name != "" {
 		return []allocTarget{{name, daemon.Client{Socket: filepath.Join(dir, name+".sock")}}}, nil
 	}
 	socks, err := filepath.Glob(filepath.Join(dir, "*.sock"))

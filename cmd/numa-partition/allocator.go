@@ -21,6 +21,7 @@ import (
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 func allocatorCommand() *cli.Command {
@@ -57,7 +58,10 @@ func allocatorServeCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-request-bytes", Value: daemon.DefaultMaxRequestBytes, Usage: "largest request body accepted"},
 		},
 		Action: func(c *cli.Context) error {
-			name := c.String("partition")
+			name, err := partitionFlag(c)
+			if err != nil {
+				return err
+			}
 			opts := daemon.Options{
 				Partition:        name,
 				Socket:           allocStringOr(c.String("socket"), daemon.DefaultSocket(name)),
@@ -67,6 +71,13 @@ func allocatorServeCommand() *cli.Command {
 				MaxRequestBytes:  c.Int64("max-request-bytes"),
 				SyncBeforeAnswer: c.Bool("sync-before-answer"),
 				Version:          currentBuild().Version,
+			}
+			for _, f := range []string{"socket", "state-dir"} {
+				if p := c.String(f); p != "" {
+					if msg := validation.PathProblem(p); msg != "" {
+						return fmt.Errorf("--%s %q %s", f, p, msg)
+					}
+				}
 			}
 			labels, err := allocParseLabels(c.StringSlice("label"))
 			if err != nil {
@@ -98,6 +109,11 @@ func servePlan(c *cli.Context) (*planner.Plan, *numa.Topology, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("the rendered plan (apply writes it): %w", err)
 	}
+	// Held to the rules plan writes by: the daemon makes its state dir
+	// and socket where the file says, and admits against its memory.
+	if err := planner.PlanFileProblem(plan); err != nil {
+		return nil, nil, fmt.Errorf("%s: not a plan this build would write: %w", file, err)
+	}
 	topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover (for NUMA distances): %w", err)
@@ -114,6 +130,10 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 	if err != nil {
 		return err
 	}
+	source := "the plan of " + globalString(c, "config")
+	if file := c.String("plan"); file != "" {
+		source = file // #38: named the config it never read
+	}
 	var p *planner.Partition
 	var names []string
 	for i := range plan.Partitions {
@@ -123,7 +143,7 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 		}
 	}
 	if p == nil {
-		return fmt.Errorf("--partition %q is not in the plan of %s; planned partitions: %s", opts.Partition, globalString(c, "config"), strings.Join(names, ", "))
+		return fmt.Errorf("--partition %q is not in %s; planned partitions: %s", opts.Partition, source, strings.Join(names, ", "))
 	}
 	cfg, err := daemon.ConfigFromPlan(*p, topo)
 	if err != nil {
@@ -196,7 +216,11 @@ func allocatorResetStateCommand() *cli.Command {
 			&cli.StringFlag{Name: "state-dir", Usage: "checkpoint `DIR` (default /var/lib/numa-partition/NAME)"},
 		},
 		Action: func(c *cli.Context) error {
-			dir := allocStringOr(c.String("state-dir"), daemon.DefaultStateDir(c.String("partition")))
+			name, err := partitionFlag(c)
+			if err != nil {
+				return err
+			}
+			dir := allocStringOr(c.String("state-dir"), daemon.DefaultStateDir(name))
 			unlock, err := daemon.LockStateDir(dir)
 			if err != nil {
 				return fmt.Errorf("%w: stop the daemon first (systemctl stop)", err)
@@ -230,6 +254,21 @@ func allocatorResetStateCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// partitionFlag is --partition, "" when not given, held to the planner's
+// one name rule: the name becomes a path (NAME.sock, the state dir
+// /var/lib/numa-partition/NAME), and `reset-state --partition ../../etc`
+// resolved to /var/etc (#38).
+func partitionFlag(c *cli.Context) (string, error) {
+	name := c.String("partition")
+	if name == "" {
+		return "", nil
+	}
+	if msg := validation.NameProblem(name); msg != "" {
+		return "", fmt.Errorf("--partition: %s", msg)
+	}
+	return name, nil
 }
 
 func allocStringOr(v, def string) string {

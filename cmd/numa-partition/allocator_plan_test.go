@@ -149,3 +149,50 @@ func probeAllocConfig(t *testing.T, sysfs, conf string, start func(*cli.Context)
 	require.NoError(t, app.Run(append([]string{"numa-partition", "--log-level", "error", "--sysfs", sysfs, "--config", conf, "probe"}, args...)))
 	return opts
 }
+
+// Issue 38 items 8 and 9: the daemon trusted its plan file (stateDir
+// "/etc", relative socket and state paths, a node of 2^64-1 bytes, after
+// which a 4 Pi pod was admitted), named /etc/numa-partition/config.toml
+// when --plan FILE lacked the partition, and took --partition ../../etc
+// into its paths. The plan file is held to the rules plan writes by, and
+// its nodes to the machine's memory; errors name the file given.
+func TestServeHoldsItsPlanFileToThePlannersRules_Issue38(t *testing.T) {
+	sysfs := fixtureSys("hwloc-32amd64-4s2n4c-cgroup2")
+	conf := filepath.Join("..", "..", "examples", "4socket", "config.toml")
+	out := filepath.Join(t.TempDir(), "root")
+	_, err := runDiscover(t, "--sysfs", sysfs, "--config", conf, "render", "--out", out)
+	require.NoError(t, err)
+	rendered, err := os.ReadFile(filepath.Join(out, render.PlanPath))
+	require.NoError(t, err)
+	serve := func(plan, partition string) error {
+		file := filepath.Join(t.TempDir(), "plan.json")
+		require.NoError(t, os.WriteFile(file, []byte(plan), 0o600))
+		return newApp().Run([]string{"numa-partition", "--log-level", "error", "--sysfs", sysfs, "allocator", "serve", "--partition", partition, "--plan", file,
+			"--state-dir", filepath.Join(t.TempDir(), "state"), "--socket", filepath.Join(t.TempDir(), "s.sock")})
+	}
+	for edit, want := range map[[2]string]string{
+		{`"stateDir": "/var/lib/numa-partition/node0"`, `"stateDir": "/etc"`}:    `key "allocator.state_dir": "/etc" is not below /var/lib/`,
+		{`"socket": "/run/numa-partition/node0.sock"`, `"socket": "run/x.sock"`}: `key "allocator.socket": "run/x.sock" is not an absolute path`,
+		{`"totalBytes": 17177686016`, `"totalBytes": 18446744073709551615`}:      `partition node0: memory of node 0: totalBytes 18446744073709551615 is more than 4Pi`,
+		{`"totalBytes": 17177686016`, `"totalBytes": 17179869184000`}:            `partition node0: node 0: the plan gives it 16000Gi of memory, the machine's has 16775084Ki: plan again on this machine`,
+	} {
+		require.True(t, strings.Contains(string(rendered), edit[0]), edit[0])
+		err := serve(strings.Replace(string(rendered), edit[0], edit[1], 1), "node0")
+		require.Error(t, err, edit[1])
+		assert.Contains(t, err.Error(), want, edit[1])
+	}
+	err = serve(string(rendered), "node9")
+	require.Error(t, err)
+	assert.Regexp(t, `^--partition "node9" is not in /tmp/\S+/plan.json; planned partitions: node0, node2, node4, lowlat$`, err.Error())
+	assert.NotContains(t, err.Error(), "config.toml")
+
+	for _, args := range [][]string{
+		{"allocator", "reset-state", "--partition", "../../etc"},
+		{"allocator", "serve", "--partition", "../../etc"},
+		{"allocations", "--partition", "../x"},
+	} {
+		err := newApp().Run(append([]string{"numa-partition"}, args...))
+		require.Error(t, err, args)
+		assert.Contains(t, err.Error(), `--partition: partition name "`, args)
+	}
+}

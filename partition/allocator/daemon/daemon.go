@@ -19,6 +19,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // Options configure Run.
@@ -71,6 +72,10 @@ func Run(ctx context.Context, opts Options) error {
 	logger := opts.Logger.With("partition", opts.Partition)
 	if opts.Partition == "" {
 		return errors.New("--partition is required")
+	}
+	// The name is in the socket's and state dir's default paths.
+	if msg := validation.NameProblem(opts.Partition); msg != "" {
+		return fmt.Errorf("--partition: %s", msg)
 	}
 	if err := os.MkdirAll(opts.StateDir, 0o700); err != nil {
 		return fmt.Errorf("state directory: %w", err)

@@ -24,6 +24,9 @@ func ConfigFromPlan(p planner.Partition, t *numa.Topology) (allocator.Config, er
 	}
 	cfg := allocator.Config{Policy: policy, Scope: scope}
 	for _, m := range p.Memory {
+		if err := fitsMachine(m, t); err != nil {
+			return cfg, fmt.Errorf("partition %s: %w", p.Name, err)
+		}
 		n := allocator.NodeResources{
 			ID:        m.Node,
 			Memory:    m.TotalBytes,
@@ -58,4 +61,21 @@ func ConfigFromPlan(p planner.Partition, t *numa.Topology) (allocator.Config, er
 		return cfg, fmt.Errorf("partition %s: topologyManagerOptions: %w", p.Name, err)
 	}
 	return cfg, nil
+}
+
+// fitsMachine refuses a planned node with more memory than the machine's
+// node has (#38: a plan file's totalBytes of 2^64-1 was served and a 4 Pi
+// pod admitted): the plan was made on this machine, so a node that grew
+// is a file edited or planned elsewhere. A node the topology does not
+// know, or whose size it does not know, is left to the plan's own rules.
+func fitsMachine(m planner.NodeMemory, t *numa.Topology) error {
+	if t == nil {
+		return nil
+	}
+	for _, n := range t.Nodes {
+		if n.ID == m.Node && n.MemoryBytes > 0 && m.TotalBytes > n.MemoryBytes {
+			return fmt.Errorf("node %d: the plan gives it %s of memory, the machine's has %s: plan again on this machine", m.Node, units.FormatBytes(m.TotalBytes), units.FormatBytes(n.MemoryBytes))
+		}
+	}
+	return nil
 }

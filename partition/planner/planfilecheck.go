@@ -1,0 +1,96 @@
+package planner
+
+import (
+	"fmt"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition/planner/validation"
+)
+
+// PlanFileProblem refuses a plan read from a file (plan -o json, the
+// rendered plan.json) that this build's planner would not have written:
+// names, paths, ports, labels, the allocator's fields and each node's
+// memory, by the planner's own rules. Render checks the plan it renders
+// with it, and the allocator daemon the plan it serves (#38: a plan with
+// stateDir "/etc", relative sockets or a node of 2^64-1 bytes was
+// trusted, and a 4 Pi pod admitted).
+func PlanFileProblem(plan *Plan) error {
+	if len(plan.Partitions) == 0 {
+		return fmt.Errorf("the plan has no partitions")
+	}
+	if err := PlanPathsProblem(plan); err != nil {
+		return err
+	}
+	if err := PlanPortsProblem(plan); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i := range plan.Partitions {
+		p := &plan.Partitions[i]
+		if msg := validation.NameProblem(p.Name); msg != "" {
+			return fmt.Errorf("%s", msg)
+		}
+		if seen[p.Name] {
+			return fmt.Errorf("partition name %q is used twice", p.Name)
+		}
+		seen[p.Name] = true
+		if msg := OwnLabelsProblem(p, plan.Hostname); msg != "" {
+			return fmt.Errorf("%s", msg)
+		}
+		if msg := validation.SocketGroupProblem(p.Allocator.SocketGroup); msg != "" {
+			return fmt.Errorf("partition %s: allocator.socketGroup %s", p.Name, msg)
+		}
+		if a := p.Allocator; a.NRIPlugin != "" && a.NRIPlugin != NRIPluginName(p.Name) {
+			return fmt.Errorf("partition %s: allocator.nriPlugin %q must be %q", p.Name, a.NRIPlugin, NRIPluginName(p.Name))
+		}
+		if p.Slice != p.Name+".slice" {
+			return fmt.Errorf("partition %s: slice %q must be %q", p.Name, p.Slice, p.Name+".slice")
+		}
+		if p.Nodes.Len() == 0 {
+			return fmt.Errorf("partition %s has no NUMA nodes", p.Name)
+		}
+		for _, m := range p.Memory {
+			if msg := nodeMemoryProblem(m); msg != "" {
+				return fmt.Errorf("partition %s: memory of node %d: %s", p.Name, m.Node, msg)
+			}
+		}
+	}
+	return nil
+}
+
+// maxNodeBytes is 2^52 bytes, the physical address space of x86-64's
+// and arm64's 52-bit addressing: no node has more.
+const maxNodeBytes = 1 << 52
+
+// nodeMemoryProblem is the planner's capacity rule (checkNodeCapacity)
+// for a node of a plan file: its hugepages and reservation fit its
+// memory, and what it holds, counted in bytes, fits 64 bits; a node of
+// unknown size (0) has no hugepages.
+func nodeMemoryProblem(m NodeMemory) string {
+	switch {
+	case m.Node < 0 || m.Node >= bitmask.MaxNodes:
+		return fmt.Sprintf("node id %d is not one a kernel has (0-%d)", m.Node, bitmask.MaxNodes-1)
+	case m.TotalBytes > maxNodeBytes:
+		return fmt.Sprintf("totalBytes %d is more than 4Pi, the most memory x86-64 and arm64 address", m.TotalBytes)
+	}
+	used := m.ReservedBytes
+	for _, h := range m.Hugepages {
+		switch {
+		case h.PageSize < 4<<10 || h.PageSize&(h.PageSize-1) != 0:
+			return fmt.Sprintf("page size %d is not a power of two of at least 4Ki", h.PageSize)
+		case h.ReservedCount > h.Count:
+			return fmt.Sprintf("%d reserved %s pages of %d", h.ReservedCount, units.FormatBytes(h.PageSize), h.Count)
+		case h.Count > (^uint64(0)-used)/h.PageSize:
+			return fmt.Sprintf("%d pages of %s and the reservation are more than 16Ei", h.Count, units.FormatBytes(h.PageSize))
+		}
+		used += h.Count * h.PageSize
+	}
+	switch {
+	case m.TotalBytes == 0 && used > m.ReservedBytes:
+		return "hugepages on a node of unknown size"
+	case m.TotalBytes != 0 && used > m.TotalBytes:
+		return fmt.Sprintf("hugepages and reservation %s exceed its memory %s", units.FormatBytes(used), units.FormatBytes(m.TotalBytes))
+	}
+	return ""
+}
