@@ -155,8 +155,15 @@ func withGlobalFlags(cmds []*cli.Command) []*cli.Command {
 				return err
 			}
 			path := commandPath(c)
-			if f := globalString(c, "output"); !parent && !printsObjects(path) && f != "" && f != "table" {
+			if f := globalString(c, "output"); f == "" && globalIsSet(c, "output") {
+				// -o "" was read as the default table: a script's empty
+				// variable is a mistake to say, not a format (#38).
+				return fmt.Errorf(`--output "": allowed are table, json, yaml (plan: also svg, dot)`)
+			} else if !parent && !printsObjects(path) && f != "" && f != "table" {
 				return fmt.Errorf("--output %s: %s prints no objects, only text; these do: %s", f, path, strings.Join(objectCommands(), ", "))
+			}
+			if err := positiveDurations(c, cmd.Flags); err != nil {
+				return err
 			}
 			if before != nil {
 				return before(c)
@@ -166,6 +173,19 @@ func withGlobalFlags(cmds []*cli.Command) []*cli.Command {
 		withGlobalFlags(cmd.Subcommands)
 	}
 	return cmds
+}
+
+// positiveDurations refuses a duration flag of the command at 0 or
+// below: each is a timeout, and --job-timeout -1s or --probe-timeout 0
+// were taken and then failed, or never timed out, far from the flag
+// (#38).
+func positiveDurations(c *cli.Context, flags []cli.Flag) error {
+	for _, f := range flags {
+		if d, ok := f.(*cli.DurationFlag); ok && c.IsSet(d.Name) && c.Duration(d.Name) <= 0 {
+			return fmt.Errorf("--%s %s: allowed is a duration above 0, like %s", d.Name, c.Duration(d.Name), d.Value)
+		}
+	}
+	return nil
 }
 
 // globalString is a global flag's value: where it was set nearest to the
