@@ -308,6 +308,14 @@ func (a *attempt) run(ctx context.Context, t0 time.Time) (*Report, error) {
 		if uerr := nodes.uncordon(ctx); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("uncordoning the Nodes this apply cordoned: %w", uerr))
 		}
+		if se := (*StepError)(nil); errors.As(err, &se) && se.Rollback != nil && undoPending != nil {
+			// What the rollback could not undo is on the host: the
+			// pending record keeps it listed, as after a kill, so that
+			// status names it and apply or remove finish it (#38: the
+			// previous record put back said nothing was applied, and
+			// remove found nothing to remove beside the uplink's bridge).
+			return nil, fmt.Errorf("%w; the record of generation %d stays pending: numa-partition status shows it, apply finishes it, remove undoes it", err, rec.Generation)
+		}
 		if uerr := restoreRecord(); uerr != nil {
 			return nil, errors.Join(err, fmt.Errorf("restoring the previous record: %w", uerr))
 		}

@@ -59,14 +59,30 @@ func (e *StepError) Error() string {
 
 func (e *StepError) Unwrap() error { return e.Err }
 
-// undo is one journal entry. File-level entries are undone first, then
-// systemd is reloaded, then the unit-level entries (which need the old
-// unit files loaded).
+// undo is one journal entry; phase says when a rollback runs it.
 type undo struct {
-	files bool
+	phase undoPhase
 	what  string
 	run   func(ctx context.Context) error
 }
+
+// undoPhase orders a rollback: stops first, then the file-level entries,
+// then one daemon-reload, then the unit-level entries (which need the old
+// unit files loaded). Within a phase the journal runs backwards.
+type undoPhase int
+
+const (
+	// phaseUnits (the zero value): restarts, live properties, pools.
+	phaseUnits undoPhase = iota
+	// phaseStop stops the units this apply started, while the files it
+	// wrote are still loaded: systemd runs the ExecStop= of the file it
+	// loaded, and a unit whose file went before the reload has none. The
+	// uplink stopped after its file went left its bridge and forwarding
+	// on the host (#38).
+	phaseStop
+	// phaseFiles: files, directories, enable and disable.
+	phaseFiles
+)
 
 // Run executes steps in order. cur is what Gather read before planning:
 // the undo journal restores it.
@@ -86,18 +102,21 @@ func (e *Executor) Run(ctx context.Context, steps []Step, cur Current) (*Result,
 		if e.BeforeStep != nil {
 			err = e.BeforeStep(i, s)
 		}
+		notRun := i // the first step without undo entries
 		if err == nil {
 			var u []undo
 			u, err = e.do(ctx, s, cur, res)
 			// Undo entries are kept even for the failing step: a job
 			// that timed out may still have run.
 			journal = append(journal, u...)
+			notRun = i + 1
 		}
 		if s.Kind == KindReload {
 			reloaded = true
 		}
 		if err != nil {
 			log.Error("apply step failed, rolling back", "step", s.String(), "err", err)
+			journal = append(journal, e.pulledIn(steps[notRun:], cur)...)
 			rb := e.rollback(journal, reloaded)
 			return nil, &StepError{Index: i, Total: len(steps), Step: s, Err: err, Rollback: rb}
 		}
@@ -106,33 +125,47 @@ func (e *Executor) Run(ctx context.Context, steps []Step, cur Current) (*Result,
 	return res, nil
 }
 
-// rollback runs the journal backwards with a fresh context (the caller's
-// may be what failed).
+// pulledIn undoes the starts a rollback has no entry for: a start job
+// starts what its unit Requires= or Wants= too, before the step that
+// starts that unit ran, if it ever did (#38: netns-node0's start pulled
+// in the uplink, whose bridge and forwarding a rollback that stopped
+// only netns-node0 left). rest are the steps that did not run; every
+// unit they start that was not active before is stopped.
+func (e *Executor) pulledIn(rest []Step, cur Current) []undo {
+	var undos []undo
+	for _, s := range rest {
+		if (s.Kind == KindStart || s.Kind == KindRestart) && !cur.Units[s.Unit].Active() {
+			undos = append(undos, e.restoreActive(s.Unit, cur.Units[s.Unit]))
+		}
+	}
+	return undos
+}
+
+// rollback runs the journal backwards, phase by phase (undoPhase), with a
+// fresh context (the caller's may be what failed). An undo that fails does
+// not stop the others: every error is returned.
 func (e *Executor) rollback(journal []undo, reloaded bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var errs []error
-	files := 0
-	for i := len(journal) - 1; i >= 0; i-- {
-		if j := journal[i]; j.files {
-			files++
-			if err := j.run(ctx); err != nil {
-				errs = append(errs, fmt.Errorf("undo %s: %w", j.what, err))
+	run := func(p undoPhase) (n int) {
+		for i := len(journal) - 1; i >= 0; i-- {
+			if j := journal[i]; j.phase == p {
+				n++
+				if err := j.run(ctx); err != nil {
+					errs = append(errs, fmt.Errorf("undo %s: %w", j.what, err))
+				}
 			}
 		}
+		return n
 	}
-	if files > 0 || reloaded {
+	run(phaseStop)
+	if files := run(phaseFiles); files > 0 || reloaded {
 		if err := e.Systemd.Reload(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("undo: %w", err))
 		}
 	}
-	for i := len(journal) - 1; i >= 0; i-- {
-		if j := journal[i]; !j.files {
-			if err := j.run(ctx); err != nil {
-				errs = append(errs, fmt.Errorf("undo %s: %w", j.what, err))
-			}
-		}
-	}
+	run(phaseUnits)
 	return errors.Join(errs...)
 }
 
@@ -153,17 +186,34 @@ func (e *Executor) logger() *slog.Logger {
 }
 
 // restoreActive undoes a start, restart or stop: a unit that was active is
-// restarted (with the restored files), one that was not is stopped and its
-// failed state cleared.
+// restarted (with the restored files), one that was not is stopped (before
+// its files are restored: phaseStop) and its failed state cleared.
 func (e *Executor) restoreActive(unit string, before systemd.UnitInfo) undo {
-	return undo{what: "state of " + unit, run: func(ctx context.Context) error {
-		if before.Active() {
+	if before.Active() {
+		return undo{what: "state of " + unit, run: func(ctx context.Context) error {
 			return e.Systemd.RestartUnit(ctx, unit)
-		}
-		err := e.Systemd.StopUnit(ctx, unit)
+		}}
+	}
+	return undo{phase: phaseStop, what: "state of " + unit, run: func(ctx context.Context) error {
+		err := settled(ctx, e.Systemd, unit, e.Systemd.StopUnit(ctx, unit), func(u systemd.UnitInfo) bool { return u.ActiveState == "inactive" })
 		_ = e.Systemd.ResetFailed(ctx, unit) // not loaded or not failed: nothing to clear
 		return err
 	}}
+}
+
+// settled is err, the failure of an undo's call on unit, unless the unit
+// is already as the undo leaves it (done): then there is nothing left to
+// undo. systemd refuses to stop a unit it has unloaded ("Unit … not
+// loaded"), which a rollback met once a failed start left the unit
+// inactive, and gave up there (#38).
+func settled(ctx context.Context, m systemd.Manager, unit string, err error, done func(systemd.UnitInfo) bool) error {
+	if err == nil {
+		return nil
+	}
+	if u, rerr := m.Unit(ctx, unit); rerr == nil && done(u) {
+		return nil
+	}
+	return err
 }
 
 // missingDirs lists the directories from rel up to the root that do not
@@ -213,7 +263,7 @@ func (e *Executor) keepOriginal(rel string, old FileState) ([]undo, error) {
 	if e.Record != nil {
 		e.Record.Dirs = appendNew(e.Record.Dirs, created...)
 	}
-	u := undo{files: true, what: "keep the original of /" + rel, run: func(context.Context) error {
+	u := undo{phase: phaseFiles, what: "keep the original of /" + rel, run: func(context.Context) error {
 		if err := removeFile(e.Root, keep); err != nil {
 			return err
 		}

@@ -151,7 +151,7 @@ func (e *Executor) runKubeletState(_ context.Context, s Step, cur Current, _ *Re
 		if err := rootOf(e.Root).Rename(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return undos, fmt.Errorf("moving /%s aside: %w", rel, err)
 		}
-		undos = append(undos, undo{files: true, what: "state file /" + rel, run: func(context.Context) error {
+		undos = append(undos, undo{phase: phaseFiles, what: "state file /" + rel, run: func(context.Context) error {
 			return rootOf(e.Root).Rename(to, from)
 		}})
 	}

@@ -150,11 +150,13 @@ func inNetns(root, rel string, f func()) error {
 // through its descriptor (/proc/self/fd/N) from then on: a link on the
 // way cannot lead a statfs, an unmount or a removal out of the root, and
 // a link at a namespace's own name is refused by the package. A root
-// without the directory gives a Host that finds no namespace. done
-// closes the directory; the Host must not be used after it.
+// without the directory, or with a file there (#38: no namespace can be
+// made below it, and remove stopped at it, leaving the bridge), gives a
+// Host that finds no namespace. done closes the directory; the Host must
+// not be used after it.
 func netnsHost(root string, ns netns.NsHandle) (h *pnetns.Host, done func(), err error) {
 	d, err := rootOf(root).OpenDir(strings.TrimPrefix(bundle.NetnsDir, "/"))
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
 		return &pnetns.Host{NS: ns}, func() {}, nil
 	}
 	if err != nil {

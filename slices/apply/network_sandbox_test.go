@@ -18,8 +18,9 @@ import (
 // numa-partition binary in the sandbox: an uplink that makes bridge,
 // and a namespace oneshot that makes np-tnode0 and moves device into it
 // (a veth stands for a NIC). Like render's units, their ExecStop= know
-// their own generation's objects only; the uplink's removes nothing
-// when keepBridge.
+// their own generation's objects only (the uplink's removes nothing
+// when keepBridge), and the namespace's requires the uplink, so that its
+// start starts the uplink too (templates/netns.service.tmpl).
 func withNetwork(f *fixture, bridge, device string, keepBridge bool) *fixture {
 	g := *f
 	g.bundle.Files = append([]bundle.File(nil), f.bundle.Files...)
@@ -43,7 +44,7 @@ func withNetwork(f *fixture, bridge, device string, keepBridge bool) *fixture {
 		ns.Devices = []string{device}
 	}
 	add(bundle.Unit{Name: "tnetns-tnode0.service", Phase: bundle.PhaseNetwork, Partition: "tnode0", Enable: true, Start: true},
-		fmt.Sprintf("[Unit]\nDescription=test namespace\nAfter=tnuma-network.service\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=%s\nExecStop=/usr/sbin/ip netns del np-tnode0\n[Install]\nWantedBy=multi-user.target\n", up))
+		fmt.Sprintf("[Unit]\nDescription=test namespace\nRequires=tnuma-network.service\nAfter=tnuma-network.service\nPartOf=tnuma-network.service\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=%s\nExecStop=/usr/sbin/ip netns del np-tnode0\n[Install]\nWantedBy=multi-user.target\n", up))
 	g.bundle.Network = &bundle.Network{Bridge: bridge, Namespaces: []bundle.Namespace{ns}}
 	return &g
 }

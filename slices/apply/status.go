@@ -199,7 +199,7 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	st.Host.ReservedCPUs = rec.ReservedCPUs.String()
 	r := &statusRun{o: o, rec: rec, mode: mode, st: st}
 	if rec.Pending {
-		r.problem("an apply of generation %d was interrupted (killed before it finished): run numa-partition apply to finish it, or remove to undo it", rec.Generation)
+		r.problem("an apply of generation %d was interrupted (killed before it finished, or its rollback was incomplete): run numa-partition apply to finish it, or remove to undo it", rec.Generation)
 	}
 	for _, c := range rec.Cordoned {
 		r.problem("an interrupted drain left Node %s cordoned (partition %s): the next apply uncordons it once Ready, or kubectl uncordon %s", c.Node, c.Partition, c.Node)

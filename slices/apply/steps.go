@@ -42,15 +42,17 @@ func unitJob(job func(systemd.Manager, context.Context, string) error) runner {
 
 // unitFileJob enables or disables a unit (do); the undo runs back only
 // when do changed something: when the unit's enabled state before was
-// changedFrom (true for a disable, false for an enable).
+// changedFrom (true for a disable, false for an enable). A unit already
+// back in that state is done, whatever back answered (a unit file gone).
 func unitFileJob(what string, do, back func(systemd.Manager, context.Context, []string) error, changedFrom bool) runner {
 	return func(e *Executor, ctx context.Context, s Step, cur Current, _ *Result) ([]undo, error) {
 		before := cur.Units[s.Unit].Enabled()
-		u := undo{files: true, what: what + " " + s.Unit, run: func(ctx context.Context) error {
-			if before == changedFrom {
-				return back(e.Systemd, ctx, []string{s.Unit})
+		u := undo{phase: phaseFiles, what: what + " " + s.Unit, run: func(ctx context.Context) error {
+			if before != changedFrom {
+				return nil
 			}
-			return nil
+			err := back(e.Systemd, ctx, []string{s.Unit})
+			return settled(ctx, e.Systemd, s.Unit, err, func(u systemd.UnitInfo) bool { return u.Enabled() == changedFrom })
 		}}
 		return []undo{u}, do(e.Systemd, ctx, []string{s.Unit})
 	}
@@ -69,7 +71,7 @@ func (e *Executor) do(ctx context.Context, s Step, cur Current, res *Result) ([]
 func (e *Executor) runWriteOrRemove(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
 	p := e.path(s.Path)
 	old, existed := cur.Files[s.Path]
-	u := undo{files: true, what: string(s.Kind) + " /" + s.Path, run: func(context.Context) error {
+	u := undo{phase: phaseFiles, what: string(s.Kind) + " /" + s.Path, run: func(context.Context) error {
 		if existed {
 			return writeFileAtomic(e.Root, s.Path, old.Content, old.Mode)
 		}
@@ -94,7 +96,7 @@ func (e *Executor) runWriteOrRemove(ctx context.Context, s Step, cur Current, re
 	}
 	created := missingDirs(e.Root, path.Dir(s.Path))
 	e.Record.Dirs = appendNew(e.Record.Dirs, created...)
-	undos = append(undos, undo{files: true, what: "directories of /" + s.Path, run: func(context.Context) error {
+	undos = append(undos, undo{phase: phaseFiles, what: "directories of /" + s.Path, run: func(context.Context) error {
 		return removeEmptyDirs(e.Root, created)
 	}}, u)
 	if err := writeFileAtomic(e.Root, s.Path, s.Content, s.Mode); err != nil {
@@ -177,7 +179,7 @@ func (e *Executor) runForgetSlice(ctx context.Context, s Step, cur Current, res 
 			if !ok {
 				continue
 			}
-			undos = append(undos, undo{files: true, what: "runtime " + prop + " of " + s.Unit, run: func(context.Context) error {
+			undos = append(undos, undo{phase: phaseFiles, what: "runtime " + prop + " of " + s.Unit, run: func(context.Context) error {
 				return writeFileAtomic(e.Root, rel, old.Content, old.Mode)
 			}})
 		}
@@ -217,7 +219,7 @@ func (e *Executor) writeOwn(rel, what string, content func() ([]byte, error)) ([
 	}
 	created := missingDirs(e.Root, path.Dir(rel))
 	e.Record.Dirs = appendNew(e.Record.Dirs, created...)
-	u := undo{files: true, what: what, run: func(context.Context) error {
+	u := undo{phase: phaseFiles, what: what, run: func(context.Context) error {
 		if existed {
 			return writeFileAtomic(e.Root, rel, old.Content, old.Mode)
 		}

@@ -1,0 +1,96 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/numa-partition/numa-partition/slices/systemd/systemdtest"
+)
+
+// brokenNetnsDir makes the sandbox's /run/netns a file, as #38 item 4 did
+// to a host: a partition's namespace oneshot (`ip netns add`) then fails,
+// after its start pulled in the uplink (Requires=), which made the bridge.
+func brokenNetnsDir(t *testing.T, e *env) {
+	t.Helper()
+	p := e.sb.Path("run/netns")
+	must(t, os.RemoveAll(p))
+	must(t, os.WriteFile(p, []byte("not a directory\n"), 0o644))
+	t.Cleanup(func() { _ = os.Remove(p) })
+}
+
+// TestRollbackStopsTheUplinkItsStartPulledIn is #38 item 4: with run/netns
+// a file, the namespace oneshot fails. Its start had pulled in the uplink,
+// which no step had started yet, so the rollback had no entry for it; and
+// a unit stopped after the reload that took its file away has no ExecStop=
+// any more. The bridge stayed, the record said nothing was applied. Now
+// the rollback stops it while its file is loaded: the bridge goes and the
+// host is as before.
+func TestRollbackStopsTheUplinkItsStartPulledIn(t *testing.T) {
+	e := newEnv(t)
+	f := withNetwork(newFixture(1), "nptbr0", "", false)
+	before := e.snapshot(t, f)
+	brokenNetnsDir(t, e)
+	_, err := e.apply(t, f, nil)
+	var se *StepError
+	if !errors.As(err, &se) || se.Rollback != nil || !strings.Contains(se.Step.String(), "tnetns-tnode0") {
+		t.Fatalf("apply with run/netns a file: %v; want a failed start of tnetns-tnode0.service, rolled back completely", err)
+	}
+	if links := sandboxLinks(t, e); slices.Contains(links, "nptbr0") {
+		t.Errorf("the rollback left the uplink's bridge nptbr0: %v", links)
+	}
+	if d := diffStates(before, e.snapshot(t, f)); len(d) > 0 {
+		t.Errorf("the rollback left the host changed:\n%s", strings.Join(d, "\n"))
+	}
+}
+
+// TestIncompleteRollbackKeepsThePendingRecord: when an undo fails (here
+// the stop of the uplink, through the fault-injecting Manager) the
+// pending record stays, so that status names the interrupted apply and
+// remove takes away what is left (the bridge), where the previous record
+// put back said nothing was applied and remove left it (#38 item 4).
+func TestIncompleteRollbackKeepsThePendingRecord(t *testing.T) {
+	e := newEnv(t)
+	f := withNetwork(newFixture(1), "nptbr0", "", false)
+	before := e.snapshot(t, f)
+	brokenNetnsDir(t, e)
+	counting := &systemdtest.Faulty{Manager: e.m, FailAt: -1}
+	_, err := e.apply(t, f, func(o *Options) { o.Systemd = counting })
+	if err == nil {
+		t.Fatal("apply with run/netns a file succeeded")
+	}
+	stop := slices.Index(counting.Calls, "stop tnuma-network.service")
+	if stop < 0 {
+		t.Fatalf("the rollback never stopped the uplink: %v", counting.Calls)
+	}
+	fm := &systemdtest.Faulty{Manager: e.m, FailAt: stop + 1}
+	_, err = e.apply(t, f, func(o *Options) { o.Systemd = fm })
+	var se *StepError
+	if !errors.As(err, &se) || !errors.Is(se.Rollback, systemdtest.ErrInjected) || !strings.Contains(err.Error(), "stays pending") {
+		t.Fatalf("apply whose rollback cannot stop the uplink: %v; want ROLLBACK INCOMPLETE naming the pending record", err)
+	}
+	rec, err := ReadRecord(e.sb.Root)
+	must(t, err)
+	if rec == nil || !rec.Pending {
+		t.Fatalf("after an incomplete rollback the record is %+v; want the pending one", rec)
+	}
+	st, err := ReadStatus(context.Background(), StatusOptions{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m, NoAPI: true})
+	must(t, err)
+	if !slices.ContainsFunc(st.Problems, func(p string) bool { return strings.Contains(p, "was interrupted") }) {
+		t.Errorf("status after an incomplete rollback does not name it: %v", st.Problems)
+	}
+	if links := sandboxLinks(t, e); !slices.Contains(links, "nptbr0") {
+		t.Fatalf("the fault did not keep the bridge (links %v): the test proves nothing", links)
+	}
+	rm, err := Remove(context.Background(), e.opts())
+	must(t, err)
+	if links := sandboxLinks(t, e); slices.Contains(links, "nptbr0") {
+		t.Errorf("remove left the bridge nptbr0: %v\n%s", links, strings.Join(rm.Actions, "\n"))
+	}
+	if d := diffStates(before, e.snapshot(t, f)); len(d) > 0 {
+		t.Errorf("remove after an incomplete rollback left the host changed:\n%s", strings.Join(d, "\n"))
+	}
+}
