@@ -61,6 +61,10 @@ func New(cfg Config) (*Allocator, error) {
 	if err := kubeVirtOptions(cfg).Validate(); err != nil {
 		return nil, err
 	}
+	// Before the policy's own check, so that the error names the field.
+	if err := topologymanager.CheckDistances(cfg.Distances); err != nil {
+		return nil, err
+	}
 	mm, err := memorymanager.NewStatic(cfg.Nodes)
 	if err != nil {
 		return nil, fmt.Errorf("nodes: %w", err)

@@ -28,7 +28,7 @@ const MaxCPUs = bitmask.MaxCPUs
 // reach. A pod's MaxContainersPerPod containers, its overhead and its
 // pod-level resources at MaxBytes each still add up below 2^63, so no sum
 // of a pod's bytes wraps, as uint64 or as kubelet's int64.
-const MaxBytes = uint64(1) << 52
+const MaxBytes = memorymanager.MaxBytes
 
 // PodError is a pod the allocator refuses, Field naming where as the
 // manifest spells it (spec.containers[0].resources.limits.memory).

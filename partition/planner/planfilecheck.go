@@ -5,6 +5,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
@@ -59,9 +60,8 @@ func PlanFileProblem(plan *Plan) error {
 	return nil
 }
 
-// maxNodeBytes is 2^52 bytes, the physical address space of x86-64's
-// and arm64's 52-bit addressing: no node has more.
-const maxNodeBytes = 1 << 52
+// maxNodeBytes is the most memory a node has (the allocator's bound).
+const maxNodeBytes = memorymanager.MaxBytes
 
 // nodeMemoryProblem is the planner's capacity rule (checkNodeCapacity)
 // for a node of a plan file: its hugepages and reservation fit its

@@ -13,6 +13,15 @@ import (
 	"github.com/numa-partition/numa-partition/numa/units"
 )
 
+// MaxBytes is the most memory a node may have, and one quantity ask
+// for: 4 PiB, all that 52-bit physical addresses (x86-64's and arm64's
+// widest) reach. Every sum of a node's memory and hugepages then fits
+// 64 bits (#38: simulate took nodes of 8 Ei).
+const MaxBytes = uint64(1) << 52
+
+// minPageSize is the smallest page any kernel has.
+const minPageSize = 4 << 10
+
 // ResourceName is "memory" or "hugepages-<size>".
 type ResourceName string
 
@@ -100,8 +109,14 @@ func newMachine(nodes []NodeResources) (*machine, error) {
 			return nil, fmt.Errorf("NUMA node %d listed twice", n.ID)
 		}
 		m.ids = append(m.ids, n.ID)
+		if n.Memory > MaxBytes {
+			return nil, fmt.Errorf("node %d: memory %s: at most %s, all that 52-bit physical addresses reach", n.ID, units.FormatBytes(n.Memory), units.FormatBytes(MaxBytes))
+		}
 		for size, total := range n.Hugepages {
-			if size == 0 || total%size != 0 {
+			if size < minPageSize || size&(size-1) != 0 {
+				return nil, fmt.Errorf("node %d: hugepages of %s: a page size is a power of two of at least 4Ki", n.ID, units.FormatBytes(size))
+			}
+			if total%size != 0 {
 				return nil, fmt.Errorf("node %d: hugepages of %d bytes: total %d is not a whole number of pages", n.ID, size, total)
 			}
 			resSet[ResourceName(units.HugepageResource(size))] = true

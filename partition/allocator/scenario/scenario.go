@@ -5,6 +5,7 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,8 +118,20 @@ func Load(path string) (*Scenario, string, error) {
 // Parse reads a scenario from YAML or JSON; unknown keys are errors.
 func Parse(data []byte) (*Scenario, error) {
 	var sc Scenario
-	if err := yaml.UnmarshalStrict(data, &sc); err != nil {
-		return nil, err
+	// YAML is read as the JSON it stands for; errors are worded for the
+	// file (#38: a YAML file's said "error unmarshaling JSON").
+	j, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, fmt.Errorf("not valid YAML or JSON: %s", strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "))
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sc); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return nil, fmt.Errorf("%s: a %s is not allowed here, expected %s", typeErr.Field, typeErr.Value, typeErr.Type)
+		}
+		return nil, fmt.Errorf("not a scenario: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return &sc, nil
 }

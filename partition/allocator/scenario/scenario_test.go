@@ -130,6 +130,10 @@ func FuzzScenario(f *testing.F) {
 	}
 	f.Add(example)
 	f.Add([]byte("machine: {nodes: [{id: 0, memory: 8Gi}]}\nreserved: {0: {memory: 1Gi}}\npolicy: best-effort\n"))
+	// #38: the bounds on node memory, page sizes and distances.
+	f.Add([]byte("machine: {nodes: [{id: 0, memory: 8Ei}]}\nreserved: {0: {memory: 1Gi}}\npolicy: best-effort\n"))
+	f.Add([]byte("machine: {nodes: [{id: 0, memory: 8Gi, hugepages: {3Ki: 3Ki}}]}\nreserved: {0: {memory: 1Gi}}\n"))
+	f.Add([]byte("machine: {nodes: [{id: 0, memory: 8Gi}, {id: 1, memory: 8Gi}], distances: {0: {1: -5}}}\nreserved: {0: {memory: 1Gi}}\npolicy: best-effort\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sc, err := Parse(data)
 		if err != nil || sc.Machine.Sysfs != "" {
@@ -143,4 +147,31 @@ func FuzzScenario(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// Issue 38 items 8 and 9: simulate took nodes of 8 Ei, negative
+// distances and pages of 3 Ki, and reported a YAML file's errors as
+// "error unmarshaling JSON". Each is refused naming the field and what
+// is allowed, in the file's own words.
+func TestScenarioBoundsAndWords_Issue38(t *testing.T) {
+	const reserved = "reserved: {0: {memory: 1Gi}}\npolicy: best-effort\n"
+	for body, want := range map[string]string{
+		"machine: {nodes: [{id: 0, memory: 8Ei}]}\n" + reserved:                                                       "nodes: node 0: memory 9223372036854775807: at most 4Pi, all that 52-bit physical addresses reach",
+		"machine: {nodes: [{id: 0, memory: 8Gi, hugepages: {3Ki: 3Ki}}]}\n" + reserved:                                "nodes: node 0: hugepages of 3Ki: a page size is a power of two of at least 4Ki",
+		"machine: {nodes: [{id: 0, memory: 8Gi}, {id: 1, memory: 8Gi}], distances: {0: {0: 10, 1: -5}}}\n" + reserved: "distances[0][1]: -5: allowed are 0-255 (the kernel's NUMA distances, 10 for a node itself)",
+		"machine: {nodes: [{id: 0, memory: 8Gi}]}\n" + reserved + "polcy: x\n":                                        `not a scenario: unknown field "polcy"`,
+		"events: x\n":  "events: a string is not allowed here, expected []scenario.Event",
+		"machine: [\n": "not valid YAML or JSON: yaml: line 1: did not find expected node content",
+	} {
+		sc, dir, err := Load(write(t, body))
+		if err == nil {
+			_, err = Run(sc, dir)
+		}
+		if err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%q: got %v, want …%s", body, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "unmarshaling JSON") {
+			t.Errorf("%q: %v speaks of JSON decoding", body, err)
+		}
+	}
 }

@@ -3,6 +3,8 @@ package topologymanager
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
@@ -64,6 +66,9 @@ func New(o Options) (Policy, error) {
 	if err := o.PolicyOptions.Check(); err != nil {
 		return nil, err
 	}
+	if err := CheckDistances(o.Distances); err != nil {
+		return nil, err
+	}
 	maxAllowable := o.NUMANodeLimit()
 	if len(o.NUMANodes) == 0 {
 		return nil, errors.New("topology manager: no NUMA nodes")
@@ -86,4 +91,21 @@ func New(o Options) (Policy, error) {
 	default:
 		return singleNUMANodePolicy{m}, nil
 	}
+}
+
+// MaxDistance is the largest NUMA distance: the kernel's are one byte
+// (ACPI SLIT, 10 for a node itself, 255 for unreachable).
+const MaxDistance = 255
+
+// CheckDistances refuses a distance the kernel cannot report (#38:
+// simulate took negative ones, which made far nodes the closest).
+func CheckDistances(d map[int]map[int]int) error {
+	for _, a := range slices.Sorted(maps.Keys(d)) {
+		for _, b := range slices.Sorted(maps.Keys(d[a])) {
+			if v := d[a][b]; v < 0 || v > MaxDistance {
+				return fmt.Errorf("distances[%d][%d]: %d: allowed are 0-%d (the kernel's NUMA distances, 10 for a node itself)", a, b, v, MaxDistance)
+			}
+		}
+	}
+	return nil
 }
