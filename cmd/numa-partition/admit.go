@@ -153,14 +153,14 @@ func allocPrintDecision(w io.Writer, r daemon.AdmitResponse) {
 	if r.Repeated {
 		extra = ", already admitted before"
 	}
-	fmt.Fprintf(w, "%s %s (uid %s) %s by partition %s (generation %d%s)\n", r.Kind, d.Pod, d.PodUID, verdict, r.Partition, r.Generation, extra)
+	fmt.Fprintf(w, "%s %s (uid %s) %s by partition %s (generation %d%s)\n", shown(r.Kind), shown(d.Pod), shown(string(d.PodUID)), verdict, shown(r.Partition), r.Generation, extra)
 	if d.Reason != "" {
-		fmt.Fprintf(w, "  reason: %s\n", d.Reason)
+		fmt.Fprintf(w, "  reason: %s\n", shown(d.Reason))
 	}
 	if d.Admitted && !d.Pinned {
 		fmt.Fprintln(w, "  not Guaranteed QoS: memory not pinned to NUMA nodes")
 	}
 	for _, ctr := range d.Containers {
-		fmt.Fprintf(w, "  %s: NUMA %s: %s\n", ctr.Name, ctr.NUMANodes, allocResourceList(ctr.Memory))
+		fmt.Fprintf(w, "  %s: NUMA %s: %s\n", shown(ctr.Name), ctr.NUMANodes, allocResourceList(ctr.Memory))
 	}
 }

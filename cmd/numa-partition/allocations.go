@@ -113,7 +113,7 @@ func writeAllocations(w, stderr io.Writer, lists []daemon.AllocationsResponse) e
 			word += "s"
 		}
 		if len(lists) > 0 {
-			fmt.Fprintf(stderr, "No allocations found in %s %s.\n", word, strings.Join(names, ", "))
+			fmt.Fprintf(stderr, "No allocations found in %s %s.\n", word, strings.Join(shownAll(names), ", "))
 		}
 		return nil
 	}
@@ -122,10 +122,10 @@ func writeAllocations(w, stderr io.Writer, lists []daemon.AllocationsResponse) e
 	for _, l := range lists {
 		for _, a := range l.Allocations {
 			if len(a.Containers) == 0 {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t-\t-\t-\n", l.Partition, a.Pod, a.PodUID, a.Pinned)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t-\t-\t-\n", shown(l.Partition), shown(a.Pod), shown(string(a.PodUID)), a.Pinned)
 			}
 			for _, ctr := range a.Containers {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", l.Partition, a.Pod, a.PodUID, a.Pinned, ctr.Name, ctr.NUMANodes, allocResourceList(ctr.Memory))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", shown(l.Partition), shown(a.Pod), shown(string(a.PodUID)), a.Pinned, shown(ctr.Name), ctr.NUMANodes, allocResourceList(ctr.Memory))
 			}
 		}
 	}

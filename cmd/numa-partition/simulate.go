@@ -106,7 +106,7 @@ func printReport(w io.Writer, rep *scenario.Report) error {
 			if o.Released != nil && *o.Released {
 				res = "released"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\n", o.Event, o.Action, o.Deleted, res)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\n", o.Event, o.Action, shown(o.Deleted), res)
 			continue
 		}
 		d := o.Decision
@@ -119,12 +119,12 @@ func printReport(w io.Writer, rep *scenario.Report) error {
 		}
 		var cs []string
 		for _, c := range d.Containers {
-			cs = append(cs, fmt.Sprintf("%s@%s[%s]", c.Name, c.NUMANodes, memString(c.Memory)))
+			cs = append(cs, fmt.Sprintf("%s@%s[%s]", shown(c.Name), c.NUMANodes, memString(c.Memory)))
 		}
 		if d.Reason != "" {
-			cs = append(cs, d.Reason)
+			cs = append(cs, shown(d.Reason))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", o.Event, o.Action, d.Pod, res, strings.Join(cs, " "))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", o.Event, o.Action, shown(d.Pod), res, strings.Join(cs, " "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

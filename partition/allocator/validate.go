@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
@@ -70,6 +72,9 @@ func CheckPod(pod *corev1.Pod) error {
 	if pod.UID == "" {
 		return bad("metadata.uid", "empty (every pod needs a unique uid)")
 	}
+	if f, msg := PodNamesProblem(pod.Namespace, pod.Name); msg != "" {
+		return &PodError{Pod: strconv.Quote(pod.Namespace + "/" + pod.Name), Field: f, Msg: msg}
+	}
 	if len(pod.Spec.Containers) == 0 {
 		return bad("spec.containers", "the pod has no containers")
 	}
@@ -113,6 +118,26 @@ func CheckPod(pod *corev1.Pod) error {
 	return nil
 }
 
+// PodNamesProblem says what is wrong with a pod's namespace ("" is
+// "default") and name, by Kubernetes' own rules, with the field; "" when
+// nothing. Names reach terminals (allocations, admit, simulate) and
+// logs: any member of the socket group could admit a pod named with
+// ESC, CR or LF and clear an operator's screen or forge rows (#38).
+func PodNamesProblem(namespace, name string) (string, string) {
+	switch {
+	case namespace != "" && len(validation.IsDNS1123Label(namespace)) > 0:
+		return "metadata.namespace", fmt.Sprintf("%q is not a namespace name: %s", namespace, dns1123Label)
+	case name == "":
+		return "metadata.name", "empty: every pod needs a name"
+	case len(validation.IsDNS1123Subdomain(name)) > 0:
+		return "metadata.name", fmt.Sprintf("%q is not a pod name: at most 253 of lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (a DNS-1123 subdomain)", name)
+	}
+	return "", ""
+}
+
+// dns1123Label is the rule of namespace and container names, in words.
+const dns1123Label = "at most 63 of lowercase letters, digits and '-', starting and ending with a letter or digit (a DNS-1123 label)"
+
 // containerNameProblem says what is wrong with a container's name, ""
 // when nothing; seen holds the pod's names so far (init containers
 // included: kubelet keys containers by name) and gets this one.
@@ -120,6 +145,8 @@ func containerNameProblem(name string, seen map[string]bool) string {
 	switch {
 	case name == "":
 		return "empty: every container needs a name"
+	case len(validation.IsDNS1123Label(name)) > 0:
+		return fmt.Sprintf("%q is not a container name: %s", name, dns1123Label)
 	case seen[name]:
 		return fmt.Sprintf("%q: the pod has two containers of that name", name)
 	}

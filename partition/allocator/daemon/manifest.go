@@ -117,18 +117,29 @@ func DecodeManifest(data []byte) (Manifest, error) {
 	if !ok {
 		return Manifest{}, &FieldError{Field: "metadata", Msg: "missing or not an object"}
 	}
-	uid, _ := meta["uid"].(string)
+	var uid, name, ns string
+	for _, f := range []struct {
+		key string
+		to  *string
+	}{{"uid", &uid}, {"name", &name}, {"namespace", &ns}} {
+		if err := metaString(meta, f.key, f.to); err != nil {
+			return Manifest{}, err
+		}
+	}
 	if strings.TrimSpace(uid) == "" {
 		return Manifest{}, &FieldError{Field: "metadata.uid", Msg: "missing: the allocator keys every allocation by pod UID"}
 	}
 	if msg := UIDProblem(types.UID(uid)); msg != "" {
 		return Manifest{}, &FieldError{Field: "metadata.uid", Msg: fmt.Sprintf("%q %s", uid, msg)}
 	}
-	name, _ := meta["name"].(string)
 	if name == "" {
 		return Manifest{}, &FieldError{Field: "metadata.name", Msg: "missing"}
 	}
-	ns, _ := meta["namespace"].(string)
+	// The names are refused here with control characters and all that
+	// Kubernetes refuses, for a VMI too (its launcher pod's are derived).
+	if f, msg := allocator.PodNamesProblem(ns, name); msg != "" {
+		return Manifest{}, &FieldError{Field: f, Msg: msg}
+	}
 	if ns == "" {
 		ns = "default"
 	}
@@ -151,6 +162,37 @@ func DecodeManifest(data []byte) (Manifest, error) {
 	}
 	m.Pod = pod
 	return m, nil
+}
+
+// metaString sets *to to metadata's key when it is a string; a value of
+// another type is an error saying so (#38: metadata.uid: 12345 was
+// reported "missing"), an absent one leaves *to empty.
+func metaString(meta map[string]any, key string, to *string) error {
+	v, present := meta[key]
+	if !present || v == nil {
+		return nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return &FieldError{Field: "metadata." + key, Msg: fmt.Sprintf("%s is not allowed here, expected string", jsonKind(v))}
+	}
+	*to = s
+	return nil
+}
+
+// jsonKind names a decoded JSON value's type as encoding/json does.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "string"
 }
 
 // MaxContainersPerPod bounds one admission: allocator.CheckPod's.

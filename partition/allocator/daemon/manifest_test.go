@@ -118,6 +118,9 @@ func TestDecodeManifestErrorsNameTheField(t *testing.T) {
 // or rejected) without the gate refusing what decoding let through.
 func FuzzDecodeManifest(f *testing.F) {
 	f.Add([]byte(goodPodYAML))
+	// #38: names Kubernetes refuses, a uid of another type.
+	f.Add([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a\u001b[2J","namespace":"n\r","uid":"u"},"spec":{"containers":[{"name":"c\u0007"}]}}`))
+	f.Add([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","uid":12345},"spec":{"containers":[{"name":"c"}]}}`))
 	f.Add([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","uid":"u"},"spec":{"containers":[{"name":"c"}]}}`))
 	f.Add([]byte("kind: VirtualMachineInstance\napiVersion: kubevirt.io/v1\nmetadata: {name: a, uid: b}\n"))
 	f.Add([]byte("kind: VirtualMachineInstance\napiVersion: kubevirt.io/v1\nmetadata: {name: a, uid: b}\nspec: {domain: {cpu: {cores: 4194304, sockets: 2097152, threads: 2097152, dedicatedCpuPlacement: true}, resources: {requests: {memory: 1Gi}}}}\n"))
@@ -147,4 +150,36 @@ func FuzzDecodeManifest(f *testing.F) {
 			t.Fatalf("the admission refused what decoding accepted: %v", err)
 		}
 	})
+}
+
+// Issue 38 items 7 and 9: any member of the socket group could admit a
+// pod, namespace or container named with ESC, CR, LF or BEL, which the
+// CLI then printed; and metadata.uid: 12345 was reported "missing".
+// Names follow Kubernetes' own rules (namespace a DNS-1123 label, pod a
+// DNS-1123 subdomain, container a DNS-1123 label); a wrong type says so.
+func TestDecodeManifestRefusesNamesKubernetesRefuses_Issue38(t *testing.T) {
+	for edit, want := range map[[2]string]string{
+		{"name: web", "name: \"web\\e[2J\""}:             `metadata.name: "web\x1b[2J" is not a pod name: at most 253 of lowercase letters`,
+		{"namespace: prod", "namespace: \"prod\\r\\n\""}: `metadata.namespace: "prod\r\n" is not a namespace name: at most 63 of lowercase letters`,
+		{"name: web", "name: Web"}:                       `metadata.name: "Web" is not a pod name`,
+		{"uid: ", "uid: 12345 #"}:                        `metadata.uid: number is not allowed here, expected string`,
+		{"name: web", "name: [web]"}:                     `metadata.name: array is not allowed here, expected string`,
+	} {
+		fixtureHas(t, strings.Contains(goodPodYAML, edit[0]), edit[0])
+		_, err := DecodeManifest([]byte(strings.Replace(goodPodYAML, edit[0], edit[1], 1)))
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: got %v, want %s…", edit[1], err, want)
+		}
+	}
+	pod := strings.Replace(goodPodYAML, "- name: app", "- name: \"c\\a\"", 1)
+	if _, err := DecodeManifest([]byte(pod)); err == nil || !strings.Contains(err.Error(), `"c\a" is not a container name`) {
+		t.Errorf("container name with BEL: %v", err)
+	}
+}
+
+func fixtureHas(t *testing.T, ok bool, what string) {
+	t.Helper()
+	if !ok {
+		t.Fatalf("fixture lacks %s", what)
+	}
 }
