@@ -13,6 +13,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/internal/echo"
 )
 
 // parseList parses the kernel list form into word-packed bits. limit is the
@@ -24,7 +26,7 @@ func parseList(s string, limit int, set func(lo, hi int)) error {
 	for _, part := range strings.Split(s, ",") {
 		lo, hi, err := parseRange(part, limit)
 		if err != nil {
-			return fmt.Errorf("invalid list %q: %w", s, err)
+			return fmt.Errorf("invalid list %q: %w", echo.Value(s), err)
 		}
 		set(lo, hi)
 	}
@@ -48,18 +50,18 @@ func parseRange(part string, limit int) (int, int, error) {
 		return 0, 0, err
 	}
 	if hi < lo {
-		return 0, 0, fmt.Errorf("range %q is reversed", part)
+		return 0, 0, fmt.Errorf("range %q is reversed", echo.Value(part))
 	}
 	return lo, hi, nil
 }
 
 func parseID(s string, limit int) (int, error) {
 	if s == "" || (len(s) > 1 && s[0] == '0') || s[0] == '+' {
-		return 0, fmt.Errorf("id %q is not a decimal number without sign or leading zeros", s)
+		return 0, fmt.Errorf("id %q is not a decimal number without sign or leading zeros", echo.Value(s))
 	}
 	n, err := strconv.ParseUint(s, 10, 32)
 	if err != nil {
-		return 0, fmt.Errorf("id %q is not a decimal number", s)
+		return 0, fmt.Errorf("id %q is not a decimal number", echo.Value(s))
 	}
 	if n >= uint64(limit) {
 		return 0, fmt.Errorf("id %d is out of range (allowed 0..%d)", n, limit-1)
@@ -72,22 +74,22 @@ func parseID(s string, limit int) (int, error) {
 // (the kernel pads them), the first may be shorter.
 func parseMask(s string, limit int, setWord32 func(index int, word uint32)) error {
 	if s == "" {
-		return fmt.Errorf("invalid mask %q: empty", s)
+		return fmt.Errorf("invalid mask %q: empty", echo.Value(s))
 	}
 	groups := strings.Split(s, ",")
 	for i, g := range groups {
 		if g == "" || len(g) > 8 || (i > 0 && len(g) != 8) {
-			return fmt.Errorf("invalid mask %q: group %q must be 8 hex digits", s, g)
+			return fmt.Errorf("invalid mask %q: group %q must be 8 hex digits", echo.Value(s), echo.Value(g))
 		}
 		w, err := strconv.ParseUint(g, 16, 32)
 		if err != nil || strings.ContainsAny(g, "+-xX") {
-			return fmt.Errorf("invalid mask %q: group %q is not hexadecimal", s, g)
+			return fmt.Errorf("invalid mask %q: group %q is not hexadecimal", echo.Value(s), echo.Value(g))
 		}
 		index := len(groups) - 1 - i
 		if w != 0 {
 			top := index*32 + 31 - bits.LeadingZeros32(uint32(w))
 			if top >= limit {
-				return fmt.Errorf("invalid mask %q: bit %d is out of range (allowed 0..%d)", s, top, limit-1)
+				return fmt.Errorf("invalid mask %q: bit %d is out of range (allowed 0..%d)", echo.Value(s), top, limit-1)
 			}
 			setWord32(index, uint32(w))
 		}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/numa-partition/numa-partition/internal/echo"
 )
 
 // ParseBytes parses a Kubernetes quantity that must be a whole, non-negative
@@ -20,7 +22,7 @@ import (
 func ParseBytes(s string) (uint64, error) {
 	q, err := resource.ParseQuantity(s)
 	if err != nil {
-		return 0, fmt.Errorf("size %q is not a quantity (use bytes or a suffix: Ki, Mi, Gi, Ti, k, M, G, T): %w", s, err)
+		return 0, fmt.Errorf("size %q is not a quantity (use bytes or a suffix: Ki, Mi, Gi, Ti, k, M, G, T): %w", echo.Value(s), err)
 	}
 	return quantityBytes(q, s)
 }
@@ -34,7 +36,7 @@ func QuantityBytes(q resource.Quantity) (uint64, error) { return quantityBytes(q
 // "not a whole number of bytes"). text is the quantity as errors show it.
 func quantityBytes(q resource.Quantity, text string) (uint64, error) {
 	if q.Sign() < 0 {
-		return 0, fmt.Errorf("size %q is negative", text)
+		return 0, fmt.Errorf("size %q is negative", echo.Value(text))
 	}
 	// The decimal value is unscaled × 10^-scale.
 	d := q.AsDec()
@@ -43,17 +45,17 @@ func quantityBytes(q resource.Quantity, text string) (uint64, error) {
 		var rem big.Int
 		n.QuoRem(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(scale), nil), &rem)
 		if rem.Sign() != 0 {
-			return 0, fmt.Errorf("size %q is not a whole number of bytes", text)
+			return 0, fmt.Errorf("size %q is not a whole number of bytes", echo.Value(text))
 		}
 	} else if scale < 0 {
 		if -scale > 19 {
-			return 0, fmt.Errorf("size %q is too large (at most %d bytes)", text, int64(math.MaxInt64))
+			return 0, fmt.Errorf("size %q is too large (at most %d bytes)", echo.Value(text), int64(math.MaxInt64))
 		}
 		n.Mul(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(-scale), nil))
 	}
 	if !n.IsInt64() {
 		// kubelet reads quantities as int64.
-		return 0, fmt.Errorf("size %q is too large (at most %d bytes)", text, int64(math.MaxInt64))
+		return 0, fmt.Errorf("size %q is too large (at most %d bytes)", echo.Value(text), int64(math.MaxInt64))
 	}
 	return n.Uint64(), nil
 }
@@ -77,15 +79,15 @@ func FormatBytes(b uint64) string {
 func ParseKernelKB(s string) (uint64, error) {
 	num, ok := strings.CutSuffix(s, "kB")
 	if !ok {
-		return 0, fmt.Errorf("size %q does not end in kB", s)
+		return 0, fmt.Errorf("size %q does not end in kB", echo.Value(s))
 	}
 	num = strings.TrimSuffix(num, " ")
 	n, err := strconv.ParseUint(num, 10, 64)
 	if err != nil || num == "" || num[0] == '+' {
-		return 0, fmt.Errorf("size %q is not a number of kB", s)
+		return 0, fmt.Errorf("size %q is not a number of kB", echo.Value(s))
 	}
 	if n > (1<<64-1)/1024 {
-		return 0, fmt.Errorf("size %q is too large", s)
+		return 0, fmt.Errorf("size %q is too large", echo.Value(s))
 	}
 	return n * 1024, nil
 }

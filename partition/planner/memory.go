@@ -9,6 +9,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // planMemory fills each partition's per-node memory: where its kubelet's
@@ -200,7 +201,7 @@ func (pl *planning) checkNodeCapacity(nm NodeMemory, partition string) {
 	}
 	if nm.TotalBytes == 0 {
 		if huge > 0 {
-			col.Add("host.hugepages", "node %d (partition %s) gets %s of hugepages but its memory size is unknown (no meminfo in sysfs)", nm.Node, partition, strings.Join(parts, " + "))
+			col.Add("host.hugepages", "node %d (partition %s) gets %s of hugepages but its memory size is unknown (no meminfo in sysfs)", nm.Node, partition, config.Whole(strings.Join(parts, " + ")))
 		} else if nm.ReservedBytes > 0 {
 			warn("node %d (partition %s): memory size unknown, the %s reservation is unchecked", nm.Node, partition, units.FormatBytes(nm.ReservedBytes))
 		}

@@ -10,6 +10,7 @@ import (
 
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/numa-partition/numa-partition/internal/echo"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
@@ -84,9 +85,9 @@ const ownLabelPrefix = "numa-partition.io/"
 func ownKeyProblem(what, key string) string {
 	switch {
 	case strings.HasPrefix(key, ownLabelPrefix):
-		return fmt.Sprintf("%s key %q is in numa-partition's own namespace %s (it labels every Node %s=<name>); choose another key", what, key, ownLabelPrefix, LabelPartition)
+		return fmt.Sprintf("%s key %q is in numa-partition's own namespace %s (it labels every Node %s=<name>); choose another key", what, echo.Value(key), ownLabelPrefix, LabelPartition)
 	case key == LabelNUMAType && what == "label":
-		return fmt.Sprintf("label key %q is numa-partition's own (it labels every Node %s=<colour>, which pods select); choose another key", key, LabelNUMAType)
+		return fmt.Sprintf("label key %q is numa-partition's own (it labels every Node %s=<colour>, which pods select); choose another key", echo.Value(key), LabelNUMAType)
 	}
 	return ""
 }
@@ -180,23 +181,23 @@ func checkedTaints(specs ...[]string) []Taint {
 func ParseTaint(t string) (Taint, []string) {
 	kv, effect, ok := strings.Cut(t, ":")
 	if !ok {
-		return Taint{}, []string{fmt.Sprintf("taint %q has no effect (form: key[=value]:NoSchedule|PreferNoSchedule|NoExecute)", t)}
+		return Taint{}, []string{fmt.Sprintf("taint %q has no effect (form: key[=value]:NoSchedule|PreferNoSchedule|NoExecute)", echo.Value(t))}
 	}
 	var problems []string
 	switch effect {
 	case "NoSchedule", "PreferNoSchedule", "NoExecute":
 	default:
-		problems = append(problems, fmt.Sprintf("taint %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", t, effect))
+		problems = append(problems, fmt.Sprintf("taint %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", echo.Value(t), echo.Value(effect)))
 	}
 	key, value, _ := strings.Cut(kv, "=")
 	for _, msg := range k8svalidation.IsQualifiedName(key) {
-		problems = append(problems, fmt.Sprintf("taint %q: key: %s", t, msg))
+		problems = append(problems, fmt.Sprintf("taint %q: key: %s", echo.Value(t), msg))
 	}
 	if msg := ownKeyProblem("taint", key); msg != "" {
-		problems = append(problems, fmt.Sprintf("taint %q: %s", t, msg))
+		problems = append(problems, fmt.Sprintf("taint %q: %s", echo.Value(t), msg))
 	}
 	for _, msg := range k8svalidation.IsValidLabelValue(value) {
-		problems = append(problems, fmt.Sprintf("taint %q: value: %s", t, msg))
+		problems = append(problems, fmt.Sprintf("taint %q: value: %s", echo.Value(t), msg))
 	}
 	return Taint{Key: key, Value: value, Effect: effect}, problems
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
@@ -121,12 +122,12 @@ func (pl *planning) planLocalDevices(ifaces []Interface) {
 		for _, entry := range s.p.LocalDevices {
 			matched := slices.DeleteFunc(slices.Clone(cands), func(d netCandidate) bool { return d.Name != entry && d.PCI != entry })
 			if len(matched) == 0 {
-				col.Add(key, "%q: %s", entry, pl.noSuchDevice(entry, cands))
+				col.Add(key, "%q: %s", entry, config.Whole(pl.noSuchDevice(entry, cands)))
 				continue
 			}
 			for _, d := range matched {
 				if why := pl.uplinkReason(d, byName, p.Network); why != "" {
-					col.Add(key, "%q (%s) cannot leave the host's namespace: %s", d.Name, d.PCI, why)
+					col.Add(key, "%q (%s) cannot leave the host's namespace: %s", d.Name, d.PCI, config.Whole(why))
 					continue
 				}
 				switch j := partitionOf(d.Node); {

@@ -121,7 +121,7 @@ func (pl *planning) planNetwork() {
 	}
 	n.ResolvConf = or(c.ResolvConf, config.DefaultResolvConf)
 	if msg := validation.PathProblem(n.ResolvConf); msg != "" {
-		col.Add("network.resolv_conf", "%q %s", n.ResolvConf, msg)
+		col.Add("network.resolv_conf", "%q %s", n.ResolvConf, config.Whole(msg))
 	}
 	all := pl.interfaces()
 	ifaces := slices.DeleteFunc(slices.Clone(all), func(i Interface) bool { return i.Namespace != "" })
@@ -129,7 +129,7 @@ func (pl *planning) planNetwork() {
 	case UplinkBridge:
 		n.Bridge = or(c.Bridge, config.DefaultBridge)
 		if msg := validation.InterfaceNameProblem(n.Bridge); msg != "" {
-			col.Add("network.bridge", "%q %s", n.Bridge, msg)
+			col.Add("network.bridge", "%q %s", n.Bridge, config.Whole(msg))
 		}
 		if c.Parent != "" {
 			col.Add("network.parent", "is for uplink = %q; a bridge uplink routes through the host's own routes", UplinkMacvlan)
@@ -142,9 +142,9 @@ func (pl *planning) planNetwork() {
 		case c.Parent == "":
 			col.Add("network.parent", "is required with uplink = %q: the NIC whose network the partitions' addresses are on", UplinkMacvlan)
 		case validation.InterfaceNameProblem(c.Parent) != "":
-			col.Add("network.parent", "%q %s", c.Parent, validation.InterfaceNameProblem(c.Parent))
+			col.Add("network.parent", "%q %s", c.Parent, config.Whole(validation.InterfaceNameProblem(c.Parent)))
 		case ifaces != nil && !hasInterface(ifaces, c.Parent):
-			col.Add("network.parent", "%q: the host has no such interface (it has %s)", c.Parent, interfaceNames(ifaces))
+			col.Add("network.parent", "%q: the host has no such interface (it has %s)", c.Parent, config.Whole(interfaceNames(ifaces)))
 		}
 		if c.Bridge != "" {
 			col.Add("network.bridge", "is for uplink = %q", UplinkBridge)
@@ -293,7 +293,7 @@ func (pl *planning) assignAddresses(n *Network, gateway netip.Addr, ifaces []Int
 		if c.Pool == "" {
 			key = "network.subnet"
 		}
-		col.Add(key, "%s has no free address left for partitions %s (%d partitions; the gateway, the host's addresses and the network and broadcast addresses are not handed out): use a larger one", pool, strings.Join(short, ", "), len(plan.Partitions))
+		col.Add(key, "%s has no free address left for partitions %s (%d partitions; the gateway, the host's addresses and the network and broadcast addresses are not handed out): use a larger one", pool, config.Whole(strings.Join(short, ", ")), len(plan.Partitions))
 	}
 }
 

@@ -94,7 +94,7 @@ func checkNodeDirs(col *config.Collector, part *Partition) {
 	ok := true
 	for i, d := range part.NodeDirs {
 		if msg := nodeDirProblem(d.Path); msg != "" {
-			col.Add(key, "%q %s", d.Path, msg)
+			col.Add(key, "%q %s", d.Path, config.Whole(msg))
 			ok = false
 			continue
 		}
@@ -117,7 +117,7 @@ func checkNodeDirs(col *config.Collector, part *Partition) {
 		// the node dir is: the same rule holds for it (#38: "/etc/numa"
 		// of partition "partition" was /etc/numa-partition).
 		if msg := nodeDirProblem(d.Source); msg != "" {
-			col.Add(key, "%q is partition %s's directory for %q (the path with \"-%s\" appended), which %s: choose another node dir or partition name", d.Source, part.Name, d.Path, part.Name, msg)
+			col.Add(key, "%q is partition %s's directory for %q (the path with \"-%s\" appended), which %s: choose another node dir or partition name", d.Source, part.Name, d.Path, part.Name, config.Whole(msg))
 			continue
 		}
 		// A source inside (or holding) another node dir would be bound

@@ -147,13 +147,12 @@ func checkPath(col *config.Collector, key, p string, kind pathKind) {
 	if placeholderRe.MatchString(p) && col.Has(key) {
 		return // an unknown placeholder left by expand, reported there
 	}
-	what := fmt.Sprintf("%q", p)
 	if msg := validation.PathProblem(p); msg != "" {
-		col.Add(key, "%s %s", what, msg)
+		col.Add(key, "%q %s", p, config.Whole(msg))
 		return
 	}
 	if msg := placeProblem(p, kind); msg != "" {
-		col.Add(key, "%s %s", what, msg)
+		col.Add(key, "%q %s", p, config.Whole(msg))
 	}
 }
 

@@ -127,7 +127,7 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 			if vars.rootDir != "" {
 				allowed += ", {root_dir}"
 			}
-			col.Add(key, "%q uses unknown placeholders %s (allowed: %s)", value, strings.Join(unknown, ", "), allowed)
+			col.Add(key, "%q uses unknown placeholders %s (allowed: %s)", value, strings.Join(unknown, ", "), config.Whole(allowed))
 		}
 		return out
 	}

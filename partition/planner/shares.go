@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/internal/echo"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
@@ -116,20 +117,20 @@ func parseShare(col *config.Collector, key, value string, count bool) shareSpec 
 	case strings.HasSuffix(value, "%"):
 		p, err := strconv.ParseUint(strings.TrimSuffix(value, "%"), 10, 64)
 		if err != nil || p > 100 {
-			col.Add(key, "%q is not a whole percentage from 0%% to 100%%; allowed: %s", value, allowed)
+			col.Add(key, "%q is not a whole percentage from 0%% to 100%%; allowed: %s", value, config.Whole(allowed))
 			s.auto = true
 		}
 		s.percent = p
 	case count:
 		n, err := strconv.ParseUint(value, 10, 64)
 		if err != nil {
-			col.Add(key, "%q is not a number of pids; allowed: %s", value, allowed)
+			col.Add(key, "%q is not a number of pids; allowed: %s", value, config.Whole(allowed))
 		}
 		s.amount = n
 	default:
 		b, err := units.ParseBytes(value)
 		if err != nil {
-			col.Add(key, "%v; allowed: %s", err, allowed)
+			col.Add(key, "%v; allowed: %s", err, config.Whole(allowed))
 		}
 		s.amount = b
 	}
@@ -162,7 +163,7 @@ func split(col *config.Collector, what string, whole, pool, unit uint64, claims 
 			c.share = c.spec.amount
 		}
 		fixed += c.share
-		named = append(named, fmt.Sprintf("%s %s", c.name, formatAmount(c.share, unit)))
+		named = append(named, fmt.Sprintf("%s %s", echo.Value(c.name), formatAmount(c.share, unit)))
 	}
 	if fixed > pool {
 		key := ""
@@ -172,8 +173,8 @@ func split(col *config.Collector, what string, whole, pool, unit uint64, claims 
 				break
 			}
 		}
-		col.Add(key, "%s: the shares named (%s) add up to %s, more than the %s there is; lower them", what,
-			strings.Join(named, ", "), formatAmount(fixed, unit), formatAmount(pool, unit))
+		col.Add(key, "%s: the shares named (%s) add up to %s, more than the %s there is; lower them", config.Whole(what),
+			config.Whole(strings.Join(named, ", ")), formatAmount(fixed, unit), formatAmount(pool, unit))
 		return
 	}
 	rest := pool - fixed

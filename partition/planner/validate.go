@@ -79,7 +79,7 @@ func (pl *planning) validatePlan() {
 		// A bad name or hostname also makes a bad node name: report the cause only.
 		nameOK := plan.Hostname != ""
 		if msg := validation.NameProblem(p.Name); msg != "" {
-			col.Add(nameKey, "%s", msg)
+			col.Add(nameKey, "%s", config.Whole(msg))
 			nameOK = false
 		}
 		if prev, dup := names[p.Name]; dup {
@@ -99,7 +99,7 @@ func (pl *planning) validatePlan() {
 
 		for _, msg := range k8svalidation.IsDNS1123Subdomain(p.NodeName) {
 			if nameOK {
-				col.Add(s.key["node_name"], "node name %q of partition %s: %s", p.NodeName, p.Name, msg)
+				col.Add(s.key["node_name"], "node name %q of partition %s: %s", p.NodeName, p.Name, config.Whole(msg))
 			}
 		}
 		if prev, dup := nodeNames[p.NodeName]; dup && nameOK {
@@ -117,7 +117,7 @@ func (pl *planning) validatePlan() {
 		}{{"kubelet.taints", s.k.Taints}, {partKey(s, "taints"), partTaints(s)}} {
 			for _, t := range taints.list {
 				for _, msg := range checkTaint(t) {
-					col.Add(taints.key, "%s", msg)
+					col.Add(taints.key, "%s", config.Whole(msg))
 				}
 			}
 		}
@@ -129,7 +129,7 @@ func (pl *planning) validatePlan() {
 	checkPaths(plan, col)
 	pl.checkClusterDNS()
 	if msg := validation.SocketGroupProblem(pl.c.Allocator.SocketGroup); msg != "" {
-		col.Add("allocator.socket_group", "%s", msg)
+		col.Add("allocator.socket_group", "%s", config.Whole(msg))
 	}
 }
 
@@ -143,7 +143,7 @@ func (pl *planning) checkClusterDNS() {
 	}
 	if d := c.Kubelet.ClusterDomain; d != "" {
 		if errs := k8svalidation.IsDNS1123Subdomain(d); len(errs) > 0 {
-			col.Add("kubelet.cluster_domain", "%q is not a DNS domain: %s", d, strings.Join(errs, "; "))
+			col.Add("kubelet.cluster_domain", "%q is not a DNS domain: %s", d, config.Whole(strings.Join(errs, "; ")))
 		}
 	}
 }
@@ -163,12 +163,12 @@ func (pl *planning) checkLabels(s settings, p *Partition) {
 			key = "kubelet.hostname" // its value is the host's name
 		}
 		for _, msg := range validation.LabelProblems(k, p.Labels[k]) {
-			col.Add(key, "%s", msg)
+			col.Add(key, "%s", config.Whole(msg))
 		}
 		_, inKubelet := c.Kubelet.Labels[k]
 		_, inPartition := partLabels(s)[k]
 		if msg := ownKeyProblem("label", k); msg != "" && (inKubelet || inPartition) {
-			col.Add(key, "%s", msg)
+			col.Add(key, "%s", config.Whole(msg))
 		}
 	}
 	if arg := NodeLabelsArg(p.Labels); len(arg) > validation.MaxArgLength {
@@ -218,13 +218,13 @@ func (pl *planning) checkPolicies(s settings, p *Partition) {
 		{"topology_manager_scope", kl.TopologyManagerScope, topologyManagerScopes},
 	} {
 		if !oneOf(c.value, c.allowed) {
-			col.Add(s.key[c.setting], "%q is not allowed (allowed: %s)", c.value, strings.Join(c.allowed, ", "))
+			col.Add(s.key[c.setting], "%q is not allowed (allowed: %s)", c.value, config.Whole(strings.Join(c.allowed, ", ")))
 		}
 	}
 	for _, k := range sortedKeys(kl.CPUManagerPolicyOptions) {
 		key := s.key["cpu_manager_policy_options"] + "." + k
 		if !oneOf(k, cpuManagerOptions) {
-			col.Add(key, "unknown CPU manager option (allowed: %s)", strings.Join(cpuManagerOptions, ", "))
+			col.Add(key, "unknown CPU manager option (allowed: %s)", config.Whole(strings.Join(cpuManagerOptions, ", ")))
 		} else if _, err := strconv.ParseBool(kl.CPUManagerPolicyOptions[k]); err != nil {
 			col.Add(key, "%q is not a boolean (allowed: \"true\", \"false\")", kl.CPUManagerPolicyOptions[k])
 		}
@@ -233,7 +233,7 @@ func (pl *planning) checkPolicies(s settings, p *Partition) {
 		}
 	}
 	if msg := StrictCPUReservationProblem(&kl); msg != "" {
-		col.Add(s.key["cpu_manager_policy_options"]+".strict-cpu-reservation", "%s", msg)
+		col.Add(s.key["cpu_manager_policy_options"]+".strict-cpu-reservation", "%s", config.Whole(msg))
 	}
 	// Each option is read by the one rule (PolicyOptions.Set), key by
 	// key, so that every wrong one is reported with its file, line and key.
@@ -241,19 +241,19 @@ func (pl *planning) checkPolicies(s settings, p *Partition) {
 	for _, k := range sortedKeys(kl.TopologyManagerOptions) {
 		key := s.key["topology_manager_options"] + "." + k
 		if msg := opts.Set(k, kl.TopologyManagerOptions[k]); msg != "" {
-			col.Add(key, "%s", msg)
+			col.Add(key, "%s", config.Whole(msg))
 		} else if n := opts.MaxAllowableNUMANodes; k == topologymanager.OptionMaxAllowableNUMANodes && n < len(m.t.Nodes) {
 			col.Add(key, "%d is below the machine's %d NUMA nodes; kubelet would refuse to start", n, len(m.t.Nodes))
 		}
 	}
 	if msg := validation.MaxPodsProblem(kl.MaxPods); msg != "" {
-		col.Add(s.key["max_pods"], "%s", msg)
+		col.Add(s.key["max_pods"], "%s", config.Whole(msg))
 	}
 }
 
 func checkExtraArgs(s settings, p *Partition, col *config.Collector) {
 	for _, msg := range validation.ExtraArgsProblems(p.Kubelet.ExtraArgs) {
-		col.Add(s.key["extra_args"], "%s", msg)
+		col.Add(s.key["extra_args"], "%s", config.Whole(msg))
 	}
 }
 

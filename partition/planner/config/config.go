@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -233,22 +232,7 @@ func Parse(name string, data []byte) (*Config, error) {
 	}
 	c.src = newSource(name, string(data))
 	col := NewCollector(&c)
-	undecoded := md.Undecoded()
-	lines := make(map[string]int, len(undecoded))
-	for _, k := range undecoded {
-		lines[k.String()] = c.src.line(k.String())
-	}
-	sort.SliceStable(undecoded, func(i, j int) bool {
-		return lines[undecoded[i].String()] < lines[undecoded[j].String()]
-	})
-	allowed := map[string]string{} // parent key → its keys, listed once
-	for _, k := range undecoded {
-		parent := k[:len(k)-1].String()
-		if _, ok := allowed[parent]; !ok {
-			allowed[parent] = allowedKeys(k)
-		}
-		col.Add(k.String(), "unknown key; allowed here: %s", allowed[parent])
-	}
+	reportUnknownKeys(col, c.src, md.Undecoded())
 	miscasedAt := map[string]bool{} // reported; the keys below are the same mistake
 	for _, k := range md.Keys() {
 		// The decoder matches keys to fields ignoring case (port, Port

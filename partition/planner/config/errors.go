@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/internal/echo"
 )
 
 // ConfigError is one problem with a config, located at a key (and a line
@@ -26,7 +28,7 @@ func (e *ConfigError) Error() string {
 		b.WriteString(": ")
 	}
 	if e.Key != "" {
-		fmt.Fprintf(&b, "key %q: ", e.Key)
+		fmt.Fprintf(&b, "key %q: ", echo.Value(e.Key))
 	}
 	b.WriteString(e.Msg)
 	return b.String()
@@ -88,9 +90,13 @@ func NewCollector(c *Config) *Collector {
 }
 
 // Add reports a problem at key (a config key, "kubelet.port"); the same
-// problem at the same key is reported once.
+// problem at the same key is reported once. Every string argument is
+// input echoed back (a value, a name, a path) and is shown as
+// echo.Value shows it, its first bytes and its length; text of the
+// tool's own that must be shown whole (an explanation, a list of what is
+// allowed) is passed as Whole.
 func (c *Collector) Add(key, format string, args ...any) {
-	e := &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
+	e := &ConfigError{Key: key, Msg: fmt.Sprintf(format, echoed(args)...)}
 	if c.seen[[2]string{key, e.Msg}] {
 		return // a shared setting checked once per partition
 	}
@@ -104,6 +110,28 @@ func (c *Collector) Add(key, format string, args ...any) {
 		e.Line = c.src.line(key)
 	}
 	c.errs = append(c.errs, e)
+}
+
+// Whole is text of the tool's own in a message, which Add shows whole:
+// an explanation that already echoes its values through echo.Value, or a
+// list of what is allowed.
+type Whole string
+
+// echoed are args as Add formats them: strings bounded by echo.Value,
+// Whole text as it is.
+func echoed(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		switch a := a.(type) {
+		case string:
+			out[i] = echo.Value(a)
+		case Whole:
+			out[i] = string(a)
+		default:
+			out[i] = a
+		}
+	}
+	return out
 }
 
 // Has says whether a problem was reported at key.

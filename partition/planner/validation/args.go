@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/internal/echo"
 )
 
 // safeArg is what a rendered command line carries unquoted: no
@@ -58,7 +60,7 @@ func PathProblem(p string) string {
 	case p == "/":
 		return "is the root directory"
 	case path.Clean(p) != p:
-		return fmt.Sprintf("is not a clean path (no '..', '.', '//' or trailing '/'): write %q", path.Clean(p))
+		return fmt.Sprintf("is not a clean path (no '..', '.', '//' or trailing '/'): write %q", echo.Value(path.Clean(p)))
 	case len(p) > MaxArgLength:
 		return fmt.Sprintf("is %d bytes long, more than %d", len(p), MaxArgLength)
 	case !safePath.MatchString(p):
@@ -156,16 +158,16 @@ func ExtraArgsProblems(args []string) []string {
 // a plan's, since a plan read from a file was not planned by this build.
 func ExtraArgProblem(a string) string {
 	if msg := ArgProblem(a); msg != "" {
-		return fmt.Sprintf("argument %q %s", a, msg)
+		return fmt.Sprintf("argument %q %s", echo.Value(a), msg)
 	}
 	name, _, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 	switch {
 	case !strings.HasPrefix(a, "--") || name == "" || name[0] == '-':
-		return fmt.Sprintf("%q is not a flag (write \"--flag=value\")", a)
+		return fmt.Sprintf("%q is not a flag (write \"--flag=value\")", echo.Value(a))
 	case !hasValue:
 		// kubelet would take the next argument as the value ("--flag
 		// value"), so what a flag sets would depend on its neighbour.
-		return fmt.Sprintf("%q has no value (write \"--flag=value\", or \"--flag=true\" for a switch)", a)
+		return fmt.Sprintf("%q has no value (write \"--flag=value\", or \"--flag=true\" for a switch)", echo.Value(a))
 	}
 	// kubelet's flag set reads '_' as '-' (cliflag.WordSepNormalizeFunc):
 	// --root_dir is --root-dir.
@@ -175,10 +177,10 @@ func ExtraArgProblem(a string) string {
 		if instead != "" {
 			use = "set " + instead + " instead"
 		}
-		return fmt.Sprintf("%q sets %s, which numa-partition sets for each partition (%s; the managed flags are listed under kubelet.extra_args in docs/config-reference.md)", a, flag, use)
+		return fmt.Sprintf("%q sets %s, which numa-partition sets for each partition (%s; the managed flags are listed under kubelet.extra_args in docs/config-reference.md)", echo.Value(a), flag, use)
 	}
 	if why, denied := deniedFlags[flag]; denied {
-		return fmt.Sprintf("%q sets %s, which no partition's kubelet may have: %s (the refused flags are listed under kubelet.extra_args in docs/config-reference.md)", a, flag, why)
+		return fmt.Sprintf("%q sets %s, which no partition's kubelet may have: %s (the refused flags are listed under kubelet.extra_args in docs/config-reference.md)", echo.Value(a), flag, why)
 	}
 	return ""
 }

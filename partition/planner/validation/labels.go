@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/numa-partition/numa-partition/internal/echo"
 )
 
 // LabelProblems validates one node label with Kubernetes' own rules, plus
@@ -13,13 +15,13 @@ import (
 func LabelProblems(key, value string) []string {
 	var problems []string
 	for _, msg := range k8svalidation.IsQualifiedName(key) {
-		problems = append(problems, fmt.Sprintf("label key %q: %s", key, msg))
+		problems = append(problems, fmt.Sprintf("label key %q: %s", echo.Value(key), msg))
 	}
 	for _, msg := range k8svalidation.IsValidLabelValue(value) {
-		problems = append(problems, fmt.Sprintf("label %q value %q: %s", key, value, msg))
+		problems = append(problems, fmt.Sprintf("label %q value %q: %s", echo.Value(key), echo.Value(value), msg))
 	}
 	if len(problems) == 0 && restrictedLabel(key) {
-		problems = append(problems, fmt.Sprintf("label key %q is in a namespace kubelet may not set (kubernetes.io, k8s.io); allowed there are the kubelet.kubernetes.io/ and node.kubernetes.io/ prefixes and the well-known topology labels", key))
+		problems = append(problems, fmt.Sprintf("label key %q is in a namespace kubelet may not set (kubernetes.io, k8s.io); allowed there are the kubelet.kubernetes.io/ and node.kubernetes.io/ prefixes and the well-known topology labels", echo.Value(key)))
 	}
 	return problems
 }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/internal/echo"
 )
 
 // nameRe is the partition name rule: a systemd slice name part that
@@ -22,11 +24,11 @@ func NameProblem(name string) string {
 	case name == "":
 		return "partition name is empty"
 	case strings.ContainsAny(name, "-_"):
-		return fmt.Sprintf("partition name %q contains '-' or '_': systemd reads '-' as slice nesting and kubelet's systemd cgroup driver splits on it (allowed: 1-32 of a-z, 0-9, starting with a letter)", name)
+		return fmt.Sprintf("partition name %q contains '-' or '_': systemd reads '-' as slice nesting and kubelet's systemd cgroup driver splits on it (allowed: 1-32 of a-z, 0-9, starting with a letter)", echo.Value(name))
 	case !nameRe.MatchString(name):
-		return fmt.Sprintf("partition name %q is not a valid slice name part (allowed: 1-32 of a-z, 0-9, starting with a letter)", name)
+		return fmt.Sprintf("partition name %q is not a valid slice name part (allowed: 1-32 of a-z, 0-9, starting with a letter)", echo.Value(name))
 	case reservedSliceNames[name]:
-		return fmt.Sprintf("partition name %q is taken by systemd or kubelet (%s.slice); choose another", name, name)
+		return fmt.Sprintf("partition name %q is taken by systemd or kubelet (%s.slice); choose another", echo.Value(name), echo.Value(name))
 	}
 	return ""
 }
@@ -86,7 +88,7 @@ func SocketGroupProblem(g string) string {
 	if g == "" || socketGroup.MatchString(g) {
 		return ""
 	}
-	return fmt.Sprintf("%q is not a group name or gid (allowed: a letter or '_', then up to 31 letters, digits, '_', '.', '-'; or a number)", g)
+	return fmt.Sprintf("%q is not a group name or gid (allowed: a letter or '_', then up to 31 letters, digits, '_', '.', '-'; or a number)", echo.Value(g))
 }
 
 // ReservedSliceNames lists reservedSliceNames, sorted, for the reference.
