@@ -80,10 +80,10 @@ func TestReviewedPlan(t *testing.T) {
 func TestReviewedPlanMismatchNamesTheChangedLine_Issue24Item16(t *testing.T) {
 	a := []byte("{\n  \"labels\": {\n    \"a\": \"1\",\n    \"c\": \"3\"\n  }\n}")
 	b := []byte("{\n  \"labels\": {\n    \"a\": \"1\",\n    \"b\": \"2\",\n    \"c\": \"3\"\n  }\n}")
-	assert.Equal(t, `before line 4 of its JSON: now also "b": "2"`, firstChange(a, b))
-	assert.Equal(t, `line 4 of its JSON: reviewed "b": "2", now no such line`, firstChange(b, a))
+	assert.Equal(t, `before line 4 of its JSON: now also "b": "2"`, firstChange(a, b, "its JSON"))
+	assert.Equal(t, `line 4 of its JSON: reviewed "b": "2", now no such line`, firstChange(b, a, "its JSON"))
 	c := []byte("{\n  \"labels\": {\n    \"a\": \"9\",\n    \"c\": \"3\"\n  }\n}")
-	assert.Equal(t, `line 3 of its JSON: reviewed "a": "1", now "a": "9"`, firstChange(a, c))
+	assert.Equal(t, `line 3 of its JSON: reviewed "a": "1", now "a": "9"`, firstChange(a, c, "its JSON"))
 	d := []byte("{\n  \"labels\": {\n    \"a\": \"9\",\n    \"c\": \"3\"\n  },\n  \"x\": 1\n}")
-	assert.Equal(t, `line 3 of its JSON: reviewed "a": "1", now "a": "9"; one more change below`, firstChange(a, d))
+	assert.Equal(t, `line 3 of its JSON: reviewed "a": "1", now "a": "9"; one more change below`, firstChange(a, d, "its JSON"))
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -44,27 +45,40 @@ func planCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			nodes, err := nodeResources(plan)
+			doc, err := planDocument(plan)
 			if err != nil {
 				return err
 			}
-			// Warnings are printed once, in the output (the table's
-			// warnings, the JSON's "warnings"), not also logged.
-			for _, n := range nodes {
-				for _, m := range n.Mismatches {
-					plan.Warnings = append(plan.Warnings, fmt.Sprintf("Node %s will not offer exactly partition %s's share: %s", n.NodeName, n.Partition, m))
-				}
-			}
 			if structured(format) {
-				// The Plan's keys, plus what each Node will publish.
-				return writeData(c.App.Writer, format, kindPlan, planOutput{plan, nodes})
+				return writeData(c.App.Writer, format, kindPlan, doc)
 			}
-			if err := planner.WriteTable(c.App.Writer, plan); err != nil {
+			if err := planner.WriteTable(c.App.Writer, doc.Plan); err != nil {
 				return err
 			}
-			return writeNodeResources(c.App.Writer, nodes)
+			return writeNodeResources(c.App.Writer, doc.NodeResources)
 		},
 	}
+}
+
+// planDocument is what plan prints of plan: the Plan's keys, plus what
+// each Node will publish, and among the warnings each Node that will not
+// offer exactly its partition's share (printed once, in the output: the
+// table's warnings, the JSON's "warnings", not also logged). plan is not
+// changed: apply --plan renders a plan's document to compare with the
+// file reviewed, and applies the plan.
+func planDocument(plan *planner.Plan) (planOutput, error) {
+	nodes, err := nodeResources(plan)
+	if err != nil {
+		return planOutput{}, err
+	}
+	p := *plan
+	p.Warnings = slices.Clip(plan.Warnings)
+	for _, n := range nodes {
+		for _, m := range n.Mismatches {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("Node %s will not offer exactly partition %s's share: %s", n.NodeName, n.Partition, m))
+		}
+	}
+	return planOutput{&p, nodes}, nil
 }
 
 // drawPlan is plan -o svg / -o dot: the machine with every CPU coloured

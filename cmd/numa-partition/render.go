@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
-	"strings"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
@@ -196,65 +192,4 @@ func readPlanFile(file string) (*planner.Plan, error) {
 		return nil, fmt.Errorf("reading the plan: %w", err)
 	}
 	return planner.ParsePlan(file, data)
-}
-
-// reviewedPlan is the plan of file when it is what this host and config
-// plan now: what was reviewed is applied, or nothing is.
-func reviewedPlan(file string, now *planner.Plan) (*planner.Plan, error) {
-	reviewed, err := readPlanFile(file)
-	if err != nil {
-		return nil, err
-	}
-	a, err := json.MarshalIndent(reviewed, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.MarshalIndent(now, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if bytes.Equal(a, b) {
-		return reviewed, nil
-	}
-	return nil, fmt.Errorf("%s is not what this host and config plan now (%s): run plan again and review it", file, firstChange(a, b))
-}
-
-// firstChange says where JSON text b first differs from a, by a line diff:
-// comparing line i with line i pointed at an unchanged line whenever a
-// line was inserted or removed before it (a new label).
-// jsonLine is one line of indented JSON as a message quotes it: without
-// its indentation and the comma that separates it from the next.
-func jsonLine(l string) string {
-	return strings.TrimSuffix(strings.TrimSpace(l), ",")
-}
-
-func firstChange(a, b []byte) string {
-	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
-	var changes []difflib.OpCode
-	for _, op := range difflib.NewMatcher(la, lb).GetOpCodes() {
-		if op.Tag != 'e' {
-			changes = append(changes, op)
-		}
-	}
-	if len(changes) == 0 {
-		return "the same lines"
-	}
-	op := changes[0]
-	var what string
-	switch op.Tag {
-	case 'r':
-		what = fmt.Sprintf("line %d of its JSON: reviewed %s, now %s", op.I1+1, jsonLine(la[op.I1]), jsonLine(lb[op.J1]))
-	case 'd':
-		what = fmt.Sprintf("line %d of its JSON: reviewed %s, now no such line", op.I1+1, jsonLine(la[op.I1]))
-	default: // 'i'
-		what = fmt.Sprintf("before line %d of its JSON: now also %s", op.I1+1, jsonLine(lb[op.J1]))
-	}
-	switch more := len(changes) - 1; more {
-	case 0:
-	case 1:
-		what += "; one more change below"
-	default:
-		what += fmt.Sprintf("; %d more changes below", more)
-	}
-	return what
 }
