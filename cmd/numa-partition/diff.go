@@ -20,12 +20,12 @@ func diffCommand() *cli.Command {
 			"1 when something does, 2 on errors, as diff(1).",
 		Flags: append(renderFlags(), &cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory to compare below"}),
 		Action: func(c *cli.Context) error {
-			_, b, err := loadBundle(c)
+			root, _ := hostRoot(c)
+			mode, err := diffCgroupMode(c, root)
 			if err != nil {
 				return err
 			}
-			root, _ := hostRoot(c)
-			mode, err := cgroupModeFlag(c)
+			_, b, err := loadBundle(c)
 			if err != nil {
 				return err
 			}
@@ -42,6 +42,26 @@ func diffCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// diffCgroupMode is the cgroup mode diff plans and compares for:
+// --cgroup-mode's, else as apply would take it (offline, a root without
+// a system bus, the applied record's first: #38, diff --root failed
+// "detecting the cgroup mode" on a root without sys/ whose record says
+// it). It becomes --cgroup-mode's value, so that the plan has it too.
+func diffCgroupMode(c *cli.Context, root string) (apply.CgroupMode, error) {
+	mode, err := cgroupModeFlag(c)
+	if err != nil || mode != "" {
+		return mode, err
+	}
+	off, err := offline(c, true)
+	if err != nil {
+		return "", err
+	}
+	if mode, err = apply.CgroupModeOf(root, off); err != nil {
+		return "", fmt.Errorf("diff: %w", err)
+	}
+	return mode, c.Set("cgroup-mode", string(mode))
 }
 
 // cgroupModeFlagDef is --cgroup-mode, for the commands that plan: the

@@ -87,3 +87,26 @@ func TestReviewedPlanMismatchNamesTheChangedLine_Issue24Item16(t *testing.T) {
 	d := []byte("{\n  \"labels\": {\n    \"a\": \"9\",\n    \"c\": \"3\"\n  },\n  \"x\": 1\n}")
 	assert.Equal(t, `line 3 of its JSON: reviewed "a": "1", now "a": "9"; one more change below`, firstChange(a, d, "its JSON"))
 }
+
+// #38 item 9: diff --root on a root without sys/ failed "detecting the
+// cgroup mode" though the applied record says it. The record's mode is
+// what diff plans and compares for: the files rendered for it show no
+// difference, and a record of hybrid is checked as hybrid.
+func TestDiffTakesTheRecordsCgroupModeOffline(t *testing.T) {
+	root := t.TempDir()
+	cfg := filepath.Join("..", "..", "test", "e2e", "guest", "config", "partitions.toml")
+	base := []string{"--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h"}
+	_, err := runCLI(append([]string{"render", "--cgroup-mode", "unified", "--out", root}, base...)...)
+	require.NoError(t, err)
+	record := filepath.Join(root, "var/lib/numa-partition/applied.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(record), 0o755))
+
+	require.NoError(t, os.WriteFile(record, []byte(`{"generation": 1, "cgroupMode": "unified"}`), 0o644))
+	out, err := runCLI(append([]string{"diff", "--root", root}, base...)...)
+	require.NoError(t, err, out)
+	assert.Empty(t, out)
+
+	require.NoError(t, os.WriteFile(record, []byte(`{"generation": 1, "cgroupMode": "hybrid"}`), 0o644))
+	_, err = runCLI(append([]string{"diff", "--root", root}, base...)...)
+	assert.ErrorContains(t, err, `allocator mode "nri" needs cgroup v2, and this host is hybrid`)
+}

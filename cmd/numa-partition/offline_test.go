@@ -50,3 +50,15 @@ func TestRootWithoutSystemdIsReadOffline(t *testing.T) {
 	_, err = runCLI("status", "--root", root, "--offline", "--bus", "unix:path=/x")
 	assert.ErrorContains(t, err, "--offline and --bus")
 }
+
+// #38 item 9: status --root /nonexistent said NOT-APPLIED (exit 1); a
+// root that is not there is an error naming it (exit 2).
+func TestStatusOfAMissingRootIsAnError(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "nonexistent")
+	out, err := runCLI("status", "--root", root)
+	require.Error(t, err)
+	var ec exitCoder
+	assert.False(t, errors.As(err, &ec) && ec.ExitCode() == 1, "exit 1 (not applied or degraded) for a missing root: %v", err)
+	assert.ErrorContains(t, err, root)
+	assert.NotContains(t, out, "NOT-APPLIED")
+}

@@ -314,7 +314,7 @@ func (e *Executor) removeOwned(f RecordFile) error {
 // gone. An edit after apply, or a link, FIFO or device put at its path,
 // is not apply's to take away.
 func keptReason(root string, f RecordFile) (string, error) {
-	b, err := rootOf(root).ReadFile(f.Path, maxHostFile)
+	b, err := readHostFile(root, f.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", nil

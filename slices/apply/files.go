@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 )
 
@@ -54,7 +56,7 @@ func readFileState(root, rel string) (FileState, bool, error) {
 		return FileState{}, false, nil
 	}
 	if err != nil {
-		return FileState{}, false, err
+		return FileState{}, false, notRegular(r, rel, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -66,6 +68,30 @@ func readFileState(root, rel string) (FileState, bool, error) {
 		return FileState{}, false, err
 	}
 	return FileState{Content: b, Mode: fi.Mode().Perm()}, true, nil
+}
+
+// readHostFile reads the regular file rel below root, bounded as every
+// file apply writes; what else is there is a *fsutil.NotRegularError (a
+// socket too: notRegular).
+func readHostFile(root, rel string) ([]byte, error) {
+	r := rootOf(root)
+	b, err := r.ReadFile(rel, maxHostFile)
+	return b, notRegular(r, rel, err)
+}
+
+// notRegular is err, from opening rel below r, unless it is the ENXIO
+// open(2) answers for a socket: then the *fsutil.NotRegularError a FIFO
+// or a device there gives, so that a socket is what a FIFO is (#38:
+// status exited 2 with "no such device or address" on a socket at a
+// rendered path, and reported a FIFO there as drift).
+func notRegular(r fsutil.Root, rel string, err error) error {
+	if !errors.Is(err, unix.ENXIO) {
+		return err
+	}
+	if fi, lerr := r.Lstat(rel); lerr == nil && !fi.Mode().IsRegular() {
+		return &fsutil.NotRegularError{Path: r.Path(rel), Mode: fi.Mode()}
+	}
+	return err
 }
 
 // exists says whether rel is there below root (a link counts as itself).

@@ -52,7 +52,7 @@ func gatherKubeletState(root string, d Desired) (map[string]KubeletStateOnHost, 
 			continue
 		}
 		var st KubeletStateOnHost
-		b, err := rootOf(root).ReadFile(path.Join(ks.Dir, KubeletStampName), maxHostFile)
+		b, err := readHostFile(root, path.Join(ks.Dir, KubeletStampName))
 		switch {
 		case err == nil:
 			st.Stamp = strings.TrimSpace(string(b))

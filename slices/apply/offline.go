@@ -45,10 +45,14 @@ func (o Options) cgroupMode() (CgroupMode, error) {
 	if o.CgroupMode != "" {
 		return o.CgroupMode, nil
 	}
-	return cgroupModeOf(o.Root, o.Offline)
+	return CgroupModeOf(o.Root, o.Offline)
 }
 
-func cgroupModeOf(root string, offline bool) (CgroupMode, error) {
+// CgroupModeOf is the cgroup mode of the host at root, read from its
+// sys/fs/cgroup; offline (a tree no systemd runs on, which may have no
+// cgroup file system) the applied record's first, and an error naming
+// --cgroup-mode when neither says.
+func CgroupModeOf(root string, offline bool) (CgroupMode, error) {
 	if offline {
 		rec, err := ReadRecord(root)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"slices"
 	"time"
 
@@ -90,18 +91,32 @@ func hashOf(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// ReadRecord reads root's record; nil, nil when there is none.
+// ReadRecord reads root's record; nil, nil when there is none. A root
+// that is not a directory is an error naming it: "nothing applied" there
+// would be a guess (#38: status --root /nonexistent said NOT-APPLIED).
 func ReadRecord(root string) (*Record, error) {
 	r0 := rootOf(root)
 	p := r0.Path(RecordPath)
 	b, err := r0.ReadFile(RecordPath, maxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, checkRoot(root)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the applied record: %w", err)
 	}
 	return parseRecord(p, b)
+}
+
+// checkRoot says whether root is a directory to read a host below.
+func checkRoot(root string) error {
+	fi, err := os.Stat(root)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the host's root: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("the host's root %s is not a directory", root)
+	}
+	return nil
 }
 
 // parseRecord decodes the record read from path.

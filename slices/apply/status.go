@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
@@ -178,7 +177,7 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		o.ProbeTimeout = DefaultProbeTimeout
 	}
 	st := &Status{Partitions: []PartitionStatus{}, Problems: []string{}, Drift: []string{}}
-	mode, err := cgroupModeOf(o.Root, o.Offline)
+	mode, err := CgroupModeOf(o.Root, o.Offline)
 	if err != nil {
 		if !o.Offline {
 			return nil, err
@@ -281,13 +280,11 @@ func (r *statusRun) drift(format string, a ...any) {
 // checkFiles compares the recorded files with the disk.
 func (r *statusRun) checkFiles() error {
 	for _, f := range r.rec.Files {
-		b, err := rootOf(r.o.Root).ReadFile(f.Path, maxHostFile)
-		var link *fsutil.SymlinkError
-		var irregular *fsutil.NotRegularError
+		b, err := readHostFile(r.o.Root, f.Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			r.drift("/%s is missing", f.Path)
-		case errors.As(err, &link) || errors.As(err, &irregular) || errors.Is(err, fsutil.ErrTooLarge):
+		case isReplaced(err):
 			// Replaced by something apply did not write: drift, not
 			// followed, and the rest of the status still read.
 			r.drift("/%s was replaced: %v", f.Path, err)
