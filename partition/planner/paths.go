@@ -201,6 +201,10 @@ func checkPaths(plan *Plan, col *config.Collector) {
 		if k.StaticPodPath != "" {
 			entries = append(entries, entry{"kubelet.static_pod_path", k.StaticPodPath, ownDir, true})
 		}
+		if k.ConfigDir != "" {
+			// Made from config_path, and render writes it as it does that.
+			entries = append(entries, entry{"kubelet.config_path", k.ConfigDir, writtenFile, true})
+		}
 		if rt.Kind == RuntimeContainerd {
 			entries = append(entries,
 				entry{"runtime.binary", rt.Binary, readPath, false},

@@ -188,6 +188,9 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 		// with a cluster DNS has it.
 		kl.ClusterDomain = config.DefaultClusterDomain
 	}
+	if kl.DropIns = kubeletDropIns(c, s, col); len(kl.DropIns) > 0 {
+		kl.ConfigDir = ConfigDirOf(kl.ConfigPath)
+	}
 	kl.KubeReservedMemory = sizeOr(col, s.key["kube_reserved_memory"], k.KubeReservedMemory, config.DefaultKubeReservedMemory)
 	kl.SystemReservedMemory = sizeOr(col, s.key["system_reserved_memory"], k.SystemReservedMemory, config.DefaultSystemReservedMemory)
 	kl.EvictionHardMemory = sizeOr(col, s.key["eviction_hard_memory"], k.EvictionHardMemory, config.DefaultEvictionHardMemory)

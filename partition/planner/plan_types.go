@@ -151,7 +151,33 @@ type Kubelet struct {
 	// ClusterDNS and ClusterDomain go into every pod's resolv.conf.
 	ClusterDNS    []string `json:"clusterDNS,omitempty"`
 	ClusterDomain string   `json:"clusterDomain,omitempty"`
+
+	// DropIns are the user's KubeletConfiguration drop-ins, which render
+	// writes into ConfigDir (kubelet's --config-dir; set only with
+	// drop-ins) and kubelet merges over ConfigPath in File order.
+	ConfigDir string          `json:"configDir,omitempty"`
+	DropIns   []KubeletDropIn `json:"dropIns,omitempty"`
 }
+
+// KubeletDropIn is one drop-in file: KubeletConfiguration fields of the
+// user's, kubelet's spelling, without apiVersion and kind (render adds
+// them).
+type KubeletDropIn struct {
+	File     string         `json:"file"` // DropInFile or PartitionDropInFile
+	Settings map[string]any `json:"settings"`
+}
+
+// The drop-in files, in the order kubelet merges them: a [[partition]]'s
+// over [kubelet]'s.
+const (
+	DropInFile          = "50-kubelet.conf"
+	PartitionDropInFile = "60-partition.conf"
+)
+
+// ConfigDirOf is the drop-in directory of a kubelet whose
+// KubeletConfiguration is at configPath: beside it, so that it is the
+// partition's own wherever config_path puts the file.
+func ConfigDirOf(configPath string) string { return configPath + ".d" }
 
 // TopologyPolicyOptions are the kubelet's Topology Manager options, typed,
 // read with the rule the planner checked them by: what kubeletgen renders

@@ -11,11 +11,11 @@ import (
 
 // PlanFileProblem refuses a plan read from a file (plan -o json, the
 // rendered plan.json) that this build's planner would not have written:
-// names, paths, ports, labels, the allocator's fields and each node's
-// memory, by the planner's own rules. Render checks the plan it renders
-// with it, and the allocator daemon the plan it serves (#38: a plan with
-// stateDir "/etc", relative sockets or a node of 2^64-1 bytes was
-// trusted, and a 4 Pi pod admitted).
+// names, paths, ports, labels, the allocator's fields, the kubelet
+// drop-ins and each node's memory, by the planner's own rules. Render
+// checks the plan it renders with it, and the allocator daemon the plan
+// it serves (#38: a plan with stateDir "/etc", relative sockets or a
+// node of 2^64-1 bytes was trusted, and a 4 Pi pod admitted).
 func PlanFileProblem(plan *Plan) error {
 	if len(plan.Partitions) == 0 {
 		return fmt.Errorf("the plan has no partitions")
@@ -50,6 +50,9 @@ func PlanFileProblem(plan *Plan) error {
 		}
 		if p.Nodes.Len() == 0 {
 			return fmt.Errorf("partition %s has no NUMA nodes", p.Name)
+		}
+		if err := DropInsProblem(p); err != nil {
+			return err
 		}
 		for _, m := range p.Memory {
 			if msg := nodeMemoryProblem(m); msg != "" {

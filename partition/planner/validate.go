@@ -128,6 +128,7 @@ func (pl *planning) validatePlan() {
 	pl.checkPorts()
 	checkPaths(plan, col)
 	pl.checkClusterDNS()
+	pl.checkDropIns()
 	if msg := validation.SocketGroupProblem(pl.c.Allocator.SocketGroup); msg != "" {
 		col.Add("allocator.socket_group", "%s", config.Whole(msg))
 	}

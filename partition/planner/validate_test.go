@@ -205,7 +205,7 @@ func TestExtraArgsRefuseManagedFlagsAsKubeletReadsThem_Issue24Item3(t *testing.T
 		"--node_labels=a=b":     `sets --node-labels,`,
 		"--container-runtime-endpoint=unix:///run/containerd-node1/containerd.sock": `sets --container-runtime-endpoint, which numa-partition sets for each partition (set runtime.endpoint instead;`,
 		"--image_service_endpoint=unix:///run/x.sock":                               `sets --image-service-endpoint,`,
-		"--config-dir=/etc/kubernetes/kubelet.conf.d":                               `sets --config-dir, which numa-partition sets for each partition (numa-partition decides it;`,
+		"--config-dir=/etc/kubernetes/kubelet.conf.d":                               `sets --config-dir, which numa-partition sets for each partition (set kubelet.drop_in instead;`,
 		"--max-pods=500":        `(set kubelet.max_pods instead;`,
 		"--reserved-cpus=0":     `(set host.reserved_cpus instead;`,
 		"--cgroup_root=/":       `sets --cgroup-root,`,

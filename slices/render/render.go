@@ -267,6 +267,10 @@ func (r *renderer) partition(p *planner.Partition) error {
 	if err := r.add(cfgPath, cfgYAML); err != nil {
 		return err
 	}
+	dropIns, err := r.dropIns(p)
+	if err != nil {
+		return err
+	}
 
 	k := kubeletView{
 		Name: p.Name, NodeName: p.NodeName, Nodes: p.Nodes.String(), Slice: p.Slice, CPU: cpu, Netns: ns,
@@ -301,7 +305,7 @@ func (r *renderer) partition(p *planner.Partition) error {
 		}
 		k.ExecStartPre = append(k.ExecStartPre, repair)
 	}
-	kubeletFiles := []string{unitPath(kubeletUnit(p.Name)), cfgPath}
+	kubeletFiles := append([]string{unitPath(kubeletUnit(p.Name)), cfgPath}, dropIns...)
 	args, err := kubeletArgs(p)
 	if err != nil {
 		return err
@@ -343,6 +347,24 @@ func (r *renderer) partition(p *planner.Partition) error {
 	r.units = append(r.units, Unit{Name: kubeletUnit(p.Name), Phase: PhaseKubelet, Partition: p.Name, Enable: true, Start: true, Files: kubeletFiles,
 		KubeletState: &KubeletState{Dir: rootRelative(p.Kubelet.RootDir), Settings: managerSettings(p, cfg)}})
 	return r.allocatorDropIn(p, cpu, ns)
+}
+
+// dropIns writes the partition's KubeletConfiguration drop-ins into its
+// kubelet's --config-dir and returns their paths.
+func (r *renderer) dropIns(p *planner.Partition) ([]string, error) {
+	var paths []string
+	for _, d := range p.Kubelet.DropIns {
+		content, err := kubeletgen.DropIn(p.Name, d)
+		if err != nil {
+			return nil, err
+		}
+		path := rootRelative(p.Kubelet.ConfigDir + "/" + d.File)
+		if err := r.add(path, content); err != nil {
+			return nil, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
 }
 
 // managerSettings are what kubelet's CPU and Memory Managers check their
@@ -438,6 +460,10 @@ func kubeletArgs(p *planner.Partition) ([]string, error) {
 	}
 	if labels := planner.NodeLabelsArg(p.Labels); labels != "" {
 		args = append(args, labels)
+	}
+	if len(k.DropIns) > 0 {
+		// The user's KubeletConfiguration fields, merged over --config.
+		args = append(args, "--config-dir="+k.ConfigDir)
 	}
 	if msgs := validation.ExtraArgsProblems(k.ExtraArgs); len(msgs) > 0 {
 		return nil, fmt.Errorf("kubelet.extraArgs: %s", msgs[0])

@@ -118,6 +118,11 @@ type KubeletConfig struct {
 	// partition (kubelet writes them into every pod's resolv.conf).
 	ClusterDNS    []string `toml:"cluster_dns"`
 	ClusterDomain string   `toml:"cluster_domain"`
+	// DropIn is KubeletConfiguration fields of the user's, as kubelet
+	// spells them, for every partition: render writes them into each
+	// kubelet's --config-dir, where kubelet merges them over the rendered
+	// file. A [[partition]]'s drop_in is a second file, merged over it.
+	DropIn map[string]any `toml:"drop_in"`
 }
 
 // KubeletOverrides are the kubelet settings of [kubelet] that a
@@ -209,6 +214,9 @@ type PartitionConfig struct {
 	// LocalDevices are network interfaces (by name or PCI address) that
 	// move into the partition's namespace (netdevices.go).
 	LocalDevices []string `toml:"local_devices"`
+	// DropIn is merged by kubelet over [kubelet]'s drop_in, so it adds to
+	// and overrides it field by field (tables merge, values replace).
+	DropIn map[string]any `toml:"drop_in"`
 }
 
 // Parse decodes a config. name is used in error messages ("config.toml").
@@ -232,7 +240,7 @@ func Parse(name string, data []byte) (*Config, error) {
 	}
 	c.src = newSource(name, string(data))
 	col := NewCollector(&c)
-	reportUnknownKeys(col, c.src, md.Undecoded())
+	reportUnknownKeys(col, c.src, withoutUserTableKeys(md.Undecoded()))
 	miscasedAt := map[string]bool{} // reported; the keys below are the same mistake
 	for _, k := range md.Keys() {
 		// The decoder matches keys to fields ignoring case (port, Port

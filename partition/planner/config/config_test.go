@@ -63,12 +63,12 @@ func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, text, want string }{
 		{"unknown keys with lines and what is allowed", "[host]\nreserved_cpu = \"0\"\n[kubelet]\nport = 1\nprot = 2\n",
 			`config.toml:2: key "host.reserved_cpu": unknown key; allowed here: hugepages, memory_nodes, reserved_cpus, reserved_ephemeral_storage, reserved_memory, reserved_pids` + "\n" +
-				`config.toml:5: key "kubelet.prot": unknown key; allowed here: binary, bootstrap_kubeconfig, cert_dir, cluster_dns, cluster_domain, config_path, cpu_manager_policy, cpu_manager_policy_options, device_plugins_dir, ephemeral_storage, eviction_hard_memory, extra_args, healthz_port, hostname, kube_reserved_memory, kubeconfig, labels, max_pods, memory_manager_policy, node_name, pids, pod_logs_dir, port, port_stride, read_only_port, root_dir, static_pod_path, system_reserved_memory, taints, topology_manager_options, topology_manager_policy, topology_manager_scope`},
+				`config.toml:5: key "kubelet.prot": unknown key; allowed here: binary, bootstrap_kubeconfig, cert_dir, cluster_dns, cluster_domain, config_path, cpu_manager_policy, cpu_manager_policy_options, device_plugins_dir, drop_in, ephemeral_storage, eviction_hard_memory, extra_args, healthz_port, hostname, kube_reserved_memory, kubeconfig, labels, max_pods, memory_manager_policy, node_name, pids, pod_logs_dir, port, port_stride, read_only_port, root_dir, static_pod_path, system_reserved_memory, taints, topology_manager_options, topology_manager_policy, topology_manager_scope`},
 		{"unknown table", "[hosts]\nx = 1\n",
 			`config.toml:1: key "hosts": unknown key; allowed here: allocator, host, kubelet, network, partition, partitioning, runtime` + "\n" +
 				`config.toml:2: key "hosts.x": unknown key; allowed here: (none)`},
 		{"unknown key in an array of tables", "[[partition]]\nnodes = [0]\n[[partition]]\nnodes = [1]\nlables = {}\n",
-			`config.toml:5: key "partition.lables": unknown key; allowed here: address, allocator_mode, cpu_manager_policy, cpu_manager_policy_options, ephemeral_storage, eviction_hard_memory, extra_args, kube_reserved_memory, labels, local_devices, max_pods, memory_manager_policy, name, node_name, nodes, pids, system_reserved_memory, taints, topology_manager_options, topology_manager_policy, topology_manager_scope`},
+			`config.toml:5: key "partition.lables": unknown key; allowed here: address, allocator_mode, cpu_manager_policy, cpu_manager_policy_options, drop_in, ephemeral_storage, eviction_hard_memory, extra_args, kube_reserved_memory, labels, local_devices, max_pods, memory_manager_policy, name, node_name, nodes, pids, system_reserved_memory, taints, topology_manager_options, topology_manager_policy, topology_manager_scope`},
 		{"syntax error", "[host]\nreserved_cpus = \"0\n",
 			`config.toml:2: key "host.reserved_cpus": strings cannot contain newlines`},
 		{"wrong type", "[kubelet]\nmax_pods = \"many\"\n",
@@ -269,4 +269,20 @@ func TestParseRefusesMiscasedKeys_Issue24Item10(t *testing.T) {
 	c, err := Parse("config.toml", []byte("[kubelet]\nport = 1\nlabels = { \"Example.com/A\" = \"B\" }\n"))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"Example.com/A": "B"}, c.Kubelet.Labels)
+}
+
+// A drop_in's keys are the user's, however deep they nest: none is an
+// unknown key, and each is found at its line, also in a [[partition]]'s
+// sub-table; a drop_in that is no table is refused.
+func TestParseDropIn(t *testing.T) {
+	c, err := Parse("config.toml", []byte("[kubelet.drop_in]\nfeatureGates = { SomeGate = true }\n[kubelet.drop_in.logging.options.json]\ninfoBufferSize = \"0\"\n"+
+		"[[partition]]\nnodes = [0]\n[[partition]]\nnodes = [1]\n[partition.drop_in]\nimageGCHighThresholdPercent = 90\n"))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"SomeGate": true}, c.Kubelet.DropIn["featureGates"])
+	assert.Equal(t, map[string]any{"imageGCHighThresholdPercent": int64(90)}, c.Partitions[1].DropIn)
+	assert.Equal(t, 10, c.src.line("partition[1].drop_in.imageGCHighThresholdPercent"))
+	assert.Equal(t, 4, c.src.line("kubelet.drop_in.logging.options.json.infoBufferSize"))
+
+	_, err = Parse("config.toml", []byte("[kubelet]\ndrop_in = \"x\"\n"))
+	assert.EqualError(t, err, `config.toml:2: key "kubelet.drop_in": must be a table like { key = "value" }, not a string`)
 }

@@ -32,7 +32,7 @@ func newSource(name string, data string) *source {
 		line := strings.TrimSpace(raw)
 		if inMulti == "" && depth == 0 {
 			if m := headerRe.FindStringSubmatch(line); m != nil {
-				name := joinKey(m[1])
+				name := inLastElement(joinKey(m[1]), arrays)
 				if strings.HasPrefix(line, "[[") {
 					n := arrays[name]
 					arrays[name] = n + 1
@@ -54,6 +54,18 @@ func newSource(name string, data string) *source {
 		depth, inMulti = scanValue(line, depth, inMulti)
 	}
 	return s
+}
+
+// inLastElement names a table header's table inside the last element of
+// the array of tables it lies in: after [[partition]], [partition.drop_in]
+// is partition[0].drop_in, as TOML reads it.
+func inLastElement(name string, arrays map[string]int) string {
+	for cut := strings.LastIndexByte(name, '.'); cut > 0; cut = strings.LastIndexByte(name[:cut], '.') {
+		if n := arrays[name[:cut]]; n > 0 {
+			return name[:cut] + "[" + strconv.Itoa(n-1) + "]" + name[cut:]
+		}
+	}
+	return name
 }
 
 // record keeps the first line of a key and of every key with its array

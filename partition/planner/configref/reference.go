@@ -71,6 +71,7 @@ const (
 	typeStringMap  = "table of strings"
 	typeSizeMap    = "table of sizes"
 	typeOptionsMap = "table of options"
+	typeDropIn     = "table of KubeletConfiguration fields"
 )
 
 // templateDoc ends the doc of every template key.
@@ -237,6 +238,12 @@ func Reference() []KeyDoc {
 				"Flags numa-partition sets per partition are refused, also written with `_` for `-` as kubelet reads them: " + strings.Join(validation.ManagedFlags(), ", ") + ". " +
 				"So are flags that stop a kubelet, keep its Node out of the cluster or make it act as something else: " + strings.Join(validation.DeniedFlags(), ", ") + ". " +
 				"At most 256 arguments of at most 4096 bytes each, 64 KiB in all (docs/config.md, Paths and arguments)."},
+		{Key: "kubelet.drop_in", Type: typeDropIn, DefaultText: "none", Example: `{ serializeImagePulls = false, containerLogMaxSize = "50Mi" }`,
+			Doc: "KubeletConfiguration fields for every partition's kubelet, spelt as kubelet spells them (`featureGates = { SomeGate = true }`): the way to any kubelet setting the config has no key for. " +
+				"Render writes them to `<config_path>.d/" + planner.DropInFile + "` and gives kubelet `--config-dir`, and kubelet merges them over the rendered file (tables merge, values and lists replace). " +
+				"Fields numa-partition sets per partition are refused, in any case: " + strings.Join(validation.ManagedFields(), ", ") + ". " +
+				"So are fields that keep a Node out of the cluster or make it act as something else: " + strings.Join(validation.DeniedFields(), ", ") + ". " +
+				"A value kubelet 1.37 could not read is an error; a field it does not know, a warning (a newer kubelet may know it). docs/config.md, \"KubeletConfiguration drop-ins\"."},
 
 		{Key: "runtime", Type: typeTable,
 			Doc: "The container runtime of the partitions."},
@@ -359,6 +366,9 @@ func Reference() []KeyDoc {
 		{Key: "partition[].local_devices", Type: typeStrings, DefaultText: "none", Example: `["ens5f1", "0000:3b:02.0"]`,
 			Doc: "Network interfaces that move into the partition's namespace (namespace mode), by interface name or PCI address (every interface of that function), in addition to those of `network.local_devices`. " +
 				"Each must be on one of the partition's NUMA nodes (or have no locality), in no other partition's list, and not carry the host's own network (`network.parent`, a port of a bridge or bond, an address of the host, the default route): those are errors."},
+		{Key: "partition[].drop_in", Type: typeDropIn, DefaultText: "none", Example: `{ imageGCHighThresholdPercent = 90 }`,
+			Doc: "KubeletConfiguration fields for this partition's kubelet, by the rules of `kubelet.drop_in`, written to `<config_path>.d/" + planner.PartitionDropInFile + "`: " +
+				"kubelet merges them over `kubelet.drop_in`'s, so they add to them and replace them field by field."},
 	}
 	byKey := map[string]KeyDoc{}
 	for _, r := range refs {

@@ -107,6 +107,7 @@ func TestReferenceTypesMatchTheFields(t *testing.T) {
 		typeStringMap:  strMap,
 		typeSizeMap:    strMap,
 		typeOptionsMap: strMap,
+		typeDropIn:     func(t reflect.Type) bool { return t == reflect.TypeOf(map[string]any{}) },
 	}
 	for _, r := range Reference() {
 		fit, ok := fits[r.Type]
@@ -344,6 +345,20 @@ func TestReferenceListsEveryManagedFlag(t *testing.T) {
 		}
 	}
 	for _, f := range validation.ManagedFlags() {
+		assert.Regexp(t, regexp.QuoteMeta(f)+"[,.]", doc)
+	}
+}
+
+// The reference of kubelet.drop_in lists every field a drop-in may not
+// set.
+func TestReferenceListsEveryManagedField(t *testing.T) {
+	var doc string
+	for _, r := range Reference() {
+		if r.Key == "kubelet.drop_in" {
+			doc = r.Doc
+		}
+	}
+	for _, f := range append(validation.ManagedFields(), validation.DeniedFields()...) {
 		assert.Regexp(t, regexp.QuoteMeta(f)+"[,.]", doc)
 	}
 }

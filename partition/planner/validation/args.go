@@ -80,8 +80,8 @@ var managedFlags = map[string]string{
 	"--bootstrap-kubeconfig": "kubelet.bootstrap_kubeconfig", "--cert-dir": "kubelet.cert_dir",
 	"--root-dir": "kubelet.root_dir", "--hostname-override": "kubelet.node_name",
 	"--node-ip": "partition[].address", "--node-labels": "kubelet.labels",
-	// Drop-ins override the rendered file wholesale.
-	"--config-dir": "",
+	// Its drop-ins, checked field by field, are the config's.
+	"--config-dir": "kubelet.drop_in",
 	// The partition's identity in its KubeletConfiguration (kubeletgen):
 	// its runtime, cgroups, ports and files.
 	"--container-runtime-endpoint": "runtime.endpoint", "--image-service-endpoint": "runtime.endpoint",

@@ -59,7 +59,7 @@ func TestSocketGroupProblem(t *testing.T) {
 func TestExtraArgProblem(t *testing.T) {
 	assert.Empty(t, ExtraArgProblem("--v=2"))
 	assert.Contains(t, ExtraArgProblem("--root_dir=/x"), "sets --root-dir, which numa-partition sets for each partition (set kubelet.root_dir instead")
-	assert.Contains(t, ExtraArgProblem("--config-dir=/x"), "numa-partition decides it")
+	assert.Contains(t, ExtraArgProblem("--config-dir=/x"), "set kubelet.drop_in instead")
 	assert.Contains(t, ExtraArgProblem("--v"), "has no value")
 	assert.Contains(t, ExtraArgProblem("v=2"), "is not a flag")
 	assert.Contains(t, ManagedFlags(), "--reserved-cpus")

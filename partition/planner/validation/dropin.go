@@ -1,0 +1,206 @@
+package validation
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	sjson "sigs.k8s.io/json"
+)
+
+// A KubeletConfiguration drop-in is a table of KubeletConfiguration
+// fields of the user's, which render writes into the partition's
+// --config-dir; kubelet merges it over the rendered file (a JSON merge
+// patch: tables merge, values and lists replace). These are its rules.
+
+// managedFields are the KubeletConfiguration fields numa-partition decides
+// for each partition (kubeletgen sets each; a test holds the two
+// together), with the config key that sets the value instead ("" when the
+// tool decides it alone). A dotted path is a field inside a table the
+// user may otherwise extend (authentication.webhook.cacheTTL is the
+// user's). A drop-in that set one would override the partition's share of
+// the machine, its identity or its security, as the managed flags would.
+var managedFields = map[string]string{
+	"apiVersion": "", "kind": "",
+	// The partition's identity: its runtime, cgroups, ports and files.
+	"cgroupDriver": "", "cgroupRoot": "", "cgroupsPerQOS": "", "kubeletCgroups": "", "systemCgroups": "",
+	"containerRuntimeEndpoint": "runtime.endpoint", "imageServiceEndpoint": "runtime.endpoint",
+	"port": "kubelet.port", "healthzPort": "kubelet.healthz_port", "healthzBindAddress": "",
+	"readOnlyPort": "kubelet.read_only_port", "staticPodPath": "kubelet.static_pod_path",
+	"podLogsDir": "kubelet.pod_logs_dir", "maxPods": "kubelet.max_pods",
+	"registerWithTaints": "kubelet.taints", "clusterDNS": "kubelet.cluster_dns",
+	"clusterDomain": "kubelet.cluster_domain", "resolvConf": "network.resolv_conf", "failCgroupV1": "",
+	// Its serving security, as kubeadm sets it up.
+	"authentication.anonymous.enabled": "", "authentication.webhook.enabled": "",
+	"authentication.x509.clientCAFile": "", "authorization.mode": "", "rotateCertificates": "",
+	// Its share of the machine.
+	"cpuManagerPolicy": "kubelet.cpu_manager_policy", "cpuManagerPolicyOptions": "kubelet.cpu_manager_policy_options",
+	"reservedSystemCPUs": "host.reserved_cpus", "kubeReserved": "kubelet.kube_reserved_memory",
+	"systemReserved": "kubelet.system_reserved_memory", "evictionHard": "kubelet.eviction_hard_memory",
+	"mergeDefaultEvictionSettings": "", "enforceNodeAllocatable": "",
+	"memoryManagerPolicy": "kubelet.memory_manager_policy", "reservedMemory": "host.reserved_memory",
+	"topologyManagerPolicy": "kubelet.topology_manager_policy", "topologyManagerScope": "kubelet.topology_manager_scope",
+	"topologyManagerPolicyOptions": "kubelet.topology_manager_options",
+}
+
+// deniedFields are the fields of the denied flags (deniedFlags): each
+// keeps the Node out of the cluster or makes it act as something else.
+var deniedFields = map[string]string{
+	"registerNode":         deniedFlags["--register-node"],
+	"providerID":           deniedFlags["--provider-id"],
+	"staticPodURL":         deniedFlags["--manifest-url"],
+	"staticPodURLHeader":   deniedFlags["--manifest-url-header"],
+	"kubeReservedCgroup":   deniedFlags["--kube-reserved-cgroup"],
+	"systemReservedCgroup": deniedFlags["--system-reserved-cgroup"],
+}
+
+// ManagedFields lists managedFields, sorted, for the reference and the
+// test that holds kubeletgen to it.
+func ManagedFields() []string { return slices.Sorted(maps.Keys(managedFields)) }
+
+// DeniedFields lists deniedFields, sorted, for the reference.
+func DeniedFields() []string { return slices.Sorted(maps.Keys(deniedFields)) }
+
+// DropInProblem is one problem of a drop-in, at a field ("featureGates",
+// "authentication.x509.clientCAFile"). A Warning does not stop the plan.
+type DropInProblem struct {
+	Field   string
+	Msg     string
+	Warning bool
+}
+
+// DropInProblems says what is wrong with a drop-in's fields, in field
+// order: a field the tool manages or denies, in any case (kubelet decodes
+// the merged configuration with encoding/json, which matches names in any
+// case), a known field in another case (kubelet's merge keeps both
+// spellings and which one wins depends on their order), a value kubelet
+// could not decode (it would not start). A field the KubeletConfiguration
+// types of this build do not know is only a warning: a newer kubelet may
+// know it, and kubelet ignores one it does not.
+func DropInProblems(settings map[string]any) []DropInProblem {
+	var out []DropInProblem
+	for _, name := range slices.Sorted(maps.Keys(settings)) {
+		value := settings[name]
+		if p, ok := deniedProblem(name); ok {
+			out = append(out, p)
+			continue
+		}
+		if ps := managedProblems(name, value); len(ps) > 0 {
+			out = append(out, ps...)
+			continue
+		}
+		known, exact := knownField(name)
+		switch {
+		case known != "" && !exact:
+			out = append(out, DropInProblem{Field: name, Msg: fmt.Sprintf("KubeletConfiguration fields are case-sensitive: write %q", known)})
+		case known == "":
+			out = append(out, DropInProblem{Field: name, Warning: true, Msg: unknownField})
+		default:
+			out = append(out, decodeProblems(name, value)...)
+		}
+	}
+	return out
+}
+
+// unknownField is the warning for a field the KubeletConfiguration types
+// of this build (k8s.io/kubelet in go.mod) do not know.
+const unknownField = "is not a field of kubelet 1.37's KubeletConfiguration, which this build knows: kubelet ignores a field it does not know (a newer one may know it)"
+
+// deniedProblem refuses a denied field, in any case.
+func deniedProblem(name string) (DropInProblem, bool) {
+	for _, field := range DeniedFields() {
+		if strings.EqualFold(name, field) {
+			return DropInProblem{Field: name, Msg: fmt.Sprintf("sets %s, which no partition's kubelet may have: %s", field, deniedFields[field])}, true
+		}
+	}
+	return DropInProblem{}, false
+}
+
+// managedProblems refuses the managed fields at path or inside it,
+// matching names in any case: a table that holds managed fields
+// (authentication) is looked into, and refused when it is not a table
+// (in a plan file, a null would make kubelet's merge delete them).
+func managedProblems(path string, value any) []DropInProblem {
+	var holds []string
+	for _, field := range ManagedFields() {
+		if strings.EqualFold(path, field) {
+			use := "numa-partition decides it"
+			if key := managedFields[field]; key != "" {
+				use = "set " + key + " instead"
+			}
+			return []DropInProblem{{Field: path, Msg: fmt.Sprintf("sets %s, which numa-partition sets for each partition (%s; the managed fields are listed under kubelet.drop_in in docs/config-reference.md)", field, use)}}
+		}
+		if len(field) > len(path) && strings.EqualFold(field[:len(path)+1], path+".") {
+			holds = append(holds, field)
+		}
+	}
+	if len(holds) == 0 {
+		return nil
+	}
+	table, ok := value.(map[string]any)
+	if !ok {
+		return []DropInProblem{{Field: path, Msg: fmt.Sprintf("must be a table: it holds %s, which numa-partition sets for each partition", strings.Join(holds, ", "))}}
+	}
+	var out []DropInProblem
+	for _, sub := range slices.Sorted(maps.Keys(table)) {
+		out = append(out, managedProblems(path+"."+sub, table[sub])...)
+	}
+	return out
+}
+
+// kubeletFields are the JSON names of KubeletConfiguration's fields.
+var kubeletFields = func() []string {
+	var names []string
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(kubeletv1beta1.KubeletConfiguration{})) {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
+}()
+
+// knownField returns the field name spells, in its declared case, and
+// whether name is that case.
+func knownField(name string) (string, bool) {
+	for _, f := range kubeletFields {
+		if f == name {
+			return f, true
+		}
+	}
+	for _, f := range kubeletFields {
+		if strings.EqualFold(f, name) {
+			return f, false
+		}
+	}
+	return "", false
+}
+
+// decodeProblems decodes one field as kubelet's types do: a value of
+// the wrong type is an error, a field inside it they do not know a
+// warning (as at the top level).
+func decodeProblems(name string, value any) []DropInProblem {
+	raw, err := json.Marshal(map[string]any{name: value})
+	if err != nil {
+		return []DropInProblem{{Field: name, Msg: fmt.Sprintf("is not a value KubeletConfiguration can hold: %v", err)}}
+	}
+	var c kubeletv1beta1.KubeletConfiguration
+	strict, err := sjson.UnmarshalStrict(raw, &c)
+	if err != nil {
+		return []DropInProblem{{Field: name, Msg: "kubelet could not read it and would not start: " + strings.TrimPrefix(err.Error(), "json: ")}}
+	}
+	var out []DropInProblem
+	for _, e := range strict {
+		field := name
+		var fe sjson.FieldError
+		if errors.As(e, &fe) {
+			field = fe.FieldPath()
+		}
+		out = append(out, DropInProblem{Field: field, Warning: true, Msg: unknownField})
+	}
+	return out
+}
