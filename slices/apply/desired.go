@@ -23,6 +23,9 @@ func NewDesired(b bundle.Bundle, mode CgroupMode) (Desired, error) {
 	if err := checkCgroupV2Only(b.CgroupV2Only, mode); err != nil {
 		return d, err
 	}
+	if err := checkUnifiedViews(b.UnifiedViews, mode); err != nil {
+		return d, err
+	}
 	have := map[string]bool{}
 	for _, f := range b.Files {
 		if problem := writtenPathProblem(f.Path); problem != "" {
@@ -75,15 +78,28 @@ func isCgroupUnit(name string) bool {
 }
 
 // checkCgroupV1Only refuses, on cgroup v2, a kubelet shown its partition
-// as the machine (a plan made with another host's facts): there kubelet
-// would measure memory.available as the partition's MemTotal less the
-// host's working set.
+// as the machine by a bundle rendered for a v1 host (a plan made with
+// another host's facts): its usage view binds and serves v1 files, and
+// its unit does not hide openat2, so on v2 it would read the host's
+// usage against its partition's MemTotal.
 func checkCgroupV1Only(partitions []string, mode CgroupMode) error {
 	if mode != CgroupV2 || len(partitions) == 0 {
 		return nil
 	}
-	return fmt.Errorf("partition %s: its kubelet is shown its partition as the machine, which needs cgroup v1, and this host is %s: the plan was made with another host's facts (cgroupMode); plan again on this host, or with --host-facts naming cgroupMode %q",
+	return fmt.Errorf("partition %s: its kubelet was rendered for a cgroup v1 host (its usage view), and this host is %s: the plan was made with another host's facts (cgroupMode); plan again on this host, or with --host-facts naming cgroupMode %q",
 		partitions[0], mode, CgroupV2)
+}
+
+// checkUnifiedViews refuses, on cgroup v1, a kubelet rendered to read its
+// slice's cgroup v2 usage files with openat2 hidden (a plan made with a
+// v2 host's facts): on v1 it would refuse the holder's served memory
+// files and report a memory usage of 0.
+func checkUnifiedViews(partitions []string, mode CgroupMode) error {
+	if mode == CgroupV2 || len(partitions) == 0 {
+		return nil
+	}
+	return fmt.Errorf("partition %s: its kubelet was rendered for a cgroup v2 host (it reads its slice's usage with openat2 hidden), and this host is %s: the plan was made with another host's facts (cgroupMode); plan again on this host, or with --host-facts naming this host's cgroupMode",
+		partitions[0], mode)
 }
 
 // checkCgroupV2Only refuses nri mode on cgroup v1: kubelet 1.37 with

@@ -105,6 +105,12 @@ type Bundle struct {
 	// partition as the machine, which needs cgroup v1 (kubeletgen's
 	// machine.go): apply refuses them on a cgroup v2 host.
 	CgroupV1Only []string `json:"cgroupV1Only,omitempty"`
+	// UnifiedViews are the partitions whose kubelet reads its slice's
+	// cgroup v2 usage files with openat2 hidden (kubeletgen's machine.go,
+	// slices/nodeview/usage.go): rendered for a v2 host, apply refuses
+	// them on v1, where that kubelet would refuse the holder's served
+	// memory files.
+	UnifiedViews []string `json:"unifiedViews,omitempty"`
 	// Network are the network objects the bundle's oneshots make on the
 	// host (namespace mode; nil in host mode): apply records them, so
 	// that a later apply or remove takes away those a plan no longer has.

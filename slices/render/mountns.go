@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/internal/cgroupmode"
@@ -94,9 +93,7 @@ func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
 		v.hideOpenat2 = true
 		// On a v1 host the hidden openat2 would make kubelet refuse the
 		// holder's served memory files: apply refuses it there.
-		if !slices.Contains(r.cgroupV2Only, p.Name) {
-			r.cgroupV2Only = append(r.cgroupV2Only, p.Name)
-		}
+		r.unifiedViews = append(r.unifiedViews, p.Name)
 	}
 	if !m.Partition {
 		r.warnings = append(r.warnings, fmt.Sprintf("partition %s: its kubelet is shown the whole machine, so its Node's cpu and memory capacity are the machine's (allocatable is still its share): %s", p.Name, m.WholeMachineWhy))

@@ -101,6 +101,7 @@ type renderer struct {
 	sharedRuntime []string
 	cgroupV2Only  []string
 	cgroupV1Only  []string
+	unifiedViews  []string
 	network       *Network // what the network oneshots make, as they are rendered
 }
 
@@ -128,7 +129,7 @@ func (r *renderer) bundle() (Bundle, error) {
 	if err != nil {
 		return Bundle{}, err
 	}
-	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: pools, CgroupV2Only: r.cgroupV2Only, CgroupV1Only: r.cgroupV1Only, Network: r.network,
+	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: pools, CgroupV2Only: r.cgroupV2Only, CgroupV1Only: r.cgroupV1Only, UnifiedViews: r.unifiedViews, Network: r.network,
 		Hostname: r.plan.Hostname, ReservedCPUs: r.plan.Host.ReservedCPUs, Partitions: PartitionsOf(r.plan)}
 	for _, f := range r.files {
 		b.Files = append(b.Files, f)

@@ -250,11 +250,11 @@ func TestMountNamespaceHolderOutlivesACPUChange(t *testing.T) {
 // a v1 host. On v1 none of it, and apply refuses the bundle on v2.
 func TestUsageViewByCgroupMode(t *testing.T) {
 	for _, c := range []struct {
-		mode           cgroupmode.Mode
-		hidden         bool
-		v1Only, v2Only []string
+		mode            cgroupmode.Mode
+		hidden          bool
+		v1Only, v2Views []string
 	}{
-		{mode: cgroupmode.V2, hidden: true, v2Only: []string{"node0", "node1"}},
+		{mode: cgroupmode.V2, hidden: true, v2Views: []string{"node0", "node1"}},
 		{mode: cgroupmode.V1, v1Only: []string{"node0", "node1"}},
 		{mode: cgroupmode.Hybrid, v1Only: []string{"node0", "node1"}},
 	} {
@@ -270,8 +270,8 @@ func TestUsageViewByCgroupMode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(b.CgroupV1Only, c.v1Only) || !slices.Equal(b.CgroupV2Only, c.v2Only) {
-				t.Errorf("cgroupV1Only %v, cgroupV2Only %v; want %v, %v", b.CgroupV1Only, b.CgroupV2Only, c.v1Only, c.v2Only)
+			if !slices.Equal(b.CgroupV1Only, c.v1Only) || !slices.Equal(b.UnifiedViews, c.v2Views) || len(b.CgroupV2Only) != 0 {
+				t.Errorf("cgroupV1Only %v, unifiedViews %v, cgroupV2Only %v; want %v, %v, none", b.CgroupV1Only, b.UnifiedViews, b.CgroupV2Only, c.v1Only, c.v2Views)
 			}
 			for _, p := range plan.Partitions {
 				kubelet, holder := fileContent(t, b, unitPath(kubeletUnit(p.Name))), fileContent(t, b, unitPath(MountnsUnit(p.Name)))
