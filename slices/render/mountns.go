@@ -80,6 +80,8 @@ type machineView struct {
 	// over the root's, which kubelet reads only with openat2 hidden
 	// (nodeview/usage.go).
 	hideOpenat2 bool
+	// cpus are the CPUs the kubelet counts (kubeletgen.Machine).
+	cpus bitmask.CPUSet
 }
 
 func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
@@ -87,7 +89,7 @@ func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
 	if err != nil {
 		return machineView{}, err
 	}
-	v := machineView{holder: fmt.Sprintf("%s view hold --slice %s", r.opt.Binary, p.Slice)}
+	v := machineView{holder: fmt.Sprintf("%s view hold --slice %s", r.opt.Binary, p.Slice), cpus: m.CPUs}
 	if r.plan.Host.CgroupMode == cgroupmode.V2 && p.Runtime.Kind == planner.RuntimeContainerd {
 		v.holder += " --unified"
 		v.hideOpenat2 = true

@@ -346,7 +346,7 @@ func (r *renderer) partition(p *planner.Partition) error {
 		return err
 	}
 	r.units = append(r.units, Unit{Name: kubeletUnit(p.Name), Phase: PhaseKubelet, Partition: p.Name, Enable: true, Start: true, Files: kubeletFiles,
-		KubeletState: &KubeletState{Dir: rootRelative(p.Kubelet.RootDir), Settings: managerSettings(p, cfg)}})
+		KubeletState: &KubeletState{Dir: rootRelative(p.Kubelet.RootDir), Settings: managerSettings(p, cfg, machine)}})
 	return r.allocatorDropIn(p, cpu, ns)
 }
 
@@ -371,8 +371,13 @@ func (r *renderer) dropIns(p *planner.Partition) ([]string, error) {
 // managerSettings are what kubelet's CPU and Memory Managers check their
 // state files against at start (their validateState): the policies and
 // options, the reserved CPUs, the reserved memory and the hugepage pools
-// of the partition's nodes (the memory manager's machine state).
-func managerSettings(p *planner.Partition, cfg *kubeletv1beta1.KubeletConfiguration) string {
+// of the partition's nodes (the memory manager's machine state), and,
+// for a kubelet shown its partition, the CPUs it is shown: the static
+// policy refuses a state whose CPUs are not those less the reserved ones,
+// and a layout change can change them with nothing else (the e2e's 4-node
+// boot merged two nodes without hugepages or memory reservations: the
+// kubelet never started again). Shown the whole machine, they never change.
+func managerSettings(p *planner.Partition, cfg *kubeletv1beta1.KubeletConfiguration, machine machineView) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cpu=%s", cfg.CPUManagerPolicy)
 	keys := make([]string, 0, len(cfg.CPUManagerPolicyOptions))
@@ -401,6 +406,9 @@ func managerSettings(p *planner.Partition, cfg *kubeletv1beta1.KubeletConfigurat
 			first = false
 			b.WriteString(hugepool.Pool{Node: m.Node, PageSize: h.PageSize, Count: h.Count}.String())
 		}
+	}
+	if machine.nodes != "" {
+		fmt.Fprintf(&b, " machineCPUs=%s", machine.cpus)
 	}
 	return b.String()
 }

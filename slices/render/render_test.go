@@ -309,3 +309,56 @@ func fileContent(t *testing.T, b Bundle, path string) string {
 	t.Fatalf("%s not rendered", path)
 	return ""
 }
+
+// A layout change that changes only the CPUs a kubelet is shown changes
+// its manager settings (apply then restarts it on fresh CPU Manager
+// state, which the static policy would refuse otherwise: the e2e's
+// 4-node boot merged two nodes and its kubelet never started again).
+// Shown the whole machine, its CPUs never change and are not named
+// (reservedSystemCPUs, everything outside the partition, follows a
+// layout change there).
+func TestManagerSettingsFollowTheCPUsShown(t *testing.T) {
+	settings := func(plan planner.Plan) string {
+		t.Helper()
+		b, err := Render(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range b.Units {
+			if u.Name == kubeletUnit("node1") && u.KubeletState != nil {
+				return u.KubeletState.Settings
+			}
+		}
+		t.Fatal("no kubelet state for node1")
+		return ""
+	}
+	shown := func(whole bool) planner.Plan {
+		plan := seedPlan()
+		if !whole {
+			for i := range plan.Partitions {
+				for j := range plan.Partitions[i].Memory {
+					plan.Partitions[i].Memory[j].PageSizes = []uint64{2 * mi, gi}
+				}
+			}
+		}
+		return plan
+	}
+	for _, whole := range []bool{false, true} {
+		before := shown(whole)
+		after := shown(whole)
+		after.Partitions[1].CPUs = bitmask.MustParseCPUList("6-7")
+		a, b := settings(before), settings(after)
+		if whole {
+			if strings.Contains(a, "machineCPUs") {
+				t.Errorf("shown the whole machine, the settings name its CPUs: %q", a)
+			}
+			continue
+		}
+		if a == b || !strings.Contains(a, " machineCPUs=4-7") || !strings.Contains(b, " machineCPUs=4,6-7") {
+			t.Errorf("shown its partition: settings %q → %q, want its CPUs named, 4-7 then 4,6-7", a, b)
+		}
+		if strings.Replace(a, "4-7", "4,6-7", 1) != b {
+			t.Errorf("only the CPUs shown changed, so only they differ: %q → %q", a, b)
+		}
+	}
+}
