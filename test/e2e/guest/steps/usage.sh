@@ -105,8 +105,8 @@ done
 
 # CPU. Each Node's cumulative CPU time in the summary: its slice's,
 # which only grows: more than 0 (nothing read as 0), never more than the
-# slice has now, and together less than the host's (every Node reported
-# the host's before).
+# slice has now, and on v1 together less than the host's (every Node
+# reported the host's before).
 sum=0
 for p in $PARTITIONS; do
   n=$(node_name $p)
@@ -120,9 +120,15 @@ for p in $PARTITIONS; do
     || fail "Node $n reports $((node / 1000000)) ms of CPU, more than $p.slice's $((slice / 1000000)) ms"
   sum=$((sum + node))
 done
-host=$(cpu_ns "")
-[ "$sum" -lt "$host" ] && ok "the Nodes' CPU times add up to $((sum / 1000000)) ms, less than the host's $((host / 1000000)) ms" \
-  || fail "the Nodes' CPU times add up to $((sum / 1000000)) ms, the host's is $((host / 1000000)) ms"
+# On v1 the root's cpuacct.usage is the sum of every task's run time, as
+# the slices' are; on v2 the root's cpu.stat is the kernel's tick-sampled
+# CPU time, which under the e2e's emulated CPUs fell far behind the
+# slices' run times (9040 s of slices against 5856 s of root): no sum.
+if [ "$E2E_CGROUP" = v1 ]; then
+  host=$(cpu_ns "")
+  [ "$sum" -lt "$host" ] && ok "the Nodes' CPU times add up to $((sum / 1000000)) ms, less than the host's $((host / 1000000)) ms" \
+    || fail "the Nodes' CPU times add up to $((sum / 1000000)) ms, the host's is $((host / 1000000)) ms"
+fi
 
 # Memory: a pod touching 400 MiB in partition A raises A's working set
 # and moves B's by less than a tenth of that, in kubelet's summary and in
