@@ -74,7 +74,12 @@ func configCommand() *cli.Command {
 					if _, err := loadConfig(c); err != nil {
 						return err
 					}
-					_, _, err := loadPlan(c)
+					// The warnings say what apply would do beyond the
+					// config (free the hugepages it does not list).
+					plan, _, err := loadPlan(c)
+					if err == nil {
+						logWarnings(plan.Warnings)
+					}
 					return err
 				},
 			},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 )
 
@@ -71,7 +72,7 @@ func TestApplyHugepagesLargestFirst(t *testing.T) {
 		return hugepool.Write(path, n)
 	}
 	var out bytes.Buffer
-	err := applyHugepages(&out, root, specs(t, "0:2Mi=512", "1:2Mi=512", "0:1Gi=4", "1:1Gi=0"), write)
+	err := applyHugepages(&out, root, specs(t, "0:2Mi=512", "1:2Mi=512", "0:1Gi=4", "1:1Gi=0"), bitmask.NodeSet{}, write)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestApplyHugepagesShortfallFailsLoudly(t *testing.T) {
 		}
 		return hugepool.Write(path, n)
 	}
-	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:1Gi=4", "1:1Gi=4", "1:2Mi=8"), short)
+	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:1Gi=4", "1:1Gi=4", "1:2Mi=8"), bitmask.NodeSet{}, short)
 	if err == nil || !strings.Contains(err.Error(), "node 1: wanted 4 pages of 1Gi, the kernel allocated 2") {
 		t.Fatalf("want a shortfall naming node 1, got %v", err)
 	}
@@ -108,7 +109,7 @@ func TestApplyHugepagesShortfallFailsLoudly(t *testing.T) {
 func TestApplyHugepagesPagesInUse(t *testing.T) {
 	root := fakeSysfs(t, nil)
 	stuck := func(path string, n uint64) error { return hugepool.Write(path, n+3) }
-	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:2Mi=0"), stuck)
+	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:2Mi=0"), bitmask.NodeSet{}, stuck)
 	if err == nil || !strings.Contains(err.Error(), "3 remain") {
 		t.Fatalf("want pages-in-use error, got %v", err)
 	}
@@ -116,10 +117,103 @@ func TestApplyHugepagesPagesInUse(t *testing.T) {
 
 func TestApplyHugepagesUnlistedPool(t *testing.T) {
 	root := fakeSysfs(t, map[string]string{"node1/hugepages-1048576kB": "2"})
-	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:2Mi=8"), hugepool.Write)
+	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:2Mi=8"), bitmask.NodeSet{}, hugepool.Write)
 	if err == nil || !strings.Contains(err.Error(), "node 1, hugepages-1048576kB holds 2 pages the plan does not list") {
 		t.Fatalf("want unlisted-pool error, got %v", err)
 	}
+}
+
+// #37: on the ocp-bm-worker1 dump (128 pages of 2 MiB on node 0 that no
+// config lists) the boot oneshot exited 2 and, every kubelet requiring
+// it, no partition started. On the partitions' nodes (--nodes) a pool the
+// plan does not list is freed when nobody uses its pages.
+func TestApplyHugepagesFreesUnlistedPagesNobodyUses_Issue37(t *testing.T) {
+	root := copyNodeDirs(t, "ocp-bm-worker1")
+	var out bytes.Buffer
+	err := applyHugepages(&out, root, nil, bitmask.NewNodeSet(0, 1), rewrite)
+	if err != nil {
+		t.Fatalf("unused unlisted pages block the oneshot: %v", err)
+	}
+	if got := pool(t, root, "node0", "hugepages-2048kB"); got != "0" {
+		t.Errorf("node0 2Mi pool is %s, want 0 (freed)", got)
+	}
+	if !strings.Contains(out.String(), "node 0: 0 pages of 2Mi (were 128)") {
+		t.Errorf("the freed pool is not reported: %q", out.String())
+	}
+	// A unit rendered before --nodes existed refuses them, as before.
+	root = copyNodeDirs(t, "ocp-bm-worker1")
+	err = applyHugepages(&bytes.Buffer{}, root, nil, bitmask.NodeSet{}, hugepool.Write)
+	if err == nil || !strings.Contains(err.Error(), "node 0, hugepages-2048kB holds 128 pages the plan does not list") {
+		t.Fatalf("want the unlisted pool refused without --nodes, got %v", err)
+	}
+}
+
+// Pages in use are never freed: the kernel keeps them, and the oneshot
+// says how many and what to do. A node that is no partition's (excluded:
+// nobody's memory) keeps its pool, refused as before.
+func TestApplyHugepagesUnlistedPagesInUseOrOnOtherNodes_Issue37(t *testing.T) {
+	root := fakeSysfs(t, map[string]string{"node1/hugepages-1048576kB": "5"})
+	inUse := func(path string, n uint64) error {
+		if strings.Contains(path, "node1/hugepages/hugepages-1048576kB") {
+			return hugepool.Write(path, n+2) // 2 pages stay: in use
+		}
+		return hugepool.Write(path, n)
+	}
+	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:2Mi=8"), bitmask.NewNodeSet(0, 1), inUse)
+	if err == nil || !strings.Contains(err.Error(), "node 1: 2 pages of 1Gi the plan does not list are in use and cannot be freed") {
+		t.Fatalf("want the pages in use named, got %v", err)
+	}
+	if pool(t, root, "node0", "hugepages-2048kB") != "8" {
+		t.Errorf("the listed pool is not set beside the refusal")
+	}
+
+	root = fakeSysfs(t, map[string]string{"node1/hugepages-1048576kB": "5"})
+	err = applyHugepages(&bytes.Buffer{}, root, specs(t, "0:2Mi=8"), bitmask.NewNodeSet(0), hugepool.Write)
+	if err == nil || !strings.Contains(err.Error(), "node 1, hugepages-1048576kB holds 5 pages the plan does not list") {
+		t.Fatalf("want node 1's pool refused (not a partition's node), got %v", err)
+	}
+	if got := pool(t, root, "node1", "hugepages-1048576kB"); got != "5" {
+		t.Errorf("node 1's pool is %s, want 5 (left alone)", got)
+	}
+}
+
+// rewrite sets a pool in a copied dump, whose files (unlike sysfs's) keep
+// what a shorter write leaves of the old number.
+func rewrite(path string, n uint64) error {
+	return os.WriteFile(path, []byte(fmt.Sprint(n)), 0o644)
+}
+
+// copyNodeDirs copies a fixture's sys/devices/system/node into a
+// temporary sysfs root the oneshot may write.
+func copyNodeDirs(t *testing.T, fixture string) string {
+	t.Helper()
+	root := t.TempDir()
+	src := filepath.Join(fixtureSys(fixture), "devices", "system", "node")
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, "devices", "system", "node", rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil // links to devices: not the pools'
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 func TestApplyHugepagesBadInputChangesNothing(t *testing.T) {
@@ -129,7 +223,7 @@ func TestApplyHugepagesBadInputChangesNothing(t *testing.T) {
 		{"0:2Mi=8", "0:64Ki=8"}, // unsupported size
 		{"0:2Mi=8", "0:2Mi=16"}, // twice
 	} {
-		err := applyHugepages(&bytes.Buffer{}, root, specs(t, args...), hugepool.Write)
+		err := applyHugepages(&bytes.Buffer{}, root, specs(t, args...), bitmask.NodeSet{}, hugepool.Write)
 		if err == nil {
 			t.Errorf("%v: want an error", args)
 		}
@@ -158,14 +252,14 @@ func TestApplyHugepagesBoundsTheCount_Issue38Item8(t *testing.T) {
 	root := fakeSysfs(t, nil)
 	written := 0
 	count := func(path string, n uint64) error { written++; return hugepool.Write(path, n) }
-	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:1Gi=8", "0:2Mi=4097", "1:1Gi=16"), count)
+	err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:1Gi=8", "0:2Mi=4097", "1:1Gi=16"), bitmask.NodeSet{}, count)
 	if err == nil || err.Error() != "node 0: the hugepages asked for (16386Mi) exceed its memory (16Gi); nothing was written" {
 		t.Errorf("got %v", err)
 	}
 	if written != 0 {
 		t.Errorf("%d pools written", written)
 	}
-	if err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:1Gi=8", "0:2Mi=4096", "1:1Gi=16"), count); err != nil {
+	if err := applyHugepages(&bytes.Buffer{}, root, specs(t, "0:1Gi=8", "0:2Mi=4096", "1:1Gi=16"), bitmask.NodeSet{}, count); err != nil {
 		t.Errorf("pages that fit: %v", err)
 	}
 }

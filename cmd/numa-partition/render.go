@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -38,10 +39,16 @@ func loadBundle(c *cli.Context) (*planner.Plan, render.Bundle, error) {
 	if err != nil {
 		return nil, render.Bundle{}, fmt.Errorf("render: %w", err)
 	}
-	for _, w := range append(plan.Warnings, b.Warnings...) {
+	logWarnings(append(slices.Clip(plan.Warnings), b.Warnings...))
+	return plan, b, nil
+}
+
+// logWarnings logs a plan's (and its bundle's) warnings, for the commands
+// that act on a plan without printing it: render, apply, config check.
+func logWarnings(warnings []string) {
+	for _, w := range warnings {
 		slog.Warn("plan", "warning", w)
 	}
-	return plan, b, nil
 }
 
 // renderWith renders plan with the command line's render options.

@@ -103,6 +103,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from hugepages' -f -l quie
 complete -c numa-partition -n '__fish_seen_subcommand_from hugepages' -f -l v -r -d 'log verbosity `N`, as kubectl\'s -v=N: 0 is --log-level info, 1 or more debug (the version is --version)'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l help -s h -d 'show help'
 complete -r -c numa-partition -n '__fish_seen_subcommand_from hugepages' -a 'apply' -d 'set per-node hugepage pools and fail if the kernel comes up short'
+complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l nodes -r -d 'the partitions\' NUMA `NODES` ("0-3"): pools there that the arguments do not list are freed'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l output -s o -r -d 'output format: table, json or yaml (plan: also svg, dot)'
 complete -c numa-partition -n '__fish_seen_subcommand_from apply' -f -l config -s c -r -d 'config file (TOML)'

@@ -162,6 +162,7 @@ func (pl *planning) hugepagesPlan(owner map[int]int) map[int][]HugepagePlan {
 			out[id] = append(out[id], HugepagePlan{PageSize: size, Count: uint64(h.Count)})
 		}
 	}
+	pl.planUnlistedHugepages(out, partNodes)
 	for id := range out {
 		sort.Slice(out[id], func(a, b int) bool { return out[id][a].PageSize < out[id][b].PageSize })
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
 )
 
@@ -21,7 +22,15 @@ import (
 // rendered reservedMemory assumes the planned ones only), then writes the
 // largest pages first and reports every problem at once. done is called
 // for each pool the kernel filled as asked, with its count before.
-func Fill(sysfs string, pools []Pool, write Writer, done func(p Pool, before uint64) error) error {
+//
+// A pool not listed that holds pages on a node of owned (the partitions'
+// nodes) is set to 0 like a listed one: pages that appeared after the
+// plan was made (a kernel command line changed since) must not keep
+// every kubelet from starting when nobody uses them (#37), and those in
+// use stay and are reported. On other nodes (excluded ones: nobody's
+// memory) such a pool is refused, as it is everywhere when owned is
+// empty (a unit rendered before --nodes existed).
+func Fill(sysfs string, pools []Pool, owned bitmask.NodeSet, write Writer, done func(p Pool, before uint64) error) error {
 	listed := map[string]bool{}
 	for _, p := range pools {
 		path := Path(sysfs, p.Node, p.PageSize)
@@ -41,6 +50,7 @@ func Fill(sysfs string, pools []Pool, write Writer, done func(p Pool, before uin
 	if err != nil {
 		return err
 	}
+	ordered := append([]Pool(nil), pools...)
 	for _, path := range all {
 		if listed[path] {
 			continue
@@ -49,11 +59,15 @@ func Fill(sysfs string, pools []Pool, write Writer, done func(p Pool, before uin
 		if err != nil {
 			return err
 		}
-		if n != 0 {
-			problems = append(problems, fmt.Sprintf("%s holds %d pages the plan does not list: plan them (host.hugepages) or free them, or kubelet's memory manager counts that node wrong", poolName(sysfs, path), n))
+		if n == 0 {
+			continue
 		}
+		if p, ok := poolOf(sysfs, path); ok && owned.Has(p.Node) {
+			ordered = append(ordered, p) // Count 0: freed, or reported in use
+			continue
+		}
+		problems = append(problems, fmt.Sprintf("%s holds %d pages the plan does not list: plan them (host.hugepages) or free them, or kubelet's memory manager counts that node wrong", poolName(sysfs, path), n))
 	}
-	ordered := append([]Pool(nil), pools...)
 	SortForAllocation(ordered)
 	for _, p := range ordered {
 		path := Path(sysfs, p.Node, p.PageSize)
@@ -64,6 +78,8 @@ func Fill(sysfs string, pools []Pool, write Writer, done func(p Pool, before uin
 			problems = append(problems, fmt.Sprintf("node %d, %s pages: %v", p.Node, units.FormatBytes(p.PageSize), err))
 		case got < p.Count:
 			problems = append(problems, fmt.Sprintf("node %d: wanted %d pages of %s, the kernel allocated %d (memory fragmented or in use): reserve them at boot with the kernel command line `numa-partition render` prints", p.Node, p.Count, units.FormatBytes(p.PageSize), got))
+		case got > p.Count && !listed[path]:
+			problems = append(problems, fmt.Sprintf("node %d: %d pages of %s the plan does not list are in use and cannot be freed (the others were): stop what uses them, or plan them (host.hugepages, or host.unlisted_hugepages = \"adopt\") and apply", p.Node, got, units.FormatBytes(p.PageSize)))
 		case got > p.Count:
 			problems = append(problems, fmt.Sprintf("node %d: wanted %d pages of %s, %d remain (pages in use cannot be freed): stop what uses them", p.Node, p.Count, units.FormatBytes(p.PageSize), got))
 		default:
@@ -111,6 +127,21 @@ func fitNodes(sysfs string, pools []Pool) error {
 
 // maxMeminfo bounds a node's meminfo (about 1.2 KB on 6.x kernels).
 const maxMeminfo = 64 << 10
+
+// poolOf is the pool, at count 0, whose nr_hugepages is at path (one of
+// the paths Path makes below sysfs).
+func poolOf(sysfs, path string) (Pool, bool) {
+	var node int
+	var kb uint64
+	rel, err := filepath.Rel(filepath.Join(sysfs, "devices", "system", "node"), path)
+	if err != nil {
+		return Pool{}, false
+	}
+	if _, err := fmt.Sscanf(rel, "node%d/hugepages/hugepages-%dkB/nr_hugepages", &node, &kb); err != nil || kb == 0 || kb > ^uint64(0)>>10 {
+		return Pool{}, false
+	}
+	return Pool{Node: node, PageSize: kb << 10}, Path(sysfs, node, kb<<10) == path
+}
 
 // poolName turns a pool path into "node 3, hugepages-2048kB".
 func poolName(sysfs, path string) string {

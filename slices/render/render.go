@@ -644,7 +644,13 @@ func (r *renderer) hugepages() error {
 	if err != nil {
 		return err
 	}
-	args := append([]string{r.opt.Binary, "hugepages", "apply"}, specs...)
+	// The partitions' nodes: pools there that the plan does not list are
+	// freed at boot (hugepool.Fill), not refused for every kubelet.
+	var owned bitmask.NodeSet
+	for _, p := range r.plan.Partitions {
+		owned = owned.Union(p.Nodes)
+	}
+	args := append([]string{r.opt.Binary, "hugepages", "apply", "--nodes", owned.String()}, specs...)
 	var before []string
 	for _, p := range r.plan.Partitions {
 		before = append(before, kubeletUnit(p.Name))

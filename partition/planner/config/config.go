@@ -71,11 +71,25 @@ type HostConfig struct {
 	// nodes named gets its whole reservation on its first node.
 	ReservedMemory map[string]string `toml:"reserved_memory"`
 	Hugepages      []HugepagesConfig `toml:"hugepages"`
+	// UnlistedHugepages says what becomes of pages a partition's node
+	// already holds in a pool Hugepages does not list: UnlistedFree
+	// (default) or UnlistedAdopt (the planner's unlisted.go).
+	UnlistedHugepages string `toml:"unlisted_hugepages"`
 	// ReservedEphemeralStorage and ReservedPIDs are what the host keeps
 	// of the filesystem of "/" and of the pid space (shares.go).
 	ReservedEphemeralStorage string `toml:"reserved_ephemeral_storage"`
 	ReservedPIDs             string `toml:"reserved_pids"`
 }
+
+// host.unlisted_hugepages values.
+const (
+	// UnlistedFree plans an unlisted pool that holds pages at 0: apply
+	// and the boot oneshot free it, and refuse when its pages are in use.
+	UnlistedFree = "free"
+	// UnlistedAdopt plans it at the count it holds: kept, and offered by
+	// the node's kubelet like a listed pool.
+	UnlistedAdopt = "adopt"
+)
 
 // HugepagesConfig asks for Count pages of Size on each of Nodes.
 type HugepagesConfig struct {

@@ -62,7 +62,7 @@ name = "fast"
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, text, want string }{
 		{"unknown keys with lines and what is allowed", "[host]\nreserved_cpu = \"0\"\n[kubelet]\nport = 1\nprot = 2\n",
-			`config.toml:2: key "host.reserved_cpu": unknown key; allowed here: hugepages, memory_nodes, reserved_cpus, reserved_ephemeral_storage, reserved_memory, reserved_pids` + "\n" +
+			`config.toml:2: key "host.reserved_cpu": unknown key; allowed here: hugepages, memory_nodes, reserved_cpus, reserved_ephemeral_storage, reserved_memory, reserved_pids, unlisted_hugepages` + "\n" +
 				`config.toml:5: key "kubelet.prot": unknown key; allowed here: binary, bootstrap_kubeconfig, cert_dir, cluster_dns, cluster_domain, config_path, cpu_manager_policy, cpu_manager_policy_options, device_plugins_dir, drop_in, ephemeral_storage, eviction_hard_memory, extra_args, healthz_port, hostname, kube_reserved_memory, kubeconfig, labels, max_pods, memory_manager_policy, node_name, pids, pod_logs_dir, port, port_stride, read_only_port, root_dir, static_pod_path, system_reserved_memory, taints, topology_manager_options, topology_manager_policy, topology_manager_scope`},
 		{"unknown table", "[hosts]\nx = 1\n",
 			`config.toml:1: key "hosts": unknown key; allowed here: allocator, host, kubelet, network, partition, partitioning, runtime` + "\n" +

@@ -126,6 +126,13 @@ func Reference() []KeyDoc {
 		{Key: "host.reserved_pids", Type: typeString, Default: config.ShareAuto,
 			Doc: "What the host keeps of the pid space (`min(kernel.pid_max, kernel.threads-max)`, kubelet's pid capacity). " +
 				"`auto` gives it the share of its reserved CPUs; `\"N%\"` or a number of pids (`\"65536\"`) names it."},
+		{Key: "host.unlisted_hugepages", Type: typeString, Default: config.UnlistedFree,
+			Allowed: []string{config.UnlistedFree, config.UnlistedAdopt},
+			Doc: "What becomes of hugepages a partition's node already holds in a pool `host.hugepages` does not list (pages the kernel command line or another tool reserved): kubelet's Memory Manager counts every page it finds, so they cannot stay unplanned. " +
+				"`free`: the plan sets the pool to 0, and apply and the boot oneshot free it; pages in use are not freed, and apply and the oneshot fail naming the node, size and pages left. " +
+				"`adopt`: the plan keeps the pool at the count it holds, as if listed, and its partition's kubelet offers the pages to pods. " +
+				"`plan` and `config check` warn about each such pool and what will happen; `apply --dry-run` shows the pool's change. " +
+				"Pages that appear after the plan was made are freed by the boot oneshot when nobody uses them, whatever this says: the reviewed plan never had them (docs/config.md, \"Hugepages already there\")."},
 		{Key: "host.hugepages[]", Type: typeTables, DefaultText: "none",
 			Doc: "Hugepages apply allocates on partition nodes, one entry per page size and set of nodes. " +
 				"A node may appear in one entry per page size. Hugepages plus the node's share of the kubelet reservation must fit its memory."},
