@@ -271,3 +271,17 @@ func TestNameIsRequired(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Options.Name")
 }
+
+// The unit a container placed alone is admitted as ("<pod>/<container>")
+// passes the allocator's own pod check: with Kubernetes' name rules there
+// (#38) every container of the nri mode was refused in the e2e ("is not a
+// pod name"), kube-proxy and flannel included.
+func TestContainerUnitPassesThePodCheck(t *testing.T) {
+	for _, qos := range []corev1.PodQOSClass{corev1.PodQOSBestEffort, corev1.PodQOSBurstable, corev1.PodQOSGuaranteed} {
+		c := container{ID: "c1", Name: "kube-proxy", PodUID: "0f0e", Namespace: "kube-system", PodName: "kube-proxy-jbxlw",
+			QoS: qos, CPURequestMilli: 1000, CPULimitMilli: 1000, MemoryLimit: 64 << 20, Hugepages: map[corev1.ResourceName]int64{}}
+		if err := allocator.CheckPod(c.pod()); err != nil {
+			t.Errorf("%s: %v", qos, err)
+		}
+	}
+}

@@ -123,14 +123,20 @@ func CheckPod(pod *corev1.Pod) error {
 // nothing. Names reach terminals (allocations, admit, simulate) and
 // logs: any member of the socket group could admit a pod named with
 // ESC, CR or LF and clear an operator's screen or forge rows (#38).
+// The NRI plugin admits each container of a pod it places one by one as
+// a unit of its own named "<pod>/<container>" (nriplugin/request.go):
+// that is a pod name here too when both halves follow their rules.
 func PodNamesProblem(namespace, name string) (string, string) {
+	pod, container, unit := strings.Cut(name, "/")
 	switch {
 	case namespace != "" && len(validation.IsDNS1123Label(namespace)) > 0:
 		return "metadata.namespace", fmt.Sprintf("%q is not a namespace name: %s", namespace, dns1123Label)
 	case name == "":
 		return "metadata.name", "empty: every pod needs a name"
-	case len(validation.IsDNS1123Subdomain(name)) > 0:
-		return "metadata.name", fmt.Sprintf("%q is not a pod name: at most 253 of lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (a DNS-1123 subdomain)", name)
+	case len(validation.IsDNS1123Subdomain(pod)) > 0:
+		return "metadata.name", fmt.Sprintf("%q is not a pod name: at most 253 of lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (a DNS-1123 subdomain), optionally followed by /<container name> for one container placed alone", name)
+	case unit && len(validation.IsDNS1123Label(container)) > 0:
+		return "metadata.name", fmt.Sprintf("%q is not a pod name: after the '/' of one container placed alone comes its container name, %s", name, dns1123Label)
 	}
 	return "", ""
 }
