@@ -185,10 +185,24 @@ func ReservedMemory(plan *planner.Plan, p *planner.Partition) ([]NodeReservation
 // systemReserved and evictionHard (bytes): kubeReserved and evictionHard
 // as planned, systemReserved takes the rest (the foreign nodes too, when
 // the kubelet sees them).
-func MemoryReservations(p *planner.Partition, total uint64) (kube, system, eviction uint64, err error) {
+//
+// A kubelet that counts only its slice's memory as used (m.HostMemoryUnseen:
+// on cgroup v2 no cgroup file counts the host's pages on the partition's
+// nodes, and a file made by the holder is refused by kubelet's cgroup
+// library) would take the host's reservation there for free memory: its
+// memory.available would reach evictionHard only once the nodes held
+// less than nothing, and the kernel's OOM killer would come first
+// (measured in the e2e). There the rest is added to evictionHard instead
+// and systemReserved is 0: kubelet evicts once its slice fills what the
+// host's reservation does not cover, and allocatable, which counts the
+// sum, is the same.
+func MemoryReservations(p *planner.Partition, m Machine, total uint64) (kube, system, eviction uint64, err error) {
 	kube, eviction = p.Kubelet.KubeReservedMemory, p.Kubelet.EvictionHardMemory
 	if total < kube+eviction {
 		return 0, 0, 0, fmt.Errorf("partition %s: the memory reserved on the nodes its kubelet sees (%d bytes) is less than kubeReserved + evictionHard (%d + %d bytes); raise the nodes' reservation", p.Name, total, kube, eviction)
+	}
+	if m.HostMemoryUnseen {
+		return kube, 0, total - kube, nil
 	}
 	return kube, total - kube - eviction, eviction, nil
 }

@@ -197,7 +197,7 @@ func TestReservedMemory(t *testing.T) {
 func TestMemoryReservations(t *testing.T) {
 	plan := twoNodes()
 	p := &plan.Partitions[0]
-	kube, system, eviction, err := MemoryReservations(p, 1100*mi+16*gi)
+	kube, system, eviction, err := MemoryReservations(p, Machine{}, 1100*mi+16*gi)
 	require.NoError(t, err)
 	assert.Equal(t, 500*mi, kube)
 	assert.Equal(t, 100*mi, eviction)
@@ -205,9 +205,33 @@ func TestMemoryReservations(t *testing.T) {
 	assert.Equal(t, 500*mi+16*gi, system)
 	assert.Equal(t, 1100*mi+16*gi, kube+system+eviction, "kubelet's rule: Σ reservedMemory = kube + system + eviction")
 
-	_, _, _, err = MemoryReservations(p, 500*mi)
+	_, _, _, err = MemoryReservations(p, Machine{}, 500*mi)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "less than kubeReserved + evictionHard")
+}
+
+// On cgroup v2 a kubelet shown its partition counts its slice's memory
+// alone (the e2e's v2 boot: the host's 900 MiB on node 0 were free memory
+// to kubelet, and the kernel killed the filling pod before kubelet saw
+// any pressure): the host's reservation moves from systemReserved into
+// the eviction threshold, the sum (and so allocatable) unchanged.
+func TestMemoryReservationsHostUnseen(t *testing.T) {
+	plan := twoNodes()
+	p := &plan.Partitions[0]
+	kube, system, eviction, err := MemoryReservations(p, Machine{Partition: true, HostMemoryUnseen: true}, 1100*mi)
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{500 * mi, 0, 600 * mi}, []uint64{kube, system, eviction})
+
+	plan.Host.CgroupMode = cgroupmode.V2
+	c, err := Config(&plan, p)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"memory": "0"}, c.SystemReserved)
+	assert.Equal(t, "600Mi", c.EvictionHard["memory.available"])
+	plan.Host.CgroupMode = cgroupmode.V1
+	c, err = Config(&plan, p)
+	require.NoError(t, err)
+	assert.Equal(t, "500Mi", c.SystemReserved["memory"], "on v1 the served root memory cgroup counts the host's pages")
+	assert.Equal(t, "100Mi", c.EvictionHard["memory.available"])
 }
 
 // Issue 27: strict-cpu-reservation was decided twice, by the planner

@@ -101,7 +101,11 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 	if err != nil {
 		return nil, err
 	}
-	kube, system, eviction, err := MemoryReservations(p, total)
+	mach, err := MachineOf(plan, p)
+	if err != nil {
+		return nil, err
+	}
+	kube, system, eviction, err := MemoryReservations(p, mach, total)
 	if err != nil {
 		return nil, err
 	}

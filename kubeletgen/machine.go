@@ -54,6 +54,12 @@ type Machine struct {
 	// WholeMachineWhy says why the kubelet sees the whole machine ("" when
 	// it sees the partition).
 	WholeMachineWhy string
+	// HostMemoryUnseen is true when the memory the kubelet counts as used
+	// on its nodes is its slice's alone (cgroup v2: the slice's
+	// memory.stat is the root's, nodeview/usage.go), so the host's own
+	// memory there, which its reservation covers, is not in its
+	// memory.available (MemoryReservations).
+	HostMemoryUnseen bool
 }
 
 // MachineOf decides partition p's Machine.
@@ -82,7 +88,8 @@ func MachineOf(plan *planner.Plan, p *planner.Partition) (Machine, error) {
 		whole.WholeMachineWhy = "no host-reserved CPU lies on its nodes, and kubelet's static CPU Manager needs a reserved CPU among those it sees"
 		return whole, nil
 	}
-	m := Machine{Partition: true, CPUs: p.CPUs.Union(p.HostReservedCPUs)}
+	m := Machine{Partition: true, CPUs: p.CPUs.Union(p.HostReservedCPUs),
+		HostMemoryUnseen: plan.Host.CgroupMode == cgroupmode.V2}
 	for _, n := range all {
 		if p.Nodes.Has(n.Node) {
 			m.Nodes = append(m.Nodes, n)

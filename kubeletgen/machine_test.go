@@ -84,11 +84,19 @@ func TestMachineOf(t *testing.T) {
 				return
 			}
 			// Shown its partition, it reserves on its own node only, and
-			// systemReserved is the plan's.
+			// systemReserved is the plan's; on v2, where the host's memory
+			// is not in its usage, it is in the eviction threshold instead.
 			assert.Empty(t, r.Mismatches)
 			c, err := Config(&plan, p)
 			require.NoError(t, err)
-			assert.Equal(t, map[string]string{"memory": "500Mi"}, c.SystemReserved)
+			assert.Equal(t, plan.Host.CgroupMode == cgroupmode.V2, m.HostMemoryUnseen)
+			if m.HostMemoryUnseen {
+				assert.Equal(t, map[string]string{"memory": "0"}, c.SystemReserved)
+				assert.Equal(t, "600Mi", c.EvictionHard["memory.available"])
+			} else {
+				assert.Equal(t, map[string]string{"memory": "500Mi"}, c.SystemReserved)
+				assert.Equal(t, "100Mi", c.EvictionHard["memory.available"])
+			}
 			require.Len(t, c.ReservedMemory, 1)
 			assert.Equal(t, int32(1), c.ReservedMemory[0].NumaNode)
 			assert.Equal(t, "1100Mi", c.ReservedMemory[0].Limits.Memory().String())

@@ -2,7 +2,13 @@
 # eviction manager's memory.available is the partition's NUMA nodes' free
 # memory and inactive page cache (the root memory files the holder serves
 # in its namespace); on cgroup v2 its nodes' MemTotal less its slice's
-# working set (the slice's memory.stat, bound over the root's). A BestEffort pod filling partition B's node, slowly
+# working set (the slice's memory.stat, bound over the root's), where the
+# host's reservation on its nodes is part of evictionHard (the host's own
+# pages there are in no cgroup file of the slice's:
+# kubeletgen.MemoryReservations). B is a partition whose nodes hold no
+# host CPU: the host's memory lands on its CPUs' nodes (on node 0 of the
+# e2e's VM, ~900 MiB of in-memory root file system by now, far past the
+# 64Mi the config reserves). A BestEffort pod filling partition B's node, slowly
 # past B's evictionHard, puts B's Node under MemoryPressure and is evicted
 # by B's kubelet (the pod's Event says so) before the kernel's OOM killer
 # acts (nothing in the kernel's log); A's Node never reports pressure;
@@ -12,7 +18,9 @@
 # cpuset.mems.
 . /e2e/guest/lib.sh
 requires usage
-a=${PARTITIONS##* } b=${PARTITIONS%% *} # A: the last partition, B: the first
+b=$(numa-partition --output json plan 2>/dev/null | jq -r '[.partitions[] | select((.hostReservedCPUs // "") == "") | .name][0] // ""')
+[ -n "$b" ] || die "every partition holds a host CPU: the config must leave one without (config/partitions.toml)"
+for a in $PARTITIONS; do [ $a != $b ] && break; done
 na=$(node_name $a) nb=$(node_name $b)
 [ -z "$(numa-partition --output json plan 2>/dev/null | jq -r --arg p $b '.nodeResources[] | select(.partition==$p) | .wholeMachine // ""')" ] \
   || die "partition $b's kubelet is shown the whole machine: its memory.available is not its own"
@@ -33,7 +41,13 @@ expect_eq "Node $na's MemoryPressure before" "$(pressure $na)" False
 # see the threshold crossed long before the node is full.
 avail_mib=$(( $(available $nb) / MiB ))
 fast=$(( avail_mib - thr_mib - 96 )); [ $fast -gt 0 ] || fast=0
-echo "  Node $nb: memory.available $avail_mib MiB, evictionHard $thr_mib MiB; the pod touches $fast MiB, then 2 MiB/s"
+# What the kernel has: B's nodes' free and inactive file pages.
+node_free_mib() {
+  local n files=()
+  for n in $(seq ${MEMS[$b]%%-*} ${MEMS[$b]##*-}); do files+=(/sys/devices/system/node/node$n/meminfo); done
+  awk '/MemFree|Inactive\(file\)/ {s += $4} END {print int(s / 1024)}' "${files[@]}"
+}
+echo "  Node $nb: memory.available $avail_mib MiB (its nodes' free and inactive file: $(node_free_mib) MiB), evictionHard $thr_mib MiB; the pod touches $fast MiB, then 2 MiB/s"
 pod_yaml filler $b '{}' "[{name: TOUCH_MIB, value: \"$fast\"}, {name: GROW_MIB_PER_S, value: \"2\"}]" | k apply -f - >/dev/null || die "creating pod filler"
 # pressure_on_b: B under pressure; A's pressure is checked at every try.
 A_PRESSURE=0

@@ -156,7 +156,7 @@ wait_healthy
 for p in $kubelet_parts; do
   # The fresh state is the new reservation's: node's systemReserved is the
   # plan's kube + system reserved + evictionHard (the partition's own
-  # values: node0's evictionHard is its own, config/partitions.toml), 32Mi
+  # values, config/partitions.toml), 32Mi
   # more than before (kubelet writes it once its Memory Manager has
   # started, after healthz).
   reserved() { jq -r --arg n "${MEMS[$1]%%-*}" '.machineState[$n].memoryMap.memory.systemReserved' "$(kubelet_root $1)/memory_manager_state" 2>&1; }
