@@ -2,11 +2,9 @@ package validation
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"path"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/internal/echo"
@@ -69,69 +67,6 @@ func PathProblem(p string) string {
 	return ""
 }
 
-// managedFlags are the kubelet flags numa-partition decides for each
-// partition, with the config key that sets the value instead ("" when the
-// tool decides it alone). kubelet's flags win over its config file, so a
-// flag in extra_args would override the rendered KubeletConfiguration as
-// surely as the command line the unit sets.
-var managedFlags = map[string]string{
-	// The command line of each kubelet (slices/render kubeletArgs).
-	"--config": "kubelet.config_path", "--kubeconfig": "kubelet.kubeconfig",
-	"--bootstrap-kubeconfig": "kubelet.bootstrap_kubeconfig", "--cert-dir": "kubelet.cert_dir",
-	"--root-dir": "kubelet.root_dir", "--hostname-override": "kubelet.node_name",
-	"--node-ip": "partition[].address", "--node-labels": "kubelet.labels",
-	// Its drop-ins, checked field by field, are the config's.
-	"--config-dir": "kubelet.drop_in",
-	// The partition's identity in its KubeletConfiguration (kubeletgen):
-	// its runtime, cgroups, ports and files.
-	"--container-runtime-endpoint": "runtime.endpoint", "--image-service-endpoint": "runtime.endpoint",
-	"--cgroup-driver": "", "--cgroup-root": "", "--cgroups-per-qos": "", "--kubelet-cgroups": "", "--system-cgroups": "",
-	"--port": "kubelet.port", "--healthz-port": "kubelet.healthz_port", "--healthz-bind-address": "",
-	"--read-only-port": "kubelet.read_only_port", "--pod-manifest-path": "kubelet.static_pod_path",
-	"--max-pods": "kubelet.max_pods", "--register-with-taints": "kubelet.taints",
-	"--cluster-dns": "kubelet.cluster_dns", "--cluster-domain": "kubelet.cluster_domain", "--resolv-conf": "network.resolv_conf",
-	"--fail-cgroupv1": "",
-	// Its serving security.
-	"--anonymous-auth": "", "--authentication-token-webhook": "", "--client-ca-file": "",
-	"--authorization-mode": "", "--rotate-certificates": "",
-	// Its share of the machine.
-	"--cpu-manager-policy": "kubelet.cpu_manager_policy", "--cpu-manager-policy-options": "kubelet.cpu_manager_policy_options",
-	"--reserved-cpus": "host.reserved_cpus", "--kube-reserved": "kubelet.kube_reserved_memory",
-	"--system-reserved": "kubelet.system_reserved_memory", "--eviction-hard": "kubelet.eviction_hard_memory",
-	"--enforce-node-allocatable": "", "--memory-manager-policy": "kubelet.memory_manager_policy",
-	"--reserved-memory": "host.reserved_memory", "--topology-manager-policy": "kubelet.topology_manager_policy",
-	"--topology-manager-scope":          "kubelet.topology_manager_scope",
-	"--topology-manager-policy-options": "kubelet.topology_manager_options",
-}
-
-// deniedFlags are kubelet flags no partition's kubelet may get, with
-// why: each stops the kubelet, keeps its Node out of the cluster or makes
-// it act as something else, and none is a setting a partition needs
-// (#38: --version=true made kubelet exit at every start, a restart loop;
-// --lock-file made every partition's kubelet wait for one lock). A closed
-// allow list was the other choice: docs/config.md says why not.
-var deniedFlags = map[string]string{
-	"--version":                 "it prints the version and exits, so the unit restarts forever",
-	"--help":                    "it prints the usage and exits, so the unit restarts forever",
-	"--runonce":                 "it runs the static pods once and exits",
-	"--register-node":           "the partition's Node must register with the API server, or no pod reaches it",
-	"--register-schedulable":    "the partition's Node must be schedulable; cordon it with kubectl instead",
-	"--lock-file":               "every partition's kubelet would wait for, or exit on, one lock",
-	"--exit-on-lock-contention": "it goes with --lock-file, which a partition's kubelet may not have",
-	"--provider-id":             "it names the cloud instance the Node is, which every partition would claim",
-	"--manifest-url":            "it runs the static pods a URL serves in every partition; use kubelet.static_pod_path",
-	"--manifest-url-header":     "it goes with --manifest-url, which a partition's kubelet may not have",
-	"--runtime-cgroups":         "numa-partition places the partition's runtime in its slice",
-	"--kube-reserved-cgroup":    "numa-partition decides the partition's cgroups",
-	"--system-reserved-cgroup":  "numa-partition decides the partition's cgroups",
-}
-
-// ManagedFlags lists managedFlags, sorted, for the reference.
-func ManagedFlags() []string { return slices.Sorted(maps.Keys(managedFlags)) }
-
-// DeniedFlags lists deniedFlags, sorted, for the reference.
-func DeniedFlags() []string { return slices.Sorted(maps.Keys(deniedFlags)) }
-
 // ExtraArgsProblems says what is wrong with a kubelet's extra arguments
 // as a whole and each one, nil when nothing: the planner reports each
 // with the key, render refuses a plan file's first.
@@ -156,6 +91,7 @@ func ExtraArgsProblems(args []string) []string {
 // ExtraArgProblem says what is wrong with one of kubelet's extra
 // arguments, "" when nothing. Plan checks extra_args with it and render
 // a plan's, since a plan read from a file was not planned by this build.
+// The flags it refuses are kubeletSettings'.
 func ExtraArgProblem(a string) string {
 	if msg := ArgProblem(a); msg != "" {
 		return fmt.Sprintf("argument %q %s", echo.Value(a), msg)

@@ -16,55 +16,8 @@ import (
 // A KubeletConfiguration drop-in is a table of KubeletConfiguration
 // fields of the user's, which render writes into the partition's
 // --config-dir; kubelet merges it over the rendered file (a JSON merge
-// patch: tables merge, values and lists replace). These are its rules.
-
-// managedFields are the KubeletConfiguration fields numa-partition decides
-// for each partition (kubeletgen sets each; a test holds the two
-// together), with the config key that sets the value instead ("" when the
-// tool decides it alone). A dotted path is a field inside a table the
-// user may otherwise extend (authentication.webhook.cacheTTL is the
-// user's). A drop-in that set one would override the partition's share of
-// the machine, its identity or its security, as the managed flags would.
-var managedFields = map[string]string{
-	"apiVersion": "", "kind": "",
-	// The partition's identity: its runtime, cgroups, ports and files.
-	"cgroupDriver": "", "cgroupRoot": "", "cgroupsPerQOS": "", "kubeletCgroups": "", "systemCgroups": "",
-	"containerRuntimeEndpoint": "runtime.endpoint", "imageServiceEndpoint": "runtime.endpoint",
-	"port": "kubelet.port", "healthzPort": "kubelet.healthz_port", "healthzBindAddress": "",
-	"readOnlyPort": "kubelet.read_only_port", "staticPodPath": "kubelet.static_pod_path",
-	"podLogsDir": "kubelet.pod_logs_dir", "maxPods": "kubelet.max_pods",
-	"registerWithTaints": "kubelet.taints", "clusterDNS": "kubelet.cluster_dns",
-	"clusterDomain": "kubelet.cluster_domain", "resolvConf": "network.resolv_conf", "failCgroupV1": "",
-	// Its serving security, as kubeadm sets it up.
-	"authentication.anonymous.enabled": "", "authentication.webhook.enabled": "",
-	"authentication.x509.clientCAFile": "", "authorization.mode": "", "rotateCertificates": "",
-	// Its share of the machine.
-	"cpuManagerPolicy": "kubelet.cpu_manager_policy", "cpuManagerPolicyOptions": "kubelet.cpu_manager_policy_options",
-	"reservedSystemCPUs": "host.reserved_cpus", "kubeReserved": "kubelet.kube_reserved_memory",
-	"systemReserved": "kubelet.system_reserved_memory", "evictionHard": "kubelet.eviction_hard_memory",
-	"mergeDefaultEvictionSettings": "", "enforceNodeAllocatable": "",
-	"memoryManagerPolicy": "kubelet.memory_manager_policy", "reservedMemory": "host.reserved_memory",
-	"topologyManagerPolicy": "kubelet.topology_manager_policy", "topologyManagerScope": "kubelet.topology_manager_scope",
-	"topologyManagerPolicyOptions": "kubelet.topology_manager_options",
-}
-
-// deniedFields are the fields of the denied flags (deniedFlags): each
-// keeps the Node out of the cluster or makes it act as something else.
-var deniedFields = map[string]string{
-	"registerNode":         deniedFlags["--register-node"],
-	"providerID":           deniedFlags["--provider-id"],
-	"staticPodURL":         deniedFlags["--manifest-url"],
-	"staticPodURLHeader":   deniedFlags["--manifest-url-header"],
-	"kubeReservedCgroup":   deniedFlags["--kube-reserved-cgroup"],
-	"systemReservedCgroup": deniedFlags["--system-reserved-cgroup"],
-}
-
-// ManagedFields lists managedFields, sorted, for the reference and the
-// test that holds kubeletgen to it.
-func ManagedFields() []string { return slices.Sorted(maps.Keys(managedFields)) }
-
-// DeniedFields lists deniedFields, sorted, for the reference.
-func DeniedFields() []string { return slices.Sorted(maps.Keys(deniedFields)) }
+// patch: tables merge, values and lists replace). These are its rules;
+// the fields it may not set are kubeletSettings'.
 
 // DropInProblem is one problem of a drop-in, at a field ("featureGates",
 // "authentication.x509.clientCAFile"). A Warning does not stop the plan.

@@ -153,3 +153,30 @@ func TestKubeletSettingsKeepTheRefusals(t *testing.T) {
 		assert.Contains(t, strings.Join(problems(map[string]any{field: 1}), "\n"), "which no partition's kubelet may have", field)
 	}
 }
+
+// Each flag and each field is in one entry of kubeletSettings, so a rule
+// is written once (settingsBy would keep the last of two silently), each
+// entry is managed or denied, with a name to refuse, and each field is
+// one of KubeletConfiguration's.
+func TestKubeletSettingsOnePlaceEach(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range kubeletSettings {
+		assert.True(t, s.flag != "" || s.field != "", "an entry with neither flag nor field: %+v", s)
+		assert.False(t, s.key != "" && s.denied != "", "an entry both managed (key) and denied: %+v", s)
+		for _, name := range []string{s.flag, s.field} {
+			if name == "" {
+				continue
+			}
+			assert.False(t, seen[name], "%s is in two entries", name)
+			seen[name] = true
+		}
+		if s.field != "" {
+			top, _, _ := strings.Cut(s.field, ".")
+			_, exact := knownField(top)
+			assert.True(t, exact, "%s is not a field of KubeletConfiguration", s.field)
+		}
+		if s.flag != "" {
+			assert.True(t, strings.HasPrefix(s.flag, "--") && strings.ToLower(s.flag) == s.flag && !strings.Contains(s.flag, "_"), "%s is not written as kubelet's flag set names it", s.flag)
+		}
+	}
+}
