@@ -79,17 +79,11 @@ func facts(t *testing.T, e example) (planner.Plan, machineFacts, Bundle) {
 func renderedConfig(t *testing.T, b Bundle, p planner.Partition) *kubeletv1beta1.KubeletConfiguration {
 	t.Helper()
 	path := rootRelative(p.Kubelet.ConfigPath)
-	for _, f := range b.Files {
-		if f.Path == path {
-			c, err := kubeletgen.Unmarshal(f.Content)
-			if err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			return c
-		}
+	c, err := kubeletgen.Unmarshal([]byte(fileContent(t, b, path)))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	t.Fatalf("%s not rendered", path)
-	return nil
+	return c
 }
 
 func bytesOf(t *testing.T, s string) uint64 {
@@ -119,21 +113,12 @@ type kubeletOffer struct {
 // leaves all.
 func seenMachine(t *testing.T, f machineFacts, b Bundle, p planner.Partition) machineFacts {
 	t.Helper()
-	content := func(unit string) string {
-		for _, file := range b.Files {
-			if file.Path == unitPath(unit) {
-				return string(file.Content)
-			}
-		}
-		return ""
-	}
 	// A long command goes on over lines ending in " \".
-	kubelet := strings.ReplaceAll(content(kubeletUnit(p.Name)), " \\\n    ", " ")
-	holder := content(MountnsUnit(p.Name))
+	kubelet := strings.ReplaceAll(fileContent(t, b, unitPath(kubeletUnit(p.Name))), " \\\n    ", " ")
+	// A partition on a shared runtime (runtime kind "shared") has no holder.
+	holder, _ := renderedFile(b, unitPath(MountnsUnit(p.Name)))
 	_, after, shown := strings.Cut(kubelet, " view nodes --nodes ")
-	_, hold, _ := strings.Cut(holder, "\nExecStart=/usr/bin/numa-partition view hold --slice "+p.Slice)
-	hold, _, _ = strings.Cut(hold, "\n")
-	served := slices.Contains(strings.Fields(hold), "--meminfo")
+	served := slices.Contains(holderArgs(holder, p.Slice), "--meminfo")
 	if !shown {
 		if served {
 			t.Fatalf("%s: the holder serves a meminfo view, but its kubelet is shown every node", p.Name)

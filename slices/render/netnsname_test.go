@@ -31,12 +31,7 @@ func TestLongPartitionNameRendersInItsNamespace_Issue27(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a 32-character name plans but does not render: %v", err)
 	}
-	text := ""
-	for _, f := range b.Files {
-		if f.Path == unitPath(netnsUnit(name)) {
-			text = string(f.Content)
-		}
-	}
+	text := fileContent(t, b, unitPath(netnsUnit(name)))
 	if !strings.Contains(text, "--namespace np-"+name) || !strings.Contains(text, "--host-link "+planner.HostLinkOf(name)) {
 		t.Errorf("%s:\n%s", netnsUnit(name), text)
 	}

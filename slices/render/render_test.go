@@ -117,10 +117,8 @@ func TestRenderDaemonCPUsFallback(t *testing.T) {
 	if !slices.ContainsFunc(b.Warnings, func(w string) bool { return strings.Contains(w, "partition node1 has no host-reserved CPU") }) {
 		t.Fatalf("warnings %v", b.Warnings)
 	}
-	for _, f := range b.Files {
-		if f.Path == unitPath(kubeletUnit("node1")) && !strings.Contains(string(f.Content), "\nCPUAffinity=4-7\n") {
-			t.Errorf("kubelet-node1 not on its partition's CPUs:\n%s", f.Content)
-		}
+	if unit := fileContent(t, b, unitPath(kubeletUnit("node1"))); !strings.Contains(unit, "\nCPUAffinity=4-7\n") {
+		t.Errorf("kubelet-node1 not on its partition's CPUs:\n%s", unit)
 	}
 }
 
@@ -159,6 +157,8 @@ func TestUnitsAndFiles(t *testing.T) {
 	}
 }
 
+// BenchmarkRender renders the examples' plans, then numatest's big
+// hosts' (bighosts_test.go).
 func BenchmarkRender(b *testing.B) {
 	for _, e := range examples {
 		b.Run(e.name, func(b *testing.B) {
@@ -171,6 +171,7 @@ func BenchmarkRender(b *testing.B) {
 			}
 		})
 	}
+	benchRenderBigHosts(b)
 }
 
 // TestContainerdConfig: the containerd 2 (version 3) config carries the
@@ -183,15 +184,7 @@ func TestContainerdConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := func(name string) string {
-		for _, f := range b.Files {
-			if f.Path == "etc/numa-partition/containerd-"+name+".toml" {
-				return string(f.Content)
-			}
-		}
-		t.Fatalf("no containerd config for %s", name)
-		return ""
-	}
+	cfg := func(name string) string { return fileContent(t, b, "etc/numa-partition/containerd-"+name+".toml") }
 	node0, node1 := cfg("node0"), cfg("node1")
 	for _, want := range []string{"version = 3\n", `socket_path = "/run/containerd-node0/nri.sock"`,
 		`Root = "/run/containerd-node0/runc"`, `conf_dir = "/etc/cni/net.d"`, `bin_dirs = ["/opt/cni/bin"]`} {
@@ -225,13 +218,7 @@ func TestMountNamespaceHolderOutlivesACPUChange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range b.Files {
-			if f.Path == unitPath(MountnsUnit("node1")) {
-				return string(f.Content)
-			}
-		}
-		t.Fatal("no holder unit for node1")
-		return ""
+		return fileContent(t, b, unitPath(MountnsUnit("node1")))
 	}
 	before := seedPlan()
 	after := seedPlan()
@@ -278,9 +265,8 @@ func TestUsageViewByCgroupMode(t *testing.T) {
 				filter := strings.Contains(kubelet, "\nSystemCallFilter=~openat2\nSystemCallErrorNumber=ENOSYS\n")
 				_, afterPre, _ := strings.Cut(kubelet, "\nExecStartPre=")
 				checkFirst := strings.HasPrefix(afterPre, "/usr/bin/numa-partition view check-openat2\n")
-				_, hold, _ := strings.Cut(holder, "\nExecStart=/usr/bin/numa-partition view hold --slice "+p.Slice)
-				hold, _, _ = strings.Cut(hold, "\n")
-				unified := slices.Contains(strings.Fields(hold), "--unified")
+				hold := holderArgs(holder, p.Slice)
+				unified := slices.Contains(hold, "--unified")
 				if filter != c.hidden || checkFirst != c.hidden || unified != c.hidden {
 					t.Errorf("%s on %s: openat2 filter %v, checked first %v, holder --unified %v; want all %v\n%s\n%s",
 						p.Name, c.mode, filter, checkFirst, unified, c.hidden, kubelet, holder)
@@ -291,7 +277,7 @@ func TestUsageViewByCgroupMode(t *testing.T) {
 				if p.Kubelet.CPUManagerPolicy == "static" && unfiltered != c.hidden {
 					t.Errorf("%s on %s: kubelet-state repair without the filter %v, want %v\n%s", p.Name, c.mode, unfiltered, c.hidden, kubelet)
 				}
-				if !slices.Contains(strings.Fields(hold), "--meminfo") {
+				if !slices.Contains(hold, "--meminfo") {
 					t.Errorf("%s on %s: the holder serves no meminfo (its kubelet is shown its nodes on every cgroup version)\n%s", p.Name, c.mode, holder)
 				}
 			}
@@ -299,15 +285,35 @@ func TestUsageViewByCgroupMode(t *testing.T) {
 	}
 }
 
+// fileContent is the content of the bundle's file at path (relative to
+// the root, as Bundle.Files has it); a file not rendered fails the test.
 func fileContent(t *testing.T, b Bundle, path string) string {
 	t.Helper()
+	content, ok := renderedFile(b, path)
+	if !ok {
+		t.Fatalf("%s not rendered", path)
+	}
+	return content
+}
+
+// renderedFile is the content of the bundle's file at path, and whether
+// it was rendered: the one lookup of a rendered file by its path for the
+// package's tests (fileContent, renderedConfig, seenMachine, ...).
+func renderedFile(b Bundle, path string) (string, bool) {
 	for _, f := range b.Files {
 		if f.Path == path {
-			return string(f.Content)
+			return string(f.Content), true
 		}
 	}
-	t.Fatalf("%s not rendered", path)
-	return ""
+	return "", false
+}
+
+// holderArgs are the arguments after the slice of the holder unit's
+// `view hold --slice <slice>` (holder is the unit's content).
+func holderArgs(holder, slice string) []string {
+	_, hold, _ := strings.Cut(holder, "\nExecStart=/usr/bin/numa-partition view hold --slice "+slice)
+	hold, _, _ = strings.Cut(hold, "\n")
+	return strings.Fields(hold)
 }
 
 // A layout change that changes only the CPUs a kubelet is shown changes
