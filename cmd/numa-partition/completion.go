@@ -195,43 +195,130 @@ func runArgs(ctx context.Context, app *cli.App, args []string) error {
 	if err != nil {
 		return err
 	}
+	args, ok := completingDashes(args)
+	if !ok {
+		return nil
+	}
 	return app.RunContext(ctx, interspersed(app, args))
 }
 
-// withValueCompletion makes every command complete its flags' values: the
-// partitions of the plan after --partition, the formats after --output,
-// the levels after --log-level; nothing (the shell's files) after other
-// flags that take a value; else the command's flags and subcommands.
+// completingDashes drops the "--" at the cursor of a completion's line
+// (`plan --<TAB>`: the scripts pass the word being completed, then
+// --generate-bash-completion): urfave/cli turns completion off for a line
+// with "--" in it, where it ends the flags, and ran the command instead,
+// so `plan --<TAB>` offered nothing. completeWord reads the word from the
+// line argsKey keeps. A "--" before the cursor's word ends the flags:
+// there is nothing to complete but the shell's files, and not ok says so.
+func completingDashes(args []string) ([]string, bool) {
+	n := len(args)
+	if n < 2 || args[n-1] != "--generate-bash-completion" {
+		return args, true
+	}
+	if slices.Contains(args[:n-2], "--") {
+		return nil, false
+	}
+	if args[n-2] == "--" {
+		return append(slices.Clone(args[:n-2]), args[n-1]), true
+	}
+	return args, true
+}
+
+// withValueCompletion makes every command complete with completeWord.
 func withValueCompletion(cmds []*cli.Command) []*cli.Command {
 	for _, cmd := range cmds {
-		cmd.BashComplete = valueCompleter(cmd)
+		cmd.BashComplete = completeWord
 		withValueCompletion(cmd.Subcommands)
 	}
 	return cmds
 }
 
-func valueCompleter(cmd *cli.Command) cli.BashCompleteFunc {
-	defaults := cli.DefaultCompleteWithFlags(cmd)
-	return func(c *cli.Context) {
-		args, _ := c.App.Metadata[argsKey].([]string)
-		// The last word is --generate-bash-completion; the one before it
-		// is the word before the cursor.
-		if len(args) < 2 {
-			defaults(c)
-			return
-		}
-		f := flagNamed(cmd, args[len(args)-2])
-		if f == nil || isBool(f) {
-			defaults(c)
-			return
-		}
+// completeWord is the app's and every command's completion, from the line
+// as typed (argsKey; urfave/cli's default read os.Args, and so completed
+// nothing for a line that did not come from the process's own): after a
+// flag that takes a value, its values where they can be listed (the
+// plan's partitions after --partition, the formats after --output, the
+// levels after --log-level), else nothing (the shell's files); on a word
+// that starts with "-", the command's flags it begins (long ones only
+// after "--"), each once unless it repeats; else the command's
+// subcommands (and help at the top, as kubectl's).
+func completeWord(c *cli.Context) {
+	cmd := c.Command
+	args, _ := c.App.Metadata[argsKey].([]string)
+	// The last word is --generate-bash-completion; the one before it is
+	// the word being completed when it starts with "-" (the scripts pass
+	// it then), else the word before the cursor.
+	word := ""
+	if len(args) >= 3 {
+		word = args[len(args)-2]
+	}
+	if f := flagNamed(cmd, word); f != nil && !isBool(f) {
 		values := flagValues(c, f.Names()[0])
 		if cmd.Name == "plan" && f.Names()[0] == "output" {
 			values = append(values, "svg", "dot")
 		}
-		for _, v := range values {
-			fmt.Fprintln(c.App.Writer, v)
+		printLines(c.App.Writer, values)
+		return
+	}
+	if strings.HasPrefix(word, "-") {
+		printLines(c.App.Writer, flagCandidates(cmd.Flags, word, args[1:len(args)-2]))
+		return
+	}
+	var names []string
+	if cmd.Name == "completion" {
+		names = []string{"bash", "zsh", "fish"}
+	}
+	for _, sub := range cmd.Subcommands {
+		if !sub.Hidden && sub.Name != "help" {
+			names = append(names, sub.Name)
 		}
+	}
+	if at := commandWord(c.App.Flags, args); cmd.Name == c.App.Name && (at < 0 || args[at] != "help") {
+		names = append(names, "help") // helpCommandLine's
+	}
+	printLines(c.App.Writer, names)
+}
+
+// flagCandidates are the visible flags of flags, as typed, that begin with
+// word ("-" or "--" and the start of a name); one already given in typed
+// is left out unless it repeats (a slice flag).
+func flagCandidates(flags []cli.Flag, word string, typed []string) []string {
+	var out []string
+	for _, f := range flags {
+		if v, ok := f.(cli.VisibleFlag); ok && !v.IsVisible() {
+			continue
+		}
+		if s, ok := f.(cli.DocGenerationSliceFlag); !(ok && s.IsSliceFlag()) && flagGiven(f, typed) {
+			continue
+		}
+		for _, n := range f.Names() {
+			if strings.HasPrefix(word, "--") && len(n) == 1 {
+				continue
+			}
+			if d := dashed(n); strings.HasPrefix(d, word) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// flagGiven says whether one of f's names is among typed (--name, -n,
+// --name=value).
+func flagGiven(f cli.Flag, typed []string) bool {
+	for _, w := range typed {
+		name, _, _ := strings.Cut(w, "=")
+		for _, n := range f.Names() {
+			if name == "-"+n || name == "--"+n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func printLines(w io.Writer, lines []string) {
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
 	}
 }
 

@@ -99,6 +99,7 @@ func newApp() *cli.App {
 			outputReferenceCommand(),
 		})))),
 		EnableBashCompletion: true,
+		BashComplete:         completeWord,
 		HideHelpCommand:      true,
 		// Errors come back to main, which prints each once, prefixed, and
 		// exits with its status: urfave/cli printed an exitCoder's message
