@@ -150,6 +150,7 @@ func AllocatorShape(nodes int) (Shape, error) {
 			NodeMemory: 128 * gib, SameSocket: 12, OtherSocket: 21, PageSizes: []uint64{2 * mib, gib}}
 	case 34:
 		s = GB200
+		s.Name, s.About = "gb200-34n-1p", "GB200 tray as one partition: 2 Grace × 72 cores + 32 GPU-memory nodes"
 	case 64:
 		s = Shape{Name: "32s-snc2-64n", About: "32 × 28 cores × 2 threads, SNC2: 64 nodes",
 			Sockets: 32, NodesPerSocket: 2, CoresPerSocket: 28, ThreadsPerCore: 2,

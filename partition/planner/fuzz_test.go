@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/numa/numatest"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
@@ -45,6 +46,9 @@ func FuzzParsePlan(f *testing.F) {
 	})
 }
 
+// BenchmarkNewPlan plans real dumps with the default config, then
+// numatest's big hosts (discovered from their synthetic trees) with
+// their own configs and the examples' host facts, as plan does.
 func BenchmarkNewPlan(b *testing.B) {
 	for _, name := range []string{"hwloc-64amd64-4s2n4ca2co", "hwloc-128ia64-17n4s2c"} {
 		topo := discoverFixture(b, name)
@@ -53,6 +57,17 @@ func BenchmarkNewPlan(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := NewPlan(topo, c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	for _, s := range numatest.BigHosts {
+		topo, c := discoverShape(b, s)
+		b.Run(s.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := NewPlanFor(topo, ExampleFacts, c); err != nil {
 					b.Fatal(err)
 				}
 			}
