@@ -124,10 +124,15 @@ func writeStatus(w io.Writer, st *apply.Status) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", n.Node, units.FormatBytes(n.TotalBytes), units.FormatBytes(n.FreeBytes), orDash(strings.Join(hp, ", ")))
 	}
 	tw.Flush()
-	if len(st.Problems) > 0 {
-		b.WriteString("\nproblems:\n")
-		for _, p := range st.Problems {
-			fmt.Fprintf(&b, "  - %s\n", p)
+	for _, list := range []struct {
+		title string
+		items []string
+	}{{"problems", st.Problems}, {"warnings", st.Warnings}} {
+		if len(list.items) > 0 {
+			fmt.Fprintf(&b, "\n%s:\n", list.title)
+			for _, p := range list.items {
+				fmt.Fprintf(&b, "  - %s\n", p)
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())

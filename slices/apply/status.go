@@ -15,6 +15,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 	"github.com/numa-partition/numa-partition/slices/nodeview"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
@@ -48,6 +49,11 @@ type Status struct {
 	// differs from what was applied (each drift item is also a problem).
 	Problems []string `json:"problems"`
 	Drift    []string `json:"drift"`
+	// Warnings are what does not make the health worse but an operator
+	// should act on (a host holding more memory on a partition's nodes
+	// than its reservation there, which that partition's kubelet cannot
+	// see on cgroup v2).
+	Warnings []string `json:"warnings,omitempty"`
 	// Offline, when status read a root no systemd runs on, says what it
 	// could not read there.
 	Offline string `json:"offline,omitempty"`
@@ -92,6 +98,12 @@ type PartitionStatus struct {
 	// says why it was not read. Neither without a namespace of its own.
 	Machine      *nodeview.Machine `json:"machine,omitempty"`
 	MachineError string            `json:"machineError,omitempty"`
+	// HostMemoryBytes is, on cgroup v2, the memory on the partition's
+	// nodes that is neither free, nor hugepages, nor its slice's: the
+	// host's and the kernel's, which its kubelet does not count
+	// (nodeview.HostMemoryOn). HostMemoryError says why it was not read.
+	HostMemoryBytes *uint64 `json:"hostMemoryBytes,omitempty"`
+	HostMemoryError string  `json:"hostMemoryError,omitempty"`
 }
 
 // NetworkStatus is a partition's network namespace: what was applied and
@@ -270,6 +282,10 @@ func (r *statusRun) problem(format string, a ...any) {
 	r.st.Problems = append(r.st.Problems, fmt.Sprintf(format, a...))
 }
 
+func (r *statusRun) warn(format string, a ...any) {
+	r.st.Warnings = append(r.st.Warnings, fmt.Sprintf(format, a...))
+}
+
 // drift is a problem that is a difference from what apply left.
 func (r *statusRun) drift(format string, a ...any) {
 	d := fmt.Sprintf(format, a...)
@@ -419,6 +435,9 @@ func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[
 			ps.Nodes = append(ps.Nodes, n)
 		}
 	}
+	if r.mode == CgroupV2 {
+		r.hostMemory(p, &ps)
+	}
 	kubeletHTTP := r.http
 	if p.Network != nil {
 		ps.Network = r.network(p)
@@ -455,6 +474,36 @@ func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[
 			ps.Node.Name, ps.Node.InternalIP, p.Name, p.Network.Address.Addr())
 	}
 	return ps
+}
+
+// hostMemory measures the host's memory on p's nodes (cgroup v2) and
+// warns when it is more than the host's reservation there, which p's
+// kubelet counts on instead (its eviction threshold: the kernel's OOM
+// killer would come before kubelet's eviction).
+func (r *statusRun) hostMemory(p RecordPartition, ps *PartitionStatus) {
+	if len(ps.Nodes) != p.Nodes.Len() {
+		ps.HostMemoryError = "the NUMA nodes' memory was not read"
+		return
+	}
+	charged, err := nodeview.ReadSliceNodeMemory(rootOf(r.o.Root), sliceCgroup(p.Slice))
+	if err != nil {
+		ps.HostMemoryError = err.Error()
+		return
+	}
+	var nodes []nodeview.NodeUse
+	for _, n := range ps.Nodes {
+		u := nodeview.NodeUse{Node: n.Node, TotalBytes: n.TotalBytes, FreeBytes: n.FreeBytes}
+		for _, h := range n.Hugepages {
+			u.HugeBytes += h.Total * h.PageSize
+		}
+		nodes = append(nodes, u)
+	}
+	host := nodeview.HostMemoryOn(nodes, charged)
+	ps.HostMemoryBytes = &host
+	if reserved := p.HostMemoryReserved; reserved != nil && host > *reserved {
+		r.warn("partition %s: the host holds %s on its NUMA nodes %s, more than its reservation there (%s); its kubelet does not count the host's memory (cgroup v2), so the kernel's OOM killer may come before kubelet's eviction: raise system_reserved_memory for %s, or move host work off those nodes",
+			p.Name, units.FormatBytes(host), p.Nodes, units.FormatBytes(*reserved), p.Name)
+	}
 }
 
 func orNone(s string) string {

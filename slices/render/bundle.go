@@ -143,6 +143,12 @@ type Partition struct {
 	// Network is the partition's namespace and address (namespace mode):
 	// status probes its kubelet there and checks the namespace.
 	Network *planner.PartitionNetwork `json:"network,omitempty"`
+	// HostMemoryReserved is, when its kubelet cannot see the host's
+	// memory on its nodes (kubeletgen.Machine.HostMemoryUnseen: cgroup
+	// v2), the host's reservation there, which its eviction threshold
+	// counts on: status warns when the host holds more there. nil when
+	// the kubelet sees the host's memory.
+	HostMemoryReserved *uint64 `json:"hostMemoryReservedBytes,omitempty"`
 }
 
 // PartitionsOf are plan's partitions as a bundle carries them.

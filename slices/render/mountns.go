@@ -97,6 +97,9 @@ func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
 		// holder's served memory files: apply refuses it there.
 		r.unifiedViews = append(r.unifiedViews, p.Name)
 	}
+	if m.HostMemoryUnseen {
+		r.hostMemoryReserved[p.Name] = p.Kubelet.SystemReservedMemory
+	}
 	if !m.Partition {
 		r.warnings = append(r.warnings, fmt.Sprintf("partition %s: its kubelet is shown the whole machine, so its Node's cpu and memory capacity are the machine's (allocatable is still its share): %s", p.Name, m.WholeMachineWhy))
 		return v, nil

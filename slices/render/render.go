@@ -53,7 +53,7 @@ func RenderWith(plan planner.Plan, opt Options) (Bundle, error) {
 	if err := checkPartitions(&plan); err != nil {
 		return Bundle{}, err
 	}
-	r := renderer{plan: &plan, opt: opt, files: map[string]File{}}
+	r := renderer{plan: &plan, opt: opt, files: map[string]File{}, hostMemoryReserved: map[string]uint64{}}
 	if err := r.host(); err != nil {
 		return Bundle{}, err
 	}
@@ -102,7 +102,9 @@ type renderer struct {
 	cgroupV2Only  []string
 	cgroupV1Only  []string
 	unifiedViews  []string
-	network       *Network // what the network oneshots make, as they are rendered
+	// hostMemoryReserved: Partition.HostMemoryReserved, by partition.
+	hostMemoryReserved map[string]uint64
+	network            *Network // what the network oneshots make, as they are rendered
 }
 
 func (r *renderer) add(path string, content []byte) error {
@@ -131,6 +133,11 @@ func (r *renderer) bundle() (Bundle, error) {
 	}
 	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: pools, CgroupV2Only: r.cgroupV2Only, CgroupV1Only: r.cgroupV1Only, UnifiedViews: r.unifiedViews, Network: r.network,
 		Hostname: r.plan.Hostname, ReservedCPUs: r.plan.Host.ReservedCPUs, Partitions: PartitionsOf(r.plan)}
+	for i, p := range b.Partitions {
+		if v, ok := r.hostMemoryReserved[p.Name]; ok {
+			b.Partitions[i].HostMemoryReserved = &v
+		}
+	}
 	for _, f := range r.files {
 		b.Files = append(b.Files, f)
 	}
