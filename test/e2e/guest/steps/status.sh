@@ -26,6 +26,21 @@ for p in $PARTITIONS; do
   expect_eq "$p Node (status, from the API server)" "$(q node-$p)" \
     "$(node_name $p) ready=true kubeconfig=/etc/kubernetes/kubelet-$p.conf cpu=${POD_CPU_COUNT[$p]}"
 done
+# On cgroup v2 a kubelet does not count the host's memory on its nodes:
+# status measures it and warns where it is more than the host's
+# reservation there (node0, with the host's CPU and the VM's in-memory
+# root file system, is far past its 64Mi).
+if [ "$E2E_CGROUP" = v2 ]; then
+  plan=$(numa-partition --output json plan 2>/dev/null)
+  for p in $PARTITIONS; do
+    host=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .hostMemoryBytes // "none"' <<<"$out")
+    [[ $host =~ ^[0-9]+$ ]] && ok "$p: the host's memory on its nodes, measured: $((host >> 20)) MiB" \
+      || { fail "$p: no hostMemoryBytes in status on cgroup v2: $host"; continue; }
+    reserved=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .kubelet.systemReservedMemory' <<<"$plan")
+    warned=$(jq --arg p $p '[.warnings[]? | select(startswith("partition \($p): the host holds"))] | length' <<<"$out")
+    expect_eq "$p: warned that the host holds more than its $((reserved >> 20)) MiB there (1) or not (0)" "$warned" $([ $host -gt $reserved ] && echo 1 || echo 0)
+  done
+fi
 # With an admin kubeconfig given, the same answer.
 adm=$(numa-partition --output json status --kubeconfig $KUBECONFIG 2>&1 | jq -r '[.partitions[] | "\(.node.name)=\(.node.ready)"] | join(" ")')
 expect_eq "status --kubeconfig (admin)" "$adm" "$(node_name node0)=true $(node_name node1)=true"
