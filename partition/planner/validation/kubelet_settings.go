@@ -96,8 +96,7 @@ var kubeletSettings = []kubeletSetting{
 	// Denied.
 	{flag: "--version", denied: "it prints the version and exits, so the unit restarts forever"},
 	{flag: "--help", denied: "it prints the usage and exits, so the unit restarts forever"},
-	// Its field, runOnce, is not refused (yet): a drop-in may set it.
-	{flag: "--runonce", denied: "it runs the static pods once and exits"},
+	{flag: "--runonce", field: "runOnce", denied: "it runs the static pods once and exits"},
 	{flag: "--register-node", field: "registerNode", denied: "the partition's Node must register with the API server, or no pod reaches it"},
 	{flag: "--register-schedulable", denied: "the partition's Node must be schedulable; cordon it with kubectl instead"},
 	{flag: "--lock-file", denied: "every partition's kubelet would wait for, or exit on, one lock"},

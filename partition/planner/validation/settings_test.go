@@ -120,9 +120,11 @@ var before = map[string]map[string]string{
 		"topologyManagerScope":             "kubelet.topology_manager_scope",
 	},
 	"deniedFields": {
-		"kubeReservedCgroup":   "numa-partition decides the partition's cgroups",
-		"providerID":           "it names the cloud instance the Node is, which every partition would claim",
-		"registerNode":         "the partition's Node must register with the API server, or no pod reaches it",
+		"kubeReservedCgroup": "numa-partition decides the partition's cgroups",
+		"providerID":         "it names the cloud instance the Node is, which every partition would claim",
+		"registerNode":       "the partition's Node must register with the API server, or no pod reaches it",
+		// Refused since the table was made one: --runonce was, its field not.
+		"runOnce":              "it runs the static pods once and exits",
 		"staticPodURL":         "it runs the static pods a URL serves in every partition; use kubelet.static_pod_path",
 		"staticPodURLHeader":   "it goes with --manifest-url, which a partition's kubelet may not have",
 		"systemReservedCgroup": "numa-partition decides the partition's cgroups",
