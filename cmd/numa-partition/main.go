@@ -74,7 +74,7 @@ func newApp() *cli.App {
 		Before: func(c *cli.Context) error {
 			return setupLogging(c)
 		},
-		Commands: withUsageErrors(refuseStrayArgs(withValueCompletion(withGlobalFlags([]*cli.Command{
+		Commands: withExamples(withUsageErrors(refuseStrayArgs(withValueCompletion(withGlobalFlags([]*cli.Command{
 			discoverCommand(),
 			planCommand(),
 			configCommand(),
@@ -97,7 +97,7 @@ func newApp() *cli.App {
 			manCommand(),
 			bootUnitCommand(),
 			outputReferenceCommand(),
-		})))),
+		}))))),
 		EnableBashCompletion: true,
 		BashComplete:         completeWord,
 		HideHelpCommand:      true,
