@@ -24,6 +24,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 )
 
@@ -61,6 +62,10 @@ type Shape struct {
 
 	// Config is the TOML the benchmarks plan the shape with.
 	Config string
+	// Cgroup is the host's cgroup mode, a host fact the tests give the
+	// planner (planner.FixedFacts) and apply: v2 on today's big hosts,
+	// and nri mode (the GB200 tray's partitions) needs it.
+	Cgroup cgroupmode.Mode
 }
 
 // The shapes of issue #41: the 2-socket, 512-thread hosts in their
@@ -74,8 +79,8 @@ var (
 		Name: "2s512t-snc3", About: "2 × 128 cores × 2 threads, SNC3: 6 nodes",
 		Sockets: 2, NodesPerSocket: 3, CoresPerSocket: 128, ThreadsPerCore: 2,
 		NodeMemory: 256 * gib, SameSocket: 12, OtherSocket: 21,
-		PageSizes: []uint64{2 * mib, gib},
-		Config:    x86Config("snc3"),
+		PageSizes: []uint64{2 * mib, gib}, Cgroup: cgroupmode.V2,
+		Config: x86Config("snc3"),
 	}
 	// NPS4 is a 2-socket EPYC (Turin, 128 cores, SMT2) in NPS4: 8 nodes
 	// of 32 cores, 192 GiB each. One partition per node.
@@ -83,8 +88,8 @@ var (
 		Name: "2s512t-nps4", About: "2 × 128 cores × 2 threads, NPS4: 8 nodes",
 		Sockets: 2, NodesPerSocket: 4, CoresPerSocket: 128, ThreadsPerCore: 2,
 		NodeMemory: 192 * gib, SameSocket: 12, OtherSocket: 32,
-		PageSizes: []uint64{2 * mib, gib},
-		Config:    x86Config("nps4"),
+		PageSizes: []uint64{2 * mib, gib}, Cgroup: cgroupmode.V2,
+		Config: x86Config("nps4"),
 	}
 	// GB200 is a GB200 NVL72 compute tray: 2 Grace CPUs (72 Neoverse V2
 	// cores, no SMT, 480 GiB LPDDR5X each) and 4 Blackwell GPUs whose
@@ -99,7 +104,7 @@ var (
 		Sockets: 2, NodesPerSocket: 1, CoresPerSocket: 72, ThreadsPerCore: 1,
 		NodeMemory: 480 * gib, MemoryNodes: 32, MemoryNodeMemory: 23 * gib,
 		OtherSocket: 40, MemoryNear: 80, MemoryFar: 120,
-		PageSizes: []uint64{2 * mib, 512 * mib, 16 * gib},
+		PageSizes: []uint64{2 * mib, 512 * mib, 16 * gib}, Cgroup: cgroupmode.V2,
 		Config: `[kubelet]
 hostname = "gb200"
 
@@ -147,14 +152,14 @@ func AllocatorShape(nodes int) (Shape, error) {
 	case 16:
 		s = Shape{Name: "4s-snc4-16n", About: "4 × 60 cores × 2 threads, SNC4: 16 nodes",
 			Sockets: 4, NodesPerSocket: 4, CoresPerSocket: 60, ThreadsPerCore: 2,
-			NodeMemory: 128 * gib, SameSocket: 12, OtherSocket: 21, PageSizes: []uint64{2 * mib, gib}}
+			NodeMemory: 128 * gib, SameSocket: 12, OtherSocket: 21, PageSizes: []uint64{2 * mib, gib}, Cgroup: cgroupmode.V2}
 	case 34:
 		s = GB200
 		s.Name, s.About = "gb200-34n-1p", "GB200 tray as one partition: 2 Grace × 72 cores + 32 GPU-memory nodes"
 	case 64:
 		s = Shape{Name: "32s-snc2-64n", About: "32 × 28 cores × 2 threads, SNC2: 64 nodes",
 			Sockets: 32, NodesPerSocket: 2, CoresPerSocket: 28, ThreadsPerCore: 2,
-			NodeMemory: 192 * gib, SameSocket: 11, OtherSocket: 31, PageSizes: []uint64{2 * mib, gib}}
+			NodeMemory: 192 * gib, SameSocket: 11, OtherSocket: 31, PageSizes: []uint64{2 * mib, gib}, Cgroup: cgroupmode.V2}
 	default:
 		return s, fmt.Errorf("no allocator shape of %d nodes (16, 34 or 64)", nodes)
 	}

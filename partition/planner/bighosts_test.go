@@ -24,6 +24,13 @@ func discoverShape(t testing.TB, s numatest.Shape) (*numa.Topology, *config.Conf
 	return topo, c
 }
 
+// shapeFacts are the examples' declared host in the shape's cgroup mode.
+func shapeFacts(s numatest.Shape) FixedFacts {
+	f := ExampleFacts
+	f.Cgroup = s.Cgroup
+	return f
+}
+
 // TestPlanBigHosts: the big hosts plan as their configs say, with the
 // invariants: the 512-thread hosts one partition per node, placed by
 // kubelet; the GB200 tray one per Grace with its 16 GPU-memory nodes,
@@ -54,7 +61,7 @@ func TestPlanBigHosts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.shape.Name, func(t *testing.T) {
 			topo, c := discoverShape(t, tc.shape)
-			p, err := NewPlanFor(topo, ExampleFacts, c)
+			p, err := NewPlanFor(topo, shapeFacts(tc.shape), c)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -48,7 +48,7 @@ func FuzzParsePlan(f *testing.F) {
 
 // BenchmarkNewPlan plans real dumps with the default config, then
 // numatest's big hosts (discovered from their synthetic trees) with
-// their own configs and the examples' host facts, as plan does.
+// their own configs and host facts (shapeFacts), as plan does.
 func BenchmarkNewPlan(b *testing.B) {
 	for _, name := range []string{"hwloc-64amd64-4s2n4ca2co", "hwloc-128ia64-17n4s2c"} {
 		topo := discoverFixture(b, name)
@@ -64,10 +64,11 @@ func BenchmarkNewPlan(b *testing.B) {
 	}
 	for _, s := range numatest.BigHosts {
 		topo, c := discoverShape(b, s)
+		facts := shapeFacts(s)
 		b.Run(s.Name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := NewPlanFor(topo, ExampleFacts, c); err != nil {
+				if _, err := NewPlanFor(topo, facts, c); err != nil {
 					b.Fatal(err)
 				}
 			}

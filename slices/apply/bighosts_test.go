@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/numatest"
 	"github.com/numa-partition/numa-partition/partition/planner"
@@ -28,16 +27,10 @@ import (
 // systemd's jobs per partition is BenchmarkApply8Partitions's, on the
 // sandbox's real systemd.
 
-// bigHostFacts are the examples' declared host on cgroup v2, as today's
-// big hosts run (and nri mode, the GB200 tray's, needs).
-var bigHostFacts = func() planner.FixedFacts {
-	f := planner.ExampleFacts
-	f.Cgroup = cgroupmode.V2
-	return f
-}()
-
-// bigHost is a shape's tree, plan and bundle.
+// bigHost is a shape's tree, plan (with the examples' host facts in the
+// shape's cgroup mode) and bundle.
 type bigHost struct {
+	mode   CgroupMode
 	sysfs  string
 	plan   *planner.Plan
 	bundle bundle.Bundle
@@ -45,12 +38,14 @@ type bigHost struct {
 
 func newBigHost(t testing.TB, s numatest.Shape) bigHost {
 	t.Helper()
-	h := bigHost{sysfs: s.WriteTemp(t)}
+	h := bigHost{mode: s.Cgroup, sysfs: s.WriteTemp(t)}
 	topo, err := numa.NewFS(h.sysfs).Discover()
 	must(t, err)
 	c, err := config.Parse(s.Name+".toml", []byte(s.Config))
 	must(t, err)
-	h.plan, err = planner.NewPlanFor(topo, bigHostFacts, c)
+	facts := planner.ExampleFacts
+	facts.Cgroup = s.Cgroup
+	h.plan, err = planner.NewPlanFor(topo, facts, c)
 	must(t, err)
 	h.bundle, err = bundle.Render(*h.plan)
 	must(t, err)
@@ -62,7 +57,7 @@ func newBigHost(t testing.TB, s numatest.Shape) bigHost {
 func (h bigHost) dryRun(t testing.TB, root string) *Report {
 	t.Helper()
 	o := Options{Root: root, Sysfs: h.sysfs, Systemd: systemd.NewOffline(root), Offline: true, DryRun: true,
-		CgroupMode: CgroupV2, Version: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		CgroupMode: h.mode, Version: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	rep, err := Apply(context.Background(), o, h.bundle)
 	must(t, err)
 	return rep
@@ -75,7 +70,7 @@ func TestApplyPlansBigHosts(t *testing.T) {
 	for _, s := range numatest.BigHosts {
 		t.Run(s.Name, func(t *testing.T) {
 			h := newBigHost(t, s)
-			d, err := NewDesired(h.bundle, CgroupV2)
+			d, err := NewDesired(h.bundle, h.mode)
 			must(t, err)
 			fresh := Plan(d, Current{})
 			if len(fresh) < len(h.bundle.Units) {
@@ -99,7 +94,7 @@ func TestApplyPlansBigHosts(t *testing.T) {
 func BenchmarkApplyBigHosts(b *testing.B) {
 	for _, s := range numatest.BigHosts {
 		h := newBigHost(b, s)
-		d, err := NewDesired(h.bundle, CgroupV2)
+		d, err := NewDesired(h.bundle, h.mode)
 		must(b, err)
 		for _, c := range []struct {
 			name string
@@ -112,7 +107,7 @@ func BenchmarkApplyBigHosts(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/plan=%s", s.Name, c.name), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					d, err := NewDesired(h.bundle, CgroupV2)
+					d, err := NewDesired(h.bundle, h.mode)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -10,7 +10,8 @@ import (
 )
 
 // shapePlan plans a numatest shape as plan does: discovered from its
-// synthetic tree, with its config and the examples' host facts.
+// synthetic tree, with its config and the examples' host facts in its
+// cgroup mode.
 func shapePlan(t testing.TB, s numatest.Shape) planner.Plan {
 	t.Helper()
 	topo, err := numa.NewFS(s.WriteTemp(t)).Discover()
@@ -21,7 +22,9 @@ func shapePlan(t testing.TB, s numatest.Shape) planner.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := planner.NewPlanFor(topo, planner.ExampleFacts, c)
+	facts := planner.ExampleFacts
+	facts.Cgroup = s.Cgroup
+	p, err := planner.NewPlanFor(topo, facts, c)
 	if err != nil {
 		t.Fatal(err)
 	}
