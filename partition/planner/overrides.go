@@ -70,7 +70,8 @@ type settings struct {
 // The overridable settings are KubeletOverrides' fields: each one the
 // entry sets replaces [kubelet]'s.
 func merge(c *config.Config, override int) settings {
-	s := settings{k: c.Kubelet, key: map[string]string{"labels": "kubelet.labels", "taints": "kubelet.taints"}}
+	s := settings{k: c.Kubelet, key: map[string]string{"labels": "kubelet.labels", "taints": "kubelet.taints",
+		"binary": "kubelet.binary", "runtime.binary": "runtime.binary"}}
 	fields := reflect.VisibleFields(reflect.TypeOf(config.KubeletOverrides{}))
 	for _, f := range fields {
 		s.key[f.Tag.Get("toml")] = "kubelet." + f.Tag.Get("toml")
@@ -81,6 +82,12 @@ func merge(c *config.Config, override int) settings {
 	p := &c.Partitions[override]
 	pre := fmt.Sprintf("partition[%d].", override)
 	s.p, s.pre = p, pre
+	if p.KubeletBinary != "" {
+		s.k.Binary, s.key["binary"] = p.KubeletBinary, pre+"kubelet_binary"
+	}
+	if p.ContainerdBinary != "" {
+		s.key["runtime.binary"] = pre + "containerd_binary"
+	}
 	from, to := reflect.ValueOf(p.KubeletOverrides), reflect.ValueOf(&s.k.KubeletOverrides).Elem()
 	for _, f := range fields {
 		if v := from.FieldByIndex(f.Index); !v.IsZero() {

@@ -161,7 +161,7 @@ func checkPath(col *config.Collector, key, p string, kind pathKind) {
 // carry no path the planner would have refused.
 func PlanPathsProblem(plan *Plan) error {
 	col := config.NewCollector(nil)
-	checkPaths(plan, col)
+	checkPaths(plan, col, nil)
 	return col.Err()
 }
 
@@ -169,8 +169,13 @@ func PlanPathsProblem(plan *Plan) error {
 // directory that must be one daemon's own is another's: of another
 // partition (two kubelets in one root dir corrupt each other's state),
 // of the same partition (kubeconfig = config_path: kubelet overwrites its
-// own config), or inside another partition's own directory.
-func checkPaths(plan *Plan, col *config.Collector) {
+// own config), or inside another partition's own directory. keyOf, when
+// not nil, names the config key a partition's value came from (a
+// [[partition]]'s own binary); else the shared key is named.
+func checkPaths(plan *Plan, col *config.Collector, keyOf func(partition int, key string) string) {
+	if keyOf == nil {
+		keyOf = func(_ int, key string) string { return key }
+	}
 	type entry struct {
 		key, value string
 		kind       pathKind
@@ -187,7 +192,7 @@ func checkPaths(plan *Plan, col *config.Collector) {
 		p := &plan.Partitions[i]
 		k, rt, a := p.Kubelet, p.Runtime, p.Allocator
 		entries := []entry{
-			{"kubelet.binary", k.Binary, readPath, false},
+			{keyOf(i, "kubelet.binary"), k.Binary, readPath, false},
 			{"kubelet.config_path", k.ConfigPath, writtenFile, true},
 			{"kubelet.root_dir", k.RootDir, ownDir, true},
 			{"kubelet.cert_dir", k.CertDir, ownDir, true},
@@ -207,7 +212,7 @@ func checkPaths(plan *Plan, col *config.Collector) {
 		}
 		if rt.Kind == RuntimeContainerd {
 			entries = append(entries,
-				entry{"runtime.binary", rt.Binary, readPath, false},
+				entry{keyOf(i, "runtime.binary"), rt.Binary, readPath, false},
 				entry{"runtime.config_path", rt.ConfigPath, writtenFile, true},
 				entry{"runtime.root_dir", rt.RootDir, ownDir, true},
 				entry{"runtime.state_dir", rt.StateDir, ownDir, true},

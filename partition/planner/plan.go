@@ -207,7 +207,7 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 	}
 	p.Taints = checkedTaints(k.Taints, partTaints(s))
 
-	p.Runtime = newRuntime(c, ex)
+	p.Runtime = newRuntime(c, s, ex)
 	p.Allocator = Allocator{
 		Socket:      ex("allocator.socket", c.Allocator.Socket, config.DefaultAllocatorSocket),
 		StateDir:    ex("allocator.state_dir", c.Allocator.StateDir, config.DefaultAllocatorStateDir),
@@ -244,8 +244,11 @@ func (pl *planning) namespaced() bool {
 // kubelet 1.37 refuses to start on ("could not read controllers").
 func CgroupRoot(partition string) string { return "/" + partition }
 
-func newRuntime(c *config.Config, ex func(key, value, def string) string) Runtime {
+func newRuntime(c *config.Config, s settings, ex func(key, value, def string) string) Runtime {
 	r := c.Runtime
+	if s.p != nil && s.p.ContainerdBinary != "" {
+		r.Binary = s.p.ContainerdBinary
+	}
 	if r.Mode == config.RuntimeModeShared {
 		return Runtime{Kind: RuntimeShared, Endpoint: ex("runtime.endpoint", r.Endpoint, "")}
 	}

@@ -124,9 +124,21 @@ func (pl *planning) validatePlan() {
 		pl.checkPolicies(s, p)
 		checkExtraArgs(s, p, col)
 		pl.checkRuntime(p)
+		if s.p != nil && s.p.ContainerdBinary != "" && p.Runtime.Kind != RuntimeContainerd {
+			col.Add(s.key["runtime.binary"], "names partition %s's own containerd, which runtime.mode = \"shared\" does not run (allowed: runtime.mode = \"containerd\", or no containerd_binary)", p.Name)
+		}
 	}
 	pl.checkPorts()
-	checkPaths(plan, col)
+	checkPaths(plan, col, func(i int, key string) string {
+		// A binary set for one partition is reported at its own key.
+		switch key {
+		case "kubelet.binary":
+			return pl.perPart[i].key["binary"]
+		case "runtime.binary":
+			return pl.perPart[i].key["runtime.binary"]
+		}
+		return key
+	})
 	pl.checkClusterDNS()
 	pl.checkDropIns()
 	if msg := validation.SocketGroupProblem(pl.c.Allocator.SocketGroup); msg != "" {

@@ -220,6 +220,12 @@ type PartitionConfig struct {
 	// Each set field replaces [kubelet]'s (merge).
 	KubeletOverrides
 
+	// KubeletBinary and ContainerdBinary replace kubelet.binary and
+	// runtime.binary for this partition: a new kubelet or containerd runs
+	// on one partition (a canary) while the others keep theirs.
+	KubeletBinary    string `toml:"kubelet_binary"`
+	ContainerdBinary string `toml:"containerd_binary"`
+
 	// AllocatorMode replaces allocator.mode for this partition.
 	AllocatorMode string `toml:"allocator_mode"`
 	// Address is the partition's address on network.subnet (namespace

@@ -68,7 +68,7 @@ func TestParseErrors(t *testing.T) {
 			`config.toml:1: key "hosts": unknown key; allowed here: allocator, host, kubelet, network, partition, partitioning, runtime` + "\n" +
 				`config.toml:2: key "hosts.x": unknown key; allowed here: (none)`},
 		{"unknown key in an array of tables", "[[partition]]\nnodes = [0]\n[[partition]]\nnodes = [1]\nlables = {}\n",
-			`config.toml:5: key "partition.lables": unknown key; allowed here: address, allocator_mode, cpu_manager_policy, cpu_manager_policy_options, drop_in, ephemeral_storage, eviction_hard_memory, extra_args, kube_reserved_memory, labels, local_devices, max_pods, memory_manager_policy, name, node_name, nodes, pids, system_reserved_memory, taints, topology_manager_options, topology_manager_policy, topology_manager_scope`},
+			`config.toml:5: key "partition.lables": unknown key; allowed here: address, allocator_mode, containerd_binary, cpu_manager_policy, cpu_manager_policy_options, drop_in, ephemeral_storage, eviction_hard_memory, extra_args, kube_reserved_memory, kubelet_binary, labels, local_devices, max_pods, memory_manager_policy, name, node_name, nodes, pids, system_reserved_memory, taints, topology_manager_options, topology_manager_policy, topology_manager_scope`},
 		{"syntax error", "[host]\nreserved_cpus = \"0\n",
 			`config.toml:2: key "host.reserved_cpus": strings cannot contain newlines`},
 		{"wrong type", "[kubelet]\nmax_pods = \"many\"\n",
