@@ -202,6 +202,11 @@ func nodeWord(n apply.NodeStatus) string {
 	case n.Known():
 		state = "NotReady"
 	}
+	if n.KubeletVersion != "" {
+		// Its kubelet's version, as kubectl get nodes shows it: each
+		// partition's own during a canary.
+		state += " " + n.KubeletVersion
+	}
 	if n.Name == "" {
 		return state
 	}

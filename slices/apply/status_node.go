@@ -32,6 +32,11 @@ type NodeStatus struct {
 	// InternalIP is the address the Node advertises (status.addresses),
 	// which the API server connects to for logs, exec and port-forward.
 	InternalIP string `json:"internalIP,omitempty"`
+	// KubeletVersion and ContainerRuntimeVersion are what the Node's
+	// kubelet reports (status.nodeInfo): each partition's own during a
+	// canary (partition[].kubelet_binary, containerd_binary).
+	KubeletVersion          string `json:"kubeletVersion,omitempty"`
+	ContainerRuntimeVersion string `json:"containerRuntimeVersion,omitempty"`
 }
 
 // Reasons of a NodeStatus whose Node was not read, or has no Ready
@@ -110,6 +115,7 @@ func nodeResult(ns NodeStatus, n *corev1.Node, err error) NodeStatus {
 		}
 		return ns
 	}
+	ns.KubeletVersion, ns.ContainerRuntimeVersion = n.Status.NodeInfo.KubeletVersion, n.Status.NodeInfo.ContainerRuntimeVersion
 	ns.Allocatable = kubeapi.Quantities(n.Status.Allocatable)
 	ns.Capacity = kubeapi.Quantities(n.Status.Capacity)
 	for _, a := range n.Status.Addresses {

@@ -90,8 +90,13 @@ func TestNodeResultAndProblem(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if c.node != nil {
 				c.node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "h"}, {Type: corev1.NodeInternalIP, Address: "10.212.0.2"}}
+				c.node.Status.NodeInfo.KubeletVersion, c.node.Status.NodeInfo.ContainerRuntimeVersion = "v1.37.3", "containerd://2.2.1"
 			}
 			ns := nodeResult(base, c.node, c.err)
+			// Each partition's versions, as its kubelet reports them (a canary's differ).
+			if want := map[bool][2]string{true: {"v1.37.3", "containerd://2.2.1"}}[c.node != nil]; [2]string{ns.KubeletVersion, ns.ContainerRuntimeVersion} != want {
+				t.Errorf("versions %q %q, want %q", ns.KubeletVersion, ns.ContainerRuntimeVersion, want)
+			}
 			if want := map[bool]string{true: "10.212.0.2", false: ""}[c.node != nil]; ns.InternalIP != want {
 				t.Errorf("InternalIP %q, want %q", ns.InternalIP, want)
 			}
