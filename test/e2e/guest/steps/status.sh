@@ -26,6 +26,13 @@ for p in $PARTITIONS; do
   expect_eq "$p Node (status, from the API server)" "$(q node-$p)" \
     "$(node_name $p) ready=true kubeconfig=/etc/kubernetes/kubelet-$p.conf cpu=${POD_CPU_COUNT[$p]}"
 done
+# Each partition's versions as its Node reports them (a canary's would
+# differ): the binaries the VM runs.
+kver=$(kubelet --version | awk '{print $2}') cver=$(containerd --version | awk '{print $3}')
+for p in $PARTITIONS; do
+  expect_eq "$p: kubelet and runtime versions (status, from its Node)" \
+    "$(jq -r --arg p $p '.partitions[] | select(.name==$p) | "\(.node.kubeletVersion) \(.node.containerRuntimeVersion)"' <<<"$out")" "$kver containerd://$cver"
+done
 # On cgroup v2 a kubelet does not count the host's memory on its nodes:
 # status measures it and warns where it is more than the host's
 # reservation there (node0, with the host's CPU and the VM's in-memory
