@@ -11,6 +11,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/nodeview"
 )
 
 func statusCommand() *cli.Command {
@@ -84,11 +85,8 @@ func writeStatus(w io.Writer, st *apply.Status) error {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tSLICE\tCPUS IN FORCE\tMEMS IN FORCE\tKUBELET\tALLOCATOR\tCAPACITY\tCPU TIME\tWORKING SET\tNODE")
 	for _, p := range st.Partitions {
-		cpu, ws, machine := "-", "-", "-"
-		if p.Usage != nil {
-			cpu = fmt.Sprintf("%.1fs", float64(p.Usage.CPUNanoseconds)/1e9)
-			ws = units.FormatBytes(p.Usage.MemoryWorkingSetBytes)
-		}
+		cpu, ws := usageWords(p.Usage)
+		machine := "-"
 		if m := p.Machine; m != nil {
 			// As its kubelet publishes it: what it is shown in its namespace.
 			cpus, _ := bitmask.ParseCPUList(m.CPUs)
@@ -103,13 +101,14 @@ func writeStatus(w io.Writer, st *apply.Status) error {
 		b.WriteString("\n")
 	}
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "UNIT\tPARTITION\tACTIVE\tSUB\tENABLED")
+	fmt.Fprintln(tw, "UNIT\tPARTITION\tACTIVE\tSUB\tENABLED\tCPU TIME\tWORKING SET")
 	for _, u := range st.Host.Units {
-		fmt.Fprintf(tw, "%s\t-\t%s\t%s\t%s\n", u.Name, u.ActiveState, u.SubState, orDash(u.Enabled))
+		fmt.Fprintf(tw, "%s\t-\t%s\t%s\t%s\t-\t-\n", u.Name, u.ActiveState, u.SubState, orDash(u.Enabled))
 	}
 	for _, p := range st.Partitions {
 		for _, u := range p.Units {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", u.Name, p.Name, u.ActiveState, u.SubState, orDash(u.Enabled))
+			cpu, ws := usageWords(u.Usage)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", u.Name, p.Name, u.ActiveState, u.SubState, orDash(u.Enabled), cpu, ws)
 		}
 	}
 	tw.Flush()
@@ -211,6 +210,15 @@ func nodeWord(n apply.NodeStatus) string {
 		return state
 	}
 	return n.Name + " " + state
+}
+
+// usageWords are the CPU TIME and WORKING SET columns of a usage, "-"
+// when it was not read.
+func usageWords(u *nodeview.Usage) (cpu, workingSet string) {
+	if u == nil {
+		return "-", "-"
+	}
+	return fmt.Sprintf("%.1fs", float64(u.CPUNanoseconds)/1e9), units.FormatBytes(u.MemoryWorkingSetBytes)
 }
 
 func orDash(s string) string {

@@ -136,6 +136,12 @@ type UnitState struct {
 	ActiveState string `json:"activeState"`
 	SubState    string `json:"subState"`
 	Enabled     string `json:"unitFileState"`
+	// Usage is a running partition service's own CPU time and memory (its
+	// cgroup's, as nodeview reads a slice's): what a partition's kubelet,
+	// containerd, allocator and holder cost the host besides its pods.
+	// UsageError says why it was not read.
+	Usage      *nodeview.Usage `json:"usage,omitempty"`
+	UsageError string          `json:"usageError,omitempty"`
 }
 
 // Probe is a health check's outcome.
@@ -413,6 +419,7 @@ func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[
 		ps.Node = NodeStatus{Name: p.NodeName, Reason: NodeNotChecked, Message: "offline: not read"}
 		return ps
 	}
+	r.unitUsage(ps.Units)
 	ps.EffectiveCPUs, ps.EffectiveMems = effectiveCpuset(r.o.Root, r.mode, p.Slice)
 	holder, held := r.infos[bundle.MountnsUnit(p.Name)]
 	if u, err := r.usage(p, holder, held); err != nil {
@@ -503,6 +510,21 @@ func (r *statusRun) hostMemory(p RecordPartition, ps *PartitionStatus) {
 	if reserved := p.HostMemoryReserved; reserved != nil && host > *reserved {
 		r.warn("partition %s: the host holds %s on its NUMA nodes %s, more than its reservation there (%s); its kubelet does not count the host's memory (cgroup v2), so the kernel's OOM killer may come before kubelet's eviction: raise system_reserved_memory for %s, or move host work off those nodes",
 			p.Name, units.FormatBytes(host), p.Nodes, units.FormatBytes(*reserved), p.Name)
+	}
+}
+
+// unitUsage reads each running service's own usage from its cgroup.
+func (r *statusRun) unitUsage(units []UnitState) {
+	for i := range units {
+		info := r.infos[units[i].Name]
+		if info.ActiveState != "active" || info.MainPID == 0 || info.ControlGroup == "" {
+			continue
+		}
+		if u, err := nodeview.ReadUsage(rootOf(r.o.Root), r.mode == CgroupV2, info.ControlGroup); err != nil {
+			units[i].UsageError = err.Error()
+		} else {
+			units[i].Usage = &u
+		}
 	}
 }
 

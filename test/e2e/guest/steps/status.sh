@@ -38,6 +38,14 @@ done
 # reservation there (node0, with the host's CPU and the VM's in-memory
 # root file system, is far past its 64Mi).
 if [ "$E2E_CGROUP" = v2 ]; then
+  # What each partition's own services cost (#41): their cgroups' CPU
+  # time and working set, as status reads them.
+  for p in $PARTITIONS; do
+    for u in kubelet-$p containerd-$p; do
+      ws=$(jq -r --arg p $p --arg u $u.service '.partitions[] | select(.name==$p) | .units[] | select(.name==$u) | .usage.memoryWorkingSetBytes // 0' <<<"$out")
+      [ "${ws:-0}" -gt 0 ] && ok "$u: its own working set in status, $((ws >> 20)) MiB" || fail "$u: no usage in status: $(jq -c --arg u $u.service '.partitions[].units[] | select(.name==$u)' <<<"$out")"
+    done
+  done
   plan=$(numa-partition --output json plan 2>/dev/null)
   for p in $PARTITIONS; do
     host=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .hostMemoryBytes // "none"' <<<"$out")
