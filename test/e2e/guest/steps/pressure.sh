@@ -5,10 +5,13 @@
 # working set (the slice's memory.stat, bound over the root's), where the
 # host's reservation on its nodes is part of evictionHard (the host's own
 # pages there are in no cgroup file of the slice's:
-# kubeletgen.MemoryReservations). B is a partition whose nodes hold no
-# host CPU: the host's memory lands on its CPUs' nodes (on node 0 of the
-# e2e's VM, ~900 MiB of in-memory root file system by now, far past the
-# 64Mi the config reserves). A BestEffort pod filling partition B's node, slowly
+# kubeletgen.MemoryReservations). B is a partition whose kubelet is shown
+# its partition, one whose nodes hold no host CPU where there is one: the
+# host's memory lands on its CPUs' nodes (on node 0 of the e2e's VM, ~900
+# MiB of in-memory root file system by now, far past the 64Mi the config
+# reserves; on cgroup v1 kubelet counts it, and node1, a static CPU
+# Manager without a host CPU, is shown the whole machine there).
+# A BestEffort pod filling partition B's node, slowly
 # past B's evictionHard, puts B's Node under MemoryPressure and is evicted
 # by B's kubelet (the pod's Event says so) before the kernel's OOM killer
 # acts (nothing in the kernel's log); A's Node never reports pressure;
@@ -18,12 +21,13 @@
 # cpuset.mems.
 . /e2e/guest/lib.sh
 requires usage
-b=$(numa-partition --output json plan 2>/dev/null | jq -r '[.partitions[] | select((.hostReservedCPUs // "") == "") | .name][0] // ""')
-[ -n "$b" ] || die "every partition holds a host CPU: the config must leave one without (config/partitions.toml)"
+b=$(numa-partition --output json plan 2>/dev/null | jq -r '
+  [.nodeResources[] | select((.wholeMachine // "") == "") | .partition] as $shown
+  | [.partitions[] | select(.name as $n | $shown | index($n)) | {name, host: ((.hostReservedCPUs // "") != "")}]
+  | sort_by(.host) | .[0].name // ""')
+[ -n "$b" ] || die "every partition's kubelet is shown the whole machine: no memory.available is a partition's own"
 for a in $PARTITIONS; do [ $a != $b ] && break; done
 na=$(node_name $a) nb=$(node_name $b)
-[ -z "$(numa-partition --output json plan 2>/dev/null | jq -r --arg p $b '.nodeResources[] | select(.partition==$p) | .wholeMachine // ""')" ] \
-  || die "partition $b's kubelet is shown the whole machine: its memory.available is not its own"
 MiB=$((1 << 20))
 pressure() { api "/api/v1/nodes/$1" '.status.conditions[]? | select(.type=="MemoryPressure") | .status'; }
 available() { api "/api/v1/nodes/$1/proxy/stats/summary?only_cpu_and_memory=true" .node.memory.availableBytes; }
