@@ -2,17 +2,24 @@
 # The numa-partition .deb's life in a scratch root with dpkg (no chroot:
 # maintainer scripts run against the scratch root through DPKG_ROOT, which
 # deb-systemd-helper honours): install, upgrade twice (the same package
-# repacked at higher versions), remove, purge, checking after each step
-# what it leaves. Then lintian: no error, and no warning that
-# packaging/lintian-overrides does not explain.
+# repacked at higher versions) and reinstall the same version, remove
+# (refused while apply's record exists, forced, and allowed without it),
+# purge, checking after each step what it leaves. Then lintian: no error,
+# and no warning that packaging/lintian-overrides does not explain.
 #
 # What must hold: installing changes nothing on the host until the
 # operator has applied once (no config under /etc, the boot unit skipped
 # without apply's record); an upgrade keeps the operator's config, apply's
-# record and the operator's enable/disable; removal and purge take the
-# package's files and the unit's enablement away and nothing of the
-# operator's or of apply's.
+# record and the operator's enable/disable, and starts, stops or restarts
+# no unit (every systemctl, deb-systemd-invoke, invoke-rc.d and service
+# call of the maintainer scripts is logged by a shim and checked, also
+# for postinst run as on a live host); removal is refused while
+# partitions are applied (apply's record exists) unless
+# NUMA_PARTITION_FORCE_REMOVE=1; removal and purge take the package's
+# files and the unit's enablement away and nothing of the operator's or
+# of apply's.
 set -euo pipefail
+unset NUMA_PARTITION_FORCE_REMOVE
 deb=${1:?usage: test-deb.sh PACKAGE.deb}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -28,13 +35,48 @@ check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; 
 # the first match before the producer has written its last block (SIGPIPE),
 # which made the man page check fail at random.
 has() { local in; in=$(cat); grep -q "$@" <<<"$in"; }
+# Shims for the commands that start, stop or restart units: each call a
+# maintainer script makes is logged in $calls (and never reaches the
+# host). $shim has them; $hostshim also deb-systemd-helper, for postinst
+# run as on a live host (below).
+calls=$work/calls.log
+shim=$work/shim
+hostshim=$work/hostshim
+mkdir -p "$shim" "$hostshim"
+for c in systemctl deb-systemd-invoke invoke-rc.d service deb-systemd-helper; do
+  for d in "$shim" "$hostshim"; do
+    [ "$c" = deb-systemd-helper ] && [ "$d" = "$shim" ] && continue
+    printf '#!/bin/sh\necho "%s $*" >> "%s"\nexit 0\n' "$c" "$calls" > "$d/$c"
+    chmod +x "$d/$c"
+  done
+done
+: > "$calls"
+# no_restart: what $calls logged since the last check holds no call that
+# starts, stops, restarts or reloads a unit (daemon-reload only re-reads
+# unit files), and no deb-systemd-invoke/invoke-rc.d/service at all.
+no_restart() {
+  local bad
+  bad=$(grep -E '^(deb-systemd-invoke|invoke-rc\.d|service) |^systemctl .*(^| )(start|stop|restart|try-restart|reload|reload-or-restart|try-reload-or-restart|condrestart|force-reload|kill|isolate)( |$)' "$calls" || true)
+  [ -z "$bad" ] || { echo "$bad"; return 1; }
+}
 # dpkgr ARGS: dpkg on the scratch root, quiet unless it fails (systemd,
-# the dependency, is the host's, not the scratch root's).
+# the dependency, is the host's, not the scratch root's); the shims first
+# in PATH.
 dpkgr() {
-  dpkg --root="$root" --force-script-chrootless --force-depends --force-not-root --log=/dev/null "$@" >"$work/dpkg.log" 2>&1 \
+  PATH="$shim:$PATH" dpkg --root="$root" --force-script-chrootless --force-depends --force-not-root --log=/dev/null "$@" >"$work/dpkg.log" 2>&1 \
     || { cat "$work/dpkg.log"; echo "FAIL: dpkg $*"; exit 1; }
 }
+# dpkgr_refused ARGS: the same, where dpkg must fail; its output is kept
+# in $work/dpkg.log.
+dpkgr_refused() {
+  if PATH="$shim:$PATH" dpkg --root="$root" --force-script-chrootless --force-depends --force-not-root --log=/dev/null "$@" >"$work/dpkg.log" 2>&1; then
+    cat "$work/dpkg.log"; echo "FAIL: dpkg $* succeeded"; exit 1
+  fi
+}
 status() { dpkg-query --root="$root" -W -f='${Status} ${Version}' numa-partition 2>/dev/null || echo "unknown"; }
+# installed_at VERSION: installed, whatever the selection (a refused
+# dpkg -r leaves it at deinstall).
+installed_at() { case "$(status)" in "install ok installed $1" | "deinstall ok installed $1") return 0 ;; esac; return 1; }
 # repack DEB VERSION OUT: the same package at another version.
 repack() {
   rm -rf "$work/x"
@@ -100,6 +142,10 @@ fi
 # Nothing outside the expected tree.
 unexpected=$(dpkg --root="$root" -L numa-partition | grep -v -E '^/(\.|usr(/bin|/share(/man(/man8)?|/bash-completion(/completions)?|/zsh(/vendor-completions)?|/fish(/vendor_completions.d)?|/doc(/numa-partition)?|/numa-partition|/lintian(/overrides)?)?)?|lib(/systemd(/system)?)?)(/[^/]*)?$' || true)
 check "no unexpected paths (nothing under /etc)" "[ -z \"\$unexpected\" ] || { echo \"\$unexpected\"; false; }"
+for s in prerm postinst postrm; do
+  check "$s looks for apply's record, below DPKG_ROOT" "grep -qF '\${DPKG_ROOT:-}$record' '$root/var/lib/dpkg/info/numa-partition.$s'"
+done
+check "install started, stopped or restarted nothing" "no_restart"
 
 # The operator writes a config and applies once (the record stands in).
 mkdir -p "$root/etc/numa-partition" "$root$(dirname "$record")"
@@ -108,12 +154,47 @@ echo '{"generation": 1}' > "$root$record"
 sums() { sha256sum "$root$config" "$root$record"; }
 before=$(sums)
 
-echo "== upgrade $v1 -> $v2"
+echo "== upgrade $v1 -> $v2, partitions applied"
+: > "$calls"
 dpkgr -i "$work/v2.deb"
 check "registered as installed at $v2" "[ \"\$(status)\" = 'install ok installed $v2' ]"
 check "binary still runs" "'$root/usr/bin/numa-partition' version | has '^numa-partition '"
 check "operator's config and apply's record untouched" "[ \"\$(sums)\" = \"\$before\" ]"
 check "still enabled" "[ \"\$(readlink '$root$wants')\" = '$unit' ]"
+check "upgrade started, stopped or restarted nothing" "no_restart"
+check "upgrade says nothing was restarted and how to see what re-applying changes" \
+  "has -F 'nothing was restarted' < '$work/dpkg.log' && has -F 'numa-partition apply --dry-run' < '$work/dpkg.log'"
+
+echo "== reinstall $v2 over itself"
+: > "$calls"
+dpkgr -i "$work/v2.deb"
+check "registered as installed at $v2" "[ \"\$(status)\" = 'install ok installed $v2' ]"
+check "operator's config and apply's record untouched" "[ \"\$(sums)\" = \"\$before\" ]"
+check "still enabled" "[ \"\$(readlink '$root$wants')\" = '$unit' ]"
+check "reinstall started, stopped or restarted nothing" "no_restart"
+
+# postinst configure as on a live host (no DPKG_ROOT), every command it
+# may run shimmed, in a mount namespace whose /run is a fresh tmpfs: once
+# with systemd as PID 1 (/run/systemd/system), once without (a chroot).
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+  for pid1 in systemd none; do
+    : > "$calls"
+    # shellcheck disable=SC2016 # the inner script's own arguments
+    out=$(env -u DPKG_ROOT PATH="$hostshim:$PATH" unshare -m sh -c '
+      mount -t tmpfs none /run && { [ "$1" = none ] || mkdir -p /run/systemd/system; } &&
+      sh "$2" configure "$3"' sh "$pid1" "$root/var/lib/dpkg/info/numa-partition.postinst" "$v1" 2>&1) \
+      || { echo "$out"; echo "FAIL: postinst configure (systemd: $pid1)"; fail=1; }
+    check "live-host postinst (systemd: $pid1) started, stopped or restarted nothing" "no_restart"
+    if [ $pid1 = systemd ]; then
+      check "live-host postinst (systemd) reloads systemd's unit files, and that is all systemctl does" \
+        "[ \"\$(grep '^systemctl ' '$calls')\" = 'systemctl --system daemon-reload' ]"
+    else
+      check "live-host postinst (no systemd) runs no systemctl" "! grep -q '^systemctl ' '$calls'"
+    fi
+  done
+else
+  echo "SKIP: live-host postinst (needs root and unshare -m)"
+fi
 
 echo "== operator disables, upgrade $v2 -> $v3"
 systemctl --root="$root" --quiet disable numa-partition.service
@@ -124,8 +205,28 @@ check "upgrade keeps the operator's disable" "[ ! -L '$root$wants' ]"
 check "operator's config and apply's record untouched" "[ \"\$(sums)\" = \"\$before\" ]"
 systemctl --root="$root" --quiet enable numa-partition.service
 
-echo "== remove"
-dpkgr -r numa-partition
+echo "== remove while partitions are applied: refused"
+: > "$calls"
+dpkgr_refused -r numa-partition
+check "prerm says why and how to run numa-partition remove first" \
+  "has -F 'refusing to remove the package: partitions are applied' < '$work/dpkg.log' && has -F 'numa-partition remove --drain' < '$work/dpkg.log' && has -F 'NUMA_PARTITION_FORCE_REMOVE=1' < '$work/dpkg.log'"
+# dpkg -r has set the selection to deinstall; the package stays installed.
+check "still installed at $v3" "installed_at '$v3'"
+check "binary still there" "[ -x '$root/usr/bin/numa-partition' ]"
+check "still enabled, not masked" "[ \"\$(readlink '$root$wants')\" = '$unit' ] && [ ! -L '$root$mask' ]"
+check "operator's config and apply's record untouched" "[ \"\$(sums)\" = \"\$before\" ]"
+check "the refusal started, stopped or restarted nothing" "no_restart"
+# A link at the record's path counts, and is not followed: a dangling one too.
+mv "$root$record" "$work/record"
+ln -s /nonexistent/applied.json "$root$record"
+dpkgr_refused -r numa-partition
+check "a dangling link at the record's path refuses too" "has -F 'refusing to remove the package' < '$work/dpkg.log' && installed_at '$v3'"
+rm "$root$record"
+mv "$work/record" "$root$record"
+
+echo "== remove while partitions are applied, NUMA_PARTITION_FORCE_REMOVE=1"
+NUMA_PARTITION_FORCE_REMOVE=1 dpkgr -r numa-partition
+check "removed, with a warning that the partitions stay" "has -F 'removing the package anyway' < '$work/dpkg.log'"
 check "left as config-files (postrm purge still to run)" "[ \"\$(status)\" = 'deinstall ok config-files $v3' ]"
 check "binary gone" "[ ! -e '$root/usr/bin/numa-partition' ]"
 check "unit file gone" "[ ! -e '$root$unit' ]"
@@ -133,14 +234,27 @@ check "example config gone" "[ ! -e '$root/usr/share/numa-partition' ]"
 check "unit masked: its leftover enable link starts nothing" "[ \"\$(readlink '$root$mask')\" = /dev/null ]"
 check "operator's config and apply's record kept (remove needs them)" "[ \"\$(sums)\" = \"\$before\" ]"
 
-echo "== purge"
+echo "== purge, partitions still applied"
 dpkgr -P numa-partition
+check "purge says the partitions are still applied and kept" "has -F 'partitions are still applied' < '$work/dpkg.log'"
 check "not installed" "[ \"\$(status)\" = unknown ] || status | has '^unknown ok not-installed'"
 check "mask gone" "[ ! -L '$root$mask' ]"
 check "enable link gone" "[ ! -L '$root$wants' ]"
 check "deb-systemd-helper's state gone" "[ ! -e '$root$dsh_state' ]"
 check "operator's config and apply's record still kept" "[ \"\$(sums)\" = \"\$before\" ]"
 check "no file of the package left" "[ ! -e '$root/usr/share/doc/numa-partition' ] && [ ! -e '$root/usr/share/man/man8/numa-partition.8.gz' ]"
+check "remove and purge started, stopped or restarted nothing" "no_restart"
+
+echo "== install, numa-partition remove (the record goes), remove, purge"
+dpkgr -i "$deb"
+check "registered as installed" "[ \"\$(status)\" = 'install ok installed $v1' ]"
+rm "$root$record"
+dpkgr -r numa-partition
+check "remove allowed without the record, silently" "[ \"\$(status)\" = 'deinstall ok config-files $v1' ] && ! has -E 'refusing|warning|applied' < '$work/dpkg.log'"
+dpkgr -P numa-partition
+check "purged" "[ \"\$(status)\" = unknown ] || status | has '^unknown ok not-installed'"
+check "operator's config kept" "[ -s '$root$config' ]"
+check "nothing started, stopped or restarted" "no_restart"
 
 echo "== lintian"
 if command -v lintian >/dev/null; then
