@@ -8,7 +8,7 @@
 # kubeletgen.MemoryReservations). B is a partition whose kubelet is shown
 # its partition, one whose nodes hold no host CPU where there is one: the
 # host's memory lands on its CPUs' nodes (on node 0 of the e2e's VM, ~900
-# MiB of in-memory root file system by now, far past the 64Mi the config
+# MiB of in-memory root file system by now, far past the 192Mi the config
 # reserves; on cgroup v1 kubelet counts it, and node1, a static CPU
 # Manager without a host CPU, is shown the whole machine there).
 # A BestEffort pod filling partition B's node, slowly

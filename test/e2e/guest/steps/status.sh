@@ -36,7 +36,7 @@ done
 # On cgroup v2 a kubelet does not count the host's memory on its nodes:
 # status measures it and warns where it is more than the host's
 # reservation there (node0, with the host's CPU and the VM's in-memory
-# root file system, is far past its 64Mi).
+# root file system, is far past its reservation).
 if [ "$E2E_CGROUP" = v2 ]; then
   # What each partition's own services cost (#41): their cgroups' CPU
   # time and working set, as status reads them.
