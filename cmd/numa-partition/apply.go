@@ -13,6 +13,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/preflight"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
@@ -158,6 +159,7 @@ func applyCommand() *cli.Command {
 		Flags: append(append(append(hostFlags(), renderFlags()...),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the unified diff and the unit actions; change nothing"},
 			&cli.DurationFlag{Name: "job-timeout", Value: systemd.DefaultJobTimeout, Usage: "how long one unit start/stop may take before apply rolls back"},
+			&cli.StringSliceFlag{Name: "ignore-preflight-errors", Usage: "make the errors of these preflight checks warnings, as kubeadm's flag (`CHECK[,CHECK…]` or all): " + strings.Join(preflightIgnorable(), ", ")},
 			&cli.BoolFlag{Name: "reset-kubelet-state", Usage: "restart a kubelet whose CPU/Memory Manager settings change on fresh state even while pods hold exclusive CPUs or pinned memory in it (kubelet then forgets them); without it (or --drain) apply refuses"},
 		), nodeFlags("apply")...),
 		Action: func(c *cli.Context) error {
@@ -176,6 +178,10 @@ func applyCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			ignore, err := preflight.ParseIgnore(c.StringSlice("ignore-preflight-errors"))
+			if err != nil {
+				return err
+			}
 			return onHost(c, c.Bool("dry-run"), func(h host) error {
 				if h.conn != nil {
 					h.conn.JobTimeout = c.Duration("job-timeout")
@@ -184,7 +190,7 @@ func applyCommand() *cli.Command {
 					Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, DryRun: c.Bool("dry-run"), Version: version,
 					Offline: h.offline, CgroupMode: mode,
 					ResetKubeletState: c.Bool("reset-kubelet-state"), Nodes: nodes,
-					WaveBundle: waveBundle(c, plan),
+					WaveBundle: waveBundle(c, plan), IgnorePreflightErrors: ignore,
 				}, b)
 				if err != nil {
 					return fmt.Errorf("apply: %w", err)
@@ -199,6 +205,47 @@ func applyCommand() *cli.Command {
 			})
 		},
 	}
+}
+
+// preflightIgnorable are the checks --ignore-preflight-errors takes.
+func preflightIgnorable() []string {
+	var out []string
+	for _, n := range preflight.Names {
+		if preflight.Ignorable(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// preflightLine sums the preflight up in apply's table output, naming
+// the checks that did not pass (their messages are warnings, on standard
+// error).
+func preflightLine(rep *preflight.Report) string {
+	var errs, warns []string
+	for _, r := range rep.Results {
+		name := r.Check
+		if r.Partition != "" {
+			name += " " + r.Partition
+		}
+		switch r.Status {
+		case preflight.StatusError:
+			errs = append(errs, name)
+		case preflight.StatusWarning:
+			warns = append(warns, name)
+		}
+	}
+	s := fmt.Sprintf("preflight: %d checks", len(rep.Results))
+	if len(errs) == 0 && len(warns) == 0 {
+		return s + ", all passed"
+	}
+	if len(errs) > 0 {
+		s += fmt.Sprintf(", %d failed (%s)", len(errs), strings.Join(errs, ", "))
+	}
+	if len(warns) > 0 {
+		s += fmt.Sprintf(", %d with warnings (%s)", len(warns), strings.Join(warns, ", "))
+	}
+	return s
 }
 
 // writeApplyReport is apply's table output; its warnings go to standard
@@ -219,6 +266,9 @@ func writeApplyReport(w io.Writer, r *apply.Report) error {
 	}
 	for i, s := range r.Steps {
 		fmt.Fprintf(&b, "%4d. %s\n", i+1, s)
+	}
+	if r.Preflight != nil {
+		b.WriteString(preflightLine(r.Preflight) + "\n")
 	}
 	if len(r.Waves) > 1 {
 		var waves []string

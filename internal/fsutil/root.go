@@ -299,6 +299,20 @@ func (r Root) Lstat(rel string) (fs.FileInfo, error) {
 	return f.Stat()
 }
 
+// Stat describes rel, a link at its end (and every link on the way)
+// followed inside the root, never out of it: for a file a unit will run
+// (a kubelet binary installed as a link), which the kernel reaches the
+// same way for a process chrooted there. Nothing is read.
+func (r Root) Stat(rel string) (fs.FileInfo, error) {
+	fd, err := r.openat2(rel, unix.O_PATH, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), r.Path(rel))
+	defer f.Close()
+	return f.Stat()
+}
+
 // ReadDir lists the directory rel, sorted by name. A link to a directory
 // is followed inside the root, as on the way to any file.
 func (r Root) ReadDir(rel string) ([]fs.DirEntry, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/numa-partition/numa-partition/slices/hugepool"
+	"github.com/numa-partition/numa-partition/slices/preflight"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
@@ -43,6 +44,9 @@ type Options struct {
 	// Nodes is what remove and apply do with the partitions' Kubernetes
 	// Nodes they disrupt (nodes.go).
 	Nodes NodeOptions
+	// IgnorePreflightErrors are the preflight checks whose errors are
+	// warnings (--ignore-preflight-errors).
+	IgnorePreflightErrors preflight.Ignore
 	// WaveBundle is, for a rolling apply (rolling.go), the bundle of the
 	// host on the way: previous is the plan file the host runs
 	// (bundle.PlanPath, as gathered), and the partitions take names have
@@ -76,6 +80,10 @@ type Report struct {
 	// Nodes were drained, changed and let back in together, in order.
 	Waves   [][]string `json:"waves,omitempty"`
 	Seconds float64    `json:"seconds"`
+	// Preflight are the preflight checks' results (slices/preflight):
+	// their errors stop apply before it changes anything, a dry run lists
+	// them (and its warnings say apply would refuse).
+	Preflight *preflight.Report `json:"preflight,omitempty"`
 }
 
 func (o *Options) defaults() {
@@ -96,15 +104,27 @@ func (o *Options) defaults() {
 	}
 }
 
-// Apply brings the host to bundle b, transactionally: under the apply
-// lock, it gathers the host's state, plans the steps, refuses planned
-// ports that are taken, and runs the steps, rolling everything back on
+// Apply brings the host to bundle b, transactionally: it runs the
+// preflight checks (slices/preflight: binaries, CA, kubeconfig, CNI
+// plugins, ports, swap, cgroup driver and mode), whose errors refuse
+// before anything changes; then, under the apply lock, it gathers the
+// host's state, plans the steps, and runs them, rolling everything back on
 // the first failure (the error is then a *StepError). The bundle is all
 // it reads of the plan.
 func Apply(ctx context.Context, o Options, b bundle.Bundle) (*Report, error) {
 	t0 := time.Now()
 	o.defaults()
 	if err := o.offlineDryRun(); err != nil {
+		return nil, err
+	}
+	mode, err := o.cgroupMode()
+	if err != nil {
+		return nil, err
+	}
+	// Before anything changes on the host, the lock file included: the
+	// preflight, which only reads.
+	pre, err := o.preflight(mode, b)
+	if err != nil {
 		return nil, err
 	}
 	if !o.DryRun {
@@ -114,24 +134,27 @@ func Apply(ctx context.Context, o Options, b bundle.Bundle) (*Report, error) {
 		}
 		defer lock.Release()
 	}
-	mode, err := o.cgroupMode()
-	if err != nil {
-		return nil, err
-	}
 	a, err := prepare(ctx, o, mode, b)
 	if err != nil {
 		return nil, err
 	}
 	waves, why := a.waves()
-	switch {
-	case len(waves) > 1 && !o.DryRun:
-		return applyRolling(ctx, o, mode, a, waves, t0)
-	case len(waves) > 1:
-		a.rep.Waves = waves
-	case why != "":
-		a.rep.Warnings = append(a.rep.Warnings, why)
+	var rep *Report
+	if len(waves) > 1 && !o.DryRun {
+		rep, err = applyRolling(ctx, o, mode, a, waves, t0)
+	} else {
+		if len(waves) > 1 {
+			a.rep.Waves = waves
+		} else if why != "" {
+			a.rep.Warnings = append(a.rep.Warnings, why)
+		}
+		rep, err = a.run(ctx, t0)
 	}
-	return a.run(ctx, t0)
+	if err != nil {
+		return nil, err
+	}
+	rep.addPreflight(pre)
+	return rep, nil
 }
 
 // attempt is one transaction of apply: the host's state gathered, the
@@ -243,10 +266,8 @@ func (a *attempt) run(ctx context.Context, t0 time.Time) (*Report, error) {
 		rep.Seconds = time.Since(t0).Seconds()
 		return rep, nil
 	}
-	// Refuse before touching anything.
-	if err := checkPorts(o.Root, d.Ports); err != nil {
-		return nil, err
-	}
+	// The ports were checked by the preflight (Apply), before anything
+	// changed.
 	rec := newRecord(o, d, cur, prev, mode)
 	if prev != nil {
 		rec.Cordoned = slices.Clone(prev.Cordoned) // not let go yet: settleCordoned

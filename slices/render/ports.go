@@ -14,33 +14,43 @@ func Ports(plan *planner.Plan, units []Unit) ([]Port, error) {
 	if err := planner.PlanPortsProblem(plan); err != nil {
 		return nil, err
 	}
-	unitOf := func(part string, ph Phase) string {
+	ps := []Port{}
+	for i := range plan.Partitions {
+		if plan.Partitions[i].Network != nil {
+			// It listens in a namespace of its own, made for it: nothing
+			// of the host's can hold its ports.
+			continue
+		}
+		ps = append(ps, PartitionPorts(&plan.Partitions[i], units)...)
+	}
+	return ps, nil
+}
+
+// PartitionPorts are the TCP ports partition p's daemons will listen on
+// (in its network namespace when it has one), and the unit that will own
+// each: what Ports lists of a partition in the host's namespace, and
+// apply's preflight checks in a partition's own.
+func PartitionPorts(p *planner.Partition, units []Unit) []Port {
+	unitOf := func(ph Phase) string {
 		for _, u := range units {
-			if u.Partition == part && u.Phase == ph {
+			if u.Partition == p.Name && u.Phase == ph {
 				return u.Name
 			}
 		}
 		return ""
 	}
-	ps := []Port{}
-	for _, p := range plan.Partitions {
-		if p.Network != nil {
-			// It listens in a namespace of its own, made for it: nothing
-			// of the host's can hold its ports.
-			continue
-		}
-		ku := unitOf(p.Name, PhaseKubelet)
-		for _, kp := range []struct {
-			port int
-			what string
-		}{{p.Kubelet.Port, "port"}, {p.Kubelet.HealthzPort, "healthzPort"}, {p.Kubelet.ReadOnlyPort, "readOnlyPort"}} {
-			if kp.port > 0 {
-				ps = append(ps, Port{Port: kp.port, Owner: fmt.Sprintf("%s kubelet %s", p.Name, kp.what), Unit: ku})
-			}
-		}
-		if n := p.Allocator.MetricsPort; n != 0 {
-			ps = append(ps, Port{Port: n, Owner: p.Name + " allocator metricsPort", Unit: unitOf(p.Name, PhaseAllocator)})
+	var ps []Port
+	ku := unitOf(PhaseKubelet)
+	for _, kp := range []struct {
+		port int
+		what string
+	}{{p.Kubelet.Port, "port"}, {p.Kubelet.HealthzPort, "healthzPort"}, {p.Kubelet.ReadOnlyPort, "readOnlyPort"}} {
+		if kp.port > 0 {
+			ps = append(ps, Port{Port: kp.port, Owner: fmt.Sprintf("%s kubelet %s", p.Name, kp.what), Unit: ku})
 		}
 	}
-	return ps, nil
+	if n := p.Allocator.MetricsPort; n != 0 {
+		ps = append(ps, Port{Port: n, Owner: p.Name + " allocator metricsPort", Unit: unitOf(PhaseAllocator)})
+	}
+	return ps
 }
