@@ -17,6 +17,11 @@ import (
 	"github.com/coreos/go-systemd/v22/daemon"
 )
 
+// standInPreflight is what apply's preflight must let through for the
+// stand-in kubelets (playRole): they join no cluster, so there is no CA
+// and no kubeconfig, and the test machine's swap is not theirs to refuse.
+const standInPreflight = "--ignore-preflight-errors=ClientCA,Kubeconfig,Swap"
+
 // playRole makes the test binary stand in for containerd or kubelet when a
 // sandbox unit runs it under that name: containerd says READY and idles,
 // kubelet serves /healthz on the healthzPort of its --config. It returns
@@ -91,7 +96,7 @@ func TestCLIAgainstSandbox(t *testing.T) {
 	must(t, err)
 	must(t, os.WriteFile(cfg, cfgText, 0o644))
 	root := []string{"--root", s.Root}
-	hostname := []string{"--hostname", "sandbox"}
+	hostname := []string{"--hostname", "sandbox", standInPreflight}
 	runAnyBase := runAny
 	runAny = func(args ...string) (string, int) {
 		t.Helper()

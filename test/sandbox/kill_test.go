@@ -57,7 +57,7 @@ func TestCLIKilledApply(t *testing.T) {
 	var full time.Duration
 	for range 2 {
 		t0 := time.Now()
-		if out, code := run("apply", "--hostname", "sandbox"); code != 0 {
+		if out, code := run("apply", "--hostname", "sandbox", standInPreflight); code != 0 {
 			t.Fatalf("apply: exit %d\n%s", code, out)
 		}
 		full = time.Since(t0)
@@ -69,7 +69,7 @@ func TestCLIKilledApply(t *testing.T) {
 	interrupted := 0
 	for i := range kills {
 		delay := full * time.Duration(i) / kills
-		cmd := exec.Command(bin, args("apply", "--hostname", "sandbox")...)
+		cmd := exec.Command(bin, args("apply", "--hostname", "sandbox", standInPreflight)...)
 		must(t, cmd.Start())
 		time.Sleep(delay)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
@@ -90,7 +90,7 @@ func TestCLIKilledApply(t *testing.T) {
 		default:
 			t.Errorf("%s: status exit %d:\n%s", what, code, out)
 		}
-		if out, code := run("apply", "--hostname", "sandbox"); code != 0 {
+		if out, code := run("apply", "--hostname", "sandbox", standInPreflight); code != 0 {
 			t.Fatalf("%s: the next apply fails: exit %d\n%s", what, code, out)
 		}
 		if out, _ := run("status", "--no-api"); strings.Contains(out, "interrupted") {
