@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
+	"strings"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
@@ -267,6 +268,39 @@ func (p *cpuPool) extend(id string, n int, nodes bitmask.NodeSet) error {
 	}
 	p.exclusive[id] = p.exclusive[id].Union(got)
 	return nil
+}
+
+// describe is what a refusal of n exclusive CPUs adds to its reason: the
+// CPUs of free whole cores on each node, nodes of the same count
+// together ("cpu: asked 4 exclusive, free 2 on node 0, 0 on node 1
+// (whole cores of 2 CPUs; the shared pool keeps one)").
+func (p *cpuPool) describe(n int) string {
+	free := map[int]int{}
+	for _, c := range p.freeCores(bitmask.NewNodeSet(p.nodes...)) {
+		free[c.Node] += c.CPUs.Len()
+	}
+	var order []int
+	nodes := map[int]bitmask.NodeSet{}
+	for _, id := range p.nodes {
+		if _, seen := nodes[free[id]]; !seen {
+			order = append(order, free[id])
+		}
+		nodes[free[id]] = nodes[free[id]].Add(id)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "cpu: asked %d exclusive, free ", n)
+	for i, count := range order {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if set := nodes[count]; set.Len() == 1 {
+			fmt.Fprintf(&b, "%d on node %s", count, set)
+		} else {
+			fmt.Fprintf(&b, "%d on nodes %s", count, set)
+		}
+	}
+	fmt.Fprintf(&b, " (whole cores of %d CPUs; the shared pool keeps one)", p.threads)
+	return b.String()
 }
 
 // pick chooses n CPUs as whole cores of within, none of them in busy,

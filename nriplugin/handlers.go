@@ -195,14 +195,14 @@ func (p *Plugin) place(c container) (*api.ContainerAdjustment, []*api.ContainerU
 	limits := c.pod().Spec.Containers[0].Resources.Limits
 	extra, err := p.cpuHints(c, n)
 	if err != nil {
-		return nil, nil, p.refuse(c, limits, p.opts.Scope, err.Error())
+		return nil, nil, p.refuse(c, limits, n, p.opts.Scope, err.Error())
 	}
 	d, err := p.placer.AdmitPod(c.pod(), extra)
 	if err != nil {
 		return nil, nil, fmt.Errorf("numa-partition %s: pod %s container %s: %w", p.opts.Partition, c.Pod, c.Name, err)
 	}
 	if !d.Admitted {
-		return nil, nil, p.refuse(c, limits, p.opts.Scope, d.Reason)
+		return nil, nil, p.refuse(c, limits, n, p.opts.Scope, d.Reason)
 	}
 	t := &tracked{c: c}
 	nodes := nodesOf(d)
@@ -217,7 +217,7 @@ func (p *Plugin) place(c container) (*api.ContainerAdjustment, []*api.ContainerU
 			if _, rerr := p.placer.ReleasePod(c.key()); rerr != nil {
 				p.log.Error("releasing a refused container", "container", c.Name, "pod", c.Pod, "err", rerr)
 			}
-			return nil, nil, p.refuse(c, limits, p.opts.Scope, err.Error())
+			return nil, nil, p.refuse(c, limits, n, p.opts.Scope, err.Error())
 		}
 		adj.SetLinuxCPUSetCPUs(cpus.String())
 		updates = p.sharedUpdates()
@@ -427,11 +427,16 @@ func (p *Plugin) sharedUpdates() []*api.ContainerUpdate {
 // refuse is the error a container that cannot be placed fails with: it
 // reaches kubelet, which puts it in the pod's events. lim are the
 // resources asked (the container's, or its pod's placed as one unit).
-func (p *Plugin) refuse(c container, lim corev1.ResourceList, scope, reason string) error {
+func (p *Plugin) refuse(c container, lim corev1.ResourceList, cpus int, scope, reason string) error {
 	var res []string
 	for _, name := range sortedNames(lim) {
 		q := lim[name]
 		res = append(res, fmt.Sprintf("%s=%s", name, q.String()))
+	}
+	if cpus > 0 {
+		// The allocator's reason says what memory is free; the CPUs
+		// are the plugin's.
+		reason += "; " + p.pool.describe(cpus)
 	}
 	return fmt.Errorf("numa-partition %s: pod %s container %s (%s) %v under topology policy %s (scope %s): %s",
 		p.opts.Partition, c.Pod, c.Name, strings.Join(res, " "), errPlacement, p.opts.Policy, scope, reason)

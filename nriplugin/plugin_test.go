@@ -163,7 +163,10 @@ func TestPlaceRefusesWithTheReason(t *testing.T) {
 	_, _, err := h.create(sandbox("big", ""), ctr("c-big", "big", "db", 2000, 12*gi, 0))
 	require.Error(t, err)
 	for _, want := range []string{"numa-partition node0", "pod ns/pod-big container db", "memory=12Gi", "cpu=2",
-		"cannot be placed under topology policy single-numa-node", "TopologyAffinityError"} {
+		"cannot be placed under topology policy single-numa-node", "TopologyAffinityError",
+		// #40: what is asked and free, memory's from the allocator, the CPUs' from the plugin.
+		"; policy single-numa-node, scope container; memory: asked 12Gi, free ",
+		"; cpu hints: [0] preferred, [1] preferred, [0-1]; cpu: asked 2 exclusive, free 4 on nodes 0-1 (whole cores of 2 CPUs; the shared pool keeps one)"} {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.Empty(t, h.allocated(), "a refused container holds nothing")
@@ -179,6 +182,7 @@ func TestPlaceKeepsASharedCore(t *testing.T) {
 	_, _, err := h.create(sandbox("p2", ""), ctr("c2", "p2", "a", 4000, gi, 0))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "would leave no CPU for the partition's shared pool")
+	assert.Contains(t, err.Error(), "; cpu: asked 4 exclusive, free 0 on node 0, 4 on node 1 (whole cores of 2 CPUs; the shared pool keeps one)")
 	assert.Equal(t, []string{"p1/a"}, h.allocated(), "the refused container's memory is released again")
 }
 

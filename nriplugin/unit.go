@@ -94,7 +94,7 @@ func (p *Plugin) placeInUnit(c container, spec *corev1.Pod) (*api.ContainerAdjus
 	if n := c.exclusiveCPUs(); n > 0 {
 		cpus, err := p.unitCPUs(u, c, n)
 		if err != nil {
-			return nil, nil, p.refuse(c, c.pod().Spec.Containers[0].Resources.Limits, allocator.ScopePod, err.Error())
+			return nil, nil, p.refuse(c, c.pod().Spec.Containers[0].Resources.Limits, n, allocator.ScopePod, err.Error())
 		}
 		adj.SetLinuxCPUSetCPUs(cpus.String())
 		updates = append(updates, p.sharedUpdates()...) // more only if the reservation grew
@@ -164,7 +164,7 @@ func (p *Plugin) unitOf(c container, spec *corev1.Pod) (*unit, []*api.ContainerU
 	if total > 0 {
 		h, err := p.pool.hints(total)
 		if err != nil {
-			return nil, nil, p.refuse(c, limits, allocator.ScopePod, err.Error())
+			return nil, nil, p.refuse(c, limits, total, allocator.ScopePod, err.Error())
 		}
 		extra.Pod = append(extra.Pod, h)
 	}
@@ -173,7 +173,7 @@ func (p *Plugin) unitOf(c container, spec *corev1.Pod) (*unit, []*api.ContainerU
 		return nil, nil, fmt.Errorf("numa-partition %s: pod %s: %w", p.opts.Partition, c.Pod, err)
 	}
 	if !d.Admitted {
-		return nil, nil, p.refuse(c, limits, allocator.ScopePod, d.Reason)
+		return nil, nil, p.refuse(c, limits, total, allocator.ScopePod, d.Reason)
 	}
 	u := &unit{uid: c.PodUID, decision: d, given: map[string]bitmask.CPUSet{}}
 	for _, cd := range d.Containers {
@@ -183,7 +183,7 @@ func (p *Plugin) unitOf(c container, spec *corev1.Pod) (*unit, []*api.ContainerU
 		if _, rerr := p.placer.ReleasePod(u.uid); rerr != nil {
 			p.log.Error("releasing a refused pod", "pod", c.Pod, "err", rerr)
 		}
-		return nil, nil, p.refuse(c, limits, allocator.ScopePod, err.Error())
+		return nil, nil, p.refuse(c, limits, total, allocator.ScopePod, err.Error())
 	}
 	p.units[u.uid] = u
 	p.log.Info("pod placed as one unit", "pod", c.Pod, "nodes", u.nodes, "exclusive", p.pool.exclusive[u.reservation()])

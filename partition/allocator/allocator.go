@@ -166,7 +166,7 @@ func (a *Allocator) admit(p *memorymanager.Pod, scope string, pinned bool, extra
 		// manager's default hint (M12).
 		for _, c := range containers {
 			if reason := a.allocate(p, c, pinned, topologymanager.DontCare(false), d); reason != "" {
-				return reason
+				return a.refused(reason, scope, pinned, c.Requests, nil)
 			}
 		}
 		return ""
@@ -179,11 +179,11 @@ func (a *Allocator) admit(p *memorymanager.Pod, scope string, pinned bool, extra
 		providers = append(providers, extra.Pod...)
 		best, ok := a.policy.Merge(providers)
 		if !ok {
-			return topologyError("pod", best)
+			return a.refused(topologyError("pod", best), scope, pinned, memorymanager.PodRequests(p), extra.Pod)
 		}
 		for _, c := range containers {
 			if reason := a.allocate(p, c, pinned, best, d); reason != "" {
-				return reason
+				return a.refused(reason, scope, pinned, c.Requests, extra.Pod)
 			}
 		}
 		return ""
@@ -196,13 +196,74 @@ func (a *Allocator) admit(p *memorymanager.Pod, scope string, pinned bool, extra
 		providers = append(providers, extra.Containers[c.Name]...)
 		best, ok := a.policy.Merge(providers)
 		if !ok {
-			return topologyError(fmt.Sprintf("container %q", c.Name), best)
+			return a.refused(topologyError(fmt.Sprintf("container %q", c.Name), best), scope, pinned, c.Requests, extra.Containers[c.Name])
 		}
 		if reason := a.allocate(p, c, pinned, best, d); reason != "" {
-			return reason
+			return a.refused(reason, scope, pinned, c.Requests, extra.Containers[c.Name])
 		}
 	}
 	return ""
+}
+
+// refused is a rejection's reason: kubelet's, first and unchanged (what
+// compares with kubelet compares that part), then the policy and scope
+// that refused, what the refused container asked (the pod, when pod
+// scope's merge refused it) of each memory manager resource and what is free on each NUMA node, and
+// the other providers' hints (the CPU manager's):
+//
+//	UnexpectedAdmissionError: Allocate failed due to [memorymanager] failed to find NUMA nodes to extend the current topology hint, which is unexpected (container "c"); policy best-effort, scope container; hugepages-2Mi: asked 4Mi, free 0 on nodes 0-1 (the partition has no 2Mi pages: host.hugepages); memory: asked 1Gi, free 4Gi on node 0, 5Gi on node 1
+//
+// The figures are the state the decision was made on: in container
+// scope, with the pod's earlier containers' memory still taken.
+func (a *Allocator) refused(reason, scope string, pinned bool, req map[ResourceName]uint64, extra []topologymanager.ProviderHints) string {
+	parts := []string{reason, "policy " + a.policy.Name() + ", scope " + scope}
+	if pinned && len(req) > 0 {
+		parts = append(parts, a.mm.Describe(req))
+	}
+	for _, h := range extra {
+		parts = append(parts, describeHints(h)...)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// describeHints is one other provider's hints, resource by resource
+// (sorted): "cpu hints: [0] preferred, [0-1]" (the first 8, then how
+// many more); "cpu hints: none (no NUMA nodes fit)" for an empty list,
+// "cpu hints: any NUMA nodes" for a nil one.
+func describeHints(h topologymanager.ProviderHints) []string {
+	names := make([]string, 0, len(h))
+	for name := range h {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	out := make([]string, 0, len(names))
+	for _, name := range names {
+		list := h[name]
+		switch {
+		case list == nil:
+			out = append(out, name+" hints: any NUMA nodes")
+		case len(list) == 0:
+			out = append(out, name+" hints: none (no NUMA nodes fit)")
+		default:
+			const shown = 8 // 8 nodes have 255 masks
+			hs := make([]string, 0, min(len(list), shown)+1)
+			for _, x := range list[:min(len(list), shown)] {
+				s := "[nil]"
+				if x.Affinity != nil {
+					s = "[" + x.Affinity.String() + "]"
+				}
+				if x.Preferred {
+					s += " preferred"
+				}
+				hs = append(hs, s)
+			}
+			if len(list) > shown {
+				hs = append(hs, fmt.Sprintf("… %d more", len(list)-shown))
+			}
+			out = append(out, name+" hints: "+strings.Join(hs, ", "))
+		}
+	}
+	return out
 }
 
 func topologyError(what string, best topologymanager.Hint) string {
