@@ -73,6 +73,16 @@ func TestPlanBigHosts(t *testing.T) {
 				if part.Nodes.Len() != tc.nodes || part.Allocator.Mode != tc.mode {
 					t.Errorf("partition %s: nodes %s, allocator mode %s; want %d nodes, %s", part.Name, part.Nodes, part.Allocator.Mode, tc.nodes, tc.mode)
 				}
+				// Whoever places the containers is allowed the machine's
+				// nodes: in nri mode the allocator, which refuses more
+				// than 8 without the option, as kubelet does.
+				opts, err := part.Kubelet.TopologyPolicyOptions()
+				if part.Allocator.Mode == config.AllocatorModeNRI {
+					opts, err = part.Allocator.TopologyPolicyOptions()
+				}
+				if err != nil || (len(topo.Nodes) > 8 && opts.MaxAllowableNUMANodes != len(topo.Nodes)) {
+					t.Errorf("partition %s (%s mode): max-allowable-numa-nodes %d for a machine of %d nodes (%v)", part.Name, part.Allocator.Mode, opts.MaxAllowableNUMANodes, len(topo.Nodes), err)
+				}
 			}
 			empty := 0
 			for _, w := range p.Warnings {

@@ -58,8 +58,10 @@ func NewPlanFor(t *numa.Topology, facts HostFacts, c *config.Config) (*Plan, err
 	pl.planNodeDirs()
 	pl.planMemory()
 	pl.planShares()
-	pl.planAllocatorModes()
+	// The node limit first, on kubelet's options: nri mode moves them
+	// to the allocator, which refuses more than 8 nodes without it.
 	pl.checkTopologyLimit()
+	pl.planAllocatorModes()
 	if c.Runtime.Mode == config.RuntimeModeShared && len(plan.Partitions) > 1 {
 		pl.warn("runtime.mode = \"shared\": kubelets that share a runtime treat each other's pods as orphans and kill them; use it only if the runtime separates them (docs/spec/multi-kubelet-notes.md)")
 	}
