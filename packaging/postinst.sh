@@ -27,7 +27,7 @@ case "$1" in
     ;;
 esac
 if [ "$1" = configure ] && [ -n "${2:-}" ] && { [ -e "$record" ] || [ -L "$record" ]; }; then
-  cat >&2 <<NOTE
+  cat >&2 <<NOTE || true
 numa-partition: installed over version $2 with partitions applied ($record):
 nothing was restarted. "numa-partition apply --dry-run" shows what
 re-applying with this version would change (the steps and a diff of the

@@ -28,7 +28,7 @@ if command -v deb-systemd-helper >/dev/null; then
   esac
 fi
 if [ "$1" = purge ] && { [ -e "$record" ] || [ -L "$record" ]; }; then
-  cat >&2 <<NOTE
+  cat >&2 <<NOTE || true
 numa-partition: partitions are still applied ($record exists); purge
 kept them, the config and /var/lib/numa-partition. Reinstall the package
 and run "numa-partition remove" to undo them.

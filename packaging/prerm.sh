@@ -27,7 +27,7 @@ case "$1" in
     if [ -e "$record" ] || [ -L "$record" ]; then
       case "${NUMA_PARTITION_FORCE_REMOVE:-}" in
         1|yes|true)
-          cat >&2 <<EOF
+          cat >&2 <<EOF || true
 numa-partition: warning: partitions are applied on this host ($record
 exists); removing the package anyway (NUMA_PARTITION_FORCE_REMOVE is set).
 Their units still call /usr/bin/numa-partition and will fail, at the latest
