@@ -49,6 +49,10 @@ func write(w io.Writer, title string, rs results) error {
 	}
 	p.table("operation", "time", rowsHost(rs))
 	p.linef("")
+	p.linef("Big hosts, from synthetic sysfs trees of today's largest shapes written at test time (`numa/numatest`), each planned with its config on cgroup v2: the 512-thread hosts one partition a node, the tray one a Grace with its 16 GPU-memory nodes, placed by the allocator. Their bundles cannot run on a test machine's systemd; its jobs' cost is the apply rows above.")
+	p.linef("")
+	p.tableRows(bigHostsHeader(), bigHostsRows(rs))
+	p.linef("")
 	p.linef("Topology Manager merge against kubelet 1.37.2's own code (`test/tmcompare`, `-bench Ratio`), same process, same random inputs (200 a set; 100 at 62 nodes, the widest kubelet's 64-bit masks hold): kubelet's time over ours, median / worst input, and our median time.")
 	p.linef("")
 	p.tableRows(ratioHeader(), ratioRows(rs))

@@ -11,6 +11,13 @@ BenchmarkDurableDecision/pods=16/decision-2 	    2000	    281746 ns/op	       49
 BenchmarkDurableDecision/pods=16/write=journal-2    	    2000	    223352 ns/op	       481.0 record-bytes	      5333 state-bytes
 BenchmarkDurableDecision/pods=16/write=checkpoint-2 	    2000	    881659 ns/op	       481.0 record-bytes	      5333 state-bytes
 BenchmarkAdmitThroughSocket/clients=1/GOMAXPROCS=2-2         	    1000	         0 ns/op	       827.0 admissions/s	         0.56 p50-ms	         2.74 p99-ms
+BenchmarkAdmitThroughSocket/nodes=16/clients=1/GOMAXPROCS=2-2         	     300	       154.0 admissions/s	         1.045 p50-ms	       207.8 p99-ms
+BenchmarkAdmitThroughSocket/nodes=34/clients=1/GOMAXPROCS=2-2         	     300	       249.3 admissions/s	         1.132 p50-ms	        29.61 p99-ms
+BenchmarkAdmitThroughSocket/nodes=64/clients=1/GOMAXPROCS=2-2         	     300	       249.1 admissions/s	         1.035 p50-ms	         6.684 p99-ms
+BenchmarkDiscover/2s512t-snc3-2                 	       3	 104872209 ns/op	 3883896 B/op	   41947 allocs/op
+BenchmarkDiscover/gb200-34n-2                   	       3	  46583989 ns/op	 1735904 B/op	   16384 allocs/op
+BenchmarkApplyBigHosts/gb200-34n/plan=fresh-2           	       3	    169230 ns/op	       234.0 files	        18.00 units	  290874 B/op	      79 allocs/op
+BenchmarkApplyBigHosts/gb200-34n/plan=noop-2            	       3	    121883 ns/op	       234.0 files	        18.00 units	   75346 B/op	      56 allocs/op
 --- BENCH: BenchmarkRatio/random/02/best-effort-2
     ratio_test.go:130: worst: 2.5x, BenchmarkRatio 12 is in a log line
 BenchmarkRatio/random/02/best-effort-5 	       5	        16.20 median-x	         2.512 worst-x	         0 slower-count	        41.50 ours-med-ns	       700.0 kubelet-med-ns	       120.0 kubelet-ns/perm	         0 ns/op
@@ -36,6 +43,10 @@ func TestParseAndReport(t *testing.T) {
 		"| a decision made durable, 16 pods held (`-bench DurableDecision`): answered (decision and journal append) / one after another (each also waits for the previous fdatasync) / the append and fdatasync alone / the checkpoint rewritten in its place | 80 µs / 282 µs / 223 µs / 882 µs; a record 481 bytes, the state 5333 |",
 		"| the allocator daemon through its socket, 1 client(s) (`-bench AdmitThroughSocket`) | 827 admissions/s, p50 0.56 ms, p99 2.74 ms |",
 		"| best-effort | 16.2× / 2.5× (42 ns) | not measured |",
+		"| … 1 client, a partition of 16 / 34 / 64 NUMA nodes planned from a synthetic host (4-socket SNC4, GB200 tray, 32-socket SNC2; nri mode) | 154 / 249 / 249 admissions/s, p50 1.04 / 1.13 / 1.03 ms, p99 207.80 / 29.61 / 6.68 ms |",
+		"| discover its sysfs tree (`numa`, `-bench Discover`) | 104.87 ms | not measured: BenchmarkDiscover/2s512t-nps4 did not report ns/op | 46.58 ms |",
+		"| the bundle: units / files | not measured: BenchmarkApplyBigHosts/2s512t-snc3/plan=fresh did not report units | not measured: BenchmarkApplyBigHosts/2s512t-nps4/plan=fresh did not report units | 18 / 234 |",
+		"| apply's steps from an empty host / from one where it is applied, pure (`slices/apply`, `-bench ApplyBigHosts`) | not measured: BenchmarkApplyBigHosts/2s512t-snc3/plan=fresh did not report ns/op | not measured: BenchmarkApplyBigHosts/2s512t-nps4/plan=fresh did not report ns/op | 169 µs / 122 µs |",
 		// Missing benchmarks say so, by name, instead of printing zeros.
 		"not measured: BenchmarkDurableDecision/pods=256/answer did not report ns/op",
 		"not measured: BenchmarkContainerCreate/plugin did not report none-p50-ms",

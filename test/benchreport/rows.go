@@ -49,6 +49,62 @@ func rowsHost(rs results) []row {
 	}
 }
 
+// bigHosts are the columns of the big hosts' table: numatest's shapes
+// (numa/numatest), by benchmark sub-name.
+var bigHosts = []struct{ name, header string }{
+	{"2s512t-snc3", "2 × 128 cores × 2 threads, SNC3: 6 nodes"},
+	{"2s512t-nps4", "2 × 128 cores × 2 threads, NPS4: 8 nodes"},
+	{"gb200-34n", "GB200 tray: 2 Grace × 72 cores, 32 GPU-memory nodes"},
+}
+
+func bigHostsHeader() []string {
+	h := []string{"stage"}
+	for _, s := range bigHosts {
+		h = append(h, s.header)
+	}
+	return h
+}
+
+// bigHostsRows are the stages from discovery to apply, one column a
+// shape; a figure a run lacks says which.
+func bigHostsRows(rs results) [][]string {
+	stages := []struct {
+		what   string
+		figure func(e *error, shape string) string
+	}{
+		{"discover its sysfs tree (`numa`, `-bench Discover`)", func(e *error, s string) string {
+			return duration(rs.get(e, "Discover/"+s, "ns/op"))
+		}},
+		{"plan it with its config (`partition/planner`, `-bench NewPlan`)", func(e *error, s string) string {
+			return duration(rs.get(e, "NewPlan/"+s, "ns/op"))
+		}},
+		{"render the plan (`slices/render`, `-bench Render`)", func(e *error, s string) string {
+			return duration(rs.get(e, "Render/"+s, "ns/op"))
+		}},
+		{"the bundle: units / files", func(e *error, s string) string {
+			b := "ApplyBigHosts/" + s + "/plan=fresh"
+			return fmt.Sprintf("%.0f / %.0f", rs.get(e, b, "units"), rs.get(e, b, "files"))
+		}},
+		{"apply's steps from an empty host / from one where it is applied, pure (`slices/apply`, `-bench ApplyBigHosts`)", func(e *error, s string) string {
+			b := "ApplyBigHosts/" + s
+			return duration(rs.get(e, b+"/plan=fresh", "ns/op")) + " / " + duration(rs.get(e, b+"/plan=noop", "ns/op"))
+		}},
+		{"apply --dry-run, offline, on an empty root: the tree read, the steps, the diff", func(e *error, s string) string {
+			return duration(rs.get(e, "ApplyBigHosts/"+s+"/dry-run", "ns/op"))
+		}},
+	}
+	var out [][]string
+	for _, st := range stages {
+		line := []string{st.what}
+		for _, s := range bigHosts {
+			r := fig("", func(e *error) string { return st.figure(e, s.name) })
+			line = append(line, r.figure)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
 // ratioNodes and ratioPolicies are the columns and rows of the table of
 // BenchmarkRatio's sets (random/NN/policy); none is timed up to 8 nodes.
 var (
@@ -130,6 +186,16 @@ func rowsAllocator(rs results) []row {
 				rs.get(e, b, "admissions/s"), rs.get(e, b, "p50-ms"), rs.get(e, b, "p99-ms"))
 		}))
 	}
+	rows = append(rows, fig("… 1 client, a partition of 16 / 34 / 64 NUMA nodes planned from a synthetic host (4-socket SNC4, GB200 tray, 32-socket SNC2; nri mode)", func(e *error) string {
+		var rate, p50, p99 []string
+		for _, n := range []int{16, 34, 64} {
+			b := rs.find(fmt.Sprintf("AdmitThroughSocket/nodes=%d/clients=1/", n))
+			rate = append(rate, fmt.Sprintf("%.0f", rs.get(e, b, "admissions/s")))
+			p50 = append(p50, fmt.Sprintf("%.2f", rs.get(e, b, "p50-ms")))
+			p99 = append(p99, fmt.Sprintf("%.2f", rs.get(e, b, "p99-ms")))
+		}
+		return fmt.Sprintf("%s admissions/s, p50 %s ms, p99 %s ms", strings.Join(rate, " / "), strings.Join(p50, " / "), strings.Join(p99, " / "))
+	}))
 	return rows
 }
 
