@@ -351,6 +351,7 @@ func isBool(f cli.Flag) bool {
 func flagValues(c *cli.Context, name string) []string {
 	switch name {
 	case "partition":
+		noDumpFactsWarning(c) // a completion prints nothing but words
 		plan, _, err := loadPlan(c)
 		if err != nil {
 			return nil

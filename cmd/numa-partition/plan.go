@@ -127,7 +127,8 @@ func liveFacts(c *cli.Context) (hostfacts.Host, error) {
 }
 
 // loadPlan is discover → config → plan, shared by every command that needs
-// a plan, with the facts of --host-facts or of this machine.
+// a plan, with the facts of --host-facts or of this machine (a warning
+// then when --sysfs is a dump: warnDumpFacts).
 func loadPlan(c *cli.Context) (*planner.Plan, *numa.Topology, error) {
 	file := c.String("host-facts")
 	if file == "" {
@@ -135,7 +136,14 @@ func loadPlan(c *cli.Context) (*planner.Plan, *numa.Topology, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return loadPlanWith(c, host, os.Hostname)
+		var named string // this machine's host name, when the plan took it
+		plan, topo, err := loadPlanWith(c, host, func() (string, error) {
+			name, err := os.Hostname()
+			named = name
+			return name, err
+		})
+		warnDumpFacts(c, named)
+		return plan, topo, err
 	}
 	declared, err := planner.LoadFacts(file)
 	if err != nil {
