@@ -149,7 +149,8 @@ func TestUnitRefusedWithThePodsResources(t *testing.T) {
 	_, _, err := h.create(sandbox("big", ""), nriOf(spec)[0])
 	require.Error(t, err)
 	for _, want := range []string{"pod ns/pod-big container a", "cpu=4", "memory=12Gi",
-		"cannot be placed under topology policy single-numa-node (scope pod)", "TopologyAffinityError"} {
+		"cannot be placed under topology policy single-numa-node (scope pod)", "TopologyAffinityError",
+		"; policy single-numa-node, scope pod; memory: asked 12Gi, free ", "; cpu: asked 4 exclusive, free "} {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.Empty(t, h.allocated())
