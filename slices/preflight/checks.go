@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -24,10 +25,14 @@ type Input struct {
 	// apply stops those it drops before it starts the new ones, so the
 	// ports they hold are not taken.
 	Own map[string]bool
+
+	asked map[string]error // the APIServer checks' answers, by kubeconfig
 }
 
 // Checks are the checks of in, in the order they run: for each partition
-// its binaries, CA, kubeconfig, CNI plugins, swap and cgroup driver, then
+// its binaries, CA, kubeconfig, API server (with the root "/" only: it is
+// dialled from this process's network namespace), CNI plugins, swap and
+// cgroup driver, then
 // the ports (the host's namespace, then each partition's), then the
 // cgroup mode. Everything comes from the bundle: its ports, its rendered
 // KubeletConfigurations and containerd configs, and the plan it was
@@ -36,6 +41,11 @@ type Input struct {
 // mode only.
 func Checks(in Input) ([]Check, error) {
 	root := fsutil.NewRoot(in.Root)
+	if !in.Offline && filepath.Clean(in.Root) == "/" {
+		// The API servers are asked from this process's network
+		// namespace: the host's only when the root is this machine's.
+		in.asked = map[string]error{}
+	}
 	plan, err := planOf(in.Bundle)
 	if err != nil {
 		return nil, err
@@ -104,6 +114,10 @@ func partitionChecks(in Input, root fsutil.Root, p *planner.Partition) ([]Check,
 		ClientCACheck{Root: root, Part: p.Name, Path: kc.clientCAFile, ConfigPath: p.Kubelet.ConfigPath},
 		KubeconfigCheck{Root: in.Root, Part: p.Name, Kubeconfig: p.Kubelet.Kubeconfig, Bootstrap: p.Kubelet.BootstrapKubeconfig},
 	)
+	if in.asked != nil {
+		checks = append(checks, APIServerCheck{Root: in.Root, Part: p.Name, Kubeconfig: p.Kubelet.Kubeconfig,
+			Bootstrap: p.Kubelet.BootstrapKubeconfig, Asked: in.asked})
+	}
 	if own && p.Runtime.CNIBinDir != "" {
 		checks = append(checks, CNIBinDirCheck{Root: root, Part: p.Name, Path: p.Runtime.CNIBinDir})
 	}

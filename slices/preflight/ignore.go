@@ -13,6 +13,7 @@ const (
 	NameContainerdBinary = "ContainerdBinary"
 	NameClientCA         = "ClientCA"
 	NameKubeconfig       = "Kubeconfig"
+	NameAPIServer        = "APIServer"
 	NameCNIBinDir        = "CNIBinDir"
 	NamePort             = "Port"
 	NameSwap             = "Swap"
@@ -25,7 +26,7 @@ const (
 
 // Names are every check's name, in the order they run.
 var Names = []string{NameKubeletBinary, NameContainerdBinary, NameClientCA, NameKubeconfig,
-	NameCNIBinDir, NamePort, NameSwap, NameCgroupDriver, NameCgroupMode}
+	NameAPIServer, NameCNIBinDir, NamePort, NameSwap, NameCgroupDriver, NameCgroupMode}
 
 // Ignorable says whether --ignore-preflight-errors may name check.
 func Ignorable(check string) bool { return !strings.EqualFold(check, NameCgroupMode) }
