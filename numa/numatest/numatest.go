@@ -279,11 +279,13 @@ func (s Shape) Write(root string) error {
 					siblings = append(siblings, t*cores+sock*s.CoresPerSocket+core)
 				}
 				sib := bitmask.NewCPUSet(siblings...)
+				// What discovery reads of a CPU, as a kernel writes it; not
+				// cpuN/online nor die_id, which it does not read (the
+				// machine's cpu/online lists every CPU).
 				for _, id := range siblings {
 					dir := fmt.Sprintf("%scpu%d/", cpu, id)
-					w.file(dir+"online", "1")
 					for _, f := range [][2]string{
-						{"physical_package_id", strconv.Itoa(sock)}, {"die_id", "0"}, {"core_id", strconv.Itoa(core)},
+						{"physical_package_id", strconv.Itoa(sock)}, {"core_id", strconv.Itoa(core)},
 						{"thread_siblings_list", sib.String()}, {"thread_siblings", sib.Mask()},
 						{"core_siblings_list", pkg.String()}, {"core_siblings", pkg.Mask()},
 					} {
