@@ -347,3 +347,35 @@ func TestRefusingLinksFollowsNoLink(t *testing.T) {
 		})
 	}
 }
+
+// Stat follows a link inside the root, as a process chrooted there
+// would, and never out of it: every hostile link's target outside is
+// out of reach (not there inside, or a refused magic link).
+func TestRootStatFollowsLinksInsideOnly(t *testing.T) {
+	for _, kind := range rootKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			root := t.TempDir()
+			c := hostiletest.NewOutside(t, "outside the root\n")
+			names := hostile(t, root, c)
+			r := kind.open(t, root)
+			for _, name := range names {
+				if fi, err := r.Stat(name); err == nil {
+					t.Errorf("stat %s: %s, size %d; reached outside the root", name, fi.Name(), fi.Size())
+				}
+			}
+			if err := os.MkdirAll(filepath.Join(root, "opt/k8s"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "opt/k8s/kubelet"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("/opt/k8s/kubelet", filepath.Join(root, "etc/kubelet")); err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := r.Stat("etc/kubelet"); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o755 {
+				t.Errorf("stat through an absolute link inside the root: %v, %v", fi, err)
+			}
+			c.Check(t)
+		})
+	}
+}
