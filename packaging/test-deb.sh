@@ -140,6 +140,7 @@ else
   echo "FAIL: systemd-analyze missing (install systemd)"; fail=1
 fi
 # Nothing outside the expected tree.
+# shellcheck disable=SC2034 # read by check's eval
 unexpected=$(dpkg --root="$root" -L numa-partition | grep -v -E '^/(\.|usr(/bin|/share(/man(/man8)?|/bash-completion(/completions)?|/zsh(/vendor-completions)?|/fish(/vendor_completions.d)?|/doc(/numa-partition)?|/numa-partition|/lintian(/overrides)?)?)?|lib(/systemd(/system)?)?)(/[^/]*)?$' || true)
 check "no unexpected paths (nothing under /etc)" "[ -z \"\$unexpected\" ] || { echo \"\$unexpected\"; false; }"
 for s in prerm postinst postrm; do
@@ -152,6 +153,7 @@ mkdir -p "$root/etc/numa-partition" "$root$(dirname "$record")"
 echo '# the operator'"'"'s' > "$root$config"
 echo '{"generation": 1}' > "$root$record"
 sums() { sha256sum "$root$config" "$root$record"; }
+# shellcheck disable=SC2034 # read by check's eval
 before=$(sums)
 
 echo "== upgrade $v1 -> $v2, partitions applied"
@@ -197,11 +199,13 @@ else
 fi
 
 echo "== operator disables, upgrade $v2 -> $v3"
+: > "$calls"
 systemctl --root="$root" --quiet disable numa-partition.service
 check "disabled" "[ ! -L '$root$wants' ]"
 dpkgr -i "$work/v3.deb"
 check "registered as installed at $v3" "[ \"\$(status)\" = 'install ok installed $v3' ]"
 check "upgrade keeps the operator's disable" "[ ! -L '$root$wants' ]"
+check "upgrade started, stopped or restarted nothing" "no_restart"
 check "operator's config and apply's record untouched" "[ \"\$(sums)\" = \"\$before\" ]"
 systemctl --root="$root" --quiet enable numa-partition.service
 
