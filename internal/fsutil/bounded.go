@@ -22,10 +22,12 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("%s is not a regular file (%s): refusing to read it", e.Path, describeMode(e.Mode))
+	return fmt.Sprintf("%s is not a regular file (%s): refusing to read it", e.Path, DescribeMode(e.Mode))
 }
 
-func describeMode(m os.FileMode) string {
+// DescribeMode names a file mode's type for a message ("a FIFO", "a
+// directory", ...).
+func DescribeMode(m os.FileMode) string {
 	switch {
 	case m&os.ModeNamedPipe != 0:
 		return "a FIFO"

@@ -48,7 +48,7 @@ func (c BinaryCheck) problem() error {
 	case err != nil:
 		return fmt.Errorf("partition %s: the %s binary: %w; %s", c.Part, c.Daemon, err, fix)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("partition %s: the %s binary %s is %s, %w: %s", c.Part, c.Daemon, where, kind(fi.Mode()), errNotRegular, fix)
+		return fmt.Errorf("partition %s: the %s binary %s is %s, %w: %s", c.Part, c.Daemon, where, fsutil.DescribeMode(fi.Mode()), errNotRegular, fix)
 	case fi.Mode().Perm()&0o111 == 0:
 		return fmt.Errorf("partition %s: the %s binary %s is not executable (mode %s): chmod +x it, or %s", c.Part, c.Daemon, where, fi.Mode().Perm(), fix)
 	}
@@ -57,22 +57,3 @@ func (c BinaryCheck) problem() error {
 
 // relative is an absolute host path as Root takes it.
 func relative(abs string) string { return strings.TrimPrefix(abs, "/") }
-
-// kind names a file mode's type for a message.
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "not a regular file"
-}
