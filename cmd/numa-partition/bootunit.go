@@ -29,32 +29,43 @@ func bootUnitCommand() *cli.Command {
 // bootUnit re-applies at boot only on a host whose operator has applied
 // once: the applied record is there (apply writes it, remove deletes it).
 // Installing the package alone changes nothing, whatever config lies in
-// /etc; and a host without the config does not fail at boot.
+// /etc; and a host without the config does not fail at boot. It applies
+// the plan apply installed (render.PlanPath, the one last applied, which
+// an operator reviewed with apply --dry-run or --plan), never a config
+// edited since: apply --plan refuses when the config and the host plan
+// otherwise now, naming the first line that differs, and the partitions
+// keep the units they have (#37).
 func bootUnit() string {
 	record := path.Join("/", apply.RecordPath)
+	plan := path.Join("/", render.PlanPath)
 	return fmt.Sprintf(`# Installed by the numa-partition package (generated: numa-partition boot-unit).
-# Re-applies the partition plan at every boot so that slices, kubelets and
-# hugepages match %[1]s before workloads start, on a host
-# where numa-partition apply has run: %[2]s is
-# the record apply writes and numa-partition remove deletes. Until the
+# Re-applies, at every boot, the partition plan last applied (%[4]s, which
+# apply installs: what was reviewed), so that slices, kubelets and hugepages
+# match it before workloads start, on a host where numa-partition apply has
+# run: %[2]s is the record apply writes and
+# numa-partition remove deletes. A %[1]s edited since
+# is not applied: the unit fails, naming the first line of the plan that
+# differs (journalctl -u numa-partition), and the partitions keep the units
+# they have; review the change with apply --dry-run and apply it. Until the
 # operator has applied once, this unit is skipped and the package changes
 # nothing.
 [Unit]
-Description=Apply the NUMA partition plan (slices, kubelets, hugepages)
+Description=Apply the reviewed NUMA partition plan (slices, kubelets, hugepages)
 Documentation=man:numa-partition(8)
 Wants=dbus.service
 After=dbus.service systemd-sysctl.service
 Before=kubelet.service containerd.service
 ConditionPathExists=%[2]s
 ConditionPathExists=%[1]s
+ConditionPathExists=%[4]s
 
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStart=%[3]s --config %[1]s apply
+ExecStart=%[3]s --config %[1]s apply --plan %[4]s
 TimeoutStartSec=10min
 
 [Install]
 WantedBy=multi-user.target
-`, defaultConfigPath, record, render.DefaultBinary)
+`, defaultConfigPath, record, render.DefaultBinary, plan)
 }
