@@ -16,6 +16,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/slices/preflight"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -70,6 +71,11 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 		b, err := render(plan)
 		must(t, err)
 		o := e.opts()
+		// The fixture's plan names no kubelet binary, kubeconfig or CA:
+		// its stand-in kubelets join no cluster (as test/sandbox's).
+		ig, err := preflight.ParseIgnore([]string{"all"})
+		must(t, err)
+		o.IgnorePreflightErrors = ig
 		// As cmd's: the plan on the way from the host's, rendered.
 		o.WaveBundle = func(previous []byte, take func(string) bool) (bundle.Bundle, error) {
 			p, err := planner.BetweenFile("/"+bundle.PlanPath, previous, plan, take)

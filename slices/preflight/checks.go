@@ -99,7 +99,7 @@ func fileOf(b bundle.Bundle, rel string) (bundle.File, bool) {
 
 // partitionChecks are partition p's checks.
 func partitionChecks(in Input, root fsutil.Root, p *planner.Partition) ([]Check, error) {
-	kc, err := renderedKubelet(in.Bundle, p)
+	kc, rendered, err := renderedKubelet(in.Bundle, p)
 	if err != nil {
 		return nil, err
 	}
@@ -110,10 +110,10 @@ func partitionChecks(in Input, root fsutil.Root, p *planner.Partition) ([]Check,
 	if own && p.Runtime.Binary != "" {
 		checks = append(checks, BinaryCheck{Root: root, Part: p.Name, Daemon: "containerd", Path: p.Runtime.Binary, ConfigKey: "binary in [runtime]"})
 	}
-	checks = append(checks,
-		ClientCACheck{Root: root, Part: p.Name, Path: kc.clientCAFile, ConfigPath: p.Kubelet.ConfigPath},
-		KubeconfigCheck{Root: in.Root, Part: p.Name, Kubeconfig: p.Kubelet.Kubeconfig, Bootstrap: p.Kubelet.BootstrapKubeconfig},
-	)
+	if rendered {
+		checks = append(checks, ClientCACheck{Root: root, Part: p.Name, Path: kc.clientCAFile, ConfigPath: p.Kubelet.ConfigPath})
+	}
+	checks = append(checks, KubeconfigCheck{Root: in.Root, Part: p.Name, Kubeconfig: p.Kubelet.Kubeconfig, Bootstrap: p.Kubelet.BootstrapKubeconfig})
 	if in.asked != nil {
 		checks = append(checks, APIServerCheck{Root: in.Root, Part: p.Name, Kubeconfig: p.Kubelet.Kubeconfig,
 			Bootstrap: p.Kubelet.BootstrapKubeconfig, Asked: in.asked})
@@ -121,12 +121,11 @@ func partitionChecks(in Input, root fsutil.Root, p *planner.Partition) ([]Check,
 	if own && p.Runtime.CNIBinDir != "" {
 		checks = append(checks, CNIBinDirCheck{Root: root, Part: p.Name, Path: p.Runtime.CNIBinDir})
 	}
+	if !rendered {
+		return checks, nil
+	}
 	checks = append(checks, SwapCheck{Root: root, Part: p.Name, FailSwapOn: kc.failSwapOn, ConfigPath: p.Kubelet.ConfigPath})
-	if own {
-		f, ok := fileOf(in.Bundle, strings.TrimPrefix(p.Runtime.ConfigPath, "/"))
-		if !ok {
-			return nil, fmt.Errorf("preflight: partition %s: the bundle has no containerd config %s", p.Name, p.Runtime.ConfigPath)
-		}
+	if f, ok := fileOf(in.Bundle, strings.TrimPrefix(p.Runtime.ConfigPath, "/")); own && ok {
 		checks = append(checks, CgroupDriverCheck{Part: p.Name, KubeletDriver: kc.cgroupDriver, ConfigPath: p.Kubelet.ConfigPath,
 			ContainerdConfig: f.Content, ContainerdConfigPath: p.Runtime.ConfigPath})
 	}
