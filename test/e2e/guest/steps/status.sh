@@ -28,7 +28,9 @@ for p in $PARTITIONS; do
 done
 # Each partition's versions as its Node reports them (a canary's would
 # differ): the binaries the VM runs.
+# (containerd's CRI reports its version without the "v" its --version prints.)
 kver=$(kubelet --version | awk '{print $2}') cver=$(containerd --version | awk '{print $3}')
+cver=${cver#v}
 for p in $PARTITIONS; do
   expect_eq "$p: kubelet and runtime versions (status, from its Node)" \
     "$(jq -r --arg p $p '.partitions[] | select(.name==$p) | "\(.node.kubeletVersion) \(.node.containerRuntimeVersion)"' <<<"$out")" "$kver containerd://$cver"
