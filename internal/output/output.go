@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -118,8 +119,16 @@ func WriteYAML(w io.Writer, kind string, v any) error {
 	return err
 }
 
-// Write writes v with its envelope in format: "yaml", else JSON.
+// Write writes v with its envelope in format: "yaml", "jsonpath=TEMPLATE"
+// (the template evaluated on the JSON), else JSON.
 func Write(w io.Writer, format, kind string, v any) error {
+	if template, ok := strings.CutPrefix(format, JSONPathPrefix); ok {
+		p, err := ParseJSONPath(template)
+		if err != nil {
+			return err
+		}
+		return p.Execute(w, kind, v)
+	}
 	if format == "yaml" {
 		return WriteYAML(w, kind, v)
 	}
