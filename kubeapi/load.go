@@ -2,6 +2,7 @@ package kubeapi
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -21,6 +22,15 @@ type Config struct {
 	Server  *url.URL
 	tls     *tls.Config
 	token   string
+	caSum   string // the CA bundle's sha256, "" for the system's roots
+}
+
+// Endpoint names the server c dials and how it trusts it: the URL, the
+// TLS server name and the CA bundle's digest. Two kubeconfigs with the
+// same endpoint reach the same server the same way, whoever they log in
+// as: asking it once answers for both.
+func (c *Config) Endpoint() string {
+	return c.Server.String() + " " + c.tls.ServerName + " " + c.caSum
 }
 
 // Load reads the kubeconfig at path and the files it names. root is the
@@ -66,6 +76,7 @@ func (t *Target) Config(read func(path string) ([]byte, error)) (*Config, error)
 		return b, nil
 	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
+	caSum := ""
 	if t.CA.Set() {
 		pem, err := load(t.CA)
 		if err != nil {
@@ -76,6 +87,7 @@ func (t *Target) Config(read func(path string) ([]byte, error)) (*Config, error)
 			return nil, fail(t.CA, errors.New("no PEM certificate in it"))
 		}
 		tc.RootCAs = pool
+		caSum = fmt.Sprintf("%x", sha256.Sum256(pem))
 	}
 	if t.Cert.Set() {
 		certPEM, err := load(t.Cert)
@@ -92,7 +104,7 @@ func (t *Target) Config(read func(path string) ([]byte, error)) (*Config, error)
 		}
 		tc.Certificates = []tls.Certificate{pair}
 	}
-	c := &Config{File: t.File, Context: t.Context, User: t.User, Server: t.Server, tls: tc}
+	c := &Config{File: t.File, Context: t.Context, User: t.User, Server: t.Server, tls: tc, caSum: caSum}
 	if t.Token.Set() {
 		b, err := load(t.Token)
 		if err != nil {

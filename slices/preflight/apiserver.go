@@ -21,15 +21,17 @@ const apiServerTimeout = 5 * time.Second
 // apply makes, not from the host's that the preflight dials from. A
 // kubeconfig that does not load is the Kubeconfig check's.
 type APIServerCheck struct {
-	Root       string // the host's root, as kubeapi.Load takes it
+	Configs    *Kubeconfigs // below the host's root
 	Part       string
 	Kubeconfig string
 	Bootstrap  string
 	// Dial opens the connections (nil: this process's network namespace).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// Asked caches the answers by kubeconfig file: the partitions share
-	// their bootstrap kubeconfig, and one unreachable server is waited
-	// for once.
+	// Asked caches the answers by endpoint (kubeapi.Config.Endpoint):
+	// each partition has a kubeconfig of its own once it has joined,
+	// but they all name the cluster's server, and an unreachable one is
+	// waited for once, not once a partition (at a boot without the
+	// network, 5 s each before the kubelets start).
 	Asked map[string]error
 }
 
@@ -45,15 +47,15 @@ func (c APIServerCheck) Check() (warnings, errs []error) {
 	if cfg == nil {
 		return nil, nil
 	}
-	err, asked := c.Asked[file]
+	err, asked := c.Asked[cfg.Endpoint()]
 	if !asked {
 		err = c.ask(cfg)
 		if c.Asked != nil {
-			c.Asked[file] = err
+			c.Asked[cfg.Endpoint()] = err
 		}
 	}
 	if err != nil {
-		where := fsutil.NewRoot(c.Root).Path(relative(file))
+		where := fsutil.NewRoot(c.Configs.Root()).Path(relative(file))
 		return []error{fmt.Errorf("partition %s: the API server %s that %s names does not answer: %w; its kubelet cannot join until it does: check the server's address, the network to it (a firewall, its port) and that the kubeconfig's CA is the cluster's", c.Part, cfg.Server, where, err)}, nil
 	}
 	return nil, nil
@@ -66,7 +68,7 @@ func (c APIServerCheck) kubeconfig() (string, *kubeapi.Config) {
 		if f == "" {
 			continue
 		}
-		if cfg, err := kubeapi.Load(c.Root, f); err == nil {
+		if cfg, err := c.Configs.Load(f); err == nil {
 			return f, cfg
 		}
 	}

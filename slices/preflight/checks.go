@@ -26,7 +26,8 @@ type Input struct {
 	// ports they hold are not taken.
 	Own map[string]bool
 
-	asked map[string]error // the APIServer checks' answers, by kubeconfig
+	configs *Kubeconfigs     // every partition's kubeconfigs, read once
+	asked   map[string]error // the APIServer checks' answers, by endpoint
 }
 
 // Checks are the checks of in, in the order they run: for each partition
@@ -41,6 +42,7 @@ type Input struct {
 // mode only.
 func Checks(in Input) ([]Check, error) {
 	root := fsutil.NewRoot(in.Root)
+	in.configs = NewKubeconfigs(in.Root)
 	if !in.Offline && filepath.Clean(in.Root) == "/" {
 		// The API servers are asked from this process's network
 		// namespace: the host's only when the root is this machine's.
@@ -113,9 +115,9 @@ func partitionChecks(in Input, root fsutil.Root, p *planner.Partition) ([]Check,
 	if rendered {
 		checks = append(checks, ClientCACheck{Root: root, Part: p.Name, Path: kc.clientCAFile, ConfigPath: p.Kubelet.ConfigPath})
 	}
-	checks = append(checks, KubeconfigCheck{Root: in.Root, Part: p.Name, Kubeconfig: p.Kubelet.Kubeconfig, Bootstrap: p.Kubelet.BootstrapKubeconfig})
+	checks = append(checks, KubeconfigCheck{Configs: in.configs, Part: p.Name, Kubeconfig: p.Kubelet.Kubeconfig, Bootstrap: p.Kubelet.BootstrapKubeconfig})
 	if in.asked != nil {
-		checks = append(checks, APIServerCheck{Root: in.Root, Part: p.Name, Kubeconfig: p.Kubelet.Kubeconfig,
+		checks = append(checks, APIServerCheck{Configs: in.configs, Part: p.Name, Kubeconfig: p.Kubelet.Kubeconfig,
 			Bootstrap: p.Kubelet.BootstrapKubeconfig, Asked: in.asked})
 	}
 	if own && p.Runtime.CNIBinDir != "" {

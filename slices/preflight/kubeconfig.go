@@ -16,7 +16,7 @@ import (
 // host's kubelet reads them. A kubeconfig that does not load while the
 // bootstrap one does is a warning: kubelet bootstraps again.
 type KubeconfigCheck struct {
-	Root       string // the host's root, as kubeapi.Load takes it
+	Configs    *Kubeconfigs // below the host's root
 	Part       string
 	Kubeconfig string // absolute
 	Bootstrap  string // absolute; "" without TLS bootstrap
@@ -31,9 +31,9 @@ func (c KubeconfigCheck) Partition() string { return c.Part }
 // Check loads the kubeconfig, and the bootstrap kubeconfig when it must.
 func (c KubeconfigCheck) Check() (warnings, errs []error) {
 	const fix = "write the bootstrap kubeconfig (README.md, \"Joining an existing kubeadm cluster\"), or name the right files with kubeconfig and bootstrap_kubeconfig in [kubelet]"
-	r := fsutil.NewRoot(c.Root)
+	r := fsutil.NewRoot(c.Configs.Root())
 	kpath, bpath := r.Path(relative(c.Kubeconfig)), r.Path(relative(c.Bootstrap))
-	_, kerr := kubeapi.Load(c.Root, c.Kubeconfig)
+	_, kerr := c.Configs.Load(c.Kubeconfig)
 	if kerr == nil {
 		return nil, nil
 	}
@@ -44,7 +44,7 @@ func (c KubeconfigCheck) Check() (warnings, errs []error) {
 		}
 		return nil, []error{fmt.Errorf("partition %s: its kubelet's %w: %s", c.Part, kerr, fix)}
 	}
-	_, berr := kubeapi.Load(c.Root, c.Bootstrap)
+	_, berr := c.Configs.Load(c.Bootstrap)
 	switch {
 	case berr == nil && kMissing:
 		return nil, nil // the first start: kubelet bootstraps
