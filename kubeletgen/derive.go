@@ -66,15 +66,11 @@ func onlineCPUs(plan *planner.Plan) bitmask.CPUSet {
 	return all
 }
 
-// ReservedSystemCPUs is every CPU p's kubelet counts (Machine.CPUs) that
+// ReservedSystemCPUs is every CPU p's kubelet counts (m.CPUs) that
 // is not one of p's pod CPUs: kubelet refuses a reserved CPU it does not
 // count ("reserved-cpus … is not a subset of online-cpus"). Online CPUs
 // of no node are not counted, so they stay out.
-func ReservedSystemCPUs(plan *planner.Plan, p *planner.Partition) (bitmask.CPUSet, error) {
-	m, err := MachineOf(plan, p)
-	if err != nil {
-		return bitmask.CPUSet{}, err
-	}
+func ReservedSystemCPUs(m Machine, p *planner.Partition) (bitmask.CPUSet, error) {
 	if p.CPUs.IsEmpty() {
 		return bitmask.CPUSet{}, fmt.Errorf("partition %s has no CPUs for pods: kubelet's static CPU manager needs at least one", p.Name)
 	}
@@ -147,14 +143,11 @@ type NodeReservation struct {
 }
 
 // ReservedMemory derives each node's reservedMemory "memory" value for
-// partition p (see the derivation above), ascending by node, and its sum.
+// partition p shown mach (MachineOf; see the derivation above), ascending
+// by node, and its sum.
 // Nodes whose reservation is 0 are left out: kubelet's docs ask not to
 // list zero limits.
-func ReservedMemory(plan *planner.Plan, p *planner.Partition) ([]NodeReservation, uint64, error) {
-	mach, err := MachineOf(plan, p)
-	if err != nil {
-		return nil, 0, err
-	}
+func ReservedMemory(mach Machine, p *planner.Partition) ([]NodeReservation, uint64, error) {
 	view := hasView(mach.Nodes)
 	var out []NodeReservation
 	var sum uint64

@@ -85,7 +85,7 @@ func TestReservedSystemCPUs(t *testing.T) {
 				c.edit(&plan)
 			}
 			for i := range plan.Partitions {
-				got, err := ReservedSystemCPUs(&plan, &plan.Partitions[i])
+				got, err := ReservedSystemCPUs(machineOf(t, &plan, &plan.Partitions[i]), &plan.Partitions[i])
 				if c.wantErr != "" {
 					if err != nil {
 						assert.Contains(t, err.Error(), c.wantErr)
@@ -105,7 +105,7 @@ func TestReservedSystemCPUs(t *testing.T) {
 		plan := shownTheMachine(twoNodes())
 		plan.Partitions = plan.Partitions[:1]
 		plan.Host.OnlineCPUs = bitmask.MustParseCPUList("1-3")
-		_, err := ReservedSystemCPUs(&plan, &plan.Partitions[0])
+		_, err := ReservedSystemCPUs(machineOf(t, &plan, &plan.Partitions[0]), &plan.Partitions[0])
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "at least one reserved CPU")
 	})
@@ -172,7 +172,12 @@ func TestReservedMemory(t *testing.T) {
 			if c.edit != nil {
 				c.edit(&plan)
 			}
-			nodes, sum, err := ReservedMemory(&plan, &plan.Partitions[0])
+			mach, err := MachineOf(&plan, &plan.Partitions[0])
+			var nodes []NodeReservation
+			var sum uint64
+			if err == nil {
+				nodes, sum, err = ReservedMemory(mach, &plan.Partitions[0])
+			}
 			if c.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), c.wantErr)
@@ -449,7 +454,7 @@ func TestHugepageView(t *testing.T) {
 			{"machine, hugepage view", noHostCPU(withPageSizes(twoNodes(planner.HugepagePlan{PageSize: gi, Count: 4}))), []uint64{16 * gi}},
 			{"machine, no hugepage view", twoNodes(planner.HugepagePlan{PageSize: gi, Count: 4}), []uint64{12 * gi}},
 		} {
-			nodes, total, err := ReservedMemory(&c.plan, &c.plan.Partitions[0])
+			nodes, total, err := ReservedMemory(machineOf(t, &c.plan, &c.plan.Partitions[0]), &c.plan.Partitions[0])
 			require.NoError(t, err, c.name)
 			require.Len(t, nodes, 1+len(c.foreign), c.name)
 			assert.Equal(t, 12*gi-1100*mi, nodes[0].Allocatable, c.name)
@@ -517,4 +522,12 @@ func TestResourcesEphemeralStorage(t *testing.T) {
 	r, err = Resources(&plan, &plan.Partitions[0])
 	require.NoError(t, err)
 	assert.Equal(t, []string{"ephemeral-storage: allocatable 301Gi, share 300Gi"}, r.Mismatches)
+}
+
+// machineOf is MachineOf, which must succeed.
+func machineOf(t *testing.T, plan *planner.Plan, p *planner.Partition) Machine {
+	t.Helper()
+	m, err := MachineOf(plan, p)
+	require.NoError(t, err)
+	return m
 }

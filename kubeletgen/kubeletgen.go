@@ -87,7 +87,12 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 
 	// CPUs.
 	c.CPUManagerPolicy = k.CPUManagerPolicy
-	reservedCPUs, err := ReservedSystemCPUs(plan, p)
+	// What the kubelet is shown decides both reservations.
+	mach, err := MachineOf(plan, p)
+	if err != nil {
+		return nil, err
+	}
+	reservedCPUs, err := ReservedSystemCPUs(mach, p)
 	if err != nil {
 		return nil, err
 	}
@@ -97,11 +102,7 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 	}
 
 	// Memory.
-	nodes, total, err := ReservedMemory(plan, p)
-	if err != nil {
-		return nil, err
-	}
-	mach, err := MachineOf(plan, p)
+	nodes, total, err := ReservedMemory(mach, p)
 	if err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func TestMachineOf(t *testing.T) {
 			} else {
 				assert.Contains(t, m.WholeMachineWhy, c.why)
 			}
-			reserved, err := ReservedSystemCPUs(&plan, p)
+			reserved, err := ReservedSystemCPUs(m, p)
 			require.NoError(t, err)
 			assert.Equal(t, c.reserved, reserved.String())
 			// Whatever it is shown, the Node offers the partition's share.
