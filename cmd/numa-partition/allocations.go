@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/internal/output"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 )
@@ -88,7 +88,7 @@ func allocationsCommand() *cli.Command {
 				}
 				return err
 			}
-			if werr := writeAllocations(c.App.Writer, c.App.ErrWriter, lists); werr != nil {
+			if werr := writeAllocations(c.App.Writer, c.App.ErrWriter, lists, tableWidth(format)); werr != nil {
 				return werr
 			}
 			return err
@@ -99,8 +99,9 @@ func allocationsCommand() *cli.Command {
 // writeAllocations is allocations' table: one row per container. With
 // no pod held anywhere it is one line on stderr instead, as kubectl's "No
 // resources found", and no header a script would take for a row; with no
-// daemon that answered, nothing (the error says why).
-func writeAllocations(w, stderr io.Writer, lists []daemon.AllocationsResponse) error {
+// daemon that answered, nothing (the error says why). width is the
+// default table's budget, 0 for -o wide's every column.
+func writeAllocations(w, stderr io.Writer, lists []daemon.AllocationsResponse, width int) error {
 	var names []string
 	held := false
 	for _, l := range lists {
@@ -117,19 +118,21 @@ func writeAllocations(w, stderr io.Writer, lists []daemon.AllocationsResponse) e
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARTITION\tPOD\tUID\tPINNED\tCONTAINER\tNUMA\tMEMORY")
+	// A pod's UID (36 columns) and whether it is pinned are -o wide's:
+	// kubectl get pods shows no UID either.
+	t := output.NewTable(width == 0, output.Column{Name: "PARTITION"}, output.Column{Name: "POD"}, output.Column{Name: "UID", Wide: true},
+		output.Column{Name: "PINNED", Wide: true}, output.Column{Name: "CONTAINER"}, output.Column{Name: "NUMA"}, output.Column{Name: "MEMORY"})
 	for _, l := range lists {
 		for _, a := range l.Allocations {
 			if len(a.Containers) == 0 {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t-\t-\t-\n", shown(l.Partition), shown(a.Pod), shown(string(a.PodUID)), a.Pinned)
+				t.Row(shown(l.Partition), shown(a.Pod), shown(string(a.PodUID)), fmt.Sprint(a.Pinned), "-", "-", "-")
 			}
 			for _, ctr := range a.Containers {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", shown(l.Partition), shown(a.Pod), shown(string(a.PodUID)), a.Pinned, shown(ctr.Name), ctr.NUMANodes, allocResourceList(ctr.Memory))
+				t.Row(shown(l.Partition), shown(a.Pod), shown(string(a.PodUID)), fmt.Sprint(a.Pinned), shown(ctr.Name), ctr.NUMANodes.String(), allocResourceList(ctr.Memory))
 			}
 		}
 	}
-	return tw.Flush()
+	return t.Write(w)
 }
 
 // allocCollect asks every target; a daemon that does not answer is reported

@@ -12,6 +12,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/hostfacts"
 	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/internal/output"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
@@ -52,7 +53,7 @@ func discoverCommand() *cli.Command {
 			if structured(format) {
 				return writeData(c.App.Writer, format, kindTopology, topo)
 			}
-			return writeTopologyTree(c.App.Writer, topo)
+			return writeTopologyTree(c.App.Writer, topo, tableWidth(format))
 		},
 	}
 }
@@ -84,8 +85,8 @@ func writeHostFacts(c *cli.Context, file string) error {
 // writeTopologyTree prints socket → node → cores, then nodes without CPUs
 // (memory-only, GPU memory), then online CPUs outside any node or socket,
 // then the distance matrix, then warnings.
-func writeTopologyTree(out io.Writer, t *numa.Topology) error {
-	p := &printer{w: out}
+func writeTopologyTree(out io.Writer, t *numa.Topology, width int) error {
+	p := &printer{w: out, width: width}
 	cores := 0
 	for _, s := range t.Sockets {
 		cores += len(s.Cores)
@@ -155,18 +156,29 @@ func writeTopologyTree(out io.Writer, t *numa.Topology) error {
 	if len(t.Warnings) > 0 {
 		p.line(0, "warnings:")
 		for _, w := range t.Warnings {
-			p.line(1, "- %s", w)
+			p.raw(1, "- %s", w)
 		}
 	}
 	return p.err
 }
 
 type printer struct {
-	w   io.Writer
-	err error
+	w     io.Writer
+	width int // the budget of a line (output.Width), 0 for -o wide
+	err   error
 }
 
+// line prints a line of the tree at depth, wrapped at the width after a
+// space or a comma (a CPU list of interleaved numbering is longer than
+// any terminal), the rest 4 columns further in than the line.
 func (p *printer) line(depth int, format string, args ...any) {
+	indent := 2 * depth
+	p.raw(depth, "%s", output.Wrap(fmt.Sprintf(format, args...), indent, indent+4, p.width))
+}
+
+// raw prints a line unwrapped: the distance matrix, as numactl's, and
+// the warnings, sentences that a terminal wraps as well as we would.
+func (p *printer) raw(depth int, format string, args ...any) {
 	if p.err != nil {
 		return
 	}
@@ -231,7 +243,7 @@ func (p *printer) distanceMatrix(t *numa.Topology) {
 	for _, n := range t.Nodes {
 		fmt.Fprintf(&b, "% 3d ", n.ID)
 	}
-	p.line(0, "%s", b.String())
+	p.raw(0, "%s", b.String())
 	for _, n := range t.Nodes {
 		b.Reset()
 		fmt.Fprintf(&b, "% 3d: ", n.ID)
@@ -242,7 +254,7 @@ func (p *printer) distanceMatrix(t *numa.Topology) {
 				b.WriteString("  ? ")
 			}
 		}
-		p.line(0, "%s", b.String())
+		p.raw(0, "%s", b.String())
 	}
 }
 

@@ -141,7 +141,7 @@ func TestDiscoverErrors(t *testing.T) {
 
 	_, err = runDiscover(t, "--sysfs", fixtureSys("qemu-2node-v2"), "--output", "xml", "discover")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `--output "xml": allowed are table, json, yaml`)
+	assert.Contains(t, err.Error(), `--output "xml": allowed are table, wide, json, yaml, jsonpath=TEMPLATE, jsonpath-file=FILE`)
 }
 
 // Global flags work after the command as kubectl users type them, and

@@ -16,8 +16,8 @@ func TestFlagsOutOfRangeAreRefused_Issue38Item8(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-o", "", "discover"}, `--output "": allowed are table, json, yaml (plan: also svg, dot)`},
-		{[]string{"discover", "--output="}, `--output "": allowed are table, json, yaml (plan: also svg, dot)`},
+		{[]string{"-o", "", "discover"}, `--output "": allowed are table, wide, json, yaml, jsonpath=TEMPLATE, jsonpath-file=FILE (plan: also svg, dot)`},
+		{[]string{"discover", "--output="}, `--output "": allowed are table, wide, json, yaml, jsonpath=TEMPLATE, jsonpath-file=FILE (plan: also svg, dot)`},
 		{[]string{"apply", "--dry-run", "--job-timeout", "-1s"}, `--job-timeout -1s: allowed is a duration above 0, like 1m30s`},
 		{[]string{"status", "--probe-timeout", "0"}, `--probe-timeout 0s: allowed is a duration above 0, like 2s`},
 		{[]string{"allocations", "--timeout", "0s"}, `--timeout 0s: allowed is a duration above 0, like 30s`},

@@ -52,7 +52,7 @@ func planCommand() *cli.Command {
 			if structured(format) {
 				return writeData(c.App.Writer, format, kindPlan, doc)
 			}
-			if err := planner.WriteTable(c.App.Writer, doc.Plan); err != nil {
+			if err := planner.WriteTable(c.App.Writer, doc.Plan, tableWidth(format)); err != nil {
 				return err
 			}
 			return writeNodeResources(c.App.Writer, doc.NodeResources)

@@ -33,11 +33,11 @@ func TestTablesEscapeControlCharacters_Issue38Item7(t *testing.T) {
 		Containers: []allocator.ContainerDecision{{Name: "c\x1b"}}}
 	var out, errOut bytes.Buffer
 	lists := []daemon.AllocationsResponse{{Partition: "node0\x1b", Allocations: []allocator.Allocation{d}}}
-	if err := writeAllocations(&out, &errOut, lists); err != nil {
+	if err := writeAllocations(&out, &errOut, lists, 0); err != nil {
 		t.Fatal(err)
 	}
 	allocPrintDecision(&out, daemon.AdmitResponse{Kind: "Pod", Partition: "p\r", Decision: d})
-	if err := writeAllocations(&out, &errOut, []daemon.AllocationsResponse{{Partition: "n\x1b"}}); err != nil {
+	if err := writeAllocations(&out, &errOut, []daemon.AllocationsResponse{{Partition: "n\x1b"}}, 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, text := range []string{out.String(), errOut.String()} {

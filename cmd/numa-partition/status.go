@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/internal/output"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/slices/apply"
@@ -44,7 +45,7 @@ func statusCommand() *cli.Command {
 				if structured(h.format) {
 					err = writeData(c.App.Writer, h.format, kindStatus, st)
 				} else {
-					err = writeStatus(c.App.Writer, st)
+					err = writeStatus(c.App.Writer, st, tableWidth(h.format))
 				}
 				if err != nil {
 					return err
@@ -67,7 +68,9 @@ func statusExit(h apply.Health) error {
 	return exitError{code: 1}
 }
 
-func writeStatus(w io.Writer, st *apply.Status) error {
+// writeStatus is status's tables; width is the default table's budget
+// (output.Width), 0 for -o wide's every column.
+func writeStatus(w io.Writer, st *apply.Status, width int) error {
 	var b strings.Builder
 	health := strings.ToUpper(string(st.Health))
 	if st.Health == apply.NotApplied {
@@ -82,8 +85,17 @@ func writeStatus(w io.Writer, st *apply.Status) error {
 		fmt.Fprintf(&b, "%s\n", st.Offline)
 	}
 	fmt.Fprintf(&b, "host: reserved CPUs %s, in force (system.slice AllowedCPUs) %s\n\n", orDash(st.Host.ReservedCPUs), orDash(st.Host.InForce))
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARTITION\tSLICE\tCPUS IN FORCE\tMEMS IN FORCE\tKUBELET\tALLOCATOR\tCAPACITY\tCPU TIME\tWORKING SET\tNODE")
+	// The health of each partition stays in the default table; where it
+	// runs and what it uses are -o wide's, as kubectl get pods -o wide
+	// adds the node and IP.
+	parts := output.NewTable(width == 0, output.Column{Name: "PARTITION"}, output.Column{Name: "SLICE", Wide: true},
+		output.Column{Name: "CPUS IN FORCE"}, output.Column{Name: "MEMS IN FORCE"}, output.Column{Name: "KUBELET"},
+		output.Column{Name: "ALLOCATOR"}, output.Column{Name: "CAPACITY", Wide: true}, output.Column{Name: "CPU TIME", Wide: true},
+		output.Column{Name: "WORKING SET", Wide: true}, output.Column{Name: "NODE"})
+	cpuBudget := 0
+	if width > 0 {
+		cpuBudget = output.ListWidth
+	}
 	for _, p := range st.Partitions {
 		cpu, ws := usageWords(p.Usage)
 		machine := "-"
@@ -92,28 +104,28 @@ func writeStatus(w io.Writer, st *apply.Status) error {
 			cpus, _ := bitmask.ParseCPUList(m.CPUs)
 			machine = fmt.Sprintf("cpu=%d,memory=%s", cpus.Len(), units.FormatBytes(m.MemTotalBytes))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Slice, orDash(p.EffectiveCPUs), orDash(p.EffectiveMems),
+		parts.Row(p.Name, p.Slice, output.Abbreviate(orDash(p.EffectiveCPUs), cpuBudget), orDash(p.EffectiveMems),
 			probeWord(p.Kubelet), probeWord(p.Allocator), machine, cpu, ws, nodeWord(p.Node))
 	}
-	tw.Flush()
+	parts.Write(&b)
 	b.WriteString("\n")
 	if writeNetworkStatus(&b, st) {
 		b.WriteString("\n")
 	}
-	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "UNIT\tPARTITION\tACTIVE\tSUB\tENABLED\tCPU TIME\tWORKING SET")
+	unitTable := output.NewTable(width == 0, output.Column{Name: "UNIT"}, output.Column{Name: "PARTITION"}, output.Column{Name: "ACTIVE"},
+		output.Column{Name: "SUB"}, output.Column{Name: "ENABLED"}, output.Column{Name: "CPU TIME", Wide: true}, output.Column{Name: "WORKING SET", Wide: true})
 	for _, u := range st.Host.Units {
-		fmt.Fprintf(tw, "%s\t-\t%s\t%s\t%s\t-\t-\n", u.Name, u.ActiveState, u.SubState, orDash(u.Enabled))
+		unitTable.Row(u.Name, "-", u.ActiveState, u.SubState, orDash(u.Enabled), "-", "-")
 	}
 	for _, p := range st.Partitions {
 		for _, u := range p.Units {
 			cpu, ws := usageWords(u.Usage)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", u.Name, p.Name, u.ActiveState, u.SubState, orDash(u.Enabled), cpu, ws)
+			unitTable.Row(u.Name, p.Name, u.ActiveState, u.SubState, orDash(u.Enabled), cpu, ws)
 		}
 	}
-	tw.Flush()
+	unitTable.Write(&b)
 	b.WriteString("\n")
-	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tMEMORY TOTAL\tMEMORY FREE\tHUGEPAGES (TOTAL/FREE)")
 	for _, n := range st.Host.Nodes {
 		var hp []string

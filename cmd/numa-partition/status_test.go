@@ -37,7 +37,7 @@ func TestWriteStatusNodeColumn(t *testing.T) {
 	st := statusWithNodes()
 	st.Partitions[0].Usage = &nodeview.Usage{CPUNanoseconds: 12_340_000_000, MemoryWorkingSetBytes: 512 << 20}
 	st.Partitions[0].Machine = &nodeview.Machine{Nodes: "1", CPUs: "4-7", MemTotalBytes: 16 << 30}
-	if err := writeStatus(&b, st); err != nil {
+	if err := writeStatus(&b, st, 0); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -13,6 +13,11 @@ import (
 // tables are meant to; -o wide adds what does not fit.
 const Width = 120
 
+// ListWidth is the widest a list (of CPUs) is in a default table's cell
+// before Abbreviate cuts it: the contiguous lists of any machine fit,
+// the interleaved ones (2,4,6,…) of a 100-CPU socket do not.
+const ListWidth = 24
+
 // Column is one column of a table; a Wide one is printed only with
 // -o wide, as kubectl's extra columns are.
 type Column struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/numa-partition/numa-partition/internal/output"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
@@ -58,7 +59,7 @@ func TestExamples(t *testing.T) {
 			enc.SetIndent("", "  ")
 			require.NoError(t, enc.Encode(p))
 			var txt bytes.Buffer
-			require.NoError(t, WriteTable(&txt, p))
+			require.NoError(t, WriteTable(&txt, p, output.Width))
 
 			for file, got := range map[string][]byte{"plan.json": js.Bytes(), "plan.txt": txt.Bytes()} {
 				path := filepath.Join(dir, file)

@@ -5,8 +5,9 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
+	"github.com/numa-partition/numa-partition/internal/output"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
@@ -14,71 +15,101 @@ import (
 
 // WriteTable prints a plan for people: the host line, one row per
 // partition, each partition's labels and paths, then the warnings. The
-// JSON form (Plan itself) is the one for programs.
-func WriteTable(w io.Writer, p *Plan) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "HOST\treserved CPUs %s\tmemory nodes %s\texcluded nodes %s%s\n",
-		orDash(p.Host.ReservedCPUs.String()), orDash(p.Host.MemoryNodes.String()), orDash(p.Host.ExcludedNodes.String()), hostShares(p))
-	fmt.Fprintf(tw, "NETWORK\t%s\n", networkSummary(p.Network))
-	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "PARTITION\tSLICE\tNODES\tCPUS\tHOST CPUS\tMEMORY NODES\tRESERVED\tHUGEPAGES\tNODE NAME\tADDRESS\tPORT/HEALTHZ/RO\tCOLOR")
+// JSON form (Plan itself) is the one for programs. width is the budget
+// of the default table (output.Width): the partitions' table leaves the
+// columns kubectl's -o wide would add out and shortens long CPU lists
+// ("2,4,6 + 51 more..."), the lines of keys and values wrap; width 0
+// (-o wide) prints every column and every line whole.
+func WriteTable(w io.Writer, p *Plan, width int) error {
+	var b strings.Builder
+	writeKeyValues(&b, "", width, [][2]string{
+		{"HOST", fmt.Sprintf("reserved CPUs %s  memory nodes %s  excluded nodes %s%s",
+			orDash(p.Host.ReservedCPUs.String()), orDash(p.Host.MemoryNodes.String()), orDash(p.Host.ExcludedNodes.String()), hostShares(p))},
+		{"NETWORK", networkSummary(p.Network)},
+	})
+	b.WriteString("\n")
+	// The columns a reviewer reads first stay; the rest are -o wide's. A
+	// CPU list of interleaved numbering (2,4,6,…) is cut so that the
+	// table still fits; -o wide and the JSON have it whole.
+	t := output.NewTable(width == 0,
+		output.Column{Name: "PARTITION"}, output.Column{Name: "SLICE", Wide: true}, output.Column{Name: "NODES"},
+		output.Column{Name: "CPUS"}, output.Column{Name: "HOST CPUS", Wide: true}, output.Column{Name: "MEMORY NODES"},
+		output.Column{Name: "RESERVED", Wide: true}, output.Column{Name: "HUGEPAGES"}, output.Column{Name: "NODE NAME"},
+		output.Column{Name: "ADDRESS"}, output.Column{Name: "PORT/HEALTHZ/RO", Wide: true}, output.Column{Name: "COLOR", Wide: true})
+	cpus := 0
+	if width > 0 {
+		cpus = output.ListWidth
+	}
 	for _, part := range p.Partitions {
 		k := part.Kubelet
 		addr := "host's"
 		if part.Network != nil {
 			addr = part.Network.Address.Addr().String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d/%s\t%s\n",
-			part.Name, part.Slice, part.Nodes, orDash(part.CPUs.String()), orDash(part.HostReservedCPUs.String()),
+		t.Row(part.Name, part.Slice, part.Nodes.String(), output.Abbreviate(orDash(part.CPUs.String()), cpus), orDash(part.HostReservedCPUs.String()),
 			orDash(part.MemoryNodes.String()), reservedSummary(part.Memory), hugepagesSummary(part.Memory),
-			part.NodeName, addr, k.Port, k.HealthzPort, portOrDash(k.ReadOnlyPort), part.Color)
+			part.NodeName, addr, fmt.Sprintf("%d/%d/%s", k.Port, k.HealthzPort, portOrDash(k.ReadOnlyPort)), part.Color)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := t.Write(&b); err != nil {
 		return fmt.Errorf("writing plan: %w", err)
 	}
 	for _, part := range p.Partitions {
 		k := part.Kubelet
-		fmt.Fprintf(w, "\n%s:\n", part.Name)
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  labels\t%s\n", labelsSummary(part.Labels))
+		fmt.Fprintf(&b, "\n%s:\n", part.Name)
+		kv := [][2]string{{"labels", labelsSummary(part.Labels)}}
 		if len(part.Taints) > 0 {
-			fmt.Fprintf(tw, "  taints\t%s\n", strings.Join(taintStrings(part.Taints), ", "))
+			kv = append(kv, [2]string{"taints", strings.Join(taintStrings(part.Taints), ", ")})
 		}
-		fmt.Fprintf(tw, "  policies\tcpu %s, memory %s, topology %s/%s%s\n", k.CPUManagerPolicy, k.MemoryManagerPolicy,
-			k.TopologyManagerPolicy, k.TopologyManagerScope, optionsSummary(k.CPUManagerPolicyOptions, k.TopologyManagerOptions))
-		fmt.Fprintf(tw, "  reserved memory\tkube %s, system %s, eviction %s\n",
-			units.FormatBytes(k.KubeReservedMemory), units.FormatBytes(k.SystemReservedMemory), units.FormatBytes(k.EvictionHardMemory))
+		kv = append(kv, [2]string{"policies", fmt.Sprintf("cpu %s, memory %s, topology %s/%s%s", k.CPUManagerPolicy, k.MemoryManagerPolicy,
+			k.TopologyManagerPolicy, k.TopologyManagerScope, optionsSummary(k.CPUManagerPolicyOptions, k.TopologyManagerOptions))})
+		kv = append(kv, [2]string{"reserved memory", fmt.Sprintf("kube %s, system %s, eviction %s",
+			units.FormatBytes(k.KubeReservedMemory), units.FormatBytes(k.SystemReservedMemory), units.FormatBytes(k.EvictionHardMemory))})
 		if es := part.EphemeralStorage; es != nil {
-			fmt.Fprintf(tw, "  ephemeral-storage\t%s of %s on %s (%s)\n", units.FormatBytes(es.ShareBytes),
-				units.FormatBytes(es.CapacityBytes), es.Path, sharedSummary(es.SharedWith))
+			kv = append(kv, [2]string{"ephemeral-storage", fmt.Sprintf("%s of %s on %s (%s)", units.FormatBytes(es.ShareBytes),
+				units.FormatBytes(es.CapacityBytes), es.Path, sharedSummary(es.SharedWith))})
 		}
 		if pids := part.PIDs; pids != nil {
-			fmt.Fprintf(tw, "  pids\t%d of %d\n", pids.Share, pids.Limit)
+			kv = append(kv, [2]string{"pids", fmt.Sprintf("%d of %d", pids.Share, pids.Limit)})
 		}
 		if n := part.Network; n != nil {
 			via := ""
 			if n.Gateway.IsValid() {
 				via = " via " + n.Gateway.String()
 			}
-			fmt.Fprintf(tw, "  network\tnamespace %s: %s %s%s (host link %s)\n", n.Namespace, n.Interface, n.Address, via, n.HostLink)
+			kv = append(kv, [2]string{"network", fmt.Sprintf("namespace %s: %s %s%s (host link %s)", n.Namespace, n.Interface, n.Address, via, n.HostLink)})
 			for _, d := range n.Devices {
-				fmt.Fprintf(tw, "  device\t%s (%s)\n", d.Name, d.PCI)
+				kv = append(kv, [2]string{"device", fmt.Sprintf("%s (%s)", d.Name, d.PCI)})
 			}
 		}
-		fmt.Fprintf(tw, "  kubelet\t%s --config %s --root-dir %s\n", k.Binary, k.ConfigPath, k.RootDir)
-		fmt.Fprintf(tw, "  runtime\t%s %s\n", part.Runtime.Kind, part.Runtime.Endpoint)
-		fmt.Fprintf(tw, "  allocator\t%s%s\n", part.Allocator.Socket, allocatorMode(part.Allocator))
-		if err := tw.Flush(); err != nil {
-			return fmt.Errorf("writing plan: %w", err)
-		}
+		kv = append(kv, [2]string{"kubelet", fmt.Sprintf("%s --config %s --root-dir %s", k.Binary, k.ConfigPath, k.RootDir)},
+			[2]string{"runtime", fmt.Sprintf("%s %s", part.Runtime.Kind, part.Runtime.Endpoint)},
+			[2]string{"allocator", part.Allocator.Socket + allocatorMode(part.Allocator)})
+		writeKeyValues(&b, "  ", width, kv)
 	}
 	if len(p.Warnings) > 0 {
-		fmt.Fprintln(w, "\nwarnings:")
+		b.WriteString("\nwarnings:\n")
 		for _, warning := range p.Warnings {
-			fmt.Fprintf(w, "  - %s\n", warning)
+			fmt.Fprintf(&b, "  - %s\n", warning)
 		}
 	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("writing plan: %w", err)
+	}
 	return nil
+}
+
+// writeKeyValues writes each key, indented and padded to the longest
+// key and two spaces, then its value; a value longer than width wraps
+// at a space or comma, under the values (width 0: never).
+func writeKeyValues(b *strings.Builder, indent string, width int, kv [][2]string) {
+	keyWidth := 0
+	for _, e := range kv {
+		keyWidth = max(keyWidth, utf8.RuneCountInString(e[0]))
+	}
+	col := len(indent) + keyWidth + 2
+	for _, e := range kv {
+		fmt.Fprintf(b, "%s%s%s%s\n", indent, e[0], strings.Repeat(" ", keyWidth+2-utf8.RuneCountInString(e[0])), output.Wrap(e[1], col, col, width))
+	}
 }
 
 // networkSummary is the plan's network layout in one line.
@@ -120,7 +151,7 @@ func hostShares(p *Plan) string {
 	if len(p.Partitions) == 0 || p.Partitions[0].PIDs == nil {
 		return ""
 	}
-	return fmt.Sprintf("\tephemeral-storage %s of /\tpids %d", units.FormatBytes(p.Host.Shares.EphemeralStorageBytes), p.Host.Shares.PIDs)
+	return fmt.Sprintf("  ephemeral-storage %s of /  pids %d", units.FormatBytes(p.Host.Shares.EphemeralStorageBytes), p.Host.Shares.PIDs)
 }
 
 // sharedSummary says who else draws on a partition's filesystem.
