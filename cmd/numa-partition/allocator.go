@@ -70,8 +70,9 @@ func allocatorServeCommand() *cli.Command {
 				MetricsAddr:      c.String("metrics-addr"),
 				MaxRequestBytes:  c.Int64("max-request-bytes"),
 				SyncBeforeAnswer: c.Bool("sync-before-answer"),
-				Version:          currentBuild().Version,
 			}
+			b := currentBuild()
+			opts.Version, opts.Commit = b.Version, b.Commit
 			for _, f := range []string{"socket", "state-dir"} {
 				if p := c.String(f); p != "" {
 					if msg := validation.PathProblem(p); msg != "" {

@@ -105,9 +105,13 @@ func TestMetrics(t *testing.T) {
 	dir := t.TempDir()
 	d := startDaemon(t, daemonSpec{dir: dir, config: writeConfig(t, dir, testConfig()), extra: []string{"--metrics-addr", "127.0.0.1:0"}})
 	admitSome(t, d, 2, 3*gib)
-	if resp, err := d.Client.Admit(t.Context(), podSpec{uid: "too-big", memory: []uint64{20 * gib}}.yaml(t)); err != nil || resp.Decision.Admitted {
-		t.Fatalf("want a rejection: %+v %v", resp, err)
+	rejected, err := d.Client.Admit(t.Context(), podSpec{uid: "too-big", memory: []uint64{20 * gib}}.yaml(t))
+	if err != nil || rejected.Decision.Admitted {
+		t.Fatalf("want a rejection: %+v %v", rejected, err)
 	}
+	// Counted under kubelet's reason the answer gave (the text after it
+	// is a message, never a label).
+	reason, _, _ := strings.Cut(rejected.Decision.Reason, ":")
 	if _, err := d.Client.Admit(t.Context(), []byte("kind: Pod")); err == nil {
 		t.Fatal("want an invalid request")
 	}
@@ -115,6 +119,8 @@ func TestMetrics(t *testing.T) {
 	for _, want := range []string{
 		`numa_partition_allocator_admissions_total{partition="test",result="admitted"} 2`,
 		`numa_partition_allocator_admissions_total{partition="test",result="rejected"} 1`,
+		`numa_partition_allocator_rejections_total{partition="test",reason="` + reason + `"} 1`,
+		`numa_partition_allocator_broken{partition="test"} 0`,
 		`numa_partition_allocator_admissions_total{partition="test",result="invalid"} 1`,
 		`numa_partition_allocator_admission_duration_seconds_count{partition="test"} 4`,
 		`numa_partition_allocator_allocations{partition="test"} 2`,
@@ -125,6 +131,17 @@ func TestMetrics(t *testing.T) {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+	// The binary's build, as `numa-partition version` reports it: this
+	// test's go build sets no ldflags, so version and commit come from
+	// the Go build info (or say dev/unknown), never empty.
+	if !regexp.MustCompile(`(?m)^numa_partition_build_info\{commit="[^"]+",goversion="go[^"]+",partition="test",version="[^"]+"\} 1$`).MatchString(m) {
+		t.Errorf("no numa_partition_build_info with commit, goversion and version:\n%s", grepLines(m, "build_info"))
+	}
+	// The generation is the state's number, not a count since start: a
+	// gauge (promtool: a counter must end in _total).
+	if !strings.Contains(m, "# TYPE numa_partition_allocator_state_generation gauge") {
+		t.Errorf("state_generation is not a gauge:\n%s", grepLines(m, "state_generation"))
 	}
 	// Free + reserved = allocatable on node 0 memory, in the metrics too.
 	if !strings.Contains(m, `numa_partition_allocator_reserved_bytes{node="0",partition="test",resource="memory"}`) {

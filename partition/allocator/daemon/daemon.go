@@ -42,7 +42,9 @@ type Options struct {
 	// fdatasync'd, not once it is written (journal.sync says why the
 	// default is safe).
 	SyncBeforeAnswer bool
-	Version          string
+	// Version and Commit are the binary's, for numa_partition_build_info
+	// (main's, set by the Makefile's ldflags).
+	Version, Commit string
 	// Labels are the partition's node labels, reported in health.
 	Labels map[string]string
 	Logger *slog.Logger
@@ -94,7 +96,7 @@ func Run(ctx context.Context, opts Options) error {
 	policy.Group = gid
 
 	srv, err := NewServer(ServerOptions{
-		Partition: opts.Partition, Config: opts.Config, StateDir: opts.StateDir, Version: opts.Version,
+		Partition: opts.Partition, Config: opts.Config, StateDir: opts.StateDir, Version: opts.Version, Commit: opts.Commit,
 		MaxRequestBytes: opts.MaxRequestBytes, Logger: logger, Labels: opts.Labels, SyncBeforeAnswer: opts.SyncBeforeAnswer,
 		OnChange: func(summary string) { notify("STATUS=" + summary) },
 	})

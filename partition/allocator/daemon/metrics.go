@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +31,7 @@ const (
 type metrics struct {
 	registry    *prometheus.Registry
 	admissions  *prometheus.CounterVec
+	rejections  *prometheus.CounterVec
 	releases    *prometheus.CounterVec
 	errors      *prometheus.CounterVec
 	latency     prometheus.Histogram
@@ -36,6 +39,14 @@ type metrics struct {
 	nriEvents   *prometheus.HistogramVec
 	peersDenied prometheus.Counter
 	snapshot    atomic.Pointer[snapshot]
+	// The health gauges, read at scrape time without the daemon's lock:
+	// broken mirrors Server.broken; writeStart is when the durable write
+	// in progress began (its fdatasync included), 0 when none runs;
+	// lastWrite is when the last one succeeded, 0 before the first.
+	broken     atomic.Bool
+	writeStart atomic.Int64 // unix nanoseconds
+	lastWrite  atomic.Int64 // unix nanoseconds
+	drift      atomic.Int64 // memory tables changed since the checkpoint, at start
 }
 
 type snapshot struct {
@@ -44,10 +55,33 @@ type snapshot struct {
 	machine     map[int]allocator.NodeState
 }
 
-func newMetrics(partition string) *metrics {
+// Rejection reasons (label "reason" of rejections_total): kubelet's, the
+// prefix of every Decision.Reason the allocator writes, and "other" for
+// anything else, so that the label's values stay a fixed few whatever a
+// message holds.
+var rejectionReasons = []string{allocator.ReasonTopologyAffinity, allocator.ReasonUnexpected, "other"}
+
+func rejectionReason(msg string) string {
+	for _, r := range rejectionReasons[:len(rejectionReasons)-1] {
+		if strings.HasPrefix(msg, r) {
+			return r
+		}
+	}
+	return "other"
+}
+
+// newMetrics makes the registry of partition's daemon; version and commit
+// are numa_partition_build_info's, the binary's (set by the Makefile's
+// ldflags in package main, which passes them down: Options.Version and
+// Options.Commit).
+func newMetrics(partition, version, commit string) *metrics {
 	labels := prometheus.Labels{"partition": partition}
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
+		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace, Name: "rejections_total", ConstLabels: labels,
+			Help: "Admissions rejected (result=\"rejected\" of admissions_total) by kubelet's reason: TopologyAffinityError (the pod does not fit the policy on any NUMA nodes), UnexpectedAdmissionError, other.",
+		}, []string{"reason"}),
 		admissions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Name: "admissions_total", ConstLabels: labels,
 			Help: "Admission requests by result: admitted, rejected (does not fit), repeated (idempotent retry), invalid (bad request), error (daemon failure).",
@@ -85,13 +119,24 @@ func newMetrics(partition string) *metrics {
 	for _, r := range []string{resultAdmitted, resultRejected, resultRepeated, resultInvalid, resultError} {
 		m.admissions.WithLabelValues(r) // export zeroes, so rate() works from the start
 	}
+	for _, r := range rejectionReasons {
+		m.rejections.WithLabelValues(r)
+	}
 	for _, r := range []string{"released", "unknown", "error"} {
 		m.releases.WithLabelValues(r)
 	}
 	for _, op := range []string{"admit", "release", "checkpoint", "sync", "peer"} {
 		m.errors.WithLabelValues(op)
 	}
-	m.registry.MustRegister(m.admissions, m.releases, m.errors, m.latency, m.checkpoint, m.nriEvents, m.peersDenied,
+	// numa_partition_build_info, not under the allocator's namespace: the
+	// convention (prometheus_build_info, node_exporter_build_info) is one
+	// per program, and the daemon is the numa-partition binary.
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "numa_partition_build_info", ConstLabels: labels,
+		Help: "Always 1: the version, commit and Go version of the numa-partition binary the allocator daemon runs.",
+	}, []string{"version", "commit", "goversion"})
+	buildInfo.WithLabelValues(version, commit, runtime.Version()).Set(1)
+	m.registry.MustRegister(buildInfo, m.rejections, m.admissions, m.releases, m.errors, m.latency, m.checkpoint, m.nriEvents, m.peersDenied,
 		&stateCollector{m: m, labels: labels},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -104,39 +149,76 @@ func (m *metrics) setState(generation uint64, st allocator.State) {
 }
 
 // stateCollector exports the Memory Manager tables of the last committed
-// state: consistent per scrape, and the scrape never takes the daemon's lock.
+// state and the daemon's health: consistent per scrape, and the scrape
+// never takes the daemon's lock.
 type stateCollector struct {
 	m      *metrics
 	labels prometheus.Labels
 }
 
-func (c *stateCollector) descs() (free, reserved, allocatable, allocations, generation *prometheus.Desc) {
+type stateDescs struct {
+	free, reserved, allocatable, allocations, generation *prometheus.Desc
+	broken, writePending, lastWrite, drift               *prometheus.Desc
+}
+
+func (c *stateCollector) descs() stateDescs {
 	nr := []string{"node", "resource"}
-	free = prometheus.NewDesc(metricsNamespace+"_free_bytes", "Free bytes per NUMA node and resource (memory, hugepages-<size>).", nr, c.labels)
-	reserved = prometheus.NewDesc(metricsNamespace+"_reserved_bytes", "Bytes reserved by admitted pods per NUMA node and resource.", nr, c.labels)
-	allocatable = prometheus.NewDesc(metricsNamespace+"_allocatable_bytes", "Allocatable bytes (total minus system reserved) per NUMA node and resource.", nr, c.labels)
-	allocations = prometheus.NewDesc(metricsNamespace+"_allocations", "Admitted pods holding an allocation.", nil, c.labels)
-	generation = prometheus.NewDesc(metricsNamespace+"_state_generation", "Number of state-changing operations since the state was created.", nil, c.labels)
-	return
+	d := func(name, help string, labels []string) *prometheus.Desc {
+		return prometheus.NewDesc(metricsNamespace+"_"+name, help, labels, c.labels)
+	}
+	return stateDescs{
+		free:        d("free_bytes", "Free bytes per NUMA node and resource (memory, hugepages-<size>).", nr),
+		reserved:    d("reserved_bytes", "Bytes reserved by admitted pods per NUMA node and resource.", nr),
+		allocatable: d("allocatable_bytes", "Allocatable bytes (total minus system reserved) per NUMA node and resource.", nr),
+		allocations: d("allocations", "Admitted pods holding an allocation.", nil),
+		// A gauge, not a counter: it is the state's number, which the
+		// API's answers and the checkpoint carry, kept across restarts
+		// and back to 0 after reset-state (as kube-state-metrics'
+		// *_metadata_generation).
+		generation: d("state_generation", "Generation of the durable state: the number of admissions and releases it holds since it was created (the generation the API answers and the checkpoint carry).", nil),
+		broken:     d("broken", "1 when a durable write failed and could not be undone: the daemon refuses every admission and release until it is restarted (its systemd watchdog lapses); else 0.", nil),
+		writePending: d("write_pending_seconds", "How long the durable write in progress (a journal append and its fdatasync, or a compaction) has been running; 0 when none runs. "+
+			"Admissions wait for it: a disk that does not answer shows here before containers fail to start.", nil),
+		lastWrite: d("last_write_success_timestamp_seconds", "Unix time the last durable write (a journal append and its fdatasync, or a compaction) succeeded; 0 before the first since the daemon started.", nil),
+		drift:     d("memory_drift_tables", "Memory tables (a NUMA node's memory or hugepages of one size) whose size differed from the checkpoint's when the daemon started; their assignments still fit and were kept (docs/allocator-daemon.md, memory drift).", nil),
+	}
 }
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	a, b, d, e, f := c.descs()
-	ch <- a
-	ch <- b
-	ch <- d
-	ch <- e
-	ch <- f
+	d := c.descs()
+	for _, x := range []*prometheus.Desc{d.free, d.reserved, d.allocatable, d.allocations, d.generation, d.broken, d.writePending, d.lastWrite, d.drift} {
+		ch <- x
+	}
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	d := c.descs()
+	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	}
+	broken := 0.0
+	if c.m.broken.Load() {
+		broken = 1
+	}
+	gauge(d.broken, broken)
+	pending := 0.0
+	if start := c.m.writeStart.Load(); start != 0 {
+		pending = time.Since(time.Unix(0, start)).Seconds()
+	}
+	gauge(d.writePending, pending)
+	last := 0.0
+	if t := c.m.lastWrite.Load(); t != 0 {
+		last = float64(t) / 1e9
+	}
+	gauge(d.lastWrite, last)
+	gauge(d.drift, float64(c.m.drift.Load()))
+
 	s := c.m.snapshot.Load()
 	if s == nil {
 		return
 	}
-	free, reserved, allocatable, allocations, generation := c.descs()
-	ch <- prometheus.MustNewConstMetric(allocations, prometheus.GaugeValue, float64(s.allocations))
-	ch <- prometheus.MustNewConstMetric(generation, prometheus.CounterValue, float64(s.generation))
+	gauge(d.allocations, float64(s.allocations))
+	gauge(d.generation, float64(s.generation))
 	nodes := make([]int, 0, len(s.machine))
 	for id := range s.machine {
 		nodes = append(nodes, id)
@@ -145,10 +227,21 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, id := range nodes {
 		node := strconv.Itoa(id)
 		for res, t := range s.machine[id].MemoryMap {
-			ch <- prometheus.MustNewConstMetric(free, prometheus.GaugeValue, float64(t.Free), node, string(res))
-			ch <- prometheus.MustNewConstMetric(reserved, prometheus.GaugeValue, float64(t.Reserved), node, string(res))
-			ch <- prometheus.MustNewConstMetric(allocatable, prometheus.GaugeValue, float64(t.Allocatable), node, string(res))
+			gauge(d.free, float64(t.Free), node, string(res))
+			gauge(d.reserved, float64(t.Reserved), node, string(res))
+			gauge(d.allocatable, float64(t.Allocatable), node, string(res))
 		}
+	}
+}
+
+// writeBegan and writeEnded bracket one durable write for
+// write_pending_seconds and last_write_success_timestamp_seconds.
+func (m *metrics) writeBegan(at time.Time) { m.writeStart.Store(at.UnixNano()) }
+
+func (m *metrics) writeEnded(ok bool) {
+	m.writeStart.Store(0)
+	if ok {
+		m.lastWrite.Store(time.Now().UnixNano())
 	}
 }
 

@@ -80,10 +80,11 @@ type Server struct {
 
 // ServerOptions configure NewServer.
 type ServerOptions struct {
-	Partition       string
-	Config          allocator.Config
-	StateDir        string // holds allocations.json and the lock
-	Version         string
+	Partition string
+	Config    allocator.Config
+	StateDir  string // holds allocations.json and the lock
+	// Version and Commit are the binary's (numa_partition_build_info).
+	Version, Commit string
 	MaxRequestBytes int64 // 0 = DefaultMaxRequestBytes
 	// RequestTimeout bounds one API request; 0 = DefaultRequestTimeout.
 	RequestTimeout time.Duration
@@ -123,7 +124,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		timeout:   opts.RequestTimeout,
 		log:       opts.Logger,
 		started:   time.Now(),
-		metrics:   newMetrics(opts.Partition),
+		metrics:   newMetrics(opts.Partition, opts.Version, opts.Commit),
 		onChange:  opts.OnChange,
 		labels:    opts.Labels,
 
@@ -164,6 +165,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 			s.log.Warn("memory drift since the checkpoint was written; assignments still fit and are kept", "drift", d)
 		}
 		s.alloc, s.drift = a, drift
+		s.metrics.drift.Store(int64(len(drift)))
 		// Keep the restored tables (new totals) as the durable state at the
 		// next write; until then the file still holds the old totals, which
 		// Restore maps the same way again.
@@ -372,6 +374,7 @@ func (s *Server) admit(m Manifest) (AdmitResponse, int, error) {
 	}
 	if !d.Admitted {
 		s.metrics.admissions.WithLabelValues(resultRejected).Inc()
+		s.metrics.rejections.WithLabelValues(rejectionReason(d.Reason)).Inc()
 		s.log.Info("pod rejected", "pod", d.Pod, "uid", d.PodUID, "reason", d.Reason)
 		return resp, 0, nil
 	}
@@ -455,11 +458,12 @@ func (s *Server) writeHead() {
 	s.writing = true
 	s.mu.Unlock()
 	start := time.Now()
+	s.metrics.writeBegan(start)
 	synced, err := s.journal.write(cp, changed)
 	s.mu.Lock()
 	defer s.cond.Broadcast()
 	if err != nil {
-		s.writeDone(start)
+		s.writeDone(start, false)
 		s.undo(err)
 		return
 	}
@@ -470,36 +474,39 @@ func (s *Server) writeHead() {
 		s.onChange(s.summaryLocked())
 	}
 	if synced {
-		s.writeDone(start)
+		s.writeDone(start, true)
 		return
 	}
 	// Answered now (this writer's own change too); the next write waits
 	// until the sync is done.
 	go func() {
-		s.syncJournal(cp)
+		ok := s.syncJournal(cp)
 		s.mu.Lock()
-		s.writeDone(start)
+		s.writeDone(start, ok)
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	}()
 }
 
 // writeDone ends the write begun at start, its sync included: the next
-// may begin. Called with mu held.
-func (s *Server) writeDone(start time.Time) {
+// may begin. ok says whether it made the state durable. Called with mu
+// held.
+func (s *Server) writeDone(start time.Time, ok bool) {
 	s.writing = false
 	s.metrics.checkpoint.Observe(time.Since(start).Seconds())
+	s.metrics.writeEnded(ok)
 }
 
 // syncJournal syncs the append of cp. When the fdatasync fails, cp is
 // written whole as the checkpoint; when that fails too, the acknowledged
 // changes may not survive a crash of the OS, and the daemon stops
 // deciding (broken) until it is restarted from what is on the disk.
-// Called without mu, while writing is set.
-func (s *Server) syncJournal(cp *Checkpoint) {
+// Called without mu, while writing is set. It reports whether cp is
+// durable, synced or compacted.
+func (s *Server) syncJournal(cp *Checkpoint) bool {
 	err := s.journal.sync()
 	if err == nil {
-		return
+		return true
 	}
 	s.metrics.errors.WithLabelValues("sync").Inc()
 	s.log.Error("journal sync failed; writing the state whole as the checkpoint", "err", err, "generation", cp.Generation)
@@ -509,7 +516,9 @@ func (s *Server) syncJournal(cp *Checkpoint) {
 		s.publish()
 		s.log.Error("daemon unusable until restarted", "err", s.broken)
 		s.mu.Unlock()
+		return false
 	}
+	return true
 }
 
 // undo puts the allocator back to the durable state after a failed write
@@ -608,7 +617,10 @@ type published struct {
 
 // publish makes durable and broken visible to readers; called with mu
 // held whenever either changes.
-func (s *Server) publish() { s.published.Store(&published{durable: s.durable, broken: s.broken}) }
+func (s *Server) publish() {
+	s.published.Store(&published{durable: s.durable, broken: s.broken})
+	s.metrics.broken.Store(s.broken != nil)
+}
 
 func (s *Server) handleAllocations(w http.ResponseWriter, r *http.Request) {
 	cp, _ := s.durableSnapshot()
