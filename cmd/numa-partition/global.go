@@ -10,6 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/internal/output"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
@@ -18,34 +20,31 @@ const defaultConfigPath = config.DefaultConfigPath
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "sysfs", Value: "/sys", Usage: "sysfs root to discover the machine from (a dump directory works too)", EnvVars: []string{"NUMA_PARTITION_SYSFS"}},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: table, json or yaml (plan: also svg, dot)"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: table, wide (every column), json, yaml, jsonpath=TEMPLATE or jsonpath-file=FILE (kubectl's; on the JSON object) (plan: also svg, dot)"},
 		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: defaultConfigPath, Usage: "config file (TOML)", EnvVars: []string{"NUMA_PARTITION_CONFIG"}},
 		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level (to standard error): debug, info, warn, error"},
+		&cli.StringFlag{Name: "log-format", Value: logFormatText, Usage: "log format (to standard error): text (key=value) or json, one object a line; under systemd each line starts with its journald priority"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log errors only: --log-level error"},
 		&cli.IntFlag{Name: "v", Usage: "log verbosity `N`, as kubectl's -v=N: 0 is --log-level info, 1 or more debug (the version is --version)"},
 	}
 }
 
-// setupLogging sends slog to stderr at the level logLevel reads. Under
-// systemd (JOURNAL_STREAM set) timestamps are left out: journald adds its
-// own. It runs before the app's command and again before each command
-// (withGlobalFlags), so that --log-level, -q and -v after the command
-// count too.
+// setupLogging sends slog to stderr at the level logLevel reads, in
+// --log-format, with journald's priorities under systemd (JOURNAL_STREAM
+// set): newLogHandler. It is the one place the log is set up, for the
+// daemons too. It runs before the app's command and again before each
+// command (withGlobalFlags), so that --log-level, --log-format, -q and
+// -v after the command count too.
 func setupLogging(c *cli.Context) error {
 	level, err := logLevel(c)
 	if err != nil {
 		return err
 	}
-	opts := &slog.HandlerOptions{Level: level}
-	if os.Getenv("JOURNAL_STREAM") != "" {
-		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		}
+	h, err := newLogHandler(os.Stderr, globalString(c, "log-format"), level, os.Getenv("JOURNAL_STREAM") != "")
+	if err != nil {
+		return err
 	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, opts)))
+	slog.SetDefault(slog.New(h))
 	return nil
 }
 
@@ -105,20 +104,60 @@ func verbosityLevel(n int) (levelFlag, error) {
 	}
 }
 
-// outputFormat validates --output.
+// allowedOutputs are the --output values the commands printing objects
+// take, as the errors list them.
+const allowedOutputs = "table, wide, json, yaml, jsonpath=TEMPLATE, jsonpath-file=FILE (plan: also svg, dot)"
+
+// jsonpathFilePrefix is --output jsonpath-file=FILE: the template read
+// from FILE, as kubectl's.
+const jsonpathFilePrefix = "jsonpath-file="
+
+// outputFormat validates --output: "table", "wide", "json", "yaml" or
+// "jsonpath=TEMPLATE" (a jsonpath-file's template read and returned as
+// jsonpath=), the template parsed before any work is done.
 func outputFormat(c *cli.Context) (string, error) {
-	switch f := globalString(c, "output"); f {
-	case "", "table":
+	given := globalString(c, "output")
+	f := given
+	if file, ok := strings.CutPrefix(f, jsonpathFilePrefix); ok {
+		data, err := fsutil.ReadFileBounded(file, 1<<20)
+		if err != nil {
+			return "", fmt.Errorf("--output %s: %w", f, err)
+		}
+		f = output.JSONPathPrefix + string(data) // kept whole, as kubectl: a last newline ends the output
+	}
+	switch {
+	case f == "" || f == "table":
 		return "table", nil
-	case "json", "yaml":
+	case f == "wide" || f == "json" || f == "yaml":
+		return f, nil
+	case strings.HasPrefix(f, output.JSONPathPrefix):
+		if _, err := output.ParseJSONPath(strings.TrimPrefix(f, output.JSONPathPrefix)); err != nil {
+			if given != f {
+				return "", fmt.Errorf("--output %s: %w", given, err)
+			}
+			return "", err
+		}
 		return f, nil
 	default:
-		return "", fmt.Errorf("--output %q: allowed are table, json, yaml", f)
+		return "", fmt.Errorf("--output %q: allowed are %s", f, allowedOutputs)
 	}
 }
 
-// structured says whether format is one for programs (json, yaml).
-func structured(format string) bool { return format == "json" || format == "yaml" }
+// structured says whether format is one for programs (json, yaml,
+// jsonpath=).
+func structured(format string) bool {
+	return format == "json" || format == "yaml" || strings.HasPrefix(format, output.JSONPathPrefix)
+}
+
+// tableWidth is the width budget of a table in format: output.Width for
+// the default table, none (0) with -o wide, which prints every column
+// and every list whole.
+func tableWidth(format string) int {
+	if format == "wide" {
+		return 0
+	}
+	return output.Width
+}
 
 // writeJSON writes v as indented JSON, without the envelope writeData
 // gives --output's objects (simulate's table ends with the tables).
@@ -158,7 +197,7 @@ func withGlobalFlags(cmds []*cli.Command) []*cli.Command {
 			if f := globalString(c, "output"); f == "" && globalIsSet(c, "output") {
 				// -o "" was read as the default table: a script's empty
 				// variable is a mistake to say, not a format (#38).
-				return fmt.Errorf(`--output "": allowed are table, json, yaml (plan: also svg, dot)`)
+				return fmt.Errorf(`--output "": allowed are %s`, allowedOutputs)
 			} else if !parent && !printsObjects(path) && f != "" && f != "table" {
 				return fmt.Errorf("--output %s: %s prints no objects, only text; these do: %s", f, path, strings.Join(objectCommands(), ", "))
 			}
