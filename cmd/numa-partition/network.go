@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/numa-partition/numa-partition/internal/hostpaths"
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/slices/netns"
 )
 
@@ -45,7 +45,7 @@ func networkCommand() *cli.Command {
 							if err != nil {
 								return err
 							}
-							return h.UpUplink(u, hostpaths.NetworkStateDir)
+							return h.UpUplink(u, fsutil.NewRoot("/"))
 						})
 					}},
 					{Name: "down", Usage: "remove the uplink and restore forwarding", Flags: uplinkFlags, Action: func(c *cli.Context) error {
@@ -54,7 +54,7 @@ func networkCommand() *cli.Command {
 							if err != nil {
 								return err
 							}
-							return h.DownUplink(u, hostpaths.NetworkStateDir)
+							return h.DownUplink(u, fsutil.NewRoot("/"))
 						})
 					}},
 				},

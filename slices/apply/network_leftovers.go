@@ -8,6 +8,7 @@ import (
 
 	"github.com/vishvananda/netns"
 
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
@@ -16,7 +17,8 @@ import (
 // leave once their units are stopped: a namespace whose ExecStop= did not
 // run (a unit that had failed; its devices go back to the host), a
 // recorded bridge or NAT table the uplink's ExecStop= did not remove (it
-// failed, or knew another bridge), and the stale mount points in /run/netns of the pod
+// failed, or knew another bridge), IPv4 forwarding it did not restore,
+// and the stale mount points in /run/netns of the pod
 // sandboxes of the partitions' containerds (containerd mounts them in its
 // own mount namespace, gone with it; the empty files stay and `ip netns`
 // lists them).
@@ -93,6 +95,7 @@ func networkLeftovers(root string, rec *Record) []leftover {
 		for _, o := range objs {
 			out = append(out, leftover{"remove " + o.String(), func() error { return removeStaleNetwork(root, o) }})
 		}
+		out = append(out, forwardingLeftover(root)...)
 	}
 	if !namespaced {
 		return out
@@ -106,4 +109,22 @@ func networkLeftovers(root string, rec *Record) []leftover {
 		out = append(out, leftover{"remove the stale " + filepath.Join(dir, name) + " (a pod sandbox's namespace, gone)", func() error { return removeFile(root, rel) }})
 	}
 	return out
+}
+
+// forwardingLeftover restores the host's IPv4 forwarding when the value
+// found before the uplink's first start is still kept: its ExecStop=,
+// which restores and forgets it, did not run (a rollback stopped it
+// after its file was gone, #38 item 4), and forwarding stayed on.
+func forwardingLeftover(root string) []leftover {
+	r := fsutil.NewRoot(root)
+	before, ok, err := pnetns.SavedForwarding(r)
+	switch {
+	case err != nil:
+		return []leftover{{"read " + r.Path(pnetns.ForwardingFile), func() error { return err }}}
+	case !ok:
+		return nil
+	}
+	return []leftover{{"restore net.ipv4.ip_forward to " + before + " (the uplink stopped without restoring it)", func() error {
+		return inRootNetwork(root, func(h *pnetns.Host) error { return h.RestoreForwarding(r) })
+	}}}
 }

@@ -3,11 +3,16 @@ package apply
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	pnetns "github.com/numa-partition/numa-partition/slices/netns"
 	"github.com/numa-partition/numa-partition/slices/systemd/systemdtest"
 )
 
@@ -54,8 +59,9 @@ func TestRollbackStopsTheUplinkItsStartPulledIn(t *testing.T) {
 // put back said nothing was applied and remove left it (#38 item 4).
 func TestIncompleteRollbackKeepsThePendingRecord(t *testing.T) {
 	e := newEnv(t)
-	f := withNetwork(newFixture(1), "nptbr0", "", false)
+	f := withForwarding(withNetwork(newFixture(1), "nptbr0", "", false))
 	before := e.snapshot(t, f)
+	require.Equal(t, "0", sandboxForwarding(t, e), "the sandbox forwards before apply")
 	brokenNetnsDir(t, e)
 	counting := &systemdtest.Faulty{Manager: e.m, FailAt: -1}
 	_, err := e.apply(t, f, func(o *Options) { o.Systemd = counting })
@@ -85,12 +91,57 @@ func TestIncompleteRollbackKeepsThePendingRecord(t *testing.T) {
 	if links := sandboxLinks(t, e); !slices.Contains(links, "nptbr0") {
 		t.Fatalf("the fault did not keep the bridge (links %v): the test proves nothing", links)
 	}
+	if v := sandboxForwarding(t, e); v != "1" {
+		t.Fatalf("the fault did not leave forwarding on (ip_forward %s): the test proves nothing", v)
+	}
 	rm, err := Remove(context.Background(), e.opts())
 	must(t, err)
 	if links := sandboxLinks(t, e); slices.Contains(links, "nptbr0") {
 		t.Errorf("remove left the bridge nptbr0: %v\n%s", links, strings.Join(rm.Actions, "\n"))
 	}
+	// The uplink was stopped without restoring forwarding: remove puts
+	// back the value its first start found (#38 item 4: ip_forward=1,
+	// was 0).
+	if v := sandboxForwarding(t, e); v != "0" {
+		t.Errorf("remove left ip_forward %s, was 0:\n%s", v, strings.Join(rm.Actions, "\n"))
+	}
+	if !slices.Contains(rm.Actions, "restore net.ipv4.ip_forward to 0 (the uplink stopped without restoring it)") {
+		t.Errorf("remove did not say it restored forwarding:\n%s", strings.Join(rm.Actions, "\n"))
+	}
+	if _, err := os.Lstat(e.sb.Path(pnetns.ForwardingFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("remove kept the saved forwarding value %s (%v)", pnetns.ForwardingFile, err)
+	}
 	if d := diffStates(before, e.snapshot(t, f)); len(d) > 0 {
 		t.Errorf("remove after an incomplete rollback left the host changed:\n%s", strings.Join(d, "\n"))
 	}
+}
+
+// withForwarding makes f's test uplink turn IPv4 forwarding on, keeping
+// the value found before where the real uplink keeps it
+// (pnetns.ForwardingFile) the first time, and restore nothing when it stops: as an
+// uplink stopped after its unit file was gone, whose ExecStop= did not
+// run (#38 item 4).
+func withForwarding(f *fixture) *fixture {
+	g := *f
+	g.bundle.Files = slices.Clone(f.bundle.Files)
+	saved := "/" + pnetns.ForwardingFile
+	for i, bf := range g.bundle.Files {
+		if bf.Path != "etc/systemd/system/tnuma-network.service" {
+			continue
+		}
+		up := fmt.Sprintf("ExecStartPre=/bin/sh -c 'mkdir -p %[1]s && { [ -e %[2]s ] || cat /proc/sys/net/ipv4/ip_forward > %[2]s; } && echo 1 > /proc/sys/net/ipv4/ip_forward'\nExecStart=", path.Dir(saved), saved)
+		g.bundle.Files[i].Content = []byte(strings.Replace(string(bf.Content), "ExecStart=", up, 1))
+	}
+	return &g
+}
+
+// sandboxForwarding is net.ipv4.ip_forward in the sandbox's network
+// namespace (its systemd's, where the uplink runs).
+func sandboxForwarding(t *testing.T, e *env) string {
+	t.Helper()
+	var b []byte
+	var err error
+	must(t, inNetns(e.sb.Root, rootNetns(e.sb.Root), func() { b, err = os.ReadFile("/proc/sys/net/ipv4/ip_forward") }))
+	must(t, err)
+	return strings.TrimSpace(string(b))
 }

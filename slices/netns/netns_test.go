@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/numa-partition/numa-partition/internal/fsutil"
 )
 
 // scratchHost is a host of its own for one test: a fresh network
@@ -123,7 +126,7 @@ func inNamed(t *testing.T, h *Host, name string, f func()) {
 
 func TestBridgeUplinkUpDownOnTheRealKernel(t *testing.T) {
 	h := scratchHost(t)
-	state := t.TempDir()
+	state := fsutil.NewRoot(t.TempDir())
 	nl := handle(t, h.NS)
 	before := linkNames(t, nl)
 	require.Equal(t, "0", forwarding(t, h), "a fresh namespace forwards nothing")
@@ -229,7 +232,7 @@ func TestBridgeUplinkUpDownOnTheRealKernel(t *testing.T) {
 
 func TestUpFinishesWhatAKilledRunLeft(t *testing.T) {
 	h := scratchHost(t)
-	state := t.TempDir()
+	state := fsutil.NewRoot(t.TempDir())
 	require.NoError(t, h.UpUplink(bridgeUplink, state))
 	a := part("a", "10.212.0.2/24")
 	// Killed between creating the mount point and mounting on it.
@@ -250,7 +253,7 @@ func TestUpFinishesWhatAKilledRunLeft(t *testing.T) {
 
 func TestStaleEntriesAreTheUnmountedOnes(t *testing.T) {
 	h := scratchHost(t)
-	require.NoError(t, h.UpUplink(bridgeUplink, t.TempDir()))
+	require.NoError(t, h.UpUplink(bridgeUplink, fsutil.NewRoot(t.TempDir())))
 	a := part("a", "10.212.0.2/24")
 	require.NoError(t, h.UpPartition(bridgeUplink, a))
 	stale := filepath.Join(h.Dir, "cni-0000")
@@ -269,7 +272,7 @@ func TestStaleEntriesAreTheUnmountedOnes(t *testing.T) {
 func TestMacvlanUplink(t *testing.T) {
 	h := scratchHost(t)
 	u := Uplink{Kind: KindMacvlan, Parent: "uplink0"}
-	require.NoError(t, h.UpUplink(u, t.TempDir()))
+	require.NoError(t, h.UpUplink(u, fsutil.NewRoot(t.TempDir())))
 	p := Partition{Namespace: "np-m", HostLink: "np-m", Interface: "eth0",
 		Address: netip.MustParsePrefix("192.0.2.21/24"), Gateway: netip.MustParseAddr("192.0.2.1")}
 	require.NoError(t, h.UpPartition(u, p))
@@ -291,7 +294,7 @@ func TestMacvlanUplink(t *testing.T) {
 	require.NoError(t, h.DownPartition(p))
 	require.ElementsMatch(t, []string{"lo", "uplink0", "uplink0p"}, linkNames(t, nl))
 
-	err = h.UpUplink(Uplink{Kind: KindMacvlan, Parent: "nosuch0"}, t.TempDir())
+	err = h.UpUplink(Uplink{Kind: KindMacvlan, Parent: "nosuch0"}, fsutil.NewRoot(t.TempDir()))
 	require.ErrorContains(t, err, "uplink NIC nosuch0")
 }
 
@@ -299,9 +302,9 @@ func TestBridgeNameTakenByAnotherKindOfLink(t *testing.T) {
 	h := scratchHost(t)
 	u := bridgeUplink
 	u.Bridge = "uplink0"
-	err := h.UpUplink(u, t.TempDir())
+	err := h.UpUplink(u, fsutil.NewRoot(t.TempDir()))
 	require.ErrorContains(t, err, "uplink0 is a veth, not a bridge")
-	err = h.DownUplink(u, t.TempDir())
+	err = h.DownUplink(u, fsutil.NewRoot(t.TempDir()))
 	require.ErrorContains(t, err, "left alone")
 	require.Contains(t, linkNames(t, handle(t, h.NS)), "uplink0")
 }
@@ -320,7 +323,7 @@ func TestDevicesMoveIntoTheNamespaceAndBack(t *testing.T) {
 		attrs.Name = n
 		require.NoError(t, nl.LinkAdd(&netlink.Veth{LinkAttrs: attrs, PeerName: n + "p"}))
 	}
-	require.NoError(t, h.UpUplink(bridgeUplink, t.TempDir()))
+	require.NoError(t, h.UpUplink(bridgeUplink, fsutil.NewRoot(t.TempDir())))
 	p := part("d", "10.212.0.2/24")
 	p.Devices = []string{"nic0", "nic1"}
 	require.NoError(t, h.UpPartition(bridgeUplink, p))
@@ -361,10 +364,40 @@ func TestDevicesMoveIntoTheNamespaceAndBack(t *testing.T) {
 // where it pointed. The one atomic write follows no link there.
 func TestForwardingFileFollowsNoLink(t *testing.T) {
 	h := scratchHost(t)
-	state := t.TempDir()
+	state := fsutil.NewRoot(t.TempDir())
 	outside := filepath.Join(t.TempDir(), "planted")
-	require.NoError(t, os.Symlink(outside, filepath.Join(state, forwardingFile)))
+	require.NoError(t, os.MkdirAll(state.Path(path.Dir(ForwardingFile)), 0o755))
+	require.NoError(t, os.Symlink(outside, state.Path(ForwardingFile)))
 	require.NoError(t, h.enableForwarding(state))
 	_, err := os.Lstat(outside)
-	require.ErrorIs(t, err, os.ErrNotExist, "written through the link at %s", forwardingFile)
+	require.ErrorIs(t, err, os.ErrNotExist, "written through the link at %s", ForwardingFile)
+}
+
+// TestSavedForwardingIsALeftoverRestoreFinds: an uplink stopped without
+// its ExecStop= (#38 item 4) leaves forwarding on and the value found
+// before saved; RestoreForwarding, which remove runs for it, puts the
+// value back and forgets it. A value that is neither 0 nor 1 is refused,
+// never written to the kernel.
+func TestSavedForwardingIsALeftoverRestoreFinds(t *testing.T) {
+	h := scratchHost(t)
+	state := fsutil.NewRoot(t.TempDir())
+	require.NoError(t, h.UpUplink(bridgeUplink, state))
+	require.Equal(t, "1", forwarding(t, h))
+	v, ok, err := SavedForwarding(state)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "0", v)
+
+	require.NoError(t, h.RestoreForwarding(state))
+	require.Equal(t, "0", forwarding(t, h), "forwarding back to what it was")
+	_, ok, err = SavedForwarding(state)
+	require.NoError(t, err)
+	require.False(t, ok, "the saved value outlived its restore")
+	require.NoError(t, h.RestoreForwarding(state), "nothing saved is nothing to do")
+
+	require.NoError(t, state.WriteFile(ForwardingFile, []byte("7\n"), 0o644))
+	_, _, err = SavedForwarding(state)
+	require.ErrorContains(t, err, "allowed are 0 and 1")
+	require.Error(t, h.RestoreForwarding(state))
+	require.NoError(t, removeBridge(handle(t, h.NS), bridgeUplink.Bridge))
 }

@@ -63,8 +63,7 @@ func (h *Host) UpPartition(u Uplink, p Partition) error {
 	// A Node forwards (kubeadm's preflight requires it, pod networks
 	// route through it): so does each partition's namespace.
 	err = inNamespace(ns, func() error {
-		const f = "/proc/sys/net/ipv4/ip_forward"
-		if err := os.WriteFile(f, []byte("1\n"), 0o644); err != nil {
+		if err := os.WriteFile(ipForward, []byte("1\n"), 0o644); err != nil {
 			return fmt.Errorf("namespace %s: enabling IPv4 forwarding: %w", p.Namespace, err)
 		}
 		return nil

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"runtime"
 	"strings"
 
@@ -14,13 +14,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 )
 
 // UpUplink makes the host side of uplink u: for a bridge, the bridge with
 // its address, IPv4 forwarding and, when asked, the NAT; a macvlan needs
-// only its parent NIC, which must exist. stateDir keeps what remove must
-// restore (the forwarding setting found before).
-func (h *Host) UpUplink(u Uplink, stateDir string) error {
+// only its parent NIC, which must exist. What DownUplink must restore
+// (the forwarding setting found before) is kept below the host's root.
+func (h *Host) UpUplink(u Uplink, root fsutil.Root) error {
 	host, err := routeHandle(h.NS)
 	if err != nil {
 		return fmt.Errorf("netlink in the host namespace: %w", err)
@@ -68,7 +69,7 @@ func (h *Host) UpUplink(u Uplink, stateDir string) error {
 	if err := host.LinkSetUp(br); err != nil {
 		return fmt.Errorf("setting bridge %s up: %w", u.Bridge, err)
 	}
-	if err := h.enableForwarding(stateDir); err != nil {
+	if err := h.enableForwarding(root); err != nil {
 		return err
 	}
 	if u.NAT.IsValid() {
@@ -79,7 +80,7 @@ func (h *Host) UpUplink(u Uplink, stateDir string) error {
 
 // DownUplink removes what UpUplink made: the bridge, the NAT table, and
 // the forwarding setting goes back to what it was.
-func (h *Host) DownUplink(u Uplink, stateDir string) error {
+func (h *Host) DownUplink(u Uplink, root fsutil.Root) error {
 	if u.Kind != KindBridge {
 		return nil
 	}
@@ -95,7 +96,7 @@ func (h *Host) DownUplink(u Uplink, stateDir string) error {
 	if err := h.removeNAT(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := h.restoreForwarding(stateDir); err != nil {
+	if err := h.RestoreForwarding(root); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -230,57 +231,78 @@ func isDefault(r netlink.Route) bool {
 	return ones == 0
 }
 
-// forwardingFile keeps ip_forward's value from before the first UpUplink.
-const forwardingFile = "ipv4-forwarding-before"
+// ForwardingFile keeps, below the host's root, ip_forward's value from
+// before the first UpUplink. DownUplink puts it back and removes the
+// file, so a file found while no uplink runs is a leftover: the uplink
+// stopped without its ExecStop= (a rollback that met its unit already
+// unloaded), and forwarding is still on (#38 item 4).
+var ForwardingFile = path.Join(strings.TrimPrefix(hostpaths.NetworkStateDir, "/"), "ipv4-forwarding-before")
+
+// ipForward is the host namespace's forwarding switch: /proc/sys/net
+// shows the network namespace of the thread that opens it.
+const ipForward = "/proc/sys/net/ipv4/ip_forward"
 
 // enableForwarding sets net.ipv4.ip_forward in the host's namespace,
 // noting the value found the first time.
-func (h *Host) enableForwarding(stateDir string) error {
+func (h *Host) enableForwarding(root fsutil.Root) error {
 	return h.inHost(func() error {
-		const p = "/proc/sys/net/ipv4/ip_forward"
-		before, err := os.ReadFile(p)
+		before, err := fsutil.ReadFileBounded(ipForward, 16)
 		if err != nil {
-			return fmt.Errorf("reading %s: %w", p, err)
+			return fmt.Errorf("reading %s: %w", ipForward, err)
 		}
-		saved := filepath.Join(stateDir, forwardingFile)
-		if _, err := os.Lstat(saved); errors.Is(err, fs.ErrNotExist) {
-			// The one atomic write, which makes stateDir and follows
-			// no link at saved (#38).
-			if err := fsutil.WriteFile(saved, before, 0o644); err != nil {
+		if _, err := root.Lstat(ForwardingFile); errors.Is(err, fs.ErrNotExist) {
+			// The root's no-follow atomic write, which makes the
+			// directories and follows no link on the way (#38).
+			if err := root.WriteFile(ForwardingFile, before, 0o644); err != nil {
 				return fmt.Errorf("saving the forwarding setting: %w", err)
 			}
+		} else if err != nil {
+			return fmt.Errorf("the saved forwarding setting: %w", err)
 		}
 		if strings.TrimSpace(string(before)) == "1" {
 			return nil
 		}
-		if err := os.WriteFile(p, []byte("1\n"), 0o644); err != nil {
-			return fmt.Errorf("enabling IPv4 forwarding (%s): %w", p, err)
+		if err := os.WriteFile(ipForward, []byte("1\n"), 0o644); err != nil {
+			return fmt.Errorf("enabling IPv4 forwarding (%s): %w", ipForward, err)
 		}
 		return nil
 	})
 }
 
-// restoreForwarding puts back the value enableForwarding found.
-func (h *Host) restoreForwarding(stateDir string) error {
-	saved := filepath.Join(stateDir, forwardingFile)
-	before, err := os.ReadFile(saved)
+// SavedForwarding is the forwarding value the first UpUplink found, as
+// kept below root; ok is false when none is kept.
+func SavedForwarding(root fsutil.Root) (value string, ok bool, err error) {
+	b, err := root.ReadFile(ForwardingFile, 16)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return "", false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading the saved forwarding setting: %w", err)
+		return "", false, fmt.Errorf("reading the saved forwarding setting: %w", err)
+	}
+	v := strings.TrimSpace(string(b))
+	if v != "0" && v != "1" {
+		return "", false, fmt.Errorf("the saved forwarding setting %s holds %q: allowed are 0 and 1", root.Path(ForwardingFile), v)
+	}
+	return v, true, nil
+}
+
+// RestoreForwarding puts back the value enableForwarding found (in the
+// host namespace h stands for) and forgets it; nothing when none is kept.
+func (h *Host) RestoreForwarding(root fsutil.Root) error {
+	before, ok, err := SavedForwarding(root)
+	if err != nil || !ok {
+		return err
 	}
 	err = h.inHost(func() error {
-		const p = "/proc/sys/net/ipv4/ip_forward"
-		if err := os.WriteFile(p, before, 0o644); err != nil {
-			return fmt.Errorf("restoring IPv4 forwarding (%s): %w", p, err)
+		if err := os.WriteFile(ipForward, []byte(before+"\n"), 0o644); err != nil {
+			return fmt.Errorf("restoring IPv4 forwarding (%s): %w", ipForward, err)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return os.Remove(saved)
+	return root.Remove(ForwardingFile)
 }
 
 // inHost runs f on a thread in the host's namespace: /proc/sys/net shows
