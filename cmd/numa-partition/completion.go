@@ -173,7 +173,8 @@ func manExitStatus() string {
 // manLogging says where logs go and how much of them: --log-level, -q
 // and kubectl's -v N.
 const manLogging = `.SH LOGGING
-Logs go to standard error as slog text lines (without timestamps under systemd, whose journal adds them); what \fB--output\fR prints goes to standard output.
+Logs go to standard error as slog text lines (key=value), or with \fB--log-format json\fR one JSON object a line (time, level, msg and the attributes); what \fB--output\fR prints goes to standard output.
+When standard error is the journal (systemd's JOURNAL_STREAM names it), each line starts with its sd-daemon priority, \fB<3>\fR error, \fB<4>\fR warning, \fB<6>\fR info, \fB<7>\fR debug, which journald keeps as the entry's PRIORITY (\fBjournalctl -p warning\fR lists the warnings), and without a time, which journald adds; the warnings and the last error the command prints itself carry theirs too.
 \fB--log-level\fR debug, info (the default), warn or error chooses how much is logged; \fB-q\fR (\fB--quiet\fR) is \fB--log-level error\fR: warnings, such as those of the plan that render and apply log, are then left out (plan prints its own in its output either way).
 \fB-v\fR \fIN\fR (\fB--v=\fR\fIN\fR) is kubectl's verbosity: 0 is \fB--log-level info\fR, 1 or more \fB--log-level debug\fR (kubectl's \fB-v=4\fR and up is its debug output).
 Each goes before or after the command; two that ask for different levels are refused.

@@ -30,8 +30,8 @@ func globalFlags() []cli.Flag {
 }
 
 // setupLogging sends slog to stderr at the level logLevel reads, in
-// --log-format, with journald's priorities under systemd (JOURNAL_STREAM
-// set): newLogHandler. It is the one place the log is set up, for the
+// --log-format, with journald's priorities when standard error is the
+// journal (stderrIsJournal): newLogHandler. It is the one place the log is set up, for the
 // daemons too. It runs before the app's command and again before each
 // command (withGlobalFlags), so that --log-level, --log-format, -q and
 // -v after the command count too.
@@ -40,7 +40,7 @@ func setupLogging(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := newLogHandler(os.Stderr, globalString(c, "log-format"), level, os.Getenv("JOURNAL_STREAM") != "")
+	h, err := newLogHandler(os.Stderr, globalString(c, "log-format"), level, stderrIsJournal())
 	if err != nil {
 		return err
 	}

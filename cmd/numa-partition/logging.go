@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
+	"syscall"
 )
 
 // The --log-format values.
@@ -107,4 +109,37 @@ func (h journalHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h journalHandler) WithGroup(name string) slog.Handler {
 	return journalHandler{inner: h.inner.WithGroup(name), out: h.out}
+}
+
+// stderrIsJournal says whether standard error is the journal's stream:
+// systemd sets JOURNAL_STREAM to its "device:inode", and a process that
+// inherited the variable but writes elsewhere (2>file, a pipe from a
+// shell inside a unit) must not prefix priorities there (sd-daemon(3),
+// systemd.exec(5)).
+func stderrIsJournal() bool {
+	return isJournal(os.Getenv("JOURNAL_STREAM"), os.Stderr)
+}
+
+func isJournal(stream string, f *os.File) bool {
+	var dev, ino uint64
+	if _, err := fmt.Sscanf(stream, "%d:%d", &dev, &ino); err != nil {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && uint64(st.Dev) == dev && uint64(st.Ino) == ino
+}
+
+// journalPrefix is the sd-daemon priority to start a line written to w
+// with: "<N>" when w is standard error and that is the journal, else
+// "". The lines the CLI writes itself (warnings, the last error) carry
+// their priority as the log's do.
+func journalPrefix(w io.Writer, priority int) string {
+	if f, ok := w.(*os.File); ok && f == os.Stderr && stderrIsJournal() {
+		return fmt.Sprintf("<%d>", priority)
+	}
+	return ""
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,4 +117,27 @@ func TestOutputJSONPath(t *testing.T) {
 	assert.ErrorContains(t, err, "--output jsonpath={.kind} {.nodes[: at column 9: ")
 	_, err = runDiscover(t, "--sysfs", sys, "discover", "-o", "jsonpath-file=/nonexistent/t")
 	assert.ErrorContains(t, err, "--output jsonpath-file=/nonexistent/t: ")
+}
+
+// JOURNAL_STREAM counts only for the file it names: a process that
+// inherited it but writes its standard error elsewhere prefixes nothing.
+func TestIsJournalComparesDeviceAndInode(t *testing.T) {
+	dir := t.TempDir()
+	open := func(name string) *os.File {
+		f, err := os.Create(filepath.Join(dir, name))
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	journal, other := open("journal"), open("other")
+	fi, err := journal.Stat()
+	require.NoError(t, err)
+	st := fi.Sys().(*syscall.Stat_t)
+	stream := fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	assert.True(t, isJournal(stream, journal))
+	assert.False(t, isJournal(stream, other), "stderr redirected elsewhere")
+	assert.False(t, isJournal("", journal))
+	assert.False(t, isJournal("garbage", journal))
+	var b bytes.Buffer
+	assert.Empty(t, journalPrefix(&b, 4), "a buffer is never the journal")
 }

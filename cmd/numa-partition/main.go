@@ -39,7 +39,7 @@ func exitStatus(err error, stderr io.Writer) int {
 		code = ec.ExitCode()
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintln(stderr, "numa-partition:", msg)
+		fmt.Fprintln(stderr, journalPrefix(stderr, 3)+"numa-partition:", msg)
 	}
 	return code
 }

@@ -142,7 +142,10 @@ func outputReference() string {
 	fmt.Fprintf(&b, "Every object numa-partition prints with `--output json` or `--output yaml`\n"+
 		"starts with `apiVersion: %s` and its `kind`, then its own\n"+
 		"fields. Lists are one object with `items`, never a bare array. Fields are only\n"+
-		"added within a version; a change that breaks a reader gets a new apiVersion.\n\n", output.APIVersion)
+		"added within a version; a change that breaks a reader gets a new apiVersion.\n"+
+		"`--output jsonpath=TEMPLATE` (kubectl's JSONPath; `jsonpath-file=FILE` reads it)\n"+
+		"is evaluated on the same object, so the paths below are the template's:\n"+
+		"`numa-partition discover -o jsonpath='{.nodes[*].id}'`.\n\n", output.APIVersion)
 	b.WriteString("`apply --plan FILE` and `render --plan FILE` read a Plan back, JSON or YAML: a\n" +
 		"file without apiVersion and kind (written before they were) is read as a plan;\n" +
 		"another apiVersion or kind is refused, naming the file and the field.\n\n")

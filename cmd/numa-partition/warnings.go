@@ -10,9 +10,10 @@ import (
 // was asked for (a report, a diff, an object), which scripts and pipes
 // read, and a warning is no part of it. kubectl prints its warnings to
 // standard error too. --output json and yaml keep them in the object as
-// well.
+// well. Under journald each line has the warning priority, as a logged
+// warning.
 func warnAll(w io.Writer, warnings ...string) {
 	for _, m := range warnings {
-		fmt.Fprintf(w, "warning: %s\n", m)
+		fmt.Fprintf(w, "%swarning: %s\n", journalPrefix(w, 4), m)
 	}
 }
