@@ -363,7 +363,9 @@ func flagValues(c *cli.Context, name string) []string {
 		}
 		return names
 	case "output":
-		return []string{"table", "json", "yaml"}
+		return []string{"table", "wide", "json", "yaml", "jsonpath=", "jsonpath-file="}
+	case "log-format":
+		return []string{logFormatText, logFormatJSON}
 	case "log-level":
 		return []string{"debug", "info", "warn", "error"}
 	}

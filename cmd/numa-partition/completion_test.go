@@ -33,8 +33,8 @@ func TestCompleteFlagValues(t *testing.T) {
 		"the plan's partitions after --partition")
 	assert.Equal(t, []string{"node0", "node2", "node4", "lowlat"}, complete(t, append([]string{"admit"}, append(plan, "-p")...)...),
 		"and after its alias")
-	assert.Equal(t, []string{"table", "json", "yaml", "svg", "dot"}, complete(t, "plan", "-o"), "plan also draws")
-	assert.Equal(t, []string{"table", "json", "yaml"}, complete(t, "status", "--output"))
+	assert.Equal(t, []string{"table", "wide", "json", "yaml", "jsonpath=", "jsonpath-file=", "svg", "dot"}, complete(t, "plan", "-o"), "plan also draws")
+	assert.Equal(t, []string{"table", "wide", "json", "yaml", "jsonpath=", "jsonpath-file="}, complete(t, "status", "--output"))
 	assert.Equal(t, []string{"debug", "info", "warn", "error"}, complete(t, "apply", "--log-level"))
 	assert.Empty(t, complete(t, "plan", "--config"), "a file: left to the shell")
 	assert.NotContains(t, complete(t, "plan", "--o"), "json", "a partial flag is completed as a flag, not as its value")
@@ -58,7 +58,7 @@ func TestCompleteFlags_Issue40(t *testing.T) {
 	assert.NotContains(t, complete(t, "plan", "-o", "json", "--"), "--output", "a flag given once is not offered again")
 	assert.Contains(t, complete(t, "network", "up", "--device", "eth1", "--"), "--device", "a repeatable flag is")
 	assert.Contains(t, complete(t, "--"), "--version", "the app's own flags")
-	assert.Equal(t, []string{"table", "json", "yaml"}, complete(t, "-o"), "the app's flags' values")
+	assert.Equal(t, []string{"table", "wide", "json", "yaml", "jsonpath=", "jsonpath-file="}, complete(t, "-o"), "the app's flags' values")
 
 	top := complete(t)
 	assert.Contains(t, top, "plan")
@@ -115,8 +115,8 @@ func TestBashCompletionScript_Issue40(t *testing.T) {
 	assert.Contains(t, offers("plan", "--"), "--output", "plan --<TAB>")
 	assert.Contains(t, offers("plan", "--"), "--host-facts", "plan --<TAB>")
 	assert.Equal(t, []string{"--output"}, offers("plan", "--ou"))
-	assert.Equal(t, []string{"table", "json", "yaml", "svg", "dot"}, offers("plan", "-o", ""))
-	assert.Equal(t, []string{"json"}, offers("status", "--output", "j"))
+	assert.Equal(t, []string{"table", "wide", "json", "yaml", "jsonpath=", "jsonpath-file=", "svg", "dot"}, offers("plan", "-o", ""))
+	assert.Equal(t, []string{"json", "jsonpath=", "jsonpath-file="}, offers("status", "--output", "j"))
 	assert.ElementsMatch(t, []string{"apply", "allocations", "allocator", "admit"}, offers("a"))
 	assert.Equal(t, []string{"init"}, offers("config", "i"))
 }
