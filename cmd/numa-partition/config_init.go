@@ -6,10 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/planner/configref"
 )
@@ -32,12 +34,18 @@ func configCommand() *cli.Command {
 					"commands read (--config, /etc/numa-partition/config.toml): the missing\n" +
 					"directories are made and the file replaced atomically, below --root (no\n" +
 					"symbolic link is followed out of it). An existing file is the host's\n" +
-					"edited config: it is kept, and init refuses, unless --force.",
+					"edited config: it is kept, and init refuses, unless --force.\n\n" +
+					"--from-cluster KUBECONFIG reads the cluster's kube-system/kubelet-config\n" +
+					"with that kubeconfig (below --root), as kubeadm join does, and makes its\n" +
+					"clusterDNS and clusterDomain live in [kubelet]: the pods of every\n" +
+					"partition then resolve the cluster's names. The bootstrap kubeconfig the\n" +
+					"kubelets join with may read it (kubeadm's RBAC lets bootstrap tokens).",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "hostname", Usage: "host name to write into the comments (default: this machine's)"},
 					&cli.BoolFlag{Name: "generic", Usage: "print the machine-independent default config (packaging/config.toml)"},
 					&cli.BoolFlag{Name: "write", Usage: "write the config to PATH, by default --config's file, instead of printing it: directories made, file replaced atomically"},
 					&cli.BoolFlag{Name: "force", Usage: "with --write, replace an existing file"},
+					&cli.StringFlag{Name: "from-cluster", Usage: "read clusterDNS and clusterDomain from the cluster's kube-system/kubelet-config with `KUBECONFIG`, as kubeadm join does"},
 					rootFlag(),
 				},
 				Action: func(c *cli.Context) error {
@@ -94,6 +102,9 @@ func initConfig(c *cli.Context) ([]byte, error) {
 		if c.IsSet("hostname") {
 			return nil, exitError{code: 2, msg: "config init: --hostname describes a machine; --generic writes for none"}
 		}
+		if c.IsSet("from-cluster") {
+			return nil, exitError{code: 2, msg: "config init: --from-cluster reads a cluster; --generic writes the package's config, tied to none"}
+		}
 		return configref.GenericConfig(), nil
 	}
 	_, sysfs := hostRoot(c)
@@ -105,7 +116,43 @@ func initConfig(c *cli.Context) ([]byte, error) {
 	if host == "" {
 		host, _ = os.Hostname()
 	}
-	return configref.InitConfig(topo, host), nil
+	cluster, err := initFromCluster(c)
+	if err != nil {
+		return nil, err
+	}
+	return configref.InitConfig(topo, host, cluster), nil
+}
+
+// clusterReadTimeout bounds --from-cluster's one request.
+const clusterReadTimeout = 10 * time.Second
+
+// initFromCluster is what --from-cluster reads of the cluster; nil
+// without it. Each error says what to do instead.
+func initFromCluster(c *cli.Context) (*configref.FromCluster, error) {
+	file := c.String("from-cluster")
+	if file == "" {
+		return nil, nil
+	}
+	fail := func(err error, what string) error {
+		return fmt.Errorf("config init --from-cluster %s: %w; %s", file, err, what)
+	}
+	const yourself = "set kubelet.cluster_dns and kubelet.cluster_domain in the config yourself (README.md, \"Joining an existing kubeadm cluster\")"
+	cfg, err := kubeapi.Load(c.String("root"), file)
+	if err != nil {
+		return nil, fail(err, "give the bootstrap kubeconfig the kubelets join with, or the admin's; or "+yourself)
+	}
+	cl := kubeapi.NewClient(cfg, kubeapi.Options{Timeout: clusterReadTimeout})
+	defer cl.Close()
+	got, err := cl.ClusterKubelet(c.Context)
+	switch {
+	case errors.Is(err, kubeapi.ErrNotFound):
+		return nil, fail(err, "the cluster keeps no kube-system/kubelet-config (kubeadm makes it, another installer may not): "+yourself)
+	case errors.Is(err, kubeapi.ErrForbidden), errors.Is(err, kubeapi.ErrUnauthorized):
+		return nil, fail(err, "kubeadm lets bootstrap tokens read it (Role kubeadm:kubelet-config); give a kubeconfig that may; or "+yourself)
+	case err != nil:
+		return nil, fail(err, "check the server and the network to it; or "+yourself)
+	}
+	return &configref.FromCluster{Source: got.Source + " read with " + file, ClusterDNS: got.ClusterDNS, ClusterDomain: got.ClusterDomain}, nil
 }
 
 // initWritePath is where config init --write writes, a path on the host

@@ -150,6 +150,7 @@ type Server struct {
 	nodes  map[string]*corev1.Node
 	pods   map[string]*corev1.Pod // by namespace/name
 	pdbs   map[string]*policyv1.PodDisruptionBudget
+	cms    map[string]*corev1.ConfigMap // by namespace/name
 	tokens map[string]user
 	gets   map[string]int // requests per path
 	evicts []string       // namespace/name of every eviction granted
@@ -189,7 +190,7 @@ type user struct {
 func NewServer(t testing.TB, o Options) *Server {
 	t.Helper()
 	s := &Server{CA: NewCA(t, "kubernetes"), nodes: map[string]*corev1.Node{}, pods: map[string]*corev1.Pod{},
-		pdbs: map[string]*policyv1.PodDisruptionBudget{}, tokens: map[string]user{}, gets: map[string]int{},
+		pdbs: map[string]*policyv1.PodDisruptionBudget{}, cms: map[string]*corev1.ConfigMap{}, tokens: map[string]user{}, gets: map[string]int{},
 		changed: make(chan struct{}), endWatches: make(chan struct{})}
 	if o.ClientAuth == tls.NoClientCert {
 		o.ClientAuth = tls.RequireAndVerifyClientCert
@@ -219,6 +220,36 @@ func (s *Server) SetNode(n *corev1.Node) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nodes[n.Name] = n.DeepCopy()
+}
+
+// SetConfigMap adds or replaces a ConfigMap, which every authenticated
+// user may read (kubeadm lets nodes and bootstrap tokens read
+// kube-system/kubelet-config).
+func (s *Server) SetConfigMap(cm *corev1.ConfigMap) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cms[cm.Namespace+"/"+cm.Name] = cm.DeepCopy()
+}
+
+// serveConfigMap answers GET /api/v1/namespaces/<ns>/configmaps/<name>.
+func (s *Server) serveConfigMap(w http.ResponseWriter, r *http.Request) {
+	rest, _ := strings.CutPrefix(r.URL.Path, "/api/v1/namespaces/")
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 || parts[1] != "configmaps" {
+		status(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cm, ok := s.cms[parts[0]+"/"+parts[2]]
+	if !ok {
+		status(w, http.StatusNotFound, "NotFound", fmt.Sprintf("configmaps %q not found", parts[2]))
+		return
+	}
+	out := cm.DeepCopy()
+	out.Kind, out.APIVersion = "ConfigMap", "v1"
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
 }
 
 // SetPod adds or replaces a Pod (an ADDED or MODIFIED event for its
@@ -401,6 +432,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/apis/policy/v1/namespaces/"):
 		s.listPDBs(w, r, u)
+		return
+	case r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/configmaps/"):
+		s.serveConfigMap(w, r)
 		return
 	}
 	if ns, name, sub, ok := podPath(r.URL.Path); ok {

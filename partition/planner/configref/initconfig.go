@@ -16,8 +16,10 @@ import (
 // out at its default, each with its summary from Reference. It plans the
 // result on the machine to describe the partitions in comments, and
 // shrinks the memory reservations when the machine's nodes are too small
-// for the defaults (test VMs), so the file it writes always plans.
-func InitConfig(t *numa.Topology, hostname string) []byte {
+// for the defaults (test VMs), so the file it writes always plans. With
+// cluster (config init --from-cluster) the kubelets join that cluster as
+// a kubeadm worker would: its clusterDNS and clusterDomain are live.
+func InitConfig(t *numa.Topology, hostname string, cluster *FromCluster) []byte {
 	m := planner.Summarize(t)
 	v := configView{
 		live:    map[string]string{"partitioning.mode": tomlValue(config.ModeSocket), "host.reserved_cpus": tomlValue(config.ReservedCPUsAuto)},
@@ -53,6 +55,7 @@ func InitConfig(t *numa.Topology, hostname string) []byte {
 		v.live["kubelet.eviction_hard_memory"] = tomlValue(config.DefaultEvictionHardMemory)
 	}
 
+	cluster.set(&v)
 	cfg := &config.Config{Kubelet: config.KubeletConfig{Hostname: cmp.Or(hostname, "host"), KubeletOverrides: config.KubeletOverrides{KubeReservedMemory: kubeRes, SystemReservedMemory: sysRes}}}
 	if p, err := planner.NewPlan(t, cfg); err == nil {
 		notes := []string{"With this file the plan is:"}
@@ -116,3 +119,29 @@ func firstOr(s []string, def string) string {
 
 // orDash is s, or "-" when s is empty.
 func orDash(s string) string { return cmp.Or(s, "-") }
+
+// FromCluster is what `config init --from-cluster` read of the cluster a
+// kubeadm worker joins: kube-system/kubelet-config's clusterDNS and
+// clusterDomain, which kubeadm join writes into a worker's kubelet
+// config.
+type FromCluster struct {
+	Source        string // where and with what it was read, for the comment
+	ClusterDNS    []string
+	ClusterDomain string
+}
+
+// set makes the cluster's settings live in v (nothing for nil).
+func (c *FromCluster) set(v *configView) {
+	if c == nil {
+		return
+	}
+	from := []string{"From " + c.Source + ", as kubeadm join takes it."}
+	if len(c.ClusterDNS) > 0 {
+		v.live["kubelet.cluster_dns"] = tomlValue(c.ClusterDNS)
+		v.notes["kubelet.cluster_dns"] = from
+	}
+	if c.ClusterDomain != "" {
+		v.live["kubelet.cluster_domain"] = tomlValue(c.ClusterDomain)
+		v.notes["kubelet.cluster_domain"] = from
+	}
+}

@@ -22,7 +22,7 @@ func TestInitConfigPlansOnEveryFixture(t *testing.T) {
 		name := filepath.Base(filepath.Dir(d))
 		t.Run(name, func(t *testing.T) {
 			topo := discoverFixture(t, name)
-			text := InitConfig(topo, "worker1")
+			text := InitConfig(topo, "worker1", nil)
 			c, err := config.Parse("config.toml", text)
 			require.NoError(t, err, "%s", text)
 			c.Kubelet.Hostname = "worker1"
@@ -53,7 +53,7 @@ func TestInitConfigPlansOnEveryFixture(t *testing.T) {
 }
 
 func TestInitConfigShrinksReservationsOnSmallNodes(t *testing.T) {
-	text := string(InitConfig(discoverFixture(t, "qemu-2node-v2"), "vm"))
+	text := string(InitConfig(discoverFixture(t, "qemu-2node-v2"), "vm", nil))
 	assert.Contains(t, text, "\nkube_reserved_memory = \"100Mi\"\n")
 	assert.Contains(t, text, "#   node0: nodes 0, CPUs 1")
 }

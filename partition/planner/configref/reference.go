@@ -407,6 +407,12 @@ func tomlValue(v any) string {
 		return fmt.Sprintf("%q", v)
 	case int:
 		return fmt.Sprintf("%d", v)
+	case []string:
+		parts := make([]string, len(v))
+		for i, x := range v {
+			parts[i] = fmt.Sprintf("%q", x)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
 	case []int:
 		parts := make([]string, len(v))
 		for i, n := range v {

@@ -314,7 +314,7 @@ func TestWrap(t *testing.T) {
 // (one source), with the machine's live settings and notes.
 func TestInitConfigSharesTheReference(t *testing.T) {
 	for _, fixture := range []string{"hwloc-nvidiagpunumanodes", "qemu-2node-v2"} {
-		text := string(InitConfig(discoverFixture(t, fixture), "worker1"))
+		text := string(InitConfig(discoverFixture(t, fixture), "worker1", nil))
 		commented, n := uncomment(text)
 		live := len(regexp.MustCompile(`(?m)^[a-z_]+ = `).FindAllString(text, -1))
 		assert.Equal(t, leafCount(), n+live, "%s: every key once, commented or live", fixture)
@@ -328,7 +328,7 @@ func TestInitConfigSharesTheReference(t *testing.T) {
 			assert.Contains(t, text, "\n"+block, "%s: %s", fixture, r.Key)
 		}
 	}
-	text := string(InitConfig(discoverFixture(t, "hwloc-nvidiagpunumanodes"), "worker1"))
+	text := string(InitConfig(discoverFixture(t, "hwloc-nvidiagpunumanodes"), "worker1", nil))
 	assert.Contains(t, text, "\n# hostname = \"worker1\"\n")
 	assert.Contains(t, text, "\nmode = \"socket\"\n")
 	assert.Contains(t, text, "\nreserved_cpus = \"auto\"\n")
