@@ -88,7 +88,14 @@ func drawPlan(c *cli.Context, format string) error {
 	if err != nil {
 		return err
 	}
-	pic := drawing.Picture{Plan: plan, Topology: topo, Version: currentBuild().Version}
+	nodes, err := nodeResources(plan)
+	if err != nil {
+		return err
+	}
+	pic := drawing.Picture{Plan: plan, Topology: topo, Version: currentBuild().Version, Allocatable: map[string]map[string]string{}}
+	for _, n := range nodes {
+		pic.Allocatable[n.Partition] = n.Allocatable
+	}
 	// The config's digest in the caption ("" for the defaults, no file):
 	// loadPlan has read the same file within the same bound.
 	if data, err := fsutil.ReadFileBounded(globalString(c, "config"), 1<<20); err == nil {

@@ -62,7 +62,7 @@ func gather(pic Picture) (content, error) {
 	inPartition := map[int]bool{}
 	for i := range plan.Partitions {
 		p := &plan.Partitions[i]
-		cd, err := partitionCard(plan, p)
+		cd, err := partitionCard(p, pic.Allocatable[p.Name])
 		if err != nil {
 			return c, err
 		}

@@ -7,9 +7,10 @@
 // Graphviz users. Both are pure and deterministic: the same Picture draws
 // the same bytes.
 //
-// Everything shown is read from the plan (and, for allocatable, from
-// kubeletgen.Resources over the plan: what `plan` prints) or from the
-// topology's hardware facts; nothing the planner decides is decided again.
+// Everything shown is read from the plan, the allocatable its caller
+// derived from it (kubeletgen.Resources: what `plan` prints) or the
+// topology's hardware facts; nothing the planner or kubeletgen decides is
+// decided again, and drawing imports neither's downstream.
 package drawing
 
 import (
@@ -32,6 +33,10 @@ type Picture struct {
 	// ConfigDigest is ConfigDigest of the config's bytes, "" when the
 	// plan was made without a config file (all defaults).
 	ConfigDigest string
+	// Allocatable is each partition's Node allocatable by partition name
+	// (resource → quantity), as plan prints it: kubeletgen.Resources of
+	// the plan, which the caller derives.
+	Allocatable map[string]map[string]string
 }
 
 // ConfigDigest names a config by its bytes, short enough for a caption.

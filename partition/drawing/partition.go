@@ -7,14 +7,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
 // partitionCard is partition p's Node as the plan makes it: name,
-// address, CPUs, labels, taints, allocatable (what `plan` prints, from
-// kubeletgen.Resources) and the network devices its namespace holds.
-func partitionCard(plan *planner.Plan, p *planner.Partition) (card, error) {
+// address, CPUs, labels, taints, allocatable (Picture.Allocatable: what
+// `plan` prints) and the network devices its namespace holds.
+func partitionCard(p *planner.Partition, alloc map[string]string) (card, error) {
 	cd := card{color: fill(*p), head: fmt.Sprintf("partition %s (%s)", p.Name, p.Color)}
 	cd.lines = append(cd.lines, "Node "+p.NodeName)
 	if n := p.Network; n != nil {
@@ -51,12 +50,11 @@ func partitionCard(plan *planner.Plan, p *planner.Partition) (card, error) {
 		}
 	}
 
-	r, err := kubeletgen.Resources(plan, p)
-	if err != nil {
-		return cd, fmt.Errorf("partition %s: %w", p.Name, err)
+	if alloc == nil {
+		return cd, fmt.Errorf("partition %s: the picture has no allocatable for its Node", p.Name)
 	}
 	cd.lines = append(cd.lines, "allocatable:")
-	cd.lines = append(cd.lines, indent(allocatable(r.Allocatable))...)
+	cd.lines = append(cd.lines, indent(allocatable(alloc))...)
 	cd.lines = append(cd.lines, fmt.Sprintf("  pods %d", p.Kubelet.MaxPods))
 	return cd, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
@@ -54,7 +55,7 @@ func examplePicture(t *testing.T, name string) Picture {
 	require.NoError(t, err)
 	plan, err := planner.NewPlanFor(topo, host.Facts, cfg)
 	require.NoError(t, err)
-	return Picture{Plan: plan, Topology: topo, Version: testVersion, ConfigDigest: ConfigDigest(data)}
+	return withAllocatable(t, Picture{Plan: plan, Topology: topo, Version: testVersion, ConfigDigest: ConfigDigest(data)})
 }
 
 // smallReservations plan the dumps whose nodes are too small for the
@@ -73,13 +74,13 @@ func dumpPicture(t *testing.T, dump string) Picture {
 	topo := discover(t, dump)
 	plan, err := planner.NewPlan(topo, &config.Config{Kubelet: config.KubeletConfig{Hostname: "h"}})
 	if err == nil {
-		return Picture{Plan: plan, Topology: topo, Version: testVersion}
+		return withAllocatable(t, Picture{Plan: plan, Topology: topo, Version: testVersion})
 	}
 	cfg, err := config.Parse("small.toml", []byte(smallReservations))
 	require.NoError(t, err)
 	plan, err = planner.NewPlan(topo, cfg)
 	require.NoError(t, err, dump)
-	return Picture{Plan: plan, Topology: topo, Version: testVersion, ConfigDigest: ConfigDigest([]byte(smallReservations))}
+	return withAllocatable(t, Picture{Plan: plan, Topology: topo, Version: testVersion, ConfigDigest: ConfigDigest([]byte(smallReservations))})
 }
 
 type namedPicture struct {
@@ -102,4 +103,17 @@ func allPictures(t *testing.T) []namedPicture {
 		out = append(out, namedPicture{dump, dumpPicture(t, dump)})
 	}
 	return out
+}
+
+// withAllocatable is pic with its partitions' allocatable, as plan -o svg
+// derives it (kubeletgen.Resources).
+func withAllocatable(t *testing.T, pic Picture) Picture {
+	t.Helper()
+	pic.Allocatable = map[string]map[string]string{}
+	for i := range pic.Plan.Partitions {
+		r, err := kubeletgen.Resources(pic.Plan, &pic.Plan.Partitions[i])
+		require.NoError(t, err)
+		pic.Allocatable[r.Partition] = r.Allocatable
+	}
+	return pic
 }
