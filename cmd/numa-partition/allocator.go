@@ -49,7 +49,7 @@ func allocatorServeCommand() *cli.Command {
 			&cli.StringFlag{Name: "socket", Usage: "API socket `PATH` (default /run/numa-partition/NAME.sock)"},
 			&cli.StringFlag{Name: "state-dir", Usage: "checkpoint `DIR` (default /var/lib/numa-partition/NAME)"},
 			&cli.StringFlag{Name: "socket-group", Usage: "`GROUP` (name or gid) allowed on the socket besides root; the socket becomes 0660"},
-			&cli.StringFlag{Name: "metrics-addr", Usage: "also serve /metrics on this loopback `HOST:PORT`"},
+			&cli.StringFlag{Name: "metrics-addr", Usage: "also serve /metrics on this TCP `HOST:PORT` (default: the plan's metricsPort on the partition's address)"},
 			&cli.StringFlag{Name: "plan", Usage: "the rendered plan `FILE` (/etc/numa-partition/plan.json, what the unit passes): decide with exactly the plan that rendered this partition's kubelet; without it --config is planned anew"},
 			&cli.StringFlag{Name: "allocator-config", Usage: "JSON `FILE` of the allocator configuration (nodes, policy, scope); bypasses --config"},
 			&cli.StringSliceFlag{Name: "label", Usage: "node label `KEY=VALUE` of the partition, reported to `admit` for nodeSelector matching (repeatable; default: the plan's labels)"},
@@ -166,8 +166,8 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 	if !c.IsSet("sync-before-answer") {
 		opts.SyncBeforeAnswer = p.Allocator.SyncBeforeAnswer
 	}
-	if !c.IsSet("metrics-addr") && p.Allocator.MetricsPort != 0 {
-		opts.MetricsAddr = daemon.MetricsAddrOf(p.Allocator.MetricsPort)
+	if !c.IsSet("metrics-addr") {
+		opts.MetricsAddr = daemon.MetricsAddrOf(*p)
 	}
 	if opts.Labels == nil {
 		opts.Labels = p.Labels

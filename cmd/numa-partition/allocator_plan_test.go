@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -71,11 +74,12 @@ func TestAllocatorHonoursThePlanInEveryMode_Issue24Item11(t *testing.T) {
 	allocator := "[allocator]\nsocket = \"/run/np-alloc/{partition}.sock\"\nstate_dir = \"/var/lib/np-alloc/{partition}\"\nsocket_group = \"kube\"\nmetrics_port = 19400\nsync_before_answer = true\n" +
 		"[kubelet]\nhostname = \"h\"\nlabels = { \"example.com/pool\" = \"a\" }\n"
 	// metrics: partition 1's port, base + 1 × port_stride (0 in namespace
-	// mode, 10 in host mode).
+	// mode, 10 in host mode), on its address (10.212.0.3, the pool's
+	// second) in namespace mode, on the host's in host mode.
 	for name, c := range map[string]struct{ config, flag, metrics string }{
-		"no-nri":         {allocator, "--no-nri", "127.0.0.1:19400"},
-		"shared runtime": {allocator + "[runtime]\nmode = \"shared\"\nendpoint = \"unix:///run/containerd/containerd.sock\"\n[network]\nmode = \"host\"\n", "", "127.0.0.1:19410"},
-		"nri":            {allocator, "", "127.0.0.1:19400"},
+		"no-nri":         {allocator, "--no-nri", "10.212.0.3:19400"},
+		"shared runtime": {allocator + "[runtime]\nmode = \"shared\"\nendpoint = \"unix:///run/containerd/containerd.sock\"\n[network]\nmode = \"host\"\n", "", ":19410"},
+		"nri":            {allocator, "", "10.212.0.3:19400"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			conf := filepath.Join(t.TempDir(), "config.toml")
@@ -99,9 +103,10 @@ func TestAllocatorHonoursThePlanInEveryMode_Issue24Item11(t *testing.T) {
 }
 
 // Issue 27: the plan carries the metrics port as a number, which the
-// allocator serves on loopback (daemon.MetricsAddrOf); a host's rendered
-// plan.json from a build before it (metricsAddr "127.0.0.1:PORT") still
-// starts its allocators on the same port, and --metrics-addr still wins.
+// allocator serves (daemon.MetricsAddrOf: since issue 40 on every address
+// of the host in host mode, as kubelet); a host's rendered plan.json from
+// a build before it (metricsAddr "127.0.0.1:PORT") still starts its
+// allocators on the same port, and --metrics-addr still wins.
 func TestAllocatorMetricsPortFromThePlan_Issue27(t *testing.T) {
 	sysfs := fixtureSys("hwloc-32amd64-4s2n4c-cgroup2")
 	dir := t.TempDir()
@@ -124,10 +129,39 @@ func TestAllocatorMetricsPortFromThePlan_Issue27(t *testing.T) {
 			return daemon.Options{Partition: "node2", MetricsAddr: c.String("metrics-addr")}
 		}, append([]string{"--no-nri"}, args...)...).MetricsAddr
 	}
-	assert.Equal(t, "127.0.0.1:19410", probe())
-	assert.Equal(t, "127.0.0.1:19410", probe("--plan", filepath.Join(out, render.PlanPath)))
-	assert.Equal(t, "127.0.0.1:19410", probe("--plan", old))
+	assert.Equal(t, ":19410", probe())
+	assert.Equal(t, ":19410", probe("--plan", filepath.Join(out, render.PlanPath)))
+	assert.Equal(t, ":19410", probe("--plan", old))
 	assert.Equal(t, "[::1]:9999", probe("--plan", old, "--metrics-addr", "[::1]:9999"))
+}
+
+// Issue 40: metrics are on by default and, in namespace mode, served on
+// the partition's own address (its Node's InternalIP), where the
+// cluster's Prometheus finds every partition; metrics_port = 0 is off.
+func TestAllocatorMetricsOnThePartitionsAddress_Issue40(t *testing.T) {
+	sysfs := fixtureSys("hwloc-32amd64-4s2n4c-cgroup2")
+	conf := filepath.Join(t.TempDir(), "config.toml")
+	probe := func(config string) string {
+		require.NoError(t, os.WriteFile(conf, []byte("[kubelet]\nhostname = \"h\"\n"+config), 0o600))
+		return probeAllocConfig(t, sysfs, conf, func(c *cli.Context) daemon.Options {
+			return daemon.Options{Partition: "node2", MetricsAddr: c.String("metrics-addr")}
+		}, "--no-nri").MetricsAddr
+	}
+	got := probe("")
+	out, err := runDiscover(t, "--sysfs", sysfs, "--config", conf, "plan", "-o", "json")
+	require.NoError(t, err)
+	var p planner.Plan
+	require.NoError(t, json.Unmarshal([]byte(out), &p))
+	addr := ""
+	for _, part := range p.Partitions {
+		if part.Name == "node2" {
+			require.NotNil(t, part.Network, "namespace mode by default")
+			addr = part.Network.Address.Addr().String()
+		}
+	}
+	require.NotEmpty(t, addr, "partition node2 in the plan")
+	assert.Equal(t, net.JoinHostPort(addr, "9464"), got)
+	assert.Empty(t, probe("[allocator]\nmetrics_port = 0\n"))
 }
 
 // probeAllocConfig runs allocConfigFromPlan as the allocator command

@@ -376,7 +376,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l partitio
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l socket -r -d 'API socket `PATH` (default /run/numa-partition/NAME.sock)'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l state-dir -r -d 'checkpoint `DIR` (default /var/lib/numa-partition/NAME)'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l socket-group -r -d '`GROUP` (name or gid) allowed on the socket besides root; the socket becomes 0660'
-complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l metrics-addr -r -d 'also serve /metrics on this loopback `HOST:PORT`'
+complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l metrics-addr -r -d 'also serve /metrics on this TCP `HOST:PORT` (default: the plan\'s metricsPort on the partition\'s address)'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l plan -r -d 'the rendered plan `FILE` (/etc/numa-partition/plan.json, what the unit passes): decide with exactly the plan that rendered this partition\'s kubelet; without it --config is planned anew'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l allocator-config -r -d 'JSON `FILE` of the allocator configuration (nodes, policy, scope); bypasses --config'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l label -r -d 'node label `KEY=VALUE` of the partition, reported to `admit` for nodeSelector matching (repeatable; default: the plan\'s labels)'

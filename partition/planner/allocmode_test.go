@@ -27,7 +27,7 @@ allocator_mode = "nri"
 		assert.Equal(t, "single-numa-node", kubelet.Kubelet.TopologyManagerPolicy)
 		assert.Equal(t, "static", kubelet.Kubelet.CPUManagerPolicy)
 
-		assert.Equal(t, Allocator{Socket: "/run/numa-partition/node1.sock", StateDir: "/var/lib/numa-partition/node1",
+		assert.Equal(t, Allocator{Socket: "/run/numa-partition/node1.sock", StateDir: "/var/lib/numa-partition/node1", MetricsPort: config.DefaultMetricsPort,
 			Mode: config.AllocatorModeNRI, NRISocket: "/run/containerd-node1/nri.sock", NRIPlugin: "numa-partition-node1", TopologyPolicy: "single-numa-node", TopologyScope: "pod",
 			TopologyOptions: map[string]string{"prefer-closest-numa-nodes": "true"}}, nri.Allocator)
 		k := nri.Kubelet

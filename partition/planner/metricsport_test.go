@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // Issue 27: the plan carried the allocator's metrics port as the string
@@ -21,8 +23,8 @@ func TestMetricsPortIsANumber_Issue27(t *testing.T) {
 	assert.Contains(t, string(data), `"metricsPort":9410`)
 	assert.NotContains(t, string(data), "metricsAddr")
 
-	// Off by default: no field.
-	p = mustPlan(t, seedSpec, "")
+	// 0 turns metrics off: no field.
+	p = mustPlan(t, seedSpec, "[allocator]\nmetrics_port = 0")
 	assert.Zero(t, p.Partitions[0].Allocator.MetricsPort)
 	data, err = json.Marshal(p.Partitions[0].Allocator)
 	require.NoError(t, err)
@@ -113,4 +115,28 @@ func TestParsePlanReadsTheOldMetricsAddr_Issue27(t *testing.T) {
 			assert.Contains(t, err.Error(), c.want)
 		})
 	}
+}
+
+// Issue 40: metrics are on by default, so that the cluster's Prometheus
+// scrapes every partition: in namespace mode each partition's daemon on
+// the same port at its own address, in host mode a port of its own per
+// partition by the kubelet's stride, checked with the kubelet ports.
+func TestMetricsOnByDefault_Issue40(t *testing.T) {
+	p := mustPlan(t, seedSpec, "")
+	require.Len(t, p.Partitions, 2)
+	for _, part := range p.Partitions {
+		require.NotNil(t, part.Network, "namespace mode by default")
+		assert.Equal(t, config.DefaultMetricsPort, part.Allocator.MetricsPort, part.Name)
+	}
+	require.NoError(t, PlanPortsProblem(p))
+
+	p = mustPlan(t, seedSpec, "[network]\nmode = \"host\"")
+	assert.Equal(t, config.DefaultMetricsPort, p.Partitions[0].Allocator.MetricsPort)
+	assert.Equal(t, config.DefaultMetricsPort+config.DefaultPortStride, p.Partitions[1].Allocator.MetricsPort)
+	require.NoError(t, PlanPortsProblem(p))
+
+	// The default meets the planner's port rules like a configured base:
+	// a kubelet port on it is refused by the same check.
+	assert.Contains(t, planErr(t, seedSpec, "[network]\nmode = \"host\"\n[kubelet]\nhealthz_port = 9474"),
+		`metrics_port of partition node1 is 9474, already the healthz_port of partition node0 (key kubelet.healthz_port)`)
 }

@@ -217,8 +217,8 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 		// One setting for every partition's daemon.
 		SyncBeforeAnswer: c.Allocator.SyncBeforeAnswer != nil && *c.Allocator.SyncBeforeAnswer,
 	}
-	if c.Allocator.MetricsPort != 0 {
-		p.Allocator.MetricsPort = c.Allocator.MetricsPort + i*stride
+	if base := intOr(c.Allocator.MetricsPort, config.DefaultMetricsPort); base != 0 {
+		p.Allocator.MetricsPort = base + i*stride
 	}
 	return p
 }

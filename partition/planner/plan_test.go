@@ -89,7 +89,7 @@ func TestPlanSeedMachine(t *testing.T) {
 			Binary: "/usr/bin/containerd", ConfigPath: "/etc/numa-partition/containerd-" + w.name + ".toml",
 			RootDir: "/var/lib/containerd-" + w.name, StateDir: "/run/containerd-" + w.name,
 			CNIConfDir: "/etc/cni/net.d", CNIBinDir: "/opt/cni/bin"}, got.Runtime)
-		assert.Equal(t, Allocator{Socket: "/run/numa-partition/" + w.name + ".sock", StateDir: "/var/lib/numa-partition/" + w.name,
+		assert.Equal(t, Allocator{Socket: "/run/numa-partition/" + w.name + ".sock", StateDir: "/var/lib/numa-partition/" + w.name, MetricsPort: config.DefaultMetricsPort,
 			Mode: config.AllocatorModeKubelet, NRISocket: "/run/containerd-" + w.name + "/nri.sock", NRIPlugin: "numa-partition-" + w.name}, got.Allocator)
 
 		require.Len(t, got.Memory, 1)

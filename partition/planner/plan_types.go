@@ -216,10 +216,12 @@ type Allocator struct {
 	Socket      string `json:"socket"`   // /run/numa-partition/node0.sock
 	StateDir    string `json:"stateDir"` // /var/lib/numa-partition/node0
 	SocketGroup string `json:"socketGroup,omitempty"`
-	// MetricsPort, when not 0, is the TCP port on 127.0.0.1 (loopback
-	// only: the metrics have no authentication) where the daemon also
-	// serves /metrics: allocator.metrics_port plus the partition's
-	// index times the port stride, checked with the plan's other ports.
+	// MetricsPort, when not 0, is the TCP port where the daemon also
+	// serves /metrics, on the partition's address (Network.Address) in
+	// its namespace, else on the host's addresses
+	// (daemon.MetricsAddrOf): allocator.metrics_port plus the
+	// partition's index times the port stride, checked with the plan's
+	// other ports.
 	MetricsPort int `json:"metricsPort,omitempty"`
 	// SyncBeforeAnswer: each decision is answered once its journal
 	// record is on the disk, not once it is written (allocator.sync_before_answer).

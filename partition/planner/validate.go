@@ -302,7 +302,7 @@ func (pl *planning) checkPortBases() map[string]bool {
 	}{
 		{"kubelet.port", k.Port, 1}, {"kubelet.healthz_port", k.HealthzPort, 1},
 		{"kubelet.read_only_port", k.ReadOnlyPort, 0}, {"kubelet.port_stride", k.PortStride, 0},
-		{"allocator.metrics_port", &pl.c.Allocator.MetricsPort, 0},
+		{"allocator.metrics_port", pl.c.Allocator.MetricsPort, 0},
 	} {
 		if b.value != nil && (*b.value < b.min || *b.value > 65535) {
 			col.Add(b.key, "%d: allowed are %d-65535", *b.value, b.min)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
@@ -32,10 +33,10 @@ type Options struct {
 	// with that group and admits the group's members; otherwise 0600 root.
 	SocketGroup string
 	StateDir    string
-	// MetricsAddr, when set, also serves /metrics on this loopback TCP
-	// address (127.0.0.1:9464, [::1]:9464, localhost:9464): --metrics-addr,
-	// else the plan's allocator.metricsPort on MetricsHost (MetricsAddrOf).
-	// Anything but loopback is refused: the metrics have no authentication.
+	// MetricsAddr, when set, also serves /metrics (and nothing else) on
+	// this TCP address: --metrics-addr, else the plan's
+	// allocator.metricsPort on the partition's address (MetricsAddrOf),
+	// where the cluster's Prometheus scrapes it.
 	MetricsAddr     string
 	MaxRequestBytes int64
 	// SyncBeforeAnswer answers a decision once its journal record is
@@ -123,7 +124,7 @@ func Run(ctx context.Context, opts Options) error {
 	go func() { errc <- api.Serve(ln) }()
 
 	if opts.MetricsAddr != "" {
-		mln, err := listenLoopback(opts.MetricsAddr)
+		mln, err := listenMetrics(opts.MetricsAddr)
 		if err != nil {
 			_ = api.Close()
 			return err
@@ -287,32 +288,34 @@ func listenUnix(path string, gid *uint32) (*net.UnixListener, error) {
 	return ln, nil
 }
 
-// MetricsHost is where a planned metrics port (the plan's
-// allocator.metricsPort, a number) listens: loopback, always.
-const MetricsHost = "127.0.0.1"
-
-// MetricsAddrOf is the address of a planned metrics port: port on
-// MetricsHost.
-func MetricsAddrOf(port int) string {
-	return net.JoinHostPort(MetricsHost, strconv.Itoa(port))
+// MetricsAddrOf is where partition p's daemon serves /metrics, "" when
+// the plan has no metrics port: the partition's own address in network
+// namespace mode (its Node's InternalIP, which the cluster's Prometheus
+// discovers), else every address of the host, as kubelet listens there,
+// on the partition's port of its own (base + index × port stride).
+// The metrics hold no pod names and no secrets, as node_exporter's and
+// kube-state-metrics' are served unauthenticated; allocator.metrics_port
+// = 0 turns them off and --metrics-addr 127.0.0.1:PORT keeps them local.
+func MetricsAddrOf(p planner.Partition) string {
+	if p.Allocator.MetricsPort == 0 {
+		return ""
+	}
+	host := ""
+	if p.Network != nil && p.Network.Address.IsValid() {
+		host = p.Network.Address.Addr().String()
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p.Allocator.MetricsPort))
 }
 
-// listenLoopback refuses anything but a loopback address: metrics reveal
-// the partition's workload and have no authentication.
-func listenLoopback(addr string) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr %q: %w", addr, err)
-	}
-	if host != "localhost" {
-		ip := net.ParseIP(host)
-		if ip == nil || !ip.IsLoopback() {
-			return nil, fmt.Errorf("--metrics-addr %q: only loopback addresses are allowed (127.0.0.1:PORT, [::1]:PORT, localhost:PORT)", addr)
-		}
+// listenMetrics listens on the metrics address, naming the flag in its
+// errors.
+func listenMetrics(addr string) (net.Listener, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, fmt.Errorf("--metrics-addr %q: %w (want HOST:PORT, e.g. 10.0.0.2:9464, 127.0.0.1:9464 or :9464 for every address)", addr, err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr: %w", err)
+		return nil, fmt.Errorf("--metrics-addr %q: %w", addr, err)
 	}
 	return ln, nil
 }

@@ -199,9 +199,10 @@ type AllocatorConfig struct {
 	// allocator, through containerd's NRI) or "auto" (kubelet up to 8
 	// NUMA nodes, nri beyond).
 	Mode string `toml:"mode"`
-	// MetricsPort is the base of the per-partition localhost metrics port
-	// (base + index × kubelet.port_stride); 0 (default) turns metrics off.
-	MetricsPort int `toml:"metrics_port"`
+	// MetricsPort is the base of the per-partition metrics port (base +
+	// index × kubelet.port_stride), on the partition's address; unset is
+	// DefaultMetricsPort, 0 turns metrics off.
+	MetricsPort *int `toml:"metrics_port"`
 	// SyncBeforeAnswer makes each decision wait for its journal record's
 	// fdatasync before it is answered (the daemon's --sync-before-answer).
 	SyncBeforeAnswer *bool `toml:"sync_before_answer"`

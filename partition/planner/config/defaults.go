@@ -27,6 +27,13 @@ const (
 	DefaultPortStride   = 10
 	DefaultMaxPods      = 110
 
+	// DefaultMetricsPort is the allocator daemon's /metrics port (the
+	// one its docs always showed), below the kubelet and kube-proxy
+	// ports: with the default stride partition i's in the host's
+	// namespace ends in 4, as no kubelet port (0 and 8) and no
+	// well-known host component's does.
+	DefaultMetricsPort = 9464
+
 	// OpenShift node tuning operator's defaults; their sum (1100Mi) is what
 	// each partition's kubelet reserves with the Static memory manager.
 	DefaultKubeReservedMemory   = "500Mi"

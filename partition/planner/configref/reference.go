@@ -297,9 +297,11 @@ func Reference() []KeyDoc {
 				"By default a decision is answered once written, which a crash of the daemon cannot take back, and synced right after, before the next one: " +
 				"only a crash of the OS (which ends the containers the decision placed too) can take the last record, and the journal on the disk stays readable. " +
 				"Set it when clients of the allocator's API must find every answered decision after a power loss; it adds the disk's fdatasync (0.2–1.5 ms on a virtual disk) to every container's creation. See docs/allocator-daemon.md."},
-		{Key: "allocator.metrics_port", Type: typeInt, Default: 0,
-			Doc: "Base of the allocator daemons' Prometheus metrics ports; 0 turns metrics off. " +
-				"Partition i listens on `127.0.0.1:metrics_port + i × kubelet.port_stride`, checked against the kubelet ports."},
+		{Key: "allocator.metrics_port", Type: typeInt, Default: config.DefaultMetricsPort,
+			Doc: "Base of the allocator daemons' Prometheus `/metrics` ports; 0 turns metrics off. " +
+				"Partition i listens on `metrics_port + i × kubelet.port_stride` (the stride is 0 in `namespace` mode), checked against the kubelet ports: " +
+				"in `namespace` mode on the partition's own address (its Node's InternalIP), so that the cluster's Prometheus scrapes every partition, " +
+				"in `host` mode on every address of the host, as kubelet. The metrics hold no pod names; see docs/allocator-daemon.md#metrics for the scrape config, alert rules and dashboard."},
 
 		{Key: "network", Type: typeTable,
 			Doc: "Where each partition's containerd, kubelet and allocator (and so its hostNetwork pods and the host side of its pod network) live on the network. " +
