@@ -20,9 +20,13 @@ build:
 # skip loudly. .ci/run builds it first. An exported NUMA_PARTITION_REALBIN
 # wins. -timeout: slices/apply's sandbox suite took 13-22 min under -race
 # on a loaded 2-core machine, past go test's default 10 min per package.
+# monitoring/'s promtool checks (check metrics on the daemon's /metrics,
+# check and test rules) use the promtool test/promtool/build.sh built, found
+# the same way (--cached); without it they skip loudly (fail under CI).
 NUMA_PARTITION_REALBIN ?= $(shell test/realbin/build.sh --cached 2>/dev/null)
+NUMA_PARTITION_PROMTOOL ?= $(shell test/promtool/build.sh --cached 2>/dev/null)
 test:
-	NUMA_PARTITION_REALBIN='$(NUMA_PARTITION_REALBIN)' $(GO) test -race -count=1 -timeout 45m ./...
+	NUMA_PARTITION_REALBIN='$(NUMA_PARTITION_REALBIN)' NUMA_PARTITION_PROMTOOL='$(NUMA_PARTITION_PROMTOOL)' $(GO) test -race -count=1 -timeout 45m ./...
 
 # The allocator's merge against kubelet 1.37.2's own Topology Manager code,
 # on the same random inputs (a module of its own: the product never
