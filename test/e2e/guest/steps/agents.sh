@@ -37,5 +37,22 @@ for p in $PARTITIONS; do
 done
 host_listen=$(ss -Hltn | awk '{print $4}' | grep -E ':9100$' | tr '\n' ' ')
 [ -z "$host_listen" ] && ok "nothing listens on :9100 in the host's namespace" || fail ":9100 open on the host: $host_listen"
+
+# Issue 40: each partition's allocator daemon serves /metrics on its
+# partition's address at :9464 (allocator.metrics_port's default), where a
+# Prometheus elsewhere scrapes it as it scrapes node_exporter above
+# (monitoring/prometheus-scrape.yaml), and not in the host's namespace.
+alloc_metrics() { in_netns "$1" bash -c "exec 3<>/dev/tcp/$2/9464 && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && cat <&3"; }
+for p in $PARTITIONS; do
+  for q in $PARTITIONS; do
+    [ $q = $p ] && continue
+    out=$(alloc_metrics $q ${ADDRESS[$p]})
+    grep -q "^numa_partition_build_info{.*partition=\"$p\"" <<<"$out" \
+      && ok "allocator of $p serves its metrics at ${ADDRESS[$p]}:9464 (scraped from np-$q)" \
+      || fail "no allocator metrics of $p at ${ADDRESS[$p]}:9464: $(head -c 300 <<<"$out")"
+  done
+done
+host_listen=$(ss -Hltn | awk '{print $4}' | grep -E ':9464$' | tr '\n' ' ')
+[ -z "$host_listen" ] && ok "no allocator metrics port in the host's namespace" || fail ":9464 open on the host: $host_listen"
 run k delete -f $STATE/node-exporter.yaml --wait=false >/dev/null
 finish
