@@ -86,9 +86,15 @@ func TestCLIAgainstTwoPartitions(t *testing.T) {
 			t.Fatalf("%v: exit %d\n%s", args, code, out)
 		}
 	}
+	// The default table leaves the UID and PINNED to -o wide, as kubectl
+	// leaves UIDs out.
 	out, code = runCLI(t, "allocations", "--socket-dir", sockets)
-	if code != 0 || !regexp.MustCompile(`(?m)^blue\s+test/p-blue-pod\s+blue-pod\s+true\s+c0\s+\d\s+memory 1Gi$`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`(?m)^blue\s+test/p-blue-pod\s+c0\s+\d\s+memory 1Gi$`).MatchString(out) {
 		t.Fatalf("allocations table: exit %d\n%s", code, out)
+	}
+	out, code = runCLI(t, "-o", "wide", "allocations", "--socket-dir", sockets)
+	if code != 0 || !regexp.MustCompile(`(?m)^blue\s+test/p-blue-pod\s+blue-pod\s+true\s+c0\s+\d\s+memory 1Gi$`).MatchString(out) {
+		t.Fatalf("allocations -o wide: exit %d\n%s", code, out)
 	}
 
 	out, code = runCLI(t, "release", "--socket-dir", sockets, "blue-pod")
