@@ -200,20 +200,6 @@ func MemoryReservations(p *planner.Partition, m Machine, total uint64) (kube, sy
 	return kube, total - kube - eviction, eviction, nil
 }
 
-// CPUManagerPolicyOptions are the plan's options, as the planner decided
-// them (strict-cpu-reservation among them under the static policy); a
-// plan file without it is refused (planner.StrictCPUReservationProblem).
-func CPUManagerPolicyOptions(p *planner.Partition) (map[string]string, error) {
-	if msg := planner.StrictCPUReservationProblem(&p.Kubelet); msg != "" {
-		return nil, fmt.Errorf("partition %s: cpuManagerPolicyOptions strict-cpu-reservation %s", p.Name, msg)
-	}
-	out := map[string]string{}
-	for k, v := range p.Kubelet.CPUManagerPolicyOptions {
-		out[k] = v
-	}
-	return out, nil
-}
-
 // TopologyManagerPolicyOptions are the plan's options as the planner
 // decided them (it sets max-allowable-numa-nodes on a machine of more
 // NUMA nodes than kubelet's default limit), read with the plan's one

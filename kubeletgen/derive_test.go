@@ -239,33 +239,6 @@ func TestMemoryReservationsHostUnseen(t *testing.T) {
 	assert.Equal(t, "100Mi", c.EvictionHard["memory.available"])
 }
 
-// Issue 27: strict-cpu-reservation was decided twice, by the planner
-// only without options of the user's and by kubeletgen always, so the
-// plan could differ from the rendered KubeletConfiguration. The planner
-// decides; kubeletgen takes the plan's options as they are and refuses a
-// plan file without it.
-func TestCPUManagerPolicyOptions(t *testing.T) {
-	plan := twoNodes()
-	p := &plan.Partitions[0]
-	p.Kubelet.CPUManagerPolicyOptions = map[string]string{"full-pcpus-only": "true", "strict-cpu-reservation": "true"}
-	got, err := CPUManagerPolicyOptions(p)
-	require.NoError(t, err)
-	assert.Equal(t, p.Kubelet.CPUManagerPolicyOptions, got)
-
-	for _, opts := range []map[string]string{{"full-pcpus-only": "true"}, {"strict-cpu-reservation": "false"}, nil} {
-		p.Kubelet.CPUManagerPolicyOptions = opts
-		_, err = CPUManagerPolicyOptions(p)
-		require.Error(t, err, "%v", opts)
-		assert.Contains(t, err.Error(), "strict-cpu-reservation")
-	}
-
-	p.Kubelet.CPUManagerPolicy = "none"
-	p.Kubelet.CPUManagerPolicyOptions = nil
-	got, err = CPUManagerPolicyOptions(p)
-	require.NoError(t, err)
-	assert.Empty(t, got)
-}
-
 // Issue 27: kubeletgen set max-allowable-numa-nodes again, counting the
 // nodes its own way, and parsed the options by its own rules. The plan
 // decides (planner.checkTopologyLimit); kubeletgen keeps the plan's
@@ -348,24 +321,13 @@ func TestConfigFields(t *testing.T) {
 	assert.Empty(t, c.ReservedMemory, "reservedMemory only with the Static policy")
 	assert.Equal(t, map[string]string{"memory": "16884Mi"}, c.SystemReserved, "allocatable stays the partition's share")
 
-	bad := twoNodes()
-	bad.Partitions[0].Kubelet.CgroupRoot = "/kubepods"
-	_, err = Config(&bad, &bad.Partitions[0])
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `cgroupRoot "/kubepods" must be "/node0"`)
-
-	bad = twoNodes()
-	bad.Partitions[0].Kubelet.Port = 70000
-	_, err = Config(&bad, &bad.Partitions[0])
-	assert.ErrorContains(t, err, "outside 1-65535")
-
-	// The planner's one port rule, not a range of kubeletgen's own: a
-	// plan file's healthz port on etcd's, or on the other partition's
-	// kubelet port in the same namespace, rendered before.
-	bad = twoNodes()
-	bad.Partitions[0].Kubelet.HealthzPort = 2379
-	_, err = Config(&bad, &bad.Partitions[0])
-	assert.ErrorContains(t, err, "2379, the port of etcd")
+	// The plan's CPU Manager options as they are (the planner decided
+	// strict-cpu-reservation; a plan file is held to it by
+	// planner.PlanFileProblem), never decided again here (issue 27).
+	plan.Partitions[1].Kubelet.CPUManagerPolicyOptions = map[string]string{"full-pcpus-only": "true", "strict-cpu-reservation": "true"}
+	c, err = Config(&plan, &plan.Partitions[1])
+	require.NoError(t, err)
+	assert.Equal(t, plan.Partitions[1].Kubelet.CPUManagerPolicyOptions, c.CPUManagerPolicyOptions)
 }
 
 func TestMarshalRoundTrip(t *testing.T) {

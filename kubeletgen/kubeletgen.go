@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,17 +28,6 @@ const ClientCAFile = "/etc/kubernetes/pki/ca.crt"
 // Config builds partition p's KubeletConfiguration.
 func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletConfiguration, error) {
 	k := &p.Kubelet
-	if want := planner.CgroupRoot(p.Name); k.CgroupRoot != want {
-		return nil, fmt.Errorf("partition %s: kubelet cgroupRoot %q must be %q: its pods must nest in the partition's slice", p.Name, k.CgroupRoot, want)
-	}
-	// The planner's one port rule (range, well-known ports, collisions),
-	// for plans read from a file.
-	if err := planner.PlanPortsProblem(plan); err != nil {
-		return nil, fmt.Errorf("partition %s: %w", p.Name, err)
-	}
-	if p.Runtime.Endpoint == "" {
-		return nil, fmt.Errorf("partition %s: runtime endpoint is empty", p.Name)
-	}
 
 	c := &kubeletv1beta1.KubeletConfiguration{}
 	c.Kind = "KubeletConfiguration"
@@ -97,9 +87,7 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 		return nil, err
 	}
 	c.ReservedSystemCPUs = reservedCPUs.String()
-	if c.CPUManagerPolicyOptions, err = CPUManagerPolicyOptions(p); err != nil {
-		return nil, err
-	}
+	c.CPUManagerPolicyOptions = maps.Clone(p.Kubelet.CPUManagerPolicyOptions)
 
 	// Memory.
 	nodes, total, err := ReservedMemory(mach, p)

@@ -32,7 +32,9 @@ const maxPlanFieldErrors = 10
 // read as a plan. A partition's allocator.metricsAddr, which builds before
 // allocator.metricsPort wrote ("127.0.0.1:9410") and a host applied by
 // one still has in its rendered plan.json, is read as its port
-// (legacyMetricsAddr). name is the file, for messages.
+// (legacyMetricsAddr). name is the file, for messages. A plan this
+// build's planner would not have written (PlanFileProblem) is refused
+// here, once, for every reader.
 func ParsePlan(name string, data []byte) (*Plan, error) {
 	var doc struct {
 		output.TypeMeta
@@ -75,6 +77,11 @@ func ParsePlan(name string, data []byte) (*Plan, error) {
 	}
 	if err := output.Check(name, PlanKind, doc.TypeMeta); err != nil {
 		return nil, fmt.Errorf("%s (plan -o json writes one)", err)
+	}
+	// Held to the planner's rules here, where it enters: render,
+	// kubeletgen and the allocator daemon take a plan as decided.
+	if err := PlanFileProblem(&doc.Plan); err != nil {
+		return nil, fmt.Errorf("%s: not a plan this build would write: %w", name, err)
 	}
 	return &doc.Plan, nil
 }

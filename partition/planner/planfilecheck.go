@@ -12,10 +12,14 @@ import (
 // PlanFileProblem refuses a plan read from a file (plan -o json, the
 // rendered plan.json) that this build's planner would not have written:
 // names, paths, ports, labels, the allocator's fields, the kubelet
-// drop-ins and each node's memory, by the planner's own rules. Render
-// checks the plan it renders with it, and the allocator daemon the plan
-// it serves (#38: a plan with stateDir "/etc", relative sockets or a
-// node of 2^64-1 bytes was trusted, and a 4 Pi pod admitted).
+// drop-ins, the kubelet's cgroup root and CPU Manager options and each
+// node's memory, by the planner's own rules.
+// Every plan read from a file passes it before anything uses it (the
+// CLI's --plan files, the allocator daemon's plan: #38, a plan with
+// stateDir "/etc", relative sockets or a node of 2^64-1 bytes was
+// trusted, and a 4 Pi pod admitted), so that render and kubeletgen, like
+// everything downstream of the planner, take a plan as decided and check
+// nothing again.
 func PlanFileProblem(plan *Plan) error {
 	if len(plan.Partitions) == 0 {
 		return fmt.Errorf("the plan has no partitions")
@@ -50,6 +54,12 @@ func PlanFileProblem(plan *Plan) error {
 		}
 		if p.Nodes.Len() == 0 {
 			return fmt.Errorf("partition %s has no NUMA nodes", p.Name)
+		}
+		if want := CgroupRoot(p.Name); p.Kubelet.CgroupRoot != want {
+			return fmt.Errorf("partition %s: kubelet cgroupRoot %q must be %q: its pods must nest in the partition's slice", p.Name, p.Kubelet.CgroupRoot, want)
+		}
+		if msg := StrictCPUReservationProblem(&p.Kubelet); msg != "" {
+			return fmt.Errorf("partition %s: cpuManagerPolicyOptions strict-cpu-reservation %s", p.Name, msg)
 		}
 		if err := DropInsProblem(p); err != nil {
 			return err

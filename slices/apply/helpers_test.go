@@ -188,11 +188,7 @@ func (f *fixture) typed() (bundle.Bundle, error) {
 	if err != nil {
 		return b, err
 	}
-	ports, err := bundle.Ports(f.plan, b.Units)
-	if err != nil {
-		return b, err
-	}
-	b.Hugepages, b.Ports, b.CgroupV2Only = pools, ports, nil
+	b.Hugepages, b.Ports, b.CgroupV2Only = pools, bundle.Ports(f.plan, b.Units), nil
 	b.Hostname, b.ReservedCPUs, b.Partitions = f.plan.Hostname, f.plan.Host.ReservedCPUs, bundle.PartitionsOf(f.plan)
 	for _, p := range f.plan.Partitions {
 		if p.Allocator.Mode == config.AllocatorModeNRI {

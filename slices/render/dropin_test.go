@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -69,12 +70,15 @@ func TestDropInsRendered(t *testing.T) {
 	}
 }
 
-// A plan file's drop-ins are held to the planner's rules.
+// A plan file's drop-ins are held to the planner's rules where it is
+// read, before render sees it.
 func TestDropInsOfAPlanFile(t *testing.T) {
 	plan := seedPlan()
 	withDropIns(&plan)
 	plan.Partitions[1].Kubelet.DropIns[1].Settings["memoryManagerPolicy"] = "None"
-	_, err := Render(plan)
+	data, err := json.Marshal(plan)
+	require.NoError(t, err)
+	_, err = planner.ParsePlan("plan.json", data)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "partition node1: kubelet.dropIns 60-partition.conf: field memoryManagerPolicy sets memoryManagerPolicy, which numa-partition sets for each partition")
 }

@@ -7,13 +7,11 @@ import (
 )
 
 // Ports lists the TCP ports the plan's daemons will listen on and the
-// unit that will own each (apply refuses ports something else holds). A
-// plan whose ports the planner would have refused (planner.PlanPortsProblem:
-// outside 1-65535, a well-known host component's, taken twice) is an error.
-func Ports(plan *planner.Plan, units []Unit) ([]Port, error) {
-	if err := planner.PlanPortsProblem(plan); err != nil {
-		return nil, err
-	}
+// unit that will own each (apply refuses ports something else holds).
+// The planner's port rule (planner.PlanPortsProblem: 1-65535, no
+// well-known host component's, none twice) held when the plan was made
+// or read.
+func Ports(plan *planner.Plan, units []Unit) []Port {
 	ps := []Port{}
 	for i := range plan.Partitions {
 		if plan.Partitions[i].Network != nil {
@@ -23,7 +21,7 @@ func Ports(plan *planner.Plan, units []Unit) ([]Port, error) {
 		}
 		ps = append(ps, PartitionPorts(&plan.Partitions[i], units)...)
 	}
-	return ps, nil
+	return ps
 }
 
 // PartitionPorts are the TCP ports partition p's daemons will listen on

@@ -81,14 +81,15 @@ func RenderWith(plan planner.Plan, opt Options) (Bundle, error) {
 	return r.bundle()
 }
 
-// checkPartitions refuses plans whose names, paths or ports cannot become
-// units, by the planner's rules (one place: the allocator daemon checks
-// the plan it serves with them too).
+// checkPartitions refuses a plan with nothing to render. Names, paths and
+// ports are the planner's rules, which every plan passed when it was
+// made or read (planner.ParsePlan: planner.PlanFileProblem): render takes
+// them as decided.
 func checkPartitions(plan *planner.Plan) error {
 	if len(plan.Partitions) == 0 {
 		return fmt.Errorf("the plan has no partitions: nothing to render")
 	}
-	return planner.PlanFileProblem(plan)
+	return nil
 }
 
 type renderer struct {
@@ -152,9 +153,7 @@ func (r *renderer) bundle() (Bundle, error) {
 		}
 		return b.Units[i].Name < b.Units[j].Name
 	})
-	if b.Ports, err = Ports(r.plan, b.Units); err != nil {
-		return Bundle{}, err
-	}
+	b.Ports = Ports(r.plan, b.Units)
 	return b, nil
 }
 
@@ -544,7 +543,7 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView, 
 	rt := p.Runtime
 	// Every path here, the endpoint and the device plugins directory
 	// (below /var/lib/, not kubelet's shared one) were checked by the
-	// planner's rules (checkPartitions: planner.PlanPathsProblem).
+	// planner's rules (planner.PlanPathsProblem, when it was planned or read).
 	socket := strings.TrimPrefix(rt.Endpoint, "unix://")
 	if rt.SandboxImage != "" && !validation.IsImageReference(rt.SandboxImage) {
 		return fmt.Errorf("runtime.sandboxImage %q: want an image reference ([registry/]name[:tag][@sha256:digest])", rt.SandboxImage)
@@ -618,7 +617,7 @@ func (r *renderer) allocatorDropIn(p *planner.Partition, cpu cpuView, ns *netnsV
 	a := p.Allocator
 	// The planner keeps the socket in a directory below /run/ and the
 	// state dir below /var/lib/, which systemd's RuntimeDirectory= and
-	// StateDirectory= make (checkPartitions: planner.PlanPathsProblem).
+	// StateDirectory= make (planner.PlanPathsProblem, when it was planned or read).
 	runDir := strings.TrimPrefix(dirOf(a.Socket), "/run/")
 	stateDir := strings.TrimPrefix(a.StateDir, "/var/lib/")
 	unit := allocatorUnit(p.Name)

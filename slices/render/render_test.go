@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -10,8 +11,13 @@ import (
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
-// TestRenderRefusesBadPlans: each bad value is named in the error.
-func TestRenderRefusesBadPlans(t *testing.T) {
+// TestBadPlansAreRefused: each bad value is named in the error, before
+// anything is rendered. Names, paths, ports, labels, drop-ins and the
+// kubelet's cgroup root and CPU Manager options are refused where a plan
+// enters (planner.ParsePlan: planner.PlanFileProblem), and render takes
+// them as decided (#39); what those rules do not hold yet (host CPUs,
+// extra args, the runtime's kind and image, max pods) render refuses.
+func TestBadPlansAreRefused(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		edit func(*planner.Plan)
@@ -57,7 +63,7 @@ func TestRenderRefusesBadPlans(t *testing.T) {
 		{"own namespace taint", func(p *planner.Plan) {
 			p.Partitions[1].Taints = []planner.Taint{{Key: "numa-partition.io/x", Effect: "NoSchedule"}}
 		},
-			`partition node1: taint key "numa-partition.io/x" is in numa-partition's own namespace`},
+			`taint key "numa-partition.io/x" is in numa-partition's own namespace`},
 		{"tcp runtime endpoint", func(p *planner.Plan) { p.Partitions[0].Runtime.Endpoint = "tcp://1.2.3.4:1" }, "runtime.endpoint"},
 		{"device plugins at the shared path", func(p *planner.Plan) {
 			p.Partitions[0].Kubelet.DevicePluginsDir = "/var/lib/kubelet/device-plugins"
@@ -96,7 +102,13 @@ func TestRenderRefusesBadPlans(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			plan := seedPlan()
 			c.edit(&plan)
-			_, err := Render(plan)
+			data, err := json.Marshal(plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err = planner.ParsePlan("plan.json", data); err == nil {
+				_, err = Render(plan)
+			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("want an error containing %q, got %v", c.want, err)
 			}

@@ -106,11 +106,6 @@ func TestTypedBundleMatchesItsText(t *testing.T) {
 
 func TestTypedBundleErrors(t *testing.T) {
 	p := seedPlan()
-	p.Partitions[0].Allocator.MetricsPort = 65536
-	if _, err := Ports(&p, nil); err == nil || !strings.Contains(err.Error(), `key "allocator.metrics_port": partition node0 gets port 65536, outside 1-65535`) {
-		t.Errorf("a metrics port past 65535: %v", err)
-	}
-	p = seedPlan()
 	p.Partitions[1].Memory = append(p.Partitions[1].Memory, planner.NodeMemory{Node: 0,
 		Hugepages: []planner.HugepagePlan{p.Partitions[0].Memory[0].Hugepages[0]}})
 	if _, err := HugepagePools(&p); err == nil || !strings.Contains(err.Error(), "NUMA node 0: hugepages of") {
