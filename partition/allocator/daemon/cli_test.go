@@ -183,6 +183,22 @@ func TestMetricsAddrMalformed(t *testing.T) {
 	}
 }
 
+// A metrics address the daemon cannot take (192.0.2.1, TEST-NET-1, is no
+// address of this machine; in production a port a hostNetwork pod holds)
+// does not stop it: the allocator places containers, and its metrics
+// stay on the socket; the log says why TCP has none.
+func TestMetricsAddrUnavailableIsNotFatal(t *testing.T) {
+	dir := t.TempDir()
+	d := startDaemon(t, daemonSpec{dir: dir, config: writeConfig(t, dir, testConfig()), extra: []string{"--metrics-addr", "192.0.2.1:9464"}})
+	admitSome(t, d, 1, gib)
+	if m := scrape(t, d.socket); !strings.Contains(m, `numa_partition_allocator_admissions_total{partition="test",result="admitted"} 1`) {
+		t.Fatalf("socket metrics:\n%s", grepLines(m, "admissions_total"))
+	}
+	if log := d.stderr.String(); !strings.Contains(log, "not serving metrics over TCP") || !strings.Contains(log, "192.0.2.1:9464") {
+		t.Fatalf("no error about the metrics address logged:\n%s", log)
+	}
+}
+
 func httpGet(t *testing.T, url string) string {
 	t.Helper()
 	resp, err := http.Get(url)

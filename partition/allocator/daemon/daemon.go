@@ -124,17 +124,24 @@ func Run(ctx context.Context, opts Options) error {
 	go func() { errc <- api.Serve(ln) }()
 
 	if opts.MetricsAddr != "" {
-		mln, err := listenMetrics(opts.MetricsAddr)
-		if err != nil {
+		if err := metricsAddrProblem(opts.MetricsAddr); err != nil {
 			_ = api.Close()
 			return err
 		}
-		mux := http.NewServeMux()
-		mux.Handle(PathMetrics, srv.MetricsHandler())
-		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: errorLog}
-		servers = append(servers, ms)
-		go func() { errc <- ms.Serve(mln) }()
-		logger.Info("serving metrics over TCP", "address", mln.Addr().String())
+		// The daemon places the partition's containers: a metrics port
+		// it cannot take (held by a hostNetwork pod, an address not
+		// there) must not stop that. The scrape fails (up == 0) and the
+		// log says why; /metrics stays on the socket.
+		if mln, err := net.Listen("tcp", opts.MetricsAddr); err != nil {
+			logger.Error("not serving metrics over TCP; they are still on the socket", "address", opts.MetricsAddr, "err", err)
+		} else {
+			mux := http.NewServeMux()
+			mux.Handle(PathMetrics, srv.MetricsHandler())
+			ms := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: errorLog}
+			servers = append(servers, ms)
+			go func() { errc <- ms.Serve(mln) }()
+			logger.Info("serving metrics over TCP", "address", mln.Addr().String())
+		}
 	}
 
 	if opts.Runtime != nil {
@@ -307,15 +314,11 @@ func MetricsAddrOf(p planner.Partition) string {
 	return net.JoinHostPort(host, strconv.Itoa(p.Allocator.MetricsPort))
 }
 
-// listenMetrics listens on the metrics address, naming the flag in its
-// errors.
-func listenMetrics(addr string) (net.Listener, error) {
+// metricsAddrProblem refuses a metrics address that is no HOST:PORT,
+// naming the flag and the forms allowed: a typo, never a passing state.
+func metricsAddrProblem(addr string) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return nil, fmt.Errorf("--metrics-addr %q: %w (want HOST:PORT, e.g. 10.0.0.2:9464, 127.0.0.1:9464 or :9464 for every address)", addr, err)
+		return fmt.Errorf("--metrics-addr %q: %w (want HOST:PORT, e.g. 10.0.0.2:9464, 127.0.0.1:9464 or :9464 for every address)", addr, err)
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr %q: %w", addr, err)
-	}
-	return ln, nil
+	return nil
 }
