@@ -110,11 +110,9 @@ func servePlan(c *cli.Context) (*planner.Plan, *numa.Topology, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("the rendered plan (apply writes it): %w", err)
 	}
-	// Held to the rules plan writes by: the daemon makes its state dir
-	// and socket where the file says, and admits against its memory.
-	if err := planner.PlanFileProblem(plan); err != nil {
-		return nil, nil, fmt.Errorf("%s: not a plan this build would write: %w", file, err)
-	}
+	// readPlanFile (planner.ParsePlan) held it to the rules plan writes
+	// by: the daemon makes its state dir and socket where the file says,
+	// and admits against its memory.
 	topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover (for NUMA distances): %w", err)
