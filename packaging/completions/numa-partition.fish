@@ -57,6 +57,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from init' -f -l hostname 
 complete -c numa-partition -n '__fish_seen_subcommand_from init' -f -l generic -d 'print the machine-independent default config (packaging/config.toml)'
 complete -c numa-partition -n '__fish_seen_subcommand_from init' -f -l write -d 'write the config to PATH, by default --config\'s file, instead of printing it: directories made, file replaced atomically'
 complete -c numa-partition -n '__fish_seen_subcommand_from init' -f -l force -d 'with --write, replace an existing file'
+complete -c numa-partition -n '__fish_seen_subcommand_from init' -f -l from-cluster -r -d 'read clusterDNS and clusterDomain from the cluster\'s kube-system/kubelet-config with `KUBECONFIG`, as kubeadm join does'
 complete -c numa-partition -n '__fish_seen_subcommand_from init' -f -l root -r -d 'the host\'s root directory: files are written and read below it (a container\'s or test sandbox\'s root works)'
 complete -c numa-partition -n '__fish_seen_subcommand_from init' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
 complete -c numa-partition -n '__fish_seen_subcommand_from init' -f -l output -s o -r -d 'output format: table, wide (every column), json, yaml, jsonpath=TEMPLATE or jsonpath-file=FILE (kubectl\'s; on the JSON object) (plan: also svg, dot)'
