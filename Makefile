@@ -7,7 +7,7 @@ LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK_VERSION := v0.8.2
 DEMO_SYSFS ?= testdata/sysfs/hwloc-32amd64-4s2n4c-cgroup2/sys
 
-.PHONY: build test test-kubelet-diff lint bench demo fuzz e2e clean generate check-generated deb test-deb
+.PHONY: build test test-kubelet-diff lint bench scale demo fuzz e2e clean generate check-generated deb test-deb
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/numa-partition
@@ -46,6 +46,16 @@ lint:
 # every table: test/benchreport/run.sh says why.
 bench:
 	GO='$(GO)' NUMA_PARTITION_REALBIN='$(NUMA_PARTITION_REALBIN)' test/benchreport/run.sh
+
+# What partitions cost the control plane: simulated Nodes (KWOK), one per
+# partition, for 250 hosts × 1, 2, 4, 8 partitions against the e2e's real
+# etcd and kube-apiserver; CPU, memory, Lease writes, watches, etcd size,
+# API latency, and one host's re-partition. About 20 min on 2 cores, capped
+# by SCALE_BUDGET; SCALE_QUICK=1 for a 2-3 min run. Needs
+# test/realbin/build.sh's binaries. Outputs in .cache/scale/<time>/; see
+# docs/scale.md. Not in CI (too long).
+scale:
+	test/scale/run.sh
 
 # Runs the main job on a real machine's sysfs dump shipped in testdata/: a
 # 4-socket, 8-node Opteron with the config and the host facts (pid limit,

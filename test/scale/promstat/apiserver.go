@@ -71,17 +71,24 @@ func APIServerFigures(before, after Scrape, seconds float64, etcd Scrape) (map[s
 		out["registered_watchers"] = math.NaN()
 	}
 
-	objects := func(res string) float64 {
-		v, ok := after.Sum("apiserver_storage_objects", func(l Labels) bool { return res == "" || l["resource"] == res })
-		if !ok {
-			return math.NaN()
+	// Stored objects: apiserver_resource_objects (group and resource
+	// labels) since 1.34, apiserver_storage_objects ("leases.coordination.k8s.io")
+	// before. The API server refreshes them about once a minute.
+	objects := func(res, group string) float64 {
+		for _, name := range []string{"apiserver_resource_objects", "apiserver_storage_objects"} {
+			v, ok := after.Sum(name, func(l Labels) bool {
+				return res == "" || (l["resource"] == res && l["group"] == group) || (group != "" && l["resource"] == res+"."+group) || (group == "" && l["resource"] == res)
+			})
+			if ok {
+				return v
+			}
 		}
-		return v
+		return math.NaN()
 	}
-	out["objects"] = objects("")
-	out["objects_nodes"] = objects("nodes")
-	out["objects_pods"] = objects("pods")
-	out["objects_leases"] = objects("leases.coordination.k8s.io")
+	out["objects"] = objects("", "")
+	out["objects_nodes"] = objects("nodes", "")
+	out["objects_pods"] = objects("pods", "")
+	out["objects_leases"] = objects("leases", "coordination.k8s.io")
 
 	// SIG Scalability's API call latency SLI for mutating calls: per
 	// (resource, subresource, verb) of single objects (scope=resource), the
