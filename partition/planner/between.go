@@ -55,9 +55,10 @@ func Between(prev, next *Plan, take func(partition string) bool) (*Plan, error) 
 
 // BetweenFile is Between from a plan file's content (name is its path,
 // for errors): a rolling apply gets the plan the host runs as the file
-// the last apply installed.
+// the last apply installed, which it rendered from a plan the planner's
+// rules held (DecodePlan: they are not this file's to check again).
 func BetweenFile(name string, prev []byte, next *Plan, take func(partition string) bool) (*Plan, error) {
-	p, err := ParsePlan(name, prev)
+	p, err := DecodePlan(name, prev)
 	if err != nil {
 		return nil, err
 	}

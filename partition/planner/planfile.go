@@ -36,6 +36,23 @@ const maxPlanFieldErrors = 10
 // build's planner would not have written (PlanFileProblem) is refused
 // here, once, for every reader.
 func ParsePlan(name string, data []byte) (*Plan, error) {
+	plan, err := DecodePlan(name, data)
+	if err != nil {
+		return nil, err
+	}
+	// Held to the planner's rules here, where it enters: render,
+	// kubeletgen and the allocator daemon take a plan as decided.
+	if err := PlanFileProblem(plan); err != nil {
+		return nil, fmt.Errorf("%s: not a plan this build would write: %w", name, err)
+	}
+	return plan, nil
+}
+
+// DecodePlan is ParsePlan without the planner's rules: for the plan.json
+// this tool rendered from a plan already held to them (the bundle's,
+// which apply's preflight reads back; the one the last apply installed,
+// which a rolling apply starts from).
+func DecodePlan(name string, data []byte) (*Plan, error) {
 	var doc struct {
 		output.TypeMeta
 		Plan
@@ -77,11 +94,6 @@ func ParsePlan(name string, data []byte) (*Plan, error) {
 	}
 	if err := output.Check(name, PlanKind, doc.TypeMeta); err != nil {
 		return nil, fmt.Errorf("%s (plan -o json writes one)", err)
-	}
-	// Held to the planner's rules here, where it enters: render,
-	// kubeletgen and the allocator daemon take a plan as decided.
-	if err := PlanFileProblem(&doc.Plan); err != nil {
-		return nil, fmt.Errorf("%s: not a plan this build would write: %w", name, err)
 	}
 	return &doc.Plan, nil
 }

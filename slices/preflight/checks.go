@@ -83,7 +83,9 @@ func planOf(b bundle.Bundle) (*planner.Plan, error) {
 	if !ok {
 		return nil, nil
 	}
-	plan, err := planner.ParsePlan("/"+bundle.PlanPath, f.Content)
+	// The bundle's own plan, rendered from one the planner's rules held
+	// (a sandbox test's hand-made bundle carries a plan of a few fields).
+	plan, err := planner.DecodePlan("/"+bundle.PlanPath, f.Content)
 	if err != nil {
 		return nil, fmt.Errorf("preflight: the bundle's plan: %w", err)
 	}
