@@ -3,7 +3,7 @@
 # scrapes every kubelet's summary API and serves the metrics API through
 # the real API server's aggregation layer. A pod in A burning one CPU and
 # touching 400 MiB raises A's CPU and memory in the metrics API, and moves
-# B's by less than a tenth of the memory and half of the CPU: each
+# B's by less than a tenth of the memory and three quarters of the CPU: each
 # kubelet's root cgroup figures are its partition's (step usage). Before,
 # every Node of the host reported the host's. Boot v1 only, for the
 # e2e's time: on v2 step usage checks the same figures in kubelet's
@@ -86,7 +86,7 @@ echo "  before: $a ${cpu0_a}m ${mem0_a} MiB, $b ${cpu0_b}m ${mem0_b} MiB"
 # so much of the VM's one emulation thread (TCG, beside the other boot's
 # VM on 2 host cores) that B's kubelet missed metrics-server's 25 s
 # scrapes for minutes (CI: "TLS handshake timeout" on e2e-v1-node0), and
-# B was never read again. Half a CPU is still twice the rise checked.
+# B was never read again. Half a CPU is still twice the rise waited for.
 pod_yaml burner $a '{limits: {cpu: 500m}}' '[{name: TOUCH_MIB, value: "400"}, {name: BURN_CPUS, value: "1"}]' | k apply -f - >/dev/null || die "creating pod burner"
 burning() { k -n $NS logs burner 2>/dev/null | has '^cpus='; }
 wait_until $POD_START_S "pod burner (a CPU spinning under a 500m limit, 400 MiB touched) Running in partition $a" burning || die "pod burner never started"
@@ -95,10 +95,12 @@ raised() { read_node $a && [ $((CPU[$a] - cpu0_a)) -ge 250 ] && [ $((MEM[$a] - m
 if wait_until 300 "metrics API: partition $a's CPU up by at least 250m and memory by at least 300 MiB" raised && fresh $b; then
   dca=$((CPU[$a] - cpu0_a)) dma=$((MEM[$a] - mem0_a)) dcb=$((CPU[$b] - cpu0_b)) dmb=$((MEM[$b] - mem0_b))
   ok "partition $a (with the pod): CPU ${cpu0_a}m -> ${CPU[$a]}m (+$dca), memory ${mem0_a} -> ${MEM[$a]} MiB (+$dma)"
-  # Half: B's own load varies under TCG by up to a quarter of A's rise
-  # (CI: +282m against +1139m); on the host's figures B would rise as
-  # much as A.
-  [ ${dcb#-} -lt $((dca / 2)) ] && ok "partition $b (without): CPU ${cpu0_b}m -> ${CPU[$b]}m ($dcb), less than half of $a's rise" \
+  # Three quarters: on the host's figures B would rise by all of A's
+  # rise plus its own noise; on its own, B moves by its noise alone,
+  # which under TCG, beside the other boot's VM, reached +282m against
+  # +1139m with a whole CPU burning, and 344m against 652m under the
+  # 500m limit (CI: the half this checked before failed on that).
+  [ ${dcb#-} -lt $((dca * 3 / 4)) ] && ok "partition $b (without): CPU ${cpu0_b}m -> ${CPU[$b]}m ($dcb), less than three quarters of $a's rise" \
     || fail "partition $b's CPU moved by ${dcb}m while $a's rose by ${dca}m"
   [ ${dmb#-} -lt 40 ] && ok "partition $b (without): memory ${mem0_b} -> ${MEM[$b]} MiB ($dmb), less than 10% of 400 MiB" \
     || fail "partition $b's memory moved by $dmb MiB while the pod in $a touched 400 MiB"
