@@ -173,17 +173,7 @@ func TestFailedSyncWritesTheCheckpoint(t *testing.T) {
 func TestFailedSyncAndCheckpointBreakTheDaemon(t *testing.T) {
 	dir := t.TempDir()
 	s := admitted(t, dir, "first")
-	path := filepath.Join(dir, CheckpointName)
-	s.journal.fdatasync = func(int) error {
-		// A non-empty directory where the checkpoint goes: rename(2) fails.
-		if err := os.Remove(path); err != nil {
-			return fmt.Errorf("test: %w", err)
-		}
-		if err := os.MkdirAll(filepath.Join(path, "blocker"), 0o700); err != nil {
-			return fmt.Errorf("test: %w", err)
-		}
-		return syscall.EIO
-	}
+	failSyncAndCheckpoint(s, dir)
 	if _, _, err := s.admit(manifest(t, "a")); err != nil {
 		t.Fatalf("admission: %v", err)
 	}
@@ -193,5 +183,21 @@ func TestFailedSyncAndCheckpointBreakTheDaemon(t *testing.T) {
 	}
 	if _, status, err := s.admit(manifest(t, "b")); err == nil || status != 503 {
 		t.Fatalf("admission after: %d %v, want 503", status, err)
+	}
+}
+
+// failSyncAndCheckpoint makes s's next fdatasync fail, and the checkpoint
+// after it: a non-empty directory where the checkpoint goes, so
+// rename(2) fails.
+func failSyncAndCheckpoint(s *Server, dir string) {
+	path := filepath.Join(dir, CheckpointName)
+	s.journal.fdatasync = func(int) error {
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("test: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Join(path, "blocker"), 0o700); err != nil {
+			return fmt.Errorf("test: %w", err)
+		}
+		return syscall.EIO
 	}
 }

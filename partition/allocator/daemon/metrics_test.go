@@ -1,10 +1,6 @@
 package daemon
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -102,16 +98,7 @@ func TestHealthMetricsFollowWrites(t *testing.T) {
 	// TestFailedSyncAndCheckpointBreakTheDaemon): broken, and the last
 	// success is still the second write's.
 	second := metricValue(t, s, last)
-	path := filepath.Join(dir, CheckpointName)
-	s.journal.fdatasync = func(int) error {
-		if err := os.Remove(path); err != nil {
-			return fmt.Errorf("test: %w", err)
-		}
-		if err := os.MkdirAll(filepath.Join(path, "blocker"), 0o700); err != nil {
-			return fmt.Errorf("test: %w", err)
-		}
-		return syscall.EIO
-	}
+	failSyncAndCheckpoint(s, dir)
 	if _, _, err := s.admit(manifest(t, "a")); err != nil {
 		t.Fatal(err)
 	}
