@@ -315,6 +315,11 @@ func (pl *planning) newHost(reserved bitmask.CPUSet, excluded bitmask.NodeSet) H
 			h.MemoryNodes = bitmask.NewNodeSet(h.MemoryNodes.Min())
 		}
 	}
+	if h.MemoryNodes.IsEmpty() {
+		// No node shows memory (no meminfo with a MemTotal): a plan
+		// file's host is held to the same rule (hostProblem).
+		col.Add("host.memory_nodes", "finds no NUMA node with memory on this machine (no node's meminfo has a MemTotal), and the host's own processes need one")
+	}
 	return h
 }
 

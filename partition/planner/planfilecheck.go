@@ -24,6 +24,9 @@ func PlanFileProblem(plan *Plan) error {
 	if len(plan.Partitions) == 0 {
 		return fmt.Errorf("the plan has no partitions")
 	}
+	if msg := hostProblem(&plan.Host); msg != "" {
+		return fmt.Errorf("%s", msg)
+	}
 	if err := PlanPathsProblem(plan); err != nil {
 		return err
 	}
@@ -71,6 +74,19 @@ func PlanFileProblem(plan *Plan) error {
 		}
 	}
 	return nil
+}
+
+// hostProblem is the planner's rule for what the host keeps (a CPU list
+// of at least one CPU, host.reserved_cpus; a memory node, newHost) for
+// the host of a plan file, "" when it holds.
+func hostProblem(h *Host) string {
+	switch {
+	case h.ReservedCPUs.IsEmpty():
+		return "host.reservedCPUs is empty: systemd, sshd and the runtimes need at least one CPU (allowed: a CPU list of one CPU or more)"
+	case h.MemoryNodes.IsEmpty():
+		return "host.memoryNodes is empty: the host's own processes need memory (allowed: a list of one NUMA node with memory or more)"
+	}
+	return ""
 }
 
 // maxNodeBytes is the most memory a node has (the allocator's bound).

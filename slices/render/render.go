@@ -45,12 +45,12 @@ func Render(plan planner.Plan) (Bundle, error) {
 }
 
 // RenderWith turns a plan into the files that partition the host. It is a
-// pure function: same plan and options, byte-identical bundle.
+// pure function: same plan and options, byte-identical bundle. It takes
+// the plan as decided: every rule of the planner's was held where the
+// plan entered (planned from a config, or read by planner.ParsePlan), and
+// render checks none again (docs/architecture.md).
 func RenderWith(plan planner.Plan, opt Options) (Bundle, error) {
 	if err := absPath("binary", opt.Binary); err != nil {
-		return Bundle{}, err
-	}
-	if err := checkPartitions(&plan); err != nil {
 		return Bundle{}, err
 	}
 	r := renderer{plan: &plan, opt: opt, files: map[string]File{}, hostMemoryReserved: map[string]uint64{}}
@@ -79,17 +79,6 @@ func RenderWith(plan planner.Plan, opt Options) (Bundle, error) {
 		return Bundle{}, err
 	}
 	return r.bundle()
-}
-
-// checkPartitions refuses a plan with nothing to render. Names, paths and
-// ports are the planner's rules, which every plan passed when it was
-// made or read (planner.ParsePlan: planner.PlanFileProblem): render takes
-// them as decided.
-func checkPartitions(plan *planner.Plan) error {
-	if len(plan.Partitions) == 0 {
-		return fmt.Errorf("the plan has no partitions: nothing to render")
-	}
-	return nil
 }
 
 type renderer struct {
@@ -158,15 +147,11 @@ func (r *renderer) bundle() (Bundle, error) {
 }
 
 // host locks everything outside the partitions to the host's CPUs and
-// memory nodes.
+// memory nodes. That the host keeps a CPU and a memory node, and that
+// there are partitions, is the planner's rule, held where a plan enters
+// (planned, or read: planner.ParsePlan).
 func (r *renderer) host() error {
 	h := r.plan.Host
-	if h.ReservedCPUs.IsEmpty() {
-		return fmt.Errorf("host.reservedCPUs is empty: systemd, sshd and the runtimes need at least one CPU")
-	}
-	if h.MemoryNodes.Len() == 0 {
-		return fmt.Errorf("host.memoryNodes is empty: the host's processes need a memory node")
-	}
 	for _, u := range hostUnits {
 		path := dropInPath(u.name)
 		err := r.template(path, "host.dropin.tmpl", map[string]string{

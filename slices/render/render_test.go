@@ -23,7 +23,6 @@ func TestBadPlansAreRefused(t *testing.T) {
 		edit func(*planner.Plan)
 		want string
 	}{
-		{"no partitions", func(p *planner.Plan) { p.Partitions = nil }, "no partitions"},
 		{"dash in name", func(p *planner.Plan) { p.Partitions[0].Name = "node-0"; p.Partitions[0].Slice = "node-0.slice" }, `partition name "node-0"`},
 		{"underscore in name", func(p *planner.Plan) { p.Partitions[0].Name = "node_0" }, `partition name "node_0"`},
 		{"same name twice", func(p *planner.Plan) { p.Partitions[1].Name = "node0"; p.Partitions[1].Slice = "node0.slice" }, "used twice"},
@@ -33,7 +32,6 @@ func TestBadPlansAreRefused(t *testing.T) {
 			`allocator.socketGroup "kube\nExecStartPre=/x" is not a group name or gid`},
 		{"another partition's NRI plugin", func(p *planner.Plan) { p.Partitions[0].Allocator.NRIPlugin = "numa-partition-node1" },
 			`allocator.nriPlugin "numa-partition-node1" must be "numa-partition-node0"`},
-		{"no host CPUs", func(p *planner.Plan) { p.Host.ReservedCPUs = bitmask.CPUSet{} }, "host.reservedCPUs is empty"},
 		{"relative config path", func(p *planner.Plan) { p.Partitions[0].Kubelet.ConfigPath = "kubelet.yaml" }, `key "kubelet.config_path": "kubelet.yaml" is not an absolute path`},
 		{"space in a label", func(p *planner.Plan) { p.Partitions[0].Labels["x"] = "a b" }, `kubelet argument "--node-labels=`},
 		{"specifier in extra args", func(p *planner.Plan) { p.Partitions[1].Kubelet.ExtraArgs = []string{"--v=%i"} }, `"--v=%i"`},

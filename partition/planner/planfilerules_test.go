@@ -1,0 +1,66 @@
+package planner
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/numa"
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/partition/planner/config"
+)
+
+// TestPlanFileRefusesWhatRenderTrusts: render and kubeletgen check no rule
+// of a plan (#39), so a plan file breaking one is refused where it
+// enters, by ParsePlan, with the plan file's key and what is allowed.
+// Each case edits the seed machine's plan as planned, writes it as a plan
+// file and reads it back.
+func TestPlanFileRefusesWhatRenderTrusts(t *testing.T) {
+	c, err := config.Parse("config.toml", []byte("[kubelet]\nhostname = \"h\"\n"))
+	require.NoError(t, err)
+	planned, err := NewPlan(synth(seedSpec), c)
+	require.NoError(t, err)
+	base, err := json.Marshal(planned)
+	require.NoError(t, err)
+	_, err = ParsePlan("plan.json", base)
+	require.NoError(t, err, "the plan as planned is a plan file")
+	for _, tt := range []struct {
+		name string
+		edit func(p *Plan)
+		want []string // each in the error: the key, the value, what is allowed
+	}{
+		{"no partitions", func(p *Plan) { p.Partitions = nil }, []string{"the plan has no partitions"}},
+		{"no host CPUs", func(p *Plan) { p.Host.ReservedCPUs = bitmask.CPUSet{} },
+			[]string{"host.reservedCPUs is empty", "allowed: a CPU list of one CPU or more"}},
+		{"no host memory node", func(p *Plan) { p.Host.MemoryNodes = bitmask.NodeSet{} },
+			[]string{"host.memoryNodes is empty", "allowed: a list of one NUMA node with memory or more"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var p Plan
+			require.NoError(t, json.Unmarshal(base, &p))
+			tt.edit(&p)
+			data, err := json.Marshal(&p)
+			require.NoError(t, err)
+			_, err = ParsePlan("plan.json", data)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "plan.json: not a plan this build would write: ")
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+// A machine whose nodes show no memory leaves the host none: the config
+// is refused at host.memory_nodes, the rule a plan file's host is held to
+// (hostProblem), not planned for render to refuse.
+func TestHostWithoutMemoryNodeIsRefused(t *testing.T) {
+	topo := synth(seedSpec)
+	for i := range topo.Nodes {
+		topo.Nodes[i].MemoryBytes, topo.Nodes[i].Kind = 0, numa.NodeCPUOnly
+	}
+	_, err := NewPlan(topo, mustParse(t, "[kubelet]\nhostname = \"h\"\n"))
+	require.ErrorContains(t, err, `key "host.memory_nodes": finds no NUMA node with memory on this machine`)
+}
