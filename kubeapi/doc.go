@@ -6,7 +6,9 @@
 // pods as one unit; `remove` lists the pods bound to a Node, cordons it,
 // evicts its pods (policy/v1 Eviction, which honours
 // PodDisruptionBudgets) and deletes it, with an identity allowed to
-// (kubeapi/drain decides what to evict).
+// (kubeapi/drain decides what to evict); apply and remove record
+// core/v1 Events on the Nodes they touch, best effort and within a
+// bounded time (EventRecorder).
 //
 // It is deliberately not client-go: these are a handful of requests, and
 // client-go would pull dozens of modules into a product that otherwise

@@ -303,6 +303,26 @@ func TestRealAPIServer(t *testing.T) {
 		t.Errorf("the kubelet uncordons its own Node: %v", err)
 	}
 
+	// Events on the Node, as apply and remove record them: the kubelet's
+	// credentials (the Node authorizer's rules) and examples/drain-rbac.yaml's
+	// identity may create them, the API server's validation takes their
+	// form (a message cut to 1 KiB included), and the query `kubectl
+	// describe node` makes (involvedObject uid the Node's name) finds them.
+	for i, api := range []*kubeapi.Client{kc, c} {
+		e, err := kubeapi.NodeEvent("host-node0", "host", corev1.EventTypeNormal, "Drained", fmt.Sprintf("event %d: %s", i, strings.Repeat("é", 600)), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := api.CreateEvent(ctx, e); err != nil {
+			t.Errorf("event %d: %v", i, err)
+		}
+	}
+	var events corev1.EventList
+	cp.must(t, "GET", "/api/v1/events?fieldSelector=involvedObject.kind%3DNode,involvedObject.name%3Dhost-node0,involvedObject.uid%3Dhost-node0", nil, &events)
+	if len(events.Items) != 2 || events.Items[0].Source.Component != "numa-partition" || !strings.HasSuffix(events.Items[1].Message, "é…") {
+		t.Errorf("the Node's events: %+v", events.Items)
+	}
+
 	simCtx, stop := context.WithCancel(ctx)
 	simErr := make(chan error, 1)
 	blocked := make(chan string, 1)

@@ -8,13 +8,15 @@
 // which honours them as the real one does: 429 naming the budget while
 // its status.disruptionsAllowed is 0, else one disruption less and the
 // pod deleted (or, with KeepEvicted, marked for deletion as a kubelet
-// would still have to finish it).
+// would still have to finish it), and core/v1 Events (create, kept for
+// Events; RefuseEvents answers them with an error instead).
 //
 // It authenticates client certificates (CN is the user, O the groups) and
 // bearer tokens, and authorizes like the Node authorizer with
 // NodeRestriction: system:node:<name> may read and patch only Node <name>
-// (not delete it), read, list and evict the pods bound to it, and read no
-// PodDisruptionBudget; members of system:masters may do anything.
+// (not delete it), read, list and evict the pods bound to it, create
+// Events, and read no PodDisruptionBudget; members of system:masters may
+// do anything.
 package kubeapitest
 
 import (
@@ -47,6 +49,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -155,6 +158,9 @@ type Server struct {
 	gets   map[string]int // requests per path
 	evicts []string       // namespace/name of every eviction granted
 
+	// created are the Events created, in order.
+	created []corev1.Event
+
 	// PodPage is the most pods one list answer holds (its limit, when
 	// smaller); the rest follow with a continue token. 0: no limit of its
 	// own.
@@ -163,6 +169,10 @@ type Server struct {
 	// (a kubelet still has to stop it) until DeletePod; else it goes at
 	// once.
 	KeepEvicted bool
+	// RefuseEvents, when not 0, is the status every Event's creation is
+	// answered with (403, 500), keeping none: an API server or an
+	// identity that does not take Events.
+	RefuseEvents int
 
 	// Pod history for watches: every change gets the next resource
 	// version; events at or below compacted are forgotten.
@@ -359,6 +369,17 @@ func (s *Server) Evictions() []string {
 	return slices.Clone(s.evicts)
 }
 
+// Events are the Events created, in order.
+func (s *Server) Events() []corev1.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]corev1.Event, len(s.created))
+	for i, e := range s.created {
+		out[i] = *e.DeepCopy()
+	}
+	return out
+}
+
 // Gets is how many requests path was asked, whatever the method and the
 // answer.
 func (s *Server) Gets(path string) int {
@@ -435,6 +456,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/configmaps/"):
 		s.serveConfigMap(w, r)
+		return
+	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/api/v1/namespaces/") && strings.HasSuffix(r.URL.Path, "/events"):
+		s.createEvent(w, r, u)
 		return
 	}
 	if ns, name, sub, ok := podPath(r.URL.Path); ok {
@@ -637,6 +661,72 @@ func (s *Server) evict(w http.ResponseWriter, r *http.Request, u user, ns, name 
 		s.recordLocked("DELETED", p.DeepCopy())
 	}
 	writeStatus(w, metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated})
+}
+
+// createEvent answers POST /api/v1/namespaces/<ns>/events as the API
+// server does for a core/v1 Event without eventTime (client-go's
+// tools/record kind): the Node authorizer lets any node create one (its
+// rules do not look at whose object it is about), a master too; the
+// Event's namespace is the path's, and a cluster-wide object's Event
+// (involvedObject without a namespace) lives in default; the name is a
+// DNS subdomain not taken yet; the message at most 1024 bytes; the type
+// Normal or Warning. It answers 201 with the Event, or RefuseEvents.
+func (s *Server) createEvent(w http.ResponseWriter, r *http.Request, u user) {
+	ns := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/namespaces/"), "/events")
+	if ns == "" || strings.Contains(ns, "/") {
+		status(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
+		return
+	}
+	if !master(u) && !slices.Contains(u.groups, "system:nodes") {
+		status(w, http.StatusForbidden, "Forbidden", fmt.Sprintf(
+			"events is forbidden: User %q cannot create resource \"events\" in API group \"\" in the namespace %q", u.name, ns))
+		return
+	}
+	s.mu.Lock()
+	refuse := s.RefuseEvents
+	s.mu.Unlock()
+	if refuse != 0 {
+		status(w, refuse, http.StatusText(refuse), "the fake refuses Events (RefuseEvents)")
+		return
+	}
+	var e corev1.Event
+	d := json.NewDecoder(r.Body)
+	d.DisallowUnknownFields()
+	if err := d.Decode(&e); err != nil || e.Kind != "Event" || e.APIVersion != "v1" {
+		status(w, http.StatusBadRequest, "BadRequest", fmt.Sprintf("not a v1 Event (%v)", err))
+		return
+	}
+	var invalid []string
+	if e.Namespace != "" && e.Namespace != ns {
+		invalid = append(invalid, fmt.Sprintf("metadata.namespace: Invalid value: %q: does not match the namespace of the request", e.Namespace))
+	}
+	if e.InvolvedObject.Namespace == "" && ns != metav1.NamespaceDefault {
+		invalid = append(invalid, "involvedObject.namespace: Invalid value: \"\": does not match event.namespace")
+	}
+	if errs := validation.IsDNS1123Subdomain(e.Name); len(errs) > 0 {
+		invalid = append(invalid, fmt.Sprintf("metadata.name: Invalid value: %q: %s", e.Name, errs[0]))
+	}
+	if len(e.Message) > 1024 {
+		invalid = append(invalid, "message: Invalid value: \"\": can have at most 1024 characters")
+	}
+	if e.Type != corev1.EventTypeNormal && e.Type != corev1.EventTypeWarning {
+		invalid = append(invalid, fmt.Sprintf("type: Invalid value: %q", e.Type))
+	}
+	if len(invalid) > 0 {
+		status(w, http.StatusUnprocessableEntity, "Invalid", fmt.Sprintf("Event %q is invalid: %s", e.Name, strings.Join(invalid, ", ")))
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.ContainsFunc(s.created, func(o corev1.Event) bool { return o.Namespace == ns && o.Name == e.Name }) {
+		status(w, http.StatusConflict, "AlreadyExists", fmt.Sprintf("events %q already exists", e.Name))
+		return
+	}
+	e.Namespace, e.CreationTimestamp = ns, metav1.Now()
+	s.created = append(s.created, e)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_ = json.NewEncoder(w).Encode(e)
 }
 
 // podPath splits /api/v1/namespaces/<ns>/pods/<name>[/<subresource>].
