@@ -20,6 +20,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 // PromtoolEnv names the promtool test/promtool/build.sh builds (make test
@@ -51,7 +52,7 @@ func scrapeDaemon(t *testing.T) string {
 	}
 	srv.ObserveNRIEvent("create_container", time.Millisecond)
 	rec := httptest.NewRecorder()
-	srv.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", daemon.PathMetrics, nil))
+	srv.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", daemonapi.PathMetrics, nil))
 	if rec.Code != 200 {
 		t.Fatalf("/metrics: %d %s", rec.Code, rec.Body)
 	}

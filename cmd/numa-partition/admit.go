@@ -12,6 +12,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 func admitCommand() *cli.Command {
@@ -143,7 +144,7 @@ func allocFormatLabels(l map[string]string) string {
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
-func allocPrintDecision(w io.Writer, r daemon.AdmitResponse) {
+func allocPrintDecision(w io.Writer, r daemonapi.AdmitResponse) {
 	d := r.Decision
 	verdict := "admitted"
 	if !d.Admitted {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/output"
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 const allocDefaultSocketDir = "/run/numa-partition"
@@ -36,7 +36,7 @@ func allocContext(c *cli.Context) (context.Context, context.CancelFunc) {
 
 type allocTarget struct {
 	partition string
-	client    daemon.Client
+	client    daemonapi.Client
 }
 
 // allocTargets are the daemons to ask: the one of --partition, or every
@@ -48,7 +48,7 @@ func allocTargets(c *cli.Context) ([]allocTarget, error) {
 		return nil, err
 	}
 	if name != "" {
-		return []allocTarget{{name, daemon.Client{Socket: filepath.Join(dir, name+".sock")}}}, nil
+		return []allocTarget{{name, daemonapi.Client{Socket: filepath.Join(dir, name+".sock")}}}, nil
 	}
 	socks, err := filepath.Glob(filepath.Join(dir, "*.sock"))
 	if err != nil {
@@ -60,7 +60,7 @@ func allocTargets(c *cli.Context) ([]allocTarget, error) {
 	sort.Strings(socks)
 	var out []allocTarget
 	for _, s := range socks {
-		out = append(out, allocTarget{strings.TrimSuffix(filepath.Base(s), ".sock"), daemon.Client{Socket: s}})
+		out = append(out, allocTarget{strings.TrimSuffix(filepath.Base(s), ".sock"), daemonapi.Client{Socket: s}})
 	}
 	return out, nil
 }
@@ -101,7 +101,7 @@ func allocationsCommand() *cli.Command {
 // resources found", and no header a script would take for a row; with no
 // daemon that answered, nothing (the error says why). width is the
 // default table's budget, 0 for -o wide's every column.
-func writeAllocations(w, stderr io.Writer, lists []daemon.AllocationsResponse, width int) error {
+func writeAllocations(w, stderr io.Writer, lists []daemonapi.AllocationsResponse, width int) error {
 	var names []string
 	held := false
 	for _, l := range lists {
@@ -137,8 +137,8 @@ func writeAllocations(w, stderr io.Writer, lists []daemon.AllocationsResponse, w
 
 // allocCollect asks every target; a daemon that does not answer is reported
 // as a warning on stderr and by the exit status 1, not silently skipped.
-func allocCollect(ctx context.Context, stderr io.Writer, targets []allocTarget) ([]daemon.AllocationsResponse, error) {
-	lists := []daemon.AllocationsResponse{}
+func allocCollect(ctx context.Context, stderr io.Writer, targets []allocTarget) ([]daemonapi.AllocationsResponse, error) {
+	lists := []daemonapi.AllocationsResponse{}
 	var failed []string
 	for _, t := range targets {
 		l, err := t.client.Allocations(ctx)

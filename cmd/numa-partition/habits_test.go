@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 	"github.com/numa-partition/numa-partition/slices/apply"
 )
 
@@ -212,7 +212,7 @@ func TestStatusOfflineAndNotApplied_Issue40(t *testing.T) {
 // and --output json is still the list, its items' allocations empty.
 func TestAllocationsNoneHeld_Issue40(t *testing.T) {
 	// A daemon holding nothing; its null list is read as empty.
-	sockDir := serveDaemon(t, map[string]any{daemon.PathAllocations: daemon.AllocationsResponse{Partition: "node0", Generation: 3}})
+	sockDir := serveDaemon(t, map[string]any{daemonapi.PathAllocations: daemonapi.AllocationsResponse{Partition: "node0", Generation: 3}})
 	stdout, stderr, code := runMain("allocations", "--socket-dir", sockDir)
 	assert.Equal(t, 0, code, stderr)
 	assert.Empty(t, stdout, "no header")

@@ -13,7 +13,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 	"github.com/numa-partition/numa-partition/partition/allocator/scenario"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/slices/apply"
@@ -58,7 +58,7 @@ var outputKinds = []outputKind{
 	{kindStatus, "status", reflect.TypeFor[apply.Status](), "The applied partitions' units, cpusets, memory, health, Nodes and drift.", "docs/apply.md"},
 	{kindRemoveReport, "remove", reflect.TypeFor[apply.RemoveReport](), "What remove did, or with --dry-run would do.", "docs/apply.md"},
 	{kindAdmission, "admit", reflect.TypeFor[admission](), "A partition allocator's decision on a Pod or VirtualMachineInstance. The manifest's own kind is manifestKind.", "docs/allocator-daemon.md"},
-	{kindRelease, "release", reflect.TypeFor[daemon.ReleaseResponse](), "A released pod.", "docs/allocator-daemon.md"},
+	{kindRelease, "release", reflect.TypeFor[daemonapi.ReleaseResponse](), "A released pod.", "docs/allocator-daemon.md"},
 	{kindAllocationList, "allocations", reflect.TypeFor[allocationList](), "The pods holding NUMA memory, one item per partition.", "docs/allocator-daemon.md"},
 	{kindSimulation, "simulate", reflect.TypeFor[scenario.Report](), "A scenario's decisions and the final MemoryTables.", "docs/allocator.md"},
 	{kindVersion, "version", reflect.TypeFor[buildInfo](), "The build.", ""},
@@ -74,7 +74,7 @@ type planOutput struct {
 // allocationList is allocations' object: a list is one object with its
 // items, as kubectl prints them, never a bare array.
 type allocationList struct {
-	Items []daemon.AllocationsResponse `json:"items"`
+	Items []daemonapi.AllocationsResponse `json:"items"`
 }
 
 // admission is admit's object: the daemon's answer, whose own "kind" (the
@@ -88,7 +88,7 @@ type admission struct {
 	Repeated     bool               `json:"repeated,omitempty"`
 }
 
-func newAdmission(r daemon.AdmitResponse) admission {
+func newAdmission(r daemonapi.AdmitResponse) admission {
 	return admission{Partition: r.Partition, ManifestKind: r.Kind, Decision: r.Decision, Generation: r.Generation, Repeated: r.Repeated}
 }
 

@@ -19,7 +19,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/output"
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 // typeMetaFirst checks that out, in format, is one object whose first
@@ -114,7 +114,7 @@ func TestCommandsPrintTheirKind_Issue26(t *testing.T) {
 	out, err := runOut("allocations", "--socket-dir", sockDir, "-o", "json")
 	require.NoError(t, err)
 	var list struct {
-		Items []daemon.AllocationsResponse `json:"items"`
+		Items []daemonapi.AllocationsResponse `json:"items"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &list))
 	require.Len(t, list.Items, 1, "a list's items, not a bare array")
@@ -144,9 +144,9 @@ func runRaw(args ...string) (string, error) {
 func fakeDaemon(t *testing.T) string {
 	decision := allocator.Decision{PodUID: "uid-1", Pod: "default/red", Admitted: true, Pinned: true}
 	return serveDaemon(t, map[string]any{
-		daemon.PathAllocations: daemon.AllocationsResponse{Partition: "node0", Generation: 1, Allocations: []allocator.Decision{decision}},
-		daemon.PathAdmit:       daemon.AdmitResponse{Partition: "node0", Kind: "Pod", Decision: decision, Generation: 1},
-		daemon.PathRelease:     daemon.ReleaseResponse{Partition: "node0", PodUID: "uid-1", Released: true, Generation: 2},
+		daemonapi.PathAllocations: daemonapi.AllocationsResponse{Partition: "node0", Generation: 1, Allocations: []allocator.Decision{decision}},
+		daemonapi.PathAdmit:       daemonapi.AdmitResponse{Partition: "node0", Kind: "Pod", Decision: decision, Generation: 1},
+		daemonapi.PathRelease:     daemonapi.ReleaseResponse{Partition: "node0", PodUID: "uid-1", Released: true, Generation: 2},
 	})
 }
 

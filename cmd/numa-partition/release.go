@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 func releaseCommand() *cli.Command {
@@ -36,7 +36,7 @@ func releaseCommand() *cli.Command {
 			var problems []error
 			for _, t := range targets {
 				resp, err := t.client.Release(ctx, uid)
-				var apiErr *daemon.APIError
+				var apiErr *daemonapi.APIError
 				if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
 					continue
 				}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 // Issue 38 item 7: names a daemon answered with ESC, CR, LF and BEL were
@@ -32,12 +32,12 @@ func TestTablesEscapeControlCharacters_Issue38Item7(t *testing.T) {
 	d := allocator.Decision{Pod: evil, PodUID: "u\n", Admitted: true, Pinned: true, Reason: "r\a",
 		Containers: []allocator.ContainerDecision{{Name: "c\x1b"}}}
 	var out, errOut bytes.Buffer
-	lists := []daemon.AllocationsResponse{{Partition: "node0\x1b", Allocations: []allocator.Allocation{d}}}
+	lists := []daemonapi.AllocationsResponse{{Partition: "node0\x1b", Allocations: []allocator.Allocation{d}}}
 	if err := writeAllocations(&out, &errOut, lists, 0); err != nil {
 		t.Fatal(err)
 	}
-	allocPrintDecision(&out, daemon.AdmitResponse{Kind: "Pod", Partition: "p\r", Decision: d})
-	if err := writeAllocations(&out, &errOut, []daemon.AllocationsResponse{{Partition: "n\x1b"}}, 0); err != nil {
+	allocPrintDecision(&out, daemonapi.AdmitResponse{Kind: "Pod", Partition: "p\r", Decision: d})
+	if err := writeAllocations(&out, &errOut, []daemonapi.AllocationsResponse{{Partition: "n\x1b"}}, 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, text := range []string{out.String(), errOut.String()} {

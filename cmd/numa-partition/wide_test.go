@@ -14,7 +14,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/output"
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 	"github.com/numa-partition/numa-partition/slices/nodeview"
 )
 
@@ -144,7 +144,7 @@ func TestWideHasTheDefaultColumns(t *testing.T) {
 	assert.NotContains(t, d.String(), "12.3s", "CPU TIME is -o wide's")
 	assert.Contains(t, w.String(), "12.3s")
 
-	lists := []daemon.AllocationsResponse{{Partition: "node0", Allocations: []allocator.Allocation{{Pod: "default/a", PodUID: "0b7e2f4c-6a51-4d9e-9f0a-3c1d2e4f5a6b",
+	lists := []daemonapi.AllocationsResponse{{Partition: "node0", Allocations: []allocator.Allocation{{Pod: "default/a", PodUID: "0b7e2f4c-6a51-4d9e-9f0a-3c1d2e4f5a6b",
 		Admitted: true, Pinned: true, Containers: []allocator.ContainerDecision{{Name: "c"}}}}}}
 	d.Reset()
 	w.Reset()

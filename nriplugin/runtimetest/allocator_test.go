@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 // allocatorProc is a running allocator: the test binary re-executed as
@@ -29,7 +29,7 @@ type allocatorProc struct {
 	log    string
 	synced chan struct{} // a value per synchronization
 	exited chan struct{}
-	client daemon.Client
+	client daemonapi.Client
 }
 
 // startAllocator runs the allocator daemon with its NRI plugin on e's
@@ -48,7 +48,7 @@ func (e *env) startAllocator(mode, policy string, options ...func(*allocatorSpec
 	exe, err := os.Executable()
 	require.NoError(e.t, err)
 	a := &allocatorProc{e: e, log: filepath.Join(e.dir, fmt.Sprintf("allocator-%d.log", e.seq.Add(1))),
-		synced: make(chan struct{}, 16), exited: make(chan struct{}), client: daemon.Client{Socket: spec.Socket}}
+		synced: make(chan struct{}, 16), exited: make(chan struct{}), client: daemonapi.Client{Socket: spec.Socket}}
 	logf, err := os.Create(a.log)
 	require.NoError(e.t, err)
 	defer logf.Close()

@@ -16,7 +16,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 	"github.com/numa-partition/numa-partition/slices/nodeview"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
@@ -600,8 +600,8 @@ func probeUnix(ctx context.Context, root, socket string, timeout time.Duration) 
 		return p
 	}
 	defer done()
-	h, err := daemon.Client{Socket: sock}.Health(ctx)
-	var apiErr *daemon.APIError
+	h, err := daemonapi.Client{Socket: sock}.Health(ctx)
+	var apiErr *daemonapi.APIError
 	switch {
 	case errors.As(err, &apiErr):
 		p.Detail = fmt.Sprintf("HTTP %d status %q: %s", apiErr.Status, h.Status, apiErr.ErrorResponse.Error)

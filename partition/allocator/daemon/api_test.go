@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 // rawRequest sends a request over the daemon's socket without the Client's
 // conveniences, for requests the Client would never make.
-func rawRequest(t *testing.T, socket, method, path string, body io.Reader, contentLength int64) (int, daemon.ErrorResponse, []byte) {
+func rawRequest(t *testing.T, socket, method, path string, body io.Reader, contentLength int64) (int, daemonapi.ErrorResponse, []byte) {
 	t.Helper()
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
@@ -35,7 +35,7 @@ func rawRequest(t *testing.T, socket, method, path string, body io.Reader, conte
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	var e daemon.ErrorResponse
+	var e daemonapi.ErrorResponse
 	_ = json.Unmarshal(data, &e)
 	return resp.StatusCode, e, data
 }
@@ -46,7 +46,7 @@ func TestRequestErrors(t *testing.T) {
 	good := podSpec{uid: "good-1", memory: []uint64{gib}}.yaml(t)
 
 	t.Run("oversized with Content-Length", func(t *testing.T) {
-		status, e, _ := rawRequest(t, d.socket, "POST", daemon.PathAdmit, bytes.NewReader(make([]byte, 65537)), 0)
+		status, e, _ := rawRequest(t, d.socket, "POST", daemonapi.PathAdmit, bytes.NewReader(make([]byte, 65537)), 0)
 		if status != http.StatusRequestEntityTooLarge || !strings.Contains(e.Error, "65536") {
 			t.Fatalf("got %d %+v", status, e)
 		}
@@ -54,7 +54,7 @@ func TestRequestErrors(t *testing.T) {
 	t.Run("oversized chunked", func(t *testing.T) {
 		// No Content-Length: the limit must hold while reading.
 		body := io.MultiReader(bytes.NewReader(good), strings.NewReader("#"+strings.Repeat("x", 70000)+"\n"))
-		status, e, _ := rawRequest(t, d.socket, "POST", daemon.PathAdmit, body, -1)
+		status, e, _ := rawRequest(t, d.socket, "POST", daemonapi.PathAdmit, body, -1)
 		if status != http.StatusRequestEntityTooLarge {
 			t.Fatalf("got %d %+v", status, e)
 		}
@@ -62,7 +62,7 @@ func TestRequestErrors(t *testing.T) {
 	t.Run("malformed quantity names the field", func(t *testing.T) {
 		bad := bytes.Replace(good, []byte("memory: 1Gi"), []byte("memory: 1GB!"), 1)
 		_, err := d.Client.Admit(context.Background(), bad)
-		var apiErr *daemon.APIError
+		var apiErr *daemonapi.APIError
 		if !errors.As(err, &apiErr) || apiErr.Status != 400 || apiErr.Field != "spec.containers[0].resources.limits.memory" {
 			t.Fatalf("got %v", err)
 		}
@@ -70,19 +70,19 @@ func TestRequestErrors(t *testing.T) {
 	t.Run("unknown field", func(t *testing.T) {
 		bad := bytes.Replace(good, []byte("containers:"), []byte("contianers:"), 1)
 		_, err := d.Client.Admit(context.Background(), bad)
-		var apiErr *daemon.APIError
+		var apiErr *daemonapi.APIError
 		if !errors.As(err, &apiErr) || apiErr.Status != 400 || apiErr.Field != "spec.contianers" {
 			t.Fatalf("got %v", err)
 		}
 	})
 	t.Run("not a manifest", func(t *testing.T) {
-		status, e, _ := rawRequest(t, d.socket, "POST", daemon.PathAdmit, strings.NewReader("{{{"), 0)
+		status, e, _ := rawRequest(t, d.socket, "POST", daemonapi.PathAdmit, strings.NewReader("{{{"), 0)
 		if status != 400 || !strings.Contains(e.Error, "not valid YAML or JSON") {
 			t.Fatalf("got %d %+v", status, e)
 		}
 	})
 	t.Run("wrong method", func(t *testing.T) {
-		status, e, _ := rawRequest(t, d.socket, "GET", daemon.PathAdmit, nil, 0)
+		status, e, _ := rawRequest(t, d.socket, "GET", daemonapi.PathAdmit, nil, 0)
 		if status != http.StatusMethodNotAllowed || !strings.Contains(e.Error, "use POST") {
 			t.Fatalf("got %d %+v", status, e)
 		}
@@ -95,7 +95,7 @@ func TestRequestErrors(t *testing.T) {
 	})
 	t.Run("release unknown UID", func(t *testing.T) {
 		_, err := d.Client.Release(context.Background(), "no-such-pod")
-		var apiErr *daemon.APIError
+		var apiErr *daemonapi.APIError
 		if !errors.As(err, &apiErr) || apiErr.Status != 404 || apiErr.Field != "uid" {
 			t.Fatalf("got %v", err)
 		}
@@ -111,7 +111,7 @@ func TestRequestErrors(t *testing.T) {
 		}
 		other := podSpec{uid: "good-1", memory: []uint64{2 * gib}}.yaml(t)
 		_, err = d.Client.Admit(context.Background(), other)
-		var apiErr *daemon.APIError
+		var apiErr *daemonapi.APIError
 		if !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict || apiErr.Field != "metadata.uid" {
 			t.Fatalf("got %v", err)
 		}

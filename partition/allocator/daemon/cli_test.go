@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 func runCLI(t *testing.T, args ...string) (string, int) {
@@ -76,9 +76,9 @@ func TestCLIAgainstTwoPartitions(t *testing.T) {
 		out, code = runCLI(t, append(args, "--socket-dir", sockets)...)
 		// The CLI prints an AllocationList (apiVersion, kind, items).
 		var list struct {
-			APIVersion string                       `json:"apiVersion"`
-			Kind       string                       `json:"kind"`
-			Items      []daemon.AllocationsResponse `json:"items"`
+			APIVersion string                          `json:"apiVersion"`
+			Kind       string                          `json:"kind"`
+			Items      []daemonapi.AllocationsResponse `json:"items"`
 		}
 		lists := &list.Items
 		if code != 0 || json.Unmarshal([]byte(out), &list) != nil || list.Kind != "AllocationList" || list.APIVersion != "numa-partition.io/v1alpha1" ||
@@ -167,7 +167,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("TCP metrics differ:\n%s", grepLines(out, "admissions_total"))
 	}
 	// Only /metrics there: the API is not reachable over TCP.
-	if body := httpGet(t, "http://"+addr[1]+daemon.PathAllocations); !strings.Contains(body, "404") {
+	if body := httpGet(t, "http://"+addr[1]+daemonapi.PathAllocations); !strings.Contains(body, "404") {
 		t.Fatalf("API over TCP: %s", body)
 	}
 }
@@ -223,7 +223,7 @@ func TestAdmitExampleWorkloads(t *testing.T) {
 		out, code := runCLI(t, "admit", "-o", "json", "-f", "../../../examples/workloads/"+ex.file, "--socket-dir", sockets)
 		// The CLI prints an Admission; the manifest's kind is manifestKind.
 		var resp struct {
-			daemon.AdmitResponse
+			daemonapi.AdmitResponse
 			Kind         string `json:"kind"`
 			ManifestKind string `json:"manifestKind"`
 		}

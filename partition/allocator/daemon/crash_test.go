@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 // TestCrashRecovery kills the daemon with SIGKILL at random moments of a
@@ -53,7 +53,7 @@ func TestCrashRecovery(t *testing.T) {
 		if admit != nil {
 			resp, err := d.Client.Admit(ctx, admit.yaml(t))
 			if err != nil {
-				var apiErr *daemon.APIError
+				var apiErr *daemonapi.APIError
 				if errors.As(err, &apiErr) {
 					return false, err
 				}
@@ -71,7 +71,7 @@ func TestCrashRecovery(t *testing.T) {
 			return true, nil
 		}
 		resp, err := d.Client.Release(ctx, release)
-		var apiErr *daemon.APIError
+		var apiErr *daemonapi.APIError
 		switch {
 		case errors.As(err, &apiErr) && apiErr.Status == 404:
 			// A retried release that was committed before the kill.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
@@ -136,7 +137,7 @@ func Run(ctx context.Context, opts Options) error {
 			logger.Error("not serving metrics over TCP; they are still on the socket", "address", opts.MetricsAddr, "err", err)
 		} else {
 			mux := http.NewServeMux()
-			mux.Handle(PathMetrics, srv.MetricsHandler())
+			mux.Handle(daemonapi.PathMetrics, srv.MetricsHandler())
 			ms := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: errorLog}
 			servers = append(servers, ms)
 			go func() { errc <- ms.Serve(mln) }()

@@ -1,13 +1,15 @@
 // Package daemon is the per-partition allocator daemon: the
 // partition/allocator state machine behind a versioned HTTP/JSON API on a
 // Unix socket, with a crash-safe checkpoint, SO_PEERCRED checks, sd_notify
-// readiness/watchdog and Prometheus metrics; plus the Client the CLI uses.
+// readiness/watchdog and Prometheus metrics. The API's paths and bodies
+// and the Client that callers use are in partition/allocator/daemonapi,
+// which a caller links without this server.
 //
-// Layout: api.go (wire types, paths), manifest.go (strict Pod/VMI decoding
-// with field paths), checkpoint.go (checksummed atomic state file and the
-// journal of the states since), peercred.go (who may talk to us),
-// metrics.go, server.go (the handlers and the one mutex that serialises
-// decisions), daemon.go (socket, systemd, lifecycle), client.go.
+// Layout: manifest.go (strict Pod/VMI decoding with field paths),
+// checkpoint.go (checksummed atomic state file and the journal of the
+// states since), peercred.go (who may talk to us), metrics.go, server.go
+// (the handlers and the one mutex that serialises decisions), daemon.go
+// (socket, systemd, lifecycle).
 //
 // The contract that matters for crash safety: a decision that changes the
 // state is written to the journal before the response is sent, so every

@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 // daemonBinary is the real numa-partition binary, built once by TestMain.
@@ -124,7 +124,7 @@ type process struct {
 	stderr  *syncBuffer
 	notify  chan string // sd_notify datagrams, as systemd would receive them
 	exited  chan error
-	Client  daemon.Client
+	Client  daemonapi.Client
 	stopped bool
 }
 
@@ -154,7 +154,7 @@ func startProcess(t testing.TB, s daemonSpec) *process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &process{t: t, socket: socket, stderr: &syncBuffer{}, notify: make(chan string, 1024), exited: make(chan error, 1), Client: daemon.NewClient(socket)}
+	d := &process{t: t, socket: socket, stderr: &syncBuffer{}, notify: make(chan string, 1024), exited: make(chan error, 1), Client: daemonapi.NewClient(socket)}
 	go func() {
 		buf := make([]byte, 4096)
 		for {

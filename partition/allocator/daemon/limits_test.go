@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 func limitsConfig() allocator.Config {
@@ -164,7 +165,7 @@ func TestRequestTimeout(t *testing.T) {
 			return err == nil && cp != nil && cp.Generation == 1
 		}, 10*time.Second, 10*time.Millisecond)
 	}()
-	req := httptest.NewRequest(http.MethodPost, PathAdmit, strings.NewReader(podYAML("u1", 1)))
+	req := httptest.NewRequest(http.MethodPost, daemonapi.PathAdmit, strings.NewReader(podYAML("u1", 1)))
 	req = req.WithContext(context.WithValue(req.Context(), peerKey{}, peerResult{}))
 	rec := httptest.NewRecorder()
 	t0 := time.Now()

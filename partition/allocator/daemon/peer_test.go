@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 const nobody = 65534
@@ -131,7 +131,7 @@ func scrape(t *testing.T, socket string) string {
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
 	}}}
-	resp, err := hc.Get("http://allocator" + daemon.PathMetrics)
+	resp, err := hc.Get("http://allocator" + daemonapi.PathMetrics)
 	if err != nil {
 		t.Fatal(err)
 	}

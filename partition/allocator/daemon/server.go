@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
 )
 
 // Server holds one partition's allocator and serves the API.
@@ -215,21 +216,26 @@ func (s *Server) Healthy(timeout time.Duration) bool {
 // instead) are refused.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(PathAdmit, only(http.MethodPost, s.handleAdmit))
-	mux.Handle(PathRelease+"{uid}", only(http.MethodPost, s.handleRelease))
-	mux.Handle(PathAllocations, only(http.MethodGet, s.handleAllocations))
-	mux.Handle(PathState, only(http.MethodGet, s.handleState))
-	mux.Handle(PathHealth, only(http.MethodGet, s.handleHealth))
-	mux.Handle(PathMetrics, s.MetricsHandler())
+	mux.Handle(daemonapi.PathAdmit, only(http.MethodPost, s.handleAdmit))
+	mux.Handle(daemonapi.PathRelease+"{uid}", only(http.MethodPost, s.handleRelease))
+	mux.Handle(daemonapi.PathAllocations, only(http.MethodGet, s.handleAllocations))
+	mux.Handle(daemonapi.PathState, only(http.MethodGet, s.handleState))
+	mux.Handle(daemonapi.PathHealth, only(http.MethodGet, s.handleHealth))
+	mux.Handle(daemonapi.PathMetrics, s.MetricsHandler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, &FieldError{Msg: fmt.Sprintf("no endpoint %s; the API is %s, %s{uid}, %s, %s, %s, %s",
-			r.URL.Path, PathAdmit, PathRelease, PathAllocations, PathState, PathHealth, PathMetrics)})
+			r.URL.Path, daemonapi.PathAdmit, daemonapi.PathRelease, daemonapi.PathAllocations, daemonapi.PathState, daemonapi.PathHealth, daemonapi.PathMetrics)})
 	})
 	// The request timeout the documentation promises: ReadTimeout and
 	// WriteTimeout bound the connection, not the decision.
 	return http.TimeoutHandler(s.requirePeer(mux), s.timeout,
 		fmt.Sprintf(`{"error":"the request took longer than %s; an admission that was decided is kept: retry it, admissions are idempotent by pod UID"}`, s.timeout))
 }
+
+// DefaultMaxRequestBytes bounds a request body. A Pod manifest with a
+// hundred containers is well under 256 KiB; anything much larger is a
+// mistake or an attack on a root daemon.
+const DefaultMaxRequestBytes = 1 << 20
 
 // DefaultRequestTimeout bounds one API request (docs/allocator-daemon.md).
 const DefaultRequestTimeout = 30 * time.Second
@@ -312,14 +318,14 @@ func (s *Server) handleAdmit(w http.ResponseWriter, r *http.Request) {
 
 // admit decides, waits until the decision is durable, and only then
 // returns. The returned status is the HTTP status for err.
-func (s *Server) admit(m Manifest) (AdmitResponse, int, error) {
+func (s *Server) admit(m Manifest) (daemonapi.AdmitResponse, int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.broken != nil {
 		s.metrics.admissions.WithLabelValues(resultError).Inc()
-		return AdmitResponse{}, http.StatusServiceUnavailable, s.broken
+		return daemonapi.AdmitResponse{}, http.StatusServiceUnavailable, s.broken
 	}
-	resp := AdmitResponse{Partition: s.partition, Kind: m.Kind}
+	resp := daemonapi.AdmitResponse{Partition: s.partition, Kind: m.Kind}
 	epoch := s.epoch
 	if digest, known := s.digests[m.UID]; known {
 		if digest != m.Digest {
@@ -558,14 +564,14 @@ func (s *Server) handleRelease(w http.ResponseWriter, r *http.Request) {
 	writeJSONResponse(w, http.StatusOK, resp)
 }
 
-func (s *Server) release(uid types.UID) (ReleaseResponse, int, error) {
+func (s *Server) release(uid types.UID) (daemonapi.ReleaseResponse, int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.broken != nil {
 		s.metrics.releases.WithLabelValues("error").Inc()
-		return ReleaseResponse{}, http.StatusServiceUnavailable, s.broken
+		return daemonapi.ReleaseResponse{}, http.StatusServiceUnavailable, s.broken
 	}
-	resp := ReleaseResponse{Partition: s.partition, PodUID: string(uid)}
+	resp := daemonapi.ReleaseResponse{Partition: s.partition, PodUID: string(uid)}
 	epoch := s.epoch
 	if err := s.generationLeft(); err != nil {
 		s.metrics.releases.WithLabelValues("error").Inc()
@@ -628,17 +634,17 @@ func (s *Server) handleAllocations(w http.ResponseWriter, r *http.Request) {
 	if allocs == nil {
 		allocs = []allocator.Allocation{}
 	}
-	writeJSONResponse(w, http.StatusOK, AllocationsResponse{Partition: s.partition, Generation: cp.Generation, Allocations: allocs})
+	writeJSONResponse(w, http.StatusOK, daemonapi.AllocationsResponse{Partition: s.partition, Generation: cp.Generation, Allocations: allocs})
 }
 
 func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
 	cp, _ := s.durableSnapshot()
-	writeJSONResponse(w, http.StatusOK, StateResponse{Partition: s.partition, Generation: cp.Generation, State: cp.State})
+	writeJSONResponse(w, http.StatusOK, daemonapi.StateResponse{Partition: s.partition, Generation: cp.Generation, State: cp.State})
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	cp, broken := s.durableSnapshot()
-	h := HealthResponse{Status: "ok", Partition: s.partition, Version: s.version, Generation: cp.Generation,
+	h := daemonapi.HealthResponse{Status: "ok", Partition: s.partition, Version: s.version, Generation: cp.Generation,
 		Allocations: len(cp.State.Allocations), Uptime: time.Since(s.started).Seconds(), Drift: s.drift, Labels: s.labels, Checkpoint: s.checkpointPath()}
 	if broken != nil {
 		h.Status = "broken: " + broken.Error()
@@ -674,7 +680,7 @@ func writeError(w http.ResponseWriter, status int, err error) {
 	if msg == "" {
 		msg = err.Error()
 	}
-	writeJSONResponse(w, status, ErrorResponse{Error: msg, Field: fe.Field})
+	writeJSONResponse(w, status, daemonapi.ErrorResponse{Error: msg, Field: fe.Field})
 }
 
 func writeJSONResponse(w http.ResponseWriter, status int, v any) {

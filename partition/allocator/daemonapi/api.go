@@ -1,4 +1,10 @@
-package daemon
+// Package daemonapi is the allocator daemon's wire API: its paths, the
+// request and response bodies, the error body, and the Client that speaks
+// them over the daemon's Unix socket. It is apart from
+// partition/allocator/daemon so that a package that only talks to a daemon
+// (slices/apply's status probe) links an HTTP client and these types, not
+// the server, its checkpoint and its Prometheus metrics.
+package daemonapi
 
 import (
 	"github.com/numa-partition/numa-partition/partition/allocator"
@@ -13,11 +19,6 @@ const (
 	PathHealth      = "/v1/healthz"
 	PathMetrics     = "/metrics"
 )
-
-// DefaultMaxRequestBytes bounds a request body. A Pod manifest with a
-// hundred containers is well under 256 KiB; anything much larger is a
-// mistake or an attack on a root daemon.
-const DefaultMaxRequestBytes = 1 << 20
 
 // ErrorResponse is the body of every non-2xx response. Field is the JSON
 // path of the offending manifest field when there is one
