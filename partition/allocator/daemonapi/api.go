@@ -3,7 +3,8 @@
 // them over the daemon's Unix socket. It is apart from
 // partition/allocator/daemon so that a package that only talks to a daemon
 // (slices/apply's status probe) links an HTTP client and these types, not
-// the server, its checkpoint and its Prometheus metrics.
+// the server, its checkpoint and its Prometheus metrics;
+// internal/importrules holds it to that.
 package daemonapi
 
 import (
