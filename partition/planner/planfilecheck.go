@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 
+	"github.com/numa-partition/numa-partition/internal/echo"
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
@@ -52,6 +54,9 @@ func PlanFileProblem(plan *Plan) error {
 		if a := p.Allocator; a.NRIPlugin != "" && a.NRIPlugin != NRIPluginName(p.Name) {
 			return fmt.Errorf("partition %s: allocator.nriPlugin %q must be %q", p.Name, a.NRIPlugin, NRIPluginName(p.Name))
 		}
+		if msg := runtimeProblem(p); msg != "" {
+			return fmt.Errorf("partition %s: %s", p.Name, msg)
+		}
 		if p.Slice != p.Name+".slice" {
 			return fmt.Errorf("partition %s: slice %q must be %q", p.Name, p.Slice, p.Name+".slice")
 		}
@@ -74,6 +79,27 @@ func PlanFileProblem(plan *Plan) error {
 		}
 	}
 	return nil
+}
+
+// runtimeProblem is the planner's rules for a plan file's runtime: its
+// kind one of the two the planner writes (checkRuntime's runtime.mode),
+// its sandbox image an image reference (sandboxImageProblem), and the
+// allocator plugged into its own containerd's NRI socket
+// (planAllocatorModes), "" when they hold.
+func runtimeProblem(p *Partition) string {
+	rt, a := p.Runtime, p.Allocator
+	switch rt.Kind {
+	case RuntimeContainerd, RuntimeShared:
+	default:
+		return fmt.Sprintf("runtime.kind %q: allowed are %q (the partition's own containerd) and %q", echo.Value(string(rt.Kind)), RuntimeContainerd, RuntimeShared)
+	}
+	if msg := sandboxImageProblem(rt.SandboxImage); msg != "" {
+		return "runtime.sandboxImage " + msg
+	}
+	if nri := hostpaths.NRISocket(rt.StateDir); rt.Kind == RuntimeContainerd && a.NRISocket != "" && a.NRISocket != nri {
+		return fmt.Sprintf("allocator.nriSocket %q is not its containerd's NRI socket (allowed: %s, in runtime.stateDir)", echo.Value(a.NRISocket), nri)
+	}
+	return ""
 }
 
 // hostProblem is the planner's rule for what the host keeps (a CPU list

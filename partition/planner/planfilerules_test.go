@@ -36,6 +36,12 @@ func TestPlanFileRefusesWhatRenderTrusts(t *testing.T) {
 			[]string{"host.reservedCPUs is empty", "allowed: a CPU list of one CPU or more"}},
 		{"no host memory node", func(p *Plan) { p.Host.MemoryNodes = bitmask.NodeSet{} },
 			[]string{"host.memoryNodes is empty", "allowed: a list of one NUMA node with memory or more"}},
+		{"unknown runtime kind", func(p *Plan) { p.Partitions[0].Runtime.Kind = "crio" },
+			[]string{`partition node0: runtime.kind "crio": allowed are "containerd" (the partition's own containerd) and "shared"`}},
+		{"quote in the sandbox image", func(p *Plan) { p.Partitions[0].Runtime.SandboxImage = `pause"` + "\n[x]" },
+			[]string{`partition node0: runtime.sandboxImage "pause\"\n[x]" is not an image reference`, "(form: [registry/]name[:tag][@sha256:digest], lowercase name)"}},
+		{"another NRI socket", func(p *Plan) { p.Partitions[1].Allocator.NRISocket = "/run/containerd-node1/other.sock" },
+			[]string{`partition node1: allocator.nriSocket "/run/containerd-node1/other.sock" is not its containerd's NRI socket (allowed: /run/containerd-node1/nri.sock, in runtime.stateDir)`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var p Plan

@@ -9,6 +9,7 @@ import (
 
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/numa-partition/numa-partition/internal/echo"
 	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
@@ -284,9 +285,20 @@ func (pl *planning) checkRuntime(p *Partition) {
 		return
 	}
 	// The endpoint's form and path are checkPaths's.
-	if img := c.Runtime.SandboxImage; img != "" && !validation.IsImageReference(img) {
-		col.Add("runtime.sandbox_image", "%q is not an image reference (form: [registry/]name[:tag][@sha256:digest], lowercase name)", img)
+	if msg := sandboxImageProblem(c.Runtime.SandboxImage); msg != "" {
+		col.Add("runtime.sandbox_image", "%s", config.Whole(msg))
 	}
+}
+
+// sandboxImageProblem says what is wrong with a sandbox image, "" when
+// nothing (or when it is unset: containerd's default). It is written into
+// containerd's TOML, so it must be an image reference and nothing more;
+// a plan file's is held to it too (PlanFileProblem).
+func sandboxImageProblem(img string) string {
+	if img == "" || validation.IsImageReference(img) {
+		return ""
+	}
+	return fmt.Sprintf("%q is not an image reference (form: [registry/]name[:tag][@sha256:digest], lowercase name)", echo.Value(img))
 }
 
 // checkPortBases: the configured bases and stride are ports or port

@@ -302,6 +302,8 @@ func (r *renderer) partition(p *planner.Partition) error {
 	if err != nil {
 		return err
 	}
+	// The kind is one of the two the planner writes, its own containerd
+	// or RuntimeShared (planner.ParsePlan refuses another in a plan file).
 	switch p.Runtime.Kind {
 	case planner.RuntimeContainerd:
 		if err := r.containerd(p, cpu, ns, machine); err != nil {
@@ -326,11 +328,9 @@ func (r *renderer) partition(p *planner.Partition) error {
 		if k.ExecStart, err = inMountNamespace(p, "kubelet", args); err != nil {
 			return err
 		}
-	case planner.RuntimeShared:
+	default:
 		r.sharedRuntime = append(r.sharedRuntime, p.Name)
 		k.ExecStart = continued(args)
-	default:
-		return fmt.Errorf("runtime kind %q: allowed are %q and %q", p.Runtime.Kind, planner.RuntimeContainerd, planner.RuntimeShared)
 	}
 	sort.Strings(k.After)
 	if err := r.template(unitPath(kubeletUnit(p.Name)), "kubelet.service.tmpl", k); err != nil {
@@ -529,16 +529,11 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView, 
 	// Every path here, the endpoint and the device plugins directory
 	// (below /var/lib/, not kubelet's shared one) were checked by the
 	// planner's rules (planner.PlanPathsProblem, when it was planned or read).
+	// The sandbox image is an image reference, and the allocator's NRI
+	// socket is containerd's, in its state dir (hostpaths.NRISocket): the
+	// planner's rules too.
 	socket := strings.TrimPrefix(rt.Endpoint, "unix://")
-	if rt.SandboxImage != "" && !validation.IsImageReference(rt.SandboxImage) {
-		return fmt.Errorf("runtime.sandboxImage %q: want an image reference ([registry/]name[:tag][@sha256:digest])", rt.SandboxImage)
-	}
-	// containerd's NRI socket is in its state dir (hostpaths.NRISocket),
-	// where the planner pointed the allocator's plugin.
 	nriSocket := hostpaths.NRISocket(rt.StateDir)
-	if a := p.Allocator.NRISocket; a != "" && a != nriSocket {
-		return fmt.Errorf("partition %s: allocator.nriSocket %q is not its containerd's NRI socket %s", p.Name, a, nriSocket)
-	}
 	cfgPath := rootRelative(rt.ConfigPath)
 	err := r.template(cfgPath, "containerd.toml.tmpl", map[string]string{
 		"Name": p.Name, "Root": rt.RootDir, "State": rt.StateDir, "Socket": socket, "NRISocket": nriSocket, "NRIRequestTimeout": nriRequestTimeout,
