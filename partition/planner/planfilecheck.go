@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/numa-partition/numa-partition/internal/echo"
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
@@ -54,6 +56,9 @@ func PlanFileProblem(plan *Plan) error {
 		if a := p.Allocator; a.NRIPlugin != "" && a.NRIPlugin != NRIPluginName(p.Name) {
 			return fmt.Errorf("partition %s: allocator.nriPlugin %q must be %q", p.Name, a.NRIPlugin, NRIPluginName(p.Name))
 		}
+		if msg := kubeletArgsProblem(p); msg != "" {
+			return fmt.Errorf("partition %s: %s", p.Name, msg)
+		}
 		if msg := runtimeProblem(p); msg != "" {
 			return fmt.Errorf("partition %s: %s", p.Name, msg)
 		}
@@ -79,6 +84,34 @@ func PlanFileProblem(plan *Plan) error {
 		}
 	}
 	return nil
+}
+
+// kubeletArgsProblem is the planner's rules for what a plan file puts on
+// its kubelet's command line beside its paths (PlanPathsProblem): the Node
+// name (validatePlan), each label and all of them as one argument
+// (checkLabels) and the extra arguments (checkExtraArgs), "" when they
+// hold. With them, every argument render writes there is one a unit's
+// command line carries (validation.ArgProblem). An empty Node name, which
+// the planner never writes, leaves kubelet's own (no --hostname-override),
+// as render always did.
+func kubeletArgsProblem(p *Partition) string {
+	if p.NodeName != "" {
+		if msgs := k8svalidation.IsDNS1123Subdomain(p.NodeName); len(msgs) > 0 {
+			return fmt.Sprintf("nodeName %q: %s", echo.Value(p.NodeName), msgs[0])
+		}
+	}
+	for _, k := range sortedKeys(p.Labels) {
+		if msgs := validation.LabelProblems(k, p.Labels[k]); len(msgs) > 0 {
+			return "labels: " + msgs[0]
+		}
+	}
+	if msg := labelsArgProblem(p); msg != "" {
+		return "labels: " + msg
+	}
+	if msgs := validation.ExtraArgsProblems(p.Kubelet.ExtraArgs); len(msgs) > 0 {
+		return "kubelet.extraArgs: " + msgs[0]
+	}
+	return ""
 }
 
 // runtimeProblem is the planner's rules for a plan file's runtime: its

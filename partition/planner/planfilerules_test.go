@@ -2,6 +2,8 @@ package planner
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,6 +44,27 @@ func TestPlanFileRefusesWhatRenderTrusts(t *testing.T) {
 			[]string{`partition node0: runtime.sandboxImage "pause\"\n[x]" is not an image reference`, "(form: [registry/]name[:tag][@sha256:digest], lowercase name)"}},
 		{"another NRI socket", func(p *Plan) { p.Partitions[1].Allocator.NRISocket = "/run/containerd-node1/other.sock" },
 			[]string{`partition node1: allocator.nriSocket "/run/containerd-node1/other.sock" is not its containerd's NRI socket (allowed: /run/containerd-node1/nri.sock, in runtime.stateDir)`}},
+		// Kubelet's command line: each argument one a unit carries
+		// unquoted, by the planner's rule for each value.
+		{"space in a label", func(p *Plan) { p.Partitions[0].Labels["x"] = "a b" },
+			[]string{`partition node0: labels: label "x" value "a b": a valid label must be an empty string or consist of alphanumeric characters`}},
+		{"labels longer than an argument", func(p *Plan) {
+			for i := range 200 {
+				p.Partitions[0].Labels[fmt.Sprintf("k%03d", i)] = strings.Repeat("v", 20)
+			}
+		}, []string{"partition node0: labels: partition node0 has 203 labels, which make kubelet's --node-labels argument", "more than 4096; use fewer or shorter labels"}},
+		{"node name no Node may have", func(p *Plan) { p.Partitions[1].NodeName = "H_1" },
+			[]string{`partition node1: nodeName "H_1": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`}},
+		{"specifier in extra args", func(p *Plan) { p.Partitions[1].Kubelet.ExtraArgs = []string{"--v=%i"} },
+			[]string{`partition node1: kubelet.extraArgs: argument "--v=%i" has characters a unit's command line cannot carry unquoted; allowed are letters, digits`}},
+		// Issue 24 item 3: kubelet normalises flags, the planner's rule too.
+		{"managed flag with underscores in extra args", func(p *Plan) { p.Partitions[1].Kubelet.ExtraArgs = []string{"--root_dir=/x"} },
+			[]string{`partition node1: kubelet.extraArgs: "--root_dir=/x" sets --root-dir, which numa-partition sets for each partition (set kubelet.root_dir instead`}},
+		{"runtime endpoint in extra args", func(p *Plan) {
+			p.Partitions[1].Kubelet.ExtraArgs = []string{"--container-runtime-endpoint=unix:///run/containerd-node0/containerd.sock"}
+		}, []string{`kubelet.extraArgs: "--container-runtime-endpoint=unix:///run/containerd-node0/containerd.sock" sets --container-runtime-endpoint`}},
+		{"path too long behind its flag", func(p *Plan) { p.Partitions[0].Kubelet.Kubeconfig = "/etc/kubernetes/" + strings.Repeat("k", 4020) },
+			[]string{`key "kubelet.kubeconfig": "/etc/kubernetes/kkk`, "is 4036 bytes long, more than 4032"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var p Plan

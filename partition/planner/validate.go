@@ -185,13 +185,23 @@ func (pl *planning) checkLabels(s settings, p *Partition) {
 			col.Add(key, "%s", config.Whole(msg))
 		}
 	}
-	if arg := NodeLabelsArg(p.Labels); len(arg) > validation.MaxArgLength {
+	if msg := labelsArgProblem(p); msg != "" {
 		key := "kubelet.labels"
 		if len(partLabels(s)) > 0 {
 			key = s.pre + "labels"
 		}
-		col.Add(key, "partition %s has %d labels, which make kubelet's --node-labels argument %d bytes long, more than %d; use fewer or shorter labels", p.Name, len(p.Labels), len(arg), validation.MaxArgLength)
+		col.Add(key, "%s", config.Whole(msg))
 	}
+}
+
+// labelsArgProblem says why partition p's labels make a --node-labels
+// argument no command line of the tool's carries, "" when they do not
+// (each label's own rule is validation.LabelProblems).
+func labelsArgProblem(p *Partition) string {
+	if arg := NodeLabelsArg(p.Labels); len(arg) > validation.MaxArgLength {
+		return fmt.Sprintf("partition %s has %d labels, which make kubelet's --node-labels argument %d bytes long, more than %d; use fewer or shorter labels", echo.Value(p.Name), len(p.Labels), len(arg), validation.MaxArgLength)
+	}
+	return ""
 }
 
 func oneOf(v string, allowed []string) bool {

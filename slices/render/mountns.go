@@ -8,7 +8,6 @@ import (
 	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
-	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // MountnsUnit is the unit holding partition name's mount namespace.
@@ -122,19 +121,14 @@ func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
 // containerd, its kubelet) that runs inside the partition's mount
 // namespace: it looks up the holder's MainPID and execs the daemon
 // through nsenter, so that systemd's MainPID is the daemon itself. Every
-// argument lands inside one single-quoted shell word: one the planner
-// would refuse (a quote, a '$') is refused here too, for plans read from
-// a file.
-func inMountNamespace(p *planner.Partition, daemon string, args []string) (string, error) {
-	for _, a := range args {
-		if msg := validation.ArgProblem(a); msg != "" {
-			return "", fmt.Errorf("%s argument %q %s", daemon, a, msg)
-		}
-	}
+// argument lands inside one single-quoted shell word: the planner's rules
+// (paths, kubelet's arguments: validation.ArgProblem) keep quotes and '$'
+// out of each, where the plan entered.
+func inMountNamespace(p *planner.Partition, daemon string, args []string) string {
 	unit := MountnsUnit(p.Name)
 	// "$$" is systemd's escape for a literal "$" seen by the shell.
 	script := fmt.Sprintf(`pid=$$(systemctl show --property=MainPID --value %s); `+
 		`if [ "$${pid:-0}" -le 0 ]; then echo "%s is not running: %s-%s joins its mount namespace" >&2; exit 1; fi; `+
 		`exec nsenter --mount=/proc/$$pid/ns/mnt -- %s`, unit, unit, daemon, p.Name, strings.Join(args, " \\\n    "))
-	return "/bin/sh -c '" + script + "'", nil
+	return "/bin/sh -c '" + script + "'"
 }

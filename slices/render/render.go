@@ -15,7 +15,6 @@ import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
-	"github.com/numa-partition/numa-partition/partition/planner/validation"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/templates"
 )
@@ -298,10 +297,7 @@ func (r *renderer) partition(p *planner.Partition) error {
 		k.ExecStartPre = append(k.ExecStartPre, repair)
 	}
 	kubeletFiles := append([]string{unitPath(kubeletUnit(p.Name)), cfgPath}, dropIns...)
-	args, err := kubeletArgs(p)
-	if err != nil {
-		return err
-	}
+	args := kubeletArgs(p)
 	// The kind is one of the two the planner writes, its own containerd
 	// or RuntimeShared (planner.ParsePlan refuses another in a plan file).
 	switch p.Runtime.Kind {
@@ -312,10 +308,7 @@ func (r *renderer) partition(p *planner.Partition) error {
 		if machine.nodes != "" {
 			// First: the kubelet-state repair reads nothing of it, but
 			// kubelet must find its nodes in place.
-			pre, err := inMountNamespace(p, "kubelet", []string{r.opt.Binary, "view", "nodes", "--nodes", machine.nodes})
-			if err != nil {
-				return err
-			}
+			pre := inMountNamespace(p, "kubelet", []string{r.opt.Binary, "view", "nodes", "--nodes", machine.nodes})
 			k.ExecStartPre = append([]string{pre}, k.ExecStartPre...)
 		}
 		if machine.hideOpenat2 {
@@ -325,9 +318,7 @@ func (r *renderer) partition(p *planner.Partition) error {
 		}
 		k.After = append(k.After, containerdUnit(p.Name))
 		k.Runtime = containerdUnit(p.Name)
-		if k.ExecStart, err = inMountNamespace(p, "kubelet", args); err != nil {
-			return err
-		}
+		k.ExecStart = inMountNamespace(p, "kubelet", args)
 	default:
 		r.sharedRuntime = append(r.sharedRuntime, p.Name)
 		k.ExecStart = continued(args)
@@ -440,8 +431,11 @@ type kubeletView struct {
 }
 
 // kubeletArgs are the flag-only settings: kubelet has no config field for
-// them (kubernetes PR #76556 was closed unmerged).
-func kubeletArgs(p *planner.Partition) ([]string, error) {
+// them (kubernetes PR #76556 was closed unmerged). Each is one a unit's
+// command line carries unquoted (validation.ArgProblem) by the planner's
+// rules for the paths, the Node name, the labels and the extra arguments,
+// held where the plan entered.
+func kubeletArgs(p *planner.Partition) []string {
 	k := p.Kubelet
 	args := []string{
 		k.Binary,
@@ -465,16 +459,7 @@ func kubeletArgs(p *planner.Partition) ([]string, error) {
 		// The user's KubeletConfiguration fields, merged over --config.
 		args = append(args, "--config-dir="+k.ConfigDir)
 	}
-	if msgs := validation.ExtraArgsProblems(k.ExtraArgs); len(msgs) > 0 {
-		return nil, fmt.Errorf("kubelet.extraArgs: %s", msgs[0])
-	}
-	args = append(args, k.ExtraArgs...)
-	for _, a := range args {
-		if msg := validation.ArgProblem(a); msg != "" {
-			return nil, fmt.Errorf("kubelet argument %q %s", a, msg)
-		}
-	}
-	return args, nil
+	return append(args, k.ExtraArgs...)
 }
 
 // bindKubeletDir is where the mount namespace's unit binds the
@@ -546,10 +531,7 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView, 
 	if err := r.mountNamespace(p, ns, machine); err != nil {
 		return err
 	}
-	exec, err := inMountNamespace(p, "containerd", []string{rt.Binary, "--config", rt.ConfigPath})
-	if err != nil {
-		return err
-	}
+	exec := inMountNamespace(p, "containerd", []string{rt.Binary, "--config", rt.ConfigPath})
 	unit := containerdUnit(p.Name)
 	err = r.template(unitPath(unit), "containerd.service.tmpl", map[string]any{
 		"Name": p.Name, "Nodes": p.Nodes.String(), "Slice": p.Slice, "CPU": cpu, "Netns": ns,

@@ -33,14 +33,6 @@ func TestBadPlansAreRefused(t *testing.T) {
 		{"another partition's NRI plugin", func(p *planner.Plan) { p.Partitions[0].Allocator.NRIPlugin = "numa-partition-node1" },
 			`allocator.nriPlugin "numa-partition-node1" must be "numa-partition-node0"`},
 		{"relative config path", func(p *planner.Plan) { p.Partitions[0].Kubelet.ConfigPath = "kubelet.yaml" }, `key "kubelet.config_path": "kubelet.yaml" is not an absolute path`},
-		{"space in a label", func(p *planner.Plan) { p.Partitions[0].Labels["x"] = "a b" }, `kubelet argument "--node-labels=`},
-		{"specifier in extra args", func(p *planner.Plan) { p.Partitions[1].Kubelet.ExtraArgs = []string{"--v=%i"} }, `"--v=%i"`},
-		// Issue 24 item 3: a plan read from a file is checked with the
-		// planner's rule, as kubelet normalises flags.
-		{"managed flag with underscores in extra args", func(p *planner.Plan) { p.Partitions[1].Kubelet.ExtraArgs = []string{"--root_dir=/x"} }, `kubelet.extraArgs: "--root_dir=/x" sets --root-dir`},
-		{"runtime endpoint in extra args", func(p *planner.Plan) {
-			p.Partitions[1].Kubelet.ExtraArgs = []string{"--container-runtime-endpoint=unix:///run/containerd-node0/containerd.sock"}
-		}, `sets --container-runtime-endpoint`},
 		// Issue 24 items 4, 8, 9: a plan read from a file is checked with
 		// the planner's path, name and collision rules.
 		{"colon in a root dir", func(p *planner.Plan) { p.Partitions[0].Kubelet.RootDir = "/var/lib/kubelet:x" }, `key "kubelet.root_dir": "/var/lib/kubelet:x" has characters`},

@@ -33,6 +33,12 @@ const (
 	// long" (#38). 64 KiB leaves the rest for the flags the tool sets
 	// (paths of at most MaxArgLength each).
 	MaxExtraArgsBytes = 64 << 10
+	// MaxPathLength bounds a path of the plan. Render writes some behind
+	// a flag of kubelet's ("--bootstrap-kubeconfig=PATH", the longest of
+	// kubeletSettings' flags), and the argument must still be one
+	// ArgProblem takes: with this bound the path rule alone holds every
+	// such argument within MaxArgLength.
+	MaxPathLength = MaxArgLength - 64
 )
 
 // ArgProblem says what is wrong with a command-line argument, "" when
@@ -59,8 +65,8 @@ func PathProblem(p string) string {
 		return "is the root directory"
 	case path.Clean(p) != p:
 		return fmt.Sprintf("is not a clean path (no '..', '.', '//' or trailing '/'): write %q", echo.Value(path.Clean(p)))
-	case len(p) > MaxArgLength:
-		return fmt.Sprintf("is %d bytes long, more than %d", len(p), MaxArgLength)
+	case len(p) > MaxPathLength:
+		return fmt.Sprintf("is %d bytes long, more than %d", len(p), MaxPathLength)
 	case !safePath.MatchString(p):
 		return "has characters unit files and command lines cannot carry unquoted or read as separators; allowed are letters, digits and ._-/+@=, (no spaces, newlines, ':', quotes, '%', '\\' or non-ASCII)"
 	}

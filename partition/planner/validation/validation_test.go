@@ -20,6 +20,16 @@ func TestPathProblem(t *testing.T) {
 		}
 	}
 	assert.Contains(t, ArgProblem(strings.Repeat("a", MaxArgLength+1)), "more than 4096")
+	long := "/" + strings.Repeat("a", MaxPathLength-1)
+	assert.Empty(t, PathProblem(long))
+	assert.Contains(t, PathProblem(long+"a"), "more than 4032")
+	// Render writes a path behind each of kubelet's flags that take one:
+	// the path rule holds the argument to ArgProblem's.
+	for _, s := range kubeletSettings {
+		if s.flag != "" {
+			assert.Empty(t, ArgProblem(s.flag+"="+long), s.flag)
+		}
+	}
 	assert.Equal(t, "is empty", ArgProblem(""))
 }
 
