@@ -48,9 +48,8 @@ func dropInPath(unit string) string       { return unitDir + "/" + unit + ".d/" 
 func rootRelative(abs string) string      { return strings.TrimPrefix(abs, "/") }
 func describe(field, value string) string { return fmt.Sprintf("%s %q", field, value) }
 
-// absPath checks a plan path that becomes a file or a unit setting, by
-// the planner's rule (plans read from a file may not have been planned
-// by this build).
+// absPath checks a path of the options (the binary's) by the planner's
+// rule for the plan's paths, which a plan met where it entered.
 func absPath(field, p string) error {
 	if msg := validation.PathProblem(p); msg != "" {
 		return fmt.Errorf("%s %s", describe(field, p), msg)

@@ -208,18 +208,6 @@ func memoryNodes(p *planner.Partition) bitmask.NodeSet {
 // strict-cpu-reservation — keeps those daemon CPUs out of every pod's
 // cpuset. nodeX.slice therefore allows the pods' CPUs plus daemonCPUs.
 func (r *renderer) partition(p *planner.Partition) error {
-	for _, f := range []struct{ field, path string }{
-		{"kubelet.configPath", p.Kubelet.ConfigPath},
-		{"kubelet.binary", p.Kubelet.Binary},
-		{"kubelet.rootDir", p.Kubelet.RootDir},
-		{"kubelet.certDir", p.Kubelet.CertDir},
-		{"kubelet.kubeconfig", p.Kubelet.Kubeconfig},
-		{"kubelet.bootstrapKubeconfig", p.Kubelet.BootstrapKubeconfig},
-	} {
-		if err := absPath(f.field, f.path); err != nil {
-			return err
-		}
-	}
 	if err := r.netns(p); err != nil {
 		return err
 	}
