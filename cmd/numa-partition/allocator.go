@@ -144,7 +144,7 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 	if p == nil {
 		return fmt.Errorf("--partition %q is not in %s; planned partitions: %s", opts.Partition, source, strings.Join(names, ", "))
 	}
-	cfg, err := daemon.ConfigFromPlan(*p, topo)
+	cfg, err := planner.AllocatorConfig(*p, topo)
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 		opts.SyncBeforeAnswer = p.Allocator.SyncBeforeAnswer
 	}
 	if !c.IsSet("metrics-addr") {
-		opts.MetricsAddr = daemon.MetricsAddrOf(*p)
+		opts.MetricsAddr = planner.AllocatorMetricsAddr(*p)
 	}
 	if opts.Labels == nil {
 		opts.Labels = p.Labels

@@ -41,7 +41,7 @@ func TestServePlanFromRenderedPlan(t *testing.T) {
 					return err
 				}
 				for _, p := range plan.Partitions {
-					cfg, err := daemon.ConfigFromPlan(p, topo)
+					cfg, err := planner.AllocatorConfig(p, topo)
 					if err != nil {
 						return err
 					}
@@ -103,7 +103,7 @@ func TestAllocatorHonoursThePlanInEveryMode_Issue24Item11(t *testing.T) {
 }
 
 // Issue 27: the plan carries the metrics port as a number, which the
-// allocator serves (daemon.MetricsAddrOf: since issue 40 on every address
+// allocator serves (planner.AllocatorMetricsAddr: since issue 40 on every address
 // of the host in host mode, as kubelet); a host's rendered plan.json from
 // a build before it (metricsAddr "127.0.0.1:PORT") still starts its
 // allocators on the same port, and --metrics-addr still wins.

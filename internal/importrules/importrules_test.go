@@ -92,6 +92,29 @@ func TestDaemonClientsLinkNoPrometheusOfTheirOwn(t *testing.T) {
 	}
 }
 
+// The planner depends on the allocator's packages (Topology Manager
+// options, Memory Manager bounds, planner.AllocatorConfig); none of them
+// imports the planner or its config back: the daemon takes an
+// allocator.Config and an address, made from the plan by its caller. The
+// planner's value rules (partition/planner/validation, a leaf) are shared.
+func TestTheAllocatorDoesNotImportThePlanner(t *testing.T) {
+	forbidden := []string{module + "partition/planner", module + "partition/planner/config"}
+	graph := imports(t, module+"partition/allocator/...")
+	for pkg, imps := range graph {
+		if !within(pkg, module+"partition/allocator") {
+			continue
+		}
+		for _, imp := range imps {
+			if slices.Contains(forbidden, imp) {
+				t.Errorf("%s imports %s: give it what it needs from the plan as an argument instead", pkg, imp)
+			}
+		}
+	}
+	if _, ok := graph[daemon]; !ok {
+		t.Fatalf("go list -deps partition/allocator/... did not list %s", daemon)
+	}
+}
+
 // The rules above pass vacuously if go list or the matching finds
 // nothing: the daemon's own Prometheus imports must be seen.
 func TestTheDaemonIsSeenLinkingPrometheus(t *testing.T) {

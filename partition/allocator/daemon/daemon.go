@@ -20,7 +20,6 @@ import (
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
-	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
@@ -36,8 +35,9 @@ type Options struct {
 	StateDir    string
 	// MetricsAddr, when set, also serves /metrics (and nothing else) on
 	// this TCP address: --metrics-addr, else the plan's
-	// allocator.metricsPort on the partition's address (MetricsAddrOf),
-	// where the cluster's Prometheus scrapes it.
+	// allocator.metricsPort on the partition's address
+	// (planner.AllocatorMetricsAddr), where the cluster's Prometheus
+	// scrapes it.
 	MetricsAddr     string
 	MaxRequestBytes int64
 	// SyncBeforeAnswer answers a decision once its journal record is
@@ -294,25 +294,6 @@ func listenUnix(path string, gid *uint32) (*net.UnixListener, error) {
 		return nil, fmt.Errorf("socket mode: %w", err)
 	}
 	return ln, nil
-}
-
-// MetricsAddrOf is where partition p's daemon serves /metrics, "" when
-// the plan has no metrics port: the partition's own address in network
-// namespace mode (its Node's InternalIP, which the cluster's Prometheus
-// discovers), else every address of the host, as kubelet listens there,
-// on the partition's port of its own (base + index × port stride).
-// The metrics hold no pod names and no secrets, as node_exporter's and
-// kube-state-metrics' are served unauthenticated; allocator.metrics_port
-// = 0 turns them off and --metrics-addr 127.0.0.1:PORT keeps them local.
-func MetricsAddrOf(p planner.Partition) string {
-	if p.Allocator.MetricsPort == 0 {
-		return ""
-	}
-	host := ""
-	if p.Network != nil && p.Network.Address.IsValid() {
-		host = p.Network.Address.Addr().String()
-	}
-	return net.JoinHostPort(host, strconv.Itoa(p.Allocator.MetricsPort))
 }
 
 // metricsAddrProblem refuses a metrics address that is no HOST:PORT,

@@ -1,4 +1,4 @@
-package daemon
+package planner
 
 import (
 	"strings"
@@ -6,43 +6,34 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // The 4-socket Opteron dump and its example config: partition "lowlat" is
 // NUMA nodes 6-7 with single-numa-node, the host keeps 1100Mi on node 6.
-const (
-	fixtureSysfs  = "../../../testdata/sysfs/hwloc-32amd64-4s2n4c-cgroup2/sys"
-	fixtureConfig = "../../../examples/4socket/config.toml"
-)
-
-func fixturePlan(t *testing.T) (*planner.Plan, *numa.Topology) {
+func allocatorFixturePlan(t *testing.T) (*Plan, *numa.Topology) {
 	t.Helper()
-	topo, err := numa.NewFS(fixtureSysfs).Discover()
+	topo := discoverFixture(t, "hwloc-32amd64-4s2n4c-cgroup2")
+	cfg, err := config.LoadFile("../../examples/4socket/config.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.LoadFile(fixtureConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := planner.NewPlan(topo, cfg)
+	plan, err := NewPlan(topo, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return plan, topo
 }
 
-func TestConfigFromPlan(t *testing.T) {
-	plan, topo := fixturePlan(t)
-	var lowlat planner.Partition
+func TestAllocatorConfig(t *testing.T) {
+	plan, topo := allocatorFixturePlan(t)
+	var lowlat Partition
 	for _, p := range plan.Partitions {
 		if p.Name == "lowlat" {
 			lowlat = p
 		}
 	}
-	cfg, err := ConfigFromPlan(lowlat, topo)
+	cfg, err := AllocatorConfig(lowlat, topo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,18 +66,18 @@ func TestConfigFromPlan(t *testing.T) {
 	}
 }
 
-func TestConfigFromPlanBadOptions(t *testing.T) {
-	plan, topo := fixturePlan(t)
+func TestAllocatorConfigBadOptions(t *testing.T) {
+	plan, topo := allocatorFixturePlan(t)
 	for opt, val := range map[string]string{"prefer-closest-numa-nodes": "maybe", "max-allowable-numa-nodes": "-1"} {
 		p := plan.Partitions[0]
 		p.Kubelet.TopologyManagerOptions = map[string]string{opt: val}
-		if _, err := ConfigFromPlan(p, topo); err == nil || !strings.Contains(err.Error(), opt) {
+		if _, err := AllocatorConfig(p, topo); err == nil || !strings.Contains(err.Error(), opt) {
 			t.Fatalf("%s=%s: got %v", opt, val, err)
 		}
 	}
 	p := plan.Partitions[0]
 	p.Kubelet.TopologyManagerOptions = map[string]string{"prefer-closest-numa-nodes": "true", "max-allowable-numa-nodes": "16"}
-	cfg, err := ConfigFromPlan(p, topo)
+	cfg, err := AllocatorConfig(p, topo)
 	if err != nil || !cfg.PreferClosestNUMA || cfg.MaxAllowableNUMANodes != 16 {
 		t.Fatalf("got %+v %v", cfg, err)
 	}

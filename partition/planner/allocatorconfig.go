@@ -1,21 +1,28 @@
-package daemon
+package planner
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
-// ConfigFromPlan is the allocator configuration of one planned partition:
+// What a partition's allocator daemon is told, made from the plan here so
+// that the daemon (partition/allocator/daemon) takes an allocator.Config
+// and an address and never imports the planner: the planner depends on
+// the allocator's packages (its Topology Manager options, the Memory
+// Manager's bounds), not the other way round.
+
+// AllocatorConfig is the allocator configuration of one planned partition:
 // its nodes' memory and hugepages with the host's reservations on them, the
 // distances between them, and its kubelet's Topology Manager settings. The
 // daemon must decide exactly as that kubelet would, so everything comes
 // from the same plan that rendered the kubelet's configuration.
-func ConfigFromPlan(p planner.Partition, t *numa.Topology) (allocator.Config, error) {
+func AllocatorConfig(p Partition, t *numa.Topology) (allocator.Config, error) {
 	// In nri mode the allocator decides with the configured policy and
 	// the kubelet's managers are off; otherwise it decides as the kubelet.
 	policy, scope, options := p.Kubelet.TopologyManagerPolicy, p.Kubelet.TopologyManagerScope, p.Kubelet.TopologyPolicyOptions
@@ -68,7 +75,7 @@ func ConfigFromPlan(p planner.Partition, t *numa.Topology) (allocator.Config, er
 // pod admitted): the plan was made on this machine, so a node that grew
 // is a file edited or planned elsewhere. A node the topology does not
 // know, or whose size it does not know, is left to the plan's own rules.
-func fitsMachine(m planner.NodeMemory, t *numa.Topology) error {
+func fitsMachine(m NodeMemory, t *numa.Topology) error {
 	if t == nil {
 		return nil
 	}
@@ -78,4 +85,23 @@ func fitsMachine(m planner.NodeMemory, t *numa.Topology) error {
 		}
 	}
 	return nil
+}
+
+// AllocatorMetricsAddr is where partition p's daemon serves /metrics, "" when
+// the plan has no metrics port: the partition's own address in network
+// namespace mode (its Node's InternalIP, which the cluster's Prometheus
+// discovers), else every address of the host, as kubelet listens there,
+// on the partition's port of its own (base + index × port stride).
+// The metrics hold no pod names and no secrets, as node_exporter's and
+// kube-state-metrics' are served unauthenticated; allocator.metrics_port
+// = 0 turns them off and --metrics-addr 127.0.0.1:PORT keeps them local.
+func AllocatorMetricsAddr(p Partition) string {
+	if p.Allocator.MetricsPort == 0 {
+		return ""
+	}
+	host := ""
+	if p.Network != nil && p.Network.Address.IsValid() {
+		host = p.Network.Address.Addr().String()
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p.Allocator.MetricsPort))
 }
