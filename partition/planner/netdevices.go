@@ -155,11 +155,18 @@ func (pl *planning) planLocalDevices(ifaces []Interface) {
 // when it may move into pn's: network.host_devices lists it, it is the
 // macvlan uplink's parent, a port
 // of a bridge or bond (moving it breaks its master), it has an address
-// of the host or the host's default route leaves by it, or it has the
-// name of the partition's own link in the namespace.
+// of the host or the host's default route leaves by it, it has the
+// name of the partition's own link in the namespace, or a name no unit
+// line carries.
 func (pl *planning) uplinkReason(d netCandidate, host map[string]Interface, pn *PartitionNetwork) string {
 	if slices.Contains(pl.c.Network.HostDevices, d.Name) || slices.Contains(pl.c.Network.HostDevices, d.PCI) {
 		return "network.host_devices keeps it"
+	}
+	if msg := validation.InterfaceNameProblem(d.Name); msg != "" {
+		// Linux takes names with '$', '%' or quotes, which the
+		// namespace's oneshot could not carry on its command line
+		// (a plan file's are held to the same rule: planNetworkProblem).
+		return "its name " + msg
 	}
 	if d.namespace != "" {
 		return "" // a partition's already: the host's addresses and routes are not its

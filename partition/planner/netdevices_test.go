@@ -112,3 +112,32 @@ func TestLocalDevicesErrors(t *testing.T) {
 		})
 	}
 }
+
+// Linux names interfaces with '$', '%' or quotes, which the namespace's
+// oneshot cannot carry on its command line: such a device stays with the
+// host, as a plan file cannot move it either (#39: render refused the
+// plan the planner had made).
+func TestLocalDeviceWithANameNoUnitCarries(t *testing.T) {
+	topo := discoverFixture(t, "synthetic-2node-nics")
+	renamed := false
+	for i := range topo.PCI {
+		for j := range topo.PCI[i].Net {
+			if topo.PCI[i].Net[j].Name == "ens5f1" {
+				topo.PCI[i].Net[j].Name, renamed = "ens5$f1", true
+			}
+		}
+	}
+	require.True(t, renamed, "the fixture has ens5f1")
+	plan := func(text string) (*Plan, error) {
+		c, err := config.Parse("config.toml", []byte(text))
+		require.NoError(t, err)
+		c.Kubelet.Hostname = "h"
+		return NewPlanFor(topo, nicFacts, c)
+	}
+	p, err := plan("[network]\nlocal_devices = true\n")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ens5f0", "ens5f0v0", "ens5f0v1"}, deviceNames(p.Partitions[0].Network))
+	assert.Contains(t, strings.Join(p.Warnings, "\n"), "network.local_devices: ens5$f1 (0000:3b:00.1, NUMA node 0) stays in the host's namespace: its name has characters an interface name cannot have")
+	_, err = plan("[[partition]]\nnodes = [0]\nlocal_devices = [\"0000:3b:00.1\"]\n")
+	require.ErrorContains(t, err, `config.toml:3: key "partition[0].local_devices": "ens5$f1" (0000:3b:00.1) cannot leave the host's namespace: its name has characters an interface name cannot have ('/', ':', whitespace) or a unit cannot carry`)
+}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/internal/echo"
+	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
@@ -116,8 +118,8 @@ func (pl *planning) planNetwork() {
 	n := &plan.Network
 	n.Uplink = or(c.Uplink, UplinkBridge)
 	n.MTU = c.MTU
-	if c.MTU != 0 && (c.MTU < 68 || c.MTU > 65535) {
-		col.Add("network.mtu", "%d: allowed are 0 (the uplink's) and 68-65535", c.MTU)
+	if msg := mtuProblem(c.MTU); msg != "" {
+		col.Add("network.mtu", "%s", config.Whole(msg))
 	}
 	n.ResolvConf = or(c.ResolvConf, config.DefaultResolvConf)
 	if msg := validation.PathProblem(n.ResolvConf); msg != "" {
@@ -158,7 +160,7 @@ func (pl *planning) planNetwork() {
 			n.Subnet = pl.prefix("network.subnet", c.Subnet)
 		}
 	default:
-		col.Add("network.uplink", "%q: allowed are %q (a veth per partition on a host bridge) and %q (a macvlan per partition on network.parent)", c.Uplink, UplinkBridge, UplinkMacvlan)
+		col.Add("network.uplink", "%s", config.Whole(uplinkProblem(c.Uplink)))
 		return
 	}
 	if !n.Subnet.IsValid() {
@@ -180,6 +182,103 @@ func (pl *planning) planNetwork() {
 	}
 	pl.assignAddresses(n, gateway, ifaces)
 	pl.planLocalDevices(all)
+}
+
+// mtuProblem says what is wrong with network.mtu, "" when nothing.
+func mtuProblem(mtu int) string {
+	if mtu != 0 && (mtu < 68 || mtu > 65535) {
+		return fmt.Sprintf("%d: allowed are 0 (the uplink's) and 68-65535", mtu)
+	}
+	return ""
+}
+
+// uplinkProblem says what is wrong with network.uplink, "" when nothing.
+func uplinkProblem(uplink string) string {
+	if uplink == UplinkBridge || uplink == UplinkMacvlan {
+		return ""
+	}
+	return fmt.Sprintf("%q: allowed are %q (a veth per partition on a host bridge) and %q (a macvlan per partition on network.parent)", echo.Value(uplink), UplinkBridge, UplinkMacvlan)
+}
+
+// planNetworkProblem holds a plan file's network to the rules planNetwork
+// made it by, "" when it meets them: every partition has a namespace of
+// its own in namespace mode and none in another; the uplink, the bridge
+// or parent, the host's address, the NAT's subnet and the MTU are what
+// the config allows; each namespace, link and device name is one the
+// kernel and a unit's command line take (validation.NamespaceNameProblem,
+// InterfaceNameProblem), each address an IPv4 address with its length and
+// each device's PCI function an address as discovery reads them. Render
+// writes all of them into the network oneshots' command lines and
+// comments.
+func planNetworkProblem(plan *Plan) string {
+	n := plan.Network
+	namespaced := n.Mode == NetworkNamespace
+	if namespaced {
+		if msg := uplinkProblem(n.Uplink); msg != "" {
+			return "network.uplink " + msg
+		}
+		switch n.Uplink {
+		case UplinkBridge:
+			if msg := validation.InterfaceNameProblem(n.Bridge); msg != "" {
+				return fmt.Sprintf("network.bridge %q %s", echo.Value(n.Bridge), msg)
+			}
+			if msg := ipv4PrefixProblem(n.HostAddress); msg != "" {
+				return "network.hostAddress " + msg
+			}
+			if msg := ipv4PrefixProblem(n.Subnet); n.NAT && msg != "" {
+				return "network.subnet " + msg
+			}
+		case UplinkMacvlan:
+			if msg := validation.InterfaceNameProblem(n.Parent); msg != "" {
+				return fmt.Sprintf("network.parent %q %s", echo.Value(n.Parent), msg)
+			}
+		}
+		if msg := mtuProblem(n.MTU); msg != "" {
+			return "network.mtu " + msg
+		}
+	}
+	for i := range plan.Partitions {
+		p := &plan.Partitions[i]
+		pn := p.Network
+		switch {
+		case pn == nil && namespaced:
+			return fmt.Sprintf("partition %s has no network, but network.mode is %q (allowed: a network for every partition, or network.mode %q)", p.Name, NetworkNamespace, NetworkHost)
+		case pn == nil:
+			continue
+		case !namespaced:
+			return fmt.Sprintf("partition %s: a network is planned, but network.mode is %q (allowed: a partition's own network with network.mode %q only)", p.Name, echo.Value(n.Mode), NetworkNamespace)
+		}
+		if msg := validation.NamespaceNameProblem(pn.Namespace); msg != "" {
+			return fmt.Sprintf("partition %s: network.namespace %q %s", p.Name, echo.Value(pn.Namespace), msg)
+		}
+		for _, l := range []struct{ key, name string }{{"network.hostLink", pn.HostLink}, {"network.interface", pn.Interface}} {
+			if msg := validation.InterfaceNameProblem(l.name); msg != "" {
+				return fmt.Sprintf("partition %s: %s %q %s", p.Name, l.key, echo.Value(l.name), msg)
+			}
+		}
+		if msg := ipv4PrefixProblem(pn.Address); msg != "" {
+			return fmt.Sprintf("partition %s: network.address %s", p.Name, msg)
+		}
+		for _, d := range pn.Devices {
+			if msg := validation.InterfaceNameProblem(d.Name); msg != "" {
+				return fmt.Sprintf("partition %s: network.devices name %q %s", p.Name, echo.Value(d.Name), msg)
+			}
+			if !numa.IsPCIAddress(d.PCI) || d.PhysFn != "" && !numa.IsPCIAddress(d.PhysFn) {
+				return fmt.Sprintf("partition %s: network.devices %s: pci %q, physfn %q: allowed are PCI function addresses (0000:3b:00.1; physfn may be empty)", p.Name, echo.Value(d.Name), echo.Value(d.PCI), echo.Value(d.PhysFn))
+			}
+		}
+	}
+	return ""
+}
+
+// ipv4PrefixProblem says what is wrong with an address of a plan's
+// network, which the planner makes an IPv4 address with its network's
+// length, "" when nothing.
+func ipv4PrefixProblem(a netip.Prefix) string {
+	if a.IsValid() && a.Addr().Is4() {
+		return ""
+	}
+	return fmt.Sprintf("%q: allowed is an IPv4 address with its network's length (10.212.0.2/24)", a.String())
 }
 
 // prefix parses an IPv4 network ("10.212.0.0/24"): its host bits must be

@@ -37,6 +37,9 @@ func PlanFileProblem(plan *Plan) error {
 	if err := PlanPortsProblem(plan); err != nil {
 		return err
 	}
+	if msg := planNetworkProblem(plan); msg != "" {
+		return fmt.Errorf("%s", msg)
+	}
 	seen := map[string]bool{}
 	for i := range plan.Partitions {
 		p := &plan.Partitions[i]

@@ -3,6 +3,7 @@ package planner
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -65,6 +66,35 @@ func TestPlanFileRefusesWhatRenderTrusts(t *testing.T) {
 		}, []string{`kubelet.extraArgs: "--container-runtime-endpoint=unix:///run/containerd-node0/containerd.sock" sets --container-runtime-endpoint`}},
 		{"path too long behind its flag", func(p *Plan) { p.Partitions[0].Kubelet.Kubeconfig = "/etc/kubernetes/" + strings.Repeat("k", 4020) },
 			[]string{`key "kubelet.kubeconfig": "/etc/kubernetes/kkk`, "is 4036 bytes long, more than 4032"}},
+		// The network oneshots' command lines and comments.
+		{"slash in a namespace", func(p *Plan) { p.Partitions[0].Network.Namespace = "np/x" },
+			[]string{`partition node0: network.namespace "np/x" has characters a namespace name cannot have ('/', ':', whitespace) or a unit cannot carry`}},
+		{"host link longer than IFNAMSIZ", func(p *Plan) { p.Partitions[0].Network.HostLink = "np-" + strings.Repeat("x", 13) },
+			[]string{`partition node0: network.hostLink "np-xxxxxxxxxxxxx" must be 1-15 characters (the kernel's IFNAMSIZ)`}},
+		{"specifier in the interface", func(p *Plan) { p.Partitions[1].Network.Interface = "eth%i" },
+			[]string{`partition node1: network.interface "eth%i" has characters an interface name cannot have`}},
+		{"IPv6 address", func(p *Plan) { p.Partitions[0].Network.Address = netip.MustParsePrefix("fd00::2/64") },
+			[]string{`partition node0: network.address "fd00::2/64": allowed is an IPv4 address with its network's length (10.212.0.2/24)`}},
+		{"device named with a '$'", func(p *Plan) { p.Partitions[0].Network.Devices = []NetDevice{{Name: "eth$1", PCI: "0000:3b:00.1"}} },
+			[]string{`partition node0: network.devices name "eth$1" has characters an interface name cannot have`}},
+		{"newline in a device's PCI address", func(p *Plan) {
+			p.Partitions[0].Network.Devices = []NetDevice{{Name: "eth1", PCI: "0000:3b:00.1\nExecStartPre=/bin/x"}}
+		}, []string{`partition node0: network.devices eth1: pci "0000:3b:00.1\nExecStartPre=/bin/x", physfn "": allowed are PCI function addresses (0000:3b:00.1; physfn may be empty)`}},
+		{"space in the bridge", func(p *Plan) { p.Network.Bridge = "br 0" },
+			[]string{`network.bridge "br 0" has characters an interface name cannot have`}},
+		{"bridge without a host address", func(p *Plan) { p.Network.HostAddress = netip.Prefix{} },
+			[]string{`network.hostAddress "invalid Prefix": allowed is an IPv4 address with its network's length`}},
+		{"NAT without a subnet", func(p *Plan) { p.Network.Subnet = netip.Prefix{} },
+			[]string{`network.subnet "invalid Prefix": allowed is an IPv4 address with its network's length`}},
+		{"macvlan without a parent", func(p *Plan) { p.Network.Uplink = UplinkMacvlan },
+			[]string{`network.parent "" must be 1-15 characters (the kernel's IFNAMSIZ)`}},
+		{"unknown uplink", func(p *Plan) { p.Network.Uplink = "vxlan" },
+			[]string{`network.uplink "vxlan": allowed are "bridge" (a veth per partition on a host bridge) and "macvlan" (a macvlan per partition on network.parent)`}},
+		{"MTU below IPv4's", func(p *Plan) { p.Network.MTU = 40 }, []string{`network.mtu 40: allowed are 0 (the uplink's) and 68-65535`}},
+		{"a partition without its namespace", func(p *Plan) { p.Partitions[1].Network = nil },
+			[]string{`partition node1 has no network, but network.mode is "namespace" (allowed: a network for every partition, or network.mode "host")`}},
+		{"a namespace in host mode", func(p *Plan) { p.Network = Network{Mode: NetworkHost} },
+			[]string{`partition node0: a network is planned, but network.mode is "host" (allowed: a partition's own network with network.mode "namespace" only)`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var p Plan

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/numa-partition/numa-partition/partition/planner"
-	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // UplinkUnit makes the host side of the partitions' network (namespace
@@ -51,14 +50,13 @@ func uplinkArgs(n planner.Network) []string {
 	return args
 }
 
-// uplink renders the host's uplink oneshot.
+// uplink renders the host's uplink oneshot. The uplink, bridge, parent,
+// host address and MTU are the planner's rules, held where the plan
+// entered.
 func (r *renderer) uplink() error {
 	n := r.plan.Network
 	if n.Mode != planner.NetworkNamespace {
 		return nil
-	}
-	if err := checkUplink(n); err != nil {
-		return err
 	}
 	what := fmt.Sprintf("bridge %s %s", n.Bridge, n.HostAddress)
 	if n.NAT {
@@ -82,37 +80,18 @@ func (r *renderer) uplink() error {
 	return nil
 }
 
-// netns renders partition p's namespace oneshot.
+// netns renders partition p's namespace oneshot. Every partition has a
+// network in namespace mode and none in host mode, and every name and
+// address is one the oneshot's command line carries: the planner's rules
+// (planNetworkProblem for a plan file), held where the plan entered.
 func (r *renderer) netns(p *planner.Partition) error {
 	pn := p.Network
 	if pn == nil {
-		if r.plan.Network.Mode == planner.NetworkNamespace {
-			return fmt.Errorf("network mode %q but no network planned for the partition", planner.NetworkNamespace)
-		}
 		return nil
-	}
-	if r.network == nil {
-		return fmt.Errorf("a network namespace is planned for the partition, but network.mode is %q", r.plan.Network.Mode)
-	}
-	// The namespace is a file in /run/netns, the links are interfaces
-	// (IFNAMSIZ): the planner's rules for each.
-	if msg := validation.NamespaceNameProblem(pn.Namespace); msg != "" {
-		return fmt.Errorf("network.namespace %q %s", pn.Namespace, msg)
-	}
-	for _, n := range []struct{ field, v string }{{"network.hostLink", pn.HostLink}, {"network.interface", pn.Interface}} {
-		if msg := validation.InterfaceNameProblem(n.v); msg != "" {
-			return fmt.Errorf("%s %q %s", n.field, n.v, msg)
-		}
-	}
-	if !pn.Address.IsValid() || !pn.Address.Addr().Is4() {
-		return fmt.Errorf("network.address %q: want an IPv4 address with its length", pn.Address)
 	}
 	args := []string{"--namespace", pn.Namespace, "--host-link", pn.HostLink, "--interface", pn.Interface}
 	var devices, deviceUnits, names []string
 	for _, d := range pn.Devices {
-		if msg := validation.InterfaceNameProblem(d.Name); msg != "" {
-			return fmt.Errorf("network.devices %q %s", d.Name, msg)
-		}
 		args = append(args, "--device", d.Name)
 		names = append(names, d.Name)
 		what := fmt.Sprintf("%s (PCI %s", d.Name, d.PCI)
@@ -144,30 +123,6 @@ func (r *renderer) netns(p *planner.Partition) error {
 	}
 	r.units = append(r.units, Unit{Name: unit, Phase: PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: []string{path}, RecreatesPods: true})
 	r.network.Namespaces = append(r.network.Namespaces, Namespace{Partition: p.Name, Name: pn.Namespace, HostLink: pn.HostLink, Interface: pn.Interface, Devices: names})
-	return nil
-}
-
-// checkUplink refuses a plan read from a file whose uplink cannot become
-// a unit's command line.
-func checkUplink(n planner.Network) error {
-	switch n.Uplink {
-	case planner.UplinkBridge:
-		if msg := validation.InterfaceNameProblem(n.Bridge); msg != "" {
-			return fmt.Errorf("network.bridge %q %s", n.Bridge, msg)
-		}
-		if !n.HostAddress.IsValid() || !n.HostAddress.Addr().Is4() {
-			return fmt.Errorf("network.hostAddress %q: want an IPv4 address with its length", n.HostAddress)
-		}
-	case planner.UplinkMacvlan:
-		if msg := validation.InterfaceNameProblem(n.Parent); msg != "" {
-			return fmt.Errorf("network.parent %q %s", n.Parent, msg)
-		}
-	default:
-		return fmt.Errorf("network.uplink %q: allowed are %q and %q", n.Uplink, planner.UplinkBridge, planner.UplinkMacvlan)
-	}
-	if n.MTU < 0 || n.MTU > 65535 {
-		return fmt.Errorf("network.mtu %d: allowed are 0 and 68-65535", n.MTU)
-	}
 	return nil
 }
 
