@@ -40,6 +40,9 @@ func PlanFileProblem(plan *Plan) error {
 	if msg := planNetworkProblem(plan); msg != "" {
 		return fmt.Errorf("%s", msg)
 	}
+	if msg := hugepagesTwiceProblem(plan); msg != "" {
+		return fmt.Errorf("%s", msg)
+	}
 	seen := map[string]bool{}
 	for i := range plan.Partitions {
 		p := &plan.Partitions[i]
@@ -134,6 +137,37 @@ func runtimeProblem(p *Partition) string {
 	}
 	if nri := hostpaths.NRISocket(rt.StateDir); rt.Kind == RuntimeContainerd && a.NRISocket != "" && a.NRISocket != nri {
 		return fmt.Sprintf("allocator.nriSocket %q is not its containerd's NRI socket (allowed: %s, in runtime.stateDir)", echo.Value(a.NRISocket), nri)
+	}
+	return ""
+}
+
+// hugepagesTwiceProblem is the planner's rule of one entry per node and
+// page size (hugepagesPlan, host.hugepages) for a plan file's pools, in a
+// partition's memory, two partitions' or the excluded nodes': the
+// hugepages oneshot and apply set each pool once, "" when none is
+// planned twice.
+func hugepagesTwiceProblem(plan *Plan) string {
+	seen := map[[2]uint64]bool{}
+	twice := func(ms []NodeMemory) (int, uint64) {
+		for _, m := range ms {
+			for _, h := range m.Hugepages {
+				key := [2]uint64{uint64(m.Node), h.PageSize}
+				if seen[key] {
+					return m.Node, h.PageSize
+				}
+				seen[key] = true
+			}
+		}
+		return -1, 0
+	}
+	const allowed = "allowed: one entry per node and page size"
+	for _, p := range plan.Partitions {
+		if node, size := twice(p.Memory); node >= 0 {
+			return fmt.Sprintf("partition %s: memory of node %d: hugepages of %s are planned twice (%s)", p.Name, node, units.FormatBytes(size), allowed)
+		}
+	}
+	if node, size := twice(plan.Host.ExcludedMemory); node >= 0 {
+		return fmt.Sprintf("host.excludedMemory: node %d: hugepages of %s are planned twice (%s)", node, units.FormatBytes(size), allowed)
 	}
 	return ""
 }

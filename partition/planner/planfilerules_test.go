@@ -95,6 +95,14 @@ func TestPlanFileRefusesWhatRenderTrusts(t *testing.T) {
 			[]string{`partition node1 has no network, but network.mode is "namespace" (allowed: a network for every partition, or network.mode "host")`}},
 		{"a namespace in host mode", func(p *Plan) { p.Network = Network{Mode: NetworkHost} },
 			[]string{`partition node0: a network is planned, but network.mode is "host" (allowed: a partition's own network with network.mode "namespace" only)`}},
+		// The hugepages oneshot's pools, each set once.
+		{"a page size twice on a node", func(p *Plan) {
+			p.Partitions[0].Memory[0].Hugepages = []HugepagePlan{{PageSize: 2 << 20, Count: 8}, {PageSize: 2 << 20, Count: 4}}
+		}, []string{"partition node0: memory of node 0: hugepages of 2Mi are planned twice (allowed: one entry per node and page size)"}},
+		{"a node's pool in two partitions", func(p *Plan) {
+			p.Partitions[0].Memory[0].Hugepages = []HugepagePlan{{PageSize: 2 << 20, Count: 8}}
+			p.Partitions[1].Memory = append(p.Partitions[1].Memory, NodeMemory{Node: 0, Hugepages: []HugepagePlan{{PageSize: 2 << 20, Count: 8}}})
+		}, []string{"partition node1: memory of node 0: hugepages of 2Mi are planned twice (allowed: one entry per node and page size)"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var p Plan

@@ -6,48 +6,40 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 )
 
 // hugepagePlan lists every planned pool, the partitions' nodes and the
 // excluded ones, zero counts included (a zero frees a pool the memory
-// manager would otherwise count wrong).
-func hugepagePlan(plan *planner.Plan) ([]hugepool.Pool, error) {
+// manager would otherwise count wrong). No pool is planned twice: the
+// planner's rule, held where the plan entered.
+func hugepagePlan(plan *planner.Plan) []hugepool.Pool {
 	var out []hugepool.Pool
-	seen := map[[2]uint64]bool{}
-	add := func(ms []planner.NodeMemory) error {
+	add := func(ms []planner.NodeMemory) {
 		for _, m := range ms {
 			for _, h := range m.Hugepages {
-				key := [2]uint64{uint64(m.Node), h.PageSize}
-				if seen[key] {
-					return fmt.Errorf("NUMA node %d: hugepages of %s are planned twice", m.Node, units.FormatBytes(h.PageSize))
-				}
-				seen[key] = true
 				out = append(out, hugepool.Pool{Node: m.Node, PageSize: h.PageSize, Count: h.Count})
 			}
 		}
-		return nil
 	}
 	for _, p := range plan.Partitions {
-		if err := add(p.Memory); err != nil {
-			return nil, err
-		}
+		add(p.Memory)
 	}
-	if err := add(plan.Host.ExcludedMemory); err != nil {
-		return nil, err
-	}
-	return out, nil
+	add(plan.Host.ExcludedMemory)
+	return out
 }
 
 // HugepagePools are every planned pool, ascending by node, then page
-// size: the oneshot's, which apply sets live too.
+// size: the oneshot's, which apply sets live too. The error is always nil:
+// the planner's rules hold a plan's pools now (#39), and the signature
+// stays until slices/apply's test helper stops expecting one.
 func HugepagePools(plan *planner.Plan) ([]hugepool.Pool, error) {
-	pools, err := hugepagePlan(plan)
-	if err != nil {
-		return nil, err
-	}
+	return hugepagePools(plan), nil
+}
+
+func hugepagePools(plan *planner.Plan) []hugepool.Pool {
+	pools := hugepagePlan(plan)
 	if pools == nil {
 		pools = []hugepool.Pool{} // "hugepages": [] in the JSON
 	}
@@ -57,35 +49,29 @@ func HugepagePools(plan *planner.Plan) ([]hugepool.Pool, error) {
 		}
 		return pools[i].PageSize < pools[j].PageSize
 	})
-	return pools, nil
+	return pools
 }
 
 // HugepageSpecs are the oneshot's arguments, largest pages first: 1 GiB
 // pages need contiguous memory, so they are taken before 2 MiB pages
 // fragment it. Within a size, ascending by node.
-func HugepageSpecs(plan *planner.Plan) ([]string, error) {
-	specs, err := hugepagePlan(plan)
-	if err != nil {
-		return nil, err
-	}
+func HugepageSpecs(plan *planner.Plan) []string {
+	specs := hugepagePlan(plan)
 	hugepool.SortForAllocation(specs)
 	out := make([]string, len(specs))
 	for i, s := range specs {
 		out[i] = s.String()
 	}
-	return out, nil
+	return out
 }
 
 // KernelCmdline reserves the planned pages per node at boot, before memory
 // fragments (per-node syntax: Linux >= 5.16):
 // "hugepagesz=2M hugepages=0:512,1:512 hugepagesz=1G hugepages=0:4,1:4".
 // Sizes ascend; nodes with no pages are left out. Empty when nothing is
-// planned. The error of an inconsistent plan is reported by Render.
+// planned.
 func KernelCmdline(plan *planner.Plan) string {
-	specs, err := hugepagePlan(plan)
-	if err != nil {
-		return ""
-	}
+	specs := hugepagePlan(plan)
 	bySize := map[uint64][]string{}
 	var sizes []uint64
 	sort.Slice(specs, func(i, j int) bool {

@@ -29,10 +29,7 @@ func TestKernelCmdline(t *testing.T) {
 
 func TestHugepageSpecsLargestFirst(t *testing.T) {
 	plan := seedPlan()
-	got, err := HugepageSpecs(&plan)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := HugepageSpecs(&plan)
 	want := []string{"0:1Gi=4", "1:1Gi=4", "0:2Mi=512", "1:2Mi=512"}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)

@@ -77,7 +77,7 @@ func RenderWith(plan planner.Plan, opt Options) (Bundle, error) {
 	if err := r.add(PlanPath, append(planJSON, '\n')); err != nil {
 		return Bundle{}, err
 	}
-	return r.bundle()
+	return r.bundle(), nil
 }
 
 type renderer struct {
@@ -112,15 +112,11 @@ func (r *renderer) template(path, name string, data any) error {
 	return r.add(path, b)
 }
 
-func (r *renderer) bundle() (Bundle, error) {
+func (r *renderer) bundle() Bundle {
 	if len(r.sharedRuntime) > 1 {
 		r.warnings = append(r.warnings, fmt.Sprintf("partitions %s share one container runtime: their kubelets share /var/lib/kubelet/device-plugins (kubernetes#120626), so device plugins work for one of them at most", strings.Join(r.sharedRuntime, ", ")))
 	}
-	pools, err := HugepagePools(r.plan)
-	if err != nil {
-		return Bundle{}, err
-	}
-	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: pools, CgroupV2Only: r.cgroupV2Only, CgroupV1Only: r.cgroupV1Only, UnifiedViews: r.unifiedViews, Network: r.network,
+	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: hugepagePools(r.plan), CgroupV2Only: r.cgroupV2Only, CgroupV1Only: r.cgroupV1Only, UnifiedViews: r.unifiedViews, Network: r.network,
 		Hostname: r.plan.Hostname, ReservedCPUs: r.plan.Host.ReservedCPUs, Partitions: PartitionsOf(r.plan)}
 	for i, p := range b.Partitions {
 		if v, ok := r.hostMemoryReserved[p.Name]; ok {
@@ -142,7 +138,7 @@ func (r *renderer) bundle() (Bundle, error) {
 		return b.Units[i].Name < b.Units[j].Name
 	})
 	b.Ports = Ports(r.plan, b.Units)
-	return b, nil
+	return b
 }
 
 // host locks everything outside the partitions to the host's CPUs and
@@ -596,10 +592,7 @@ func dirOf(p string) string {
 
 // hugepages renders the oneshot that sets every node's pools.
 func (r *renderer) hugepages() error {
-	specs, err := HugepageSpecs(r.plan)
-	if err != nil {
-		return err
-	}
+	specs := HugepageSpecs(r.plan)
 	// The partitions' nodes: pools there that the plan does not list are
 	// freed at boot (hugepool.Fill), not refused for every kubelet.
 	var owned bitmask.NodeSet
@@ -616,7 +609,7 @@ func (r *renderer) hugepages() error {
 		cmdline = "(no hugepages planned)"
 	}
 	path := unitPath(HugepagesUnit)
-	err = r.template(path, "hugepages.service.tmpl", map[string]any{
+	err := r.template(path, "hugepages.service.tmpl", map[string]any{
 		"ExecStart": continued(args), "Before": before, "KernelCmdline": cmdline,
 	})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/coreos/go-systemd/v22/unit"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
@@ -69,10 +68,7 @@ func TestTypedBundleMatchesItsText(t *testing.T) {
 			if want := len(hostUnits) + len(plan.Partitions); cpusets != want {
 				t.Errorf("%d units with a Cpuset, want %d (host units and partition slices)", cpusets, want)
 			}
-			specs, err := HugepageSpecs(&plan)
-			if err != nil {
-				t.Fatal(err)
-			}
+			specs := HugepageSpecs(&plan)
 			if len(b.Hugepages) != len(specs) {
 				t.Errorf("%d pools, the oneshot sets %d", len(b.Hugepages), len(specs))
 			}
@@ -104,14 +100,8 @@ func TestTypedBundleMatchesItsText(t *testing.T) {
 	}
 }
 
-func TestTypedBundleErrors(t *testing.T) {
+func TestTypedBundleNRIPartition(t *testing.T) {
 	p := seedPlan()
-	p.Partitions[1].Memory = append(p.Partitions[1].Memory, planner.NodeMemory{Node: 0,
-		Hugepages: []planner.HugepagePlan{p.Partitions[0].Memory[0].Hugepages[0]}})
-	if _, err := HugepagePools(&p); err == nil || !strings.Contains(err.Error(), "NUMA node 0: hugepages of") {
-		t.Errorf("a pool planned twice: %v", err)
-	}
-	p = seedPlan()
 	p.Partitions[1].Allocator.Mode = config.AllocatorModeNRI
 	b, err := Render(p)
 	if err != nil || len(b.CgroupV2Only) != 1 || b.CgroupV2Only[0] != "node1" {
