@@ -13,6 +13,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
+	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/preflight"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
@@ -57,6 +58,10 @@ type Options struct {
 	WaveBundle func(previous []byte, take func(partition string) bool) (bundle.Bundle, error)
 	Log        *slog.Logger
 	Now        func() time.Time
+
+	// events records on the partitions' Nodes (events.go); set by Apply
+	// and Remove, shared by a rolling apply's waves; nil records nothing.
+	events *kubeapi.EventRecorder
 }
 
 // Report is what an apply did (or, with DryRun, would do). Its JSON form
@@ -134,6 +139,7 @@ func Apply(ctx context.Context, o Options, b bundle.Bundle) (*Report, error) {
 		}
 		defer lock.Release()
 	}
+	o.events = newEvents(o, b.Hostname)
 	a, err := prepare(ctx, o, mode, b)
 	if err != nil {
 		return nil, err
@@ -306,6 +312,7 @@ func (a *attempt) run(ctx context.Context, t0 time.Time) (*Report, error) {
 		// The drained pods' entries count until kubelet has cleaned the
 		// pods up; the steps move the state aside only after that.
 		if cur, err = waitKubeletsLetGo(ctx, o, d, cur); err != nil {
+			nodes.applyFailed(ctx, nil, nil, "gave up before it changed the host: "+err.Error())
 			err = fmt.Errorf("%w\n(nothing on the host was changed; %s)", err, nodes.undo(ctx))
 			return nil, errors.Join(err, restoreRecord())
 		}
@@ -323,10 +330,18 @@ func (a *attempt) run(ctx context.Context, t0 time.Time) (*Report, error) {
 	ex := &Executor{Root: o.Root, Sysfs: o.Sysfs, Systemd: o.Systemd, Record: rec, BeforeStep: o.BeforeStep, PoolWriter: o.PoolWriter, Log: o.Log}
 	started := o.Now()
 	res, err := ex.Run(ctx, steps, cur)
+	// What the steps change of each partition, for its Node's Event (the
+	// units of a partition that goes are only the record's).
+	var prior []bundle.Unit
+	if prev != nil {
+		prior = prev.Units
+	}
+	changes := partitionChanges(slices.Concat(d.Units, prior), steps)
 	if err != nil {
 		// Rolled back: the previous record is the truth again, and the
 		// Nodes it drained run their old kubelets.
-		if uerr := nodes.uncordon(ctx); uerr != nil {
+		nodes.applyFailed(ctx, recordPartitions(d), changes, fmt.Sprintf("generation %d failed and was rolled back: %v", rec.Generation, err))
+		if uerr := nodes.uncordon(ctx, "the apply failed and was rolled back"); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("uncordoning the Nodes this apply cordoned: %w", uerr))
 		}
 		if se := (*StepError)(nil); errors.As(err, &se) && se.Rollback != nil && undoPending != nil {
@@ -363,6 +378,8 @@ func (a *attempt) run(ctx context.Context, t0 time.Time) (*Report, error) {
 	}
 	// The host is applied: what is left to do with the Nodes cannot undo
 	// it, so its failures are warnings.
+	nodes.removed(ctx, rec.Generation)
+	nodes.applied(ctx, rec.Partitions, changes, rep.Generation)
 	for _, f := range nodes.deletions(ctx) {
 		if err := f.remove(); err != nil {
 			rep.Warnings = append(rep.Warnings, err.Error())

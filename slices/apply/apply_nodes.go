@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
@@ -314,6 +316,7 @@ func settleCordoned(ctx context.Context, o Options, rec *Record, n *nodeRun, ste
 			stay(fmt.Sprintf("uncordoning: %v", err))
 			continue
 		}
+		admin.eventWith(ctx, api, c.Node, corev1.EventTypeNormal, EventUncordoned, "uncordoned: Ready, after an interrupted drain left it cordoned")
 		o.Log.Info("uncordoned a Node an interrupted drain left cordoned", "partition", p.Name, "node", c.Node)
 	}
 	if len(kept) > 0 {

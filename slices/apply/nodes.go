@@ -167,6 +167,9 @@ type nodeRun struct {
 	apis    []drain.API       // per target; nil: not asked
 	removal []NodeRemoval
 	keep    []string // Nodes not to delete: the API server could not be asked about them
+	// eventClients are the clients of the partitions Events are recorded
+	// on that are not targets (events.go), nil for none; by partition.
+	eventClients map[string]kubeapi.EventPoster
 }
 
 // client is the client partition p's Node is asked with: the admin's, or
@@ -336,10 +339,24 @@ func prepareNodes(ctx context.Context, o Options, verb string, targets []nodeTar
 			continue
 		}
 		r := &n.removal[i]
-		res, err := drain.Drain(ctx, api, r.Node, drain.Options{Rules: rules, Timeout: no.Timeout, Progress: no.Progress})
+		progress := func(p drain.Progress) {
+			if p.Phase == drain.PhaseCordoned {
+				n.event(ctx, i, corev1.EventTypeNormal, EventDrainStarted, drainStarted(targets[i], p, no.timeout()))
+			}
+			if no.Progress != nil {
+				no.Progress(p)
+			}
+		}
+		res, err := drain.Drain(ctx, api, r.Node, drain.Options{Rules: rules, Timeout: no.Timeout, Progress: progress})
 		r.Drain = res
 		if err != nil {
+			if res.Registered {
+				n.event(ctx, i, corev1.EventTypeWarning, EventDrainFailed, "nothing on the host was changed: "+err.Error())
+			}
 			return fail(fmt.Errorf("partition %s: %w\n(nothing on the host was changed; %s)", r.Partition, err, n.undo(ctx)))
+		}
+		if res.Registered {
+			n.event(ctx, i, corev1.EventTypeNormal, EventDrained, drained(res))
 		}
 		if res.Registered {
 			r.Pods = res.Pods
@@ -352,23 +369,29 @@ func prepareNodes(ctx context.Context, o Options, verb string, targets []nodeTar
 // command that gives up (the host stays as it was, and so should its
 // Nodes), and says how that went, for the error.
 func (n *nodeRun) undo(ctx context.Context) string {
-	if err := n.uncordon(ctx); err != nil {
+	if err := n.uncordon(ctx, "the "+n.verb+" gave up before it changed the host"); err != nil {
 		return "uncordoning the Nodes this " + n.verb + " cordoned failed: " + err.Error()
 	}
 	return "the Nodes this " + n.verb + " cordoned are schedulable again"
 }
 
 // uncordon makes the Nodes the drains cordoned schedulable again, each
-// with its partition's client.
-func (n *nodeRun) uncordon(ctx context.Context) error {
+// with its partition's client; why, for their Uncordoned Events, says
+// why now.
+func (n *nodeRun) uncordon(ctx context.Context, why string) error {
 	if n == nil {
 		return nil
 	}
 	var errs []error
 	for i, r := range n.removal {
-		if n.apis[i] != nil && r.Drain != nil {
-			errs = append(errs, drain.Uncordon(ctx, n.apis[i], []*drain.Result{r.Drain}))
+		if n.apis[i] == nil || r.Drain == nil || !r.Drain.Cordoned {
+			continue
 		}
+		if err := drain.Uncordon(ctx, n.apis[i], []*drain.Result{r.Drain}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n.event(ctx, i, corev1.EventTypeNormal, EventUncordoned, "uncordoned: "+why)
 	}
 	return errors.Join(errs...)
 }
@@ -466,6 +489,7 @@ func (n *nodeRun) readmit(ctx context.Context, since time.Time) (warnings []stri
 			continue
 		}
 		r.Uncordoned = true
+		n.event(ctx, i, corev1.EventTypeNormal, EventUncordoned, "uncordoned: Ready again since "+n.targets[i].Unit+" restarted")
 	}
 	return warnings
 }

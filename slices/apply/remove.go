@@ -144,6 +144,7 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		return rep, nil
 	}
 	rep.Generation = rec.Generation
+	o.events = newEvents(o, rec.Hostname)
 	targets := removeTargets(rec)
 	if o.Offline {
 		rep.Offline, targets = true, nil
@@ -202,6 +203,9 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		}
 	}
 	// Once the kubelets are stopped: a running one would register again.
+	if len(errs) == 0 {
+		nodes.removed(ctx, rec.Generation)
+	}
 	for _, f := range nodes.deletions(ctx) {
 		do(f.what, f.remove)
 	}

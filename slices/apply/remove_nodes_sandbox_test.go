@@ -95,4 +95,20 @@ func TestRemoveNodes(t *testing.T) {
 	if rec, err := ReadRecord(e.sb.Root); err != nil || rec != nil {
 		t.Fatalf("the record after remove: %v %v", rec, err)
 	}
+	// The Events on the Nodes (#40), with the identity that drained them;
+	// none for the refused removes, and none through the kubelets'.
+	var want []string
+	for _, p := range f.plan.Partitions {
+		pods := map[string]string{"tnode0": "0", "tnode1": "1"}[p.Name]
+		want = append(want,
+			"sandbox-"+p.Name+" Normal DrainStarted: numa-partition remove: cordoned, evicting "+pods+" pods within 5m0s (partition "+p.Name+" is removed)",
+			"sandbox-"+p.Name+" Normal Drained: numa-partition remove: drained: "+pods+" pods evicted in D")
+	}
+	for _, p := range f.plan.Partitions {
+		want = append(want, "sandbox-"+p.Name+" Normal PartitionRemoved: numa-partition remove: partition "+p.Name+" removed (generation "+itoa(rep.Generation)+"), its kubelet stopped for good; the Node is deleted next")
+	}
+	sameLines(t, "events", eventLines(s), want)
+	if len(k.Events()) != 0 {
+		t.Errorf("Events through the kubelets' credentials: %+v", k.Events())
+	}
 }

@@ -161,11 +161,19 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	}
 	g0 := gen()
 
+	// The Events on the Nodes since the last call (#40).
+	seenEvents := 0
+	events := func() []string {
+		all := eventLines(s)
+		defer func() { seenEvents = len(all) }()
+		return all[seenEvents:]
+	}
 	rep, err := applyPlan(next, func(o *Options) { drained(time.Minute)(o); o.DryRun = true })
 	must(t, err)
 	if !reflect.DeepEqual(rep.Waves, [][]string{{"tnode0"}, {"tnode1"}}) || len(s.Evictions()) != 0 {
 		t.Errorf("dry run: waves %v, evictions %v", rep.Waves, s.Evictions())
 	}
+	sameLines(t, "the dry run's Events", events(), nil)
 
 	// Both Nodes drained before either kubelet restarts (what apply did
 	// before it rolled, and does with --max-unavailable 2): the second
@@ -178,6 +186,14 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	if gen() != g0 || cordoned("sandbox-tnode0") || cordoned("sandbox-tnode1") || len(seen) != 0 {
 		t.Errorf("after the deadlocked drain: generation %d (want %d), cordoned %v %v, restarts %q", gen(), g0, cordoned("sandbox-tnode0"), cordoned("sandbox-tnode1"), seen)
 	}
+	sameLines(t, "the deadlocked drain's Events", events(), []string{
+		"sandbox-tnode0 Normal DrainStarted: numa-partition apply: cordoned, evicting 1 pods within 1s (kubelet-tnode0.service restarts on fresh CPU/Memory Manager state)",
+		"sandbox-tnode0 Normal Drained: numa-partition apply: drained: 1 pods evicted in D",
+		"sandbox-tnode1 Normal DrainStarted: numa-partition apply: cordoned, evicting 1 pods within 1s (kubelet-tnode1.service restarts on fresh CPU/Memory Manager state)",
+		"sandbox-tnode1 Warning DrainFailed: numa-partition apply: nothing on the host was changed: draining Node sandbox-tnode1: 1 of 1 pods still not evicted after 1s (shop/web-tnode1): PodDisruptionBudget shop/web holds back shop/web-tnode1: needs 1 healthy pods, has 2, allows 0 disruptions",
+		"sandbox-tnode0 Normal Uncordoned: numa-partition apply: uncordoned: the apply gave up before it changed the host",
+		"sandbox-tnode1 Normal Uncordoned: numa-partition apply: uncordoned: the apply gave up before it changed the host",
+	})
 	// web-tnode0 was evicted: its replacement runs on tnode0 again, its
 	// CPUs pinned by kubelet.
 	time.Sleep(500 * time.Millisecond) // the cleaner is done with the eviction
@@ -203,6 +219,17 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	if cordoned("sandbox-tnode0") || cordoned("sandbox-tnode1") {
 		t.Error("a Node left cordoned")
 	}
+	// Each wave's, in order: the Node drained, the partition applied, the
+	// Node uncordoned, before the next is cordoned.
+	wave := func(node string, generation int, timeout string) []string {
+		return []string{
+			"sandbox-" + node + " Normal DrainStarted: numa-partition apply: cordoned, evicting 1 pods within " + timeout + " (kubelet-" + node + ".service restarts on fresh CPU/Memory Manager state)",
+			"sandbox-" + node + " Normal Drained: numa-partition apply: drained: 1 pods evicted in D",
+			"sandbox-" + node + " Normal PartitionApplied: numa-partition apply: applied generation " + itoa(generation) + ": manager state of kubelet-" + node + ".service moved aside, restart kubelet-" + node + ".service",
+			"sandbox-" + node + " Normal Uncordoned: numa-partition apply: uncordoned: Ready again since kubelet-" + node + ".service restarted",
+		}
+	}
+	sameLines(t, "the rolling apply's Events", events(), slices.Concat(wave("tnode0", g0+1, "1m0s"), wave("tnode1", g0+2, "1m0s")))
 	host, err := os.ReadFile(e.sb.Path(bundle.PlanPath))
 	must(t, err)
 	if want, _ := render(next); !slices.ContainsFunc(want.Files, func(f bundle.File) bool { return f.Path == bundle.PlanPath && string(f.Content) == string(host) }) {
@@ -236,6 +263,10 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	if gen() != g0+3 || cordoned("sandbox-tnode0") || cordoned("sandbox-tnode1") {
 		t.Errorf("after the held-back wave: generation %d (want %d), cordoned %v %v", gen(), g0+3, cordoned("sandbox-tnode0"), cordoned("sandbox-tnode1"))
 	}
+	sameLines(t, "the held-back wave's Events", events(), append(wave("tnode0", g0+3, "500ms"),
+		"sandbox-tnode1 Normal DrainStarted: numa-partition apply: cordoned, evicting 1 pods within 500ms (kubelet-tnode1.service restarts on fresh CPU/Memory Manager state)",
+		"sandbox-tnode1 Warning DrainFailed: numa-partition apply: nothing on the host was changed: draining Node sandbox-tnode1: 1 of 1 pods still not evicted after 500ms (shop/web-tnode1): PodDisruptionBudget shop/web holds back shop/web-tnode1: needs 1 healthy pods, has 1, allows 0 disruptions",
+		"sandbox-tnode1 Normal Uncordoned: numa-partition apply: uncordoned: the apply gave up before it changed the host"))
 	s.SetPDB(budget(1))
 	seen = nil
 	rep, err = applyPlan(old, drained(time.Minute))
