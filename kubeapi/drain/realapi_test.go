@@ -308,6 +308,7 @@ func TestRealAPIServer(t *testing.T) {
 	// identity may create them, the API server's validation takes their
 	// form (a message cut to 1 KiB included), and the query `kubectl
 	// describe node` makes (involvedObject uid the Node's name) finds them.
+	t1 := time.Now()
 	for i, api := range []*kubeapi.Client{kc, c} {
 		e, err := kubeapi.NodeEvent("host-node0", "host", corev1.EventTypeNormal, "Drained", fmt.Sprintf("event %d: %s", i, strings.Repeat("é", 600)), time.Now())
 		if err != nil {
@@ -317,6 +318,7 @@ func TestRealAPIServer(t *testing.T) {
 			t.Errorf("event %d: %v", i, err)
 		}
 	}
+	t.Logf("2 Events created in %s", time.Since(t1).Round(time.Millisecond))
 	var events corev1.EventList
 	cp.must(t, "GET", "/api/v1/events?fieldSelector=involvedObject.kind%3DNode,involvedObject.name%3Dhost-node0,involvedObject.uid%3Dhost-node0", nil, &events)
 	if len(events.Items) != 2 || events.Items[0].Source.Component != "numa-partition" || !strings.HasSuffix(events.Items[1].Message, "é…") {
