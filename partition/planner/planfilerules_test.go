@@ -103,6 +103,19 @@ func TestPlanFileRefusesWhatRenderTrusts(t *testing.T) {
 			p.Partitions[0].Memory[0].Hugepages = []HugepagePlan{{PageSize: 2 << 20, Count: 8}}
 			p.Partitions[1].Memory = append(p.Partitions[1].Memory, NodeMemory{Node: 0, Hugepages: []HugepagePlan{{PageSize: 2 << 20, Count: 8}}})
 		}, []string{"partition node1: memory of node 0: hugepages of 2Mi are planned twice (allowed: one entry per node and page size)"}},
+		// Issue 24: render checked a plan file's node dirs with rules of
+		// its own, which let through a node dir the planner refuses; the
+		// planner's (checkNodeDirs, through PlanPathsProblem) hold them.
+		{"node dir over the kubelet directory", withNodeDirs(NodeDir{Path: "/var/lib/kubelet", Source: "/var/lib/kubelet-node0"}),
+			[]string{`key "network.node_dirs": "/var/lib/kubelet" is or holds /var/lib/kubelet, which belongs to the system, to numa-partition or (/var/lib/kubelet) is every partition's own already`}},
+		{"another partition's node dir source", withNodeDirs(NodeDir{Path: "/run/flannel", Source: "/run/flannel-node1"}),
+			[]string{`"/run/flannel-node1" is not partition node0's directory for "/run/flannel", which is "/run/flannel-node0"`}},
+		{"overlapping node dirs", withNodeDirs(NodeDir{Path: "/run/flannel", Source: "/run/flannel-node0"}, NodeDir{Path: "/run/flannel/x", Source: "/run/flannel/x-node0"}),
+			[]string{`"/run/flannel" and "/run/flannel/x" overlap: list each directory once, and none inside another`}},
+		{"node dir in no tree systemd makes", withNodeDirs(NodeDir{Path: "/opt/cni", Source: "/opt/cni-node0"}),
+			[]string{`key "network.node_dirs": "/opt/cni" is not below /etc, /run, /var/lib, /var/log, /var/cache, where systemd makes a partition's own copy before binding it`}},
+		{"node dir source in another tree", withNodeDirs(NodeDir{Path: "/run/flannel", Source: "/var/lib/flannel-node0"}),
+			[]string{`"/var/lib/flannel-node0" is not partition node0's directory for "/run/flannel"`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var p Plan
@@ -130,4 +143,9 @@ func TestHostWithoutMemoryNodeIsRefused(t *testing.T) {
 	}
 	_, err := NewPlan(topo, mustParse(t, "[kubelet]\nhostname = \"h\"\n"))
 	require.ErrorContains(t, err, `key "host.memory_nodes": finds no NUMA node with memory on this machine`)
+}
+
+// withNodeDirs gives partition node0 these node dirs alone.
+func withNodeDirs(dirs ...NodeDir) func(*Plan) {
+	return func(p *Plan) { p.Partitions[0].NodeDirs = dirs }
 }

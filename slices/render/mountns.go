@@ -33,10 +33,7 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView, machine m
 	// directory under /var/lib.
 	ownState := strings.TrimPrefix(p.Kubelet.DevicePluginsDir, "/var/lib/")
 	sharedState := strings.TrimPrefix(planner.SharedDevicePluginsDir, "/var/lib/")
-	dirs, err := nodeDirsView(p)
-	if err != nil {
-		return err
-	}
+	dirs := nodeDirsView(p)
 	binds, viewFiles, err := r.hugepageView(p)
 	if err != nil {
 		return err

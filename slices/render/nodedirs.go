@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/partition/planner"
@@ -37,17 +36,14 @@ var directoryDirectives = []struct{ tree, directive string }{
 // (planner.PlanPathsProblem) checked when the plan was made or read: each
 // path in a tree of directoryDirectives, not the system's, overlapping no
 // other, its source the partition's own beside it, in the same tree.
-func nodeDirsView(p *planner.Partition) (*nodeDirs, error) {
+func nodeDirsView(p *planner.Partition) *nodeDirs {
 	if len(p.NodeDirs) == 0 {
-		return nil, nil
+		return nil
 	}
 	v := &nodeDirs{}
 	dirs := map[string][]string{}
 	for _, d := range p.NodeDirs {
 		tree := planner.NodeDirTree(d.Path)
-		if tree == "" {
-			return nil, fmt.Errorf("node dir %q: unchecked (planner.PlanPathsProblem did not run)", d.Path)
-		}
 		for _, end := range []string{d.Path, d.Source} {
 			dirs[tree] = append(dirs[tree], strings.TrimPrefix(end, tree+"/"))
 		}
@@ -59,5 +55,5 @@ func nodeDirsView(p *planner.Partition) (*nodeDirs, error) {
 		}
 	}
 	v.PreserveRuntime = len(dirs["/run"]) > 0
-	return v, nil
+	return v
 }

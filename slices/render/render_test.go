@@ -60,20 +60,6 @@ func TestBadPlansAreRefused(t *testing.T) {
 		}, "shared path itself"},
 		{"socket outside /run", func(p *planner.Plan) { p.Partitions[0].Allocator.Socket = "/tmp/a.sock" }, `"/tmp/a.sock" is not in a directory below /run/`},
 		{"relative CNI dir", func(p *planner.Plan) { p.Partitions[1].Runtime.CNIConfDir = "net.d" }, `key "runtime.cni_conf_dir": "net.d" is not an absolute path`},
-		// Issue 24: render checked a plan file's node dirs with rules of
-		// its own, which let through a node dir the planner refuses (the
-		// kubelet directory, another partition's source, two overlapping
-		// dirs); it now calls the planner's (planner.PlanPathsProblem).
-		{"node dir over the kubelet directory", withNodeDirs(planner.NodeDir{Path: "/var/lib/kubelet", Source: "/var/lib/kubelet-node0"}),
-			`"/var/lib/kubelet" is or holds /var/lib/kubelet`},
-		{"another partition's node dir source", withNodeDirs(planner.NodeDir{Path: "/run/flannel", Source: "/run/flannel-node1"}),
-			`"/run/flannel-node1" is not partition node0's directory for "/run/flannel", which is "/run/flannel-node0"`},
-		{"overlapping node dirs", withNodeDirs(planner.NodeDir{Path: "/run/flannel", Source: "/run/flannel-node0"}, planner.NodeDir{Path: "/run/flannel/x", Source: "/run/flannel/x-node0"}),
-			`"/run/flannel" and "/run/flannel/x" overlap`},
-		{"node dir in no tree systemd makes", withNodeDirs(planner.NodeDir{Path: "/opt/cni", Source: "/opt/cni-node0"}),
-			`"/opt/cni" is not below /etc, /run, /var/lib, /var/log, /var/cache`},
-		{"node dir source in another tree", withNodeDirs(planner.NodeDir{Path: "/run/flannel", Source: "/var/lib/flannel-node0"}),
-			`"/var/lib/flannel-node0" is not partition node0's directory for "/run/flannel"`},
 		// Issue 27: render took a plan file's kubelet ports unchecked and
 		// parsed its metrics address by rules of its own; it now checks
 		// every port with the planner's rules (planner.PlanPortsProblem).
@@ -200,11 +186,6 @@ func TestContainerdConfig(t *testing.T) {
 			t.Errorf("node1's containerd config lacks %q:\n%s", want, node1)
 		}
 	}
-}
-
-// withNodeDirs is a plan edit giving partition node0 these node dirs.
-func withNodeDirs(dirs ...planner.NodeDir) func(*planner.Plan) {
-	return func(p *planner.Plan) { p.Partitions[0].NodeDirs = dirs }
 }
 
 // The mount-namespace holder's unit names neither the partition's CPUs
