@@ -18,7 +18,6 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/planner"
-	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
 // ClientCAFile is where kubeadm puts the cluster CA; kubelet needs it to
@@ -45,11 +44,8 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 	c.StaticPodPath = k.StaticPodPath
 	c.PodLogsDir = k.PodLogsDir
 	if k.MaxPods > 0 {
-		// A plan read from a file was not planned by this build: its
-		// maxPods could wrap around in the conversion.
-		if msg := validation.MaxPodsProblem(k.MaxPods); msg != "" {
-			return nil, fmt.Errorf("partition %s: kubelet.maxPods %s", p.Name, msg)
-		}
+		// An int32 by the planner's rule (validation.MaxPodsProblem),
+		// held where the plan entered: the conversion cannot wrap.
 		c.MaxPods = int32(k.MaxPods)
 	}
 	c.RegisterWithTaints = Taints(p.Taints)

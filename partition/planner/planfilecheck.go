@@ -77,6 +77,9 @@ func PlanFileProblem(plan *Plan) error {
 		if want := CgroupRoot(p.Name); p.Kubelet.CgroupRoot != want {
 			return fmt.Errorf("partition %s: kubelet cgroupRoot %q must be %q: its pods must nest in the partition's slice", p.Name, p.Kubelet.CgroupRoot, want)
 		}
+		if msg := validation.MaxPodsProblem(p.Kubelet.MaxPods); msg != "" {
+			return fmt.Errorf("partition %s: kubelet.maxPods %s", p.Name, msg)
+		}
 		if msg := StrictCPUReservationProblem(&p.Kubelet); msg != "" {
 			return fmt.Errorf("partition %s: cpuManagerPolicyOptions strict-cpu-reservation %s", p.Name, msg)
 		}

@@ -116,6 +116,12 @@ func TestPlanFileRefusesWhatRenderTrusts(t *testing.T) {
 			[]string{`key "network.node_dirs": "/opt/cni" is not below /etc, /run, /var/lib, /var/log, /var/cache, where systemd makes a partition's own copy before binding it`}},
 		{"node dir source in another tree", withNodeDirs(NodeDir{Path: "/run/flannel", Source: "/var/lib/flannel-node0"}),
 			[]string{`"/var/lib/flannel-node0" is not partition node0's directory for "/run/flannel"`}},
+		// Issue 24 item 13: kubelet's maxPods is an int32, which
+		// kubeletgen converts as it is.
+		{"max pods beyond int32", func(p *Plan) { p.Partitions[0].Kubelet.MaxPods = 1 << 40 },
+			[]string{"partition node0: kubelet.maxPods 1099511627776: allowed are 1-2147483647 (kubelet's maxPods is a 32-bit integer)"}},
+		{"no pods", func(p *Plan) { p.Partitions[1].Kubelet.MaxPods = 0 },
+			[]string{"partition node1: kubelet.maxPods 0: allowed are 1-2147483647"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var p Plan

@@ -41,8 +41,6 @@ func TestBadPlansAreRefused(t *testing.T) {
 			`partition node0 gets /etc/numa-partition/kubelet-node0.yaml for both kubelet.config_path and kubelet.kubeconfig`},
 		{"allocator socket is containerd's", func(p *planner.Plan) { p.Partitions[1].Allocator.Socket = "/run/containerd-node1/containerd.sock" },
 			`for both runtime.endpoint and allocator.socket`},
-		// Issue 24 item 13: kubelet's maxPods is an int32.
-		{"max pods beyond int32", func(p *planner.Plan) { p.Partitions[0].Kubelet.MaxPods = 1 << 40 }, `kubelet.maxPods 1099511627776: allowed are 1-2147483647`},
 		// Issue 24 item 5: a plan file cannot relabel a Node as another
 		// partition, nor use the tool's label namespace.
 		{"another partition's label", func(p *planner.Plan) { p.Partitions[0].Labels["numa-partition.io/partition"] = "node1" },

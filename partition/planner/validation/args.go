@@ -141,8 +141,8 @@ var imageReference = regexp.MustCompile(`^` +
 
 // MaxPodsProblem says what is wrong with a kubelet's max pods, "" when
 // nothing: kubelet's maxPods is an int32, which a larger number would
-// wrap around (9223372036854775807 was planned). kubeletgen checks a
-// plan's with it too.
+// wrap around (9223372036854775807 was planned). A plan file's is held
+// to it too (planner.PlanFileProblem), so kubeletgen converts it as it is.
 func MaxPodsProblem(n int) string {
 	if n < 1 || n > math.MaxInt32 {
 		return fmt.Sprintf("%d: allowed are 1-%d (kubelet's maxPods is a 32-bit integer)", n, math.MaxInt32)
