@@ -122,6 +122,62 @@ func TestPlanFileRefusesWhatRenderTrusts(t *testing.T) {
 			[]string{"partition node0: kubelet.maxPods 1099511627776: allowed are 1-2147483647 (kubelet's maxPods is a 32-bit integer)"}},
 		{"no pods", func(p *Plan) { p.Partitions[1].Kubelet.MaxPods = 0 },
 			[]string{"partition node1: kubelet.maxPods 0: allowed are 1-2147483647"}},
+		// Moved from render's tests, which fed render these plan files
+		// before PlanFileProblem held them (names, paths, ports, labels).
+		{"dash in name", rename(0, "node-0"), []string{`partition name "node-0"`}},
+		{"underscore in name", rename(0, "node_0"), []string{`partition name "node_0"`}},
+		{"same name twice", rename(1, "node0"), []string{"used twice"}},
+		{"slice not name.slice", func(p *Plan) { p.Partitions[0].Slice = "other.slice" }, []string{`slice "other.slice" must be "node0.slice"`}},
+		// Issue 27: a socket group with a newline was planned and rendered.
+		{"newline in the socket group", func(p *Plan) { p.Partitions[0].Allocator.SocketGroup = "kube\nExecStartPre=/x" },
+			[]string{`allocator.socketGroup "kube\nExecStartPre=/x" is not a group name or gid`}},
+		{"another partition's NRI plugin", func(p *Plan) { p.Partitions[0].Allocator.NRIPlugin = "numa-partition-node1" },
+			[]string{`allocator.nriPlugin "numa-partition-node1" must be "numa-partition-node0"`}},
+		{"relative config path", func(p *Plan) { p.Partitions[0].Kubelet.ConfigPath = "kubelet.yaml" }, []string{`key "kubelet.config_path": "kubelet.yaml" is not an absolute path`}},
+		// Issue 24 items 4, 8, 9: a plan read from a file is checked with
+		// the planner's path, name and collision rules.
+		{"colon in a root dir", func(p *Plan) { p.Partitions[0].Kubelet.RootDir = "/var/lib/kubelet:x" }, []string{`key "kubelet.root_dir": "/var/lib/kubelet:x" has characters`}},
+		{"name starting with a digit", rename(0, "0"), []string{`partition name "0" is not a valid slice name part`}},
+		{"kubeconfig is the kubelet config", func(p *Plan) { p.Partitions[0].Kubelet.Kubeconfig = p.Partitions[0].Kubelet.ConfigPath },
+			[]string{`partition node0 gets /etc/numa-partition/kubelet-node0.yaml for both kubelet.config_path and kubelet.kubeconfig`}},
+		{"allocator socket is containerd's", func(p *Plan) { p.Partitions[1].Allocator.Socket = "/run/containerd-node1/containerd.sock" },
+			[]string{`for both runtime.endpoint and allocator.socket`}},
+		// Issue 24 item 5: a plan file cannot relabel a Node as another
+		// partition, nor use the tool's label namespace.
+		{"another partition's label", func(p *Plan) { p.Partitions[0].Labels["numa-partition.io/partition"] = "node1" },
+			[]string{`partition node0: label numa-partition.io/partition=node1; numa-partition sets it to "node0"`}},
+		// Issue 36: the host label names the plan's host, not another.
+		{"another host's label", func(p *Plan) { p.Partitions[1].Labels["numa-partition.io/host"] = "host2" },
+			[]string{`partition node1: label numa-partition.io/host=host2; numa-partition sets it to "h"`}},
+		{"own namespace taint", func(p *Plan) {
+			p.Partitions[1].Taints = []Taint{{Key: "numa-partition.io/x", Effect: "NoSchedule"}}
+		},
+			[]string{`taint key "numa-partition.io/x" is in numa-partition's own namespace`}},
+		{"tcp runtime endpoint", func(p *Plan) { p.Partitions[0].Runtime.Endpoint = "tcp://1.2.3.4:1" }, []string{"runtime.endpoint"}},
+		{"device plugins at the shared path", func(p *Plan) {
+			p.Partitions[0].Kubelet.DevicePluginsDir = "/var/lib/kubelet/device-plugins"
+		}, []string{"shared path itself"}},
+		{"socket outside /run", func(p *Plan) { p.Partitions[0].Allocator.Socket = "/tmp/a.sock" }, []string{`"/tmp/a.sock" is not in a directory below /run/`}},
+		{"relative CNI dir", func(p *Plan) { p.Partitions[1].Runtime.CNIConfDir = "net.d" }, []string{`key "runtime.cni_conf_dir": "net.d" is not an absolute path`}},
+		// Issue 27: render took a plan file's kubelet ports unchecked and
+		// parsed its metrics address by rules of its own; it now checks
+		// every port with the planner's rules (planner.PlanPortsProblem).
+		{"kubelet port past 65535", func(p *Plan) { p.Partitions[1].Kubelet.Port = 70000 },
+			[]string{`key "kubelet.port": partition node1 gets port 70000, outside 1-65535`}},
+		{"one port twice on the host", func(p *Plan) {
+			p.Network = Network{Mode: NetworkHost}
+			for i := range p.Partitions {
+				p.Partitions[i].Network = nil
+			}
+			p.Partitions[1].Kubelet.Port = 10260
+			p.Partitions[1].Kubelet.HealthzPort = p.Partitions[0].Kubelet.Port
+		},
+			[]string{`key "kubelet.healthz_port": healthz_port of partition node1 is 10250, already the port of partition node0 (key kubelet.port)`}},
+		{"metrics port is a kubelet port", func(p *Plan) { p.Partitions[0].Allocator.MetricsPort = p.Partitions[0].Kubelet.HealthzPort },
+			[]string{`key "allocator.metrics_port": metrics_port of partition node0 is 10248, already the healthz_port of partition node0`}},
+		{"negative metrics port", func(p *Plan) { p.Partitions[0].Allocator.MetricsPort = -1 },
+			[]string{`key "allocator.metrics_port": partition node0 gets port -1, outside 1-65535`}},
+		{"etcd's port", func(p *Plan) { p.Partitions[0].Kubelet.Port = 2379 }, []string{`port of partition node0 is 2379, the port of etcd client`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var p Plan
@@ -131,7 +187,7 @@ func TestPlanFileRefusesWhatRenderTrusts(t *testing.T) {
 			require.NoError(t, err)
 			_, err = ParsePlan("plan.json", data)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), "plan.json: not a plan this build would write: ")
+			assert.True(t, strings.HasPrefix(err.Error(), "plan.json: "), "the error names the file: %v", err)
 			for _, w := range tt.want {
 				assert.Contains(t, err.Error(), w)
 			}
@@ -154,4 +210,12 @@ func TestHostWithoutMemoryNodeIsRefused(t *testing.T) {
 // withNodeDirs gives partition node0 these node dirs alone.
 func withNodeDirs(dirs ...NodeDir) func(*Plan) {
 	return func(p *Plan) { p.Partitions[0].NodeDirs = dirs }
+}
+
+// rename names partition i name, its slice name.slice, and gives it no
+// node dirs (their sources carry the old name, refused first).
+func rename(i int, name string) func(*Plan) {
+	return func(p *Plan) {
+		p.Partitions[i].Name, p.Partitions[i].Slice, p.Partitions[i].NodeDirs = name, name+".slice", nil
+	}
 }

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -10,83 +9,6 @@ import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
-
-// TestBadPlansAreRefused: each bad value is named in the error, before
-// anything is rendered. Names, paths, ports, labels, drop-ins and the
-// kubelet's cgroup root and CPU Manager options are refused where a plan
-// enters (planner.ParsePlan: planner.PlanFileProblem), and render takes
-// them as decided (#39); what those rules do not hold yet (host CPUs,
-// extra args, the runtime's kind and image, max pods) render refuses.
-func TestBadPlansAreRefused(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		edit func(*planner.Plan)
-		want string
-	}{
-		{"dash in name", func(p *planner.Plan) { p.Partitions[0].Name = "node-0"; p.Partitions[0].Slice = "node-0.slice" }, `partition name "node-0"`},
-		{"underscore in name", func(p *planner.Plan) { p.Partitions[0].Name = "node_0" }, `partition name "node_0"`},
-		{"same name twice", func(p *planner.Plan) { p.Partitions[1].Name = "node0"; p.Partitions[1].Slice = "node0.slice" }, "used twice"},
-		{"slice not name.slice", func(p *planner.Plan) { p.Partitions[0].Slice = "other.slice" }, `slice "other.slice" must be "node0.slice"`},
-		// Issue 27: a socket group with a newline was planned and rendered.
-		{"newline in the socket group", func(p *planner.Plan) { p.Partitions[0].Allocator.SocketGroup = "kube\nExecStartPre=/x" },
-			`allocator.socketGroup "kube\nExecStartPre=/x" is not a group name or gid`},
-		{"another partition's NRI plugin", func(p *planner.Plan) { p.Partitions[0].Allocator.NRIPlugin = "numa-partition-node1" },
-			`allocator.nriPlugin "numa-partition-node1" must be "numa-partition-node0"`},
-		{"relative config path", func(p *planner.Plan) { p.Partitions[0].Kubelet.ConfigPath = "kubelet.yaml" }, `key "kubelet.config_path": "kubelet.yaml" is not an absolute path`},
-		// Issue 24 items 4, 8, 9: a plan read from a file is checked with
-		// the planner's path, name and collision rules.
-		{"colon in a root dir", func(p *planner.Plan) { p.Partitions[0].Kubelet.RootDir = "/var/lib/kubelet:x" }, `key "kubelet.root_dir": "/var/lib/kubelet:x" has characters`},
-		{"name starting with a digit", func(p *planner.Plan) { p.Partitions[0].Name = "0"; p.Partitions[0].Slice = "0.slice" }, `partition name "0" is not a valid slice name part`},
-		{"kubeconfig is the kubelet config", func(p *planner.Plan) { p.Partitions[0].Kubelet.Kubeconfig = p.Partitions[0].Kubelet.ConfigPath },
-			`partition node0 gets /etc/numa-partition/kubelet-node0.yaml for both kubelet.config_path and kubelet.kubeconfig`},
-		{"allocator socket is containerd's", func(p *planner.Plan) { p.Partitions[1].Allocator.Socket = "/run/containerd-node1/containerd.sock" },
-			`for both runtime.endpoint and allocator.socket`},
-		// Issue 24 item 5: a plan file cannot relabel a Node as another
-		// partition, nor use the tool's label namespace.
-		{"another partition's label", func(p *planner.Plan) { p.Partitions[0].Labels["numa-partition.io/partition"] = "node1" },
-			`partition node0: label numa-partition.io/partition=node1; numa-partition sets it to "node0"`},
-		// Issue 36: the host label names the plan's host, not another.
-		{"another host's label", func(p *planner.Plan) { p.Partitions[1].Labels["numa-partition.io/host"] = "host2" },
-			`partition node1: label numa-partition.io/host=host2; numa-partition sets it to "seed"`},
-		{"own namespace taint", func(p *planner.Plan) {
-			p.Partitions[1].Taints = []planner.Taint{{Key: "numa-partition.io/x", Effect: "NoSchedule"}}
-		},
-			`taint key "numa-partition.io/x" is in numa-partition's own namespace`},
-		{"tcp runtime endpoint", func(p *planner.Plan) { p.Partitions[0].Runtime.Endpoint = "tcp://1.2.3.4:1" }, "runtime.endpoint"},
-		{"device plugins at the shared path", func(p *planner.Plan) {
-			p.Partitions[0].Kubelet.DevicePluginsDir = "/var/lib/kubelet/device-plugins"
-		}, "shared path itself"},
-		{"socket outside /run", func(p *planner.Plan) { p.Partitions[0].Allocator.Socket = "/tmp/a.sock" }, `"/tmp/a.sock" is not in a directory below /run/`},
-		{"relative CNI dir", func(p *planner.Plan) { p.Partitions[1].Runtime.CNIConfDir = "net.d" }, `key "runtime.cni_conf_dir": "net.d" is not an absolute path`},
-		// Issue 27: render took a plan file's kubelet ports unchecked and
-		// parsed its metrics address by rules of its own; it now checks
-		// every port with the planner's rules (planner.PlanPortsProblem).
-		{"kubelet port past 65535", func(p *planner.Plan) { p.Partitions[1].Kubelet.Port = 70000 },
-			`key "kubelet.port": partition node1 gets port 70000, outside 1-65535`},
-		{"one port twice on the host", func(p *planner.Plan) { p.Partitions[1].Kubelet.HealthzPort = p.Partitions[0].Kubelet.Port },
-			`key "kubelet.healthz_port": healthz_port of partition node1 is 10250, already the port of partition node0 (key kubelet.port)`},
-		{"metrics port is a kubelet port", func(p *planner.Plan) { p.Partitions[0].Allocator.MetricsPort = p.Partitions[0].Kubelet.HealthzPort },
-			`key "allocator.metrics_port": metrics_port of partition node0 is 10248, already the healthz_port of partition node0`},
-		{"negative metrics port", func(p *planner.Plan) { p.Partitions[0].Allocator.MetricsPort = -1 },
-			`key "allocator.metrics_port": partition node0 gets port -1, outside 1-65535`},
-		{"etcd's port", func(p *planner.Plan) { p.Partitions[0].Kubelet.Port = 2379 }, `port of partition node0 is 2379, the port of etcd client`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			plan := seedPlan()
-			c.edit(&plan)
-			data, err := json.Marshal(plan)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err = planner.ParsePlan("plan.json", data); err == nil {
-				_, err = Render(plan)
-			}
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("want an error containing %q, got %v", c.want, err)
-			}
-		})
-	}
-}
 
 func TestRenderDaemonCPUsFallback(t *testing.T) {
 	plan := seedPlan()
