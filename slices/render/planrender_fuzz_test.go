@@ -167,12 +167,13 @@ func fuzzConfig(key, value string) (string, bool) {
 
 // FuzzPlanThenRender: whatever value a key takes, a config that plans
 // renders (the plan is where every rule is checked, with its line); and
-// what render refuses in a plan file, the planner refused in a config:
-// the value set where the plan carries it (in a plan of the base config)
-// renders unless the config with it does not plan. A value with a
-// placeholder ({partition}) is a template in a config, and "" the
-// default, not the same value in a plan file: only the first direction
-// holds for them.
+// what a plan file is refused for where it enters (planner.ParsePlan),
+// the planner refused in a config: the value set where the plan carries
+// it (in a plan of the base config), written and read back as a plan
+// file, is read and renders unless the config with it does not plan. A
+// value with a placeholder ({partition}) is a template in a config, and
+// "" the default, not the same value in a plan file: only the first
+// direction holds for them.
 func FuzzPlanThenRender(f *testing.F) {
 	topo, err := numa.NewFS("../../testdata/sysfs/hwloc-32amd64-4s2n4c-cgroup2/sys").Discover()
 	if err != nil {
@@ -244,7 +245,15 @@ func FuzzPlanThenRender(f *testing.F) {
 		for i := range file.Partitions {
 			k.set(&file.Partitions[i], i == 0, value)
 		}
-		if _, err := RenderWith(*file, DefaultOptions()); err != nil {
+		data, err := json.Marshal(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read, err := planner.ParsePlan("plan.json", data)
+		if err != nil {
+			t.Fatalf("a plan file with %s = %q is refused, but plan accepts it in a config: %v", k.key, value, err)
+		}
+		if _, err := RenderWith(*read, DefaultOptions()); err != nil {
 			t.Fatalf("render refuses %s = %q in a plan file, but plan accepts it in a config: %v", k.key, value, err)
 		}
 	})
