@@ -100,9 +100,10 @@ func ownLabels(name, color, hostname string) map[string]string {
 
 // OwnLabelsProblem says what is wrong with the tool's own labels and
 // taints of a partition of a plan read from a file, "" when nothing:
-// render refuses a plan whose Node would carry another partition's name,
-// colour or host, or a key of the tool's namespace the plan never sets
-// (the planner refuses them in the config with ownKeyProblem). A plan
+// PlanFileProblem refuses a plan whose Node would carry another
+// partition's name, colour or host, or a key of the tool's namespace the
+// plan never sets (the planner refuses them in the config with
+// ownKeyProblem). A plan
 // made before the host label existed carries none, and is still read.
 func OwnLabelsProblem(p *Partition, hostname string) string {
 	want := ownLabels(p.Name, p.Color, hostname)

@@ -14,7 +14,8 @@ import (
 // The rules for every path and argument the plan puts into unit files,
 // command lines and YAML. They live here, with the keys and lines of the
 // config, so that plan and `config check` refuse what render and apply
-// would; render checks plans read from files with the same functions.
+// would; a plan read from a file is held to the same functions
+// (PlanFileProblem).
 
 // pathKind says what the tool does at a path, which decides where it may
 // lie.
@@ -157,8 +158,8 @@ func checkPath(col *config.Collector, key, p string, kind pathKind) {
 }
 
 // PlanPathsProblem checks the paths of a plan read from a file with the
-// rules the plan was made by: render calls it, so that a plan file can
-// carry no path the planner would have refused.
+// rules the plan was made by: PlanFileProblem calls it, so that a plan
+// file can carry no path the planner would have refused.
 func PlanPathsProblem(plan *Plan) error {
 	col := config.NewCollector(nil)
 	checkPaths(plan, col, nil)

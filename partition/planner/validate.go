@@ -218,7 +218,7 @@ func oneOf(v string, allowed []string) bool {
 // policy strict-cpu-reservation must be "true", or best-effort and
 // burstable pods get the reserved CPUs, i.e. the other partitions', and
 // fail to start ("permission denied" from the cgroup cpuset). The planner
-// sets it; a plan file is checked again when it is rendered.
+// sets it; a plan file is held to it where it is read (PlanFileProblem).
 func StrictCPUReservationProblem(kl *Kubelet) string {
 	if kl.CPUManagerPolicy != "static" {
 		return ""
@@ -349,8 +349,8 @@ func (pl *planning) checkPorts() {
 }
 
 // PlanPortsProblem checks the ports of a plan read from a file with the
-// rules the plan was made by (checkPlanPorts): render calls it, so that a
-// plan file can carry no port the planner would have refused.
+// rules the plan was made by (checkPlanPorts): PlanFileProblem calls it,
+// so that a plan file can carry no port the planner would have refused.
 func PlanPortsProblem(plan *Plan) error {
 	col := config.NewCollector(nil)
 	checkPlanPorts(plan, false, nil, col)

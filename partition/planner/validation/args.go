@@ -75,7 +75,7 @@ func PathProblem(p string) string {
 
 // ExtraArgsProblems says what is wrong with a kubelet's extra arguments
 // as a whole and each one, nil when nothing: the planner reports each
-// with the key, render refuses a plan file's first.
+// with the key, planner.PlanFileProblem refuses a plan file's first.
 func ExtraArgsProblems(args []string) []string {
 	if len(args) > MaxExtraArgs {
 		return []string{fmt.Sprintf("has %d arguments, more than %d", len(args), MaxExtraArgs)}
@@ -95,8 +95,8 @@ func ExtraArgsProblems(args []string) []string {
 }
 
 // ExtraArgProblem says what is wrong with one of kubelet's extra
-// arguments, "" when nothing. Plan checks extra_args with it and render
-// a plan's, since a plan read from a file was not planned by this build.
+// arguments, "" when nothing. Plan checks extra_args with it and
+// planner.PlanFileProblem a plan file's, which this build did not plan.
 // The flags it refuses are kubeletSettings'.
 func ExtraArgProblem(a string) string {
 	if msg := ArgProblem(a); msg != "" {

@@ -5,9 +5,10 @@
 // max-pods count may be. Each rule is a function of the value alone that
 // says what is wrong with it in words a user can act on, "" when
 // nothing. The planner applies them to the config and reports each
-// problem at its file, line and key; render applies the same functions
-// to a plan read from a file (which this build did not plan), so plan
-// and render never disagree on a value. Rules that need the plan as a
+// problem at its file, line and key; planner.ParsePlan applies the same
+// functions to a plan read from a file (which this build did not plan),
+// so a plan file and a config never disagree on a value, and render takes
+// the values as they are. Rules that need the plan as a
 // whole (paths that collide, ports, where a path may lie) stay in the
 // planner.
 package validation
