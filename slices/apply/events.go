@@ -89,23 +89,23 @@ func (n *nodeRun) eventOn(ctx context.Context, p RecordPartition, eventType, rea
 		n.event(ctx, i, eventType, reason, message)
 		return
 	}
-	c, ok := n.eventClients[p.Name]
+	api, ok := n.eventClients[p.Name]
 	if !ok {
-		c = n.eventClient(p)
+		api = n.eventClient(p)
 		if n.eventClients == nil {
-			n.eventClients = map[string]kubeapi.EventPoster{}
+			n.eventClients = map[string]drain.API{}
 		}
-		n.eventClients[p.Name] = c
+		n.eventClients[p.Name] = api
 	}
-	if c != nil {
-		n.o.events.RecordNodeEvent(ctx, c, p.NodeName, eventType, reason, "numa-partition "+n.verb+": "+message)
-	}
+	n.eventWith(ctx, api, p.NodeName, eventType, reason, message)
 }
 
 // eventClient is the client nodeRun.client finds for partition p, which
 // this command did not check (a partition it changes without disrupting
-// its Node); nil, logged, when there is none.
-func (n *nodeRun) eventClient(p RecordPartition) kubeapi.EventPoster {
+// its Node); nil, logged, when there is none. A run without targets
+// opened no admin client: it is opened here (it changes nothing else of
+// such a run, which has no Node to delete or report).
+func (n *nodeRun) eventClient(p RecordPartition) drain.API {
 	log := n.o.Log.With("partition", p.Name, "node", p.NodeName)
 	if n.admin == nil && n.o.Nodes.Kubeconfig != "" {
 		cfg, err := kubeapi.Load("/", n.o.Nodes.Kubeconfig)
@@ -124,8 +124,7 @@ func (n *nodeRun) eventClient(p RecordPartition) kubeapi.EventPoster {
 		log.Debug("not recording Events on the Node", "why", note)
 		return nil
 	}
-	c, _ := api.(kubeapi.EventPoster)
-	return c
+	return api
 }
 
 // why says, for an Event, why the command disrupts target t's Node.

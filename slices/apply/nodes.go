@@ -169,7 +169,7 @@ type nodeRun struct {
 	keep    []string // Nodes not to delete: the API server could not be asked about them
 	// eventClients are the clients of the partitions Events are recorded
 	// on that are not targets (events.go), nil for none; by partition.
-	eventClients map[string]kubeapi.EventPoster
+	eventClients map[string]drain.API
 }
 
 // client is the client partition p's Node is asked with: the admin's, or
