@@ -148,6 +148,9 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 	if err != nil {
 		return err
 	}
+	for _, drift := range planner.MemoryDrift(*p, topo) {
+		slog.Warn(drift)
+	}
 	opts.Config = cfg
 	// The plan's socket, state dir, group, metrics address and labels hold
 	// in every mode: without NRI (--no-nri, a shared runtime) the daemon

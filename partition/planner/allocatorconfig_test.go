@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,5 +81,31 @@ func TestAllocatorConfigBadOptions(t *testing.T) {
 	cfg, err := AllocatorConfig(p, topo)
 	if err != nil || !cfg.PreferClosestNUMA || cfg.MaxAllowableNUMANodes != 16 {
 		t.Fatalf("got %+v %v", cfg, err)
+	}
+}
+
+// A node whose memory moved since the plan (a reboot: the e2e's VM lost
+// 44 MiB on node 1) is counted as the machine has it now, and named by
+// MemoryDrift; a plan that matches the machine has no drift.
+func TestMemoryDriftAfterAReboot(t *testing.T) {
+	plan, topo := allocatorFixturePlan(t)
+	p := plan.Partitions[0]
+	if drift := MemoryDrift(p, topo); len(drift) != 0 {
+		t.Fatalf("drift on the machine the plan was made on: %q", drift)
+	}
+	node := p.Memory[0].Node
+	tn, _ := topo.Node(node)
+	planned := tn.MemoryBytes
+	tn.MemoryBytes -= 44 << 20
+	cfg, err := AllocatorConfig(p, topo)
+	if err != nil {
+		t.Fatalf("a node 44 MiB smaller after a reboot: %v", err)
+	}
+	if cfg.Nodes[0].Memory != planned-44<<20 {
+		t.Fatalf("node %d memory %d, want the machine's %d", node, cfg.Nodes[0].Memory, planned-44<<20)
+	}
+	drift := MemoryDrift(p, topo)
+	if len(drift) != 1 || !strings.Contains(drift[0], fmt.Sprintf("node %d has ", node)) || !strings.Contains(drift[0], "run plan again") {
+		t.Fatalf("drift %q", drift)
 	}
 }
