@@ -53,6 +53,8 @@ type Repair struct {
 	// held, for the log: kubelet admits those pods again at its start and
 	// assigns their CPUs anew.
 	Pods []string
+	// Why says what made the checkpoint one kubelet refuses, for the log.
+	Why string
 }
 
 // RepairSharedPool moves the kubelet's cpu_manager_state in root dir dir
@@ -81,16 +83,27 @@ func RepairSharedPool(dir string) (Repair, error) {
 	if !c.SharedPoolExhausted() {
 		return Repair{}, nil
 	}
-	if err := r.Rename(CPUFile, CPUFile+StaleSuffix); err != nil {
-		return Repair{}, fmt.Errorf("moving %s aside: %w", path.Join(dir, CPUFile), err)
+	return moveAside(r, dir, CPUFile, podsOf(c.Entries))
+}
+
+// moveAside renames checkpoint file of root dir dir (r) to file +
+// StaleSuffix, durably, and says so with the pods it held.
+func moveAside(r fsutil.Root, dir, file string, pods []string) (Repair, error) {
+	if err := r.Rename(file, file+StaleSuffix); err != nil {
+		return Repair{}, fmt.Errorf("moving %s aside: %w", path.Join(dir, file), err)
 	}
 	if err := r.SyncDir("."); err != nil {
-		return Repair{}, fmt.Errorf("moving %s aside: %w", path.Join(dir, CPUFile), err)
+		return Repair{}, fmt.Errorf("moving %s aside: %w", path.Join(dir, file), err)
 	}
-	rep := Repair{Moved: true}
-	for uid := range c.Entries {
-		rep.Pods = append(rep.Pods, uid)
+	return Repair{Moved: true, Pods: pods}, nil
+}
+
+// podsOf are the pod UIDs of a checkpoint's entries, sorted.
+func podsOf[V any](entries map[string]V) []string {
+	var pods []string
+	for uid := range entries {
+		pods = append(pods, uid)
 	}
-	slices.Sort(rep.Pods)
-	return rep, nil
+	slices.Sort(pods)
+	return pods
 }

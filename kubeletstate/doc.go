@@ -1,6 +1,14 @@
-// Package kubeletstate reads the checkpoint kubelet's CPU Manager keeps in
-// its root dir (cpu_manager_state) and repairs the one state kubelet 1.37
-// cannot start from.
+// Package kubeletstate reads the checkpoints kubelet's CPU and Memory
+// Managers keep in its root dir (cpu_manager_state, memory_manager_state)
+// and repairs the two states kubelet 1.37 cannot start from.
+//
+// The Memory Manager's static policy checkpoints the machine as it counted
+// it (each NUMA node's MemTotal and hugepage pools) and refuses to start
+// when the machine is not that any more ("the expected machine state is
+// different from the real one", kubernetes/kubernetes#131253): a reboot
+// that moves a node's MemTotal by a few MiB, which the e2e's reboot found
+// on both of its nodes, kept the partition's kubelet down until someone
+// removed the file (memory.go).
 //
 // With the static policy and strict-cpu-reservation, which numa-partition
 // renders for every kubelet-mode partition (the other partitions' and the
