@@ -30,17 +30,33 @@ func loadBundle(c *cli.Context) (*planner.Plan, render.Bundle, error) {
 	if err != nil {
 		return nil, render.Bundle{}, err
 	}
-	if file := c.String("plan"); file != "" {
-		if plan, err = reviewedPlan(file, plan); err != nil {
-			return nil, render.Bundle{}, err
-		}
-	}
 	b, err := renderWith(c, plan)
 	if err != nil {
 		return nil, render.Bundle{}, fmt.Errorf("render: %w", err)
 	}
+	if file := c.String("plan"); file != "" {
+		if plan, b, err = reviewedPlanBundle(c, file, plan, b); err != nil {
+			return nil, render.Bundle{}, err
+		}
+	}
 	logWarnings(append(slices.Clip(plan.Warnings), b.Warnings...))
 	return plan, b, nil
+}
+
+// reviewedPlanBundle is the reviewed plan of file (reviewedPlan) and its
+// bundle, given the plan and bundle of this host and config now.
+func reviewedPlanBundle(c *cli.Context, file string, now *planner.Plan, nowBundle render.Bundle) (*planner.Plan, render.Bundle, error) {
+	bundle := nowBundle
+	sameHost := func(reviewed *planner.Plan) (bool, error) {
+		b, err := renderWith(c, reviewed)
+		if err != nil {
+			return false, err
+		}
+		bundle = b
+		return render.SameHost(b, nowBundle), nil
+	}
+	plan, err := reviewedPlan(file, now, sameHost)
+	return plan, bundle, err
 }
 
 // logWarnings logs a plan's (and its bundle's) warnings, for the commands

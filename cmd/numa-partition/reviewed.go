@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -16,10 +17,13 @@ import (
 )
 
 // reviewedPlan is the plan of file when it is what this host and config
-// plan now: what was reviewed is applied, or nothing is. When it is not,
-// the error names the first line of file that changed, as the reviewer
-// saw it.
-func reviewedPlan(file string, now *planner.Plan) (*planner.Plan, error) {
+// plan now, or when it makes the same host (sameHost: its rendered files
+// are now's but for the plan's own copy, as when a reboot moved a NUMA
+// node's memory size, which kubelet and the allocator count as the
+// machine has it): what was reviewed is applied, or nothing is. When it
+// is not, the error names the first line of file that changed, as the
+// reviewer saw it.
+func reviewedPlan(file string, now *planner.Plan, sameHost func(reviewed *planner.Plan) (bool, error)) (*planner.Plan, error) {
 	data, err := fsutil.ReadFileBounded(file, maxPlanFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading the plan: %w", err)
@@ -42,6 +46,14 @@ func reviewedPlan(file string, now *planner.Plan) (*planner.Plan, error) {
 	where, err := changedLine(data, reviewed, now)
 	if err != nil {
 		return nil, err
+	}
+	same, err := sameHost(reviewed)
+	if err != nil {
+		return nil, fmt.Errorf("rendering the reviewed plan %s: %w", file, err)
+	}
+	if same {
+		slog.Warn("the reviewed plan differs from what this host plans now only where no rendered file does (the machine's own figures, such as a NUMA node's memory after a reboot): applying it", "plan", file, "first difference", where)
+		return reviewed, nil
 	}
 	return nil, fmt.Errorf("%s is not what this host and config plan now (%s): run plan again and review it", file, where)
 }
