@@ -7,12 +7,16 @@
 #   vmlinuz      Debian's stock kernel (linux-image-amd64's current ABI)
 #   base.cpio    debootstrapped bookworm + the few kernel modules the guest
 #                needs, packed as an initramfs whose own root runs systemd as
-#                PID 1 (no disk, no switch_root)
+#                PID 1 (boots v1 and n4: no disk), or whose /sbin/e2e-init
+#                moves the root onto the VM's disk first (boot v2, which
+#                reboots: step reboot)
 #   manifest.txt kernel version and the guest's package list
 #
-# Why an initramfs-as-root: no block device, no partitioning tools, no
-# loop mounts on the host; the kernel unpacks it straight into RAM, and each
-# run appends a small payload archive (binaries, scenario) to it.
+# Why an initramfs-as-root: no partitioning tools, no loop mounts on the
+# host; the kernel unpacks it straight into RAM, and each run appends a
+# small payload archive (binaries, scenario) to it. A boot that must
+# survive a reboot gets a blank sparse file as its disk, which the guest
+# formats and copies the initramfs onto at its first boot (e2e-init).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -59,7 +63,7 @@ mirror=${mirror:-http://deb.debian.org/debian}
 root=$work/root
 log "debootstrap bookworm from $mirror (about 2 minutes)"
 debootstrap --variant=minbase \
-  --include=systemd,systemd-sysv,dbus,procps,jq,runc,containernetworking-plugins,iproute2,iptables \
+  --include=systemd,systemd-sysv,dbus,procps,jq,runc,containernetworking-plugins,iproute2,iptables,kmod,e2fsprogs \
   bookworm "$root" "$mirror" > "$work/debootstrap.log" 2>&1 \
   || { tail -30 "$work/debootstrap.log" >&2; log "debootstrap failed"; exit 1; }
 log "debootstrap done ($((SECONDS - t0)) s)"
@@ -78,8 +82,9 @@ rm -rf "$root"/usr/share/{doc,man,locale,info}/* "$root"/var/cache/apt/* \
 # reply from a pod on the same cni0 bridge is un-NATed, as kubeadm's
 # preflight requires) and what iptables-nft needs for the CNI portmap
 # plugin's chains (nft_compat, xt_*); fuse serves each partition's
-# /proc/meminfo (numa-partition view hold).
-mods="fuse virtio_pci 9pnet_virtio 9p overlay virtio_net veth bridge macvlan nf_tables nft_chain_nat nft_masq
+# /proc/meminfo (numa-partition view hold); virtio_blk and ext4 the disk
+# a rebooting boot's root lives on (e2e-init).
+mods="fuse virtio_pci virtio_blk ext4 9pnet_virtio 9p overlay virtio_net veth bridge macvlan nf_tables nft_chain_nat nft_masq
   nft_ct nft_nat nft_numgen nft_fib_inet nft_fib_ipv4 nft_fib_ipv6 nft_reject_inet nft_reject_ipv4 nft_reject_ipv6 nft_limit
   vxlan br_netfilter nft_compat xt_comment xt_mark xt_conntrack xt_MASQUERADE xt_addrtype xt_multiport xt_nat"
 depmod -b "$work/kernel" "$kver"
@@ -171,6 +176,42 @@ for g in "$root"/lib/systemd/system-generators/*; do
     *) ln -sf /dev/null "$root/etc/systemd/system-generators/$(basename "$g")" ;;
   esac
 done
+# PID 1 of a boot with a disk (run.sh: rdinit=/sbin/e2e-init, boot v2):
+# the root moves from the initramfs onto the VM's virtio disk, as a real
+# host's root is on a disk, so that what apply installs, the Nodes'
+# certificates, the images and the kubelets' state survive a reboot. The
+# first boot formats the blank disk and copies the initramfs onto it; a
+# later one finds the root as the last shutdown left it. switch_root
+# frees the initramfs's memory, which the root's files no longer hold.
+cat > "$root/sbin/e2e-init" <<'INIT'
+#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+say() { echo "e2e-init: $*" > /dev/console; }
+# Without the disk there is nothing to reboot onto: the initramfs stays
+# the root and step reboot says what it found.
+stay() { say "$*; the initramfs stays the root"; umount /proc /sys /dev; exec /sbin/init; }
+modprobe -a virtio_pci virtio_blk ext4 || stay "modprobe virtio_blk ext4 failed"
+i=0
+while [ ! -b /dev/vda ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+[ -b /dev/vda ] || stay "no disk /dev/vda after 30 s"
+mkdir -p /disk
+if ! mount -t ext4 -o noatime /dev/vda /disk 2>/dev/null; then
+  say "formatting the blank disk /dev/vda"
+  mkfs.ext4 -q -F -L e2e-root /dev/vda || stay "mkfs.ext4 /dev/vda failed"
+  mount -t ext4 -o noatime /dev/vda /disk || stay "cannot mount the new file system"
+fi
+if [ ! -e /disk/etc/e2e-root-copied ]; then
+  say "copying the initramfs onto the disk"
+  tar -C / --one-file-system --exclude=./disk -cf - . | tar -C /disk -xpf - || stay "copying the root failed"
+  date -u > /disk/etc/e2e-root-copied
+  sync
+fi
+say "root on /dev/vda ($(cat /disk/etc/e2e-root-copied))"
+exec switch_root /disk /sbin/init
+INIT
+chmod 0755 "$root/sbin/e2e-init"
 echo numa-e2e > "$root/etc/hostname"
 : > "$root/etc/machine-id"
 

@@ -5,6 +5,7 @@ set -uo pipefail
 export PATH=/e2e/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 . /e2e/env
 STATE=/run/e2e           # shared between steps of one boot
+REBOOT_KEEP=/var/lib/e2e-reboot  # steps reboot and rebooted: on boot v2's disk, across the reboot
 mkdir -p "$STATE"
 FAILED=0
 
@@ -180,8 +181,9 @@ declare -A POD_CPU_COUNT=([node0]=1 [node1]=2 [node2]=2)   # = each Node's alloc
 # Who places each partition's containers (allocator.mode).
 # nri mode needs cgroup v2 (the v1 boot checks that apply refuses it).
 declare -A ALLOC_MODE=([node0]=kubelet [node1]=$([ "$E2E_CGROUP" = v2 ] && echo nri || echo kubelet) [node2]=nri)
-# Every kubelet's root dir is on one shared filesystem (a tmpfs: the VM
-# has no disk), which the plan splits by CPUs (kubelet.root_dir).
+# Every kubelet's root dir is on one shared filesystem (boot v2's disk,
+# else a tmpfs: step cluster), which the plan splits by CPUs
+# (kubelet.root_dir).
 KUBELETS_FS=/var/lib/kubelets
 kubelet_root() { echo $KUBELETS_FS/$1; }
 
@@ -288,6 +290,81 @@ pods_on() {
   local sel=${2//=/%3D}
   api "/api/v1/namespaces/$1/pods?labelSelector=${sel//,/%2C}&fieldSelector=spec.nodeName%3D$3" '.items[].metadata.name'
 }
+
+# expect_pinned P POD: pod POD (one container "work" asking 1 CPU, 64Mi of
+# memory and 8Mi of 2Mi pages: pods/pinned.yaml.in) is bound to P's Node
+# and its container runs pinned where P's placement puts it: one
+# exclusive CPU of P's pod CPUs and P's memory node, in P's slice, as
+# kubelet's managers (kubelet mode, the allocator mirroring them) or P's
+# allocator (nri mode) decided. Sets PINNED_PID to the container's pid;
+# returns 1 when the container has no task.
+expect_pinned() {
+  expect_eq "pod $pod bound by the scheduler to" "$(k -n $NS get pod $pod -o jsonpath='{.spec.nodeName}')" "$(node_name $p)"
+  local p=$1 pod=$2 pid cpus uid cm type mm want_size
+  pid=$(container_pid $p $pod)
+  [ -n "$pid" ] || { fail "no task for pod $pod in containerd-$p"; return 1; }
+  cpus=$(status_field $pid Cpus_allowed_list)
+  echo "  pod $pod container pid $pid: Cpus_allowed_list $cpus, Mems_allowed_list $(status_field $pid Mems_allowed_list), cgroup $(cgroup_of $pid)"
+  # One exclusive CPU out of the partition's pod CPUs (node0: 1; node1: 2-3).
+  case ",$(expand_cpus ${POD_CPUS[$p]})," in
+    *",$cpus,"*) ok "pod $pod runs on exclusive CPU $cpus of its partition's ${POD_CPUS[$p]}" ;;
+    *) fail "pod $pod Cpus_allowed_list is '$cpus', want one CPU of ${POD_CPUS[$p]}" ;;
+  esac
+  expect_eq "pod $pod Mems_allowed_list" "$(status_field $pid Mems_allowed_list)" "${MEMS[$p]}"
+  expect_eq "pod $pod cgroup cpuset.cpus" "$(cat "$(cgroup_file $pid cpuset.cpus)" 2>&1)" "$cpus"
+  expect_eq "pod $pod cgroup cpuset.mems" "$(cat "$(cgroup_file $pid cpuset.mems)" 2>&1)" "${MEMS[$p]}"
+  case "$(cgroup_of $pid)" in
+    /$p.slice/$p-kubepods.slice/*) ok "pod $pod's cgroup is under $p.slice/$p-kubepods.slice" ;;
+    *) fail "pod $pod's cgroup $(cgroup_of $pid) is not under /$p.slice/$p-kubepods.slice" ;;
+  esac
+  uid=$(k -n $NS get pod $pod -o jsonpath='{.metadata.uid}')
+  if [ "${ALLOC_MODE[$p]}" = kubelet ]; then
+    # kubelet's own checkpoints say the same: the CPU Manager gave the
+    # container that CPU, the Memory Manager pinned it to the node.
+    cm=$(jq -r --arg c work '[.entries[][$c]] | map(select(.)) | first // empty' $(kubelet_root $p)/cpu_manager_state 2>/dev/null)
+    expect_eq "kubelet-$p cpu_manager_state assignment" "$cm" "$cpus"
+    for type in memory hugepages-2Mi; do
+      mm=$(jq -r --arg t $type '[.entries[][]] | .[0][] | select(.type==$t) | "\(.numaAffinity | map(tostring) | join(",")) \(.size)"' $(kubelet_root $p)/memory_manager_state 2>/dev/null)
+      want_size=$(to_bytes $([ $type = memory ] && echo 64Mi || echo 8Mi))
+      expect_eq "kubelet-$p memory_manager_state $type (node, bytes)" "$mm" "${MEMS[$p]} $want_size"
+    done
+    # The allocator saw the container through NRI and mirrors kubelet.
+    expect_eq "allocator of $p mirrors kubelet's pinning (pinned nodes memory hugepages)" "$(allocation $p $uid)" "true ${MEMS[$p]} $(to_bytes 64Mi) $(to_bytes 8Mi)"
+  else
+    # The allocator placed it through NRI: kubelet's managers are off.
+    expect_eq "kubelet-$p cpu_manager_state policy" "$(jq -r .policyName $(kubelet_root $p)/cpu_manager_state 2>&1)" none
+    expect_eq "allocator of $p placed the container (pinned nodes memory hugepages)" "$(allocation $p $uid)" "true ${MEMS[$p]} $(to_bytes 64Mi) $(to_bytes 8Mi)"
+    journalctl -b --no-pager -o cat -u numa-allocator@$p.service | has "container placed.*pod=$NS/$pod" \
+      && ok "numa-allocator@$p logged the placement" || { fail "numa-allocator@$p did not log placing $pod"; journal_tail numa-allocator@$p.service; }
+  fi
+  PINNED_PID=$pid
+}
+
+# expect_hugepages: each partition's node holds its planned 2M pages
+# (HUGEPAGES_2M), no 1G page, and nothing else system-wide.
+expect_hugepages() {
+  local p n sum=0
+  for p in $PARTITIONS; do
+    n=${MEMS[$p]}
+    expect_eq "node$n 2M nr_hugepages" "$(cat /sys/devices/system/node/node$n/hugepages/hugepages-2048kB/nr_hugepages)" "${HUGEPAGES_2M[$p]}"
+    expect_eq "node$n 1G nr_hugepages" "$(cat /sys/devices/system/node/node$n/hugepages/hugepages-1048576kB/nr_hugepages)" 0
+    sum=$((sum + ${HUGEPAGES_2M[$p]}))
+  done
+  expect_eq "system-wide 2M nr_hugepages" "$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)" $sum
+}
+
+# allocated_keys P: the allocations P's allocator holds, "podUID/container"
+# sorted on one line.
+allocated_keys() { numa-partition allocations -p $1 -o json 2>/dev/null | jq -r '[.items[0].allocations[].podUID] | sort | join(" ")'; }
+# running_keys P: what P's allocator must hold: every container of every
+# running pod bound to P's Node (the steps' pods and the add-ons':
+# flannel, kube-proxy, CoreDNS), placed through the same NRI.
+running_keys() {
+  k get pods -A --field-selector spec.nodeName=$(node_name $1),status.phase=Running -o json 2>/dev/null \
+    | jq -r '[.items[] | select(.metadata.deletionTimestamp == null) | .metadata.uid as $u | .spec.containers[].name | "\($u)/\(.)"] | sort | join(" ")'
+}
+# holds_running P: P's allocator holds exactly the running containers.
+holds_running() { [ -n "$(running_keys $1)" ] && [ "$(allocated_keys $1)" = "$(running_keys $1)" ]; }
 
 # allocation P UID: the allocator's allocation of pod UID's container
 # "work" in partition P as "pinned nodes memory hugepages-2Mi": the

@@ -25,8 +25,20 @@ systemd-run --quiet --unit=e2e-api-proxy -p Restart=always -p RestartSec=2 \
   /e2e/bin/kubectl --kubeconfig=/e2e/cluster/admin.conf proxy --address=127.0.0.1 --port=8001 \
   || echo "e2e: could not start the kubectl proxy: reads go through kubectl"
 results=$share/results.tsv
-: > "$results"
-echo "=== E2E START mode=$E2E_MODE uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r)"
+# A boot after step reboot (share/resume names it) goes on after that
+# step: the steps before it keep their results, and those that passed
+# count for `requires` again (/run/e2e is this boot's). Removed at once:
+# a reboot that nobody asked for ends the run (run.sh).
+resume_after=
+if [ -s "$share/resume" ]; then
+  resume_after=$(cat "$share/resume")
+  rm -f "$share/resume"
+  awk -F'\t' '$2=="PASS"{print $1}' "$results" | while read -r s; do touch "/run/e2e/passed-$s"; done
+  echo "=== E2E RESUMED after step $resume_after mode=$E2E_MODE uptime=$(cut -d' ' -f1 /proc/uptime) boot_id=$(cat /proc/sys/kernel/random/boot_id) root=$(findmnt -no SOURCE,FSTYPE /)"
+else
+  : > "$results"
+  echo "=== E2E START mode=$E2E_MODE uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r) root=$(findmnt -no SOURCE,FSTYPE /)"
+fi
 echo "cmdline: $(cat /proc/cmdline)"
 
 # The steps of each cgroup mode, in order. Later steps build on earlier ones
@@ -36,9 +48,11 @@ echo "cmdline: $(cat /proc/cmdline)"
 # Boot v2 carries the cluster add-ons (services, logs, agents, plugins)
 # and the nri placement; boot v1 the apply lifecycle (admit, reapply,
 # change, killed, reserve); boot n4, whose partitions are one in each
-# allocator mode on cgroup v2, the daemons' crashes.
+# allocator mode on cgroup v2, the daemons' crashes. Boot v2 also reboots
+# (step reboot asks for it, step rebooted checks the host after it): its
+# root is on a disk (run.sh).
 case $E2E_MODE in
-  v2) steps="package topology hugepages-sysfs discover cluster apply network services logs agents plugins allocatable usage pressure placement nri hugepages status remove" ;;
+  v2) steps="package topology hugepages-sysfs discover cluster apply network services logs agents plugins allocatable usage pressure placement nri hugepages status reboot rebooted remove" ;;
   v1) steps="package topology discover cluster apply network crosshost allocatable usage metrics pressure placement pending hugepages status admit reapply change killed reserve remove" ;;
   n4) steps="package topology discover cluster apply allocatable fill unit crash layout remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;
@@ -58,6 +72,7 @@ limit_of() {
     v1:crosshost) echo 1800 ;;
     v1:metrics) echo 1200 ;;  # metrics-server's image (66 MiB) imported under TCG at 2-4 s per MiB, then its pod's start  # waits for boot v2's Nodes and CoreDNS, then pods on both hosts
     v2:services) echo 1200 ;;
+    v2:rebooted) echo 1200 ;;  # systemd's boot, two containerds and kubelets, the add-ons' and the pinned pods' containers again, under TCG
     *:crash) echo 1260 ;;  # six kills, each waited on up to 300 s, 30 s of quiet, two pods
     n4:layout) echo 1800 ;;  # four applies, three of them draining, three kubelet restarts, a Node's TLS bootstrap, pods twice
     *) echo 600 ;;
@@ -72,7 +87,20 @@ selected() {
   return 1
 }
 
+# journal_out SUFFIX: this boot's journal and the partitions' units'
+# logs into the share (SUFFIX tells the boots apart).
+journal_out() {
+  journalctl -b --no-pager -o short-monotonic > "$share/journal$1.txt" 2>&1
+  for u in kubelet-node0 kubelet-node1 containerd-node0 containerd-node1; do
+    journalctl -b --no-pager -o short-monotonic -u $u.service > "$share/$u$1.log" 2>&1
+  done
+}
+
 for step in $steps; do
+  if [ -n "$resume_after" ]; then
+    [ "$step" = "$resume_after" ] && resume_after=
+    continue
+  fi
   if ! selected "$step"; then
     why="not selected by E2E_STEPS"
     [ "$step" = crosshost ] && [ -z "${E2E_PEER:-}" ] && why="no peer boot: boot v2 does not run beside this one (E2E_MODES, E2E_PARALLEL=0 or one core)"
@@ -95,12 +123,23 @@ for step in $steps; do
     [ $rc = 124 ] && msg="timed out after ${limit}s (the step's limit); ${msg}"
     printf '%s\tFAIL\t%s\t%s\n' "$step" "$secs" "${msg:-exit status $rc, no FAIL line}" >> "$results"
   fi
+  # A step that asks for a reboot (step reboot, when it passed) gets one
+  # now, as an operator's `systemctl reboot`: every unit stopped in
+  # order. This unit's end would power the VM off instead.
+  if [ $rc = 0 ] && [ -e /run/e2e/reboot-requested ]; then
+    echo "--- rebooting after step $step (uptime $(cut -d' ' -f1 /proc/uptime))"
+    journal_out -boot1
+    mkdir -p /run/systemd/system/numa-e2e.service.d
+    printf '[Unit]\nSuccessAction=none\nFailureAction=none\n' > /run/systemd/system/numa-e2e.service.d/reboot.conf
+    systemctl daemon-reload
+    echo "$step" > "$share/resume"
+    sync
+    systemctl --no-block reboot
+    exec sleep infinity
+  fi
 done
 
-journalctl -b --no-pager -o short-monotonic > "$share/journal.txt" 2>&1
-for u in kubelet-node0 kubelet-node1 containerd-node0 containerd-node1; do
-  journalctl -b --no-pager -o short-monotonic -u $u.service > "$share/$u.log" 2>&1
-done
+journal_out ""
 systemctl list-units --failed --no-pager > "$share/failed-units.txt" 2>&1
 sync
 echo "=== E2E END mode=$E2E_MODE pass=$(grep -c $'\tPASS\t' "$results") fail=$(grep -c $'\tFAIL\t' "$results") uptime=$(cut -d' ' -f1 /proc/uptime)"

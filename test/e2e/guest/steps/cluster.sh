@@ -18,17 +18,23 @@ CNI
   i=$((i + 1))
 done
 ok "CA, bootstrap kubeconfig$([ "$NET_MODE" = namespace ] || echo " and CNI configs") installed"
-# The VM has no disk: its root is the initramfs ("rootfs"), which neither
-# overlayfs (containerd's snapshots) nor kubelet's filesystem statistics
-# accept ("cannot find filesystem info for device rootfs"). Give each
-# containerd's root a tmpfs of its own and the kubelets' root dirs one
-# they share, as a host gives them disks: the plan splits that one
-# between the Nodes (their ephemeral-storage).
-echo "  root filesystem: $(findmnt -no FSTYPE /)"
+# Without a disk (boots v1, n4) the root is the initramfs ("rootfs"),
+# which neither overlayfs (containerd's snapshots) nor kubelet's
+# filesystem statistics accept ("cannot find filesystem info for device
+# rootfs"): each containerd's root gets a tmpfs of its own and the
+# kubelets' root dirs one they share, as a host gives them disks; the
+# plan splits that one between the Nodes (their ephemeral-storage). Boot
+# v2's root is on a disk (ext4, /sbin/e2e-init): they are directories
+# there, as on most hosts, and survive its reboot.
+rootfs=$(findmnt -no FSTYPE /)
+echo "  root filesystem: $rootfs"
 for d in $KUBELETS_FS $(for p in $PARTITIONS; do echo /var/lib/containerd-$p; done); do
   install -d $d
+  [ "$rootfs" = rootfs ] || continue
   mountpoint -q $d || run mount -t tmpfs -o size=1G,mode=0711 tmpfs $d || fail "cannot mount a tmpfs at $d"
 done
+[ "$E2E_MODE" != v2 ] || [ "$rootfs" = ext4 ] && ok "boot $E2E_MODE's root file system is $rootfs" \
+  || fail "boot v2's root is $rootfs, want ext4 on its disk (/sbin/e2e-init; console.log says why)"
 wait_until 60 "API server /readyz through the guestfwd link" k get --raw /readyz
 run k version || fail "kubectl version"
 k get namespace $NS >/dev/null 2>&1 || run k create namespace $NS || fail "cannot create namespace $NS"

@@ -10,7 +10,6 @@
 requires placement
 p=node1
 [ "${ALLOC_MODE[$p]}" = nri ] || die "partition $p is not in nri mode"
-allocated_keys() { numa-partition allocations -p $p -o json 2>/dev/null | jq -r '[.items[0].allocations[].podUID] | sort | join(" ")'; }
 uid_of() { k -n $NS get pod "$1" -o jsonpath='{.metadata.uid}'; }
 
 pinned_cpu=$(status_field "$(cat $STATE/pod-pid-$p)" Cpus_allowed_list)
@@ -33,20 +32,12 @@ if wait_until 180 "pod refused-$p's events carry the allocator's refusal" refuse
 fi
 k -n $NS delete pod refused-$p --wait=false >/dev/null 2>&1
 
-# What the allocator must hold: every container of every running pod
-# bound to the partition's Node — this step's pods and the add-ons'
-# (flannel, kube-proxy, CoreDNS), placed through the same NRI.
-running_keys() {
-  k get pods -A --field-selector spec.nodeName=$(node_name $p),status.phase=Running -o json 2>/dev/null \
-    | jq -r '[.items[] | select(.metadata.deletionTimestamp == null) | .metadata.uid as $u | .spec.containers[].name | "\($u)/\(.)"] | sort | join(" ")'
-}
-holds_running() { [ -n "$(running_keys)" ] && [ "$(allocated_keys)" = "$(running_keys)" ]; }
 shared_key="$(uid_of shared-$p)/work"
 for want in "$(uid_of pinned-$p)/work" "$shared_key"; do
-  [[ " $(allocated_keys) " == *" $want "* ]] && ok "allocator of $p holds $want" || fail "allocator of $p lacks $want: $(allocated_keys)"
+  [[ " $(allocated_keys $p) " == *" $want "* ]] && ok "allocator of $p holds $want" || fail "allocator of $p lacks $want: $(allocated_keys $p)"
 done
-wait_until 60 "allocator of $p holds exactly the running containers of Node $(node_name $p)" holds_running \
-  || echo "  allocator: $(allocated_keys)"$'\n'"  running:   $(running_keys)"
+wait_until 60 "allocator of $p holds exactly the running containers of Node $(node_name $p)" holds_running $p \
+  || echo "  allocator: $(allocated_keys $p)"$'\n'"  running:   $(running_keys $p)"
 
 # Freeze the allocator, let shared-$p go away meanwhile (containerd's NRI
 # requests to it time out), then kill -9 it: systemd restarts it and it
@@ -57,9 +48,9 @@ run k -n $NS delete pod shared-$p --wait=true --timeout=90s || fail "deleting sh
 run systemctl kill -s KILL numa-allocator@$p.service
 active() { [ "$(systemctl is-active numa-allocator@$p.service)" = active ] && numa-partition allocations -p $p -o json >/dev/null 2>&1; }
 wait_until 60 "numa-allocator@$p restarted by systemd and answering" active
-resynced() { holds_running && [[ " $(allocated_keys) " != *" $shared_key "* ]]; }
+resynced() { holds_running $p && [[ " $(allocated_keys $p) " != *" $shared_key "* ]]; }
 if wait_until 60 "after the restart the allocator's state is the running containers (shared-$p's released)" resynced; then :; else
-  echo "  allocations: $(allocated_keys)"$'\n'"  running:     $(running_keys)"; journal_tail numa-allocator@$p.service 30
+  echo "  allocations: $(allocated_keys $p)"$'\n'"  running:     $(running_keys $p)"; journal_tail numa-allocator@$p.service 30
 fi
 # containerd refuses new containers while the allocator is away
 # (required_plugins): kubelet has no reason to restart with it, and did

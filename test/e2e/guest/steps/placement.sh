@@ -19,43 +19,8 @@ for p in $PARTITIONS; do
     k -n $NS describe pod $pod 2>&1 | tail -25
     continue
   fi
-  expect_eq "pod $pod bound by the scheduler to" "$(k -n $NS get pod $pod -o jsonpath='{.spec.nodeName}')" "$(node_name $p)"
-  pid=$(container_pid $p $pod)
-  [ -n "$pid" ] || { fail "no task for pod $pod in containerd-$p"; continue; }
-  cpus=$(status_field $pid Cpus_allowed_list)
-  echo "  pod $pod container pid $pid: Cpus_allowed_list $cpus, Mems_allowed_list $(status_field $pid Mems_allowed_list), cgroup $(cgroup_of $pid)"
-  # One exclusive CPU out of the partition's pod CPUs (node0: 1; node1: 2-3).
-  case ",$(expand_cpus ${POD_CPUS[$p]})," in
-    *",$cpus,"*) ok "pod $pod runs on exclusive CPU $cpus of its partition's ${POD_CPUS[$p]}" ;;
-    *) fail "pod $pod Cpus_allowed_list is '$cpus', want one CPU of ${POD_CPUS[$p]}" ;;
-  esac
-  expect_eq "pod $pod Mems_allowed_list" "$(status_field $pid Mems_allowed_list)" "${MEMS[$p]}"
-  expect_eq "pod $pod cgroup cpuset.cpus" "$(cat "$(cgroup_file $pid cpuset.cpus)" 2>&1)" "$cpus"
-  expect_eq "pod $pod cgroup cpuset.mems" "$(cat "$(cgroup_file $pid cpuset.mems)" 2>&1)" "${MEMS[$p]}"
-  case "$(cgroup_of $pid)" in
-    /$p.slice/$p-kubepods.slice/*) ok "pod $pod's cgroup is under $p.slice/$p-kubepods.slice" ;;
-    *) fail "pod $pod's cgroup $(cgroup_of $pid) is not under /$p.slice/$p-kubepods.slice" ;;
-  esac
-  uid=$(k -n $NS get pod $pod -o jsonpath='{.metadata.uid}')
-  if [ "${ALLOC_MODE[$p]}" = kubelet ]; then
-    # kubelet's own checkpoints say the same: the CPU Manager gave the
-    # container that CPU, the Memory Manager pinned it to the node.
-    cm=$(jq -r --arg c work '[.entries[][$c]] | map(select(.)) | first // empty' $(kubelet_root $p)/cpu_manager_state 2>/dev/null)
-    expect_eq "kubelet-$p cpu_manager_state assignment" "$cm" "$cpus"
-    for type in memory hugepages-2Mi; do
-      mm=$(jq -r --arg t $type '[.entries[][]] | .[0][] | select(.type==$t) | "\(.numaAffinity | map(tostring) | join(",")) \(.size)"' $(kubelet_root $p)/memory_manager_state 2>/dev/null)
-      want_size=$(to_bytes $([ $type = memory ] && echo 64Mi || echo 8Mi))
-      expect_eq "kubelet-$p memory_manager_state $type (node, bytes)" "$mm" "${MEMS[$p]} $want_size"
-    done
-    # The allocator saw the container through NRI and mirrors kubelet.
-    expect_eq "allocator of $p mirrors kubelet's pinning (pinned nodes memory hugepages)" "$(allocation $p $uid)" "true ${MEMS[$p]} $(to_bytes 64Mi) $(to_bytes 8Mi)"
-  else
-    # The allocator placed it through NRI: kubelet's managers are off.
-    expect_eq "kubelet-$p cpu_manager_state policy" "$(jq -r .policyName $(kubelet_root $p)/cpu_manager_state 2>&1)" none
-    expect_eq "allocator of $p placed the container (pinned nodes memory hugepages)" "$(allocation $p $uid)" "true ${MEMS[$p]} $(to_bytes 64Mi) $(to_bytes 8Mi)"
-    journalctl -b --no-pager -o cat -u numa-allocator@$p.service | has "container placed.*pod=$NS/$pod" \
-      && ok "numa-allocator@$p logged the placement" || { fail "numa-allocator@$p did not log placing $pod"; journal_tail numa-allocator@$p.service; }
-  fi
+  expect_pinned $p $pod || continue
+  pid=$PINNED_PID
   # The pod's 8Mi of 2Mi pages, limited by the hugetlb controller on its
   # pod cgroup (kubelet's) or its container's (runc's).
   if [ "$E2E_CGROUP" = v2 ]; then cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/$pid/cgroup); f=hugetlb.2MB.max
