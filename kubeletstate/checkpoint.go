@@ -69,12 +69,9 @@ type Repair struct {
 // a symlink.
 func RepairSharedPool(dir string) (Repair, error) {
 	r := fsutil.NewRoot(dir)
-	b, err := r.ReadFile(CPUFile, MaxSize)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Repair{}, nil
-	}
-	if err != nil {
-		return Repair{}, fmt.Errorf("reading %s: %w", path.Join(dir, CPUFile), err)
+	b, err := readCheckpoint(r, dir, CPUFile)
+	if b == nil || err != nil {
+		return Repair{}, err
 	}
 	c, err := ParseCPU(b, path.Join(dir, CPUFile))
 	if err != nil {
@@ -84,6 +81,19 @@ func RepairSharedPool(dir string) (Repair, error) {
 		return Repair{}, nil
 	}
 	return moveAside(r, dir, CPUFile, podsOf(c.Entries))
+}
+
+// readCheckpoint reads checkpoint file of root dir dir (r), bounded and
+// without following a symlink: nil when there is none.
+func readCheckpoint(r fsutil.Root, dir, file string) ([]byte, error) {
+	b, err := r.ReadFile(file, MaxSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path.Join(dir, file), err)
+	}
+	return b, nil
 }
 
 // moveAside renames checkpoint file of root dir dir (r) to file +

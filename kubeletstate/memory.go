@@ -2,9 +2,7 @@ package kubeletstate
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"slices"
 	"strconv"
@@ -97,12 +95,9 @@ func (c *MemoryCheckpoint) MachineMoved(now NodeSizes) string {
 // checkpoint, nothing to do; read bounded, no symlink followed.
 func RepairMemoryMachine(dir string, now NodeSizes) (Repair, error) {
 	r := fsutil.NewRoot(dir)
-	b, err := r.ReadFile(MemoryFile, MaxSize)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Repair{}, nil
-	}
-	if err != nil {
-		return Repair{}, fmt.Errorf("reading %s: %w", path.Join(dir, MemoryFile), err)
+	b, err := readCheckpoint(r, dir, MemoryFile)
+	if b == nil || err != nil {
+		return Repair{}, err
 	}
 	var c MemoryCheckpoint
 	if err := json.Unmarshal(b, &c); err != nil {

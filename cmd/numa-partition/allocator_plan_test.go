@@ -192,13 +192,7 @@ func probeAllocConfig(t *testing.T, sysfs, conf string, start func(*cli.Context)
 // (its nodes count the machine's memory: TestServeCountsTheMachinesMemory);
 // errors name the file given.
 func TestServeHoldsItsPlanFileToThePlannersRules_Issue38(t *testing.T) {
-	sysfs := fixtureSys("hwloc-32amd64-4s2n4c-cgroup2")
-	conf := filepath.Join("..", "..", "examples", "4socket", "config.toml")
-	out := filepath.Join(t.TempDir(), "root")
-	_, err := runDiscover(t, "--sysfs", sysfs, "--config", conf, "render", "--out", out)
-	require.NoError(t, err)
-	rendered, err := os.ReadFile(filepath.Join(out, render.PlanPath))
-	require.NoError(t, err)
+	sysfs, conf, rendered := renderedFourSocketPlan(t)
 	serve := func(plan, partition string) error {
 		file := filepath.Join(t.TempDir(), "plan.json")
 		require.NoError(t, os.WriteFile(file, []byte(plan), 0o600))
@@ -215,7 +209,7 @@ func TestServeHoldsItsPlanFileToThePlannersRules_Issue38(t *testing.T) {
 		require.Error(t, err, edit[1])
 		assert.Contains(t, err.Error(), want, edit[1])
 	}
-	err = serve(string(rendered), "node9")
+	err := serve(string(rendered), "node9")
 	require.Error(t, err)
 	assert.Regexp(t, `^--partition "node9" is not in /tmp/\S+/plan.json; planned partitions: node0, node2, node4, lowlat$`, err.Error())
 	assert.NotContains(t, err.Error(), "config.toml")
@@ -240,13 +234,7 @@ func TestServeHoldsItsPlanFileToThePlannersRules_Issue38(t *testing.T) {
 // file's node of 16000Gi (#38: a hand-edited size was served) counts the
 // machine's 16775084Ki too.
 func TestServeCountsTheMachinesMemory(t *testing.T) {
-	sysfs := fixtureSys("hwloc-32amd64-4s2n4c-cgroup2")
-	conf := filepath.Join("..", "..", "examples", "4socket", "config.toml")
-	out := filepath.Join(t.TempDir(), "root")
-	_, err := runDiscover(t, "--sysfs", sysfs, "--config", conf, "render", "--out", out)
-	require.NoError(t, err)
-	rendered, err := os.ReadFile(filepath.Join(out, render.PlanPath))
-	require.NoError(t, err)
+	sysfs, conf, rendered := renderedFourSocketPlan(t)
 	const machine = 16775084 * 1024 // node 0's MemTotal in the fixture
 	for _, planned := range []string{"17177686016", "17179869184000", "8589934592"} {
 		edit := `"totalBytes": 17177686016`
@@ -259,4 +247,18 @@ func TestServeCountsTheMachinesMemory(t *testing.T) {
 		require.NotEmpty(t, opts.Config.Nodes, planned)
 		assert.Equal(t, uint64(machine), opts.Config.Nodes[0].Memory, "planned %s bytes", planned)
 	}
+}
+
+// renderedFourSocketPlan is the plan.json render writes for examples/4socket
+// on a 4-socket fixture, with that fixture and config.
+func renderedFourSocketPlan(t *testing.T) (sysfs, conf string, rendered []byte) {
+	t.Helper()
+	sysfs = fixtureSys("hwloc-32amd64-4s2n4c-cgroup2")
+	conf = filepath.Join("..", "..", "examples", "4socket", "config.toml")
+	out := filepath.Join(t.TempDir(), "root")
+	_, err := runDiscover(t, "--sysfs", sysfs, "--config", conf, "render", "--out", out)
+	require.NoError(t, err)
+	rendered, err = os.ReadFile(filepath.Join(out, render.PlanPath))
+	require.NoError(t, err)
+	return sysfs, conf, rendered
 }
