@@ -192,7 +192,7 @@ func probeAllocConfig(t *testing.T, sysfs, conf string, start func(*cli.Context)
 // (its nodes count the machine's memory: TestServeCountsTheMachinesMemory);
 // errors name the file given.
 func TestServeHoldsItsPlanFileToThePlannersRules_Issue38(t *testing.T) {
-	sysfs, conf, rendered := renderedFourSocketPlan(t)
+	sysfs, _, rendered := renderedFourSocketPlan(t)
 	serve := func(plan, partition string) error {
 		file := filepath.Join(t.TempDir(), "plan.json")
 		require.NoError(t, os.WriteFile(file, []byte(plan), 0o600))
