@@ -299,8 +299,8 @@ pods_on() {
 # allocator (nri mode) decided. Sets PINNED_PID to the container's pid;
 # returns 1 when the container has no task.
 expect_pinned() {
-  expect_eq "pod $pod bound by the scheduler to" "$(k -n $NS get pod $pod -o jsonpath='{.spec.nodeName}')" "$(node_name $p)"
   local p=$1 pod=$2 pid cpus uid cm type mm want_size
+  expect_eq "pod $pod bound by the scheduler to" "$(k -n $NS get pod $pod -o jsonpath='{.spec.nodeName}')" "$(node_name $p)"
   pid=$(container_pid $p $pod)
   [ -n "$pid" ] || { fail "no task for pod $pod in containerd-$p"; return 1; }
   cpus=$(status_field $pid Cpus_allowed_list)
