@@ -26,14 +26,17 @@ systemd-run --quiet --unit=e2e-api-proxy -p Restart=always -p RestartSec=2 \
   || echo "e2e: could not start the kubectl proxy: reads go through kubectl"
 results=$share/results.tsv
 # A boot after step reboot (share/resume names it) goes on after that
-# step: the steps before it keep their results, and those that passed
-# count for `requires` again (/run/e2e is this boot's). Removed at once:
-# a reboot that nobody asked for ends the run (run.sh).
+# step: the steps before it keep their results, and what the steps kept
+# in /run/e2e (which passed, for `requires`; what the host was before
+# apply, for step remove) comes back from the disk, where the reboot put
+# it (kept_state). Removed at once: a reboot that nobody asked for ends
+# the run (run.sh).
+kept_state=/var/lib/e2e-state
 resume_after=
 if [ -s "$share/resume" ]; then
   resume_after=$(cat "$share/resume")
   rm -f "$share/resume"
-  awk -F'\t' '$2=="PASS"{print $1}' "$results" | while read -r s; do touch "/run/e2e/passed-$s"; done
+  cp -a "$kept_state/." /run/e2e/ || echo "e2e: the steps' state did not come back from $kept_state"
   echo "=== E2E RESUMED after step $resume_after mode=$E2E_MODE uptime=$(cut -d' ' -f1 /proc/uptime) boot_id=$(cat /proc/sys/kernel/random/boot_id) root=$(findmnt -no SOURCE,FSTYPE /)"
 else
   : > "$results"
@@ -129,6 +132,8 @@ for step in $steps; do
   if [ $rc = 0 ] && [ -e /run/e2e/reboot-requested ]; then
     echo "--- rebooting after step $step (uptime $(cut -d' ' -f1 /proc/uptime))"
     journal_out -boot1
+    rm -f /run/e2e/reboot-requested
+    rm -rf "$kept_state" && cp -a /run/e2e "$kept_state"
     mkdir -p /run/systemd/system/numa-e2e.service.d
     printf '[Unit]\nSuccessAction=none\nFailureAction=none\n' > /run/systemd/system/numa-e2e.service.d/reboot.conf
     systemctl daemon-reload
