@@ -51,11 +51,11 @@ echo "cmdline: $(cat /proc/cmdline)"
 # Boot v2 carries the cluster add-ons (services, logs, agents, plugins)
 # and the nri placement; boot v1 the apply lifecycle (admit, reapply,
 # change, killed, reserve); boot n4, whose partitions are one in each
-# allocator mode on cgroup v2, the daemons' crashes. Boot v2 also reboots
-# (step reboot asks for it, step rebooted checks the host after it): its
-# root is on a disk (run.sh).
+# allocator mode on cgroup v2, the daemons' crashes. With E2E_REBOOT=1
+# boot v2 also reboots (step reboot asks for it, step rebooted checks the
+# host after it): its root is then on a disk (run.sh).
 case $E2E_MODE in
-  v2) steps="package topology hugepages-sysfs discover cluster apply network services logs agents plugins allocatable usage pressure placement nri hugepages status reboot rebooted remove" ;;
+  v2) steps="package topology hugepages-sysfs discover cluster apply network services logs agents plugins allocatable usage pressure placement nri hugepages status${E2E_REBOOT:+ reboot rebooted} remove" ;;
   v1) steps="package topology discover cluster apply network crosshost allocatable usage metrics pressure placement pending hugepages status admit reapply change killed reserve remove" ;;
   n4) steps="package topology discover cluster apply allocatable fill unit crash layout remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;
