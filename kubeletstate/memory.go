@@ -93,7 +93,9 @@ func (c *MemoryCheckpoint) MachineMoved(now NodeSizes) string {
 // a reboot runs no container yet, and kubelet admits its Node's pods
 // again and places their memory anew. Like RepairSharedPool: no
 // checkpoint, nothing to do; read bounded, no symlink followed.
-func RepairMemoryMachine(dir string, now NodeSizes) (Repair, error) {
+// machine is read only when there is a static-policy checkpoint to
+// compare (discovery at every kubelet start is not needed otherwise).
+func RepairMemoryMachine(dir string, machine func() (NodeSizes, error)) (Repair, error) {
 	r := fsutil.NewRoot(dir)
 	b, err := readCheckpoint(r, dir, MemoryFile)
 	if b == nil || err != nil {
@@ -102,6 +104,13 @@ func RepairMemoryMachine(dir string, now NodeSizes) (Repair, error) {
 	var c MemoryCheckpoint
 	if err := json.Unmarshal(b, &c); err != nil {
 		return Repair{}, fmt.Errorf("%s is not a kubelet Memory Manager checkpoint: %w", path.Join(dir, MemoryFile), err)
+	}
+	if c.PolicyName != "Static" {
+		return Repair{}, nil
+	}
+	now, err := machine()
+	if err != nil {
+		return Repair{}, err
 	}
 	why := c.MachineMoved(now)
 	if why == "" {

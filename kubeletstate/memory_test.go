@@ -40,7 +40,7 @@ func TestRepairMemoryMachine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, MemoryFile), []byte(tc.content), 0o644))
-			rep, err := RepairMemoryMachine(dir, tc.now)
+			rep, err := RepairMemoryMachine(dir, func() (NodeSizes, error) { return tc.now, nil })
 			require.NoError(t, err)
 			assert.Equal(t, tc.why, rep.Why)
 			assert.Equal(t, tc.why != "", rep.Moved)
@@ -56,10 +56,10 @@ func TestRepairMemoryMachine(t *testing.T) {
 		})
 	}
 	dir := t.TempDir()
-	rep, err := RepairMemoryMachine(dir, machine(1, 0))
+	rep, err := RepairMemoryMachine(dir, func() (NodeSizes, error) { return machine(1, 0), nil })
 	require.NoError(t, err, "no checkpoint: nothing to do")
 	assert.False(t, rep.Moved)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, MemoryFile), []byte("{"), 0o644))
-	_, err = RepairMemoryMachine(dir, machine(1, 0))
+	_, err = RepairMemoryMachine(dir, func() (NodeSizes, error) { return machine(1, 0), nil })
 	assert.ErrorContains(t, err, "is not a kubelet Memory Manager checkpoint")
 }

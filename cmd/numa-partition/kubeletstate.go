@@ -46,11 +46,14 @@ func kubeletStateCommand() *cli.Command {
 					fmt.Fprintf(c.App.ErrWriter, "numa-partition: %s had every CPU exclusively assigned (pods %s) and an empty shared pool, which kubelet refuses to start on (kubernetes/kubernetes#141196): moved it to %s; kubelet assigns the running pods' CPUs again\n",
 						filepath.Join(dir, kubeletstate.CPUFile), strings.Join(rep.Pods, ", "), kubeletstate.CPUFile+kubeletstate.StaleSuffix)
 				}
-				topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
-				if err != nil {
-					return fmt.Errorf("kubelet-state repair: %w", err)
+				machine := func() (kubeletstate.NodeSizes, error) {
+					topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
+					if err != nil {
+						return nil, err
+					}
+					return kubeletstate.SizesOf(topo), nil
 				}
-				if rep, err = kubeletstate.RepairMemoryMachine(dir, kubeletstate.SizesOf(topo)); err != nil {
+				if rep, err = kubeletstate.RepairMemoryMachine(dir, machine); err != nil {
 					return fmt.Errorf("kubelet-state repair: %w", err)
 				}
 				if rep.Moved {
