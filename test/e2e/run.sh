@@ -211,11 +211,16 @@ boot() {
     # next boot with share/resume (scenario.sh), so a panic or a reboot
     # nobody asked for ends the run. The serial logs of every boot go
     # one after the other into the same files.
+    # tsc=reliable: under TCG the kernel finds the vCPUs' TSCs out of step
+    # and falls back to the HPET, whose every read is an emulated MMIO;
+    # TCG's TSC is one clock for all vCPUs. Side by side with the default
+    # (two v2 boots at once), step apply ended 44 s sooner (523 against
+    # 567 s of uptime).
     inlab timeout --kill-after=10 "$left" qemu-system-x86_64 \
       -machine q35 -accel "$accel" -cpu "$cpu" \
       -smp 4,sockets=2,cores=2,threads=1 -m 4G "${numa[@]}" \
       -kernel "$image/vmlinuz" -initrd "$out/initrd.cpio" "${drive[@]}" \
-      -append "console=ttyS0 rdinit=$init systemd.unified_cgroup_hierarchy=$unified systemd.wants=numa-e2e.service panic=-1 loglevel=4 mitigations=off e2e.ip=${lab_addr[$mode]}" \
+      -append "console=ttyS0 rdinit=$init systemd.unified_cgroup_hierarchy=$unified systemd.wants=numa-e2e.service panic=-1 loglevel=4 mitigations=off tsc=reliable e2e.ip=${lab_addr[$mode]}" \
       -virtfs local,path="$out/share",mount_tag=share,security_model=none,id=share \
       -chardev file,id=console,path="$out/console.log",append=on -serial chardev:console \
       -chardev file,id=scenario,path="$out/scenario.log",append=on -serial chardev:scenario \

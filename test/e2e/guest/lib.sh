@@ -197,9 +197,14 @@ node_name() { echo "$BOOT-$1"; }
 # OpenAPI schema in every kubectl process (half of an apply's CPU natively,
 # 0.37 against 0.19 s; tens of seconds under TCG), and our manifests are
 # the server's to judge.
+# Each call's wall time goes to share/kubectl.tsv (step, verb, seconds):
+# kubectl processes are much of the e2e's emulated CPU.
 k() {
-  if [ "${1:-}" = apply ]; then kubectl --request-timeout=20s apply --validate=false "${@:2}"
-  else kubectl --request-timeout=20s "$@"; fi
+  local t0=$EPOCHREALTIME rc=0
+  if [ "${1:-}" = apply ]; then kubectl --request-timeout=20s apply --validate=false "${@:2}" || rc=$?
+  else kubectl --request-timeout=20s "$@" || rc=$?; fi
+  printf '%s\t%s\t%s\n' "${0##*/}" "${1:-}" "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.2f", b - a}')" >> /mnt/share/kubectl.tsv 2>/dev/null
+  return $rc
 }
 
 # Reads go through the `kubectl proxy` scenario.sh keeps running on
@@ -418,8 +423,16 @@ journal_tail() {
 # containerd's transfer service, which costs twice the CPU (measured on
 # coredns.tar, 75 MiB: 1.5 s against 0.7 s of ctr + containerd natively;
 # under TCG 100 s per partition, most of an add-on step).
+# ctr runs in the partition's slice, on its CPUs: the content it writes
+# (tmpfs pages in this diskless VM) is then the partition's, on its nodes,
+# as a pull by its containerd's would be. From the scenario's own cgroup
+# it was the host's, on the host's node and past it: every add-on image of
+# partition node1 held on node 0, which overflowed onto node 1 where
+# kubelet-node1 cannot see the host's pages on cgroup v2 (CI of
+# 2026-12-05, step pressure: 850 MiB of node 1 in no slice).
 import_image() {
-  run ctr --address "$(socket_of $1)" -n k8s.io images import --local "$2" >/dev/null
+  run systemd-run --quiet --scope --slice="$1.slice" --unit="e2e-import-$1-$RANDOM" \
+    taskset -c "${SLICE_CPUS[$1]}" ctr --address "$(socket_of $1)" -n k8s.io images import --local "$2" >/dev/null
 }
 
 # deploy_addon NAME WHAT: an add-on of test/addons as a cluster would run
