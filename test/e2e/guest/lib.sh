@@ -261,7 +261,7 @@ socket_of() { echo "/run/containerd-$1/containerd.sock"; }
 # (the container ID kubelet reports, the task containerd runs).
 container_pid() {
   local id
-  id=$(k -n "$NS" get pod "$2" -o jsonpath='{.status.containerStatuses[0].containerID}' 2>/dev/null)
+  id=$(api "$(pod_path "$2")" '.status.containerStatuses[0].containerID // empty' 2>/dev/null)
   id=${id#containerd://}
   [ -n "$id" ] || return 1
   ctr --address "$(socket_of "$1")" -n k8s.io tasks ls 2>/dev/null | awk -v id="$id" '$1==id{print $2}'
@@ -305,7 +305,7 @@ pods_on() {
 # returns 1 when the container has no task.
 expect_pinned() {
   local p=$1 pod=$2 pid cpus uid cm type mm want_size
-  expect_eq "pod $pod bound by the scheduler to" "$(k -n $NS get pod $pod -o jsonpath='{.spec.nodeName}')" "$(node_name $p)"
+  expect_eq "pod $pod bound by the scheduler to" "$(api "$(pod_path $pod)" '.spec.nodeName // empty')" "$(node_name $p)"
   pid=$(container_pid $p $pod)
   [ -n "$pid" ] || { fail "no task for pod $pod in containerd-$p"; return 1; }
   cpus=$(status_field $pid Cpus_allowed_list)
@@ -322,7 +322,7 @@ expect_pinned() {
     /$p.slice/$p-kubepods.slice/*) ok "pod $pod's cgroup is under $p.slice/$p-kubepods.slice" ;;
     *) fail "pod $pod's cgroup $(cgroup_of $pid) is not under /$p.slice/$p-kubepods.slice" ;;
   esac
-  uid=$(k -n $NS get pod $pod -o jsonpath='{.metadata.uid}')
+  uid=$(api "$(pod_path $pod)" .metadata.uid)
   if [ "${ALLOC_MODE[$p]}" = kubelet ]; then
     # kubelet's own checkpoints say the same: the CPU Manager gave the
     # container that CPU, the Memory Manager pinned it to the node.
@@ -365,7 +365,7 @@ allocated_keys() { numa-partition allocations -p $1 -o json 2>/dev/null | jq -r 
 # running pod bound to P's Node (the steps' pods and the add-ons':
 # flannel, kube-proxy, CoreDNS), placed through the same NRI.
 running_keys() {
-  k get pods -A --field-selector spec.nodeName=$(node_name $1),status.phase=Running -o json 2>/dev/null \
+  api_get "/api/v1/pods?fieldSelector=spec.nodeName%3D$(node_name $1)%2Cstatus.phase%3DRunning" 2>/dev/null \
     | jq -r '[.items[] | select(.metadata.deletionTimestamp == null) | .metadata.uid as $u | .spec.containers[].name | "\($u)/\(.)"] | sort | join(" ")'
 }
 # holds_running P: P's allocator holds exactly the running containers.
@@ -454,7 +454,7 @@ deploy_addon() {
   done
   for p in $PARTITIONS; do
     # At apply the Node may not be registered yet (TLS bootstrap first).
-    wait_until 600 "Node $(node_name $p) registered" k get node "$(node_name $p)" || die "Node $(node_name $p) never registered"
+    wait_until 600 "Node $(node_name $p) registered" api_get "/api/v1/nodes/$(node_name $p)" || die "Node $(node_name $p) never registered"
     run k label node --overwrite "$(node_name $p)" $label=imported >/dev/null || die "could not label Node $(node_name $p) $label"
   done
   if grep -q '^        kubernetes.io/os: linux$' /e2e/addons/$name.yaml; then

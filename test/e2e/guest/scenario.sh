@@ -99,6 +99,23 @@ journal_out() {
   done
 }
 
+# cpu_snapshot STEP: each cgroup's CPU time so far (two levels down: the
+# slices, their services, the scenario's own unit with its kubectl
+# calls), one "step cgroup seconds" line each into share/cpu.tsv: where
+# the boot's emulated CPU went, step by step.
+cpu_snapshot() {
+  local d
+  if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+    for d in /sys/fs/cgroup/*/ /sys/fs/cgroup/*/*/; do
+      [ -r "$d/cpu.stat" ] && awk -v s="$1" -v c="${d#/sys/fs/cgroup/}" '$1 == "usage_usec" {printf "%s\t%s\t%.1f\n", s, c, $2 / 1e6}' "$d/cpu.stat"
+    done
+  else
+    for d in /sys/fs/cgroup/cpuacct/*/ /sys/fs/cgroup/cpuacct/*/*/; do
+      [ -r "$d/cpuacct.usage" ] && awk -v s="$1" -v c="${d#/sys/fs/cgroup/cpuacct/}" '{printf "%s\t%s\t%.1f\n", s, c, $1 / 1e9}' "$d/cpuacct.usage"
+    done
+  fi >> "$share/cpu.tsv" 2>/dev/null
+}
+
 for step in $steps; do
   if [ -n "$resume_after" ]; then
     [ "$step" = "$resume_after" ] && resume_after=
@@ -118,6 +135,7 @@ for step in $steps; do
   secs=$(( ($(date +%s%N) - t0) / 1000000 ))
   secs=$(printf '%d.%03d' $((secs / 1000)) $((secs % 1000)))
   cat "$share/steps/$step.log"
+  cpu_snapshot "$step"
   if [ $rc = 0 ]; then
     touch "/run/e2e/passed-$step"
     printf '%s\tPASS\t%s\t\n' "$step" "$secs" >> "$results"

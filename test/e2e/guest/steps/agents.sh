@@ -32,7 +32,7 @@ for p in $PARTITIONS; do
       *) fail "node_exporter of $p lists no eth0: $devs" ;;
     esac
   done
-  restarts=$(k -n kube-system get pod "$(pod_on $p)" -o jsonpath='{.status.containerStatuses[0].restartCount}')
+  restarts=$(api "$(pod_path "$(pod_on $p)" kube-system)" '.status.containerStatuses[0].restartCount')
   expect_eq "node-exporter on $(node_name $p) restarts" "$restarts" 0
 done
 host_listen=$(ss -Hltn | awk '{print $4}' | grep -E ':9100$' | tr '\n' ' ')

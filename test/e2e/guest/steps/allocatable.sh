@@ -17,7 +17,7 @@ for p in $PARTITIONS; do
     "\(.cpus | split(",") | map(if test("-") then (split("-") | (.[1]|tonumber) - (.[0]|tonumber) + 1) else 1 end) | add) " +
     "\([.memory[] | .totalBytes - .reservedBytes - ([.hugepages[] | .pageSize * .count] | add // 0)] | add)"' <<<"$plan")
   read -r want_cpu want_mem <<<"$share"
-  got=$(k get node $n -o json) || { fail "cannot read Node $n"; continue; }
+  got=$(api_get /api/v1/nodes/$n) || { fail "cannot read Node $n"; continue; }
   got_cpu=$(jq -r .status.allocatable.cpu <<<"$got")
   got_mem=$(jq -r .status.allocatable.memory <<<"$got")
   expect_eq "Node $n allocatable cpu" "$got_cpu" "$want_cpu"

@@ -76,7 +76,7 @@ for p in $PARTITIONS; do
     fail "Node $n not Ready after 360s"; k get node $n -o yaml 2>&1 | tail -40; journal_tail kubelet-$p.service 40; continue
   fi
   ok "Node $n Ready after $((SECONDS - t0))s"
-  labels=$(k get node $n -o jsonpath='{.metadata.labels.numa-type} {.metadata.labels.numa-partition\.io/partition} {.metadata.labels.e2e\.numa-partition\.io/boot}')
+  labels=$(api /api/v1/nodes/$n '.metadata.labels | "\(.["numa-type"] // "") \(.["numa-partition.io/partition"] // "") \(.["e2e.numa-partition.io/boot"] // "")"')
   expect_eq "Node $n labels numa-type, partition, boot" "$labels" "${COLOR[$p]} $p $BOOT"
   # TLS bootstrap left the partition its own client certificate in its own
   # cert dir, and the API server knows it as system:node:<its node name>.

@@ -19,7 +19,7 @@ wait_healthy
 # The restarted kubelet reports its new capacity to the API server.
 pods_capacity() { [ "$(api /api/v1/nodes/$(node_name node1) .status.capacity.pods)" = 50 ]; }
 wait_until 120 "Node $(node_name node1) capacity pods = 50" pods_capacity
-expect_eq "Node $(node_name node0) capacity pods (unchanged)" "$(k get node $(node_name node0) -o jsonpath='{.status.capacity.pods}')" 110
+expect_eq "Node $(node_name node0) capacity pods (unchanged)" "$(api /api/v1/nodes/$(node_name node0) .status.capacity.pods)" 110
 # What apply did is on the Node it changed, as kubectl describe node shows
 # it (an Event of numa-partition's, recorded with the partition's kubelet
 # credentials), and on no other.

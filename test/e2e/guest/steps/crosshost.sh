@@ -18,7 +18,7 @@ here=node1 there=$E2E_PEER-node0
 # and running flannel (boot v2 deploys it at its step apply, which runs
 # at about the same time as this boot's).
 flannel_ready_on() {
-  node_ready "$1" && [ "$(k -n kube-flannel get pods -l app=flannel --field-selector spec.nodeName=$1 -o jsonpath='{.items[0].status.containerStatuses[0].ready}' 2>/dev/null)" = true ]
+  node_ready "$1" && [ "$(api "/api/v1/namespaces/kube-flannel/pods?labelSelector=app%3Dflannel&fieldSelector=spec.nodeName%3D$1" '.items[0].status.containerStatuses[0].ready')" = true ]
 }
 t0=$SECONDS
 wait_until 1200 "Node $there (boot ${E2E_PEER#e2e-}) Ready with flannel ready" flannel_ready_on $there \
@@ -57,14 +57,14 @@ xpod xh-there node0 $E2E_PEER || fail "creating pod xh-there"
 declare -A IP SVC
 for w in xh-here xh-there; do
   running() { pod_running $w; }
-  wait_until 300 "pod $w Running on $(k -n $NS get pod $w -o jsonpath='{.spec.nodeName}')" running || k -n $NS describe pod $w | tail -10
+  wait_until 300 "pod $w Running on $(api "$(pod_path $w)" .spec.nodeName)" running || k -n $NS describe pod $w | tail -10
   execs() { k -n $NS exec $w -- /workload once; }
   wait_until 240 "kubectl exec into $w" execs
-  IP[$w]=$(k -n $NS get pod $w -o jsonpath='{.status.podIP}')
-  SVC[$w]=$(k -n $NS get svc $w -o jsonpath='{.spec.clusterIP}')
+  IP[$w]=$(api "$(pod_path $w)" .status.podIP)
+  SVC[$w]=$(api "/api/v1/namespaces/$NS/services/$w" .spec.clusterIP)
 done
-cidr_here=$(k get node $(node_name $here) -o jsonpath='{.spec.podCIDR}')
-cidr_there=$(k get node $there -o jsonpath='{.spec.podCIDR}')
+cidr_here=$(api "/api/v1/nodes/$(node_name $here)" .spec.podCIDR)
+cidr_there=$(api "/api/v1/nodes/$there" .spec.podCIDR)
 [ -n "$cidr_here" ] && [ "$cidr_here" != "$cidr_there" ] && ok "the two hosts' Nodes have podCIDRs $cidr_here and $cidr_there" \
   || fail "podCIDRs '$cidr_here' and '$cidr_there'"
 for pair in "xh-here xh-there" "xh-there xh-here"; do
@@ -87,10 +87,10 @@ if wait_until 900 "CoreDNS (on boot ${E2E_PEER#e2e-}'s Nodes) ready" dns_ready; 
   wait_until 60 "pod xh-here reaches xh-there:80 by name" by_name
 fi
 # The API server reaches this host's kubelet at the partition's address.
-k -n $NS logs xh-here >/dev/null 2>&1 && ok "kubectl logs of xh-here (API server → $(k get node $(node_name $here) -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}'):10250)" \
+k -n $NS logs xh-here >/dev/null 2>&1 && ok "kubectl logs of xh-here (API server → $(api "/api/v1/nodes/$(node_name $here)" '.status.addresses[] | select(.type == "InternalIP") | .address'):10250)" \
   || fail "kubectl logs xh-here: $(k -n $NS logs xh-here 2>&1 | tail -1)"
 # One address per Node across the pod network's hosts.
-ips=$(k get nodes -l e2e.numa-partition.io/addon-flannel=imported -o jsonpath='{range .items[*]}{.status.addresses[?(@.type=="InternalIP")].address}{"\n"}{end}')
+ips=$(api "/api/v1/nodes?labelSelector=e2e.numa-partition.io%2Faddon-flannel%3Dimported" '.items[].status.addresses[] | select(.type == "InternalIP") | .address')
 n=$(grep -c . <<<"$ips"); u=$(sort -u <<<"$ips" | grep -c .)
 [ "$n" -ge 4 ] && [ "$n" = "$u" ] && ok "$n Nodes in the pod network, $u distinct InternalIPs: $(tr '\n' ' ' <<<"$ips")" \
   || fail "Nodes in the pod network: $n, distinct InternalIPs: $u ($(tr '\n' ' ' <<<"$ips"))"
@@ -102,7 +102,7 @@ k -n $NS delete svc xh-here xh-there >/dev/null 2>&1
 # replicas on the two hosts, where kubernetes.io/hostname (one value per
 # partition) would allow both on one.
 for b in $BOOT $E2E_PEER; do
-  hosts=$(k get nodes -l e2e.numa-partition.io/boot=$b -o jsonpath='{range .items[*]}{.metadata.labels.numa-partition\.io/host}{"\n"}{end}' | sort -u | tr '\n' ' ')
+  hosts=$(api "/api/v1/nodes?labelSelector=e2e.numa-partition.io%2Fboot%3D$b" '.items[].metadata.labels["numa-partition.io/host"]' | sort -u | tr '\n' ' ')
   [ "$hosts" = "$b " ] && ok "every Node of host $b carries numa-partition.io/host=$b" || fail "Nodes of host $b carry numa-partition.io/host '$hosts'"
 done
 k apply -f - >/dev/null <<DEPLOY || fail "creating Deployment spread"
@@ -128,13 +128,13 @@ spec:
       - {name: work, image: e2e.local/workload:1, imagePullPolicy: Never, args: ["serve", ":8080"]}
 DEPLOY
 spread_hosts() {
-  k -n $NS get pods -l app=spread -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep . | while read -r n; do
-    k get node "$n" -o jsonpath='{.metadata.labels.numa-partition\.io/host}{"\n"}'
+  api "/api/v1/namespaces/$NS/pods?labelSelector=app%3Dspread" '.items[].spec.nodeName // empty' | while read -r n; do
+    api "/api/v1/nodes/$n" '.metadata.labels["numa-partition.io/host"]'
   done | sort -u | tr '\n' ' '
 }
 both() { [ "$(spread_hosts)" = "$(printf '%s\n' $BOOT $E2E_PEER | sort | tr '\n' ' ')" ]; }
 wait_until 180 "Deployment spread's 2 replicas on the 2 hosts by numa-partition.io/host" both \
-  && ok "Deployment spread: one replica on each host ($(k -n $NS get pods -l app=spread -o jsonpath='{.items[*].spec.nodeName}'))" \
+  && ok "Deployment spread: one replica on each host ($(api "/api/v1/namespaces/$NS/pods?labelSelector=app%3Dspread" '.items[].spec.nodeName' | tr '\n' ' '))" \
   || echo "  replicas on hosts '$(spread_hosts)': $(k -n $NS get pods -l app=spread -o wide 2>&1 | tail -2)"
 k -n $NS delete deployment spread --wait=false >/dev/null 2>&1
 finish

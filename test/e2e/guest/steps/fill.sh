@@ -20,7 +20,7 @@ for p in $PARTITIONS; do
     fi
     pid=$(container_pid $p $pod)
     expect_eq "pod $pod Mems_allowed_list" "$(status_field $pid Mems_allowed_list)" "$want"
-    uid=$(k -n $NS get pod $pod -o jsonpath='{.metadata.uid}')
+    uid=$(api "$(pod_path $pod)" .metadata.uid)
     expect_eq "allocator of $p: pod $pod (pinned nodes memory hugepages)" "$(allocation $p $uid)" "true $want $((mib << 20)) null"
     if [ "${ALLOC_MODE[$p]}" = kubelet ]; then
       mm=$(jq -r --arg u "$uid" '.entries[$u].work[] | select(.type=="memory") | .numaAffinity | map(tostring) | join(",")' $(kubelet_root $p)/memory_manager_state 2>&1)

@@ -20,7 +20,7 @@ for p in $PARTITIONS; do
   expect_eq "np-$p's address" "$(in_netns $p ip -o -4 addr show dev eth0 | awk '{print $4}')" "${ADDRESS[$p]}/24"
   expect_eq "np-$p's default route ($UPLINK uplink)" "$(in_netns $p ip -4 route show default | awk '{print $3}')" $GATEWAY
   expect_eq "Node $(node_name $p) InternalIP" \
-    "$(k get node $(node_name $p) -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')" "${ADDRESS[$p]}"
+    "$(api /api/v1/nodes/$(node_name $p) '.status.addresses[] | select(.type == "InternalIP") | .address')" "${ADDRESS[$p]}"
   links=$(in_netns $p ip -o link | awk '{print $2}' | tr '\n' ' ')
   case "$links" in
     *npbr0*|*np-node*) fail "np-$p sees the host's links: $links" ;;

@@ -10,7 +10,7 @@
 requires placement
 p=node1
 [ "${ALLOC_MODE[$p]}" = nri ] || die "partition $p is not in nri mode"
-uid_of() { k -n $NS get pod "$1" -o jsonpath='{.metadata.uid}'; }
+uid_of() { api "$(pod_path "$1")" .metadata.uid; }
 
 pinned_cpu=$(status_field "$(cat $STATE/pod-pid-$p)" Cpus_allowed_list)
 shared_want=$(expand_cpus ${POD_CPUS[$p]} | tr ',' '\n' | grep -vx "$pinned_cpu" | paste -sd,)
@@ -21,14 +21,15 @@ if wait_until 180 "pod shared-$p Running" pod_running shared-$p; then
 fi
 
 pod_yaml refused-$p $p '{requests: {cpu: "1", memory: 32Mi}, limits: {cpu: "1", memory: 32Mi}}' | run k apply -f - || fail "creating refused-$p"
-refused_event() { k -n $NS get events --field-selector involvedObject.name=refused-$p -o jsonpath='{.items[*].message}' | grep -q "cannot be placed"; }
+refused_events() { api "/api/v1/namespaces/$NS/events?fieldSelector=involvedObject.name%3Drefused-$p" '.items[].message'; }
+refused_event() { refused_events | grep -q "cannot be placed"; }
 if wait_until 180 "pod refused-$p's events carry the allocator's refusal" refused_event; then
-  msg=$(k -n $NS get events --field-selector involvedObject.name=refused-$p -o jsonpath='{.items[*].message}' | grep -o 'numa-partition node1: pod[^"]*' | head -1)
+  msg=$(refused_events | grep -o 'numa-partition node1: pod[^"]*' | head -1)
   echo "  event: $msg"
   for want in "pod $NS/refused-$p container work" "cpu=1" "memory=32Mi" "topology policy best-effort" "no CPU for the partition's shared pool"; do
     grep -qF "$want" <<<"$msg" && ok "the refusal names '$want'" || fail "the refusal lacks '$want': $msg"
   done
-  expect_eq "pod refused-$p phase" "$(k -n $NS get pod refused-$p -o jsonpath='{.status.phase}')" Pending
+  expect_eq "pod refused-$p phase" "$(api "$(pod_path refused-$p)" .status.phase)" Pending
 fi
 k -n $NS delete pod refused-$p --wait=false >/dev/null 2>&1
 

@@ -25,15 +25,15 @@ spec:
     resources: {requests: $res, limits: $res}
 YAML
   unschedulable() {
-    [ "$(k -n $NS get pod $name -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" = Unschedulable ]
+    [ "$(api "$(pod_path $name)" '.status.conditions[]? | select(.type == "PodScheduled") | .reason')" = Unschedulable ]
   }
   wait_until 120 "pod $name marked Unschedulable by the scheduler" unschedulable
-  msg=$(k -n $NS get pod $name -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')
+  msg=$(api "$(pod_path $name)" '.status.conditions[]? | select(.type == "PodScheduled") | .message')
   echo "  scheduler: $msg"
   grep -q "$want" <<<"$msg" && ok "the reason names $want" || fail "scheduler's message lacks '$want': $msg"
   sleep 5
-  expect_eq "pod $name phase" "$(k -n $NS get pod $name -o jsonpath='{.status.phase}')" Pending
-  expect_eq "pod $name nodeName" "$(k -n $NS get pod $name -o jsonpath='{.spec.nodeName}')" ""
+  expect_eq "pod $name phase" "$(api "$(pod_path $name)" .status.phase)" Pending
+  expect_eq "pod $name nodeName" "$(api "$(pod_path $name)" '.spec.nodeName // empty')" ""
   k -n $NS delete pod $name --wait=false >/dev/null
 }
 

@@ -14,9 +14,9 @@ for p in $PARTITIONS; do
   tokens() { [ "$(api /api/v1/nodes/$n '.status.allocatable["e2e.numa-partition.io/token"]')" = 2 ]; }
   wait_until 240 "Node $n allocatable e2e.numa-partition.io/token = 2 (its own kubelet's device plugin)" tokens \
     || k -n kube-system get pods -o wide 2>&1 | tail -5
-  csinode() { k get csinode $n -o jsonpath='{.spec.drivers[*].name}' | grep -qw e2e.numa-partition.io; }
+  csinode() { api /apis/storage.k8s.io/v1/csinodes/$n '.spec.drivers[]?.name' | grep -qx e2e.numa-partition.io; }
   wait_until 120 "CSINode $n lists driver e2e.numa-partition.io" csinode
-  expect_eq "CSINode $n's driver nodeID" "$(k get csinode $n -o jsonpath='{.spec.drivers[?(@.name=="e2e.numa-partition.io")].nodeID}')" "$n"
+  expect_eq "CSINode $n's driver nodeID" "$(api /apis/storage.k8s.io/v1/csinodes/$n '.spec.drivers[]? | select(.name == "e2e.numa-partition.io") | .nodeID')" "$n"
   [ -S $(kubelet_root $p)/plugins_registry/e2e.numa-partition.io-reg.sock ] || ls $(kubelet_root $p)/plugins_registry 2>&1 | sed 's/^/  plugins_registry: /'
 done
 [ -z "$(ls /var/lib/kubelet/plugins_registry 2>/dev/null)" ] && ok "nothing registered in the host's /var/lib/kubelet/plugins_registry" \

@@ -15,7 +15,7 @@ rm -rf $REBOOT_KEEP && install -d $REBOOT_KEEP
 cat /proc/sys/kernel/random/boot_id > $REBOOT_KEEP/boot_id
 for p in $PARTITIONS; do
   pod_running pinned-$p || die "pod pinned-$p is not Running: nothing to see come back"
-  k -n $NS get pod pinned-$p -o jsonpath='{.metadata.uid} {.status.containerStatuses[0].containerID}' > $REBOOT_KEEP/pinned-$p
+  api "$(pod_path pinned-$p)" '"\(.metadata.uid) \(.status.containerStatuses[0].containerID)"' > $REBOOT_KEEP/pinned-$p
   ok "pod pinned-$p Running: $(cat $REBOOT_KEEP/pinned-$p)"
 done
 # An edit since the last apply: a label the boot must not put on the

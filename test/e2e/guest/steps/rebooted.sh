@@ -43,10 +43,10 @@ expect_hugepages
 
 for p in $PARTITIONS; do
   read -r uid cid < $REBOOT_KEEP/pinned-$p
-  again() { [ "$(k -n $NS get pod pinned-$p -o jsonpath='{.metadata.uid} {.status.phase}')" = "$uid Running" ] \
+  again() { [ "$(api "$(pod_path pinned-$p)" '"\(.metadata.uid) \(.status.phase)"')" = "$uid Running" ] \
     && [ -n "$(container_pid $p pinned-$p)" ]; }
   wait_until $POD_START_S "pod pinned-$p (the same pod, $uid) Running again" again || continue
-  now_cid=$(k -n $NS get pod pinned-$p -o jsonpath='{.status.containerStatuses[0].containerID}')
+  now_cid=$(api "$(pod_path pinned-$p)" '.status.containerStatuses[0].containerID')
   [ "$now_cid" != "$cid" ] && ok "pod pinned-$p runs a new container ($now_cid)" || fail "pod pinned-$p still reports the container of the last boot ($cid)"
   expect_pinned $p pinned-$p
 done

@@ -34,7 +34,7 @@ for p in $PARTITIONS; do
   n=$(node_name $p)
   gone() { ! api_get "/api/v1/nodes/$1" >/dev/null 2>&1; }
   wait_until 60 "Node $n deleted" gone $n
-  left=$(k get pods -A --field-selector spec.nodeName=$n -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{"\n"}{end}' 2>/dev/null \
+  left=$(api "/api/v1/pods?fieldSelector=spec.nodeName%3D$n" '.items[].metadata | "\(.namespace)/\(.name)"' 2>/dev/null \
     | grep -v -e '^kube-system/kube-proxy-' -e '^kube-flannel/' -e '^kube-system/node-exporter' -e '^kube-system/np-deviceplugin' | tr '\n' ' ')
   [ -z "$left" ] && ok "no pod but DaemonSet pods left bound to $n" || fail "pods still bound to the removed Node $n: $left"
 done

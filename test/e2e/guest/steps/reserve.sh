@@ -18,7 +18,7 @@
 requires placement
 kubelet_parts=""
 for p in $PARTITIONS; do [ "${ALLOC_MODE[$p]}" = kubelet ] && kubelet_parts="$kubelet_parts $p"; done
-pods_of() { k -n $NS get pods -o json | jq -r --arg n "$(node_name $1)" '.items[] | select(.spec.nodeName==$n) | .metadata.name'; }
+pods_of() { api_get /api/v1/namespaces/$NS/pods | jq -r --arg n "$(node_name $1)" '.items[] | select(.spec.nodeName==$n) | .metadata.name'; }
 entries() { jq -r '.entries // {} | length' "$(kubelet_root $1)/$2" 2>/dev/null; }
 for p in $kubelet_parts; do
   [ -n "$(pods_of $p)" ] || die "no pod runs on partition $p: nothing to drain"
@@ -118,7 +118,7 @@ spec:
   minAvailable: 1
   selector: {matchLabels: {app: e2e-web}}
 YAML
-web_pods_of() { k -n $NS get pods -l app=e2e-web -o json | jq -r --arg n "$(node_name $1)" '.items[] | select(.spec.nodeName==$n and .metadata.deletionTimestamp==null) | .metadata.name'; }
+web_pods_of() { api_get "/api/v1/namespaces/$NS/pods?labelSelector=app%3De2e-web" | jq -r --arg n "$(node_name $1)" '.items[] | select(.spec.nodeName==$n and .metadata.deletionTimestamp==null) | .metadata.name'; }
 web_spread() { [ "$(ready_replicas e2e-web)" = 2 ] && for p in $kubelet_parts; do [ -n "$(web_pods_of $p)" ] || return 1; done; }
 web_budget() { [ "$(api /apis/policy/v1/namespaces/$NS/poddisruptionbudgets/e2e-web '.status.disruptionsAllowed // 0')" = 1 ]; }
 wait_until 300 "Deployment e2e-web ready with a replica on each Node" web_spread || k -n $NS get pods -l app=e2e-web -o wide

@@ -26,9 +26,9 @@ for p in $PARTITIONS; do
     set -- $a
     wait_until $POD_START_S "$2 Running on $n" addon_running $1 $2 $p \
       || { k -n $1 describe pod "$(addon_pod $1 $2 $p)" | tail -15; k -n $1 logs "$(addon_pod $1 $2 $p)" 2>&1 | tail -15; }
-    expect_eq "$2 on $n restarts" "$(k -n $1 get pod "$(addon_pod $1 $2 $p)" -o jsonpath='{.status.containerStatuses[0].restartCount}')" 0
+    expect_eq "$2 on $n restarts" "$(api "$(pod_path "$(addon_pod $1 $2 $p)" $1)" '.status.containerStatuses[0].restartCount')" 0
   done
-  cidr=$(k get node $n -o jsonpath='{.spec.podCIDR}')
+  cidr=$(api /api/v1/nodes/$n .spec.podCIDR)
   [ -n "$cidr" ] && ok "Node $n has podCIDR $cidr" || fail "Node $n has no podCIDR (kube-controller-manager --allocate-node-cidrs)"
   PODCIDR[$p]=$cidr
   # flannel's lease and CNI config are the partition's own: in its
@@ -45,7 +45,7 @@ ip -o link show flannel.1 >/dev/null 2>&1 && fail "flannel.1 on the host" || ok 
 
 deploy_addon coredns "CoreDNS Deployment and kube-dns Service"
 wait_until 300 "CoreDNS 2/2 ready" dns_ready || { k -n kube-system get pods -l k8s-app=kube-dns -o wide; k -n kube-system describe pods -l k8s-app=kube-dns | tail -20; }
-expect_eq "kube-dns Service address (kubelet's clusterDNS)" "$(k -n kube-system get svc kube-dns -o jsonpath='{.spec.clusterIP}')" $DNS_IP
+expect_eq "kube-dns Service address (kubelet's clusterDNS)" "$(api /api/v1/namespaces/kube-system/services/kube-dns .spec.clusterIP)" $DNS_IP
 
 # 64Mi: at 16Mi the container's own cgroup OOM-killed runc's init while
 # it started the container (backend-node0 in a crash loop, "write
@@ -92,7 +92,7 @@ for p in $PARTITIONS; do
   # once for 90 s), as in step logs.
   execs() { k -n $NS exec client-$p -- /workload once; }
   wait_until 240 "kubectl exec into client-$p" execs
-  POD_IP[$p]=$(k -n $NS get pod backend-$p -o jsonpath='{.status.podIP}')
+  POD_IP[$p]=$(api "$(pod_path backend-$p)" .status.podIP)
   prefix=${PODCIDR[$p]%.0/24}.
   [ -n "${PODCIDR[$p]}" ] && [ "${POD_IP[$p]#$prefix}" != "${POD_IP[$p]}" ] \
     && ok "pod backend-$p has ${POD_IP[$p]}, of its Node's podCIDR ${PODCIDR[$p]}" \
@@ -104,7 +104,7 @@ for p in $PARTITIONS; do
     direct() { k -n $NS exec client-$p -- /workload get ${POD_IP[$q]}:8080 | grep -q "host=backend-$q"; }
     wait_until 90 "pod client-$p reaches pod backend-$q at ${POD_IP[$q]}:8080 across partitions (vxlan)" direct \
       || echo "  answer: $(k -n $NS exec client-$p -- /workload get ${POD_IP[$q]}:8080 2>&1)"
-    ip=$(k -n $NS get svc backend-$q -o jsonpath='{.spec.clusterIP}')
+    ip=$(api /api/v1/namespaces/$NS/services/backend-$q .spec.clusterIP)
     answer() { k -n $NS exec client-$p -- /workload get $ip:80 | grep -q "host=backend-$q"; }
     wait_until 90 "pod client-$p (partition $p) reaches Service backend-$q ($ip:80), whose only endpoint is in partition $q" answer \
       || { echo "  answer: $(k -n $NS exec client-$p -- /workload get $ip:80 2>&1)"; k -n kube-system logs "$(addon_pod kube-system k8s-app=kube-proxy $p)" 2>&1 | tail -10; }
@@ -114,7 +114,7 @@ for p in $PARTITIONS; do
     by_name() { k -n $NS exec client-$p -- /workload get backend-$q:80 | grep -q "host=backend-$q"; }
     wait_until 60 "pod client-$p reaches backend-$q:80 by name" by_name
   done
-  k8s_ip=$(k -n default get svc kubernetes -o jsonpath='{.spec.clusterIP}')
+  k8s_ip=$(api /api/v1/namespaces/default/services/kubernetes .spec.clusterIP)
   resolves() { [ "$(k -n $NS exec client-$p -- /workload resolve $1 2>/dev/null)" = "$2" ]; }
   wait_until 60 "pod client-$p resolves kubernetes.default to $k8s_ip" resolves kubernetes.default $k8s_ip
 done

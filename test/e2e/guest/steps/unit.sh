@@ -45,12 +45,12 @@ spec:
 YAML
   if wait_until $POD_START_S "pod $pod Running" pod_running $pod; then
     for i in 0 1; do
-      id=$(k -n $NS get pod $pod -o jsonpath="{.status.containerStatuses[$i].containerID}")
-      name=$(k -n $NS get pod $pod -o jsonpath="{.status.containerStatuses[$i].name}")
+      id=$(api "$(pod_path $pod)" ".status.containerStatuses[$i].containerID")
+      name=$(api "$(pod_path $pod)" ".status.containerStatuses[$i].name")
       pid=$(ctr --address "$(socket_of $p)" -n k8s.io tasks ls 2>/dev/null | awk -v id="${id#containerd://}" '$1==id{print $2}')
       expect_eq "$pod container $name Mems_allowed_list (the unit's node)" "$(status_field "$pid" Mems_allowed_list)" "$second"
     done
-    uid=$(k -n $NS get pod $pod -o jsonpath='{.metadata.uid}')
+    uid=$(api "$(pod_path $pod)" .metadata.uid)
     got=$(numa-partition allocations -p $p -o json 2>/dev/null | jq -r --arg u "$uid" \
       '.items[0].allocations[] | select(.podUID==$u) | [.containers[] | "\(.name):\(.numaNodes)"] | sort | join(" ")')
     expect_eq "allocator of $p: one allocation for $pod, both containers on node $second" "$got" "compute:$second guest-console-log:$second"
