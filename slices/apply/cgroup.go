@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/numa-partition/numa-partition/internal/cgroupmode"
+	"github.com/numa-partition/numa-partition/slices/drift"
 )
 
 // CgroupMode is how the host mounts cgroups (package cgroupmode).
@@ -40,20 +41,9 @@ func CgroupWarning(m CgroupMode) string {
 		"Kubernetes keeps cgroup v1 in maintenance mode: move to cgroup v2 (systemd.unified_cgroup_hierarchy=1)", m)
 }
 
-// sliceCgroup is the cgroup path systemd gives a slice: "a-b.slice" lives
-// in "/a.slice/a-b.slice".
-func sliceCgroup(name string) string {
-	if name == "-.slice" {
-		return "/"
-	}
-	base := strings.TrimSuffix(name, ".slice")
-	parts := strings.Split(base, "-")
-	var p string
-	for i := range parts {
-		p += "/" + strings.Join(parts[:i+1], "-") + ".slice"
-	}
-	return p
-}
+// sliceCgroup is the cgroup path systemd gives a slice (drift.SliceCgroup,
+// which the allocator daemon reads its slice with too).
+func sliceCgroup(name string) string { return drift.SliceCgroup(name) }
 
 // cpusetV1 is one cpuset v1 group under root (dir is root-relative).
 type cpusetV1 struct{ root, dir string }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +16,8 @@ import (
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
+	"github.com/numa-partition/numa-partition/slices/drift"
+	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/nodeview"
 	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
@@ -362,19 +363,13 @@ func (r *statusRun) checkNodes() {
 		return
 	}
 	r.topo = topo
-	for _, h := range r.rec.Hugepages {
-		n, ok := r.nodeState(h.Node)
-		if !ok {
-			continue
-		}
-		i := slices.IndexFunc(n.Hugepages, func(p numa.Hugepages) bool { return p.PageSize == h.PageSize })
-		if i < 0 || n.Hugepages[i].Total != h.Count {
-			got := uint64(0)
-			if i >= 0 {
-				got = n.Hugepages[i].Total
-			}
-			r.drift("%s: %d pages now", h, got)
-		}
+	planned := make([]hugepool.Pool, len(r.rec.Hugepages))
+	for i, h := range r.rec.Hugepages {
+		planned[i] = h.pool(false)
+	}
+	for _, d := range drift.PoolDifferences(planned, drift.NodePools(topo)) {
+		h := HugepageTarget{Node: d.Planned.Node, PageSize: d.Planned.PageSize, Count: d.Planned.Count}
+		r.drift("%s: %d pages now", h, d.Now)
 	}
 }
 
@@ -420,7 +415,8 @@ func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[
 		return ps
 	}
 	r.unitUsage(ps.Units)
-	ps.EffectiveCPUs, ps.EffectiveMems = effectiveCpuset(r.o.Root, r.mode, p.Slice)
+	eff := drift.ReadEffectiveCpuset(rootOf(r.o.Root), r.mode == CgroupV2, p.Slice)
+	ps.EffectiveCPUs, ps.EffectiveMems = eff.CPUs, eff.Mems
 	holder, held := r.infos[bundle.MountnsUnit(p.Name)]
 	if u, err := r.usage(p, holder, held); err != nil {
 		ps.UsageError = err.Error()
@@ -434,8 +430,10 @@ func (r *statusRun) partition(ctx context.Context, p RecordPartition, units map[
 			ps.Machine = &m
 		}
 	}
-	if want, ok := recordedSet(r.rec, p.Slice); ok && r.mode == CgroupV2 && ps.EffectiveCPUs != "" && ps.EffectiveCPUs != want.CPUs.String() {
-		r.drift("%s runs on CPUs %s, applied %s", p.Slice, ps.EffectiveCPUs, want.CPUs)
+	if want, ok := recordedSet(r.rec, p.Slice); ok && r.mode == CgroupV2 {
+		for _, d := range drift.CpusetDifferences(p.Slice, want.CPUs, want.Mems, drift.Cpuset{CPUs: ps.EffectiveCPUs, Mems: ps.EffectiveMems}) {
+			r.drift("%s", d)
+		}
 	}
 	for _, id := range p.Nodes.IDs() {
 		if n, ok := r.nodeState(id); ok {
@@ -546,25 +544,6 @@ func recordedSet(r *Record, unit string) (SliceSet, bool) {
 		}
 	}
 	return SliceSet{}, false
-}
-
-// effectiveCpuset reads the CPUs and memory nodes a slice's processes may
-// use, from its cgroup files ("" when there is no such group).
-func effectiveCpuset(root string, mode CgroupMode, slice string) (cpus, mems string) {
-	cg := sliceCgroup(slice)
-	read := func(rel string) string {
-		b, err := rootOf(root).ReadFile(rel, maxCgroupFile)
-		if err != nil {
-			return "" // no such group: status reports the cpuset as missing
-		}
-		return strings.TrimSpace(string(b))
-	}
-	if mode == CgroupV2 {
-		d := path.Join("sys/fs/cgroup", cg)
-		return read(path.Join(d, "cpuset.cpus.effective")), read(path.Join(d, "cpuset.mems.effective"))
-	}
-	d := path.Join("sys/fs/cgroup/cpuset", cg)
-	return read(path.Join(d, "cpuset.effective_cpus")), read(path.Join(d, "cpuset.effective_mems"))
 }
 
 // probe GETs a kubelet healthz endpoint: 200 with body "ok" is healthy.
