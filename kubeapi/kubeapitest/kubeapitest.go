@@ -20,6 +20,7 @@
 package kubeapitest
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -157,6 +158,8 @@ type Server struct {
 	tokens map[string]user
 	gets   map[string]int // requests per path
 	evicts []string       // namespace/name of every eviction granted
+	// patches are the Node patches taken, in order.
+	patches []Patch
 
 	// created are the Events created, in order.
 	created []corev1.Event
@@ -473,7 +476,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, ok := strings.CutPrefix(r.URL.Path, "/api/v1/nodes/")
-	if !ok || name == "" || strings.Contains(name, "/") {
+	name, statusPatch := strings.CutSuffix(name, "/status")
+	statusPatch = statusPatch && r.Method == http.MethodPatch
+	if !ok || name == "" || strings.Contains(name, "/") || (strings.HasSuffix(r.URL.Path, "/status") && !statusPatch) {
 		status(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
 		return
 	}
@@ -499,7 +504,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch verb {
 	case "patch":
-		if err := mergePatchUnschedulable(r, n); err != nil {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			status(w, http.StatusBadRequest, "BadRequest", err.Error())
+			return
+		}
+		s.patches = append(s.patches, Patch{Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"), Body: string(body)})
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		patch := mergePatchUnschedulable
+		if statusPatch {
+			patch = strategicPatchConditions
+		}
+		if err := patch(r, n); err != nil {
 			status(w, http.StatusUnsupportedMediaType, "UnsupportedMediaType", err.Error())
 			return
 		}
@@ -533,6 +549,48 @@ func mergePatchUnschedulable(r *http.Request, n *corev1.Node) error {
 		n.Spec.Unschedulable = v != nil && *v
 	}
 	return nil
+}
+
+// strategicPatchConditions applies a strategic merge patch that may set
+// only status.conditions (what node-problem-detector sends to
+// nodes/NAME/status): each condition replaces the one of its type, the
+// others stay, as the API server merges them by type.
+func strategicPatchConditions(r *http.Request, n *corev1.Node) error {
+	if ct := r.Header.Get("Content-Type"); ct != "application/strategic-merge-patch+json" {
+		return fmt.Errorf("the fake takes application/strategic-merge-patch+json on nodes/status, not %q", ct)
+	}
+	var patch struct {
+		Status struct {
+			Conditions []corev1.NodeCondition `json:"conditions"`
+		} `json:"status"`
+	}
+	d := json.NewDecoder(r.Body)
+	d.DisallowUnknownFields()
+	if err := d.Decode(&patch); err != nil {
+		return fmt.Errorf("the fake patches status.conditions only: %w", err)
+	}
+	for _, c := range patch.Status.Conditions {
+		i := slices.IndexFunc(n.Status.Conditions, func(o corev1.NodeCondition) bool { return o.Type == c.Type })
+		if i < 0 {
+			n.Status.Conditions = append(n.Status.Conditions, c)
+		} else {
+			n.Status.Conditions[i] = c
+		}
+	}
+	return nil
+}
+
+// Patch is one PATCH of a Node the server took: its path, content type
+// and body as sent.
+type Patch struct {
+	Path, ContentType, Body string
+}
+
+// Patches are the Node patches taken (authorized, Node found), in order.
+func (s *Server) Patches() []Patch {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.patches)
 }
 
 // listPods answers GET /api/v1/pods?fieldSelector=spec.nodeName=<node>
