@@ -56,6 +56,11 @@ type Options struct {
 	// ordered after it never creates a container nobody places.
 	Runtime     func(ctx context.Context, srv *Server, ready func()) error
 	WaitRuntime bool
+	// Background tasks run beside the API in every mode, from when the
+	// daemon is ready until ctx ends (the Node condition of package
+	// nodecondition). They report their own trouble: nothing the daemon
+	// decides waits for them, and one that returns is done.
+	Background []func(ctx context.Context, srv *Server)
 }
 
 // DefaultSocket and DefaultStateDir are where a partition's daemon lives
@@ -169,6 +174,15 @@ func Run(ctx context.Context, opts Options) error {
 	logger.Info("allocator daemon ready", "socket", opts.Socket, "stateDir", opts.StateDir, "version", opts.Version)
 	stopWatchdog := startWatchdog(srv, logger)
 	defer stopWatchdog()
+	var background sync.WaitGroup
+	bgCtx, stopBackground := context.WithCancel(ctx)
+	for _, task := range opts.Background {
+		background.Go(func() { task(bgCtx, srv) })
+	}
+	// Stopped and waited for when Run returns: a task's last write must
+	// not outlive the daemon.
+	defer background.Wait()
+	defer stopBackground()
 
 	select {
 	case <-ctx.Done():

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"runtime"
 	"sort"
 	"strconv"
@@ -249,6 +250,27 @@ func (m *metrics) writeEnded(ok bool) {
 // event (nriplugin.Options.ObserveEvent).
 func (s *Server) ObserveNRIEvent(event string, took time.Duration) {
 	s.metrics.nriEvents.WithLabelValues(event).Observe(took.Seconds())
+}
+
+// ObserveDrift exports numa_partition_allocator_drifted, the verdict of
+// the partition's NumaPartitionDrifted Node condition (package
+// nodecondition), and returns its setter. It is registered only where
+// that check runs: no series is "not checked", not "as planned".
+func (s *Server) ObserveDrift() (func(drifted bool), error) {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: metricsNamespace, Name: "drifted", ConstLabels: prometheus.Labels{"partition": s.partition},
+		Help: "1 when the partition's slice does not run on its planned CPUs and memory nodes, or a hugepage pool of its NUMA nodes does not hold its planned pages (its Node's NumaPartitionDrifted condition is True), else 0.",
+	})
+	if err := s.metrics.registry.Register(g); err != nil {
+		return nil, fmt.Errorf("registering %s_drifted: %w", metricsNamespace, err)
+	}
+	return func(drifted bool) {
+		if drifted {
+			g.Set(1)
+		} else {
+			g.Set(0)
+		}
+	}, nil
 }
 
 // ObservePodCache exports the status of the NRI plugin's pod cache
