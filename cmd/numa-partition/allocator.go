@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/nriplugin"
@@ -19,9 +20,11 @@ import (
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/allocator/nodecondition"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
+	"github.com/numa-partition/numa-partition/slices/render"
 )
 
 func allocatorCommand() *cli.Command {
@@ -54,6 +57,7 @@ func allocatorServeCommand() *cli.Command {
 			&cli.StringFlag{Name: "allocator-config", Usage: "JSON `FILE` of the allocator configuration (nodes, policy, scope); bypasses --config"},
 			&cli.StringSliceFlag{Name: "label", Usage: "node label `KEY=VALUE` of the partition, reported to `admit` for nodeSelector matching (repeatable; default: the plan's labels)"},
 			&cli.BoolFlag{Name: "sync-before-answer", Usage: "answer each decision once its journal record is fdatasync'd, not once it is written (default: the plan's allocator.sync_before_answer)"},
+			&cli.BoolFlag{Name: "no-node-condition", Usage: "do not write the partition's NumaPartitionDrifted condition on its Node (default: written every minute with its kubelet's kubeconfig)"},
 			&cli.BoolFlag{Name: "no-nri", Usage: "do not plug into the partition's containerd through NRI (the plan's allocator.mode is then not enforced)"},
 			&cli.Int64Flag{Name: "max-request-bytes", Value: daemon.DefaultMaxRequestBytes, Usage: "largest request body accepted"},
 		},
@@ -91,6 +95,7 @@ func allocatorServeCommand() *cli.Command {
 					return err
 				}
 				opts.Config = cfg
+				slog.Info("not writing the " + string(nodecondition.Type) + " Node condition: --allocator-config gives no plan to check against")
 			} else if err := allocConfigFromPlan(c, &opts); err != nil {
 				return err
 			}
@@ -173,6 +178,9 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 	if opts.Labels == nil {
 		opts.Labels = p.Labels
 	}
+	if task := nodeConditionTask(c, p); task != nil {
+		opts.Background = append(opts.Background, task)
+	}
 	if c.Bool("no-nri") || p.Allocator.NRISocket == "" {
 		return nil
 	}
@@ -203,6 +211,47 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 		return plugin.Run(ctx)
 	}
 	return nil
+}
+
+// nodeConditionTask is the daemon's task that writes p's
+// NumaPartitionDrifted condition on its Node (#40) in every allocator
+// mode, or nil, said in one log line, when it does not run: with
+// --no-node-condition, or when the plan gives p no kubelet kubeconfig
+// (the Node authorizer lets a kubelet's identity patch its own Node's
+// status, so the condition needs no other credentials).
+func nodeConditionTask(c *cli.Context, p *planner.Partition) func(context.Context, *daemon.Server) {
+	logger := slog.Default().With("partition", p.Name)
+	not := "not writing the " + string(nodecondition.Type) + " Node condition"
+	switch {
+	case c.Bool("no-node-condition"):
+		logger.Info(not + ": --no-node-condition")
+		return nil
+	case p.Kubelet.Kubeconfig == "" || p.NodeName == "":
+		logger.Info(not + ": the plan gives the partition no kubelet kubeconfig or Node name")
+		return nil
+	}
+	mode, err := cgroupmode.Detect(fsutil.NewRoot("/"))
+	if err != nil {
+		logger.Warn(not+": the slice's cpuset cannot be read", "err", err)
+		return nil
+	}
+	set := render.SliceCpuset(p)
+	o := nodecondition.Options{
+		Plan:       nodecondition.Plan{Slice: p.Slice, CPUs: set.CPUs, Mems: set.Mems, Pools: render.PartitionHugepagePools(p)},
+		Node:       p.NodeName,
+		Kubeconfig: p.Kubelet.Kubeconfig,
+		Sysfs:      globalString(c, "sysfs"),
+		CgroupV2:   mode == cgroupmode.V2,
+		Logger:     logger,
+	}
+	return func(ctx context.Context, srv *daemon.Server) {
+		if observe, err := srv.ObserveDrift(); err != nil {
+			logger.Warn("the drift verdict is not exported as a metric", "err", err)
+		} else {
+			o.Observe = observe
+		}
+		nodecondition.Run(ctx, o)
+	}
 }
 
 func allocatorResetStateCommand() *cli.Command {

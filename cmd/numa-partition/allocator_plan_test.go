@@ -164,6 +164,20 @@ func TestAllocatorMetricsOnThePartitionsAddress_Issue40(t *testing.T) {
 	assert.Empty(t, probe("[allocator]\nmetrics_port = 0\n"))
 }
 
+// Issue 40: the daemon writes its partition's NumaPartitionDrifted
+// condition from a background task, in kubelet mode too (no NRI: no
+// Runtime hook), unless --no-node-condition.
+func TestAllocatorWritesTheNodeCondition_Issue40(t *testing.T) {
+	sysfs := fixtureSys("hwloc-32amd64-4s2n4c-cgroup2")
+	conf := filepath.Join(t.TempDir(), "config.toml")
+	require.NoError(t, os.WriteFile(conf, []byte("[kubelet]\nhostname = \"h\"\n"), 0o600))
+	start := func(*cli.Context) daemon.Options { return daemon.Options{Partition: "node2"} }
+	opts := probeAllocConfig(t, sysfs, conf, start, "--no-nri")
+	assert.Nil(t, opts.Runtime, "no runtime hook without NRI")
+	assert.Len(t, opts.Background, 1, "the Node condition's task")
+	assert.Empty(t, probeAllocConfig(t, sysfs, conf, start, "--no-nri", "--no-node-condition").Background)
+}
+
 // probeAllocConfig runs allocConfigFromPlan as the allocator command
 // does, on the options start gives, with the allocator's plan flags
 // (args after the command), and returns the options it filled.
@@ -174,7 +188,7 @@ func probeAllocConfig(t *testing.T, sysfs, conf string, start func(*cli.Context)
 	app.Commands = []*cli.Command{{
 		Name: "probe",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "plan"}, &cli.BoolFlag{Name: "no-nri"}, &cli.StringFlag{Name: "socket"},
-			&cli.StringFlag{Name: "state-dir"}, &cli.StringFlag{Name: "socket-group"}, &cli.StringFlag{Name: "metrics-addr"}},
+			&cli.StringFlag{Name: "state-dir"}, &cli.StringFlag{Name: "socket-group"}, &cli.StringFlag{Name: "metrics-addr"}, &cli.BoolFlag{Name: "no-node-condition"}},
 		Action: func(c *cli.Context) error {
 			opts = start(c)
 			return allocConfigFromPlan(c, &opts)

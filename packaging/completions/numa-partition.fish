@@ -382,6 +382,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l plan -r 
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l allocator-config -r -d 'JSON `FILE` of the allocator configuration (nodes, policy, scope); bypasses --config'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l label -r -d 'node label `KEY=VALUE` of the partition, reported to `admit` for nodeSelector matching (repeatable; default: the plan\'s labels)'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l sync-before-answer -d 'answer each decision once its journal record is fdatasync\'d, not once it is written (default: the plan\'s allocator.sync_before_answer)'
+complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l no-node-condition -d 'do not write the partition\'s NumaPartitionDrifted condition on its Node (default: written every minute with its kubelet\'s kubeconfig)'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l no-nri -d 'do not plug into the partition\'s containerd through NRI (the plan\'s allocator.mode is then not enforced)'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l max-request-bytes -r -d 'largest request body accepted'
 complete -c numa-partition -n '__fish_seen_subcommand_from serve' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'

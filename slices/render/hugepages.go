@@ -16,17 +16,24 @@ import (
 // planner's rule, held where the plan entered.
 func hugepagePlan(plan *planner.Plan) []hugepool.Pool {
 	var out []hugepool.Pool
-	add := func(ms []planner.NodeMemory) {
-		for _, m := range ms {
-			for _, h := range m.Hugepages {
-				out = append(out, hugepool.Pool{Node: m.Node, PageSize: h.PageSize, Count: h.Count})
-			}
+	for i := range plan.Partitions {
+		out = append(out, PartitionHugepagePools(&plan.Partitions[i])...)
+	}
+	return append(out, nodePools(plan.Host.ExcludedMemory)...)
+}
+
+// PartitionHugepagePools are the pools planned on p's NUMA nodes, zero
+// counts included: what its allocator daemon checks are still there
+// (package nodecondition).
+func PartitionHugepagePools(p *planner.Partition) []hugepool.Pool { return nodePools(p.Memory) }
+
+func nodePools(ms []planner.NodeMemory) []hugepool.Pool {
+	var out []hugepool.Pool
+	for _, m := range ms {
+		for _, h := range m.Hugepages {
+			out = append(out, hugepool.Pool{Node: m.Node, PageSize: h.PageSize, Count: h.Count})
 		}
 	}
-	for _, p := range plan.Partitions {
-		add(p.Memory)
-	}
-	add(plan.Host.ExcludedMemory)
 	return out
 }
 

@@ -192,6 +192,15 @@ func memoryNodes(p *planner.Partition) bitmask.NodeSet {
 	return p.Nodes
 }
 
+// SliceCpuset is a partition's slice's AllowedCPUs= and
+// AllowedMemoryNodes=: its pods' CPUs and its daemons' (daemonCPUs: the
+// host-reserved CPUs on its nodes, else its pods'), on its memory nodes.
+// Its allocator daemon checks the slice still runs on them (package
+// nodecondition).
+func SliceCpuset(p *planner.Partition) Cpuset {
+	return Cpuset{CPUs: p.CPUs.Union(p.HostReservedCPUs), Mems: memoryNodes(p)}
+}
+
 // partition renders one partition's slice, runtime, allocator drop-in,
 // kubelet unit and KubeletConfiguration.
 //
@@ -213,7 +222,7 @@ func (r *renderer) partition(p *planner.Partition) error {
 	cpu := cpuView{AllowedCPUs: daemon.String(), CPUAffinity: daemon.String(), MemoryNodes: mems.String()}
 
 	slicePath := unitPath(p.Slice)
-	sliceSet := Cpuset{CPUs: p.CPUs.Union(daemon), Mems: mems}
+	sliceSet := SliceCpuset(p)
 	err := r.template(slicePath, "partition.slice.tmpl", map[string]string{
 		"Name":        p.Name,
 		"Nodes":       p.Nodes.String(),
