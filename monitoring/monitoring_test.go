@@ -50,6 +50,11 @@ func scrapeDaemon(t *testing.T) string {
 	if err := srv.ObservePodCache(func() kubeapi.CacheStatus { return kubeapi.CacheStatus{Synced: true, Pods: 3} }); err != nil {
 		t.Fatal(err)
 	}
+	drifted, err := srv.ObserveDrift()
+	if err != nil {
+		t.Fatal(err)
+	}
+	drifted(true)
 	srv.ObserveNRIEvent("create_container", time.Millisecond)
 	rec := httptest.NewRecorder()
 	srv.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", daemonapi.PathMetrics, nil))
