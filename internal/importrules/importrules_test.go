@@ -123,3 +123,20 @@ func TestTheDaemonIsSeenLinkingPrometheus(t *testing.T) {
 		t.Fatalf("%s is not among the importers of %s found: %v", daemon, prometheus, doors)
 	}
 }
+
+// The allocator daemon checks its partition's drift with status's rules
+// (slices/drift) without linking status's package: slices/apply links
+// systemd's D-Bus, the apply machinery and kubelet's state files, and
+// imports the daemon's API back (#40).
+func TestTheDaemonDoesNotLinkApply(t *testing.T) {
+	apply, drift := module+"slices/apply", module+"slices/drift"
+	for _, pkg := range []string{daemon, module + "partition/allocator/nodecondition", drift} {
+		graph := imports(t, pkg)
+		if _, ok := graph[apply]; ok {
+			t.Errorf("%s links %s: share its rules through %s", pkg, apply, drift)
+		}
+	}
+	if _, ok := imports(t, apply)[drift]; !ok {
+		t.Fatalf("%s does not link %s: status has its own drift rules again", apply, drift)
+	}
+}
