@@ -14,6 +14,19 @@ die() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "  ok: $*"; }
 # finish ends a step: non-zero when any fail was recorded.
 finish() { exit "$FAILED"; }
+# expect_has WHAT GOT PART: GOT contains PART.
+expect_has() {
+  if [[ $2 == *"$3"* ]]; then ok "$1"; else fail "$1: got '$2', want it to hold '$3'"; fi
+}
+# probe POD OP ARG...: the operations (get ADDR, resolve NAME) run in POD
+# of this boot's namespace by `workload each`, through one kubectl exec
+# (6-35 s of the VM's emulated CPU each: one exec for a pod's checks, not
+# one per check); its lines go to PROBE. Fails when the exec or any
+# operation did.
+probe() { local pod=$1; shift; PROBE=$(k -n $NS exec "$pod" -- /workload each "$@" 2>&1); }
+# probe_answer OP ARG: that operation's answer in PROBE ("error: ..." when
+# it failed).
+probe_answer() { awk -v p="$1 $2: " 'index($0, p) == 1 {print substr($0, length(p) + 1); exit}' <<<"$PROBE"; }
 # has [GREP-OPTIONS] PATTERN: stdin matches, read to its end first: with
 # pipefail, "journalctl | grep -q" fails when grep exits on the first match
 # before the producer's last write (SIGPIPE).

@@ -250,3 +250,38 @@ func TestResolvePrintsAddresses(t *testing.T) {
 		t.Fatalf("resolve of a name that does not exist: exit %d, %q", code, errOut.String())
 	}
 }
+
+// each answers every operation on a line of its own, in order, an error
+// in place of the answer of one that failed, and exits 1 then.
+func TestEachRunsEveryOperation(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(c, "cpus=1 mems=0 host=backend\n")
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().String()
+	var out strings.Builder
+	code := each(&out, []string{"get", addr, "resolve", "localhost", "get", "127.0.0.1:1"})
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	require.Len(t, lines, 3, out.String())
+	assert.Equal(t, "get "+addr+": cpus=1 mems=0 host=backend", lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], "resolve localhost: ") && strings.Contains(lines[1], "127.0.0.1"), lines[1])
+	assert.True(t, strings.HasPrefix(lines[2], "get 127.0.0.1:1: error: "), lines[2])
+	assert.Equal(t, 1, code)
+
+	out.Reset()
+	assert.Equal(t, 0, each(&out, []string{"get", addr}))
+	for _, bad := range [][]string{nil, {"get"}, {"put", addr}} {
+		out.Reset()
+		assert.Equal(t, 2, each(&out, bad), "%q", bad)
+		assert.Contains(t, out.String(), "workload each:")
+	}
+}

@@ -58,8 +58,6 @@ declare -A IP SVC
 for w in xh-here xh-there; do
   running() { pod_running $w; }
   wait_until 300 "pod $w Running on $(api "$(pod_path $w)" .spec.nodeName)" running || k -n $NS describe pod $w | tail -10
-  execs() { k -n $NS exec $w -- /workload once; }
-  wait_until 240 "kubectl exec into $w" execs
   IP[$w]=$(api "$(pod_path $w)" .status.podIP)
   SVC[$w]=$(api "/api/v1/namespaces/$NS/services/$w" .spec.clusterIP)
 done
@@ -67,24 +65,30 @@ cidr_here=$(api "/api/v1/nodes/$(node_name $here)" .spec.podCIDR)
 cidr_there=$(api "/api/v1/nodes/$there" .spec.podCIDR)
 [ -n "$cidr_here" ] && [ "$cidr_here" != "$cidr_there" ] && ok "the two hosts' Nodes have podCIDRs $cidr_here and $cidr_there" \
   || fail "podCIDRs '$cidr_here' and '$cidr_there'"
+# Each pod's checks run in one kubectl exec (lib.sh probe), tried until
+# every one answers as it should (routes and Services take a while to
+# reach a new pod).
 for pair in "xh-here xh-there" "xh-there xh-here"; do
   set -- $pair
   from=$1 to=$2
-  direct() { k -n $NS exec $from -- /workload get ${IP[$to]}:8080 | grep -q "host=$to"; }
-  wait_until 120 "pod $from reaches pod $to at ${IP[$to]}:8080 on the other host (vxlan)" direct \
-    || echo "  answer: $(k -n $NS exec $from -- /workload get ${IP[$to]}:8080 2>&1)"
-  viasvc() { k -n $NS exec $from -- /workload get ${SVC[$to]}:80 | grep -q "host=$to"; }
-  wait_until 120 "pod $from reaches Service $to (${SVC[$to]}:80), whose only endpoint is on the other host" viasvc \
-    || echo "  answer: $(k -n $NS exec $from -- /workload get ${SVC[$to]}:80 2>&1)"
+  answered() {
+    probe $from get ${IP[$to]}:8080 get ${SVC[$to]}:80 || return 1
+    [[ $(probe_answer get ${IP[$to]}:8080) == *"host=$to"* && $(probe_answer get ${SVC[$to]}:80) == *"host=$to"* ]]
+  }
+  wait_until 300 "kubectl exec into $from runs its checks" answered || printf '    %s\n' "$PROBE"
+  expect_has "pod $from reaches pod $to at ${IP[$to]}:8080 on the other host (vxlan)" "$(probe_answer get ${IP[$to]}:8080)" "host=$to"
+  expect_has "pod $from reaches Service $to (${SVC[$to]}:80), whose only endpoint is on the other host" "$(probe_answer get ${SVC[$to]}:80)" "host=$to"
 done
 # Names: CoreDNS runs on the other host only (boot v2's step services
 # deploys it).
 if wait_until 900 "CoreDNS (on boot ${E2E_PEER#e2e-}'s Nodes) ready" dns_ready; then
-  resolves() { [ "$(k -n $NS exec xh-here -- /workload resolve $1 2>/dev/null)" = "$2" ]; }
-  wait_until 120 "pod xh-here resolves xh-there to ${SVC[xh-there]} through CoreDNS on the other host" resolves xh-there ${SVC[xh-there]} \
-    || echo "  resolve: $(k -n $NS exec xh-here -- /workload resolve xh-there 2>&1)"
-  by_name() { k -n $NS exec xh-here -- /workload get xh-there:80 | grep -q "host=xh-there"; }
-  wait_until 60 "pod xh-here reaches xh-there:80 by name" by_name
+  named() {
+    probe xh-here resolve xh-there get xh-there:80 || return 1
+    [ "$(probe_answer resolve xh-there)" = "${SVC[xh-there]}" ] && [[ $(probe_answer get xh-there:80) == *"host=xh-there"* ]]
+  }
+  wait_until 180 "kubectl exec into xh-here runs its name checks" named || printf '    %s\n' "$PROBE"
+  expect_eq "pod xh-here: xh-there through CoreDNS on the other host" "$(probe_answer resolve xh-there)" "${SVC[xh-there]}"
+  expect_has "pod xh-here reaches xh-there:80 by name" "$(probe_answer get xh-there:80)" "host=xh-there"
 fi
 # The API server reaches this host's kubelet at the partition's address.
 k -n $NS logs xh-here >/dev/null 2>&1 && ok "kubectl logs of xh-here (API server → $(api "/api/v1/nodes/$(node_name $here)" '.status.addresses[] | select(.type == "InternalIP") | .address'):10250)" \

@@ -18,7 +18,7 @@ requires apply
 
 # addon_pod NS SELECTOR P: the name of the pod of SELECTOR on P's Node.
 addon_pod() { pods_on "$1" "$2" "$(node_name $3)" 2>/dev/null | head -1; }
-declare -A PODCIDR POD_IP
+declare -A PODCIDR POD_IP SVC_IP
 addon_running() { pod_running "$(addon_pod "$@")" "$1"; }
 for p in $PARTITIONS; do
   n=$(node_name $p)
@@ -87,36 +87,47 @@ for p in $PARTITIONS; do
     running() { pod_running $w-$p; }
     wait_until $POD_START_S "pod $w-$p Running" running || k -n $NS describe pod $w-$p | tail -10
   done
-  # Running in the API is not yet exec-able: under TCG kubelet can take
-  # a minute more to know the container ("container not found": seen
-  # once for 90 s), as in step logs.
-  execs() { k -n $NS exec client-$p -- /workload once; }
-  wait_until 240 "kubectl exec into client-$p" execs
   POD_IP[$p]=$(api "$(pod_path backend-$p)" .status.podIP)
   prefix=${PODCIDR[$p]%.0/24}.
   [ -n "${PODCIDR[$p]}" ] && [ "${POD_IP[$p]#$prefix}" != "${POD_IP[$p]}" ] \
     && ok "pod backend-$p has ${POD_IP[$p]}, of its Node's podCIDR ${PODCIDR[$p]}" \
     || fail "pod backend-$p has '${POD_IP[$p]}', not of its Node's podCIDR '${PODCIDR[$p]}'"
+  SVC_IP[$p]=$(api /api/v1/namespaces/$NS/services/backend-$p .spec.clusterIP)
 done
+k8s_ip=$(api /api/v1/namespaces/default/services/kubernetes .spec.clusterIP)
 for p in $PARTITIONS; do
+  # Each client's checks run in one kubectl exec (lib.sh probe), tried
+  # until every one answers as it should: the first tries can meet a
+  # container kubelet does not know yet ("container not found", seen for
+  # 90 s under TCG), routes flannel has not set, a Service kube-proxy has
+  # not programmed, CoreDNS not serving the name yet.
+  ops=()
   for q in $PARTITIONS; do
     [ $q = $p ] && continue
-    direct() { k -n $NS exec client-$p -- /workload get ${POD_IP[$q]}:8080 | grep -q "host=backend-$q"; }
-    wait_until 90 "pod client-$p reaches pod backend-$q at ${POD_IP[$q]}:8080 across partitions (vxlan)" direct \
-      || echo "  answer: $(k -n $NS exec client-$p -- /workload get ${POD_IP[$q]}:8080 2>&1)"
-    ip=$(api /api/v1/namespaces/$NS/services/backend-$q .spec.clusterIP)
-    answer() { k -n $NS exec client-$p -- /workload get $ip:80 | grep -q "host=backend-$q"; }
-    wait_until 90 "pod client-$p (partition $p) reaches Service backend-$q ($ip:80), whose only endpoint is in partition $q" answer \
-      || { echo "  answer: $(k -n $NS exec client-$p -- /workload get $ip:80 2>&1)"; k -n kube-system logs "$(addon_pod kube-system k8s-app=kube-proxy $p)" 2>&1 | tail -10; }
-    resolves() { [ "$(k -n $NS exec client-$p -- /workload resolve $1 2>/dev/null)" = "$2" ]; }
-    wait_until 90 "pod client-$p resolves backend-$q to $ip through CoreDNS" resolves backend-$q $ip \
-      || echo "  resolve: $(k -n $NS exec client-$p -- /workload resolve backend-$q 2>&1)"
-    by_name() { k -n $NS exec client-$p -- /workload get backend-$q:80 | grep -q "host=backend-$q"; }
-    wait_until 60 "pod client-$p reaches backend-$q:80 by name" by_name
+    ops+=(get ${POD_IP[$q]}:8080 get ${SVC_IP[$q]}:80 resolve backend-$q get backend-$q:80)
   done
-  k8s_ip=$(api /api/v1/namespaces/default/services/kubernetes .spec.clusterIP)
-  resolves() { [ "$(k -n $NS exec client-$p -- /workload resolve $1 2>/dev/null)" = "$2" ]; }
-  wait_until 60 "pod client-$p resolves kubernetes.default to $k8s_ip" resolves kubernetes.default $k8s_ip
+  ops+=(resolve kubernetes.default)
+  answered() {
+    probe client-$p "${ops[@]}" || return 1
+    local q
+    for q in $PARTITIONS; do
+      [ $q = $p ] && continue
+      [[ $(probe_answer get ${POD_IP[$q]}:8080) == *"host=backend-$q"* ]] && [[ $(probe_answer get ${SVC_IP[$q]}:80) == *"host=backend-$q"* ]] \
+        && [ "$(probe_answer resolve backend-$q)" = "${SVC_IP[$q]}" ] && [[ $(probe_answer get backend-$q:80) == *"host=backend-$q"* ]] || return 1
+    done
+    [ "$(probe_answer resolve kubernetes.default)" = "$k8s_ip" ]
+  }
+  wait_until 300 "kubectl exec into client-$p runs its checks" answered \
+    || { printf '    %s\n' "$PROBE"; k -n kube-system logs "$(addon_pod kube-system k8s-app=kube-proxy $p)" 2>&1 | tail -10; }
+  for q in $PARTITIONS; do
+    [ $q = $p ] && continue
+    expect_has "pod client-$p reaches pod backend-$q at ${POD_IP[$q]}:8080 across partitions (vxlan)" "$(probe_answer get ${POD_IP[$q]}:8080)" "host=backend-$q"
+    expect_has "pod client-$p (partition $p) reaches Service backend-$q (${SVC_IP[$q]}:80), whose only endpoint is in partition $q" \
+      "$(probe_answer get ${SVC_IP[$q]}:80)" "host=backend-$q"
+    expect_eq "pod client-$p: backend-$q through CoreDNS" "$(probe_answer resolve backend-$q)" "${SVC_IP[$q]}"
+    expect_has "pod client-$p reaches backend-$q:80 by name" "$(probe_answer get backend-$q:80)" "host=backend-$q"
+  done
+  expect_eq "pod client-$p: kubernetes.default through CoreDNS" "$(probe_answer resolve kubernetes.default)" "$k8s_ip"
 done
 host_listen=$(ss -Hltnu | awk '{print $5}' | grep -E ':(10249|10256|8081|53|9153|8080|8181)$' | tr '\n' ' ')
 [ -z "$host_listen" ] && ok "no kube-proxy, flannel or CoreDNS port open in the host's namespace" || fail "add-on ports open on the host: $host_listen"
