@@ -26,6 +26,15 @@ for p in $PARTITIONS; do
   expect_eq "$p Node (status, from the API server)" "$(q node-$p)" \
     "$(node_name $p) ready=true kubeconfig=/etc/kubernetes/kubelet-$p.conf cpu=${POD_CPU_COUNT[$p]}"
 done
+# Each partition's allocator writes the NumaPartitionDrifted condition on
+# its Node with its kubelet's identity, at start and every minute
+# (#40): False, AsPlanned, on a host as applied.
+drifted() { api "/api/v1/nodes/$(node_name $1)" '.status.conditions[]? | select(.type == "NumaPartitionDrifted") | "\(.status) \(.reason)"'; }
+for p in $PARTITIONS; do
+  as_planned() { [ "$(drifted $p)" = "False AsPlanned" ]; }
+  wait_until 150 "Node $(node_name $p) has condition NumaPartitionDrifted False (AsPlanned), from its allocator" as_planned \
+    || { echo "  condition: '$(drifted $p)'"; journal_tail numa-allocator@$p.service 15; }
+done
 # Each partition's versions as its Node reports them (a canary's would
 # differ): the binaries the VM runs.
 # (containerd's CRI reports its version without the "v" its --version prints.)
