@@ -113,8 +113,10 @@ cpu_snapshot() {
     for d in /sys/fs/cgroup/cpuacct/*/ /sys/fs/cgroup/cpuacct/*/*/; do
       [ -r "$d/cpuacct.usage" ] && awk -v s="$1" -v c="${d#/sys/fs/cgroup/cpuacct/}" '{printf "%s\t%s\t%.1f\n", s, c, $1 / 1e9}' "$d/cpuacct.usage"
     done
-  fi >> "$share/cpu.tsv" 2>/dev/null
-}
+  fi
+  # The whole machine's busy time (the kernel's and every cgroup's).
+  awk -v s="$1" '$1 == "cpu" {printf "%s\t(machine)\t%.1f\n", s, ($2 + $3 + $4 + $7 + $8) / 100}' /proc/stat
+} >> "$share/cpu.tsv" 2>/dev/null
 
 for step in $steps; do
   if [ -n "$resume_after" ]; then

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# cost.sh SHARE — where a boot's emulated CPU went, from what its scenario
+# left in SHARE (~/.cache/numa-partition/e2e/runs/MODE/share):
+#   cpu.tsv      after each step, each cgroup's CPU seconds so far (two
+#                levels down: the slices, their services, the scenario's
+#                own unit, which runs the steps and their kubectl calls)
+#   kubectl.tsv  each kubectl call: step, verb, wall seconds
+# Prints the cgroups that used the most by the boot's end, the steps that
+# used the most (the top-level cgroups' sum) with what used it in each,
+# and the kubectl calls per step. Figures are TCG's, tens of times a real
+# machine's: compare them with each other, not with a host's.
+set -euo pipefail
+share=${1:?usage: cost.sh SHARE}
+cpu=$share/cpu.tsv kc=$share/kubectl.tsv
+[ -s "$cpu" ] || { echo "cost: no $cpu (a scenario before cpu_snapshot, or no step ran)"; exit 0; }
+
+echo "CPU seconds by the boot's end, top-level cgroups and their biggest services:"
+awk -F'\t' '{last[$2] = $3} END {for (c in last) printf "%9.1f  %s\n", last[c], c}' "$cpu" \
+  | sort -rn | head -n 14
+
+echo "CPU seconds per step (the machine's busy time; the top-level cgroups' sum), and the three cgroups below them that used the most in it:"
+awk -F'\t' '
+  { if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }
+    now[$1, $2] = $3; cg[$2] = 1 }
+  END {
+    for (i = 1; i <= n; i++) {
+      s = order[i]; total = 0; machine = 0; delete d
+      for (c in cg) {
+        if (!((s, c) in now)) continue
+        prev = (i > 1 && (order[i-1], c) in now) ? now[order[i-1], c] : 0
+        d[c] = now[s, c] - prev
+        if (d[c] < 0) d[c] = now[s, c]   # a cgroup made anew (a restarted unit)
+        if (c == "(machine)") { machine = d[c]; delete d[c] }
+        else if (split(c, parts, "/") <= 2) total += d[c]   # "x.slice/": top level
+      }
+      line = ""
+      for (k = 1; k <= 3; k++) {
+        best = ""; bv = -1
+        for (c in d) if (split(c, parts, "/") > 2 && d[c] > bv) { best = c; bv = d[c] }
+        if (best == "") break
+        line = line sprintf("  %s %.0f", best, bv); delete d[best]
+      }
+      printf "%-16s %8.1f %8.1f %s\n", s, machine, total, line
+    }
+  }' "$cpu"
+
+[ -s "$kc" ] || exit 0
+echo "kubectl calls per step (count, wall seconds; a process each, its start most of its cost under TCG):"
+awk -F'\t' '{sub(/\.sh$/, "", $1); n[$1]++; t[$1] += $3; all += $3; cnt++}
+  END {for (s in n) printf "%-16s %4d %8.1f\n", s, n[s], t[s]; printf "%-16s %4d %8.1f\n", "(all)", cnt, all}' "$kc" \
+  | sort -k3 -rn
