@@ -55,7 +55,7 @@ echo "cmdline: $(cat /proc/cmdline)"
 # boot v2 also reboots (step reboot asks for it, step rebooted checks the
 # host after it): its root is then on a disk (run.sh).
 case $E2E_MODE in
-  v2) steps="package topology hugepages-sysfs discover cluster apply network services logs agents plugins allocatable usage pressure placement nri hugepages status${E2E_REBOOT:+ reboot rebooted} remove" ;;
+  v2) steps="package topology hugepages-sysfs discover cluster apply network services agents plugins allocatable usage pressure placement nri hugepages status${E2E_REBOOT:+ reboot rebooted} remove" ;;
   v1) steps="package topology discover cluster apply network crosshost allocatable usage metrics pressure placement pending hugepages status admit reapply change killed reserve remove" ;;
   n4) steps="package topology discover cluster apply allocatable fill unit crash layout remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;

@@ -10,8 +10,10 @@
 # address (vxlan); from a pod of each partition, a ClusterIP Service whose
 # only endpoint is in the other partition answers (translated by the
 # client partition's kube-proxy), `kubernetes.default` and the Service's
-# name resolve through CoreDNS, and the name answers; no add-on port is
-# open in the host's namespace.
+# name resolve through CoreDNS, and the name answers (each client's
+# checks in one kubectl exec, through the API server and its partition's
+# kubelet at its Node's address, as `kubectl logs` of each backend); no
+# add-on port is open in the host's namespace.
 . /e2e/guest/lib.sh
 requires apply
 [ "$NET_MODE" = namespace ] || die "boot $E2E_MODE runs network.mode = host"
@@ -128,6 +130,12 @@ for p in $PARTITIONS; do
     expect_has "pod client-$p reaches backend-$q:80 by name" "$(probe_answer get backend-$q:80)" "host=backend-$q"
   done
   expect_eq "pod client-$p: kubernetes.default through CoreDNS" "$(probe_answer resolve kubernetes.default)" "$k8s_ip"
+  # The API server reaches the partition's kubelet at its Node's address
+  # for `kubectl logs` as for the execs above (the backend's first line is
+  # its answer).
+  logs_ok() { LOGS=$(k -n $NS logs backend-$p 2>/dev/null | head -1); [[ $LOGS == cpus=*" host=backend-$p" ]]; }
+  wait_until 60 "kubectl logs backend-$p (through $(node_name $p)'s kubelet at ${ADDRESS[$p]})" logs_ok \
+    || echo "  logs: $(k -n $NS logs backend-$p 2>&1 | head -3)"
 done
 host_listen=$(ss -Hltnu | awk '{print $5}' | grep -E ':(10249|10256|8081|53|9153|8080|8181)$' | tr '\n' ' ')
 [ -z "$host_listen" ] && ok "no kube-proxy, flannel or CoreDNS port open in the host's namespace" || fail "add-on ports open on the host: $host_listen"
