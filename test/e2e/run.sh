@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run.sh — numa-partition's end-to-end test on emulated 2-socket machines:
 # boots Debian's kernel in QEMU with systemd as PID 1, a 2-NUMA-node VM
-# once with cgroup v2 and once with cgroup v1 and a 4-NUMA-node VM (two
-# nodes per socket) with cgroup v2, runs the scenario of
+# once with cgroup v2 and once with cgroup v1 (and, asked for, a
+# 4-NUMA-node VM, two nodes per socket, with cgroup v2), runs the scenario of
 # test/e2e/guest/ inside each boot, brings the results back over a 9p share
 # and exits non-zero, naming every failed step, when anything failed.
 # The partitions run the real kubelet 1.37 and containerd 2 (test/realbin)
@@ -15,8 +15,12 @@
 # machine's network, so nothing leaves it.
 #
 # Environment:
-#   E2E_MODES      boots, in order (default "v2 v1 n4"): v2 and v1 are the
+#   E2E_MODES      boots, in order (default "v2 v1"): v2 and v1 are the
 #                  2-node VM on cgroup v2 and v1, n4 the 4-node VM on v2
+#                  (multi-node partitions, every daemon's crash, layout
+#                  merge and split: `make e2e-full` adds it; not in CI's
+#                  default run, whose 90 minutes it no longer fits: boot
+#                  v1 then n4 took 3099 + ~1900 s on 2026-12-05)
 #   E2E_STEPS      comma-separated step names to run (default: all; a partial
 #                  run is for development and says so loudly)
 #   E2E_TIMEOUT    hard limit per boot in seconds (default: v2 and v1 4000,
@@ -38,7 +42,7 @@ repo=$(cd "$here/../.." && pwd)
 cd "$repo"
 . "$repo/test/cachedir.sh"
 cache=${E2E_CACHE:-$np_cache/e2e}
-modes=${E2E_MODES:-v2 v1 n4}
+modes=${E2E_MODES:-v2 v1}
 accel=${E2E_ACCEL:-tcg,thread=single}
 cpu=${E2E_CPU:-qemu64,+pdpe1gb} # +pdpe1gb: the guest gets 1 GiB hugepage directories
 bin=${BIN:-bin/numa-partition}
@@ -265,6 +269,8 @@ report() {
   summary+=("$mode: $pass passed, $fail failed, $skip not selected; VM ${wall}s, scenario $(grep -a '^=== E2E START' "$out/scenario.log" | grep -o 'uptime=[0-9.]*' | cut -d= -f2)-$(grep -a '^=== E2E END' "$out/scenario.log" | grep -o 'uptime=[0-9.]*' | cut -d= -f2)s of uptime")
   printf '\n%-8s %-22s %-5s %7s  %s\n' MODE STEP RESULT SECONDS MESSAGE
   awk -F'\t' -v m="$mode" '{printf "%-8s %-22s %-5s %7s  %s\n", m, $1, $2, $3, $4}' "$results"
+  echo; echo "--- cgroup $mode: where its emulated CPU went (cost.sh)"
+  "$here/cost.sh" "$out/share" || true
   [ "$fail" = 0 ] && return 0
   awk -F'\t' '$2=="FAIL"{print $1}' "$results" | while read -r s; do
     echo; echo "----- cgroup $mode, step $s failed; its output:"
