@@ -200,18 +200,6 @@ declare -A ALLOC_MODE=([node0]=kubelet [node1]=$([ "$E2E_CGROUP" = v2 ] && echo 
 KUBELETS_FS=/var/lib/kubelets
 kubelet_root() { echo $KUBELETS_FS/$1; }
 
-# numa-partition ... status ...: with --probe-timeout 10s after "status":
-# the default 2 s is for a real host, and under TCG with another boot
-# beside it a kubelet's /healthz has taken longer (a partial run of
-# 2026-12-05: "kubelet of node0: unreachable", the kubelet was fine).
-numa-partition() {
-  local a args=()
-  for a in "$@"; do
-    args+=("$a")
-    [ "$a" = status ] && args+=(--probe-timeout 10s)
-  done
-  command numa-partition "${args[@]}"
-}
 # --- the cluster (test/e2e/cluster on the host, reached over QEMU's
 # guestfwd): kubectl as the cluster admin, in this boot's namespace.
 export KUBECONFIG=/e2e/cluster/admin.conf
