@@ -45,12 +45,12 @@ expect_eq "Node $na's MemoryPressure before" "$(pressure $na)" False
 # see the threshold crossed long before the node is full.
 avail_mib=$(( $(available $nb) / MiB ))
 fast=$(( avail_mib - thr_mib - 96 )); [ $fast -gt 0 ] || fast=0
+# B's NUMA nodes, and their meminfo files.
+b_nodes=$(seq ${MEMS[$b]%%-*} ${MEMS[$b]##*-})
+b_meminfo=()
+for n in $b_nodes; do b_meminfo+=(/sys/devices/system/node/node$n/meminfo); done
 # What the kernel has: B's nodes' free and inactive file pages.
-node_free_mib() {
-  local n files=()
-  for n in $(seq ${MEMS[$b]%%-*} ${MEMS[$b]##*-}); do files+=(/sys/devices/system/node/node$n/meminfo); done
-  awk '/MemFree|Inactive\(file\)/ {s += $4} END {print int(s / 1024)}' "${files[@]}"
-}
+node_free_mib() { awk '/MemFree|Inactive\(file\)/ {s += $4} END {print int(s / 1024)}' "${b_meminfo[@]}"; }
 echo "  Node $nb: memory.available $avail_mib MiB (its nodes' free and inactive file: $(node_free_mib) MiB), evictionHard $thr_mib MiB; the pod touches $fast MiB, then 2 MiB/s"
 # On cgroup v2 kubelet-$b counts its slice's anon and file pages only;
 # what else its nodes hold (the kernel's, the host's) it knows only as the
@@ -59,11 +59,11 @@ echo "  Node $nb: memory.available $avail_mib MiB (its nodes' free and inactive 
 # come first: this VM's host has overrun what its config reserves, and
 # the step says so now instead of filling the node.
 if [ "$E2E_CGROUP" = v2 ]; then
-  unseen_mib=$(awk -v mems="${MEMS[$b]}" '
-    BEGIN { split(mems, r, "-"); lo = r[1]; hi = (r[2] == "" ? r[1] : r[2]) }
-    FILENAME ~ /meminfo$/ && ($3 == "MemTotal:" || $3 == "MemFree:") { if ($2 >= lo && $2 <= hi) used += ($3 == "MemTotal:" ? $4 : -$4) * 1024 }
-    FILENAME ~ /numa_stat$/ && ($1 == "anon" || $1 == "file") { for (i = 2; i <= NF; i++) { split($i, kv, "="); n = substr(kv[1], 2); if (n >= lo && n <= hi) seen += kv[2] } }
-    END { print int((used - seen) / 1048576) }' /sys/devices/system/node/node*/meminfo /sys/fs/cgroup/$b.slice/memory.numa_stat)
+  unseen_mib=$(awk -v nodes="$b_nodes" '
+    BEGIN { split(nodes, ids); for (i in ids) mine["N" ids[i]] = 1 }
+    FILENAME ~ /meminfo$/ && ($3 == "MemTotal:" || $3 == "MemFree:") { used += ($3 == "MemTotal:" ? $4 : -$4) * 1024 }
+    FILENAME ~ /numa_stat$/ && ($1 == "anon" || $1 == "file") { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] in mine) seen += kv[2] } }
+    END { print int((used - seen) / 1048576) }' "${b_meminfo[@]}" /sys/fs/cgroup/$b.slice/memory.numa_stat)
   reserved_mib=$(( thr_mib - 160 ))
   echo "  Node $nb: its nodes hold $unseen_mib MiB that are not its slice's anon or file pages; the host reserves $reserved_mib MiB there"
   [ "$unseen_mib" -le $(( reserved_mib + 160 )) ] \
