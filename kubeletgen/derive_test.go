@@ -48,13 +48,10 @@ func twoNodes(hugepages ...planner.HugepagePlan) planner.Plan {
 }
 
 // shownTheMachine makes every partition's kubelet see the whole machine
-// (machine.go): static CPU Managers with no host-reserved CPU on their
-// own nodes. The host keeps its CPUs; the derivation for the whole
-// machine is what these tests check.
+// (machine.go): the host facts do not say the cgroup mode. The
+// derivation for the whole machine is what these tests check.
 func shownTheMachine(plan planner.Plan) planner.Plan {
-	for i := range plan.Partitions {
-		plan.Partitions[i].HostReservedCPUs = bitmask.CPUSet{}
-	}
+	plan.Host.CgroupMode = ""
 	return plan
 }
 
@@ -403,17 +400,13 @@ func TestHugepageView(t *testing.T) {
 	// the hugepages it does see. Shown its partition, it has no foreign
 	// node to reserve.
 	t.Run("foreign reservation follows what the kubelet sees", func(t *testing.T) {
-		noHostCPU := func(p planner.Plan) planner.Plan {
-			p.Partitions[0].HostReservedCPUs = bitmask.CPUSet{}
-			return p
-		}
 		for _, c := range []struct {
 			name    string
 			plan    planner.Plan
 			foreign []uint64
 		}{
 			{"partition", withPageSizes(twoNodes(planner.HugepagePlan{PageSize: gi, Count: 4})), nil},
-			{"machine, hugepage view", noHostCPU(withPageSizes(twoNodes(planner.HugepagePlan{PageSize: gi, Count: 4}))), []uint64{16 * gi}},
+			{"machine, hugepage view", shownTheMachine(withPageSizes(twoNodes(planner.HugepagePlan{PageSize: gi, Count: 4}))), []uint64{16 * gi}},
 			{"machine, no hugepage view", twoNodes(planner.HugepagePlan{PageSize: gi, Count: 4}), []uint64{12 * gi}},
 		} {
 			nodes, total, err := ReservedMemory(machineOf(t, &c.plan, &c.plan.Partitions[0]), &c.plan.Partitions[0])

@@ -34,13 +34,21 @@ import (
 // the host's working set would put the Node under MemoryPressure, or wrap
 // around below zero (docs/architecture.md).
 //
+// A static CPU Manager refuses to start without a reserved CPU among those
+// it counts. A partition with no host-reserved CPU on its own nodes is
+// shown the host's CPUs too, listed by its first node with a CPU
+// (ShownHostCPUs, nodeview/hostcpus.go): its kubelet reserves them and
+// never hands them out, as it does the host's CPUs on a partition's own
+// nodes. The alternatives were worse: reserving one of the partition's
+// own CPUs costs it a CPU, and the whole machine makes every other node
+// the kubelet's (its capacity, its memory.available, its managers' hints).
+//
 // Some partitions keep the whole machine, as before, and render says so:
 // every one when the plan does not know the host's cgroup mode; one
 // sharing a container runtime (the view is made in the partition's mount
-// namespace, which only its own containerd has); a static one with no
-// host-reserved CPU on its own nodes (the static CPU Manager refuses to
-// start without a reserved CPU among those it sees); and one from a plan
-// that does not know the nodes' hugepage sizes.
+// namespace, which only its own containerd has); a static one when the
+// host reserves no CPU at all; and one from a plan that does not know the
+// nodes' hugepage sizes.
 
 // Machine is what partition p's kubelet is shown of the machine.
 type Machine struct {
@@ -51,6 +59,11 @@ type Machine struct {
 	Nodes []planner.NodeMemory
 	// CPUs are the CPUs it counts: the online CPUs its nodes list.
 	CPUs bitmask.CPUSet
+	// ShownHostCPUs are host-reserved CPUs off the partition's nodes
+	// that its kubelet is shown on them (and counts in CPUs), so that
+	// its static CPU Manager has a CPU to reserve: every host-reserved
+	// CPU, when none lies on the partition's nodes.
+	ShownHostCPUs bitmask.CPUSet
 	// WholeMachineWhy says why the kubelet sees the whole machine ("" when
 	// it sees the partition).
 	WholeMachineWhy string
@@ -84,12 +97,17 @@ func MachineOf(plan *planner.Plan, p *planner.Partition) (Machine, error) {
 		// without the sizes there is nothing to bind.
 		whole.WholeMachineWhy = "the plan does not know every NUMA node's hugepage sizes (a plan made before pageSizes existed)"
 		return whole, nil
-	case p.Kubelet.CPUManagerPolicy == "static" && p.HostReservedCPUs.IsEmpty():
-		whole.WholeMachineWhy = "no host-reserved CPU lies on its nodes, and kubelet's static CPU Manager needs a reserved CPU among those it sees"
-		return whole, nil
 	}
 	m := Machine{Partition: true, CPUs: p.CPUs.Union(p.HostReservedCPUs),
 		HostMemoryUnseen: plan.Host.CgroupMode == cgroupmode.V2}
+	if p.Kubelet.CPUManagerPolicy == "static" && p.HostReservedCPUs.IsEmpty() {
+		m.ShownHostCPUs = whole.CPUs.Intersect(plan.Host.ReservedCPUs)
+		if m.ShownHostCPUs.IsEmpty() {
+			whole.WholeMachineWhy = "the host reserves no CPU, and kubelet's static CPU Manager needs a reserved CPU among those it sees"
+			return whole, nil
+		}
+		m.CPUs = m.CPUs.Union(m.ShownHostCPUs)
+	}
 	for _, n := range all {
 		if p.Nodes.Has(n.Node) {
 			m.Nodes = append(m.Nodes, n)

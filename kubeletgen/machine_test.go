@@ -16,6 +16,15 @@ func onCgroup(plan planner.Plan, m cgroupmode.Mode) planner.Plan {
 	return plan
 }
 
+// hostOnNode0 is twoNodes where the host keeps CPU 0 alone: node1's
+// nodes hold no host CPU.
+func hostOnNode0(plan planner.Plan) planner.Plan {
+	plan.Host.ReservedCPUs = bitmask.MustParseCPUList("0")
+	p := &plan.Partitions[1]
+	p.CPUs, p.HostReservedCPUs = bitmask.MustParseCPUList("4-7"), bitmask.CPUSet{}
+	return plan
+}
+
 func TestMachineOf(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -25,13 +34,20 @@ func TestMachineOf(t *testing.T) {
 		cpus      string
 		nodes     []int
 		reserved  string // reservedSystemCPUs
+		shownHost string // ShownHostCPUs
 		why       string
 	}{
 		{name: "own nodes, own host CPU", plan: withPageSizes(twoNodes()),
 			partition: true, cpus: "4-7", nodes: []int{1}, reserved: "4"},
-		{name: "static, no host CPU on its nodes: the machine", plan: withPageSizes(twoNodes()),
-			edit: func(p *planner.Partition) { p.HostReservedCPUs = bitmask.CPUSet{} },
-			cpus: "0-7", nodes: []int{0, 1}, reserved: "0-4", why: "no host-reserved CPU"},
+		{name: "static, no host CPU on its nodes: its nodes, the host's CPU shown there", plan: hostOnNode0(withPageSizes(twoNodes())),
+			partition: true, cpus: "0,4-7", nodes: []int{1}, reserved: "0", shownHost: "0"},
+		{name: "static, no host CPU on its nodes, on cgroup v2 too", plan: onCgroup(hostOnNode0(withPageSizes(twoNodes())), cgroupmode.V2),
+			partition: true, cpus: "0,4-7", nodes: []int{1}, reserved: "0", shownHost: "0"},
+		{name: "static, the host reserves no CPU: the machine", plan: func() planner.Plan {
+			plan := hostOnNode0(withPageSizes(twoNodes()))
+			plan.Host.ReservedCPUs = bitmask.CPUSet{}
+			return plan
+		}(), cpus: "0-7", nodes: []int{0, 1}, reserved: "0-3", why: "the host reserves no CPU"},
 		{name: "none policy needs no reserved CPU", plan: withPageSizes(twoNodes()),
 			edit: func(p *planner.Partition) {
 				p.HostReservedCPUs, p.CPUs = bitmask.CPUSet{}, bitmask.MustParseCPUList("4-7")
@@ -61,6 +77,7 @@ func TestMachineOf(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, c.partition, m.Partition)
 			assert.Equal(t, c.cpus, m.CPUs.String())
+			assert.Equal(t, c.shownHost, m.ShownHostCPUs.String())
 			var ids []int
 			for _, n := range m.Nodes {
 				ids = append(ids, n.Node)

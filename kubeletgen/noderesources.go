@@ -31,6 +31,10 @@ type NodeResources struct {
 	// that its capacity is the machine's ("" when it is shown its
 	// partition: machine.go).
 	WholeMachine string `json:"wholeMachine,omitempty"`
+	// ShownHostCPUs are the host's CPUs its kubelet is shown on its
+	// nodes and reserves (machine.go: a static CPU Manager with no
+	// host CPU on its own nodes); capacity cpu counts them.
+	ShownHostCPUs string `json:"shownHostCPUs,omitempty"`
 }
 
 // Resources computes partition p's NodeResources.
@@ -43,6 +47,9 @@ func Resources(plan *planner.Plan, p *planner.Partition) (NodeResources, error) 
 	}
 	all := mach.Nodes
 	r.WholeMachine = mach.WholeMachineWhy
+	if !mach.ShownHostCPUs.IsEmpty() {
+		r.ShownHostCPUs = mach.ShownHostCPUs.String()
+	}
 	// The rendered KubeletConfiguration, read back as kubelet reads it.
 	c, err := Config(plan, p)
 	if err != nil {

@@ -52,6 +52,9 @@ func writeNodeResources(w io.Writer, nodes []kubeletgen.NodeResources) error {
 		if n.WholeMachine != "" {
 			fmt.Fprintf(&b, "%s's capacity is the whole machine's: %s\n", n.NodeName, n.WholeMachine)
 		}
+		if n.ShownHostCPUs != "" {
+			fmt.Fprintf(&b, "%s's capacity cpu counts the host's CPUs %s, which its kubelet reserves (its static CPU Manager needs a reserved CPU, and none of the host's lies on its nodes)\n", n.NodeName, n.ShownHostCPUs)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

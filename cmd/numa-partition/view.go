@@ -81,13 +81,17 @@ func viewCommand() *cli.Command {
 				"capacity and the Topology, CPU and Memory Managers' NUMA nodes from the node\n" +
 				"directories. A tmpfs takes /sys/devices/system/node's place, read-only, with\n" +
 				"each given node's directory bound back and the node lists (online, has_cpu,\n" +
-				"...) cut to them; the view of a previous run is replaced.",
+				"...) cut to them; the view of a previous run is replaced. With --host-cpus the\n" +
+				"first given node with a CPU lists those CPUs too: a static CPU Manager needs a\n" +
+				"reserved CPU among those it sees, and its partition's nodes hold none of the\n" +
+				"host's.",
 			Flags: []cli.Flag{
 				viewNodesFlag(),
+				&cli.StringFlag{Name: "host-cpus", Usage: "host-reserved `CPUS` (\"0,40\") the first node with a CPU lists too"},
 				viewRootFlag(),
 			},
 			Action: func(c *cli.Context) error {
-				return viewNodes(c.App.Writer, c.String("root"), c.String("nodes"))
+				return viewNodes(c.App.Writer, c.String("root"), c.String("nodes"), c.String("host-cpus"))
 			},
 		}, {
 			Name:  "mount",
@@ -259,16 +263,24 @@ func nodesMeminfoView(r fsutil.Root, nodes bitmask.NodeSet) (render nodeview.Ren
 }
 
 // viewNodes leaves nodes alone in the calling namespace's node directory.
-func viewNodes(w io.Writer, root, nodes string) error {
+func viewNodes(w io.Writer, root, nodes, hostCPUs string) error {
+	cpus, err := bitmask.ParseCPUList(hostCPUs)
+	if err != nil {
+		return fmt.Errorf("--host-cpus %q: want a CPU list such as 0 or 0,40: %v", hostCPUs, err)
+	}
 	r, set, err := openWithNodes(root, nodes)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if err := nodeview.ShowNodes(r, set); err != nil {
+	if err := nodeview.ShowNodes(r, set, cpus); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "showing NUMA nodes %s at %s\n", set, r.Path(nodeview.NodesDir))
+	with := ""
+	if !cpus.IsEmpty() {
+		with = fmt.Sprintf(", with the host's CPUs %s", cpus)
+	}
+	_, err = fmt.Fprintf(w, "showing NUMA nodes %s at %s%s\n", set, r.Path(nodeview.NodesDir), with)
 	return err
 }
 

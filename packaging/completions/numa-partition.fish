@@ -256,6 +256,7 @@ complete -c numa-partition -n '__fish_seen_subcommand_from check-openat2' -f -l 
 complete -c numa-partition -n '__fish_seen_subcommand_from nodes' -f -l help -s h -d 'show help'
 complete -r -c numa-partition -n '__fish_seen_subcommand_from view' -a 'nodes' -d 'leave only some NUMA nodes in /sys/devices/system/node, in the calling mount namespace'
 complete -c numa-partition -n '__fish_seen_subcommand_from nodes' -f -l nodes -r -d 'the partition\'s NUMA nodes, e.g. 0-1'
+complete -c numa-partition -n '__fish_seen_subcommand_from nodes' -f -l host-cpus -r -d 'host-reserved `CPUS` ("0,40") the first node with a CPU lists too'
 complete -c numa-partition -n '__fish_seen_subcommand_from nodes' -f -l root -r -d 'the host\'s root directory (a test sandbox\'s works)'
 complete -c numa-partition -n '__fish_seen_subcommand_from nodes' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
 complete -c numa-partition -n '__fish_seen_subcommand_from nodes' -f -l output -s o -r -d 'output format: table, wide (every column), json, yaml, jsonpath=TEMPLATE or jsonpath-file=FILE (kubectl\'s; on the JSON object) (plan: also svg, dot)'

@@ -61,20 +61,37 @@ func mountOne(root fsutil.Root, b Bind) (skipped string, err error) {
 		return "", err
 	}
 	defer dst.Close()
-	if err := unix.Mount(fdPath(src.Fd()), fdPath(dst.Fd()), "", unix.MS_BIND, ""); err != nil {
-		return "", fmt.Errorf("bind mount: %w", err)
+	return "", bindOver(root, src, dst, b.Target)
+}
+
+// bindOver binds src over dst, rel below root (O_PATH descriptors of
+// the same type, openOf), through the descriptors (/proc/self/fd/N: the
+// files opened, not their paths resolved again), a directory with the
+// mounts below it, then makes the new mount read-only.
+func bindOver(root fsutil.Root, src, dst *os.File, rel string) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(dst.Fd()), &st); err != nil {
+		return fmt.Errorf("stat %s: %w", root.Path(rel), err)
+	}
+	kind := st.Mode & unix.S_IFMT
+	flags := uintptr(unix.MS_BIND)
+	if kind == unix.S_IFDIR {
+		flags |= unix.MS_REC
+	}
+	if err := unix.Mount(fdPath(src.Fd()), fdPath(dst.Fd()), "", flags, ""); err != nil {
+		return fmt.Errorf("bind mount: %w", err)
 	}
 	// dst is the file the bind now covers; the new mount is reached
 	// through the path again.
-	top, err := openEnd(root, b.Target)
+	top, err := openOf(root, rel, kind)
 	if err != nil {
-		return "", fmt.Errorf("after the bind: %w", err)
+		return fmt.Errorf("after the bind: %w", err)
 	}
 	defer top.Close()
 	if err := unix.Mount("", fdPath(top.Fd()), "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
-		return "", fmt.Errorf("making the bind read-only: %w", err)
+		return fmt.Errorf("making the bind read-only: %w", err)
 	}
-	return "", nil
+	return nil
 }
 
 // openEnd opens one end of a bind as an O_PATH descriptor of a regular

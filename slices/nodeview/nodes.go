@@ -41,13 +41,14 @@ const maxNodeList = 64 << 10
 // ShowNodes makes NodesDir below root, in the calling process's mount
 // namespace, show nodes alone: a tmpfs in its place, read-only, holding
 // each node's directory bound back read-only with every mount below it
-// (the hugepage view's files), and the node lists cut to nodes. A view
-// ShowNodes made before (the kubelet's previous start) is taken away
-// first, so the nodes may change from one run to the next. Nothing is
-// reached through a symbolic link. On a failure the namespace may hold a
-// partial view: the kubelet does not start, and the next run replaces
-// it.
-func ShowNodes(root fsutil.Root, nodes bitmask.NodeSet) error {
+// (the hugepage view's files), and the node lists cut to nodes. With
+// hostCPUs, the first of the nodes that lists a CPU lists them too
+// (hostcpus.go). A view ShowNodes made before (the kubelet's previous
+// start) is taken away first, so the nodes may change from one run to
+// the next. Nothing is reached through a symbolic link. On a failure the
+// namespace may hold a partial view: the kubelet does not start, and the
+// next run replaces it.
+func ShowNodes(root fsutil.Root, nodes bitmask.NodeSet, hostCPUs bitmask.CPUSet) error {
 	if nodes.IsEmpty() {
 		return errors.New("no NUMA node to show")
 	}
@@ -66,6 +67,14 @@ func ShowNodes(root fsutil.Root, nodes bitmask.NodeSet) error {
 			return fmt.Errorf("NUMA node %d: %w", id, err)
 		}
 		dirs[id] = f
+	}
+	var host *hostCPUNode
+	if !hostCPUs.IsEmpty() {
+		var err error
+		if host, err = readHostCPUNode(root, nodes, hostCPUs); err != nil {
+			return err
+		}
+		defer host.close()
 	}
 	lists := map[string]string{}
 	for _, name := range nodeLists {
@@ -97,7 +106,13 @@ func ShowNodes(root fsutil.Root, nodes bitmask.NodeSet) error {
 		}
 	}
 	for _, id := range nodes.IDs() {
-		if err := bindNode(root, id, dirs[id]); err != nil {
+		var err error
+		if host != nil && host.node == id {
+			err = host.make(root)
+		} else {
+			err = bindNode(root, id, dirs[id])
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -124,16 +139,8 @@ func bindNode(root fsutil.Root, id int, src *os.File) error {
 		return err
 	}
 	defer dst.Close()
-	if err := unix.Mount(fdPath(src.Fd()), fdPath(dst.Fd()), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("binding NUMA node %d's directory: %w", id, err)
-	}
-	top, err := openDir(root, rel)
-	if err != nil {
-		return err
-	}
-	defer top.Close()
-	if err := unix.Mount("", fdPath(top.Fd()), "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
-		return fmt.Errorf("making NUMA node %d's directory read-only: %w", id, err)
+	if err := bindOver(root, src, dst, rel); err != nil {
+		return fmt.Errorf("NUMA node %d's directory: %w", id, err)
 	}
 	return nil
 }

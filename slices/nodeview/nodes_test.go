@@ -34,12 +34,21 @@ func inOwnProcess(t *testing.T, child string, env ...string) {
 }
 
 // fakeNodes is a root whose NodesDir lists nodes 0-2 (node 2 without
-// CPUs), each with a meminfo and a pool, and a link named node3.
+// CPUs), each with a meminfo, a pool, its CPU lists and links, and a
+// link named node3.
 func fakeNodes(t *testing.T) string {
 	dir := t.TempDir()
+	cpus := map[string][]string{"0": {"0", "1"}, "1": {"2", "3"}}
+	lists := map[string][2]string{"0": {"0-1", "00000000,00000003"}, "1": {"2-3", "00000000,0000000c"}, "2": {"", "00000000,00000000"}}
 	for _, n := range []string{"0", "1", "2"} {
-		write(t, dir, NodesDir+"/node"+n+"/meminfo", "Node "+n+" MemTotal: 1024 kB\n")
-		write(t, dir, NodesDir+"/node"+n+"/hugepages/hugepages-2048kB/nr_hugepages", n+"\n")
+		node := NodesDir + "/node" + n
+		write(t, dir, node+"/meminfo", "Node "+n+" MemTotal: 1024 kB\n")
+		write(t, dir, node+"/hugepages/hugepages-2048kB/nr_hugepages", n+"\n")
+		write(t, dir, node+"/cpulist", lists[n][0]+"\n")
+		write(t, dir, node+"/cpumap", lists[n][1]+"\n")
+		for _, c := range cpus[n] {
+			require.NoError(t, os.Symlink("../../cpu/cpu"+c, filepath.Join(dir, node, "cpu"+c)))
+		}
 	}
 	write(t, dir, NodesDir+"/online", "0-2\n")
 	write(t, dir, NodesDir+"/has_cpu", "0-1\n")
@@ -83,7 +92,7 @@ func TestShowNodesChild(t *testing.T) {
 		return string(b)
 	}
 
-	require.NoError(t, ShowNodes(root, bitmask.MustParseNodeList("1-2")))
+	require.NoError(t, ShowNodes(root, bitmask.MustParseNodeList("1-2"), bitmask.CPUSet{}))
 	assert.Equal(t, "has_cpu node1 node2 online", ls())
 	assert.Equal(t, "1-2\n", read("online"))
 	assert.Equal(t, "1\n", read("has_cpu"))
@@ -95,12 +104,45 @@ func TestShowNodesChild(t *testing.T) {
 	}
 
 	// The next kubelet start, after a layout change.
-	require.NoError(t, ShowNodes(root, bitmask.MustParseNodeList("0")))
+	require.NoError(t, ShowNodes(root, bitmask.MustParseNodeList("0"), bitmask.CPUSet{}))
 	assert.Equal(t, "has_cpu node0 online", ls())
 	assert.Equal(t, "0\n", read("online"))
 
+	// A static CPU Manager's partition with no host CPU on its nodes:
+	// its first node with a CPU (node 1, not the CPU-less node 2) lists
+	// the host's CPU 0 too, everything else of it as the kernel's.
+	require.NoError(t, ShowNodes(root, bitmask.MustParseNodeList("1-2"), bitmask.MustParseCPUList("0")))
+	assert.Equal(t, "has_cpu node1 node2 online", ls())
+	lsNode := func(n string) string {
+		es, err := os.ReadDir(filepath.Join(nodesDir, n))
+		require.NoError(t, err)
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		return strings.Join(names, " ")
+	}
+	assert.Equal(t, "cpu0 cpu2 cpu3 cpulist cpumap hugepages meminfo", lsNode("node1"))
+	assert.Equal(t, "cpulist cpumap hugepages meminfo", lsNode("node2"), "only one node lists the host's CPUs")
+	for _, c := range []string{"0", "2", "3"} {
+		target, err := os.Readlink(filepath.Join(nodesDir, "node1", "cpu"+c))
+		require.NoError(t, err)
+		assert.Equal(t, "../../cpu/cpu"+c, target)
+	}
+	assert.Equal(t, "0,2-3\n", read("node1/cpulist"))
+	assert.Equal(t, "00000000,0000000d\n", read("node1/cpumap"), "the kernel's width")
+	assert.Equal(t, "Node 1 MemTotal: 1024 kB\n", read("node1/meminfo"))
+	assert.Equal(t, "1\n", read("node1/hugepages/hugepages-2048kB/nr_hugepages"))
+	for _, p := range []string{"node1/meminfo", "node1/cpulist", "node1/cpu5", "node1/hugepages/hugepages-2048kB/nr_hugepages"} {
+		err := os.WriteFile(filepath.Join(nodesDir, p), []byte("x"), 0o644)
+		assert.True(t, errors.Is(err, syscall.EROFS), "%s: a write is refused: %v", p, err)
+	}
+	// A host CPU the node lists already is refused.
+	err = ShowNodes(root, bitmask.MustParseNodeList("0"), bitmask.MustParseCPUList("1"))
+	assert.ErrorContains(t, err, "already lists CPU 1")
+
 	// A link in a node's place is refused, and the view stays whole.
-	err = ShowNodes(root, bitmask.MustParseNodeList("3"))
+	err = ShowNodes(root, bitmask.MustParseNodeList("3"), bitmask.CPUSet{})
 	var link *fsutil.SymlinkError
 	assert.True(t, errors.As(err, &link), "a link is refused: %v", err)
 }

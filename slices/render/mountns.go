@@ -78,6 +78,9 @@ type machineView struct {
 	hideOpenat2 bool
 	// cpus are the CPUs the kubelet counts (kubeletgen.Machine).
 	cpus bitmask.CPUSet
+	// hostCPUs are the host's CPUs its nodes list too
+	// (kubeletgen.Machine.ShownHostCPUs).
+	hostCPUs bitmask.CPUSet
 }
 
 func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
@@ -85,7 +88,7 @@ func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
 	if err != nil {
 		return machineView{}, err
 	}
-	v := machineView{holder: fmt.Sprintf("%s view hold --slice %s", r.opt.Binary, p.Slice), cpus: m.CPUs}
+	v := machineView{holder: fmt.Sprintf("%s view hold --slice %s", r.opt.Binary, p.Slice), cpus: m.CPUs, hostCPUs: m.ShownHostCPUs}
 	if r.plan.Host.CgroupMode == cgroupmode.V2 && p.Runtime.Kind == planner.RuntimeContainerd {
 		v.holder += " --unified"
 		v.hideOpenat2 = true

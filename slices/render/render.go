@@ -301,7 +301,11 @@ func (r *renderer) partition(p *planner.Partition) error {
 		if machine.nodes != "" {
 			// First: the kubelet-state repair reads nothing of it, but
 			// kubelet must find its nodes in place.
-			pre := inMountNamespace(p, "kubelet", []string{r.opt.Binary, "view", "nodes", "--nodes", machine.nodes})
+			view := []string{r.opt.Binary, "view", "nodes", "--nodes", machine.nodes}
+			if !machine.hostCPUs.IsEmpty() {
+				view = append(view, "--host-cpus", machine.hostCPUs.String())
+			}
+			pre := inMountNamespace(p, "kubelet", view)
 			k.ExecStartPre = append([]string{pre}, k.ExecStartPre...)
 		}
 		if machine.hideOpenat2 {

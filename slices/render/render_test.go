@@ -11,7 +11,7 @@ import (
 )
 
 func TestRenderDaemonCPUsFallback(t *testing.T) {
-	plan := seedPlan()
+	plan := shownPartitions()
 	// Host CPUs only on node0: node1's daemons share its pods' CPUs.
 	plan.Host.ReservedCPUs = bitmask.NewCPUSet(0)
 	plan.Partitions[1].HostReservedCPUs = bitmask.CPUSet{}
@@ -23,8 +23,18 @@ func TestRenderDaemonCPUsFallback(t *testing.T) {
 	if !slices.ContainsFunc(b.Warnings, func(w string) bool { return strings.Contains(w, "partition node1 has no host-reserved CPU") }) {
 		t.Fatalf("warnings %v", b.Warnings)
 	}
-	if unit := fileContent(t, b, unitPath(kubeletUnit("node1"))); !strings.Contains(unit, "\nCPUAffinity=4-7\n") {
+	unit := fileContent(t, b, unitPath(kubeletUnit("node1")))
+	if !strings.Contains(unit, "\nCPUAffinity=4-7\n") {
 		t.Errorf("kubelet-node1 not on its partition's CPUs:\n%s", unit)
+	}
+	// Its static CPU Manager is shown the host's CPU on its own node,
+	// not the whole machine (kubeletgen.Machine.ShownHostCPUs).
+	flat := strings.Join(strings.Fields(strings.ReplaceAll(unit, "\\\n", " ")), " ")
+	if !strings.Contains(flat, " view nodes --nodes 1 --host-cpus 0'") {
+		t.Errorf("kubelet-node1 is not shown its node with the host's CPU 0:\n%s", unit)
+	}
+	if slices.ContainsFunc(b.Warnings, func(w string) bool { return strings.Contains(w, "whole machine") }) {
+		t.Errorf("warnings %v", b.Warnings)
 	}
 }
 

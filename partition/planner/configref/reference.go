@@ -206,7 +206,7 @@ func Reference() []KeyDoc {
 		{Key: "kubelet.cpu_manager_policy_options", Type: typeOptionsMap, Default: planner.DefaultCPUManagerPolicyOptions(),
 			DefaultText: "with the `static` policy; none otherwise",
 			Doc: "CPU Manager policy options, option name to `\"true\"` or `\"false\"`; they need the `static` policy. " +
-				"Kubelet's CPU Manager allocates from the whole machine, so render reserves the complement of the partition; " +
+				"Kubelet's CPU Manager allocates from every CPU it is shown, so render reserves all but the partition's; " +
 				"`strict-cpu-reservation` keeps best-effort and burstable pods off it too: under the `static` policy it is always set, " +
 				"beside the options given here, and may not be `\"false\"`. " +
 				"Options: " + strings.Join(planner.AllowedCPUManagerOptions(), ", ") + "."},

@@ -48,15 +48,24 @@ for p in $PARTITIONS; do
       fi
     done
   done
-  # Shown its partition (kubeletgen's machine.go: its own containerd, a
-  # host CPU on its nodes under the static CPU Manager), a Node's capacity
+  # Shown its partition (kubeletgen's machine.go: its own containerd and
+  # the nodes' hugepage sizes known), a Node's capacity
   # is the partition's machine: the CPUs its NUMA nodes list and their
   # MemTotal, not the host's. Otherwise the whole machine's, and plan
   # says why.
   whole=$(jq -r --arg p $p '.nodeResources[] | select(.partition==$p) | .wholeMachine // ""' <<<"$plan")
   if [ -z "$whole" ]; then
     shown_partition=$((shown_partition + 1))
-    want_cap_cpu=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | [.cpus, .hostReservedCPUs] | map(select(. != "" and . != null) | split(",")[] | if test("-") then (split("-") | (.[1]|tonumber) - (.[0]|tonumber) + 1) else 1 end) | add' <<<"$plan")
+    # Its CPUs, the host's on its nodes, and the host's it is shown
+    # there when its static CPU Manager has none of them to reserve
+    # (plan's shownHostCPUs, which its kubelet reserves).
+    shown_host=$(jq -r --arg p $p '.nodeResources[] | select(.partition==$p) | .shownHostCPUs // ""' <<<"$plan")
+    want_cap_cpu=$(jq -r --arg p $p --arg shown "$shown_host" '.partitions[] | select(.name==$p) | [.cpus, .hostReservedCPUs, $shown] | map(select(. != "" and . != null) | split(",")[] | if test("-") then (split("-") | (.[1]|tonumber) - (.[0]|tonumber) + 1) else 1 end) | add' <<<"$plan")
+    if [ -n "$shown_host" ]; then
+      echo "  Node $n is shown its partition with the host's CPUs $shown_host on its node"
+      expect_eq "Node $n's kubelet reserves the host's CPUs it is shown (reservedSystemCPUs)" \
+        "$(api "/api/v1/nodes/$n/proxy/configz" .kubeletconfig.reservedSystemCPUs)" "$shown_host"
+    fi
     want_cap_mem=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | [.memory[].totalBytes] | add' <<<"$plan")
     expect_eq "Node $n capacity cpu: its nodes' CPUs, not the host's $host_cpus" "$(jq -r .status.capacity.cpu <<<"$got")" "$want_cap_cpu"
     expect_eq "Node $n capacity memory: its nodes' MemTotal (bytes)" "$(to_bytes "$(jq -r .status.capacity.memory <<<"$got")")" "$want_cap_mem"
@@ -76,7 +85,10 @@ cap=$(( $(stat -f -c '%S * %b' $KUBELETS_FS) ))
 evict=$(jq '.partitions[0].ephemeralStorage.evictionBytes' <<<"$plan")
 [ "$total" -le $((cap - evict)) ] && ok "the Nodes' ephemeral-storage ($total) fits the filesystem less the eviction threshold ($((cap - evict)))" \
   || fail "the Nodes promise $total bytes of ephemeral-storage on a $cap-byte filesystem"
-# On either cgroup version the e2e's node0 (kubelet mode, the host's CPU
-# 0 on its node) is shown its partition.
-[ "$shown_partition" -ge 1 ] && ok "$shown_partition Node(s) shown their partition on cgroup $E2E_CGROUP" || fail "no Node is shown its partition on cgroup $E2E_CGROUP"
+# Every partition of the e2e's configs has its own containerd and a plan
+# with the nodes' hugepage sizes: each is shown its partition, on either
+# cgroup version (boot v1's node1, a static CPU Manager with no host CPU
+# on its node, with the host's CPU 0 there).
+n_partitions=$(wc -w <<<"$PARTITIONS")
+expect_eq "Nodes shown their partition on cgroup $E2E_CGROUP" "$shown_partition" "$n_partitions"
 finish

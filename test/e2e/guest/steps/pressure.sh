@@ -9,8 +9,8 @@
 # its partition, one whose nodes hold no host CPU where there is one: the
 # host's memory lands on its CPUs' nodes (on node 0 of the e2e's VM, ~900
 # MiB of in-memory root file system by now, far past the 192Mi the config
-# reserves; on cgroup v1 kubelet counts it, and node1, a static CPU
-# Manager without a host CPU, is shown the whole machine there).
+# reserves): node1 on both cgroup versions (on v1 a static CPU Manager
+# shown the host's CPU 0 on its node, to reserve it).
 # A BestEffort pod filling partition B's node, slowly
 # past B's evictionHard, puts B's Node under MemoryPressure and is evicted
 # by B's kubelet (the pod's Event says so) before the kernel's OOM killer

@@ -91,6 +91,17 @@ for p in $PARTITIONS; do
   nodes=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .nodes' <<<"$plan")
   want_dirs=$(for n in $(expand_cpus "$nodes" | tr , " "); do echo node$n; done | sort | xargs)
   expect_eq "partition $p's namespace: the NUMA node directories" "$shown_dirs" "$want_dirs"
+  # The CPUs they link, as cAdvisor counts them: the partition's, the
+  # host's on its nodes and, for a static CPU Manager with none there,
+  # the host's CPUs its first node lists too (plan's shownHostCPUs);
+  # status reads the same (its nodes' cpulist).
+  want_cpus=$(jq -r --arg p $p '[(.partitions[] | select(.name==$p) | .cpus, .hostReservedCPUs),
+    (.nodeResources[] | select(.partition==$p) | .shownHostCPUs)] | map(select(. != null and . != "")) | join(",")' <<<"$plan")
+  want_cpus=$(expand_cpus "$want_cpus" | tr , '\n' | sort -n | paste -sd,)
+  expect_eq "partition $p's namespace: the CPUs its node directories link" \
+    "$(in_ns sh -c 'ls -d /sys/devices/system/node/node*/cpu[0-9]*' | sed 's/.*cpu//' | sort -n | paste -sd,)" "$want_cpus"
+  expect_eq "status: partition $p's kubelet is shown CPUs" \
+    "$(expand_cpus "$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .machine.cpus' <<<"$status_json")" | tr , '\n' | sort -n | paste -sd,)" "$want_cpus"
   want_kb=0
   for n in $(expand_cpus "$nodes" | tr , " "); do want_kb=$((want_kb + $(awk '$3=="MemTotal:"{print $4}' /sys/devices/system/node/node$n/meminfo))); done
   expect_eq "partition $p's namespace: /proc/meminfo MemTotal (kB), its nodes'" "$shown_kb" "$want_kb"
