@@ -38,6 +38,9 @@ type FS struct {
 	// reads (readCPUBound, once per Discover); the zero value bounds
 	// nothing beyond bitmask.MaxCPUs.
 	cpus cpuBound
+	// afterRead, when set (tests), runs after each file is read: a
+	// kernel changing the tree between two reads.
+	afterRead func(path string)
 }
 
 // NewFS returns the sysfs tree at root, e.g. "/sys" or
@@ -101,6 +104,9 @@ func (f FS) read(path string) (value string, ok bool, err error) {
 	// (a dump gone wrong, or a trap): sysfs attributes are regular files,
 	// and anything else is refused before it is read.
 	b, err := f.tree.ReadFile(rel, maxFileSize)
+	if f.afterRead != nil {
+		f.afterRead(path)
+	}
 	var irregular *fsutil.NotRegularError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,6 +40,45 @@ func TestDiscoverRefusesAnImpossiblePool(t *testing.T) {
 	_, err = NewFS(root).Discover()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "hugepages-2048kB: 9 free pages, more than the 4 in the pool")
+}
+
+// A pool the kernel grows or shrinks while it is read is read again until
+// nr_hugepages held still across the read; one that never does is named.
+func TestDiscoverReadsAChangingPoolAgain(t *testing.T) {
+	root := writeTree(t, twoNodes())
+	pool := filepath.Join(root, "devices/system/node/node0/hugepages/hugepages-2048kB")
+	set := func(nr, free string) {
+		require.NoError(t, os.WriteFile(filepath.Join(pool, "nr_hugepages"), []byte(nr+"\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(pool, "free_hugepages"), []byte(free+"\n"), 0o644))
+	}
+	set("4", "4")
+	changes := 0
+	f := NewFS(root)
+	// The pool grows from 4 to 128 pages right after its first
+	// nr_hugepages is read: free_hugepages then says 128 of 4.
+	f.afterRead = func(path string) {
+		if strings.HasSuffix(path, "node0/hugepages/hugepages-2048kB/nr_hugepages") && changes == 0 {
+			changes++
+			set("128", "128")
+		}
+	}
+	topo, err := f.Discover()
+	require.NoError(t, err)
+	n, ok := topo.Node(0)
+	require.True(t, ok)
+	assert.Equal(t, []Hugepages{{PageSize: 2 << 20, Total: 128, Free: 128}}, n.Hugepages[:1])
+
+	// A pool that changes at every read.
+	size := 0
+	f.afterRead = func(path string) {
+		if strings.HasSuffix(path, "node0/hugepages/hugepages-2048kB/nr_hugepages") {
+			size++
+			set(strconv.Itoa(size), "0")
+		}
+	}
+	_, err = f.Discover()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "hugepages-2048kB: nr_hugepages changed while the pool was read, 5 times")
 }
 
 // A cancelled discovery stops at its next file, with the context's error.

@@ -124,6 +124,53 @@ func parseDistances(s string) ([]int, error) {
 	return d, nil
 }
 
+// poolReadTries bounds the reads of one pool that the kernel keeps
+// changing while it is read.
+const poolReadTries = 5
+
+// readPool reads one pool's nr, free and surplus pages as one snapshot.
+// The kernel keeps no lock across the three files: a pool that grows or
+// shrinks while they are read (the hugepage oneshot, another tool, a
+// surplus page freed) gives a torn read, such as more free pages than
+// the pool holds. So nr_hugepages is read again after the others, and
+// the three are read again while it moved, at most poolReadTries times.
+func (f FS) readPool(dir string, size uint64) (Hugepages, error) {
+	h := Hugepages{PageSize: size}
+	for try := 1; ; try++ {
+		for _, v := range []struct {
+			file string
+			dst  *uint64
+		}{{"nr_hugepages", &h.Total}, {"free_hugepages", &h.Free}, {"surplus_hugepages", &h.Surplus}} {
+			n, err := f.readPoolFile(dir + "/" + v.file)
+			if err != nil {
+				return h, err
+			}
+			*v.dst = n
+		}
+		again, err := f.readPoolFile(dir + "/nr_hugepages")
+		if err != nil {
+			return h, err
+		}
+		if again == h.Total {
+			return h, nil
+		}
+		if try == poolReadTries {
+			return h, fmt.Errorf("%s: nr_hugepages changed while the pool was read, %d times (last %d, then %d): read again once it is settled", dir, try, h.Total, again)
+		}
+	}
+}
+
+func (f FS) readPoolFile(path string) (uint64, error) {
+	n, ok, err := f.readUint(path)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, fmt.Errorf("%s: missing (every hugepages-<size> directory has it)", path)
+	}
+	return n, nil
+}
+
 // readHugepages reads hugepages/hugepages-<size>kB/{nr,free,surplus}_hugepages
 // for every page size the kernel offers on this node, ascending by size.
 func (f FS) readHugepages(dir string) ([]Hugepages, error) {
@@ -145,20 +192,9 @@ func (f FS) readHugepages(dir string) ([]Hugepages, error) {
 		if err != nil || size == 0 {
 			return nil, fmt.Errorf("%s/%s: a hugepages directory must be named hugepages-<size>kB", dir, name)
 		}
-		h := Hugepages{PageSize: size}
-		for _, v := range []struct {
-			file string
-			dst  *uint64
-		}{{"nr_hugepages", &h.Total}, {"free_hugepages", &h.Free}, {"surplus_hugepages", &h.Surplus}} {
-			path := dir + "/" + name + "/" + v.file
-			n, ok, err := f.readUint(path)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				return nil, fmt.Errorf("%s: missing (every hugepages-<size> directory has it)", path)
-			}
-			*v.dst = n
+		h, err := f.readPool(dir+"/"+name, size)
+		if err != nil {
+			return nil, err
 		}
 		pages = append(pages, h)
 	}
