@@ -47,16 +47,19 @@ echo "cmdline: $(cat /proc/cmdline)"
 # The steps of each cgroup mode, in order. Later steps build on earlier ones
 # (and say so when those failed). A step runs in one boot unless what it
 # proves differs between them: run.sh boots v2 and v1 side by side and n4
-# after v1, one emulated core each, so the boots share the e2e's time.
-# Boot v2 carries the cluster add-ons (services, logs, agents, plugins)
-# and the nri placement; boot v1 the apply lifecycle (admit, reapply,
-# change, killed, reserve); boot n4, whose partitions are one in each
-# allocator mode on cgroup v2, the daemons' crashes. With E2E_REBOOT=1
+# (make e2e-full) after v1, one emulated core each, so the boots share the
+# e2e's time. Boot v2 carries the cluster add-ons (services, logs, agents,
+# plugins), the nri placement and, its partitions being one in each
+# allocator mode, the daemons' crashes; boot v1 the apply lifecycle
+# (admit, reapply, change, killed, reserve) and the layout change, merged
+# and split back under its add-ons; boot n4 what needs partitions of two
+# NUMA nodes (fill, unit) and, again, crash and layout. With E2E_REBOOT=1
 # boot v2 also reboots (step reboot asks for it, step rebooted checks the
-# host after it): its root is then on a disk (run.sh).
+# host after it): its root is then on a disk (run.sh), and crash, which
+# deletes every pod first, comes after.
 case $E2E_MODE in
-  v2) steps="package topology hugepages-sysfs discover cluster apply network services agents plugins allocatable usage pressure placement nri hugepages status${E2E_REBOOT:+ reboot rebooted} remove" ;;
-  v1) steps="package topology discover cluster apply network crosshost allocatable usage metrics pressure placement pending hugepages status admit reapply change killed reserve remove" ;;
+  v2) steps="package topology hugepages-sysfs discover cluster apply network services agents plugins allocatable usage pressure placement nri hugepages status${E2E_REBOOT:+ reboot rebooted} crash remove" ;;
+  v1) steps="package topology discover cluster apply network crosshost allocatable usage metrics pressure placement pending hugepages status admit reapply change killed reserve layout remove" ;;
   n4) steps="package topology discover cluster apply allocatable fill unit crash layout remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;
 esac
@@ -77,7 +80,7 @@ limit_of() {
     v2:services) echo 1200 ;;
     v2:rebooted) echo 1200 ;;  # systemd's boot, two containerds and kubelets, the add-ons' and the pinned pods' containers again, under TCG
     *:crash) echo 1260 ;;  # six kills, each waited on up to 300 s, 30 s of quiet, two pods
-    n4:layout) echo 1800 ;;  # four applies, three of them draining, three kubelet restarts, a Node's TLS bootstrap, pods twice
+    *:layout) echo 1800 ;;  # four applies, three of them draining, three kubelet restarts, a Node's TLS bootstrap, pods twice
     *) echo 600 ;;
   esac
 }

@@ -1,30 +1,37 @@
 # A change of the partition layout itself on a live host (#25), the
 # operation an operator fears most, through `apply --drain` and the real
-# API server's Eviction API. Boot n4's two partitions, node0 (NUMA nodes
-# 0-1, kubelet mode) and node2 (nodes 2-3, nri mode), are merged into one
-# partition node0 (nodes 0-3), then split back, while a Deployment of two
+# API server's Eviction API. The boot's two partitions, A and B (boot v1:
+# node0 = NUMA node 0 and node1 = node 1, both in kubelet mode, with
+# flannel and kube-proxy running on them; boot n4: node0 = nodes 0-1 in
+# kubelet mode and node2 = nodes 2-3 in nri mode), are merged into one
+# partition A of every node, then split back, while a Deployment of two
 # replicas, one on each Node, runs under a budget that allows one
 # disruption; its ready replicas are sampled every second through the
 # drains.
-# - merge: node2 goes, so its Node is cordoned and drained (its replica
-#   moves to node0), its units go and its Node object is deleted. node0's
-#   CPUs change and its kubelet restarts on fresh manager state, but no
-#   pod of it holds pinned CPUs or memory, so node0 is not drained: its
-#   replica keeps running (its mount-namespace holder is not restarted:
-#   the holder's unit names no CPUs). The budget first allows no
-#   disruption: apply is killed with SIGKILL while the API server keeps
-#   refusing its eviction. The killed apply restarted nothing, the pending record and
-#   status name node2's Node as left cordoned, and the next apply (the
-#   budget allowing one disruption) adopts it and finishes.
-# - split back: node2 is a new partition and joins by TLS bootstrap as a
-#   fresh Node; node0 shrinks (restarted, not drained).
+# - merge: B goes, so its Node is cordoned and drained (its replica
+#   moves to A; DaemonSets' pods stay), its units go and its Node object
+#   is deleted. A's CPUs change and its kubelet restarts on fresh manager
+#   state, but no pod of it holds pinned CPUs or memory, so A is not
+#   drained: its replica keeps running (its mount-namespace holder is not
+#   restarted: the holder's unit names no CPUs). The budget first allows
+#   no disruption: apply is killed with SIGKILL while the API server
+#   keeps refusing its eviction. The killed apply restarted nothing, the
+#   pending record and status name B's Node as left cordoned, and the
+#   next apply (the budget allowing one disruption) adopts it and
+#   finishes.
+# - split back: B is a new partition and joins by TLS bootstrap as a
+#   fresh Node (its containerd's content, kept, has the images); A shrinks
+#   (restarted, not drained).
 # The API server ends with exactly the planned Nodes of this boot.
 . /e2e/guest/lib.sh
 requires apply
-[ "$E2E_MODE" = n4 ] || die "the layout step needs boot n4's 4 NUMA nodes"
+read -r A B <<<"$PARTITIONS"
 DRAIN="--drain --force --delete-emptydir-data --kubeconfig $KUBECONFIG"
 RECORD=/var/lib/numa-partition/applied.json
-N0=$(node_name node0) N2=$(node_name node2)
+N0=$(node_name $A) N2=$(node_name $B)
+# The merged partition: every NUMA node, every pod CPU.
+ALL_NODES=$(ls -d /sys/devices/system/node/node[0-9]* | sed 's/.*node//' | sort -n | paste -sd, | sed 's/,/, /g')
+MERGED_CPUS=$((POD_CPU_COUNT[$A] + POD_CPU_COUNT[$B]))
 unschedulable() { api "/api/v1/nodes/$1" '.spec.unschedulable // false'; }
 alloc_cpu() { api "/api/v1/nodes/$1" '.status.allocatable.cpu'; }
 node_gone() { ! api_get "/api/v1/nodes/$1" >/dev/null 2>&1; }
@@ -32,12 +39,12 @@ boot_nodes() { api "/api/v1/nodes?labelSelector=e2e.numa-partition.io%2Fboot%3D$
 both_ready() { [ "$(ready_replicas e2e-layout)" = 2 ]; }
 record_cordoned() { jq -r '[.cordoned[]?.node] | sort | join(" ")' $RECORD 2>/dev/null; }
 
-# Earlier steps' pods go first: no pod pins CPUs or memory in node0's
+# Earlier steps' pods go first: no pod pins CPUs or memory in A's
 # kubelet, and the drains below evict only what this step made.
 k -n $NS delete pods --all --wait=true --timeout=180s >/dev/null 2>&1
-entries() { jq -r '.entries // {} | length' "$(kubelet_root node0)/$1" 2>/dev/null; }
+entries() { jq -r '.entries // {} | length' "$(kubelet_root $A)/$1" 2>/dev/null; }
 unpinned() { [ "$(entries cpu_manager_state)" = 0 ] && [ "$(entries memory_manager_state)" = 0 ]; }
-wait_until 120 "kubelet-node0's manager state holds no pod (the crash step's are gone)" unpinned
+wait_until 120 "kubelet-$A's manager state holds no pod (earlier steps' are gone)" unpinned
 cat <<YAML | run k apply -f - >/dev/null || die "creating Deployment e2e-layout and its budget"
 apiVersion: apps/v1
 kind: Deployment
@@ -78,19 +85,19 @@ sample_ready e2e-layout
 
 # The merged layout: one partition of every node, in kubelet mode.
 cp $CONFIG $STATE/config-before-layout.toml
-awk '/^\[\[partition\]\]/{exit} $0=="mode = \"socket\""{print "mode = \"custom\""; print "groups = [[0, 1, 2, 3]]"; next} {print}' \
+awk -v groups="groups = [[$ALL_NODES]]" '/^\[\[partition\]\]/{exit} $0=="mode = \"socket\""{print "mode = \"custom\""; print groups; next} {print}' \
   $STATE/config-before-layout.toml > $CONFIG
-grep -q '^groups = \[\[0, 1, 2, 3\]\]$' $CONFIG || die "could not write the merged layout into $CONFIG"
+grep -qF "groups = [[$ALL_NODES]]" $CONFIG || die "could not write the merged layout into $CONFIG"
 
 # The dry run says what the drain will do and changes nothing.
 out=$(numa-partition apply --dry-run $DRAIN 2>&1); rc=$?
 sed -n '/Nodes it would disrupt/,$p' <<<"$out" | head -6
 expect_eq "apply --dry-run --drain of the merge exits" "$rc" 0
-grep -qE "partition node2 .*cordon.*evict 1 pods \($NS/$on_n2\).*delete Node $N2" <<<"$out" \
-  && ok "the dry run: node2's Node cordoned, $on_n2 evicted, the Node deleted" || fail "the dry run does not say it cordons, evicts $on_n2 and deletes Node $N2"
+grep -qE "partition $B .*cordon.*evict 1 pods \($NS/$on_n2\).*delete Node $N2" <<<"$out" \
+  && ok "the dry run: $B's Node cordoned, $on_n2 evicted, the Node deleted" || fail "the dry run does not say it cordons, evicts $on_n2 and deletes Node $N2"
 grep -qE "evictions of $NS/$on_n2 gated by PodDisruptionBudget $NS/e2e-layout \(.*allows 0 disruptions\)" <<<"$out" \
   && ok "the dry run names the budget e2e-layout that gates $on_n2's eviction, and that it allows none now" || fail "the dry run does not name the budget e2e-layout"
-sed -n '/Nodes it would disrupt/,$p' <<<"$out" | grep -q "^  partition node0 " && fail "the dry run drains node0, whose pods pin nothing" || ok "the dry run leaves node0's Node alone"
+sed -n '/Nodes it would disrupt/,$p' <<<"$out" | grep -q "^  partition $A " && fail "the dry run drains $A, whose pods pin nothing" || ok "the dry run leaves $A's Node alone"
 expect_eq "Node $N2 untouched by the dry run" "$(unschedulable $N2)" false
 
 # Killed while the budget holds the drain.
@@ -120,13 +127,13 @@ sed -n '/Nodes it disrupts/,$p' <<<"$out" | head -6
 expect_eq "apply --drain of the merge exits" "$rc" 0
 echo "  the merge took $((SECONDS - t0)) s"
 wait_until 60 "Node $N2 deleted (its partition went)" node_gone $N2
-for u in kubelet-node2.service containerd-node2.service numa-allocator@node2.service node2.slice; do
+for u in kubelet-$B.service containerd-$B.service numa-allocator@$B.service $B.slice; do
   [ -e /etc/systemd/system/$u ] && fail "$u is still installed" || ok "$u removed"
 done
-expect_eq "kubelet-node2 after the merge" "$(unit_prop kubelet-node2.service ActiveState)" inactive
+expect_eq "kubelet-$B after the merge" "$(unit_prop kubelet-$B.service ActiveState)" inactive
 wait_until 300 "Node $N0 Ready after the merge" node_ready $N0
 expect_eq "Node $N0 schedulable after the merge" "$(unschedulable $N0)" false
-wait_until 120 "Node $N0's allocatable cpu is 3 (CPUs 1-3)" eval '[ "$(alloc_cpu $N0)" = 3 ]'
+wait_until 120 "Node $N0's allocatable cpu is $MERGED_CPUS (every pod CPU)" eval '[ "$(alloc_cpu $N0)" = $MERGED_CPUS ]'
 expect_eq "the record after the merge: pending, cordoned" "$(jq -r '"\(.pending // false) \(.cordoned // [] | length)"' $RECORD)" "false 0"
 wait_until $POD_START_S "e2e-layout's 2 replicas ready again" both_ready
 expect_eq "e2e-layout's pods on $N0" "$(pods_on $NS app=e2e-layout $N0 | wc -l)" 2
@@ -134,8 +141,8 @@ expect_eq "this boot's Nodes after the merge" "$(boot_nodes)" "$N0"
 out=$(numa-partition status 2>&1) && ok "status healthy after the merge" || fail "status after the merge: $(tail -4 <<<"$out" | tr '\n' ' ')"
 
 # The samples so far cover the drains (the killed one and the merge): a
-# ready replica in each. The split drains nothing (node2 is new, node0's
-# pods pin nothing): node0's kubelet restarts with both replicas running,
+# ready replica in each. The split drains nothing (B is new, A's pods
+# pin nothing): A's kubelet restarts with both replicas running,
 # which must keep running (same pods, no container restart); kubelet 1.37
 # reports them not ready for a few seconds around its restart (sampled
 # on, and shown, not asserted).
@@ -145,8 +152,8 @@ web_pods() { api "/api/v1/namespaces/$NS/pods?labelSelector=app%3De2e-layout" '[
 pods_before=$(web_pods)
 sample_ready e2e-layout
 
-# Split back: node2 is a new partition that joins by TLS bootstrap;
-# node0 shrinks (restarted on fresh state; its pods pin nothing).
+# Split back: B is a new partition that joins by TLS bootstrap; A
+# shrinks (restarted on fresh state; its pods pin nothing).
 cp $STATE/config-before-layout.toml $CONFIG
 t0=$SECONDS
 out=$(numa-partition apply $DRAIN 2>&1); rc=$?
@@ -155,7 +162,7 @@ expect_eq "apply --drain of the split exits" "$rc" 0
 echo "  the split took $((SECONDS - t0)) s"
 wait_until 600 "Node $N2 registered again and Ready" node_ready $N2
 wait_until 300 "Node $N0 Ready after the split" node_ready $N0
-for p in node0 node2; do
+for p in $A $B; do
   expect_eq "Node $(node_name $p) schedulable after the split" "$(unschedulable $(node_name $p))" false
   cpu_is() { [ "$(alloc_cpu $(node_name $1))" = "${POD_CPU_COUNT[$1]}" ]; }
   wait_until 120 "Node $(node_name $p)'s allocatable cpu is ${POD_CPU_COUNT[$p]}" cpu_is $p
@@ -165,7 +172,7 @@ wait_healthy
 expect_eq "this boot's Nodes after the split" "$(boot_nodes)" "$N0 $N2"
 wait_until $POD_START_S "e2e-layout's 2 replicas ready after the split" both_ready
 stop_sampling e2e-layout
-expect_eq "e2e-layout's pods (name:restarts) through node0's kubelet restart" "$(web_pods)" "$pods_before"
+expect_eq "e2e-layout's pods (name:restarts) through $A's kubelet restart" "$(web_pods)" "$pods_before"
 echo "  e2e-layout's ready replicas through the split (count × value): $(ready_runs e2e-layout)"
 out=$(numa-partition status 2>&1) && ok "status healthy after the split" || fail "status after the split: $(tail -4 <<<"$out" | tr '\n' ' ')"
 run k -n $NS delete deployment/e2e-layout pdb/e2e-layout --wait=true --timeout=120s >/dev/null || fail "deleting Deployment e2e-layout"
