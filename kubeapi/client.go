@@ -49,6 +49,11 @@ type Client struct {
 	// stream is http without the overall timeout, for watches: their
 	// answer lasts as long as the watch.
 	stream *http.Client
+	// tr is the connections' transport, below an exec plugin's wrapper.
+	tr *http.Transport
+	// err is why the client cannot send (an exec plugin client-go
+	// refused): every request returns it.
+	err error
 }
 
 // NewClient returns a client for cfg. Close it to drop its connections.
@@ -68,11 +73,16 @@ func NewClient(cfg *Config, o Options) *Client {
 	if tr.DialContext == nil {
 		tr.DialContext = (&net.Dialer{Timeout: o.Timeout}).DialContext
 	}
-	return &Client{cfg: cfg, timeout: o.Timeout, http: &http.Client{Transport: tr, Timeout: o.Timeout}, stream: &http.Client{Transport: tr}}
+	var rt http.RoundTripper = tr
+	var err error
+	if cfg.exec != nil {
+		rt, err = execTransport(cfg, tr, tr.DialContext)
+	}
+	return &Client{cfg: cfg, timeout: o.Timeout, http: &http.Client{Transport: rt, Timeout: o.Timeout}, stream: &http.Client{Transport: rt}, tr: tr, err: err}
 }
 
 // Close drops idle connections.
-func (c *Client) Close() { c.http.CloseIdleConnections() }
+func (c *Client) Close() { c.tr.CloseIdleConnections() }
 
 // Node GETs /api/v1/nodes/<name>. Its errors: ErrNotRegistered (404),
 // ErrUnauthorized (401), ErrForbidden (403) with the API's message,
@@ -169,6 +179,9 @@ func (c *Client) do(ctx context.Context, r request, out any) (string, error) {
 func (c *Client) send(ctx context.Context, hc *http.Client, r request) (string, *http.Response, error) {
 	if c.cfg.Server == nil {
 		return "", nil, errors.New("kubeapi: a Config from Load or Target.Config is needed")
+	}
+	if c.err != nil {
+		return "", nil, c.err
 	}
 	u := c.cfg.Server.JoinPath(r.path...)
 	if len(r.query) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"net"
@@ -339,4 +340,86 @@ func TestPod(t *testing.T) {
 	if got := s.Gets("/api/v1/namespaces/ns/pods/web"); got != 1 {
 		t.Errorf("GETs of the pod: %d, want 1", got)
 	}
+}
+
+// TestNodeExecCredential: a kubeconfig whose user is an exec credential
+// plugin (client.authentication.k8s.io/v1, as aws eks get-token or
+// kubelogin print it) authenticates with the token the plugin prints,
+// with the kubeconfig's env; the plugin runs once for several requests
+// (its credential is cached), again on a 401, and never for another
+// host's root.
+func TestNodeExecCredential(t *testing.T) {
+	s := kubeapitest.NewServer(t, kubeapitest.Options{ClientAuth: tls.VerifyClientCertIfGiven})
+	s.SetNode(kubeapitest.Node("host-node1", corev1.ConditionTrue, "KubeletReady", ""))
+	s.AddToken("s3cret", "admin", "system:masters")
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	plugin := filepath.Join(dir, "get-token")
+	script := "#!/bin/sh\necho run >> " + runs + "\n" +
+		`printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}\n' "$TOKEN"` + "\n"
+	if err := os.WriteFile(plugin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := func(token string) []byte {
+		return s.KubeconfigOf(t, map[string]any{"exec": map[string]any{
+			"apiVersion": "client.authentication.k8s.io/v1", "command": plugin, "args": []string{token},
+			"env": []map[string]string{{"name": "TOKEN", "value": token}}, "interactiveMode": "Never"}})
+	}
+	write(t, dir, map[string][]byte{"good.conf": kubeconfig("s3cret"), "wrong.conf": kubeconfig("guess")})
+	count := func() int {
+		b, _ := os.ReadFile(runs)
+		return strings.Count(string(b), "run")
+	}
+
+	cfg, err := kubeapi.Load("", filepath.Join(dir, "good.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kubeapi.NewClient(cfg, kubeapi.Options{Timeout: 5 * time.Second})
+	defer c.Close()
+	for range 3 {
+		n, err := c.Node(context.Background(), "host-node1")
+		mustReady(t, n, err, corev1.ConditionTrue)
+	}
+	if got := count(); got != 1 {
+		t.Errorf("the plugin ran %d times for 3 requests, want once (its credential cached)", got)
+	}
+
+	_, err = getNode(t, "", filepath.Join(dir, "wrong.conf"), "host-node1")
+	if !errors.Is(err, kubeapi.ErrUnauthorized) {
+		t.Errorf("a plugin's wrong token: %v, want 401 unauthorized", err)
+	}
+	if got := count(); got < 3 {
+		t.Errorf("the plugin ran %d times in all, want it run again after the 401", got)
+	}
+
+	// Another host's root: its kubeconfig's command is not this host's.
+	other := write(t, t.TempDir(), map[string][]byte{"etc/kubernetes/admin.conf": kubeconfig("s3cret")})
+	_, err = kubeapi.Load(other, "/etc/kubernetes/admin.conf")
+	var ke *kubeapi.KubeconfigError
+	if !errors.As(err, &ke) || ke.Field != `users["default-auth"].user.exec` || !strings.Contains(err.Error(), "runs a command of this host") {
+		t.Errorf("exec under another root: %v, want a refusal naming the exec entry", err)
+	}
+}
+
+// TestNodeExecClientCertificate: a plugin may give a client certificate
+// and key instead of a token; it is proven in the TLS handshake.
+func TestNodeExecClientCertificate(t *testing.T) {
+	s := kubeapitest.NewServer(t, kubeapitest.Options{ClientAuth: tls.VerifyClientCertIfGiven})
+	s.SetNode(kubeapitest.Node("host-node2", corev1.ConditionTrue, "KubeletReady", ""))
+	cert, key := s.CA.Client(t, "admin", "system:masters")
+	cred, err := json.Marshal(map[string]any{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+		"status": map[string]string{"clientCertificateData": string(cert), "clientKeyData": string(key)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := write(t, t.TempDir(), map[string][]byte{"credential.json": cred})
+	plugin := filepath.Join(dir, "get-cert")
+	if err := os.WriteFile(plugin, []byte("#!/bin/sh\ncat "+filepath.Join(dir, "credential.json")+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, map[string][]byte{"kc": s.KubeconfigOf(t, map[string]any{"exec": map[string]any{
+		"apiVersion": "client.authentication.k8s.io/v1", "command": plugin, "interactiveMode": "Never"}})})
+	n, err := getNode(t, "", filepath.Join(dir, "kc"), "host-node2")
+	mustReady(t, n, err, corev1.ConditionTrue)
 }

@@ -10,10 +10,12 @@
 // core/v1 Events on the Nodes they touch, best effort and within a
 // bounded time (EventRecorder).
 //
-// It is deliberately not client-go: these are a handful of requests, and
-// client-go would pull dozens of modules into a product that otherwise
-// has a small go.mod. What it does not implement it refuses by name (exec plugins,
-// auth providers, basic auth, impersonation, proxies, skipping TLS
+// The requests are its own (a handful; client-go's clientsets and
+// informers would bring far more than they save), but an exec credential
+// plugin runs through client-go's exec authenticator (exec.go), the code
+// kubectl runs: its protocol versions, caching and refresh are not worth
+// re-implementing. What it does not implement it refuses by name (auth
+// providers, basic auth, impersonation, proxies, skipping TLS
 // verification) rather than sending a request that would quietly be
 // anonymous or unverified.
 //

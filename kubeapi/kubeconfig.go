@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 )
 
@@ -94,6 +95,10 @@ type Target struct {
 	CA         Source // unset: the system's roots
 	Cert, Key  Source // both or neither
 	Token      Source
+	// Exec is the user's credential plugin (exec.go), nil without one;
+	// ExecField its kubeconfig key.
+	Exec      *clientcmdapi.ExecConfig
+	ExecField string
 }
 
 // Source is one credential: inline Data, or a file at Path. Field is its
@@ -213,12 +218,12 @@ func (t *Target) setUser(nu namedUser) error {
 		field string
 		set   bool
 	}{
-		{"exec", present(u.Exec)}, {"auth-provider", present(u.AuthProvider)},
+		{"auth-provider", present(u.AuthProvider)},
 		{"username", u.Username != ""}, {"password", u.Password != ""},
 		{"as", u.As != ""}, {"as-uid", u.AsUID != ""}, {"as-groups", len(u.AsGroups) > 0}, {"as-user-extra", present(u.AsUserExtra)},
 	} {
 		if x.set {
-			return fail(x.field, "not supported by numa-partition: use a client certificate or a token")
+			return fail(x.field, "not supported by numa-partition: use a client certificate, a token or an exec credential plugin")
 		}
 	}
 	var err error
@@ -243,6 +248,17 @@ func (t *Target) setUser(nu namedUser) error {
 		t.Token = Source{Field: f + ".token", Data: []byte(u.Token)}
 	case u.TokenFile != "":
 		t.Token = Source{Field: f + ".tokenFile", Path: t.abs(u.TokenFile)}
+	}
+	if present(u.Exec) {
+		// client-go's authenticator steps aside for a token or a
+		// certificate; which one a request then carries is not obvious.
+		if t.Token.Set() || t.Cert.Set() {
+			return fail("exec", "set beside a token or a client certificate: keep one credential")
+		}
+		if t.Exec, err = parseExec(u.Exec, f+".exec"); err != nil {
+			return fail("exec", "%v", err)
+		}
+		t.ExecField = f + ".exec"
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"path/filepath"
 
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 )
 
@@ -23,6 +25,10 @@ type Config struct {
 	tls     *tls.Config
 	token   string
 	caSum   string // the CA bundle's sha256, "" for the system's roots
+	caPEM   []byte // the CA bundle, for an exec plugin that asks for the cluster
+	// exec is the user's credential plugin (exec.go), execField its key.
+	exec      *clientcmdapi.ExecConfig
+	execField string
 }
 
 // Endpoint names the server c dials and how it trusts it: the URL, the
@@ -57,6 +63,9 @@ func Load(root, path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.Exec != nil && root != "" && filepath.Clean(root) != "/" {
+		return nil, &KubeconfigError{File: path, Field: t.ExecField, Err: fmt.Errorf("runs a command of this host, not of the root %s: give a kubeconfig with a certificate or a token", root)}
+	}
 	return t.Config(read)
 }
 
@@ -77,6 +86,7 @@ func (t *Target) Config(read func(path string) ([]byte, error)) (*Config, error)
 	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
 	caSum := ""
+	var caPEM []byte
 	if t.CA.Set() {
 		pem, err := load(t.CA)
 		if err != nil {
@@ -88,6 +98,7 @@ func (t *Target) Config(read func(path string) ([]byte, error)) (*Config, error)
 		}
 		tc.RootCAs = pool
 		caSum = fmt.Sprintf("%x", sha256.Sum256(pem))
+		caPEM = pem
 	}
 	if t.Cert.Set() {
 		certPEM, err := load(t.Cert)
@@ -104,7 +115,8 @@ func (t *Target) Config(read func(path string) ([]byte, error)) (*Config, error)
 		}
 		tc.Certificates = []tls.Certificate{pair}
 	}
-	c := &Config{File: t.File, Context: t.Context, User: t.User, Server: t.Server, tls: tc, caSum: caSum}
+	c := &Config{File: t.File, Context: t.Context, User: t.User, Server: t.Server, tls: tc, caSum: caSum, caPEM: caPEM,
+		exec: t.Exec, execField: t.ExecField}
 	if t.Token.Set() {
 		b, err := load(t.Token)
 		if err != nil {

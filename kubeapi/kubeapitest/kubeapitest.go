@@ -403,6 +403,17 @@ func (s *Server) AddToken(token, name string, groups ...string) {
 // "kubelet.pem"}).
 func (s *Server) Kubeconfig(t testing.TB, userFields map[string]string) []byte {
 	t.Helper()
+	user := map[string]any{}
+	for k, v := range userFields {
+		user[k] = v
+	}
+	return s.KubeconfigOf(t, user)
+}
+
+// KubeconfigOf is Kubeconfig with user fields of any shape (an exec
+// entry).
+func (s *Server) KubeconfigOf(t testing.TB, userFields map[string]any) []byte {
+	t.Helper()
 	kc := map[string]any{
 		"apiVersion": "v1", "kind": "Config", "preferences": map[string]any{},
 		"clusters": []any{map[string]any{"name": "default-cluster", "cluster": map[string]any{
