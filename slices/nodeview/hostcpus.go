@@ -108,7 +108,8 @@ func cpuOfEntry(name string) int {
 	return n
 }
 
-// nodeCPUs are the CPUs node id's cpulist names.
+// nodeCPUs are the CPUs node id's cpulist names (none when it has no
+// cpulist). ReadMachine counts these as the CPUs a kubelet is shown.
 func nodeCPUs(root fsutil.Root, id int) (bitmask.CPUSet, error) {
 	rel := path.Join(nodeRel(id), "cpulist")
 	b, err := root.ReadFile(rel, maxNodeList)

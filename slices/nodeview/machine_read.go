@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -61,14 +60,9 @@ func ReadMachine(root fsutil.Root, pid uint32) (Machine, error) {
 	var cpus bitmask.CPUSet
 	for _, id := range ids {
 		nodes = nodes.Add(id)
-		rel := path.Join(nodeRel(id), "cpulist")
-		b, err := ns.ReadFile(rel, maxNodeList)
+		set, err := nodeCPUs(ns, id)
 		if err != nil {
 			return Machine{}, err
-		}
-		set, err := bitmask.ParseCPUList(strings.TrimSpace(string(b)))
-		if err != nil {
-			return Machine{}, fmt.Errorf("%s: %w", ns.Path(rel), err)
 		}
 		cpus = cpus.Union(set)
 	}
