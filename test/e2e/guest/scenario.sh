@@ -51,16 +51,16 @@ echo "cmdline: $(cat /proc/cmdline)"
 # e2e's time. Boot v2 carries the cluster add-ons (services, logs, agents,
 # plugins), the nri placement, a package upgrade and a kubelet canary
 # and, its partitions being one in each allocator mode, the daemons'
-# crashes; boot v1 the apply lifecycle
-# (admit, reapply, change, killed, reserve) and the layout change, merged
-# and split back under its add-ons; boot n4 what needs partitions of two
-# NUMA nodes (fill, unit) and, again, crash and layout. With E2E_REBOOT=1
+# crashes; boot v1 the apply lifecycle (admit, reapply, change, killed,
+# reserve); boot n4 what needs partitions of two NUMA nodes (fill, unit),
+# crash again, and the layout change, which needs partitions without
+# hugepage pools (layout.sh says why). With E2E_REBOOT=1
 # boot v2 also reboots (step reboot asks for it, step rebooted checks the
 # host after it): its root is then on a disk (run.sh), and crash, which
 # deletes every pod first, comes after.
 case $E2E_MODE in
   v2) steps="package topology hugepages-sysfs discover cluster apply network services agents plugins allocatable usage pressure placement nri hugepages status upgrade canary${E2E_REBOOT:+ reboot rebooted} crash remove" ;;
-  v1) steps="package topology discover cluster apply network crosshost allocatable usage metrics pressure placement pending hugepages status admit reapply change killed reserve layout remove" ;;
+  v1) steps="package topology discover cluster apply network crosshost allocatable usage metrics pressure placement pending hugepages status admit reapply change killed reserve remove" ;;
   n4) steps="package topology discover cluster apply allocatable fill unit crash layout remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;
 esac
