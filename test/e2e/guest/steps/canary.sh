@@ -12,6 +12,8 @@ read -r A B <<<"$PARTITIONS"
 canary=/usr/local/bin/kubelet-canary
 install -D -m 0755 /usr/bin/kubelet $canary || die "installing the canary kubelet at $canary"
 exe_of() { readlink /proc/$(unit_prop kubelet-$1.service MainPID)/exe; }
+# The VM's /usr/bin/kubelet is a link to the payload's binary.
+kubelet=$(readlink -f /usr/bin/kubelet)
 # apply_expecting WHAT EXE: apply the config in place; exactly B's
 # kubelet restarts, running EXE, and its Node is Ready again.
 apply_expecting() {
@@ -23,7 +25,7 @@ apply_expecting() {
   changed=$(diff <(echo "$before") <(echo "$after") | sed -n 's/^> \([^=]*\)=.*/\1/p' | tr '\n' ' ')
   expect_eq "services restarted ($1)" "$changed" "kubelet-$B.service "
   expect_eq "kubelet-$B's executable ($1)" "$(exe_of $B)" "$2"
-  expect_eq "kubelet-$A's executable ($1, untouched)" "$(exe_of $A)" /usr/bin/kubelet
+  expect_eq "kubelet-$A's executable ($1, untouched)" "$(exe_of $A)" "$kubelet"
   wait_healthy
   wait_until 300 "Node $(node_name $B) Ready ($1)" node_ready $(node_name $B)
   expect_eq "Node $(node_name $B)'s kubeletVersion ($1)" \
@@ -34,7 +36,7 @@ cp $CONFIG $STATE/config-before-canary.toml
 { cat $STATE/config-before-canary.toml; printf 'kubelet_binary = "%s"\n' $canary; } > $CONFIG
 apply_expecting "canary" $canary
 cp $STATE/config-before-canary.toml $CONFIG
-apply_expecting "rolled back" /usr/bin/kubelet
+apply_expecting "rolled back" "$kubelet"
 rm -f $canary
 out=$(numa-partition status 2>&1) && ok "status healthy after the canary and its roll-back" || fail "status: $(tail -4 <<<"$out" | tr '\n' ' ')"
 finish
