@@ -75,8 +75,11 @@ func NewClient(cfg *Config, o Options) *Client {
 	}
 	var rt http.RoundTripper = tr
 	var err error
-	if cfg.exec != nil {
+	switch {
+	case cfg.exec != nil:
 		rt, err = execTransport(cfg, tr, tr.DialContext)
+	case cfg.authProvider != nil:
+		rt, err = authProviderTransport(cfg, tr)
 	}
 	return &Client{cfg: cfg, timeout: o.Timeout, http: &http.Client{Transport: rt, Timeout: o.Timeout}, stream: &http.Client{Transport: rt}, tr: tr, err: err}
 }

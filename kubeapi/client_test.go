@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -397,7 +398,7 @@ func TestNodeExecCredential(t *testing.T) {
 	other := write(t, t.TempDir(), map[string][]byte{"etc/kubernetes/admin.conf": kubeconfig("s3cret")})
 	_, err = kubeapi.Load(other, "/etc/kubernetes/admin.conf")
 	var ke *kubeapi.KubeconfigError
-	if !errors.As(err, &ke) || ke.Field != `users["default-auth"].user.exec` || !strings.Contains(err.Error(), "runs a command of this host") {
+	if !errors.As(err, &ke) || ke.Field != `users["default-auth"].user.exec` || !strings.Contains(err.Error(), "runs as this host") {
 		t.Errorf("exec under another root: %v, want a refusal naming the exec entry", err)
 	}
 }
@@ -422,4 +423,31 @@ func TestNodeExecClientCertificate(t *testing.T) {
 		"apiVersion": "client.authentication.k8s.io/v1", "command": plugin, "interactiveMode": "Never"}})})
 	n, err := getNode(t, "", filepath.Join(dir, "kc"), "host-node2")
 	mustReady(t, n, err, corev1.ConditionTrue)
+}
+
+// TestNodeOIDCAuthProvider: the oidc auth provider's id-token, while it
+// is valid, is the bearer token; an expired one with no refresh-token
+// fails the request, saying why.
+func TestNodeOIDCAuthProvider(t *testing.T) {
+	s := kubeapitest.NewServer(t, kubeapitest.Options{ClientAuth: tls.VerifyClientCertIfGiven})
+	s.SetNode(kubeapitest.Node("host-node3", corev1.ConditionTrue, "KubeletReady", ""))
+	jwt := func(exp time.Time) string {
+		enc := base64.RawURLEncoding.EncodeToString
+		return enc([]byte(`{"alg":"RS256"}`)) + "." + enc([]byte(fmt.Sprintf(`{"iss":"https://issuer.example","exp":%d}`, exp.Unix()))) + "." + enc([]byte("sig"))
+	}
+	valid, expired := jwt(time.Now().Add(time.Hour)), jwt(time.Now().Add(-time.Hour))
+	s.AddToken(valid, "oidc:alice", "system:masters")
+	// client-go keeps one provider per cluster, issuer and client id: a
+	// client id each.
+	kubeconfig := func(clientID, idToken string) []byte {
+		return s.KubeconfigOf(t, map[string]any{"auth-provider": map[string]any{"name": "oidc", "config": map[string]string{
+			"idp-issuer-url": "https://issuer.example", "client-id": clientID, "id-token": idToken}}})
+	}
+	dir := write(t, t.TempDir(), map[string][]byte{"valid.conf": kubeconfig("valid", valid), "expired.conf": kubeconfig("expired", expired)})
+	n, err := getNode(t, "", filepath.Join(dir, "valid.conf"), "host-node3")
+	mustReady(t, n, err, corev1.ConditionTrue)
+	_, err = getNode(t, "", filepath.Join(dir, "expired.conf"), "host-node3")
+	if err == nil || !strings.Contains(err.Error(), "refresh") {
+		t.Errorf("an expired id-token without a refresh-token: %v, want an error about the refresh", err)
+	}
 }

@@ -12,12 +12,12 @@
 //
 // The requests are its own (a handful; client-go's clientsets and
 // informers would bring far more than they save), but an exec credential
-// plugin runs through client-go's exec authenticator (exec.go), the code
-// kubectl runs: its protocol versions, caching and refresh are not worth
-// re-implementing. What it does not implement it refuses by name (auth
-// providers, basic auth, impersonation, proxies, skipping TLS
-// verification) rather than sending a request that would quietly be
-// anonymous or unverified.
+// plugin and the oidc auth provider run through client-go's own code
+// (exec.go, authprovider.go), which kubectl runs: their protocols,
+// caching and refresh are not worth re-implementing. What it does not
+// implement it refuses by name (other auth providers, basic auth,
+// impersonation, proxies, skipping TLS verification) rather than sending
+// a request that would quietly be anonymous or unverified.
 //
 // Reading is split from deciding: Parse turns a kubeconfig's bytes into
 // the current context's target without I/O; Load reads the file and the

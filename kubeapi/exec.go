@@ -31,8 +31,8 @@ import (
 var execPluginAPIVersions = []string{"client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"}
 
 // parseExec decodes a user's exec entry strictly (a misspelt key is an
-// error naming it) into client-go's form; field is its kubeconfig key.
-func parseExec(raw json.RawMessage, field string) (*clientcmdapi.ExecConfig, error) {
+// error naming it) into client-go's form.
+func parseExec(raw json.RawMessage) (*clientcmdapi.ExecConfig, error) {
 	var v clientcmdv1.ExecConfig
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()
@@ -68,11 +68,11 @@ func execTransport(cfg *Config, tr *http.Transport, dial func(ctx context.Contex
 	cluster := &clientauthentication.Cluster{Server: cfg.Server.String(), TLSServerName: cfg.tls.ServerName, CertificateAuthorityData: cfg.caPEM}
 	a, err := exec.GetAuthenticator(cfg.exec, cluster)
 	if err != nil {
-		return nil, &KubeconfigError{File: cfg.File, Field: cfg.execField, Err: err}
+		return nil, &KubeconfigError{File: cfg.File, Field: cfg.credField, Err: err}
 	}
 	tc := &transport.Config{DialHolder: &transport.DialHolder{Dial: dial}}
 	if err := a.UpdateTransportConfig(tc); err != nil {
-		return nil, &KubeconfigError{File: cfg.File, Field: cfg.execField, Err: err}
+		return nil, &KubeconfigError{File: cfg.File, Field: cfg.credField, Err: err}
 	}
 	tr.DialContext = tc.DialHolder.Dial
 	if h := tc.TLS.GetCertHolder; h != nil {

@@ -95,10 +95,12 @@ type Target struct {
 	CA         Source // unset: the system's roots
 	Cert, Key  Source // both or neither
 	Token      Source
-	// Exec is the user's credential plugin (exec.go), nil without one;
-	// ExecField its kubeconfig key.
-	Exec      *clientcmdapi.ExecConfig
-	ExecField string
+	// Exec is the user's credential plugin (exec.go) and AuthProvider
+	// its auth provider (authprovider.go), nil without; CredField is the
+	// kubeconfig key of the one set.
+	Exec         *clientcmdapi.ExecConfig
+	AuthProvider *clientcmdapi.AuthProviderConfig
+	CredField    string
 }
 
 // Source is one credential: inline Data, or a file at Path. Field is its
@@ -218,12 +220,11 @@ func (t *Target) setUser(nu namedUser) error {
 		field string
 		set   bool
 	}{
-		{"auth-provider", present(u.AuthProvider)},
 		{"username", u.Username != ""}, {"password", u.Password != ""},
 		{"as", u.As != ""}, {"as-uid", u.AsUID != ""}, {"as-groups", len(u.AsGroups) > 0}, {"as-user-extra", present(u.AsUserExtra)},
 	} {
 		if x.set {
-			return fail(x.field, "not supported by numa-partition: use a client certificate, a token or an exec credential plugin")
+			return fail(x.field, "not supported by numa-partition: use a client certificate, a token, an exec credential plugin or the oidc auth provider")
 		}
 	}
 	var err error
@@ -249,16 +250,26 @@ func (t *Target) setUser(nu namedUser) error {
 	case u.TokenFile != "":
 		t.Token = Source{Field: f + ".tokenFile", Path: t.abs(u.TokenFile)}
 	}
+	// A plugin beside another credential: client-go's exec
+	// authenticator steps aside for a token or a certificate, and which
+	// one a request then carries is not obvious. One credential a user.
+	plugins := 0
 	if present(u.Exec) {
-		// client-go's authenticator steps aside for a token or a
-		// certificate; which one a request then carries is not obvious.
-		if t.Token.Set() || t.Cert.Set() {
-			return fail("exec", "set beside a token or a client certificate: keep one credential")
-		}
-		if t.Exec, err = parseExec(u.Exec, f+".exec"); err != nil {
+		plugins++
+		if t.Exec, err = parseExec(u.Exec); err != nil {
 			return fail("exec", "%v", err)
 		}
-		t.ExecField = f + ".exec"
+		t.CredField = f + ".exec"
+	}
+	if present(u.AuthProvider) {
+		plugins++
+		if t.AuthProvider, err = parseAuthProvider(u.AuthProvider); err != nil {
+			return fail("auth-provider", "%v", err)
+		}
+		t.CredField = f + ".auth-provider"
+	}
+	if plugins > 1 || plugins == 1 && (t.Token.Set() || t.Cert.Set()) {
+		return &KubeconfigError{File: t.File, Field: t.CredField, Err: fmt.Errorf("set beside another credential (a token, a client certificate, exec or auth-provider): keep one")}
 	}
 	return nil
 }

@@ -26,9 +26,11 @@ type Config struct {
 	token   string
 	caSum   string // the CA bundle's sha256, "" for the system's roots
 	caPEM   []byte // the CA bundle, for an exec plugin that asks for the cluster
-	// exec is the user's credential plugin (exec.go), execField its key.
-	exec      *clientcmdapi.ExecConfig
-	execField string
+	// exec and authProvider are the user's credential plugin (exec.go,
+	// authprovider.go), credField its key.
+	exec         *clientcmdapi.ExecConfig
+	authProvider *clientcmdapi.AuthProviderConfig
+	credField    string
 }
 
 // Endpoint names the server c dials and how it trusts it: the URL, the
@@ -63,8 +65,10 @@ func Load(root, path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.Exec != nil && root != "" && filepath.Clean(root) != "/" {
-		return nil, &KubeconfigError{File: path, Field: t.ExecField, Err: fmt.Errorf("runs a command of this host, not of the root %s: give a kubeconfig with a certificate or a token", root)}
+	if t.CredField != "" && root != "" && filepath.Clean(root) != "/" {
+		// An exec plugin is a command of this host, an auth provider
+		// reads files and reaches an issuer as this host.
+		return nil, &KubeconfigError{File: path, Field: t.CredField, Err: fmt.Errorf("runs as this host, not as the root %s: give a kubeconfig with a certificate or a token", root)}
 	}
 	return t.Config(read)
 }
@@ -116,7 +120,7 @@ func (t *Target) Config(read func(path string) ([]byte, error)) (*Config, error)
 		tc.Certificates = []tls.Certificate{pair}
 	}
 	c := &Config{File: t.File, Context: t.Context, User: t.User, Server: t.Server, tls: tc, caSum: caSum, caPEM: caPEM,
-		exec: t.Exec, execField: t.ExecField}
+		exec: t.Exec, authProvider: t.AuthProvider, credField: t.CredField}
 	if t.Token.Set() {
 		b, err := load(t.Token)
 		if err != nil {
