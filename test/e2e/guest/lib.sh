@@ -259,6 +259,26 @@ expand_cpus() {
   echo "${out%,}"
 }
 
+# nodes_free_mib P: MiB free (MemFree) on partition P's NUMA nodes.
+nodes_free_mib() {
+  local n kb=0
+  for n in $(expand_cpus "${MEMS[$1]}" | tr , " "); do
+    kb=$((kb + $(awk '$3=="MemFree:"{print $4}' /sys/devices/system/node/node$n/meminfo)))
+  done
+  echo $((kb / 1024))
+}
+
+# most_free [P...]: of the partitions given (default: all), the one whose
+# NUMA nodes have the most free memory. The steps that fill a partition
+# take it: the VM's root file system is in memory (about 900 MiB), and
+# the kernel unpacks it onto either node (CI of 2026-12-06: onto node 1 in
+# both boots, where every run before had it on node 0).
+most_free() {
+  local p best= most=-1 f
+  for p in ${@:-$PARTITIONS}; do f=$(nodes_free_mib $p); [ "$f" -gt "$most" ] && { best=$p most=$f; }; done
+  echo $best
+}
+
 # to_bytes QUANTITY: a Kubernetes quantity (0, 123, 64Ki, 32Mi, 2Gi) in bytes.
 to_bytes() {
   case $1 in

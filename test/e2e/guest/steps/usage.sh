@@ -143,21 +143,14 @@ fi
 # Memory: a pod touching up to 400 MiB in partition A raises A's working
 # set and moves B's by less than a tenth of that, in kubelet's summary and
 # in status. A is the partition whose NUMA nodes have the most free
-# memory, and the pod touches what they can give above A's evictionHard
-# with 128 MiB to spare: the VM's root file system is in memory, and each
-# partition's containerd unpacks its images onto its own node (run of
-# 2026-12-05: 1.3 GB of node 1 was tmpfs by this step, 387 MB free, and a
-# 400 MiB pod there met the kernel's OOM killer and crash-looped through
-# the steps after).
-free_mib() {
-  local n kb=0
-  for n in $(expand_cpus "$(jq -r --arg p $1 '.partitions[] | select(.name==$p) | .nodes' <<<"$plan")" | tr , " "); do
-    kb=$((kb + $(awk '$3=="MemFree:"{print $4}' /sys/devices/system/node/node$n/meminfo)))
-  done
-  echo $((kb / 1024))
-}
-a= b= most=-1
-for p in $PARTITIONS; do f=$(free_mib $p); [ "$f" -gt "$most" ] && { a=$p most=$f; }; done
+# memory (lib.sh most_free), and the pod touches what they can give
+# above A's evictionHard with 128 MiB to spare: the VM's root file system
+# is in memory on either node, and each partition's containerd unpacks
+# its images onto its own node (run of 2026-12-05: 1.3 GB of node 1 was
+# in use by this step, 387 MB free, and a 400 MiB pod there met the
+# kernel's OOM killer and crash-looped through the steps after).
+a=$(most_free)
+most=$(nodes_free_mib $a)
 for p in $PARTITIONS; do [ $p != $a ] && { b=$p; break; }; done
 thr=$(api "/api/v1/nodes/$(node_name $a)/proxy/configz" '.kubeletconfig.evictionHard["memory.available"]')
 [[ $thr =~ ^([0-9]+)Mi$ ]] || die "A's evictionHard memory.available is '$thr', want NMi (the e2e config)"
