@@ -220,17 +220,11 @@ boot() {
     # TCG's TSC is one clock for all vCPUs. Side by side with the default
     # (two v2 boots at once), step apply ended 44 s sooner (523 against
     # 567 s of uptime).
-    # initramfs_async=0: the kernel unpacks the root file system (about
-    # 900 MiB, in memory) in init's own context, which starts on the boot
-    # CPU, and so mostly onto node 0 where the host's CPU is; unpacked by
-    # a worker, it landed on node 1 in both boots of CI's run of
-    # 2026-12-06 (the steps that fill a node pick the freer one anyway:
-    # lib.sh most_free).
     inlab timeout --kill-after=10 "$left" qemu-system-x86_64 \
       -machine q35 -accel "$accel" -cpu "$cpu" \
       -smp 4,sockets=2,cores=2,threads=1 -m 4G "${numa[@]}" \
       -kernel "$image/vmlinuz" -initrd "$out/initrd.cpio" "${drive[@]}" \
-      -append "console=ttyS0 rdinit=$init systemd.unified_cgroup_hierarchy=$unified systemd.wants=numa-e2e.service panic=-1 loglevel=4 mitigations=off tsc=reliable initramfs_async=0 e2e.ip=${lab_addr[$mode]}" \
+      -append "console=ttyS0 rdinit=$init systemd.unified_cgroup_hierarchy=$unified systemd.wants=numa-e2e.service panic=-1 loglevel=4 mitigations=off tsc=reliable e2e.ip=${lab_addr[$mode]}" \
       -virtfs local,path="$out/share",mount_tag=share,security_model=none,id=share \
       -chardev file,id=console,path="$out/console.log",append=on -serial chardev:console \
       -chardev file,id=scenario,path="$out/scenario.log",append=on -serial chardev:scenario \

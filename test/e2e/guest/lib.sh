@@ -271,8 +271,10 @@ nodes_free_mib() {
 # most_free [P...]: of the partitions given (default: all), the one whose
 # NUMA nodes have the most free memory. The steps that fill a partition
 # take it: the VM's root file system is in memory (about 900 MiB), and
-# the kernel unpacks it onto either node (CI of 2026-12-06: onto node 1 in
-# both boots, where every run before had it on node 0).
+# lands on either node (CI of 2026-12-06: on node 1 in both boots, where
+# the runs before had it on node 0; unpacked synchronously, initramfs_async=0,
+# it still did: node 0, all of the VM's memory below 4 GiB, also holds the
+# 756 MB initrd image while it is unpacked).
 most_free() {
   local p best= most=-1 f
   for p in ${@:-$PARTITIONS}; do f=$(nodes_free_mib $p); [ "$f" -gt "$most" ] && { best=$p most=$f; }; done
