@@ -1,7 +1,6 @@
 package kubeapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -26,10 +25,8 @@ import (
 // parseAuthProvider decodes a user's auth-provider entry strictly.
 func parseAuthProvider(raw json.RawMessage) (*clientcmdapi.AuthProviderConfig, error) {
 	var v clientcmdv1.AuthProviderConfig
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&v); err != nil {
-		return nil, fmt.Errorf("not an auth-provider entry: %v", err)
+	if err := decodeStrict(raw, &v); err != nil {
+		return nil, fmt.Errorf("not an auth-provider entry: %w", err)
 	}
 	if v.Name != "oidc" {
 		return nil, fmt.Errorf("name %q: only oidc is supported (gcp and azure left kubectl for their exec credential plugins: gke-gcloud-auth-plugin, kubelogin)", v.Name)

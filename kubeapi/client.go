@@ -77,7 +77,7 @@ func NewClient(cfg *Config, o Options) *Client {
 	var err error
 	switch {
 	case cfg.exec != nil:
-		rt, err = execTransport(cfg, tr, tr.DialContext)
+		rt, err = execTransport(cfg, tr)
 	case cfg.authProvider != nil:
 		rt, err = authProviderTransport(cfg, tr)
 	}

@@ -1,13 +1,11 @@
 package kubeapi
 
 import (
-	"bytes"
-	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
+	"slices"
 
 	"k8s.io/client-go/pkg/apis/clientauthentication"
 	"k8s.io/client-go/plugin/pkg/client/auth/exec"
@@ -34,15 +32,13 @@ var execPluginAPIVersions = []string{"client.authentication.k8s.io/v1", "client.
 // error naming it) into client-go's form.
 func parseExec(raw json.RawMessage) (*clientcmdapi.ExecConfig, error) {
 	var v clientcmdv1.ExecConfig
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&v); err != nil {
-		return nil, fmt.Errorf("not an exec entry: %v", err)
+	if err := decodeStrict(raw, &v); err != nil {
+		return nil, fmt.Errorf("not an exec entry: %w", err)
 	}
 	switch {
 	case v.Command == "":
 		return nil, fmt.Errorf("command: not set")
-	case !contains(execPluginAPIVersions, v.APIVersion):
+	case !slices.Contains(execPluginAPIVersions, v.APIVersion):
 		return nil, fmt.Errorf("apiVersion %q: want one of %v", v.APIVersion, execPluginAPIVersions)
 	case v.InteractiveMode == clientcmdv1.AlwaysExecInteractiveMode:
 		return nil, fmt.Errorf("interactiveMode Always: numa-partition runs the plugin without a terminal; use a plugin mode that needs none (Never or IfAvailable)")
@@ -64,13 +60,13 @@ func parseExec(raw json.RawMessage) (*clientcmdapi.ExecConfig, error) {
 // execTransport wraps tr (and its dialer) with cfg's exec plugin: the
 // credential on every request, the plugin run again on a 401, connections
 // closed when the plugin's client certificate changes.
-func execTransport(cfg *Config, tr *http.Transport, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (http.RoundTripper, error) {
+func execTransport(cfg *Config, tr *http.Transport) (http.RoundTripper, error) {
 	cluster := &clientauthentication.Cluster{Server: cfg.Server.String(), TLSServerName: cfg.tls.ServerName, CertificateAuthorityData: cfg.caPEM}
 	a, err := exec.GetAuthenticator(cfg.exec, cluster)
 	if err != nil {
 		return nil, &KubeconfigError{File: cfg.File, Field: cfg.credField, Err: err}
 	}
-	tc := &transport.Config{DialHolder: &transport.DialHolder{Dial: dial}}
+	tc := &transport.Config{DialHolder: &transport.DialHolder{Dial: tr.DialContext}}
 	if err := a.UpdateTransportConfig(tc); err != nil {
 		return nil, &KubeconfigError{File: cfg.File, Field: cfg.credField, Err: err}
 	}
@@ -87,13 +83,4 @@ func execTransport(cfg *Config, tr *http.Transport, dial func(ctx context.Contex
 		}
 	}
 	return tc.WrapTransport(tr), nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }

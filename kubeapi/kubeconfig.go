@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -319,13 +320,22 @@ func decode(data []byte) (*kubeconfig, error) {
 		return nil, fmt.Errorf("not a kubeconfig: %w", err)
 	}
 	var kc kubeconfig
-	d := json.NewDecoder(bytes.NewReader(j))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&kc); err != nil {
-		// "json: unknown field" would be misleading in a YAML file.
-		return nil, fmt.Errorf("not a kubeconfig: %s", strings.TrimPrefix(err.Error(), "json: "))
+	if err := decodeStrict(j, &kc); err != nil {
+		return nil, fmt.Errorf("not a kubeconfig: %w", err)
 	}
 	return &kc, nil
+}
+
+// decodeStrict decodes JSON (a kubeconfig made JSON, or one entry of it)
+// into v, refusing a key v does not have.
+func decodeStrict(data []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		// "json: unknown field" would be misleading in a YAML file.
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
 }
 
 // byName indexes a kubeconfig list by name; a duplicate name is an error
