@@ -18,7 +18,7 @@ import (
 // The host's CPUs, shown on a partition's node. kubelet's static CPU
 // Manager refuses to start without a reserved CPU among those it counts,
 // and a partition whose nodes hold none of the host's CPUs has none to
-// reserve but its own pods' (kubeletgen.Machine.HostCPUs). Its first node
+// reserve but its own pods' (kubeletgen.Machine.ShownHostCPUs). Its first node
 // with a CPU then lists the host's CPUs too, as links to their
 // /sys/devices/system/cpu directories like its own: cAdvisor counts them
 // (capacity cpu is the partition's CPUs and the host's, allocatable the
@@ -32,7 +32,6 @@ import (
 // before the view's tmpfs hides the kernel's.
 type hostCPUNode struct {
 	node    int
-	cpus    bitmask.CPUSet
 	entries []nodeEntry
 }
 
@@ -55,7 +54,7 @@ const maxNodeEntries = 1 << 18
 // readHostCPUNode reads the directory of the first of nodes that links a
 // CPU (else the first node), with hostCPUs added to its CPU lists.
 func readHostCPUNode(root fsutil.Root, nodes bitmask.NodeSet, hostCPUs bitmask.CPUSet) (*hostCPUNode, error) {
-	h := &hostCPUNode{node: nodes.Min(), cpus: hostCPUs}
+	h := &hostCPUNode{node: nodes.Min()}
 	for _, id := range nodes.IDs() {
 		own, err := nodeCPUs(root, id)
 		if err != nil {
