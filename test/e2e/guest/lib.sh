@@ -426,6 +426,10 @@ cgroup_file() {
 # partition_units P: every unit apply starts for partition P.
 partition_units() { echo "$1.slice containerd-$1.service numa-allocator@$1.service kubelet-$1.service"; }
 
+# restarted BEFORE AFTER: the units whose PID differs between two
+# main_pids readings, each followed by a space.
+restarted() { diff <(echo "$1") <(echo "$2") | sed -n 's/^> \([^=]*\)=.*/\1/p' | tr '\n' ' '; }
+
 # main_pids: "unit=pid" of every partition service, to tell restarts apart.
 main_pids() {
   local p u

@@ -17,13 +17,12 @@ kubelet=$(readlink -f /usr/bin/kubelet)
 # apply_expecting WHAT EXE: apply the config in place; exactly B's
 # kubelet restarts, running EXE, and its Node is Ready again.
 apply_expecting() {
-  local before after changed out rc
+  local before after out rc
   before=$(main_pids)
   out=$(numa-partition apply 2>&1); rc=$?
   [ $rc = 0 ] || { fail "apply ($1) exited $rc: $(tail -3 <<<"$out" | tr '\n' ' ')"; return; }
   after=$(main_pids)
-  changed=$(diff <(echo "$before") <(echo "$after") | sed -n 's/^> \([^=]*\)=.*/\1/p' | tr '\n' ' ')
-  expect_eq "services restarted ($1)" "$changed" "kubelet-$B.service "
+  expect_eq "services restarted ($1)" "$(restarted "$before" "$after")" "kubelet-$B.service "
   expect_eq "kubelet-$B's executable ($1)" "$(exe_of $B)" "$2"
   expect_eq "kubelet-$A's executable ($1, untouched)" "$(exe_of $A)" "$kubelet"
   wait_healthy

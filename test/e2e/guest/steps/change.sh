@@ -11,8 +11,7 @@ rc=$?
 echo "$out"
 [ $rc = 0 ] || die "apply of the changed config exited $rc: $(tail -3 <<<"$out" | tr '\n' ' ')"
 after=$(main_pids)
-changed=$(diff <(echo "$before") <(echo "$after") | sed -n 's/^> \([^=]*\)=.*/\1/p' | tr '\n' ' ')
-expect_eq "services restarted" "$changed" "kubelet-node1.service "
+expect_eq "services restarted" "$(restarted "$before" "$after")" "kubelet-node1.service "
 cfg=$(systemctl cat kubelet-node1.service | grep -o -- '--config=[^ ]*' | head -1 | cut -d= -f2)
 grep -q '^maxPods: 50$' "$cfg" && ok "$cfg has maxPods: 50" || fail "kubelet-node1's config ${cfg:-?} has no 'maxPods: 50'"
 wait_healthy
