@@ -1,0 +1,84 @@
+package apply
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bundle "github.com/numa-partition/numa-partition/slices/render"
+)
+
+var updateSteps = flag.Bool("update", false, "rewrite testdata/steps.golden from the current Plan")
+
+// allKindsSteps are the steps of three hosts that between them need every
+// kind of step: a fresh cgroup v1 host, a host one partition left (its
+// slice's runtime state and a bridge are still there), and a kubelet whose
+// managers' settings changed over state on disk.
+func allKindsSteps(t *testing.T) []Step {
+	t.Helper()
+	steps := Plan(desired(t, CgroupHybrid, nil), Current{})
+
+	base := desired(t, CgroupV2, nil)
+	gone := desired(t, CgroupV2, func(f *fixture) {
+		var files []bundle.File
+		for _, bf := range f.bundle.Files {
+			if !strings.Contains(bf.Path, "tnode1") {
+				files = append(files, bf)
+			}
+		}
+		var units []bundle.Unit
+		for _, u := range f.bundle.Units {
+			if u.Partition != "tnode1" {
+				units = append(units, u)
+			}
+		}
+		f.bundle.Files, f.bundle.Units = files, units
+		f.plan.Partitions = f.plan.Partitions[:1]
+	})
+	c := applied(base)
+	c.StaleSlices = []string{"tnode1.slice"}
+	c.StaleNetwork = []StaleNetwork{{Bridge: "npbr0"}, {Namespace: "np-tnode0", Devices: []string{"ens5f1"}}}
+	c.Hugepages[HugepageKey{0, testPageSize}] = 1
+	steps = append(steps, Plan(gone, c)...)
+
+	c = applied(base)
+	st := c.KubeletStates["kubelet-tnode0.service"]
+	st.Stamp, st.Files = "cpu=none", []string{"var/lib/kubelet-tnode0/cpu_manager_state"}
+	c.KubeletStates["kubelet-tnode0.service"] = st
+	c.Files["etc/systemd/system/containerd-tnode1.service"] = FileState{Content: []byte("old"), Mode: 0o644}
+	return append(steps, Plan(base, c)...)
+}
+
+// Steps are apply's output (`apply --output json`, the text report):
+// both forms of every kind stay as they are (testdata/steps.golden).
+func TestStepsOutputIsStable(t *testing.T) {
+	steps := allKindsSteps(t)
+	kinds := map[Kind]bool{}
+	var b strings.Builder
+	for _, s := range steps {
+		kinds[s.Kind] = true
+		js, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(s.String() + "\n" + string(js) + "\n")
+	}
+	for k := range stepRunners {
+		if !kinds[k] {
+			t.Errorf("no step of kind %s in the golden steps", k)
+		}
+	}
+	golden := filepath.Join("testdata", "steps.golden")
+	if *updateSteps {
+		must(t, os.MkdirAll("testdata", 0o755))
+		must(t, os.WriteFile(golden, []byte(b.String()), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	must(t, err)
+	if b.String() != string(want) {
+		t.Errorf("steps changed (go test -run TestStepsOutputIsStable -update rewrites %s):\n%s", golden, b.String())
+	}
+}
