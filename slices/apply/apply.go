@@ -321,7 +321,7 @@ func (a *attempt) run(ctx context.Context, t0 time.Time) (*Report, error) {
 	// Steps without a record step (a crashed unit started again) change
 	// nothing the record lists: the record on disk stays as it is, not
 	// pending, unless the Nodes this apply cordoned had to go into it.
-	recorded := slices.ContainsFunc(steps, func(s Step) bool { return s.Kind == KindRecord })
+	recorded := writesRecord(steps)
 	if undoPending == nil && recorded {
 		if undoPending, err = writePending(o.Root, rec, prev, cur, d); err != nil {
 			return nil, err
@@ -573,8 +573,9 @@ func diffLines(content []byte) []string {
 
 func Diff(steps []Step, cur Current) string {
 	var b strings.Builder
-	for _, s := range steps {
-		if s.Kind != KindWrite && s.Kind != KindRemove {
+	for _, st := range steps {
+		s, removed, ok := st.fileChange()
+		if !ok {
 			continue
 		}
 		old := cur.Files[s.Path]
@@ -585,7 +586,7 @@ func Diff(steps []Step, cur Current) string {
 		if _, ok := cur.Files[s.Path]; !ok {
 			ud.FromFile = "/dev/null"
 		}
-		if s.Kind == KindRemove {
+		if removed {
 			ud.ToFile = "/dev/null"
 		}
 		text, err := difflib.GetUnifiedDiffString(ud)

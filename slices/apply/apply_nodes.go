@@ -99,15 +99,16 @@ func affectedNodes(d Desired, cur Current, steps []Step, next []RecordPartition,
 func rebuiltNamespaces(d Desired, steps []Step) map[string]string {
 	out := map[string]string{}
 	for _, s := range steps {
-		if s.Kind != KindRestart {
+		r, ok := s.Action.(RestartUnit)
+		if !ok {
 			continue
 		}
-		i := slices.IndexFunc(d.Units, func(u bundle.Unit) bool { return u.Name == s.Unit })
+		i := slices.IndexFunc(d.Units, func(u bundle.Unit) bool { return u.Name == r.Unit })
 		if i < 0 || !d.Units[i].RecreatesPods {
 			continue
 		}
 		if _, ok := out[d.Units[i].Partition]; !ok {
-			out[d.Units[i].Partition] = s.Unit
+			out[d.Units[i].Partition] = r.Unit
 		}
 	}
 	return out
@@ -269,11 +270,12 @@ func settleCordoned(ctx context.Context, o Options, rec *Record, n *nodeRun, ste
 	defer admin.close()
 	restarted := map[string]bool{}
 	for _, s := range steps {
-		if s.Kind != KindStart && s.Kind != KindRestart {
+		unit, ok := s.startedUnit()
+		if !ok {
 			continue
 		}
 		for _, u := range units {
-			if u.Name == s.Unit && (u.KubeletState != nil || u.RecreatesPods) {
+			if u.Name == unit && (u.KubeletState != nil || u.RecreatesPods) {
 				restarted[u.Partition] = true // "": every partition's kubelet
 			}
 		}

@@ -143,10 +143,10 @@ func TestApplyDrain(t *testing.T) {
 		withDrain(time.Minute)(o)
 		o.BeforeStep = func(_ int, st Step) error {
 			steps0 = append(steps0, st.String())
-			if _, err := os.Stat(podDir); st.Kind == KindKubeletState && err == nil {
+			if _, err := os.Stat(podDir); st.Kind() == KindKubeletState && err == nil {
 				t.Errorf("%s while kubelet still had the drained pod", st)
 			}
-			if st.Kind == KindKubeletState && !s.GetNode("sandbox-tnode0").Spec.Unschedulable {
+			if st.Kind() == KindKubeletState && !s.GetNode("sandbox-tnode0").Spec.Unschedulable {
 				t.Errorf("%s with its Node schedulable", st)
 			}
 			return nil
@@ -297,7 +297,7 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 	rep, err = e.apply(t, f, func(o *Options) {
 		withDrain(o)
 		o.BeforeStep = func(_ int, st Step) error {
-			if st.Kind == KindRestart && st.Unit == "mountns-tnode1.service" {
+			if st.Action == (RestartUnit{Unit: "mountns-tnode1.service"}) {
 				restarted = true
 				if !s.GetNode("sandbox-tnode1").Spec.Unschedulable || s.GetPod("shop", "web-tnode1") != nil {
 					t.Errorf("%s before its Node was drained", st)

@@ -124,20 +124,20 @@ func TestAffectedNodes(t *testing.T) {
 	}, {
 		name:  "a restarted mount namespace holder re-creates its partition's pods (#25: a hugepage view change)",
 		d:     withHolders(kubeletUnits([]string{"node0", "node1"}, "s0", "s1")),
-		steps: []Step{{Kind: KindRestart, Unit: "mountns-node1.service"}, {Kind: KindRestart, Unit: "kubelet-node0.service"}},
+		steps: []Step{{Action: RestartUnit{Unit: "mountns-node1.service"}}, {Action: RestartUnit{Unit: "kubelet-node0.service"}}},
 		rec:   &Record{Partitions: record.Partitions[:2]}, next: next,
 		want: []string{"node1:namespaceRebuilt:host-node1:mountns-node1.service"},
 	}, {
 		name:  "a holder that starts (it was down) re-creates nothing: its pods were gone",
 		d:     withHolders(kubeletUnits([]string{"node0", "node1"}, "s0", "s1")),
-		steps: []Step{{Kind: KindStart, Unit: "mountns-node1.service"}},
+		steps: []Step{{Action: StartUnit{Unit: "mountns-node1.service"}}},
 		rec:   &Record{Partitions: record.Partitions[:2]}, next: next,
 		want: []string{},
 	}, {
 		name:   "a host-wide unit's restart (the uplink) re-creates every partition's pods; fresh state wins where both",
 		d:      withHolders(kubeletUnits([]string{"node0", "node1"}, "new", "s1")),
 		states: map[string]KubeletStateOnHost{"kubelet-node0.service": pinned("old", "uid-a")},
-		steps:  []Step{{Kind: KindRestart, Unit: "uplink.service"}},
+		steps:  []Step{{Action: RestartUnit{Unit: "uplink.service"}}},
 		rec:    &Record{Partitions: record.Partitions[:2]}, next: next,
 		want: []string{"node0:freshKubeletState:host-node0:kubelet-node0.service", "node1:namespaceRebuilt:host-node1:uplink.service"},
 	}, {
@@ -530,7 +530,7 @@ func TestSettleCordoned(t *testing.T) {
 		n.Status.Conditions[1].LastHeartbeatTime = metav1.NewTime(time.Now().Add(time.Second))
 		s.SetNode(n)
 	}()
-	warnings = settleCordoned(context.Background(), o, rec, nil, []Step{{Kind: KindStart, Unit: "kubelet-node1.service"}}, units, started, true)
+	warnings = settleCordoned(context.Background(), o, rec, nil, []Step{{Action: StartUnit{Unit: "kubelet-node1.service"}}}, units, started, true)
 	if len(warnings) != 0 || s.GetNode("host-node1").Spec.Unschedulable {
 		t.Errorf("after the restart: %q", warnings)
 	}

@@ -32,7 +32,7 @@ func FileDiff(root string, b bundle.Bundle, mode CgroupMode) (diff string, chang
 	cur := Current{Files: files, Record: prev}
 	var steps []Step
 	for _, s := range Plan(d, cur) {
-		if s.Kind == KindWrite || s.Kind == KindRemove {
+		if _, _, ok := s.fileChange(); ok {
 			steps = append(steps, s)
 		}
 	}

@@ -30,9 +30,9 @@ func TestDiffAppliesWithGit(t *testing.T) {
 		"etc/gone.conf":    {Content: []byte("x\ny\n"), Mode: 0o644},
 	}}
 	steps := []Step{
-		{Kind: KindWrite, Path: "etc/new.conf", Content: []byte("one\ntwo\n"), Mode: 0o644},
-		{Kind: KindWrite, Path: "etc/changed.conf", Content: []byte("a\nB\nc\nd\n"), Mode: 0o644},
-		{Kind: KindRemove, Path: "etc/gone.conf"},
+		{Action: WriteFile{Path: "etc/new.conf", Content: []byte("one\ntwo\n"), Mode: 0o644}},
+		{Action: WriteFile{Path: "etc/changed.conf", Content: []byte("a\nB\nc\nd\n"), Mode: 0o644}},
+		{Action: RemoveFile{Path: "etc/gone.conf"}},
 	}
 	d := Diff(steps, cur)
 	assert.Contains(t, d, "@@ -0,0 +1,2 @@\n+one\n+two\n")

@@ -7,16 +7,23 @@
 // of Steps; an Executor runs the steps with an undo journal and, on any
 // failure, rolls the host back to the files and unit states it found.
 //
-// Step order (one place, Plan):
+// A kind of step is a type in its own file, step_*.go: its Kind, its words
+// in the report, how it runs and how it is undone. Plan's phases (plan.go,
+// one table) decide which steps are needed and in what order:
 //
 //  1. stop, then disable, units of the previous generation that are gone
-//  2. write changed files atomically (temp file, fsync, rename), delete obsolete ones
-//  3. daemon-reload, only when a file changed
-//  4. allocate hugepages per node, read back
+//  2. write changed files atomically (temp file, fsync, rename), remove
+//     obsolete ones, forget the runtime state of slices no longer planned
+//  3. daemon-reload, only when a file changed; then remove the network
+//     objects no longer planned
+//  4. size the hugepage pools per node, read back
 //  5. start slices, set their CPUs/memory nodes live (runtime properties;
 //     on cgroup v1 also their cpuset v1 group)
 //  6. enable, then start or restart changed services by phase: hugepages
-//     oneshot, runtime, allocator, kubelet, each waiting for its job result
+//     oneshot, runtime, allocator, kubelet, each waiting for its job result;
+//     a kubelet whose managers' settings changed is stopped, its state
+//     moved aside, and started; on cgroup v1 a started service joins its
+//     partition's cpuset group
 //  7. record the applied generation (file hashes, units, slices) in
 //     /var/lib/numa-partition/applied.json
 package apply

@@ -236,10 +236,18 @@ func partitionChanges(units []bundle.Unit, steps []Step) map[string][]string {
 		}
 		return append(l, s)
 	}
+	// verb lists a service's start, restart or stop (not a slice's).
+	verb := func(k Kind, unit string) {
+		if u, ok := byName[unit]; ok && !strings.HasSuffix(u.Name, ".slice") {
+			w := get(u.Partition)
+			w.verbs[k] = add(w.verbs[k], u.Name)
+		}
+	}
 	for _, s := range steps {
-		switch s.Kind {
-		case KindWrite, KindRemove:
-			for _, u := range owners[s.Path] {
+		switch a := s.Action.(type) {
+		case WriteFile, RemoveFile:
+			f, _, _ := s.fileChange()
+			for _, u := range owners[f.Path] {
 				w := get(u.Partition)
 				switch {
 				case u.Phase == bundle.PhaseSlice:
@@ -250,22 +258,23 @@ func partitionChanges(units []bundle.Unit, steps []Step) map[string][]string {
 					w.files = add(w.files, u.Name)
 				}
 			}
-		case KindSetCPUs:
-			if u, ok := byName[s.Unit]; ok {
+		case SetSliceCPUs:
+			if u, ok := byName[a.Unit]; ok {
 				w := get(u.Partition)
 				w.slice = slices.DeleteFunc(w.slice, func(x string) bool { return x == "slice "+u.Name })
-				w.slice = add(w.slice, fmt.Sprintf("slice %s (CPUs %s, memory nodes %s)", u.Name, s.CPUs, s.Mems))
+				w.slice = add(w.slice, fmt.Sprintf("slice %s (CPUs %s, memory nodes %s)", u.Name, a.CPUs, a.Mems))
 			}
-		case KindKubeletState:
-			if u, ok := byName[s.Unit]; ok {
+		case PrepareKubeletState:
+			if u, ok := byName[a.Unit]; ok {
 				w := get(u.Partition)
 				w.state = add(w.state, "manager state of "+u.Name+" moved aside")
 			}
-		case KindStart, KindRestart, KindStop:
-			if u, ok := byName[s.Unit]; ok && !strings.HasSuffix(u.Name, ".slice") {
-				w := get(u.Partition)
-				w.verbs[s.Kind] = add(w.verbs[s.Kind], u.Name)
-			}
+		case StartUnit:
+			verb(KindStart, a.Unit)
+		case RestartUnit:
+			verb(KindRestart, a.Unit)
+		case StopUnit:
+			verb(KindStop, a.Unit)
 		}
 	}
 	out := map[string][]string{}

@@ -105,13 +105,13 @@ func (e *Executor) Run(ctx context.Context, steps []Step, cur Current) (*Result,
 		notRun := i // the first step without undo entries
 		if err == nil {
 			var u []undo
-			u, err = e.do(ctx, s, cur, res)
+			u, err = s.run(e, ctx, cur, res)
 			// Undo entries are kept even for the failing step: a job
 			// that timed out may still have run.
 			journal = append(journal, u...)
 			notRun = i + 1
 		}
-		if s.Kind == KindReload {
+		if s.Kind() == KindReload {
 			reloaded = true
 		}
 		if err != nil {
@@ -134,8 +134,8 @@ func (e *Executor) Run(ctx context.Context, steps []Step, cur Current) (*Result,
 func (e *Executor) pulledIn(rest []Step, cur Current) []undo {
 	var undos []undo
 	for _, s := range rest {
-		if (s.Kind == KindStart || s.Kind == KindRestart) && !cur.Units[s.Unit].Active() {
-			undos = append(undos, e.restoreActive(s.Unit, cur.Units[s.Unit]))
+		if unit, ok := s.startedUnit(); ok && !cur.Units[unit].Active() {
+			undos = append(undos, e.restoreActive(unit, cur.Units[unit]))
 		}
 	}
 	return undos
@@ -346,4 +346,65 @@ type KeptError struct {
 
 func (e *KeptError) Error() string {
 	return fmt.Sprintf("%s was %s: kept, since deleting it would lose what is there; move it away (or put back what apply wrote) for apply or remove to take it", e.Path, e.Reason)
+}
+
+// writeOwn writes one of apply's own files at rel, not a bundle file (the
+// record, a kubelet's settings stamp): the directories it makes are
+// recorded first, then content is computed and written; the undo puts
+// back what was there, or removes the file and those directories.
+func (e *Executor) writeOwn(rel, what string, content func() ([]byte, error)) ([]undo, error) {
+	old, existed, err := readFileState(e.Root, rel)
+	if err != nil {
+		return nil, err
+	}
+	created := missingDirs(e.Root, path.Dir(rel))
+	e.Record.Dirs = appendNew(e.Record.Dirs, created...)
+	u := undo{phase: phaseFiles, what: what, run: func(context.Context) error {
+		if existed {
+			return writeFileAtomic(e.Root, rel, old.Content, old.Mode)
+		}
+		if err := removeFile(e.Root, rel); err != nil {
+			return err
+		}
+		return removeEmptyDirs(e.Root, created)
+	}}
+	b, err := content()
+	if err != nil {
+		return nil, err
+	}
+	return []undo{u}, writeFileAtomic(e.Root, rel, b, 0o644)
+}
+
+// unitJob runs a start, stop or restart of unit; the undo restores
+// whether the unit ran.
+func (e *Executor) unitJob(ctx context.Context, job func(systemd.Manager, context.Context, string) error, unit string, cur Current) ([]undo, error) {
+	return []undo{e.restoreActive(unit, cur.Units[unit])}, job(e.Systemd, ctx, unit)
+}
+
+// unitFileJob enables or disables unit (do); the undo runs back only
+// when do changed something: when the unit's enabled state before was
+// changedFrom (true for a disable, false for an enable). A unit already
+// back in that state is done, whatever back answered (a unit file gone).
+func (e *Executor) unitFileJob(ctx context.Context, what, unit string, cur Current, do, back func(systemd.Manager, context.Context, []string) error, changedFrom bool) ([]undo, error) {
+	before := cur.Units[unit].Enabled()
+	u := undo{phase: phaseFiles, what: what + " " + unit, run: func(ctx context.Context) error {
+		if before != changedFrom {
+			return nil
+		}
+		err := back(e.Systemd, ctx, []string{unit})
+		return settled(ctx, e.Systemd, unit, err, func(u systemd.UnitInfo) bool { return u.Enabled() == changedFrom })
+	}}
+	return []undo{u}, do(e.Systemd, ctx, []string{unit})
+}
+
+// restoreFile is the undo of a write or remove of rel: it puts back what
+// was there, or removes what was not.
+func (e *Executor) restoreFile(kind Kind, rel string, cur Current) undo {
+	old, existed := cur.Files[rel]
+	return undo{phase: phaseFiles, what: string(kind) + " /" + rel, run: func(context.Context) error {
+		if existed {
+			return writeFileAtomic(e.Root, rel, old.Content, old.Mode)
+		}
+		return removeFile(e.Root, rel)
+	}}
 }

@@ -18,13 +18,13 @@ import (
 // middle of it: the bundle file, the record or a kubelet's stamp; "" for
 // a step that writes no file.
 func killedWritePath(s Step) string {
-	switch s.Kind {
-	case KindWrite:
-		return s.Path
-	case KindRecord:
+	switch a := s.Action.(type) {
+	case WriteFile:
+		return a.Path
+	case WriteRecord:
 		return RecordPath
-	case KindKubeletState:
-		return path.Join(s.KubeletState.Dir, KubeletStampName)
+	case PrepareKubeletState:
+		return path.Join(a.KubeletState.Dir, KubeletStampName)
 	}
 	return ""
 }

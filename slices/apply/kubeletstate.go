@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -139,24 +138,4 @@ func checkKubeletStates(d Desired, c Current, reset bool) error {
 		return errors.New(strings.Join(problems, "\n"))
 	}
 	return nil
-}
-
-// runKubeletState moves a stopped kubelet's stale state files aside and
-// stamps the settings it will start with; the undo puts both back.
-func (e *Executor) runKubeletState(_ context.Context, s Step, cur Current, _ *Result) ([]undo, error) {
-	ks := s.KubeletState
-	var undos []undo
-	for _, rel := range s.StateFiles {
-		from, to := rel, rel+StaleSuffix
-		if err := rootOf(e.Root).Rename(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return undos, fmt.Errorf("moving /%s aside: %w", rel, err)
-		}
-		undos = append(undos, undo{phase: phaseFiles, what: "state file /" + rel, run: func(context.Context) error {
-			return rootOf(e.Root).Rename(to, from)
-		}})
-	}
-	// The first apply may come before kubelet made its root dir.
-	stamped, err := e.writeOwn(path.Join(ks.Dir, KubeletStampName), "settings stamp of "+s.Unit,
-		func() ([]byte, error) { return []byte(ks.Settings + "\n"), nil })
-	return append(undos, stamped...), err
 }

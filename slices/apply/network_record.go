@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -162,13 +161,6 @@ func inRootNetwork(root string, f func(*pnetns.Host) error) error {
 	}
 	defer done()
 	return f(h)
-}
-
-// runForgetNetwork removes a stale network object. Nothing to undo: a
-// rollback restarts the previous generation's units, whose oneshots make
-// their bridge again and move their devices in.
-func (e *Executor) runForgetNetwork(ctx context.Context, s Step, cur Current, res *Result) ([]undo, error) {
-	return nil, removeStaleNetwork(e.Root, *s.Network)
 }
 
 func removeStaleNetwork(root string, s StaleNetwork) error {

@@ -25,7 +25,7 @@ func TestOriginalsAreKeptAndRestored(t *testing.T) {
 	// Rolled back at the last step: the original is back, no copy is left.
 	_, err := e.apply(t, f, func(o *Options) {
 		o.BeforeStep = func(_ int, s Step) error {
-			if s.Kind == KindRecord {
+			if s.Kind() == KindRecord {
 				return errors.New("fault at the record")
 			}
 			return nil

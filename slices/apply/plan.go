@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"bytes"
 	"slices"
 	"strings"
 
@@ -9,190 +8,149 @@ import (
 )
 
 // Plan turns the difference between what is desired and what is on the
-// host into ordered steps. It is pure; the step order is the one in the
-// package documentation. An empty result means "no changes".
+// host into ordered steps. It is pure. An empty result means "no
+// changes".
 func Plan(d Desired, c Current) []Step {
-	var steps []Step
-	desiredUnits := map[string]bool{}
-	for _, u := range d.Units {
-		desiredUnits[u.Name] = true
+	p := &planning{d: d, c: c, changed: map[string]bool{}, v1Regrouped: map[string]bool{}}
+	for _, phase := range phases {
+		phase(p)
 	}
+	return p.steps
+}
 
-	// 1. units of the previous generation that are gone: stop in reverse
-	// start order, then disable.
-	if c.Record != nil {
-		gone := slices.DeleteFunc(slices.Clone(c.Record.Units), func(u bundle.Unit) bool { return desiredUnits[u.Name] })
-		for _, u := range slices.Backward(gone) {
-			if c.Units[u.Name].ActiveState != "inactive" && c.Units[u.Name].ActiveState != "" {
-				steps = append(steps, Step{Kind: KindStop, Unit: u.Name, Reason: "no longer planned"})
-			}
-		}
-		for _, u := range gone {
-			if u.Enable && c.Units[u.Name].Enabled() {
-				steps = append(steps, Step{Kind: KindDisable, Unit: u.Name, Reason: "no longer planned"})
-			}
-		}
-	}
+// phases are Plan's, in the order their steps run: a new kind of step is
+// one file (step_*.go) and, when it has a phase of its own, one line here.
+var phases = []func(*planning){
+	retireGone,      // 1. units of the previous generation: stopped, then disabled
+	writeFiles,      // 2. files: the rendered ones written,
+	removeFiles,     //    those no longer rendered removed,
+	forgetSlices,    //    and slices no longer planned forgotten
+	reload,          // 3. one daemon-reload when a file changed
+	forgetNetwork,   //    network objects no longer planned, before the oneshots restart
+	setHugepages,    // 4. hugepage pools
+	startSlices,     // 5. slices: started, CPUs set live, cpuset v1 groups
+	enableUnits,     // 6. units enabled, then
+	startServices,   //    services started or restarted in phase order
+	recordIfChanged, // 7. the record, when what it says changed
+}
 
-	// 2. files.
-	changed := map[string]bool{}
-	desiredFiles := map[string]bool{}
-	for _, f := range d.Files {
-		desiredFiles[f.Path] = true
-		cur, ok := c.Files[f.Path]
-		mode := f.Mode.Perm()
-		if mode == 0 {
-			mode = 0o644
-		}
-		switch {
-		case !ok:
-			steps = append(steps, Step{Kind: KindWrite, Path: f.Path, Content: f.Content, Mode: mode, Reason: "new"})
-		case !bytes.Equal(cur.Content, f.Content):
-			steps = append(steps, Step{Kind: KindWrite, Path: f.Path, Content: f.Content, Mode: mode, Reason: "changed"})
-		case cur.Mode.Perm() != mode:
-			steps = append(steps, Step{Kind: KindWrite, Path: f.Path, Content: f.Content, Mode: mode, Reason: "mode " + cur.Mode.Perm().String()})
-		default:
-			continue
-		}
-		changed[f.Path] = true
-	}
-	if c.Record != nil {
-		for _, rf := range c.Record.Files {
-			if _, exists := c.Files[rf.Path]; exists && !desiredFiles[rf.Path] {
-				steps = append(steps, Step{Kind: KindRemove, Path: rf.Path, Reason: "no longer rendered"})
-				changed[rf.Path] = true
-			}
-		}
-	}
+// planning is what Plan's phases share.
+type planning struct {
+	d     Desired
+	c     Current
+	steps []Step
+	// changed are the files written or removed.
+	changed map[string]bool
+	// recordChanged is set by a step that changes what the record says
+	// besides its files: a pool, a slice's live CPUs, the network.
+	recordChanged bool
+	// v1Regrouped are the partitions whose cpuset v1 group was set: their
+	// running services join it again.
+	v1Regrouped map[string]bool
+}
 
-	// Slices no longer planned (a partition renamed or gone): their
-	// runtime CPU drop-ins and v1 groups go with them.
-	for _, unit := range c.StaleSlices {
-		steps = append(steps, Step{Kind: KindForgetSlice, Unit: unit, Reason: "no longer planned"})
-	}
-	forgot := len(c.StaleSlices) > 0
+func (p *planning) add(a Action, reason string) {
+	p.steps = append(p.steps, Step{Action: a, Reason: reason})
+}
 
-	// 3. reload when a file changed.
-	if len(changed) > 0 || forgot {
-		steps = append(steps, Step{Kind: KindReload})
-	}
+// unitChanged says whether one of u's files changes.
+func (p *planning) unitChanged(u bundle.Unit) bool {
+	return slices.ContainsFunc(u.Files, func(f string) bool { return p.changed[f] })
+}
 
-	// Network objects of the previous generation the plan no longer has
-	// (a renamed bridge, devices taken off a partition): gone before the
-	// uplink and namespace oneshots restart, whose ExecStop= knows the
-	// new plan's only.
-	for _, s := range c.StaleNetwork {
-		steps = append(steps, Step{Kind: KindForgetNetwork, Network: &s, Reason: "no longer planned"})
-	}
+// v1 says whether the host's cpusets are cgroup v1's (v1 or hybrid).
+func (p *planning) v1() bool { return p.d.CgroupMode != CgroupV2 }
 
-	// 4. hugepages.
-	for _, h := range d.Hugepages {
-		cur, ok := c.Hugepages[HugepageKey{h.Node, h.PageSize}]
-		if !ok || cur != h.Count {
-			h := h
-			h.Before = cur
-			steps = append(steps, Step{Kind: KindHugepages, Hugepages: &h})
+// retireGone stops the units of the previous generation the plan no
+// longer has, in reverse start order, then disables them.
+func retireGone(p *planning) {
+	if p.c.Record == nil {
+		return
+	}
+	planned := map[string]bool{}
+	for _, u := range p.d.Units {
+		planned[u.Name] = true
+	}
+	gone := slices.DeleteFunc(slices.Clone(p.c.Record.Units), func(u bundle.Unit) bool { return planned[u.Name] })
+	for _, u := range slices.Backward(gone) {
+		if st := p.c.Units[u.Name].ActiveState; st != "inactive" && st != "" {
+			p.add(StopUnit{Unit: u.Name}, "no longer planned")
 		}
 	}
-
-	unitChanged := func(u bundle.Unit) bool {
-		return slices.ContainsFunc(u.Files, func(p string) bool { return changed[p] })
+	for _, u := range gone {
+		if u.Enable && p.c.Units[u.Name].Enabled() {
+			p.add(DisableUnit{Unit: u.Name}, "no longer planned")
+		}
 	}
+}
+
+// startSlices starts the slices, sets their CPUs and memory nodes live,
+// and on a cgroup v1 or hybrid host writes a partition slice's cpuset v1
+// group.
+func startSlices(p *planning) {
 	sets := map[string]SliceSet{}
-	for _, s := range d.Slices {
+	for _, s := range p.d.Slices {
 		sets[s.Unit] = s
 	}
-	v1 := d.CgroupMode != CgroupV2
-
-	// 5. slices: start, set CPUs live, cpuset v1 group.
-	v1Regrouped := map[string]bool{}
-	for _, u := range d.Units {
+	for _, u := range p.d.Units {
 		if !isCgroupUnit(u.Name) {
 			continue
 		}
-		st := c.Units[u.Name]
-		started := false
-		if u.Start && !st.Active() {
-			steps = append(steps, Step{Kind: KindStart, Unit: u.Name, Reason: "not active"})
-			started = true
+		st := p.c.Units[u.Name]
+		started := u.Start && !st.Active()
+		if started {
+			p.add(StartUnit{Unit: u.Name}, "not active")
 		}
 		s, ok := sets[u.Name]
 		if !ok {
 			continue
 		}
 		live := !st.AllowedCPUs.Equal(s.CPUs) || st.AllowedMemoryNodes != s.Mems
-		if live || unitChanged(u) {
-			steps = append(steps, Step{Kind: KindSetCPUs, Unit: u.Name, CPUs: s.CPUs, Mems: s.Mems})
+		if live || p.unitChanged(u) {
+			p.add(SetSliceCPUs{Unit: u.Name, CPUs: s.CPUs, Mems: s.Mems}, "")
+			p.recordChanged = true
 		}
 		// The group is missing or stale after an apply killed between
 		// the slice's start and the group's write.
-		group := c.CPUSetsV1[u.Name] != s.CPUs.String()+"/"+s.Mems.String()
-		if v1 && u.Partition != "" && (live || unitChanged(u) || started || group) {
-			steps = append(steps, Step{Kind: KindCPUSetV1, Unit: u.Name, CPUs: s.CPUs, Mems: s.Mems})
-			v1Regrouped[u.Partition] = true
+		group := p.c.CPUSetsV1[u.Name] != s.CPUs.String()+"/"+s.Mems.String()
+		if p.v1() && u.Partition != "" && (live || p.unitChanged(u) || started || group) {
+			p.add(SetCPUSetV1{Unit: u.Name, CPUs: s.CPUs, Mems: s.Mems}, "")
+			p.v1Regrouped[u.Partition] = true
 		}
 	}
+}
 
-	// 6. enable, then start or restart services in phase order.
-	for _, u := range d.Units {
-		if u.Enable && (!c.Units[u.Name].Enabled() || unitChanged(u)) {
-			steps = append(steps, Step{Kind: KindEnable, Unit: u.Name})
-		}
-	}
-	attachV1 := func(u bundle.Unit) {
-		if v1 && u.Partition != "" && strings.HasSuffix(u.Name, ".service") {
-			if slice := partitionSlice(d.Units, u.Partition); slice != "" {
-				steps = append(steps, Step{Kind: KindAttachV1, Unit: u.Name, Slice: slice})
-			}
-		}
-	}
-	for _, u := range d.Units {
+// startServices starts or restarts the services in phase order; a
+// kubelet whose managers' settings changed starts on fresh state: stop,
+// move the stale files aside, start (kubeletstate.go).
+func startServices(p *planning) {
+	for _, u := range p.d.Units {
 		if isCgroupUnit(u.Name) || !u.Start {
 			continue
 		}
-		st := c.Units[u.Name]
-		// A kubelet whose managers' settings changed starts on fresh
-		// state: stop, move the stale files aside, start (kubeletstate.go).
-		if stamp, move := staleKubeletState(u, c); move {
+		st := p.c.Units[u.Name]
+		if stamp, move := staleKubeletState(u, p.c); move {
 			if st.Active() {
-				steps = append(steps, Step{Kind: KindStop, Unit: u.Name, Reason: "its managers' settings changed"})
+				p.add(StopUnit{Unit: u.Name}, "its managers' settings changed")
 			}
-			steps = append(steps, Step{Kind: KindKubeletState, Unit: u.Name, KubeletState: u.KubeletState, StateFiles: c.KubeletStates[u.Name].Files},
-				Step{Kind: KindStart, Unit: u.Name, Reason: "on fresh manager state"})
-			attachV1(u)
+			p.add(PrepareKubeletState{Unit: u.Name, KubeletState: u.KubeletState, StateFiles: p.c.KubeletStates[u.Name].Files}, "")
+			p.add(StartUnit{Unit: u.Name}, "on fresh manager state")
+			p.attachV1(u)
 			continue
 		} else if stamp {
-			steps = append(steps, Step{Kind: KindKubeletState, Unit: u.Name, KubeletState: u.KubeletState})
+			p.add(PrepareKubeletState{Unit: u.Name, KubeletState: u.KubeletState}, "")
 		}
 		switch {
 		case !st.Active():
-			steps = append(steps, Step{Kind: KindStart, Unit: u.Name, Reason: "not active"})
-		case unitChanged(u):
-			steps = append(steps, Step{Kind: KindRestart, Unit: u.Name, Reason: "files changed"})
-		case v1Regrouped[u.Partition] && strings.HasSuffix(u.Name, ".service"):
+			p.add(StartUnit{Unit: u.Name}, "not active")
+		case p.unitChanged(u):
+			p.add(RestartUnit{Unit: u.Name}, "files changed")
+		case p.v1Regrouped[u.Partition] && strings.HasSuffix(u.Name, ".service"):
 		default:
 			continue
 		}
-		attachV1(u)
+		p.attachV1(u)
 	}
-
-	// 7. record, when what the record says changed.
-	if len(changed) > 0 || c.Record == nil || c.Record.Pending ||
-		slices.ContainsFunc(steps, func(s Step) bool {
-			return s.Kind == KindHugepages || s.Kind == KindSetCPUs || s.Kind == KindForgetNetwork
-		}) {
-		steps = append(steps, Step{Kind: KindRecord})
-	}
-	return steps
-}
-
-func partitionSlice(us []bundle.Unit, part string) string {
-	for _, u := range us {
-		if u.Partition == part && strings.HasSuffix(u.Name, ".slice") {
-			return u.Name
-		}
-	}
-	return ""
 }
 
 // Changed says whether steps change anything.

@@ -71,11 +71,11 @@ func (f *unitsFake) EnableUnitFiles(context.Context, []string) error { return ni
 func networkSteps() []Step {
 	var steps []Step
 	for _, u := range []string{"netns-node0.service", "numa-partition-network.service", "mountns-node0.service"} {
-		steps = append(steps, Step{Kind: KindWrite, Path: "etc/systemd/system/" + u, Content: []byte("[Service]\n"), Mode: 0o644})
+		steps = append(steps, Step{Action: WriteFile{Path: "etc/systemd/system/" + u, Content: []byte("[Service]\n"), Mode: 0o644}})
 	}
-	steps = append(steps, Step{Kind: KindReload})
+	steps = append(steps, Step{Action: DaemonReload{}})
 	for _, u := range []string{"netns-node0.service", "numa-partition-network.service", "mountns-node0.service"} {
-		steps = append(steps, Step{Kind: KindStart, Unit: u})
+		steps = append(steps, Step{Action: StartUnit{Unit: u}})
 	}
 	return steps
 }

@@ -145,7 +145,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 					}
 				}}
 			o.BeforeStep = func(_ int, st Step) error {
-				if st.Kind == KindKubeletState {
+				if st.Kind() == KindKubeletState {
 					seen = append(seen, st.String()+": cordoned tnode0="+
 						boolText(cordoned("sandbox-tnode0"))+" tnode1="+boolText(cordoned("sandbox-tnode1"))+
 						" evicted="+strings.Join(s.Evictions(), ","))
@@ -249,7 +249,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 		drained(500 * time.Millisecond)(o)
 		before := o.BeforeStep
 		o.BeforeStep = func(i int, st Step) error {
-			if st.Kind == KindKubeletState && strings.Contains(st.String(), "tnode0") {
+			if st.Kind() == KindKubeletState && strings.Contains(st.String(), "tnode0") {
 				s.SetPDB(budget(0)) // tnode1's drain comes after this wave
 			}
 			return before(i, st)

@@ -3,8 +3,12 @@ package apply
 import (
 	"encoding/json"
 	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,14 +63,14 @@ func TestStepsOutputIsStable(t *testing.T) {
 	kinds := map[Kind]bool{}
 	var b strings.Builder
 	for _, s := range steps {
-		kinds[s.Kind] = true
+		kinds[s.Kind()] = true
 		js, err := json.Marshal(s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b.WriteString(s.String() + "\n" + string(js) + "\n")
 	}
-	for k := range stepRunners {
+	for _, k := range declaredKinds(t) {
 		if !kinds[k] {
 			t.Errorf("no step of kind %s in the golden steps", k)
 		}
@@ -81,4 +85,36 @@ func TestStepsOutputIsStable(t *testing.T) {
 	if b.String() != string(want) {
 		t.Errorf("steps changed (go test -run TestStepsOutputIsStable -update rewrites %s):\n%s", golden, b.String())
 	}
+}
+
+// declaredKinds are the values of the package's Kind constants: every
+// kind of step, read from the source so that a new one cannot miss the
+// golden file.
+func declaredKinds(t *testing.T) []Kind {
+	t.Helper()
+	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi os.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	must(t, err)
+	var kinds []Kind
+	for _, f := range pkgs["apply"].Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			v, ok := n.(*ast.ValueSpec)
+			if !ok || v.Type == nil || len(v.Values) != 1 {
+				return true
+			}
+			if id, ok := v.Type.(*ast.Ident); ok && id.Name == "Kind" {
+				if lit, ok := v.Values[0].(*ast.BasicLit); ok {
+					k, err := strconv.Unquote(lit.Value)
+					must(t, err)
+					kinds = append(kinds, Kind(k))
+				}
+			}
+			return true
+		})
+	}
+	if len(kinds) < 16 {
+		t.Fatalf("found %d kinds of step in the source, want at least the 16 of the golden file", len(kinds))
+	}
+	return kinds
 }

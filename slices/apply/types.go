@@ -3,7 +3,6 @@ package apply
 import (
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
@@ -109,93 +108,4 @@ type FileState struct {
 type HugepageKey struct {
 	Node     int
 	PageSize uint64
-}
-
-// Kind is what a Step does.
-type Kind string
-
-// Step kinds.
-const (
-	KindStop      Kind = "stop"
-	KindDisable   Kind = "disable"
-	KindWrite     Kind = "write"
-	KindRemove    Kind = "remove"
-	KindReload    Kind = "daemon-reload"
-	KindHugepages Kind = "hugepages"
-	KindStart     Kind = "start"
-	KindSetCPUs   Kind = "set-property"
-	KindCPUSetV1  Kind = "cpuset-v1"
-	KindEnable    Kind = "enable"
-	KindRestart   Kind = "restart"
-	KindAttachV1  Kind = "attach-v1"
-	// KindForgetSlice drops what systemd and the kernel keep of a slice
-	// that is no longer planned: its runtime AllowedCPUs=/
-	// AllowedMemoryNodes= drop-ins and its cpuset and hugetlb v1 groups.
-	KindForgetSlice Kind = "forget-slice"
-	// KindKubeletState moves a stopped kubelet's stale manager state
-	// aside (StateFiles) and stamps the settings it starts with.
-	KindKubeletState Kind = "kubelet-state"
-	// KindForgetNetwork removes a network object of the previous
-	// generation the plan no longer has (a renamed bridge), or moves
-	// devices a partition no longer holds back to the host.
-	KindForgetNetwork Kind = "forget-network"
-	KindRecord        Kind = "record"
-)
-
-// Step is one action of a transaction.
-type Step struct {
-	Kind Kind   `json:"kind"`
-	Path string `json:"path,omitempty"` // write, remove
-	Unit string `json:"unit,omitempty"`
-	// Slice is the slice whose cpuset v1 group a service joins (attach-v1).
-	Slice string `json:"slice,omitempty"`
-	// Content and Mode are what a write puts there.
-	Content []byte      `json:"-"`
-	Mode    fs.FileMode `json:"-"`
-	// Sets for set-property and cpuset-v1.
-	CPUs bitmask.CPUSet  `json:"cpus,omitzero"`
-	Mems bitmask.NodeSet `json:"mems,omitzero"`
-	// Hugepages for hugepages.
-	Hugepages *HugepageTarget `json:"hugepages,omitempty"`
-	// KubeletState and StateFiles for kubelet-state: the settings to
-	// stamp, the state files to move aside.
-	KubeletState *bundle.KubeletState `json:"kubeletState,omitempty"`
-	StateFiles   []string             `json:"stateFiles,omitempty"`
-	// Network for forget-network.
-	Network *StaleNetwork `json:"network,omitempty"`
-	// Reason says why the step is needed.
-	Reason string `json:"reason,omitempty"`
-}
-
-func (s Step) String() string {
-	var b strings.Builder
-	b.WriteString(string(s.Kind))
-	switch s.Kind {
-	case KindWrite, KindRemove:
-		b.WriteString(" /" + s.Path)
-	case KindHugepages:
-		b.WriteString(" " + s.Hugepages.String())
-	case KindSetCPUs:
-		fmt.Fprintf(&b, " --runtime %s AllowedCPUs=%s AllowedMemoryNodes=%s", s.Unit, s.CPUs, s.Mems)
-	case KindCPUSetV1:
-		fmt.Fprintf(&b, " %s cpus=%s mems=%s", s.Unit, s.CPUs, s.Mems)
-	case KindAttachV1:
-		fmt.Fprintf(&b, " %s to %s", s.Unit, s.Slice)
-	case KindKubeletState:
-		b.WriteString(" " + s.Unit)
-		if len(s.StateFiles) > 0 {
-			b.WriteString(": move /" + strings.Join(s.StateFiles, ", /") + " aside")
-		} else {
-			b.WriteString(": stamp its managers' settings")
-		}
-	case KindForgetNetwork:
-		b.WriteString(" " + s.Network.String())
-	case KindReload, KindRecord:
-	default:
-		b.WriteString(" " + s.Unit)
-	}
-	if s.Reason != "" {
-		b.WriteString(" (" + s.Reason + ")")
-	}
-	return b.String()
 }

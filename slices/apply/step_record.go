@@ -1,0 +1,34 @@
+package apply
+
+import (
+	"context"
+	"slices"
+)
+
+// KindRecord writes the record, last.
+const KindRecord Kind = "record"
+
+// WriteRecord writes the Executor's record; the undo puts the previous
+// one back.
+type WriteRecord struct{}
+
+func (WriteRecord) Kind() Kind       { return KindRecord }
+func (WriteRecord) describe() string { return "" }
+
+func (WriteRecord) run(e *Executor, _ context.Context, _ Current, _ *Result) ([]undo, error) {
+	return e.writeOwn(RecordPath, "record", e.Record.marshal)
+}
+
+// recordIfChanged writes the record when what it says changed: the files, the
+// pools, a slice's live CPUs, the network; or when there is none yet, or
+// the one there is pending.
+func recordIfChanged(p *planning) {
+	if len(p.changed) > 0 || p.recordChanged || p.c.Record == nil || p.c.Record.Pending {
+		p.add(WriteRecord{}, "")
+	}
+}
+
+// writesRecord says whether steps write the record.
+func writesRecord(steps []Step) bool {
+	return slices.ContainsFunc(steps, func(s Step) bool { return s.Kind() == KindRecord })
+}
