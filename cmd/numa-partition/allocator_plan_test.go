@@ -16,7 +16,7 @@ import (
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 	"github.com/numa-partition/numa-partition/partition/planner"
-	"github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // The allocator unit reads the rendered plan.json: the allocator must get
@@ -54,7 +54,7 @@ func TestServePlanFromRenderedPlan(t *testing.T) {
 		return got
 	}
 	fromConfig := configs("probe")
-	fromRendered := configs("probe", "--plan", filepath.Join(out, render.PlanPath))
+	fromRendered := configs("probe", "--plan", filepath.Join(out, bundle.PlanPath))
 	require.Len(t, fromConfig, 4)
 	assert.Equal(t, fromConfig, fromRendered)
 
@@ -115,7 +115,7 @@ func TestAllocatorMetricsPortFromThePlan_Issue27(t *testing.T) {
 	out := filepath.Join(dir, "root")
 	_, err := runDiscover(t, "--sysfs", sysfs, "--config", conf, "render", "--out", out)
 	require.NoError(t, err)
-	rendered, err := os.ReadFile(filepath.Join(out, render.PlanPath))
+	rendered, err := os.ReadFile(filepath.Join(out, bundle.PlanPath))
 	require.NoError(t, err)
 	require.True(t, strings.Contains(string(rendered), `"metricsPort": 19410,`), "the rendered plan has the number")
 	// What a build before metricsPort rendered.
@@ -130,7 +130,7 @@ func TestAllocatorMetricsPortFromThePlan_Issue27(t *testing.T) {
 		}, append([]string{"--no-nri"}, args...)...).MetricsAddr
 	}
 	assert.Equal(t, ":19410", probe())
-	assert.Equal(t, ":19410", probe("--plan", filepath.Join(out, render.PlanPath)))
+	assert.Equal(t, ":19410", probe("--plan", filepath.Join(out, bundle.PlanPath)))
 	assert.Equal(t, ":19410", probe("--plan", old))
 	assert.Equal(t, "[::1]:9999", probe("--plan", old, "--metrics-addr", "[::1]:9999"))
 }
@@ -272,7 +272,7 @@ func renderedFourSocketPlan(t *testing.T) (sysfs, conf string, rendered []byte) 
 	out := filepath.Join(t.TempDir(), "root")
 	_, err := runDiscover(t, "--sysfs", sysfs, "--config", conf, "render", "--out", out)
 	require.NoError(t, err)
-	rendered, err = os.ReadFile(filepath.Join(out, render.PlanPath))
+	rendered, err = os.ReadFile(filepath.Join(out, bundle.PlanPath))
 	require.NoError(t, err)
 	return sysfs, conf, rendered
 }

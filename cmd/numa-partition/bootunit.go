@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -30,14 +31,14 @@ func bootUnitCommand() *cli.Command {
 // once: the applied record is there (apply writes it, remove deletes it).
 // Installing the package alone changes nothing, whatever config lies in
 // /etc; and a host without the config does not fail at boot. It applies
-// the plan apply installed (render.PlanPath, the one last applied, which
+// the plan apply installed (bundle.PlanPath, the one last applied, which
 // an operator reviewed with apply --dry-run or --plan), never a config
 // edited since: apply --plan refuses when the config and the host plan
 // otherwise now, naming the first line that differs, and the partitions
 // keep the units they have (#37).
 func bootUnit() string {
 	record := path.Join("/", apply.RecordPath)
-	plan := path.Join("/", render.PlanPath)
+	plan := path.Join("/", bundle.PlanPath)
 	return fmt.Sprintf(`# Installed by the numa-partition package (generated: numa-partition boot-unit).
 # Re-applies, at every boot, the partition plan last applied (%[4]s, which
 # apply installs: what was reviewed), so that slices, kubelets and hugepages

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // #37: the boot applies the plan apply installed, never a config edited
@@ -18,7 +18,7 @@ import (
 // again, and an edited one is refused, naming the line.
 func TestBootUnitAppliesTheInstalledPlanNotAnEditedConfig(t *testing.T) {
 	unit := bootUnit()
-	installed := "/" + render.PlanPath
+	installed := "/" + bundle.PlanPath
 	assert.Contains(t, unit, "\nExecStart=/usr/bin/numa-partition --config /etc/numa-partition/config.toml apply --plan "+installed+"\n")
 	assert.Contains(t, unit, "\nConditionPathExists="+installed+"\n", "a host applied before plan.json was installed is skipped, not failed")
 
@@ -30,7 +30,7 @@ func TestBootUnitAppliesTheInstalledPlanNotAnEditedConfig(t *testing.T) {
 	base := []string{"--sysfs", fixtureSys("qemu-2node-v2"), "--hostname", "h", "--config", conf}
 	_, err = runCLI(append([]string{"render", "--out", filepath.Join(dir, "applied")}, base...)...)
 	require.NoError(t, err)
-	plan := filepath.Join(dir, "applied", render.PlanPath)
+	plan := filepath.Join(dir, "applied", bundle.PlanPath)
 
 	_, err = runCLI(append([]string{"render", "--plan", plan, "--out", filepath.Join(dir, "again")}, base...)...)
 	require.NoError(t, err, "the installed plan, with the config it was made from")

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/urfave/cli/v2"
 
-	"github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // runCLI runs the app as main does, but returns the exit error instead of
@@ -141,7 +141,7 @@ func TestReviewedPlanAfterANodesMemoryMoved(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	_, err = runCLI(append([]string{"render", "--plan", planFile, "--out", out}, base...)...)
 	require.NoError(t, err, "a node's memory moved: the same host")
-	installed, err := os.ReadFile(filepath.Join(out, render.PlanPath))
+	installed, err := os.ReadFile(filepath.Join(out, bundle.PlanPath))
 	require.NoError(t, err)
 	assert.Contains(t, string(installed), fmt.Sprintf(`"totalBytes": %d`, was+44<<20), "the reviewed plan is installed")
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/internal/hostiletest"
-	"github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // Repro (#38, item 1): DIR's owner swapped DIR/etc for a link while root
@@ -21,9 +21,9 @@ import (
 // render has made DIR/etc; every file after it must be refused, and
 // nothing may land where the link points.
 func TestRenderOutRefusesLinkPlantedWhileWriting(t *testing.T) {
-	b := render.Bundle{}
+	b := bundle.Bundle{}
 	for i := range 400 {
-		b.Files = append(b.Files, render.File{Path: fmt.Sprintf("etc/systemd/system/node%d.slice", i), Mode: 0o644, Content: []byte("[Slice]\n")})
+		b.Files = append(b.Files, bundle.File{Path: fmt.Sprintf("etc/systemd/system/node%d.slice", i), Mode: 0o644, Content: []byte("[Slice]\n")})
 	}
 	for attempt := range 5 {
 		dir := filepath.Join(t.TempDir(), "out")

@@ -17,7 +17,7 @@ import (
 	"github.com/numa-partition/numa-partition/partition/allocator/scenario"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/slices/apply"
-	"github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // The kinds of the objects the commands print with --output json or yaml
@@ -53,7 +53,7 @@ type outputKind struct {
 var outputKinds = []outputKind{
 	{kindTopology, "discover", reflect.TypeFor[numa.Topology](), "The machine's NUMA topology as read from sysfs.", "docs/discover.md"},
 	{kindPlan, "plan", reflect.TypeFor[planOutput](), "The plan, and what each partition's Node will publish. apply --plan and render --plan read it back (JSON or YAML).", "docs/plan.md"},
-	{kindRenderBundle, "render", reflect.TypeFor[render.Bundle](), "The files, units, ports and hugepages a render makes (file contents are not included: render --out writes them).", "docs/render.md"},
+	{kindRenderBundle, "render", reflect.TypeFor[bundle.Bundle](), "The files, units, ports and hugepages a render makes (file contents are not included: render --out writes them).", "docs/render.md"},
 	{kindApplyReport, "apply", reflect.TypeFor[apply.Report](), "What apply did, or with --dry-run would do.", "docs/apply.md"},
 	{kindStatus, "status", reflect.TypeFor[apply.Status](), "The applied partitions' units, cpusets, memory, health, Nodes and drift.", "docs/apply.md"},
 	{kindRemoveReport, "remove", reflect.TypeFor[apply.RemoveReport](), "What remove did, or with --dry-run would do.", "docs/apply.md"},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/render"
 )
 
@@ -25,18 +26,18 @@ func renderFlags() []cli.Flag {
 // loadBundle is discover → config → plan → render, shared by render and
 // apply so that both install exactly the same files; it logs the plan's and
 // the bundle's warnings.
-func loadBundle(c *cli.Context) (*planner.Plan, render.Bundle, error) {
+func loadBundle(c *cli.Context) (*planner.Plan, bundle.Bundle, error) {
 	plan, _, err := loadPlan(c)
 	if err != nil {
-		return nil, render.Bundle{}, err
+		return nil, bundle.Bundle{}, err
 	}
 	b, err := renderWith(c, plan)
 	if err != nil {
-		return nil, render.Bundle{}, fmt.Errorf("render: %w", err)
+		return nil, bundle.Bundle{}, fmt.Errorf("render: %w", err)
 	}
 	if file := c.String("plan"); file != "" {
 		if plan, b, err = reviewedPlanBundle(c, file, plan, b); err != nil {
-			return nil, render.Bundle{}, err
+			return nil, bundle.Bundle{}, err
 		}
 	}
 	logWarnings(append(slices.Clip(plan.Warnings), b.Warnings...))
@@ -45,7 +46,7 @@ func loadBundle(c *cli.Context) (*planner.Plan, render.Bundle, error) {
 
 // reviewedPlanBundle is the reviewed plan of file (reviewedPlan) and its
 // bundle, given the plan and bundle of this host and config now.
-func reviewedPlanBundle(c *cli.Context, file string, now *planner.Plan, nowBundle render.Bundle) (*planner.Plan, render.Bundle, error) {
+func reviewedPlanBundle(c *cli.Context, file string, now *planner.Plan, nowBundle bundle.Bundle) (*planner.Plan, bundle.Bundle, error) {
 	bundle := nowBundle
 	sameHost := func(reviewed *planner.Plan) (bool, error) {
 		b, err := renderWith(c, reviewed)
@@ -68,7 +69,7 @@ func logWarnings(warnings []string) {
 }
 
 // renderWith renders plan with the command line's render options.
-func renderWith(c *cli.Context, plan *planner.Plan) (render.Bundle, error) {
+func renderWith(c *cli.Context, plan *planner.Plan) (bundle.Bundle, error) {
 	return render.RenderWith(*plan, render.Options{Binary: c.String("binary")})
 }
 
@@ -76,11 +77,11 @@ func renderWith(c *cli.Context, plan *planner.Plan) (render.Bundle, error) {
 // the one the host runs (previous, its plan file) to plan, in which the
 // partitions take names have plan's settings (planner.Between), rendered
 // as this command renders.
-func waveBundle(c *cli.Context, plan *planner.Plan) func(previous []byte, take func(string) bool) (render.Bundle, error) {
-	return func(previous []byte, take func(string) bool) (render.Bundle, error) {
-		p, err := planner.BetweenFile("/"+render.PlanPath, previous, plan, take)
+func waveBundle(c *cli.Context, plan *planner.Plan) func(previous []byte, take func(string) bool) (bundle.Bundle, error) {
+	return func(previous []byte, take func(string) bool) (bundle.Bundle, error) {
+		p, err := planner.BetweenFile("/"+bundle.PlanPath, previous, plan, take)
 		if err != nil {
-			return render.Bundle{}, err
+			return bundle.Bundle{}, err
 		}
 		return renderWith(c, p)
 	}
@@ -130,7 +131,7 @@ func renderCommand() *cli.Command {
 // renders into directories others may own, and a link planted in the
 // tree while it is written (#38: DIR/etc swapped for a link to /etc) is
 // refused instead of written through.
-func writeTree(dir string, b render.Bundle) error {
+func writeTree(dir string, b bundle.Bundle) error {
 	r, err := openOutDir(dir)
 	if err != nil {
 		return fmt.Errorf("--out %s: %w", dir, err)
@@ -168,7 +169,7 @@ func openOutDir(dir string) (fsutil.Root, error) {
 	return r.RefusingLinks(), nil
 }
 
-func writeRenderSummary(w io.Writer, dir string, b render.Bundle) error {
+func writeRenderSummary(w io.Writer, dir string, b bundle.Bundle) error {
 	var err error
 	p := func(format string, args ...any) {
 		if err == nil {

@@ -7,16 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 func TestWriteTree(t *testing.T) {
-	b := render.Bundle{
-		Files: []render.File{
+	b := bundle.Bundle{
+		Files: []bundle.File{
 			{Path: "etc/systemd/system/node0.slice", Mode: 0o644, Content: []byte("[Slice]\n")},
 			{Path: "etc/numa-partition/kubelet-node0.yaml", Mode: 0o644, Content: []byte("kind: KubeletConfiguration\n")},
 		},
-		Units:         []render.Unit{{Name: "node0.slice", Start: true}, {Name: "kubelet-node0.service", Enable: true, Start: true}},
+		Units:         []bundle.Unit{{Name: "node0.slice", Start: true}, {Name: "kubelet-node0.service", Enable: true, Start: true}},
 		KernelCmdline: "hugepagesz=2M hugepages=0:512",
 	}
 	dir := filepath.Join(t.TempDir(), "out")

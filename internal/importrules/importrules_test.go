@@ -140,3 +140,27 @@ func TestTheDaemonDoesNotLinkApply(t *testing.T) {
 		t.Fatalf("%s does not link %s: status has its own drift rules again", apply, drift)
 	}
 }
+
+// The bundle is the contract between render and apply: it links no
+// planning package, and apply, status and remove read the plan only
+// through it (apply's preflight, which checks the plan file the bundle
+// installs, is the one door).
+func TestTheBundleIsALeafApplyConsumes(t *testing.T) {
+	bundle := module + "slices/bundle"
+	graph := imports(t, bundle)
+	for pkg := range graph {
+		if within(pkg, module+"partition") || within(pkg, module+"slices/render") || within(pkg, module+"kubeletgen") {
+			t.Errorf("%s links %s: the contract holds no planning or rendering type", bundle, pkg)
+		}
+	}
+	apply := module + "slices/apply"
+	imps := imports(t, apply)[apply]
+	if !slices.Contains(imps, bundle) {
+		t.Fatalf("%s does not import %s: the rule below would pass vacuously", apply, bundle)
+	}
+	for _, imp := range imps {
+		if within(imp, module+"slices/render") || within(imp, module+"partition/planner") {
+			t.Errorf("%s imports %s: it takes the rendered bundle (%s), never the renderer or the plan", apply, imp, bundle)
+		}
+	}
+}

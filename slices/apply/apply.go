@@ -14,9 +14,9 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/numa-partition/numa-partition/kubeapi"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/preflight"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 

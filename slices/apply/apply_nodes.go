@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // Which partitions' Nodes an apply disrupts (#25 step 2), and what it

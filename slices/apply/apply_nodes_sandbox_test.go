@@ -14,7 +14,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // nodeFixture is newFixture(n) whose partitions joined a cluster as

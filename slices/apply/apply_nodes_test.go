@@ -16,7 +16,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // The Node side of apply (apply_nodes.go, nodes.go) against the fake API

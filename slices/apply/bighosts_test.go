@@ -12,7 +12,8 @@ import (
 	"github.com/numa-partition/numa-partition/numa/numatest"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
+	"github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
@@ -47,7 +48,7 @@ func newBigHost(t testing.TB, s numatest.Shape) bigHost {
 	facts.Cgroup = s.Cgroup
 	h.plan, err = planner.NewPlanFor(topo, facts, c)
 	must(t, err)
-	h.bundle, err = bundle.Render(*h.plan)
+	h.bundle, err = render.Render(*h.plan)
 	must(t, err)
 	return h
 }

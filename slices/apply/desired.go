@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/preflight"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // NewDesired is what apply wants on the host: the bundle's files and

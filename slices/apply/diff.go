@@ -3,7 +3,7 @@ package apply
 import (
 	"fmt"
 
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // FileDiff is what apply would change in files below root, as a unified

@@ -12,7 +12,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // Events on the partitions' Nodes (#40): what apply and remove did to

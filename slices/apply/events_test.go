@@ -17,7 +17,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // eventLines are s's Events as "node type reason: message", a drain's

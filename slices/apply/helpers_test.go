@@ -14,8 +14,9 @@ import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 	"github.com/numa-partition/numa-partition/test/sandbox"
 )
@@ -184,12 +185,12 @@ func newFixture(n int) *fixture {
 // the ports and the partitions that need cgroup v2.
 func (f *fixture) typed() (bundle.Bundle, error) {
 	b := f.bundle
-	pools, err := bundle.HugepagePools(f.plan)
+	pools, err := render.HugepagePools(f.plan)
 	if err != nil {
 		return b, err
 	}
-	b.Hugepages, b.Ports, b.CgroupV2Only = pools, bundle.Ports(f.plan, b.Units), nil
-	b.Hostname, b.ReservedCPUs, b.Partitions = f.plan.Hostname, f.plan.Host.ReservedCPUs, bundle.PartitionsOf(f.plan)
+	b.Hugepages, b.Ports, b.CgroupV2Only = pools, render.Ports(f.plan, b.Units), nil
+	b.Hostname, b.ReservedCPUs, b.Partitions = f.plan.Hostname, f.plan.Host.ReservedCPUs, render.PartitionsOf(f.plan)
 	for _, p := range f.plan.Partitions {
 		if p.Allocator.Mode == config.AllocatorModeNRI {
 			b.CgroupV2Only = append(b.CgroupV2Only, p.Name)

@@ -12,9 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/numa-partition/numa-partition/internal/hostiletest"
-	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // newOutsideMounted is hostiletest.NewOutside on a tmpfs mounted now: a
@@ -220,7 +219,7 @@ func within2(t testing.TB, what string, f func() (string, bool, error)) (string,
 func TestNetworkNamespacesThroughHostileLinksTouchNothingOutside(t *testing.T) {
 	o := hostiletest.NewOutside(t, "a file outside the root\n")
 	name := filepath.Base(o.Canary) // the name a namespace would have there
-	rec := &Record{Partitions: []RecordPartition{{Name: "a", Network: &planner.PartitionNetwork{Namespace: name, HostLink: "np-a", Interface: "eth0"}}}}
+	rec := &Record{Partitions: []RecordPartition{{Name: "a", Network: &bundle.PartitionNetwork{Namespace: name, HostLink: "np-a", Interface: "eth0"}}}}
 	netnsRel := strings.TrimPrefix(bundle.NetnsDir, "/")
 	removeAll := func(root string) {
 		for _, l := range networkLeftovers(root, rec) {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // killedWritePath is the file a step was writing when a kill came in the

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/numa-partition/numa-partition/kubeletstate"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // A kubelet's CPU and Memory Managers keep their state in its root dir and

@@ -15,8 +15,8 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // dialer returns a dial function for TCP endpoints of the host at root:

@@ -9,8 +9,8 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // networkLeftovers are what the partitions' namespaces and the uplink

@@ -7,8 +7,8 @@ import (
 
 	"github.com/vishvananda/netns"
 
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // RecordNetwork are the network objects the applied units make on the

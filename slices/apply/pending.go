@@ -5,7 +5,7 @@ import (
 	"path"
 	"slices"
 
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // writePending writes the record of an apply that is about to touch the

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // Plan turns the difference between what is desired and what is on the

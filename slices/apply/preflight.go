@@ -3,8 +3,8 @@ package apply
 import (
 	"fmt"
 
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/preflight"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // PortInUseError is a planned port another process already listens on

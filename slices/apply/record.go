@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // Record is the applied generation, kept in RecordPath: what apply wrote

@@ -7,8 +7,8 @@ import (
 	"path"
 	"time"
 
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // A rolling apply (#25): when --drain must drain the Nodes of several

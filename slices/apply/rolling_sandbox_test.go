@@ -16,8 +16,8 @@ import (
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/preflight"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
 )
 
 // renderNodeFixture renders plan as render would for nodeFixture(n):

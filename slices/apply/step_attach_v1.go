@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // KindAttachV1 moves a started service into its partition's cpuset v1

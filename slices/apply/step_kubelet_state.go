@@ -8,7 +8,7 @@ import (
 	"path"
 	"strings"
 
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // KindKubeletState moves a stopped kubelet's stale manager state aside

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 var updateSteps = flag.Bool("update", false, "rewrite testdata/steps.golden from the current Plan")

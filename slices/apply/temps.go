@@ -4,7 +4,7 @@ import (
 	"path"
 	"slices"
 
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // ownPaths are the files apply writes for the bundle files and units

@@ -7,8 +7,8 @@ import (
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 

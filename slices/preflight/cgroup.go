@@ -7,7 +7,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // CgroupModeCheck is the bundle's cgroup-mode constraints against the

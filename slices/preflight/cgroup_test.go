@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/internal/cgroupmode"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 func TestCgroupDriverCheck(t *testing.T) {

@@ -9,7 +9,8 @@ import (
 	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/partition/planner"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
+	"github.com/numa-partition/numa-partition/slices/render"
 )
 
 // Input is what the checks are made of: the bundle apply brings the host
@@ -69,7 +70,7 @@ func Checks(in Input) ([]Check, error) {
 				p := &plan.Partitions[i]
 				if p.Network != nil {
 					checks = append(checks, PortCheck{Root: root, Part: p.Name, Namespace: p.Network.Namespace,
-						Ports: bundle.PartitionPorts(p, in.Bundle.Units), Own: in.Own})
+						Ports: render.PartitionPorts(p, in.Bundle.Units), Own: in.Own})
 				}
 			}
 		}

@@ -11,7 +11,8 @@ import (
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
+	"github.com/numa-partition/numa-partition/slices/render"
 )
 
 // twoNodeConfig partitions the two-node fixture, node1 with a drop-in
@@ -56,7 +57,7 @@ func twoNodeBundle(t *testing.T) (*planner.Plan, bundle.Bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := bundle.Render(*plan)
+	b, err := render.Render(*plan)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // PortInUseError is a planned port that another process already listens on.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
-	bundle "github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // tcpTable is a /proc/net/tcp listing port listening, socket inode inode.

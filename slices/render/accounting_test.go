@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +32,7 @@ type machineFacts struct {
 	excluded    bitmask.NodeSet
 }
 
-func facts(t *testing.T, e example) (planner.Plan, machineFacts, Bundle) {
+func facts(t *testing.T, e example) (planner.Plan, machineFacts, bundle.Bundle) {
 	plan, topo, b := e.render(t)
 	f := machineFacts{online: plan.Host.OnlineCPUs, kubeletCPUs: plan.Host.OnlineCPUs, nodeCPUs: map[int]bitmask.CPUSet{},
 		total: map[int]uint64{}, hugepages: map[int]uint64{}, reserved: map[int]uint64{}, excluded: plan.Host.ExcludedNodes}
@@ -76,7 +77,7 @@ func facts(t *testing.T, e example) (planner.Plan, machineFacts, Bundle) {
 	return plan, f, b
 }
 
-func renderedConfig(t *testing.T, b Bundle, p planner.Partition) *kubeletv1beta1.KubeletConfiguration {
+func renderedConfig(t *testing.T, b bundle.Bundle, p planner.Partition) *kubeletv1beta1.KubeletConfiguration {
 	t.Helper()
 	path := rootRelative(p.Kubelet.ConfigPath)
 	c, err := kubeletgen.Unmarshal([]byte(fileContent(t, b, path)))
@@ -111,12 +112,12 @@ type kubeletOffer struct {
 // of how render chose them) and MemTotal theirs, which the holder must
 // then serve (`view hold --meminfo`); the whole machine when the unit
 // leaves all.
-func seenMachine(t *testing.T, f machineFacts, b Bundle, p planner.Partition) machineFacts {
+func seenMachine(t *testing.T, f machineFacts, b bundle.Bundle, p planner.Partition) machineFacts {
 	t.Helper()
 	// A long command goes on over lines ending in " \".
 	kubelet := strings.ReplaceAll(fileContent(t, b, unitPath(kubeletUnit(p.Name))), " \\\n    ", " ")
 	// A partition on a shared runtime (runtime kind "shared") has no holder.
-	holder, _ := renderedFile(b, unitPath(MountnsUnit(p.Name)))
+	holder, _ := renderedFile(b, unitPath(bundle.MountnsUnit(p.Name)))
 	_, after, shown := strings.Cut(kubelet, " view nodes --nodes ")
 	served := slices.Contains(holderArgs(holder, p.Slice), "--meminfo")
 	if !shown {
@@ -143,7 +144,7 @@ func seenMachine(t *testing.T, f machineFacts, b Bundle, p planner.Partition) ma
 // machine's, except where the bundle binds a view file over a node's pool
 // (read back from the rendered files, independently of how render chose
 // them). The view's machine-wide files must add up to its node files.
-func seenHugepages(t *testing.T, f machineFacts, b Bundle, p planner.Partition) map[int]uint64 {
+func seenHugepages(t *testing.T, f machineFacts, b bundle.Bundle, p planner.Partition) map[int]uint64 {
 	t.Helper()
 	seen := map[int]uint64{}
 	for n, h := range f.hugepages {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa"
@@ -42,13 +43,13 @@ func TestRenderBigHosts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			phases := map[Phase]int{}
+			phases := map[bundle.Phase]int{}
 			for _, u := range b.Units {
 				if u.Partition != "" {
 					phases[u.Phase]++
 				}
 			}
-			for _, ph := range []Phase{PhaseSlice, PhaseRuntime, PhaseKubelet} {
+			for _, ph := range []bundle.Phase{bundle.PhaseSlice, bundle.PhaseRuntime, bundle.PhaseKubelet} {
 				if phases[ph] < len(plan.Partitions) {
 					t.Errorf("%d units of phase %v for %d partitions: %v", phases[ph], ph, len(plan.Partitions), phases)
 				}

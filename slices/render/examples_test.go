@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,7 +60,7 @@ func (e example) load(t testing.TB) (planner.Plan, *numa.Topology) {
 	return *plan, topo
 }
 
-func (e example) render(t testing.TB) (planner.Plan, *numa.Topology, Bundle) {
+func (e example) render(t testing.TB) (planner.Plan, *numa.Topology, bundle.Bundle) {
 	t.Helper()
 	plan, topo := e.load(t)
 	b, err := Render(plan)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/internal/cgroupmode"
@@ -9,9 +10,6 @@ import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
-
-// MountnsUnit is the unit holding partition name's mount namespace.
-func MountnsUnit(name string) string { return "mountns-" + name + ".service" }
 
 // mountNamespace renders the unit that holds partition p's mount
 // namespace, with every bind that shapes the partition's view of the
@@ -38,7 +36,7 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView, machine m
 	if err != nil {
 		return err
 	}
-	unit := MountnsUnit(p.Name)
+	unit := bundle.MountnsUnit(p.Name)
 	err = r.template(unitPath(unit), "mountns.service.tmpl", map[string]any{
 		"Name": p.Name, "Slice": p.Slice, "Netns": ns,
 		"Before":           []string{containerdUnit(p.Name), kubeletUnit(p.Name)},
@@ -58,7 +56,7 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView, machine m
 	// A change of the binds is a new namespace: the holder restarts, and
 	// containerd and kubelet with it (PartOf=).
 	files := append([]string{unitPath(unit)}, viewFiles...)
-	r.units = append(r.units, Unit{Name: unit, Phase: PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: files, RecreatesPods: true})
+	r.units = append(r.units, bundle.Unit{Name: unit, Phase: bundle.PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: files, RecreatesPods: true})
 	return nil
 }
 
@@ -125,7 +123,7 @@ func (r *renderer) machineView(p *planner.Partition) (machineView, error) {
 // (paths, kubelet's arguments: validation.ArgProblem) keep quotes and '$'
 // out of each, where the plan entered.
 func inMountNamespace(p *planner.Partition, daemon string, args []string) string {
-	unit := MountnsUnit(p.Name)
+	unit := bundle.MountnsUnit(p.Name)
 	// "$$" is systemd's escape for a literal "$" seen by the shell.
 	script := fmt.Sprintf(`pid=$$(systemctl show --property=MainPID --value %s); `+
 		`if [ "$${pid:-0}" -le 0 ]; then echo "%s is not running: %s-%s joins its mount namespace" >&2; exit 1; fi; `+

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"path"
 	"strconv"
 	"strings"
@@ -13,10 +14,6 @@ import (
 // mode): the bridge, forwarding and NAT, or for macvlan a check that the
 // parent NIC is there.
 const UplinkUnit = "numa-partition-network.service"
-
-// NetnsDir is where the partitions' named network namespaces are mounted
-// (iproute2's directory: `ip netns exec np-node0 ...` works on them).
-const NetnsDir = "/run/netns"
 
 func netnsUnit(name string) string { return "netns-" + name + ".service" }
 
@@ -30,7 +27,7 @@ func netnsOf(p *planner.Partition) *netnsView {
 	if p.Network == nil {
 		return nil
 	}
-	return &netnsView{Unit: netnsUnit(p.Name), Path: path.Join(NetnsDir, p.Network.Namespace)}
+	return &netnsView{Unit: netnsUnit(p.Name), Path: path.Join(bundle.NetnsDir, p.Network.Namespace)}
 }
 
 // uplinkArgs are the `numa-partition network uplink` flags of the plan's
@@ -75,8 +72,8 @@ func (r *renderer) uplink() error {
 	if err != nil {
 		return err
 	}
-	r.units = append(r.units, Unit{Name: UplinkUnit, Phase: PhaseNetwork, Enable: true, Start: true, Files: []string{p}, RecreatesPods: true})
-	r.network = &Network{Bridge: n.Bridge, NAT: n.NAT, Namespaces: []Namespace{}}
+	r.units = append(r.units, bundle.Unit{Name: UplinkUnit, Phase: bundle.PhaseNetwork, Enable: true, Start: true, Files: []string{p}, RecreatesPods: true})
+	r.network = &bundle.Network{Bridge: n.Bridge, NAT: n.NAT, Namespaces: []bundle.Namespace{}}
 	return nil
 }
 
@@ -121,8 +118,8 @@ func (r *renderer) netns(p *planner.Partition) error {
 	if err != nil {
 		return err
 	}
-	r.units = append(r.units, Unit{Name: unit, Phase: PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: []string{path}, RecreatesPods: true})
-	r.network.Namespaces = append(r.network.Namespaces, Namespace{Partition: p.Name, Name: pn.Namespace, HostLink: pn.HostLink, Interface: pn.Interface, Devices: names})
+	r.units = append(r.units, bundle.Unit{Name: unit, Phase: bundle.PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: []string{path}, RecreatesPods: true})
+	r.network.Namespaces = append(r.network.Namespaces, bundle.Namespace{Partition: p.Name, Name: pn.Namespace, HostLink: pn.HostLink, Interface: pn.Interface, Devices: names})
 	return nil
 }
 

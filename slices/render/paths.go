@@ -14,10 +14,6 @@ const (
 	// dropInName sorts after distribution drop-ins (10-…) and before the
 	// user's own (60-local.conf), which therefore win.
 	dropInName = "50-numa-partition.conf"
-	// PlanPath keeps the plan the bundle was rendered from
-	// (hostpaths.PlanRel).
-	PlanPath = hostpaths.PlanRel
-
 	// HugepagesUnit allocates every node's hugepages before any kubelet.
 	HugepagesUnit = "numa-partition-hugepages.service"
 	// AllocatorTemplate is the allocator's template unit.

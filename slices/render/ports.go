@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
@@ -11,8 +12,8 @@ import (
 // The planner's port rule (planner.PlanPortsProblem: 1-65535, no
 // well-known host component's, none twice) held when the plan was made
 // or read.
-func Ports(plan *planner.Plan, units []Unit) []Port {
-	ps := []Port{}
+func Ports(plan *planner.Plan, units []bundle.Unit) []bundle.Port {
+	ps := []bundle.Port{}
 	for i := range plan.Partitions {
 		if plan.Partitions[i].Network != nil {
 			// It listens in a namespace of its own, made for it: nothing
@@ -28,8 +29,8 @@ func Ports(plan *planner.Plan, units []Unit) []Port {
 // (in its network namespace when it has one), and the unit that will own
 // each: what Ports lists of a partition in the host's namespace, and
 // apply's preflight checks in a partition's own.
-func PartitionPorts(p *planner.Partition, units []Unit) []Port {
-	unitOf := func(ph Phase) string {
+func PartitionPorts(p *planner.Partition, units []bundle.Unit) []bundle.Port {
+	unitOf := func(ph bundle.Phase) string {
 		for _, u := range units {
 			if u.Partition == p.Name && u.Phase == ph {
 				return u.Name
@@ -37,18 +38,18 @@ func PartitionPorts(p *planner.Partition, units []Unit) []Port {
 		}
 		return ""
 	}
-	var ps []Port
-	ku := unitOf(PhaseKubelet)
+	var ps []bundle.Port
+	ku := unitOf(bundle.PhaseKubelet)
 	for _, kp := range []struct {
 		port int
 		what string
 	}{{p.Kubelet.Port, "port"}, {p.Kubelet.HealthzPort, "healthzPort"}, {p.Kubelet.ReadOnlyPort, "readOnlyPort"}} {
 		if kp.port > 0 {
-			ps = append(ps, Port{Port: kp.port, Owner: fmt.Sprintf("%s kubelet %s", p.Name, kp.what), Unit: ku})
+			ps = append(ps, bundle.Port{Port: kp.port, Owner: fmt.Sprintf("%s kubelet %s", p.Name, kp.what), Unit: ku})
 		}
 	}
 	if n := p.Allocator.MetricsPort; n != 0 {
-		ps = append(ps, Port{Port: n, Owner: p.Name + " allocator metricsPort", Unit: unitOf(PhaseAllocator)})
+		ps = append(ps, bundle.Port{Port: n, Owner: p.Name + " allocator metricsPort", Unit: unitOf(bundle.PhaseAllocator)})
 	}
 	return ps
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"slices"
 	"sort"
 	"strings"
@@ -39,7 +40,7 @@ func DefaultOptions() Options {
 }
 
 // Render renders plan with DefaultOptions.
-func Render(plan planner.Plan) (Bundle, error) {
+func Render(plan planner.Plan) (bundle.Bundle, error) {
 	return RenderWith(plan, DefaultOptions())
 }
 
@@ -48,34 +49,34 @@ func Render(plan planner.Plan) (Bundle, error) {
 // the plan as decided: every rule of the planner's was held where the
 // plan entered (planned from a config, or read by planner.ParsePlan), and
 // render checks none again (docs/architecture.md).
-func RenderWith(plan planner.Plan, opt Options) (Bundle, error) {
+func RenderWith(plan planner.Plan, opt Options) (bundle.Bundle, error) {
 	if err := absPath("binary", opt.Binary); err != nil {
-		return Bundle{}, err
+		return bundle.Bundle{}, err
 	}
-	r := renderer{plan: &plan, opt: opt, files: map[string]File{}, hostMemoryReserved: map[string]uint64{}}
+	r := renderer{plan: &plan, opt: opt, files: map[string]bundle.File{}, hostMemoryReserved: map[string]uint64{}}
 	if err := r.host(); err != nil {
-		return Bundle{}, err
+		return bundle.Bundle{}, err
 	}
 	if err := r.uplink(); err != nil {
-		return Bundle{}, err
+		return bundle.Bundle{}, err
 	}
 	for i := range plan.Partitions {
 		if err := r.partition(&plan.Partitions[i]); err != nil {
-			return Bundle{}, fmt.Errorf("partition %s: %w", plan.Partitions[i].Name, err)
+			return bundle.Bundle{}, fmt.Errorf("partition %s: %w", plan.Partitions[i].Name, err)
 		}
 	}
 	if err := r.allocatorTemplate(); err != nil {
-		return Bundle{}, err
+		return bundle.Bundle{}, err
 	}
 	if err := r.hugepages(); err != nil {
-		return Bundle{}, err
+		return bundle.Bundle{}, err
 	}
 	planJSON, err := json.MarshalIndent(plan, "", "  ")
 	if err != nil {
-		return Bundle{}, fmt.Errorf("encoding the plan: %w", err)
+		return bundle.Bundle{}, fmt.Errorf("encoding the plan: %w", err)
 	}
-	if err := r.add(PlanPath, append(planJSON, '\n')); err != nil {
-		return Bundle{}, err
+	if err := r.add(bundle.PlanPath, append(planJSON, '\n')); err != nil {
+		return bundle.Bundle{}, err
 	}
 	return r.bundle(), nil
 }
@@ -83,8 +84,8 @@ func RenderWith(plan planner.Plan, opt Options) (Bundle, error) {
 type renderer struct {
 	plan     *planner.Plan
 	opt      Options
-	files    map[string]File
-	units    []Unit
+	files    map[string]bundle.File
+	units    []bundle.Unit
 	warnings []string
 	// sharedRuntime lists the partitions without a containerd of their own.
 	sharedRuntime []string
@@ -93,14 +94,14 @@ type renderer struct {
 	unifiedViews  []string
 	// hostMemoryReserved: Partition.HostMemoryReserved, by partition.
 	hostMemoryReserved map[string]uint64
-	network            *Network // what the network oneshots make, as they are rendered
+	network            *bundle.Network // what the network oneshots make, as they are rendered
 }
 
 func (r *renderer) add(path string, content []byte) error {
 	if _, dup := r.files[path]; dup {
 		return fmt.Errorf("two rendered files share the path /%s", path)
 	}
-	r.files[path] = File{Path: path, Mode: 0o644, Content: content}
+	r.files[path] = bundle.File{Path: path, Mode: 0o644, Content: content}
 	return nil
 }
 
@@ -112,11 +113,11 @@ func (r *renderer) template(path, name string, data any) error {
 	return r.add(path, b)
 }
 
-func (r *renderer) bundle() Bundle {
+func (r *renderer) bundle() bundle.Bundle {
 	if len(r.sharedRuntime) > 1 {
 		r.warnings = append(r.warnings, fmt.Sprintf("partitions %s share one container runtime: their kubelets share /var/lib/kubelet/device-plugins (kubernetes#120626), so device plugins work for one of them at most", strings.Join(r.sharedRuntime, ", ")))
 	}
-	b := Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: hugepagePools(r.plan), CgroupV2Only: r.cgroupV2Only, CgroupV1Only: r.cgroupV1Only, UnifiedViews: r.unifiedViews, Network: r.network,
+	b := bundle.Bundle{KernelCmdline: KernelCmdline(r.plan), Warnings: r.warnings, Hugepages: hugepagePools(r.plan), CgroupV2Only: r.cgroupV2Only, CgroupV1Only: r.cgroupV1Only, UnifiedViews: r.unifiedViews, Network: r.network,
 		Hostname: r.plan.Hostname, ReservedCPUs: r.plan.Host.ReservedCPUs, Partitions: PartitionsOf(r.plan)}
 	for i, p := range b.Partitions {
 		if v, ok := r.hostMemoryReserved[p.Name]; ok {
@@ -161,8 +162,8 @@ func (r *renderer) host() error {
 		// SetUnitProperties; they are never restarted.
 		// The memory nodes are deliberately not locked (the template
 		// says why): the Cpuset has none.
-		r.units = append(r.units, Unit{Name: u.name, Phase: PhaseSlice, Files: []string{path},
-			Cpuset: &Cpuset{CPUs: h.ReservedCPUs}})
+		r.units = append(r.units, bundle.Unit{Name: u.name, Phase: bundle.PhaseSlice, Files: []string{path},
+			Cpuset: &bundle.Cpuset{CPUs: h.ReservedCPUs}})
 	}
 	return nil
 }
@@ -197,8 +198,8 @@ func memoryNodes(p *planner.Partition) bitmask.NodeSet {
 // host-reserved CPUs on its nodes, else its pods'), on its memory nodes.
 // Its allocator daemon checks the slice still runs on them (package
 // nodecondition).
-func SliceCpuset(p *planner.Partition) Cpuset {
-	return Cpuset{CPUs: p.CPUs.Union(p.HostReservedCPUs), Mems: memoryNodes(p)}
+func SliceCpuset(p *planner.Partition) bundle.Cpuset {
+	return bundle.Cpuset{CPUs: p.CPUs.Union(p.HostReservedCPUs), Mems: memoryNodes(p)}
 }
 
 // partition renders one partition's slice, runtime, allocator drop-in,
@@ -234,7 +235,7 @@ func (r *renderer) partition(p *planner.Partition) error {
 	if err != nil {
 		return err
 	}
-	r.units = append(r.units, Unit{Name: p.Slice, Phase: PhaseSlice, Partition: p.Name, Start: true, Files: []string{slicePath}, Cpuset: &sliceSet})
+	r.units = append(r.units, bundle.Unit{Name: p.Slice, Phase: bundle.PhaseSlice, Partition: p.Name, Start: true, Files: []string{slicePath}, Cpuset: &sliceSet})
 	if p.Allocator.Mode == config.AllocatorModeNRI {
 		r.cgroupV2Only = append(r.cgroupV2Only, p.Name)
 	}
@@ -324,8 +325,8 @@ func (r *renderer) partition(p *planner.Partition) error {
 	if err := r.template(unitPath(kubeletUnit(p.Name)), "kubelet.service.tmpl", k); err != nil {
 		return err
 	}
-	r.units = append(r.units, Unit{Name: kubeletUnit(p.Name), Phase: PhaseKubelet, Partition: p.Name, Enable: true, Start: true, Files: kubeletFiles,
-		KubeletState: &KubeletState{Dir: rootRelative(p.Kubelet.RootDir), Settings: managerSettings(p, cfg, machine)}})
+	r.units = append(r.units, bundle.Unit{Name: kubeletUnit(p.Name), Phase: bundle.PhaseKubelet, Partition: p.Name, Enable: true, Start: true, Files: kubeletFiles,
+		KubeletState: &bundle.KubeletState{Dir: rootRelative(p.Kubelet.RootDir), Settings: managerSettings(p, cfg, machine)}})
 	return r.allocatorDropIn(p, cpu, ns)
 }
 
@@ -532,13 +533,13 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView, 
 	unit := containerdUnit(p.Name)
 	err = r.template(unitPath(unit), "containerd.service.tmpl", map[string]any{
 		"Name": p.Name, "Nodes": p.Nodes.String(), "Slice": p.Slice, "CPU": cpu, "Netns": ns,
-		"MountNamespace": MountnsUnit(p.Name), "ExecStart": exec,
+		"MountNamespace": bundle.MountnsUnit(p.Name), "ExecStart": exec,
 	})
 	if err != nil {
 		return err
 	}
 	files := []string{unitPath(unit), cfgPath}
-	r.units = append(r.units, Unit{Name: unit, Phase: PhaseRuntime, Partition: p.Name, Enable: true, Start: true, Files: files})
+	r.units = append(r.units, bundle.Unit{Name: unit, Phase: bundle.PhaseRuntime, Partition: p.Name, Enable: true, Start: true, Files: files})
 	return nil
 }
 
@@ -567,7 +568,7 @@ func (r *renderer) hugepageView(p *planner.Partition) (binds, files []string, er
 // allocatorTemplate renders numa-allocator@.service, shared by every
 // partition's instance.
 func (r *renderer) allocatorTemplate() error {
-	exec := fmt.Sprintf("%s allocator serve --partition %%i --plan /%s", r.opt.Binary, PlanPath)
+	exec := fmt.Sprintf("%s allocator serve --partition %%i --plan /%s", r.opt.Binary, bundle.PlanPath)
 	return r.template(unitPath(AllocatorTemplate), "numa-allocator@.service.tmpl", map[string]string{"ExecStart": exec})
 }
 
@@ -590,7 +591,7 @@ func (r *renderer) allocatorDropIn(p *planner.Partition, cpu cpuView, ns *netnsV
 	if err != nil {
 		return err
 	}
-	r.units = append(r.units, Unit{Name: unit, Phase: PhaseAllocator, Partition: p.Name, Enable: true, Start: true,
+	r.units = append(r.units, bundle.Unit{Name: unit, Phase: bundle.PhaseAllocator, Partition: p.Name, Enable: true, Start: true,
 		Files: []string{unitPath(AllocatorTemplate), path}})
 	return nil
 }
@@ -628,6 +629,6 @@ func (r *renderer) hugepages() error {
 	if err != nil {
 		return err
 	}
-	r.units = append(r.units, Unit{Name: HugepagesUnit, Phase: PhaseHugepages, Enable: true, Start: true, Files: []string{path}})
+	r.units = append(r.units, bundle.Unit{Name: HugepagesUnit, Phase: bundle.PhaseHugepages, Enable: true, Start: true, Files: []string{path}})
 	return nil
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"slices"
 	"strings"
 	"testing"
@@ -67,7 +68,7 @@ func TestUnitsAndFiles(t *testing.T) {
 		}
 	}
 	kubelet := b.Units[len(b.Units)-1]
-	if kubelet.Name != "kubelet-node1.service" || kubelet.Phase != PhaseKubelet || !kubelet.Enable || !kubelet.Start ||
+	if kubelet.Name != "kubelet-node1.service" || kubelet.Phase != bundle.PhaseKubelet || !kubelet.Enable || !kubelet.Start ||
 		strings.Join(kubelet.Files, " ") != "etc/numa-partition/kubelet-node1.yaml etc/systemd/system/kubelet-node1.service" {
 		t.Errorf("last unit %+v", kubelet)
 	}
@@ -129,7 +130,7 @@ func TestMountNamespaceHolderOutlivesACPUChange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return fileContent(t, b, unitPath(MountnsUnit("node1")))
+		return fileContent(t, b, unitPath(bundle.MountnsUnit("node1")))
 	}
 	before := seedPlan()
 	after := seedPlan()
@@ -172,7 +173,7 @@ func TestUsageViewByCgroupMode(t *testing.T) {
 				t.Errorf("cgroupV1Only %v, unifiedViews %v, cgroupV2Only %v; want %v, %v, none", b.CgroupV1Only, b.UnifiedViews, b.CgroupV2Only, c.v1Only, c.v2Views)
 			}
 			for _, p := range plan.Partitions {
-				kubelet, holder := fileContent(t, b, unitPath(kubeletUnit(p.Name))), fileContent(t, b, unitPath(MountnsUnit(p.Name)))
+				kubelet, holder := fileContent(t, b, unitPath(kubeletUnit(p.Name))), fileContent(t, b, unitPath(bundle.MountnsUnit(p.Name)))
 				filter := strings.Contains(kubelet, "\nSystemCallFilter=~openat2\nSystemCallErrorNumber=ENOSYS\n")
 				_, afterPre, _ := strings.Cut(kubelet, "\nExecStartPre=")
 				checkFirst := strings.HasPrefix(afterPre, "/usr/bin/numa-partition view check-openat2\n")
@@ -198,7 +199,7 @@ func TestUsageViewByCgroupMode(t *testing.T) {
 
 // fileContent is the content of the bundle's file at path (relative to
 // the root, as Bundle.Files has it); a file not rendered fails the test.
-func fileContent(t *testing.T, b Bundle, path string) string {
+func fileContent(t *testing.T, b bundle.Bundle, path string) string {
 	t.Helper()
 	content, ok := renderedFile(b, path)
 	if !ok {
@@ -210,7 +211,7 @@ func fileContent(t *testing.T, b Bundle, path string) string {
 // renderedFile is the content of the bundle's file at path, and whether
 // it was rendered: the one lookup of a rendered file by its path for the
 // package's tests (fileContent, renderedConfig, seenMachine, ...).
-func renderedFile(b Bundle, path string) (string, bool) {
+func renderedFile(b bundle.Bundle, path string) (string, bool) {
 	for _, f := range b.Files {
 		if f.Path == path {
 			return string(f.Content), true

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"reflect"
 	"slices"
 )
@@ -12,13 +13,13 @@ import (
 // reported it, which moves between boots (the e2e's VM: node 1 lost 44
 // MiB in a reboot) while kubelet and the allocator count the machine's
 // own. Warnings are left out: they describe the plans, not the host.
-func SameHost(a, b Bundle) bool {
+func SameHost(a, b bundle.Bundle) bool {
 	return reflect.DeepEqual(hostOf(a), hostOf(b))
 }
 
 // hostOf is b without what SameHost leaves out.
-func hostOf(b Bundle) Bundle {
-	b.Files = slices.DeleteFunc(slices.Clone(b.Files), func(f File) bool { return f.Path == PlanPath })
+func hostOf(b bundle.Bundle) bundle.Bundle {
+	b.Files = slices.DeleteFunc(slices.Clone(b.Files), func(f bundle.File) bool { return f.Path == bundle.PlanPath })
 	b.Warnings = nil
 	return b
 }

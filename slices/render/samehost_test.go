@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,7 +28,7 @@ func shownPartitions() planner.Plan {
 // reservedMemory there, and a change to what is rendered (a kubelet's
 // maxPods) is never the same host.
 func TestSameHost(t *testing.T) {
-	render := func(edit func(*planner.Plan), base func() planner.Plan) Bundle {
+	render := func(edit func(*planner.Plan), base func() planner.Plan) bundle.Bundle {
 		plan := base()
 		edit(&plan)
 		b, err := Render(plan)
@@ -45,12 +46,12 @@ func TestSameHost(t *testing.T) {
 	assert.False(t, SameHost(render(same, seedPlan), render(moved, seedPlan)), "kubelets shown the whole machine reserve the other node's size")
 }
 
-func planFile(t *testing.T, b Bundle) string {
+func planFile(t *testing.T, b bundle.Bundle) string {
 	for _, f := range b.Files {
-		if f.Path == PlanPath {
+		if f.Path == bundle.PlanPath {
 			return string(f.Content)
 		}
 	}
-	t.Fatalf("no %s in the bundle", PlanPath)
+	t.Fatalf("no %s in the bundle", bundle.PlanPath)
 	return ""
 }

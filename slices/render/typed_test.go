@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"strings"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // unitSetting is the last value of key in section of a unit's files, in
 // the order systemd reads them (the unit file, then its drop-ins by name),
 // read with go-systemd's parser.
-func unitSetting(t *testing.T, b Bundle, u Unit, section, key string) (string, bool) {
+func unitSetting(t *testing.T, b bundle.Bundle, u bundle.Unit, section, key string) (string, bool) {
 	t.Helper()
 	content := map[string][]byte{}
 	for _, f := range b.Files {

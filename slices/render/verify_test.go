@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,7 @@ var execLine = regexp.MustCompile(`(?m)^Exec[A-Za-z]*=[-+@!:]*(/[^\s']+)`)
 // friends) and an executable stub for every program the units run, since
 // kubelet or containerd are not installed where tests run. It returns the
 // root and the unit names to verify.
-func verifyRoot(t *testing.T, b Bundle) (string, []string) {
+func verifyRoot(t *testing.T, b bundle.Bundle) (string, []string) {
 	t.Helper()
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "lib", "systemd"), 0o755); err != nil {
@@ -119,7 +120,7 @@ func TestSystemdAnalyzeVerifyCatchesMistakes(t *testing.T) {
 	} {
 		t.Run(c.path, func(t *testing.T) {
 			broken := b
-			broken.Files = append([]File(nil), b.Files...)
+			broken.Files = append([]bundle.File(nil), b.Files...)
 			found := false
 			for i, f := range broken.Files {
 				if f.Path == c.path && bytes.Contains(f.Content, []byte(c.from)) {
