@@ -106,3 +106,54 @@ func appendMissing[T any, K comparable](list, more []T, key func(T) K) []T {
 	}
 	return out
 }
+
+// writeAhead is the record of an apply that changes the host: written
+// pending before the first change (with --drain, before the first
+// cordon), so that a kill leaves listed what this apply may leave behind.
+type writeAhead struct {
+	a   *attempt
+	rec *Record
+	// undo puts back the record as it was; nil until written.
+	undo func() error
+}
+
+func (a *attempt) writeAhead() *writeAhead {
+	rec := newRecord(a.o, a.d, a.cur, a.prev, a.rep.CgroupMode)
+	if a.prev != nil {
+		rec.Cordoned = slices.Clone(a.prev.Cordoned) // not let go yet: settleCordoned
+	}
+	return &writeAhead{a: a, rec: rec}
+}
+
+// write writes the record pending, with the Nodes cordon adds to it.
+func (w *writeAhead) write(cordon []CordonedNode) error {
+	for _, c := range cordon {
+		if !slices.Contains(w.rec.Cordoned, c) {
+			w.rec.Cordoned = append(w.rec.Cordoned, c)
+		}
+	}
+	var err error
+	w.undo, err = writePending(w.a.o.Root, w.rec, w.a.prev, w.a.cur, w.a.d)
+	return err
+}
+
+// written says whether the record was written pending.
+func (w *writeAhead) written() bool { return w.undo != nil }
+
+// restore puts back the record as it was before this apply wrote it
+// pending (nothing to do when it did not).
+func (w *writeAhead) restore() error {
+	if w.undo == nil {
+		return nil
+	}
+	return w.undo()
+}
+
+// finish writes the record as finished, where no record step did.
+func (w *writeAhead) finish() error {
+	b, err := w.rec.marshal()
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(w.a.o.Root, RecordPath, b, 0o644)
+}
