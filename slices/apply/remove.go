@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"time"
 
 	"github.com/numa-partition/numa-partition/slices/bundle"
@@ -157,59 +158,114 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 	defer nodes.close()
 	rep.Warnings = append(rep.Warnings, warnings...)
 	defer func() { rep.Nodes = append(rep.Nodes, nodes.removal...) }()
-	m := o.Systemd
-	var errs []error
-	// do runs one action, or with DryRun only lists it.
-	do := func(what string, f func() error) {
-		if o.DryRun {
-			rep.Actions = append(rep.Actions, what)
-			return
-		}
-		if err := f(); err != nil {
-			errs = append(errs, err)
-			return
-		}
-		rep.Actions = append(rep.Actions, what)
-	}
 	rep.DryRun = o.DryRun
-	for i := len(rec.Units) - 1; i >= 0; i-- {
-		u := rec.Units[i]
+	r := &removal{o: o, rec: rec, rep: rep, nodes: nodes}
+	for _, phase := range removePhases {
+		phase(r, ctx)
+	}
+	if err := errors.Join(r.errs...); err != nil {
+		return rep, fmt.Errorf("remove of generation %d incomplete (the record is kept, run remove again): %w", rec.Generation, err)
+	}
+	r.do("delete the record", func() error { return removeFile(o.Root, RecordPath) })
+	r.do("remove the directories apply created", func() error { return removeEmptyDirs(o.Root, rec.Dirs) })
+	rep.Seconds = time.Since(t0).Seconds()
+	return rep, errors.Join(r.errs...)
+}
+
+// removePhases are Remove's, in order; each goes on past a failing
+// action and adds its error to the others.
+var removePhases = []func(*removal, context.Context){
+	(*removal).stopUnits,     // the partitions' units, in reverse start order, and their shims
+	(*removal).removeNetwork, // what the network units' ExecStop= left
+	(*removal).deleteNodes,   // once the kubelets are stopped: a running one would register again
+	(*removal).disableUnits,  // the units apply enabled
+	(*removal).sweepTemps,    // before the files, so that the directories apply made empty out
+	(*removal).deleteStamps,  // the kubelets' settings stamps
+	(*removal).deleteFiles,   // originals put back, files no longer apply's kept
+	(*removal).widenHostCPUs, // cgroup v2: before the runtime properties go
+	(*removal).forgetSlices,  // runtime properties and v1 groups
+	(*removal).freeHugepages, // the pools back to their counts before
+	(*removal).reload,        // systemd reads the files as they are now
+}
+
+// removal is one Remove's progress: what its phases share.
+type removal struct {
+	o     Options
+	rec   *Record
+	rep   *RemoveReport
+	nodes *nodeRun
+	errs  []error
+}
+
+// do runs one action, or with DryRun only lists it.
+func (r *removal) do(what string, f func() error) {
+	if r.o.DryRun {
+		r.rep.Actions = append(r.rep.Actions, what)
+		return
+	}
+	if err := f(); err != nil {
+		r.errs = append(r.errs, err)
+		return
+	}
+	r.rep.Actions = append(r.rep.Actions, what)
+}
+
+// stopUnits stops the recorded units in reverse start order (a host slice
+// or scope stays: its properties go in forgetSlices), then kills the
+// processes a runtime leaves (its shims: KillMode=process).
+func (r *removal) stopUnits(ctx context.Context) {
+	m := r.o.Systemd
+	for _, u := range slices.Backward(r.rec.Units) {
 		if u.Partition == "" && isCgroupUnit(u.Name) {
-			continue // a host slice or scope (system.slice): it stays, its properties go below
+			continue
 		}
 		st, err := m.Unit(ctx, u.Name)
 		if err != nil {
-			errs = append(errs, err)
+			r.errs = append(r.errs, err)
 			continue
 		}
 		if st.ActiveState != "inactive" {
-			do("stop "+u.Name, func() error { return m.StopUnit(ctx, u.Name) })
+			r.do("stop "+u.Name, func() error { return m.StopUnit(ctx, u.Name) })
 		}
 		if u.Phase != bundle.PhaseRuntime || st.ControlGroup == "" {
 			continue
 		}
-		if o.DryRun { // which processes are left is known only after the stop
-			do("kill the processes left in "+u.Name+" (its shims: KillMode=process)", nil)
+		if r.o.DryRun { // which processes are left is known only after the stop
+			r.do("kill the processes left in "+u.Name+" (its shims: KillMode=process)", nil)
 			continue
 		}
-		pids, err := killLeftovers(ctx, o.Root, rec.CgroupMode, st.ControlGroup)
+		pids, err := killLeftovers(ctx, r.o.Root, r.rec.CgroupMode, st.ControlGroup)
 		if len(pids) > 0 || err != nil {
-			do(fmt.Sprintf("kill %d processes left in %s (its shims: KillMode=process)", len(pids), u.Name), func() error { return err })
+			r.do(fmt.Sprintf("kill %d processes left in %s (its shims: KillMode=process)", len(pids), u.Name), func() error { return err })
 		}
 	}
-	if !o.DryRun {
-		for _, f := range networkLeftovers(o.Root, rec) {
-			do(f.what, f.remove)
-		}
+}
+
+// removeNetwork removes the network objects the stopped units left.
+func (r *removal) removeNetwork(context.Context) {
+	if r.o.DryRun {
+		return
 	}
-	// Once the kubelets are stopped: a running one would register again.
-	if len(errs) == 0 {
-		nodes.removed(ctx, rec.Generation)
+	for _, f := range networkLeftovers(r.o.Root, r.rec) {
+		r.do(f.what, f.remove)
 	}
-	for _, f := range nodes.deletions(ctx) {
-		do(f.what, f.remove)
+}
+
+// deleteNodes deletes the partitions' Nodes, once their kubelets stopped
+// (a running one would register again).
+func (r *removal) deleteNodes(ctx context.Context) {
+	if len(r.errs) == 0 {
+		r.nodes.removed(ctx, r.rec.Generation)
 	}
-	for _, u := range rec.Units {
+	for _, f := range r.nodes.deletions(ctx) {
+		r.do(f.what, f.remove)
+	}
+}
+
+// disableUnits disables the recorded units apply enabled.
+func (r *removal) disableUnits(ctx context.Context) {
+	m := r.o.Systemd
+	for _, u := range r.rec.Units {
 		if !u.Enable {
 			continue
 		}
@@ -217,77 +273,99 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		if st, err := m.Unit(ctx, u.Name); err == nil && !st.Enabled() {
 			continue
 		}
-		do("disable "+u.Name, func() error { return m.DisableUnitFiles(ctx, []string{u.Name}) })
+		r.do("disable "+u.Name, func() error { return m.DisableUnitFiles(ctx, []string{u.Name}) })
 	}
-	// A kill during a write (#24 item 18) left its temporary file: gone
-	// before the files, so that the directories apply made empty out.
-	if !o.DryRun {
-		swept, err := sweepTemps(o.Root, ownPaths(nil, nil, rec))
-		for _, p := range swept {
-			rep.Actions = append(rep.Actions, "delete "+p+" (the temporary file of an interrupted write)")
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
+}
+
+// sweepTemps deletes the temporary files a kill during a write (#24 item
+// 18) left.
+func (r *removal) sweepTemps(context.Context) {
+	if r.o.DryRun {
+		return
 	}
-	ex := &Executor{Root: o.Root, Systemd: m}
-	for _, u := range rec.Units {
+	swept, err := sweepTemps(r.o.Root, ownPaths(nil, nil, r.rec))
+	for _, p := range swept {
+		r.rep.Actions = append(r.rep.Actions, "delete "+p+" (the temporary file of an interrupted write)")
+	}
+	if err != nil {
+		r.errs = append(r.errs, err)
+	}
+}
+
+// deleteStamps deletes the kubelets' settings stamps.
+func (r *removal) deleteStamps(context.Context) {
+	for _, u := range r.rec.Units {
 		if u.KubeletState == nil {
 			continue
 		}
 		rel := path.Join(u.KubeletState.Dir, KubeletStampName)
-		if exists(o.Root, rel) {
-			do("delete /"+rel, func() error { return removeFile(o.Root, rel) })
+		if exists(r.o.Root, rel) {
+			r.do("delete /"+rel, func() error { return removeFile(r.o.Root, rel) })
 		}
 	}
-	for i := len(rec.Files) - 1; i >= 0; i-- {
-		f := rec.Files[i]
-		kept, err := keptReason(o.Root, f)
+}
+
+// deleteFiles deletes the recorded files, last first, putting back the
+// originals they replaced; a file no longer what apply wrote is kept.
+func (r *removal) deleteFiles(context.Context) {
+	ex := &Executor{Root: r.o.Root, Systemd: r.o.Systemd}
+	for _, f := range slices.Backward(r.rec.Files) {
+		kept, err := keptReason(r.o.Root, f)
 		switch {
 		case err != nil:
-			errs = append(errs, err)
+			r.errs = append(r.errs, err)
 			continue
 		case kept != "":
-			rep.keep(f, kept)
+			r.rep.keep(f, kept)
 			continue
 		}
 		what := "delete /" + f.Path
 		if f.Original {
 			what = "restore the original /" + f.Path
 		}
-		do(what, func() error { return ex.removeOwned(f) })
+		r.do(what, func() error { return ex.removeOwned(f) })
 	}
-	if rec.CgroupMode == CgroupV2 {
-		// systemd does not rewrite a cpuset when AllowedCPUs= merely goes
-		// away (found by the e2e: system.slice and PID 1 stayed on the
-		// host CPUs after remove), so the host units are first widened to
-		// the whole machine explicitly; dropping the runtime files below
-		// then leaves their cpusets there, as they were before apply.
-		do("widen the host units' cpusets to the whole machine", func() error { return widenHostCPUs(ctx, o, rec) })
+}
+
+// widenHostCPUs widens the host units' cpusets to the whole machine on
+// cgroup v2: systemd does not rewrite a cpuset when AllowedCPUs= merely
+// goes away (found by the e2e: system.slice and PID 1 stayed on the host
+// CPUs after remove); dropping the runtime files in forgetSlices then
+// leaves their cpusets there, as they were before apply.
+func (r *removal) widenHostCPUs(ctx context.Context) {
+	if r.rec.CgroupMode == CgroupV2 {
+		r.do("widen the host units' cpusets to the whole machine", func() error { return widenHostCPUs(ctx, r.o, r.rec) })
 	}
-	for _, s := range rec.Slices {
-		for _, f := range sliceLeftovers(o.Root, rec.CgroupMode, s.Unit) {
-			do(f.what, f.remove)
+}
+
+// forgetSlices drops the slices' runtime properties and v1 groups.
+func (r *removal) forgetSlices(context.Context) {
+	for _, s := range r.rec.Slices {
+		for _, f := range sliceLeftovers(r.o.Root, r.rec.CgroupMode, s.Unit) {
+			r.do(f.what, f.remove)
 		}
 	}
-	for _, h := range rec.Hugepages {
-		if cur, err := hugepool.Read(hugepool.Path(o.Sysfs, h.Node, h.PageSize)); err == nil && cur == h.Before {
+}
+
+// freeHugepages sets each recorded pool back to its count before apply.
+func (r *removal) freeHugepages(context.Context) {
+	for _, h := range r.rec.Hugepages {
+		if cur, err := hugepool.Read(hugepool.Path(r.o.Sysfs, h.Node, h.PageSize)); err == nil && cur == h.Before {
 			continue
 		}
 		back := HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Before}
-		do("hugepages "+back.String(), func() error { _, err := hugepool.SetPool(o.PoolWriter, o.Sysfs, back.pool(false)); return err })
+		r.do("hugepages "+back.String(), func() error { _, err := hugepool.SetPool(r.o.PoolWriter, r.o.Sysfs, back.pool(false)); return err })
 	}
-	do("daemon-reload", func() error { return m.Reload(ctx) })
-	if !o.DryRun {
-		for _, u := range rec.Units {
-			_ = m.ResetFailed(ctx, u.Name) // most are not loaded any more
+}
+
+// reload reloads systemd, then forgets the units' failed states (most are
+// not loaded any more).
+func (r *removal) reload(ctx context.Context) {
+	m := r.o.Systemd
+	r.do("daemon-reload", func() error { return m.Reload(ctx) })
+	if !r.o.DryRun {
+		for _, u := range r.rec.Units {
+			_ = m.ResetFailed(ctx, u.Name)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return rep, fmt.Errorf("remove of generation %d incomplete (the record is kept, run remove again): %w", rec.Generation, err)
-	}
-	do("delete the record", func() error { return removeFile(o.Root, RecordPath) })
-	do("remove the directories apply created", func() error { return removeEmptyDirs(o.Root, rec.Dirs) })
-	rep.Seconds = time.Since(t0).Seconds()
-	return rep, errors.Join(errs...)
 }
