@@ -238,89 +238,116 @@ func prepareNodes(ctx context.Context, o Options, verb string, targets []nodeTar
 		return nil, nil, err
 	}
 	no := o.Nodes
-	fail := func(err error) (*nodeRun, []string, error) {
-		n.close()
-		return nil, nil, err
-	}
 	rules := drain.Rules{Force: no.Force && no.Drain, DeleteEmptyDirData: no.DeleteEmptyDirData}
-	var warnings, refusals, behind []string
-	blind := false // a Node's pods could not be listed
 	// Every Node is checked first: a refusal changes nothing anywhere.
+	c := &nodeChecks{}
 	for i, t := range targets {
-		p := t.RecordPartition
-		r := &n.removal[i]
-		api, kubeconfig, note, err := n.client(p)
-		r.Kubeconfig = kubeconfig
-		if api == nil && err == nil {
-			r.Note = note
-			switch {
-			case !t.goes() && no.Drain:
-				// Its kubelet's pods must be gone before the restart,
-				// and nothing can make them go.
-				refusals = append(refusals, fmt.Sprintf("partition %s: its Node cannot be drained: %s", p.Name, note))
-			case p.NodeName == "" && t.goes():
-				warnings = append(warnings, fmt.Sprintf("partition %s: %s; its Node, if any, stays in the API server", p.Name, noNodeName))
-			}
-			continue
-		}
-		if n.admin == nil && t.goes() {
-			behind = append(behind, p.NodeName)
-		}
-		var ds []drain.Decision
-		var refusal *drain.Refusal
-		if err == nil {
-			var gates []drain.Block
-			ds, gates, err = drain.Check(ctx, api, p.NodeName, rules)
-			if o.DryRun && no.Drain { // the dry run shows the budgets
-				r.Budgets = gates
-			}
-			if errors.As(err, &refusal) {
-				err = nil
-			}
-		}
-		if err != nil {
-			whose := "its kubelet's credentials"
-			if n.admin != nil {
-				whose = no.Kubeconfig
-			}
-			msg := fmt.Sprintf("partition %s: cannot see which pods are bound to Node %s with %s: %v", p.Name, p.NodeName, whose, err)
-			if no.Force && !no.Drain {
-				// Forced: the host changes; the Node, which the API
-				// server could not be asked about, stays.
-				r.Note = "not checked, not deleted: " + err.Error()
-				warnings = append(warnings, msg+"; its Node stays in the API server")
-				n.keep = append(n.keep, p.NodeName)
-				continue
-			}
-			refusals, blind = append(refusals, msg), true
-			continue
-		}
-		r.Checked, r.Pods, n.apis[i] = true, ds, api
-		switch {
-		case refusal != nil && no.Drain:
-			refusals = append(refusals, fmt.Sprintf("partition %s: %v", p.Name, refusal))
-		case !no.Drain:
-			if msg := bound(*r); msg != "" {
-				refusals = append(refusals, msg)
-			}
-		}
+		n.checkNode(ctx, i, t, rules, c)
 	}
-	if len(behind) > 0 {
+	warnings := c.warnings
+	if len(c.behind) > 0 {
 		how := "remove --kubeconfig FILE deletes them (an identity examples/drain-rbac.yaml allows)"
 		if verb == "apply" { // the next apply will not know them: say it now
 			how = "apply --kubeconfig FILE deletes them (an identity examples/drain-rbac.yaml allows), else kubectl delete node"
 		}
-		warnings = append(warnings, fmt.Sprintf("the Nodes %s stay in the API server, NotReady: %s", drain.Name(behind), how))
+		warnings = append(warnings, fmt.Sprintf("the Nodes %s stay in the API server, NotReady: %s", drain.Name(c.behind), how))
 	}
-	if len(refusals) > 0 {
+	if len(c.refusals) > 0 {
 		if o.DryRun || (no.Force && !no.Drain) {
-			return n, append(warnings, refusals...), nil
+			return n, append(warnings, c.refusals...), nil
 		}
-		return fail(fmt.Errorf("%s\n(%s)", strings.Join(refusals, "\n"), refusalHint(verb, no, n.admin != nil, blind)))
+		n.close()
+		return nil, nil, fmt.Errorf("%s\n(%s)", strings.Join(c.refusals, "\n"), refusalHint(verb, no, n.admin != nil, c.blind))
 	}
 	if !no.Drain || o.DryRun {
 		return n, warnings, nil
 	}
+	if err := n.drainAll(ctx, targets, rules, beforeDrain); err != nil {
+		n.close()
+		return nil, nil, err
+	}
+	return n, warnings, nil
+}
+
+// nodeChecks is what checking the targets' Nodes found, before anything
+// changes.
+type nodeChecks struct {
+	warnings, refusals []string
+	// behind are the Nodes of partitions that go which only their own
+	// kubelet could delete, and nothing here will.
+	behind []string
+	blind  bool // a Node's pods could not be listed
+}
+
+// checkNode checks target i's Node: whether it can be asked about, which
+// pods are bound to it and whether they refuse the command.
+func (n *nodeRun) checkNode(ctx context.Context, i int, t nodeTarget, rules drain.Rules, c *nodeChecks) {
+	no := n.o.Nodes
+	p := t.RecordPartition
+	r := &n.removal[i]
+	api, kubeconfig, note, err := n.client(p)
+	r.Kubeconfig = kubeconfig
+	if api == nil && err == nil {
+		r.Note = note
+		switch {
+		case !t.goes() && no.Drain:
+			// Its kubelet's pods must be gone before the restart, and
+			// nothing can make them go.
+			c.refusals = append(c.refusals, fmt.Sprintf("partition %s: its Node cannot be drained: %s", p.Name, note))
+		case p.NodeName == "" && t.goes():
+			c.warnings = append(c.warnings, fmt.Sprintf("partition %s: %s; its Node, if any, stays in the API server", p.Name, noNodeName))
+		}
+		return
+	}
+	if n.admin == nil && t.goes() {
+		c.behind = append(c.behind, p.NodeName)
+	}
+	var ds []drain.Decision
+	var refusal *drain.Refusal
+	if err == nil {
+		var gates []drain.Block
+		ds, gates, err = drain.Check(ctx, api, p.NodeName, rules)
+		if n.o.DryRun && no.Drain { // the dry run shows the budgets
+			r.Budgets = gates
+		}
+		if errors.As(err, &refusal) {
+			err = nil
+		}
+	}
+	if err != nil {
+		whose := "its kubelet's credentials"
+		if n.admin != nil {
+			whose = no.Kubeconfig
+		}
+		msg := fmt.Sprintf("partition %s: cannot see which pods are bound to Node %s with %s: %v", p.Name, p.NodeName, whose, err)
+		if no.Force && !no.Drain {
+			// Forced: the host changes; the Node, which the API server
+			// could not be asked about, stays.
+			r.Note = "not checked, not deleted: " + err.Error()
+			c.warnings = append(c.warnings, msg+"; its Node stays in the API server")
+			n.keep = append(n.keep, p.NodeName)
+			return
+		}
+		c.refusals, c.blind = append(c.refusals, msg), true
+		return
+	}
+	r.Checked, r.Pods, n.apis[i] = true, ds, api
+	switch {
+	case refusal != nil && no.Drain:
+		c.refusals = append(c.refusals, fmt.Sprintf("partition %s: %v", p.Name, refusal))
+	case !no.Drain:
+		if msg := bound(*r); msg != "" {
+			c.refusals = append(c.refusals, msg)
+		}
+	}
+}
+
+// drainAll tells beforeDrain which Nodes it is about to cordon, then
+// drains them one at a time, as kubectl drain does with several Nodes:
+// the pods of one find room elsewhere before the next is cordoned. On an
+// error nothing on the host changed and the Nodes it cordoned are let go.
+func (n *nodeRun) drainAll(ctx context.Context, targets []nodeTarget, rules drain.Rules, beforeDrain func([]CordonedNode) error) error {
+	no := n.o.Nodes
 	if beforeDrain != nil {
 		var cordon []CordonedNode
 		for i, api := range n.apis {
@@ -329,11 +356,9 @@ func prepareNodes(ctx context.Context, o Options, verb string, targets []nodeTar
 			}
 		}
 		if err := beforeDrain(cordon); err != nil {
-			return fail(err)
+			return err
 		}
 	}
-	// One at a time, as kubectl drain does with several Nodes: the pods of
-	// one find room elsewhere before the next is cordoned.
 	for i, api := range n.apis {
 		if api == nil {
 			continue
@@ -353,16 +378,14 @@ func prepareNodes(ctx context.Context, o Options, verb string, targets []nodeTar
 			if res.Registered {
 				n.event(ctx, i, corev1.EventTypeWarning, EventDrainFailed, "nothing on the host was changed: "+err.Error())
 			}
-			return fail(fmt.Errorf("partition %s: %w\n(nothing on the host was changed; %s)", r.Partition, err, n.undo(ctx)))
+			return fmt.Errorf("partition %s: %w\n(nothing on the host was changed; %s)", r.Partition, err, n.undo(ctx))
 		}
 		if res.Registered {
 			n.event(ctx, i, corev1.EventTypeNormal, EventDrained, drained(res))
-		}
-		if res.Registered {
 			r.Pods = res.Pods
 		}
 	}
-	return n, warnings, nil
+	return nil
 }
 
 // undo makes the Nodes this command cordoned schedulable again, for a
