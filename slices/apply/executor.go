@@ -243,6 +243,7 @@ func removeEmptyDirs(root string, dirs []string) error {
 	return nil
 }
 
+// appendNew appends the items list does not hold yet.
 func appendNew(list []string, items ...string) []string {
 	for _, it := range items {
 		if !slices.Contains(list, it) {
