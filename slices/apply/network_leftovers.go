@@ -23,82 +23,18 @@ import (
 // own mount namespace, gone with it; the empty files stay and `ip netns`
 // lists them).
 func networkLeftovers(root string, rec *Record) []leftover {
-	var out []leftover
 	dir := filepath.Join(root, bundle.NetnsDir)
 	h, done, err := netnsHost(root, netns.None())
 	if err != nil {
 		return []leftover{{"read " + dir, func() error { return err }}}
 	}
 	defer done()
-	namespaced := false
-	for _, p := range rec.Partitions {
-		n := p.Network
-		if n == nil {
-			continue
-		}
-		namespaced = true
-		if st, err := h.Inspect(pnetns.Partition{Namespace: n.Namespace, Interface: n.Interface}); err == nil && st.Namespace {
-			out = append(out, leftover{"remove network namespace " + n.Namespace, func() error {
-				// The host end lives in root's network namespace, never
-				// in this process's when root is another host's.
-				hostNS, err := rootNetnsHandle(root)
-				if err != nil {
-					return err
-				}
-				defer hostNS.Close()
-				host, done, err := netnsHost(root, hostNS)
-				if err != nil {
-					return err
-				}
-				defer done()
-				return host.DownPartition(pnetns.Partition{Namespace: n.Namespace, HostLink: n.HostLink, Interface: n.Interface, Devices: rec.devicesOf(n.Namespace)})
-			}})
-		}
+	out := namespaceLeftovers(root, h, rec)
+	if rec.Network != nil {
+		out = append(out, uplinkLeftovers(root, rec.Network, out)...)
 	}
-	if rn := rec.Network; rn != nil {
-		namespaced = true
-		var objs []StaleNetwork
-		err := inRootNetwork(root, func(h *pnetns.Host) error {
-			for _, b := range rn.Bridges {
-				ok, err := h.HasBridge(b)
-				if err != nil {
-					return err
-				}
-				if ok {
-					objs = append(objs, StaleNetwork{Bridge: b})
-				}
-			}
-			for _, ns := range rn.Namespaces {
-				if slices.ContainsFunc(out, func(l leftover) bool { return l.what == "remove network namespace "+ns.Name }) {
-					continue // DownPartition removes its host link
-				}
-				ok, err := h.HasLink(ns.HostLink)
-				if err != nil {
-					return err
-				}
-				if ok {
-					objs = append(objs, StaleNetwork{HostLink: ns.HostLink})
-				}
-			}
-			if !rn.NAT {
-				return nil
-			}
-			ok, err := h.HasNAT()
-			if ok {
-				objs = append(objs, StaleNetwork{NAT: true})
-			}
-			return err
-		})
-		if err != nil {
-			out = append(out, leftover{"read the host's network", func() error { return err }})
-		}
-		for _, o := range objs {
-			out = append(out, leftover{"remove " + o.String(), func() error { return removeStaleNetwork(root, o) }})
-		}
-		out = append(out, forwardingLeftover(root)...)
-	}
-	if !namespaced {
-		return out
+	if rec.Network == nil && !slices.ContainsFunc(rec.Partitions, func(p RecordPartition) bool { return p.Network != nil }) {
+		return out // host mode: no namespace of this tool's, no sandbox's to clean
 	}
 	stale, err := h.StaleEntries()
 	if err != nil {
@@ -109,6 +45,73 @@ func networkLeftovers(root string, rec *Record) []leftover {
 		out = append(out, leftover{"remove the stale " + filepath.Join(dir, name) + " (a pod sandbox's namespace, gone)", func() error { return removeFile(root, rel) }})
 	}
 	return out
+}
+
+// namespaceLeftovers are the recorded partitions' namespaces still there
+// (their ExecStop= did not run); removing one gives its devices back to
+// the host and removes its host link.
+func namespaceLeftovers(root string, h *pnetns.Host, rec *Record) []leftover {
+	var out []leftover
+	for _, p := range rec.Partitions {
+		n := p.Network
+		if n == nil {
+			continue
+		}
+		if st, err := h.Inspect(pnetns.Partition{Namespace: n.Namespace, Interface: n.Interface}); err == nil && st.Namespace {
+			part := pnetns.Partition{Namespace: n.Namespace, HostLink: n.HostLink, Interface: n.Interface, Devices: rec.devicesOf(n.Namespace)}
+			out = append(out, leftover{"remove network namespace " + n.Namespace, func() error {
+				return inRootNetwork(root, func(host *pnetns.Host) error { return host.DownPartition(part) })
+			}})
+		}
+	}
+	return out
+}
+
+// uplinkLeftovers are the recorded bridges, host links and NAT table the
+// uplink's ExecStop= left, and the forwarding it did not restore;
+// namespaces are the namespace leftovers, whose removal takes their host
+// links with them.
+func uplinkLeftovers(root string, rn *RecordNetwork, namespaces []leftover) []leftover {
+	var out []leftover
+	var objs []StaleNetwork
+	err := inRootNetwork(root, func(h *pnetns.Host) error {
+		for _, b := range rn.Bridges {
+			ok, err := h.HasBridge(b)
+			if err != nil {
+				return err
+			}
+			if ok {
+				objs = append(objs, StaleNetwork{Bridge: b})
+			}
+		}
+		for _, ns := range rn.Namespaces {
+			if slices.ContainsFunc(namespaces, func(l leftover) bool { return l.what == "remove network namespace "+ns.Name }) {
+				continue // DownPartition removes its host link
+			}
+			ok, err := h.HasLink(ns.HostLink)
+			if err != nil {
+				return err
+			}
+			if ok {
+				objs = append(objs, StaleNetwork{HostLink: ns.HostLink})
+			}
+		}
+		if !rn.NAT {
+			return nil
+		}
+		ok, err := h.HasNAT()
+		if ok {
+			objs = append(objs, StaleNetwork{NAT: true})
+		}
+		return err
+	})
+	if err != nil {
+		out = append(out, leftover{"read the host's network", func() error { return err }})
+	}
+	for _, o := range objs {
+		out = append(out, leftover{"remove " + o.String(), func() error { return removeStaleNetwork(root, o) }})
+	}
+	return append(out, forwardingLeftover(root)...)
 }
 
 // forwardingLeftover restores the host's IPv4 forwarding when the value
