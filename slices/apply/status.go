@@ -186,15 +186,7 @@ type StatusOptions struct {
 // for when status itself cannot work (no systemd, unreadable record);
 // everything wrong with the host is in Problems.
 func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
-	if o.Root == "" {
-		o.Root = "/"
-	}
-	if o.Sysfs == "" {
-		o.Sysfs = filepath.Join(o.Root, "sys")
-	}
-	if o.ProbeTimeout == 0 {
-		o.ProbeTimeout = DefaultProbeTimeout
-	}
+	o.defaults()
 	st := &Status{Partitions: []PartitionStatus{}, Problems: []string{}, Drift: []string{}}
 	mode, err := CgroupModeOf(o.Root, o.Offline)
 	if err != nil {
@@ -216,42 +208,90 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	st.Generation, st.AppliedAt = rec.Generation, rec.AppliedAt
 	st.Host.ReservedCPUs = rec.ReservedCPUs.String()
 	r := &statusRun{o: o, rec: rec, mode: mode, st: st}
-	if rec.Pending {
-		r.problem("an apply of generation %d was interrupted (killed before it finished, or its rollback was incomplete): run numa-partition apply to finish it, or remove to undo it", rec.Generation)
-	}
-	for _, c := range rec.Cordoned {
-		r.problem("an interrupted drain left Node %s cordoned (partition %s): the next apply uncordons it once Ready, or kubectl uncordon %s", c.Node, c.Partition, c.Node)
-	}
-	if mode != rec.CgroupMode {
-		r.drift("cgroup mode is %s, applied on %s", mode, rec.CgroupMode)
-	}
+	r.recordProblems()
 	if err := r.checkFiles(); err != nil {
 		return nil, err
 	}
 	if err := r.checkUnits(ctx); err != nil {
 		return nil, err
 	}
-	if o.Offline {
-		st.Offline = offlineStatusNote
-	} else {
-		r.checkNodes()
-		r.http = &http.Client{Timeout: o.ProbeTimeout, Transport: &http.Transport{DialContext: dialer(o.Root)}}
+	if err := r.connect(); err != nil {
+		return nil, err
 	}
-	if o.Kubeconfig != "" && !o.NoAPI && !o.Offline {
-		// The admin's kubeconfig is status's own input: unusable, it is
-		// status failing, not the host.
-		cfg, err := kubeapi.Load("/", o.Kubeconfig)
-		if err != nil {
-			return nil, err
-		}
-		r.admin = kubeapi.NewClient(cfg, kubeapi.Options{Timeout: o.ProbeTimeout})
+	if r.admin != nil {
 		defer r.admin.Close()
 	}
+	r.readPartitions(ctx)
+	st.Health = Healthy
+	if o.Offline {
+		st.Health = Offline // never healthy: the live host was not read
+	}
+	if len(st.Problems) > 0 {
+		st.Health = Degraded
+	}
+	return st, nil
+}
+
+func (o *StatusOptions) defaults() {
+	if o.Root == "" {
+		o.Root = "/"
+	}
+	if o.Sysfs == "" {
+		o.Sysfs = filepath.Join(o.Root, "sys")
+	}
+	if o.ProbeTimeout == 0 {
+		o.ProbeTimeout = DefaultProbeTimeout
+	}
+}
+
+// recordProblems are what the record says an interrupted command left,
+// and a cgroup mode that changed under it.
+func (r *statusRun) recordProblems() {
+	rec := r.rec
+	if rec.Pending {
+		r.problem("an apply of generation %d was interrupted (killed before it finished, or its rollback was incomplete): run numa-partition apply to finish it, or remove to undo it", rec.Generation)
+	}
+	for _, c := range rec.Cordoned {
+		r.problem("an interrupted drain left Node %s cordoned (partition %s): the next apply uncordons it once Ready, or kubectl uncordon %s", c.Node, c.Partition, c.Node)
+	}
+	if r.mode != rec.CgroupMode {
+		r.drift("cgroup mode is %s, applied on %s", r.mode, rec.CgroupMode)
+	}
+}
+
+// connect readies what the live checks ask: the NUMA nodes, the probes'
+// HTTP client and, with a kubeconfig of the admin's, the API server.
+// Offline, nothing is asked.
+func (r *statusRun) connect() error {
+	o := r.o
+	if o.Offline {
+		r.st.Offline = offlineStatusNote
+		return nil
+	}
+	r.checkNodes()
+	r.http = &http.Client{Timeout: o.ProbeTimeout, Transport: &http.Transport{DialContext: dialer(o.Root)}}
+	if o.Kubeconfig == "" || o.NoAPI {
+		return nil
+	}
+	// The admin's kubeconfig is status's own input: unusable, it is
+	// status failing, not the host.
+	cfg, err := kubeapi.Load("/", o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	r.admin = kubeapi.NewClient(cfg, kubeapi.Options{Timeout: o.ProbeTimeout})
+	return nil
+}
+
+// readPartitions fills each partition's status, then the host's units
+// (those of no partition) and NUMA nodes.
+func (r *statusRun) readPartitions(ctx context.Context) {
+	st := r.st
 	partUnits := map[string]bool{}
-	for _, p := range rec.Partitions {
+	for _, p := range r.rec.Partitions {
 		st.Partitions = append(st.Partitions, r.partition(ctx, p, partUnits))
 	}
-	for _, u := range rec.Units {
+	for _, u := range r.rec.Units {
 		if !partUnits[u.Name] {
 			st.Host.Units = append(st.Host.Units, unitState(r.infos[u.Name]))
 		}
@@ -262,14 +302,6 @@ func ReadStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 			st.Host.Nodes = append(st.Host.Nodes, ns)
 		}
 	}
-	st.Health = Healthy
-	if o.Offline {
-		st.Health = Offline // never healthy: the live host was not read
-	}
-	if len(st.Problems) > 0 {
-		st.Health = Degraded
-	}
-	return st, nil
 }
 
 // statusRun is one ReadStatus of an applied host: its options and record,
