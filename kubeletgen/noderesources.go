@@ -125,8 +125,7 @@ func Resources(plan *planner.Plan, p *planner.Partition) (NodeResources, error) 
 			return r, fmt.Errorf("systemReserved ephemeral-storage %q: %w", c.SystemReserved["ephemeral-storage"], err)
 		}
 		capacity := es.CapacityBytes
-		eviction := planner.NodefsEviction(capacity)
-		put(string(corev1.ResourceEphemeralStorage), bytes(capacity), bytes(capacity-reservedES-eviction), bytes(es.ShareBytes))
+		put(string(corev1.ResourceEphemeralStorage), bytes(capacity), bytes(capacity-reservedES-es.EvictionBytes), bytes(es.ShareBytes))
 	}
 	sort.Strings(r.Mismatches)
 	return r, nil

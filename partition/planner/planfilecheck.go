@@ -86,6 +86,9 @@ func PlanFileProblem(plan *Plan) error {
 		if err := DropInsProblem(p); err != nil {
 			return err
 		}
+		if msg := storageShareProblem(p.EphemeralStorage); msg != "" {
+			return fmt.Errorf("partition %s: ephemeralStorage.%s", p.Name, msg)
+		}
 		for _, m := range p.Memory {
 			if msg := nodeMemoryProblem(m); msg != "" {
 				return fmt.Errorf("partition %s: memory of node %d: %s", p.Name, m.Node, msg)
@@ -219,6 +222,25 @@ func nodeMemoryProblem(m NodeMemory) string {
 		return "hugepages on a node of unknown size"
 	case m.TotalBytes != 0 && used > m.TotalBytes:
 		return fmt.Sprintf("hugepages and reservation %s exceed its memory %s", units.FormatBytes(used), units.FormatBytes(m.TotalBytes))
+	}
+	return ""
+}
+
+// storageShareProblem is the planner's arithmetic of an ephemeral-storage
+// share (planStorageShares): kubelet's nodefs.available threshold taken
+// from the capacity as kubelet takes it (NodefsEviction), and the share
+// and systemReserved adding up to the rest, "" when it holds. kubeletgen
+// takes the figures as they are.
+func storageShareProblem(s *StorageShare) string {
+	if s == nil {
+		return ""
+	}
+	if want := NodefsEviction(s.CapacityBytes); s.EvictionBytes != want {
+		return fmt.Sprintf("evictionBytes %d must be %d, kubelet's %d%% nodefs.available of capacityBytes %d", s.EvictionBytes, want, NodefsEvictionPercent, s.CapacityBytes)
+	}
+	rest := s.CapacityBytes - s.EvictionBytes
+	if s.ShareBytes > rest || s.SystemReservedBytes != rest-s.ShareBytes {
+		return fmt.Sprintf("shareBytes %d and systemReservedBytes %d must add up to capacityBytes %d less evictionBytes %d", s.ShareBytes, s.SystemReservedBytes, s.CapacityBytes, s.EvictionBytes)
 	}
 	return ""
 }

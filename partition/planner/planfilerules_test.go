@@ -45,6 +45,13 @@ func TestPlanFileRefusesWhatRenderTrusts(t *testing.T) {
 			[]string{`partition node0: runtime.sandboxImage "pause\"\n[x]" is not an image reference`, "(form: [registry/]name[:tag][@sha256:digest], lowercase name)"}},
 		{"another NRI socket", func(p *Plan) { p.Partitions[1].Allocator.NRISocket = "/run/containerd-node1/other.sock" },
 			[]string{`partition node1: allocator.nriSocket "/run/containerd-node1/other.sock" is not its containerd's NRI socket (allowed: /run/containerd-node1/nri.sock, in runtime.stateDir)`}},
+		// kubeletgen takes the storage share's figures as they are.
+		{"eviction not kubelet's", func(p *Plan) {
+			p.Partitions[0].EphemeralStorage = &StorageShare{Filesystem: Filesystem{Path: "/", CapacityBytes: 1000}, EvictionBytes: 50, ShareBytes: 500, SystemReservedBytes: 450}
+		}, []string{"partition node0: ephemeralStorage.evictionBytes 50 must be 100, kubelet's 10% nodefs.available of capacityBytes 1000"}},
+		{"share beyond the filesystem", func(p *Plan) {
+			p.Partitions[0].EphemeralStorage = &StorageShare{Filesystem: Filesystem{Path: "/", CapacityBytes: 1000}, EvictionBytes: 100, ShareBytes: 950, SystemReservedBytes: 0}
+		}, []string{"partition node0: ephemeralStorage.shareBytes 950 and systemReservedBytes 0 must add up to capacityBytes 1000 less evictionBytes 100"}},
 		// Kubelet's command line: each argument one a unit carries
 		// unquoted, by the planner's rule for each value.
 		{"space in a label", func(p *Plan) { p.Partitions[0].Labels["x"] = "a b" },
