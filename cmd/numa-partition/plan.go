@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"slices"
-	"strings"
+
+	"github.com/numa-partition/numa-partition/pipeline"
 
 	"github.com/urfave/cli/v2"
 
@@ -137,80 +137,41 @@ func liveFacts(c *cli.Context) (hostfacts.Host, error) {
 // a plan, with the facts of --host-facts or of this machine (a warning
 // then when --sysfs is a dump: warnDumpFacts).
 func loadPlan(c *cli.Context) (*planner.Plan, *numa.Topology, error) {
-	file := c.String("host-facts")
-	if file == "" {
-		host, err := liveFacts(c)
-		if err != nil {
-			return nil, nil, err
-		}
-		var named string // this machine's host name, when the plan took it
-		plan, topo, err := loadPlanWith(c, host, func() (string, error) {
-			name, err := os.Hostname()
-			named = name
-			return name, err
-		})
-		warnDumpFacts(c, named)
-		return plan, topo, err
+	if file := c.String("host-facts"); file != "" {
+		o := pipelineOptions(c, nil, nil)
+		o.FactsFile = file
+		return pipeline.Plan(c.Context, o)
 	}
-	declared, err := planner.LoadFacts(file)
+	host, err := liveFacts(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	// The file's host name, never this machine's: the plan is of the
-	// target (none in the file: --hostname or kubelet.hostname must say).
-	return loadPlanWith(c, declared.Facts, func() (string, error) { return declared.Hostname, nil })
+	var named string // this machine's host name, when the plan took it
+	plan, topo, err := loadPlanWith(c, host, func() (string, error) {
+		name, err := os.Hostname()
+		named = name
+		return name, err
+	})
+	warnDumpFacts(c, named)
+	return plan, topo, err
 }
 
-// loadPlanWith plans with facts. The hostname comes from --hostname (when
-// the command has it), then kubelet.hostname, then hostname(), so that
-// planning stays pure.
+// loadPlanWith plans with facts (pipeline.Plan). The hostname comes from
+// --hostname (when the command has it), then kubelet.hostname, then
+// hostname(), so that planning stays pure.
 func loadPlanWith(c *cli.Context, facts planner.HostFacts, hostname func() (string, error)) (*planner.Plan, *numa.Topology, error) {
-	topo, err := numa.NewFS(globalString(c, "sysfs")).WithContext(c.Context).Discover()
-	if err != nil {
-		return nil, nil, fmt.Errorf("discover: %w", err)
-	}
-	cfg, err := loadConfig(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	if h := c.String("hostname"); h != "" {
-		cfg.Kubelet.Hostname = h
-	}
-	if cfg.Kubelet.Hostname == "" {
-		h, err := hostname()
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading the host name (set kubelet.hostname): %w", err)
-		}
-		cfg.Kubelet.Hostname = h
-	}
-	plan, err := planner.NewPlanFor(topo, facts, cfg)
-	if err != nil {
-		return nil, nil, configProblems(err)
-	}
-	return plan, topo, nil
+	return pipeline.Plan(c.Context, pipelineOptions(c, facts, hostname))
 }
 
-// loadConfig reads --config. A missing file at the default path means
-// "all defaults" (with a warning); a missing file that was asked for is an
-// error.
+// pipelineOptions are the pipeline's options from c's flags: --sysfs,
+// --config (a missing file is all defaults unless it was given),
+// --hostname.
+func pipelineOptions(c *cli.Context, facts planner.HostFacts, hostname func() (string, error)) pipeline.Options {
+	return pipeline.Options{Sysfs: globalString(c, "sysfs"), Config: globalString(c, "config"), ConfigRequired: globalIsSet(c, "config"),
+		Hostname: c.String("hostname"), Facts: facts, FactsHostname: hostname}
+}
+
+// loadConfig reads --config as the pipeline does.
 func loadConfig(c *cli.Context) (*config.Config, error) {
-	path := globalString(c, "config")
-	cfg, err := config.LoadFile(path)
-	if err == nil {
-		return cfg, nil
-	}
-	if errors.Is(err, fs.ErrNotExist) && !globalIsSet(c, "config") {
-		slog.Warn("no config file, using the defaults (numa-partition config init --write writes one)", "path", path)
-		return &config.Config{}, nil
-	}
-	return nil, configProblems(err)
-}
-
-// configProblems prints a config's problems one per line under a count.
-func configProblems(err error) error {
-	var es config.Errors
-	if !errors.As(err, &es) || len(es) < 2 {
-		return err
-	}
-	return fmt.Errorf("%d problems in the config:\n%s", len(es), strings.Join(es.Lines("  "), "\n"))
+	return pipelineOptions(c, nil, nil).LoadConfig()
 }

@@ -2,11 +2,12 @@ package render
 
 import (
 	"fmt"
-	"github.com/numa-partition/numa-partition/slices/bundle"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/numa-partition/numa-partition/slices/bundle"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"

@@ -1,13 +1,13 @@
 package render
 
 import (
-	"github.com/numa-partition/numa-partition/slices/bundle"
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/numatest"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // shapePlan plans a numatest shape as plan does: discovered from its

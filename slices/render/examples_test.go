@@ -1,7 +1,6 @@
 package render
 
 import (
-	"github.com/numa-partition/numa-partition/slices/bundle"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // example is a machine and a plan for it, rendered by the golden, verify

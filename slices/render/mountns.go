@@ -2,13 +2,13 @@ package render
 
 import (
 	"fmt"
-	"github.com/numa-partition/numa-partition/slices/bundle"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/kubeletgen"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // mountNamespace renders the unit that holds partition p's mount

@@ -2,12 +2,12 @@ package render
 
 import (
 	"fmt"
-	"github.com/numa-partition/numa-partition/slices/bundle"
 	"path"
 	"strconv"
 	"strings"
 
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // UplinkUnit makes the host side of the partitions' network (namespace

@@ -2,9 +2,9 @@ package render
 
 import (
 	"fmt"
-	"github.com/numa-partition/numa-partition/slices/bundle"
 
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // Ports lists the TCP ports the plan's daemons will listen on and the

@@ -3,10 +3,11 @@ package render
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/numa-partition/numa-partition/slices/bundle"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/numa-partition/numa-partition/slices/bundle"
 
 	corev1 "k8s.io/api/core/v1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"github.com/numa-partition/numa-partition/slices/bundle"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 func TestRenderDaemonCPUsFallback(t *testing.T) {

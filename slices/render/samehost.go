@@ -1,9 +1,10 @@
 package render
 
 import (
-	"github.com/numa-partition/numa-partition/slices/bundle"
 	"reflect"
 	"slices"
+
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // SameHost reports whether bundles a and b make the same host: every file

@@ -1,8 +1,9 @@
 package render
 
 import (
-	"github.com/numa-partition/numa-partition/slices/bundle"
 	"testing"
+
+	"github.com/numa-partition/numa-partition/slices/bundle"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

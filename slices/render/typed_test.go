@@ -2,9 +2,10 @@ package render
 
 import (
 	"bytes"
-	"github.com/numa-partition/numa-partition/slices/bundle"
 	"strings"
 	"testing"
+
+	"github.com/numa-partition/numa-partition/slices/bundle"
 
 	"github.com/coreos/go-systemd/v22/unit"
 

@@ -2,13 +2,14 @@ package render
 
 import (
 	"bytes"
-	"github.com/numa-partition/numa-partition/slices/bundle"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // execLine finds the program of every Exec*= setting, after systemd's
