@@ -320,7 +320,7 @@ func TestConfigFields(t *testing.T) {
 
 	// The plan's CPU Manager options as they are (the planner decided
 	// strict-cpu-reservation; a plan file is held to it by
-	// planner.PlanFileProblem), never decided again here (issue 27).
+	// planner.CheckPlanFile), never decided again here (issue 27).
 	plan.Partitions[1].Kubelet.CPUManagerPolicyOptions = map[string]string{"full-pcpus-only": "true", "strict-cpu-reservation": "true"}
 	c, err = Config(&plan, &plan.Partitions[1])
 	require.NoError(t, err)

@@ -68,10 +68,10 @@ func (pl *planning) checkDropIn(key string, fields map[string]any) {
 	}
 }
 
-// DropInsProblem checks a plan file's drop-ins by the rules plan made
+// CheckDropIns checks a plan file's drop-ins by the rules plan made
 // them by: the fields numa-partition manages or denies are refused, and
-// so is a value kubelet could not read. PlanFileProblem calls it.
-func DropInsProblem(p *Partition) error {
+// so is a value kubelet could not read. CheckPlanFile calls it.
+func CheckDropIns(p *Partition) error {
 	k := &p.Kubelet
 	if len(k.DropIns) > 0 && k.ConfigDir != ConfigDirOf(k.ConfigPath) {
 		return fmt.Errorf("partition %s: kubelet.configDir %q must be %q (kubelet.configPath's)", p.Name, k.ConfigDir, ConfigDirOf(k.ConfigPath))

@@ -71,7 +71,7 @@ imageGCHighThresholdPercent = 90
 	back, err := ParsePlan("plan.json", data)
 	require.NoError(t, err)
 	assert.Equal(t, plan.Partitions[1].Kubelet, back.Partitions[1].Kubelet)
-	require.NoError(t, PlanFileProblem(back))
+	require.NoError(t, CheckPlanFile(back))
 }
 
 // A plan file is held to the same rules: a managed field, a file name
@@ -95,7 +95,7 @@ func TestDropInsPlanFile(t *testing.T) {
 		p, err := ParsePlan("plan.json", data)
 		require.NoError(t, err)
 		tt.edit(&p.Partitions[0].Kubelet)
-		err = PlanFileProblem(p)
+		err = CheckPlanFile(p)
 		if assert.Error(t, err) {
 			assert.Contains(t, err.Error(), tt.want)
 		}

@@ -39,13 +39,13 @@ func TestMetricsPortIsANumber_Issue27(t *testing.T) {
 // Issue 27: render refused a plan file's metrics address by rules of its
 // own ("port must be 1-65535") and took its kubelet ports unchecked, so a
 // plan file could carry ports the planner refuses in a config (70000,
-// one port twice on the host, etcd's). PlanPortsProblem checks a plan
+// one port twice on the host, etcd's). CheckPorts checks a plan
 // file's ports with the planner's rules.
 func TestPlanPortsProblem_Issue27(t *testing.T) {
 	host := func() *Plan {
 		return mustPlan(t, seedSpec, "[network]\nmode = \"host\"\n[kubelet]\nread_only_port = 10255\n[allocator]\nmetrics_port = 9400")
 	}
-	require.NoError(t, PlanPortsProblem(host()))
+	require.NoError(t, CheckPorts(host()))
 	for name, c := range map[string]struct {
 		edit func(p *Plan)
 		want string
@@ -70,7 +70,7 @@ func TestPlanPortsProblem_Issue27(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := host()
 			c.edit(p)
-			err := PlanPortsProblem(p)
+			err := CheckPorts(p)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 		})
@@ -79,7 +79,7 @@ func TestPlanPortsProblem_Issue27(t *testing.T) {
 	p := mustPlan(t, seedSpec, "[allocator]\nmetrics_port = 9400")
 	require.NotNil(t, p.Partitions[1].Network)
 	assert.Equal(t, p.Partitions[0].Allocator.MetricsPort, p.Partitions[1].Allocator.MetricsPort)
-	require.NoError(t, PlanPortsProblem(p))
+	require.NoError(t, CheckPorts(p))
 }
 
 // Issue 27: a plan file written before metricsPort (plan -o json, or a
@@ -128,12 +128,12 @@ func TestMetricsOnByDefault_Issue40(t *testing.T) {
 		require.NotNil(t, part.Network, "namespace mode by default")
 		assert.Equal(t, config.DefaultMetricsPort, part.Allocator.MetricsPort, part.Name)
 	}
-	require.NoError(t, PlanPortsProblem(p))
+	require.NoError(t, CheckPorts(p))
 
 	p = mustPlan(t, seedSpec, "[network]\nmode = \"host\"")
 	assert.Equal(t, config.DefaultMetricsPort, p.Partitions[0].Allocator.MetricsPort)
 	assert.Equal(t, config.DefaultMetricsPort+config.DefaultPortStride, p.Partitions[1].Allocator.MetricsPort)
-	require.NoError(t, PlanPortsProblem(p))
+	require.NoError(t, CheckPorts(p))
 
 	// The default meets the planner's port rules like a configured base:
 	// a kubelet port on it is refused by the same check.

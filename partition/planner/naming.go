@@ -100,7 +100,7 @@ func ownLabels(name, color, hostname string) map[string]string {
 
 // OwnLabelsProblem says what is wrong with the tool's own labels and
 // taints of a partition of a plan read from a file, "" when nothing:
-// PlanFileProblem refuses a plan whose Node would carry another
+// CheckPlanFile refuses a plan whose Node would carry another
 // partition's name, colour or host, or a key of the tool's namespace the
 // plan never sets (the planner refuses them in the config with
 // ownKeyProblem). A plan

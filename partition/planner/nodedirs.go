@@ -86,7 +86,7 @@ func (pl *planning) planNodeDirs() {
 // the rules planNodeDirs makes them by: each path (nodeDirProblem), no
 // two overlapping, and each source the partition's own (NodeDirSource)
 // and overlapping no node dir. A plan read from a file goes through it
-// too (checkPaths, PlanPathsProblem), so it carries no node dir the
+// too (checkPaths, CheckPaths), so it carries no node dir the
 // planner would have refused. The partitions share their paths: the
 // collector keeps a repeated message once.
 func checkNodeDirs(col *config.Collector, part *Partition) {

@@ -15,7 +15,7 @@ import (
 // command lines and YAML. They live here, with the keys and lines of the
 // config, so that plan and `config check` refuse what render and apply
 // would; a plan read from a file is held to the same functions
-// (PlanFileProblem).
+// (CheckPlanFile).
 
 // pathKind says what the tool does at a path, which decides where it may
 // lie.
@@ -157,10 +157,10 @@ func checkPath(col *config.Collector, key, p string, kind pathKind) {
 	}
 }
 
-// PlanPathsProblem checks the paths of a plan read from a file with the
-// rules the plan was made by: PlanFileProblem calls it, so that a plan
+// CheckPaths checks the paths of a plan read from a file with the
+// rules the plan was made by: CheckPlanFile calls it, so that a plan
 // file can carry no path the planner would have refused.
-func PlanPathsProblem(plan *Plan) error {
+func CheckPaths(plan *Plan) error {
 	col := config.NewCollector(nil)
 	checkPaths(plan, col, nil)
 	return col.Err()

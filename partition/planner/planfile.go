@@ -33,7 +33,7 @@ const maxPlanFieldErrors = 10
 // allocator.metricsPort wrote ("127.0.0.1:9410") and a host applied by
 // one still has in its rendered plan.json, is read as its port
 // (legacyMetricsAddr). name is the file, for messages. A plan this
-// build's planner would not have written (PlanFileProblem) is refused
+// build's planner would not have written (CheckPlanFile) is refused
 // here, once, for every reader.
 func ParsePlan(name string, data []byte) (*Plan, error) {
 	plan, err := DecodePlan(name, data)
@@ -42,7 +42,7 @@ func ParsePlan(name string, data []byte) (*Plan, error) {
 	}
 	// Held to the planner's rules here, where it enters: render,
 	// kubeletgen and the allocator daemon take a plan as decided.
-	if err := PlanFileProblem(plan); err != nil {
+	if err := CheckPlanFile(plan); err != nil {
 		return nil, fmt.Errorf("%s: not a plan this build would write: %w", name, err)
 	}
 	return plan, nil

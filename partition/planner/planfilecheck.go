@@ -13,7 +13,7 @@ import (
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 )
 
-// PlanFileProblem refuses a plan read from a file (plan -o json, the
+// CheckPlanFile refuses a plan read from a file (plan -o json, the
 // rendered plan.json) that this build's planner would not have written:
 // names, paths, ports, labels, the allocator's fields, the kubelet
 // drop-ins, the kubelet's cgroup root and CPU Manager options and each
@@ -24,17 +24,17 @@ import (
 // trusted, and a 4 Pi pod admitted), so that render and kubeletgen, like
 // everything downstream of the planner, take a plan as decided and check
 // nothing again.
-func PlanFileProblem(plan *Plan) error {
+func CheckPlanFile(plan *Plan) error {
 	if len(plan.Partitions) == 0 {
 		return fmt.Errorf("the plan has no partitions")
 	}
 	if msg := hostProblem(&plan.Host); msg != "" {
 		return fmt.Errorf("%s", msg)
 	}
-	if err := PlanPathsProblem(plan); err != nil {
+	if err := CheckPaths(plan); err != nil {
 		return err
 	}
-	if err := PlanPortsProblem(plan); err != nil {
+	if err := CheckPorts(plan); err != nil {
 		return err
 	}
 	if msg := planNetworkProblem(plan); msg != "" {
@@ -83,7 +83,7 @@ func PlanFileProblem(plan *Plan) error {
 		if msg := StrictCPUReservationProblem(&p.Kubelet); msg != "" {
 			return fmt.Errorf("partition %s: cpuManagerPolicyOptions strict-cpu-reservation %s", p.Name, msg)
 		}
-		if err := DropInsProblem(p); err != nil {
+		if err := CheckDropIns(p); err != nil {
 			return err
 		}
 		if msg := storageShareProblem(p.EphemeralStorage); msg != "" {
@@ -99,7 +99,7 @@ func PlanFileProblem(plan *Plan) error {
 }
 
 // kubeletArgsProblem is the planner's rules for what a plan file puts on
-// its kubelet's command line beside its paths (PlanPathsProblem): the Node
+// its kubelet's command line beside its paths (CheckPaths): the Node
 // name (validatePlan), each label and all of them as one argument
 // (checkLabels) and the extra arguments (checkExtraArgs), "" when they
 // hold. With them, every argument render writes there is one a unit's

@@ -34,9 +34,9 @@ func TestPlanFileProblemHoldsWhatDownstreamTrusts(t *testing.T) {
 	} {
 		p, err := ParsePlan("plan.json", data)
 		require.NoError(t, err)
-		require.NoError(t, PlanFileProblem(p), "the plan as planned")
+		require.NoError(t, CheckPlanFile(p), "the plan as planned")
 		require.Equal(t, "static", p.Partitions[0].Kubelet.CPUManagerPolicy, "the seed plan's policy: the strict rule applies")
 		tt.edit(&p.Partitions[0])
-		require.ErrorContains(t, PlanFileProblem(p), tt.want)
+		require.ErrorContains(t, CheckPlanFile(p), tt.want)
 	}
 }

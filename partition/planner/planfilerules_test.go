@@ -112,7 +112,7 @@ func TestPlanFileRefusesWhatRenderTrusts(t *testing.T) {
 		}, []string{"partition node1: memory of node 0: hugepages of 2Mi are planned twice (allowed: one entry per node and page size)"}},
 		// Issue 24: render checked a plan file's node dirs with rules of
 		// its own, which let through a node dir the planner refuses; the
-		// planner's (checkNodeDirs, through PlanPathsProblem) hold them.
+		// planner's (checkNodeDirs, through CheckPaths) hold them.
 		{"node dir over the kubelet directory", withNodeDirs(NodeDir{Path: "/var/lib/kubelet", Source: "/var/lib/kubelet-node0"}),
 			[]string{`key "network.node_dirs": "/var/lib/kubelet" is or holds /var/lib/kubelet, which belongs to the system, to numa-partition or (/var/lib/kubelet) is every partition's own already`}},
 		{"another partition's node dir source", withNodeDirs(NodeDir{Path: "/run/flannel", Source: "/run/flannel-node1"}),
@@ -130,7 +130,7 @@ func TestPlanFileRefusesWhatRenderTrusts(t *testing.T) {
 		{"no pods", func(p *Plan) { p.Partitions[1].Kubelet.MaxPods = 0 },
 			[]string{"partition node1: kubelet.maxPods 0: allowed are 1-2147483647"}},
 		// Moved from render's tests, which fed render these plan files
-		// before PlanFileProblem held them (names, paths, ports, labels).
+		// before CheckPlanFile held them (names, paths, ports, labels).
 		{"dash in name", rename(0, "node-0"), []string{`partition name "node-0"`}},
 		{"underscore in name", rename(0, "node_0"), []string{`partition name "node_0"`}},
 		{"same name twice", rename(1, "node0"), []string{"used twice"}},
@@ -168,7 +168,7 @@ func TestPlanFileRefusesWhatRenderTrusts(t *testing.T) {
 		{"relative CNI dir", func(p *Plan) { p.Partitions[1].Runtime.CNIConfDir = "net.d" }, []string{`key "runtime.cni_conf_dir": "net.d" is not an absolute path`}},
 		// Issue 27: render took a plan file's kubelet ports unchecked and
 		// parsed its metrics address by rules of its own; it now checks
-		// every port with the planner's rules (planner.PlanPortsProblem).
+		// every port with the planner's rules (planner.CheckPorts).
 		{"kubelet port past 65535", func(p *Plan) { p.Partitions[1].Kubelet.Port = 70000 },
 			[]string{`key "kubelet.port": partition node1 gets port 70000, outside 1-65535`}},
 		{"one port twice on the host", func(p *Plan) {

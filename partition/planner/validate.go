@@ -218,7 +218,7 @@ func oneOf(v string, allowed []string) bool {
 // policy strict-cpu-reservation must be "true", or best-effort and
 // burstable pods get the reserved CPUs, i.e. the other partitions', and
 // fail to start ("permission denied" from the cgroup cpuset). The planner
-// sets it; a plan file is held to it where it is read (PlanFileProblem).
+// sets it; a plan file is held to it where it is read (CheckPlanFile).
 func StrictCPUReservationProblem(kl *Kubelet) string {
 	if kl.CPUManagerPolicy != "static" {
 		return ""
@@ -303,7 +303,7 @@ func (pl *planning) checkRuntime(p *Partition) {
 // sandboxImageProblem says what is wrong with a sandbox image, "" when
 // nothing (or when it is unset: containerd's default). It is written into
 // containerd's TOML, so it must be an image reference and nothing more;
-// a plan file's is held to it too (PlanFileProblem).
+// a plan file's is held to it too (CheckPlanFile).
 func sandboxImageProblem(img string) string {
 	if img == "" || validation.IsImageReference(img) {
 		return ""
@@ -348,10 +348,10 @@ func (pl *planning) checkPorts() {
 	}
 }
 
-// PlanPortsProblem checks the ports of a plan read from a file with the
-// rules the plan was made by (checkPlanPorts): PlanFileProblem calls it,
+// CheckPorts checks the ports of a plan read from a file with the
+// rules the plan was made by (checkPlanPorts): CheckPlanFile calls it,
 // so that a plan file can carry no port the planner would have refused.
-func PlanPortsProblem(plan *Plan) error {
+func CheckPorts(plan *Plan) error {
 	col := config.NewCollector(nil)
 	checkPlanPorts(plan, false, nil, col)
 	return col.Err()

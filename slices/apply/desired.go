@@ -18,7 +18,7 @@ import (
 func NewDesired(b bundle.Bundle, mode CgroupMode) (Desired, error) {
 	d := Desired{CgroupMode: mode}
 	// The preflight lists the same refusal (its CgroupMode check).
-	if err := preflight.CgroupModeProblem(b, mode); err != nil {
+	if err := preflight.CheckCgroupMode(b, mode); err != nil {
 		return Desired{}, err
 	}
 	have := map[string]bool{}

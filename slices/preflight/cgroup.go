@@ -11,7 +11,7 @@ import (
 )
 
 // CgroupModeCheck is the bundle's cgroup-mode constraints against the
-// host's mode (CgroupModeProblem): the one rule apply refuses a bundle
+// host's mode (CheckCgroupMode): the one rule apply refuses a bundle
 // by (slices/apply.NewDesired), listed here so that the preflight names
 // it with the rest. It cannot be ignored.
 type CgroupModeCheck struct {
@@ -25,15 +25,15 @@ func (CgroupModeCheck) Name() string { return NameCgroupMode }
 // Partition is "": the mode is the host's.
 func (CgroupModeCheck) Partition() string { return "" }
 
-// Check applies CgroupModeProblem.
+// Check applies CheckCgroupMode.
 func (c CgroupModeCheck) Check() (warnings, errs []error) {
-	return nil, errorsOf(CgroupModeProblem(*c.Bundle, c.Mode))
+	return nil, errorsOf(CheckCgroupMode(*c.Bundle, c.Mode))
 }
 
-// CgroupModeProblem is why bundle b cannot run on a host of cgroup mode
+// CheckCgroupMode is why bundle b cannot run on a host of cgroup mode
 // mode, nil when it can: partitions rendered for another mode than the
 // host's (a plan made with another host's facts).
-func CgroupModeProblem(b bundle.Bundle, mode cgroupmode.Mode) error {
+func CheckCgroupMode(b bundle.Bundle, mode cgroupmode.Mode) error {
 	if err := cgroupV1Only(b.CgroupV1Only, mode); err != nil {
 		return err
 	}

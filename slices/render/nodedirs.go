@@ -33,7 +33,7 @@ var directoryDirectives = []struct{ tree, directive string }{
 }
 
 // nodeDirsView renders a partition's node dirs, which the planner's rules
-// (planner.PlanPathsProblem) checked when the plan was made or read: each
+// (planner.CheckPaths) checked when the plan was made or read: each
 // path in a tree of directoryDirectives, not the system's, overlapping no
 // other, its source the partition's own beside it, in the same tree.
 func nodeDirsView(p *planner.Partition) *nodeDirs {

@@ -9,7 +9,7 @@ import (
 
 // Ports lists the TCP ports the plan's daemons will listen on and the
 // unit that will own each (apply refuses ports something else holds).
-// The planner's port rule (planner.PlanPortsProblem: 1-65535, no
+// The planner's port rule (planner.CheckPorts: 1-65535, no
 // well-known host component's, none twice) held when the plan was made
 // or read.
 func Ports(plan *planner.Plan, units []bundle.Unit) []bundle.Port {

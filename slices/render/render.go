@@ -512,7 +512,7 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView, 
 	rt := p.Runtime
 	// Every path here, the endpoint and the device plugins directory
 	// (below /var/lib/, not kubelet's shared one) were checked by the
-	// planner's rules (planner.PlanPathsProblem, when it was planned or read).
+	// planner's rules (planner.CheckPaths, when it was planned or read).
 	// The sandbox image is an image reference, and the allocator's NRI
 	// socket is containerd's, in its state dir (hostpaths.NRISocket): the
 	// planner's rules too.
@@ -578,7 +578,7 @@ func (r *renderer) allocatorDropIn(p *planner.Partition, cpu cpuView, ns *netnsV
 	a := p.Allocator
 	// The planner keeps the socket in a directory below /run/ and the
 	// state dir below /var/lib/, which systemd's RuntimeDirectory= and
-	// StateDirectory= make (planner.PlanPathsProblem, when it was planned or read).
+	// StateDirectory= make (planner.CheckPaths, when it was planned or read).
 	runDir := strings.TrimPrefix(dirOf(a.Socket), "/run/")
 	stateDir := strings.TrimPrefix(a.StateDir, "/var/lib/")
 	unit := allocatorUnit(p.Name)

@@ -130,7 +130,7 @@ func Run(ctx context.Context, opts Options) error {
 	go func() { errc <- api.Serve(ln) }()
 
 	if opts.MetricsAddr != "" {
-		if err := metricsAddrProblem(opts.MetricsAddr); err != nil {
+		if err := checkMetricsAddr(opts.MetricsAddr); err != nil {
 			_ = api.Close()
 			return err
 		}
@@ -310,9 +310,9 @@ func listenUnix(path string, gid *uint32) (*net.UnixListener, error) {
 	return ln, nil
 }
 
-// metricsAddrProblem refuses a metrics address that is no HOST:PORT,
+// checkMetricsAddr refuses a metrics address that is no HOST:PORT,
 // naming the flag and the forms allowed: a typo, never a passing state.
-func metricsAddrProblem(addr string) error {
+func checkMetricsAddr(addr string) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return fmt.Errorf("--metrics-addr %q: %w (want HOST:PORT, e.g. 10.0.0.2:9464, 127.0.0.1:9464 or :9464 for every address)", addr, err)
 	}

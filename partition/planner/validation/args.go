@@ -75,7 +75,7 @@ func PathProblem(p string) string {
 
 // ExtraArgsProblems says what is wrong with a kubelet's extra arguments
 // as a whole and each one, nil when nothing: the planner reports each
-// with the key, planner.PlanFileProblem refuses a plan file's first.
+// with the key, planner.CheckPlanFile refuses a plan file's first.
 func ExtraArgsProblems(args []string) []string {
 	if len(args) > MaxExtraArgs {
 		return []string{fmt.Sprintf("has %d arguments, more than %d", len(args), MaxExtraArgs)}
@@ -96,7 +96,7 @@ func ExtraArgsProblems(args []string) []string {
 
 // ExtraArgProblem says what is wrong with one of kubelet's extra
 // arguments, "" when nothing. Plan checks extra_args with it and
-// planner.PlanFileProblem a plan file's, which this build did not plan.
+// planner.CheckPlanFile a plan file's, which this build did not plan.
 // The flags it refuses are kubeletSettings'.
 func ExtraArgProblem(a string) string {
 	if msg := ArgProblem(a); msg != "" {
@@ -142,7 +142,7 @@ var imageReference = regexp.MustCompile(`^` +
 // MaxPodsProblem says what is wrong with a kubelet's max pods, "" when
 // nothing: kubelet's maxPods is an int32, which a larger number would
 // wrap around (9223372036854775807 was planned). A plan file's is held
-// to it too (planner.PlanFileProblem), so kubeletgen converts it as it is.
+// to it too (planner.CheckPlanFile), so kubeletgen converts it as it is.
 func MaxPodsProblem(n int) string {
 	if n < 1 || n > math.MaxInt32 {
 		return fmt.Sprintf("%d: allowed are 1-%d (kubelet's maxPods is a 32-bit integer)", n, math.MaxInt32)

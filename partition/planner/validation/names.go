@@ -18,7 +18,7 @@ import (
 var nameRe = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`)
 
 // NameProblem says what is wrong with a partition name, or "". Plan
-// checks names with it, and planner.PlanFileProblem the names of a plan
+// checks names with it, and planner.CheckPlanFile the names of a plan
 // read from a file.
 func NameProblem(name string) string {
 	switch {
