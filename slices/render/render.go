@@ -218,11 +218,19 @@ func (r *renderer) partition(p *planner.Partition) error {
 	if err := r.netns(p); err != nil {
 		return err
 	}
-	ns := netnsOf(p)
 	daemon := r.daemonCPUs(p)
-	mems := memoryNodes(p)
-	cpu := cpuView{AllowedCPUs: daemon.String(), CPUAffinity: daemon.String(), MemoryNodes: mems.String()}
+	cpu := cpuView{AllowedCPUs: daemon.String(), CPUAffinity: daemon.String(), MemoryNodes: memoryNodes(p).String()}
+	if err := r.slice(p, daemon); err != nil {
+		return err
+	}
+	if err := r.kubelet(p, cpu); err != nil {
+		return err
+	}
+	return r.allocatorDropIn(p, cpu, netnsOf(p))
+}
 
+// slice renders the partition's slice, with its pod and daemon CPUs.
+func (r *renderer) slice(p *planner.Partition, daemon bitmask.CPUSet) error {
 	slicePath := unitPath(p.Slice)
 	sliceSet := SliceCpuset(p)
 	err := r.template(slicePath, "partition.slice.tmpl", map[string]string{
@@ -240,7 +248,12 @@ func (r *renderer) partition(p *planner.Partition) error {
 	if p.Allocator.Mode == config.AllocatorModeNRI {
 		r.cgroupV2Only = append(r.cgroupV2Only, p.Name)
 	}
+	return nil
+}
 
+// kubelet renders the partition's kubelet: its KubeletConfiguration and
+// drop-ins, its unit (and, with its own containerd, that containerd's).
+func (r *renderer) kubelet(p *planner.Partition, cpu cpuView) error {
 	cfg, err := kubeletgen.Config(r.plan, p)
 	if err != nil {
 		return err
@@ -257,25 +270,52 @@ func (r *renderer) partition(p *planner.Partition) error {
 	if err != nil {
 		return err
 	}
-
-	k := kubeletView{
-		Name: p.Name, NodeName: p.NodeName, Nodes: p.Nodes.String(), Slice: p.Slice, CPU: cpu, Netns: ns,
-		Wants: []string{allocatorUnit(p.Name)},
-		After: []string{HugepagesUnit, allocatorUnit(p.Name)},
-	}
-	k.Requires = []string{HugepagesUnit}
-	if ns != nil {
-		k.Requires = append(k.Requires, ns.Unit)
-		k.After = append(k.After, ns.Unit)
-	}
-	// In nri mode the allocator places every container, and containerd
-	// refuses to create one while the allocator's plugin is away
-	// (containerd's config). Not Requires=: an allocator that restarts
-	// after a crash (2 s) restarted kubelet with it, and kubelet's Node
-	// was NotReady for a minute for nothing.
 	machine, err := r.machineView(p)
 	if err != nil {
 		return err
+	}
+	k := r.kubeletView(p, cpu, machine)
+	// The kind is one of the two the planner writes, its own containerd
+	// or RuntimeShared (planner.ParsePlan refuses another in a plan file).
+	switch p.Runtime.Kind {
+	case planner.RuntimeContainerd:
+		if err := r.containerd(p, cpu, k.Netns, machine); err != nil {
+			return err
+		}
+		r.ownRuntime(p, &k, machine)
+	default:
+		r.sharedRuntime = append(r.sharedRuntime, p.Name)
+		k.ExecStart = continued(kubeletArgs(p))
+	}
+	sort.Strings(k.After)
+	if err := r.template(unitPath(kubeletUnit(p.Name)), "kubelet.service.tmpl", k); err != nil {
+		return err
+	}
+	kubeletFiles := append([]string{unitPath(kubeletUnit(p.Name)), cfgPath}, dropIns...)
+	r.units = append(r.units, bundle.Unit{Name: kubeletUnit(p.Name), Phase: bundle.PhaseKubelet, Partition: p.Name, Enable: true, Start: true, Files: kubeletFiles,
+		KubeletState: &bundle.KubeletState{Dir: rootRelative(p.Kubelet.RootDir), Settings: managerSettings(p, cfg, machine)}})
+	return nil
+}
+
+// kubeletView is the kubelet unit's view before its runtime is known: its
+// ordering, the hugetlb setup and, under the static CPU Manager, the
+// state repair.
+func (r *renderer) kubeletView(p *planner.Partition, cpu cpuView, machine machineView) kubeletView {
+	ns := netnsOf(p)
+	k := kubeletView{
+		Name: p.Name, NodeName: p.NodeName, Nodes: p.Nodes.String(), Slice: p.Slice, CPU: cpu, Netns: ns,
+		// In nri mode the allocator places every container, and
+		// containerd refuses to create one while the allocator's plugin
+		// is away (containerd's config). Not Requires=: an allocator
+		// that restarts after a crash (2 s) restarted kubelet with it,
+		// and kubelet's Node was NotReady for a minute for nothing.
+		Wants:    []string{allocatorUnit(p.Name)},
+		After:    []string{HugepagesUnit, allocatorUnit(p.Name)},
+		Requires: []string{HugepagesUnit},
+	}
+	if ns != nil {
+		k.Requires = append(k.Requires, ns.Unit)
+		k.After = append(k.After, ns.Unit)
 	}
 	k.ExecStartPre = []string{kubeletHugetlb(p.Slice)}
 	if p.Kubelet.CPUManagerPolicy == "static" {
@@ -291,44 +331,30 @@ func (r *renderer) partition(p *planner.Partition) error {
 		}
 		k.ExecStartPre = append(k.ExecStartPre, repair)
 	}
-	kubeletFiles := append([]string{unitPath(kubeletUnit(p.Name)), cfgPath}, dropIns...)
-	args := kubeletArgs(p)
-	// The kind is one of the two the planner writes, its own containerd
-	// or RuntimeShared (planner.ParsePlan refuses another in a plan file).
-	switch p.Runtime.Kind {
-	case planner.RuntimeContainerd:
-		if err := r.containerd(p, cpu, ns, machine); err != nil {
-			return err
+	return k
+}
+
+// ownRuntime runs the kubelet in its partition's mount namespace, after
+// its own containerd, with the machine it is shown.
+func (r *renderer) ownRuntime(p *planner.Partition, k *kubeletView, machine machineView) {
+	if machine.nodes != "" {
+		// First: the kubelet-state repair reads nothing of it, but
+		// kubelet must find its nodes in place.
+		view := []string{r.opt.Binary, "view", "nodes", "--nodes", machine.nodes}
+		if !machine.hostCPUs.IsEmpty() {
+			view = append(view, "--host-cpus", machine.hostCPUs.String())
 		}
-		if machine.nodes != "" {
-			// First: the kubelet-state repair reads nothing of it, but
-			// kubelet must find its nodes in place.
-			view := []string{r.opt.Binary, "view", "nodes", "--nodes", machine.nodes}
-			if !machine.hostCPUs.IsEmpty() {
-				view = append(view, "--host-cpus", machine.hostCPUs.String())
-			}
-			pre := inMountNamespace(p, "kubelet", view)
-			k.ExecStartPre = append([]string{pre}, k.ExecStartPre...)
-		}
-		if machine.hideOpenat2 {
-			// Before all: without it kubelet would report a usage of 0.
-			k.HideOpenat2 = true
-			k.ExecStartPre = append([]string{r.opt.Binary + " view check-openat2"}, k.ExecStartPre...)
-		}
-		k.After = append(k.After, containerdUnit(p.Name))
-		k.Runtime = containerdUnit(p.Name)
-		k.ExecStart = inMountNamespace(p, "kubelet", args)
-	default:
-		r.sharedRuntime = append(r.sharedRuntime, p.Name)
-		k.ExecStart = continued(args)
+		pre := inMountNamespace(p, "kubelet", view)
+		k.ExecStartPre = append([]string{pre}, k.ExecStartPre...)
 	}
-	sort.Strings(k.After)
-	if err := r.template(unitPath(kubeletUnit(p.Name)), "kubelet.service.tmpl", k); err != nil {
-		return err
+	if machine.hideOpenat2 {
+		// Before all: without it kubelet would report a usage of 0.
+		k.HideOpenat2 = true
+		k.ExecStartPre = append([]string{r.opt.Binary + " view check-openat2"}, k.ExecStartPre...)
 	}
-	r.units = append(r.units, bundle.Unit{Name: kubeletUnit(p.Name), Phase: bundle.PhaseKubelet, Partition: p.Name, Enable: true, Start: true, Files: kubeletFiles,
-		KubeletState: &bundle.KubeletState{Dir: rootRelative(p.Kubelet.RootDir), Settings: managerSettings(p, cfg, machine)}})
-	return r.allocatorDropIn(p, cpu, ns)
+	k.After = append(k.After, containerdUnit(p.Name))
+	k.Runtime = containerdUnit(p.Name)
+	k.ExecStart = inMountNamespace(p, "kubelet", kubeletArgs(p))
 }
 
 // dropIns writes the partition's KubeletConfiguration drop-ins into its
