@@ -26,13 +26,24 @@ const ClientCAFile = "/etc/kubernetes/pki/ca.crt"
 
 // Config builds partition p's KubeletConfiguration.
 func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletConfiguration, error) {
-	k := &p.Kubelet
-
 	c := &kubeletv1beta1.KubeletConfiguration{}
 	c.Kind = "KubeletConfiguration"
 	c.APIVersion = kubeletv1beta1.SchemeGroupVersion.String()
+	identity(c, plan, p)
+	secureServing(c)
+	if err := resources(c, plan, p); err != nil {
+		return nil, err
+	}
+	if err := topology(c, p); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
 
-	// Instance identity: what must differ between sibling kubelets.
+// identity is what must differ between sibling kubelets, and what the
+// host they share needs of each.
+func identity(c *kubeletv1beta1.KubeletConfiguration, plan *planner.Plan, p *planner.Partition) {
+	k := &p.Kubelet
 	c.CgroupDriver = "systemd"
 	c.CgroupRoot = k.CgroupRoot
 	c.CgroupsPerQOS = ptr(true)
@@ -56,43 +67,48 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 		// out of reach: the plan names the file that works there.
 		c.ResolverConfig = &plan.Network.ResolvConf
 	}
-
 	// kubelet >= 1.35 refuses to start on a cgroup v1 (or hybrid) host
 	// unless told otherwise. numa-partition supports such hosts (apply
 	// enforces the partitions through cpuset v1 groups, docs/apply.md),
 	// so their kubelets must start; on cgroup v2 the field does nothing.
 	// plan and apply warn on v1 hosts that Kubernetes is leaving v1.
 	c.FailCgroupV1 = ptr(false)
+}
 
-	// Secure serving as kubeadm sets it up.
+// secureServing is kubelet's API as kubeadm sets it up.
+func secureServing(c *kubeletv1beta1.KubeletConfiguration) {
 	c.Authentication.Anonymous.Enabled = ptr(false)
 	c.Authentication.Webhook.Enabled = ptr(true)
 	c.Authentication.X509.ClientCAFile = ClientCAFile
 	c.Authorization.Mode = kubeletv1beta1.KubeletAuthorizationModeWebhook
 	c.RotateCertificates = true
+}
 
-	// CPUs.
+// resources are the CPU, memory, storage and pid reservations and
+// managers: what the kubelet is shown (MachineOf) decides them.
+func resources(c *kubeletv1beta1.KubeletConfiguration, plan *planner.Plan, p *planner.Partition) error {
+	k := &p.Kubelet
 	c.CPUManagerPolicy = k.CPUManagerPolicy
-	// What the kubelet is shown decides both reservations.
 	mach, err := MachineOf(plan, p)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	reservedCPUs, err := ReservedSystemCPUs(mach, p)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	c.ReservedSystemCPUs = reservedCPUs.String()
-	c.CPUManagerPolicyOptions = maps.Clone(p.Kubelet.CPUManagerPolicyOptions)
+	if len(k.CPUManagerPolicyOptions) > 0 {
+		c.CPUManagerPolicyOptions = maps.Clone(k.CPUManagerPolicyOptions)
+	}
 
-	// Memory.
 	nodes, total, err := ReservedMemory(mach, p)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	kube, system, eviction, err := MemoryReservations(p, mach, total)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	c.KubeReserved = map[string]string{"memory": units.FormatBytes(kube)}
 	c.SystemReserved = map[string]string{"memory": units.FormatBytes(system)}
@@ -121,20 +137,21 @@ func Config(plan *planner.Plan, p *planner.Partition) (*kubeletv1beta1.KubeletCo
 			})
 		}
 	}
+	return nil
+}
 
-	// Topology.
-	c.TopologyManagerPolicy = k.TopologyManagerPolicy
-	c.TopologyManagerScope = k.TopologyManagerScope
-	if c.TopologyManagerPolicyOptions, err = TopologyManagerPolicyOptions(p); err != nil {
-		return nil, err
+// topology is the Topology Manager's policy, scope and options.
+func topology(c *kubeletv1beta1.KubeletConfiguration, p *planner.Partition) error {
+	c.TopologyManagerPolicy = p.Kubelet.TopologyManagerPolicy
+	c.TopologyManagerScope = p.Kubelet.TopologyManagerScope
+	opts, err := TopologyManagerPolicyOptions(p)
+	if err != nil {
+		return err
 	}
-	if len(c.TopologyManagerPolicyOptions) == 0 {
-		c.TopologyManagerPolicyOptions = nil
+	if len(opts) > 0 {
+		c.TopologyManagerPolicyOptions = opts
 	}
-	if len(c.CPUManagerPolicyOptions) == 0 {
-		c.CPUManagerPolicyOptions = nil
-	}
-	return c, nil
+	return nil
 }
 
 // Taints are the plan's taints as kubelet's config carries them.
