@@ -98,7 +98,7 @@ func (pl *planning) warn(format string, args ...any) {
 
 // newPartition fills one partition from its group and merged settings.
 func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CPUSet, hostname string) Partition {
-	m, c, col := pl.m, pl.c, pl.col
+	m := pl.m
 	first := g.nodes.Intersect(m.cpuNodes()).Min()
 	if first < 0 {
 		first = g.nodes.Min()
@@ -118,36 +118,64 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 		HostReservedCPUs: cpus.Intersect(reserved),
 		MemoryNodes:      m.memoryNodes(g.nodes),
 	}
-	vars := templateVars{partition: name, index: i, hostname: hostname}
-	ex := func(key, value, def string) string {
-		if value == "" {
-			value = def
-		}
-		out, unknown := vars.expand(value)
-		if len(unknown) > 0 {
-			allowed := "{partition}, {index}, {hostname}"
-			if vars.rootDir != "" {
-				allowed += ", {root_dir}"
-			}
-			col.Add(key, "%q uses unknown placeholders %s (allowed: %s)", value, strings.Join(unknown, ", "), config.Whole(allowed))
-		}
-		return out
-	}
-	k := s.k
+	x := &expander{vars: templateVars{partition: name, index: i, hostname: hostname}, col: pl.col}
 	// The root dir first: every other template may name it ({root_dir}
 	// in pod_logs_dir was called unknown while its allowed list named it).
-	rootDir := ex("kubelet.root_dir", k.RootDir, config.DefaultRootDir)
-	vars.rootDir = rootDir
-	p.NodeName = ex(s.key["node_name"], k.NodeName, config.DefaultNodeName)
+	x.vars.rootDir = x.expand("kubelet.root_dir", s.k.RootDir, config.DefaultRootDir)
+	p.NodeName = x.expand(s.key["node_name"], s.k.NodeName, config.DefaultNodeName)
+	stride := intOr(s.k.PortStride, pl.defaultPortStride())
+	p.Kubelet = pl.newKubelet(name, i*stride, s, x)
+	p.Labels = ownLabels(name, p.Color, hostname)
+	for _, labels := range []struct {
+		key string
+		m   map[string]string
+	}{{"kubelet.labels", s.k.Labels}, {partKey(s, "labels"), partLabels(s)}} {
+		for _, lk := range sortedKeys(labels.m) {
+			p.Labels[lk] = x.expand(labels.key+"."+lk, labels.m[lk], "")
+		}
+	}
+	p.Taints = checkedTaints(s.k.Taints, partTaints(s))
+	p.Runtime = newRuntime(pl.c, s, x.expand)
+	p.Allocator = newAllocator(pl.c, i*stride, x)
+	return p
+}
 
+// expander expands a partition's templated values ({partition}, {index},
+// {hostname}, and {root_dir} once it is known), adding an unknown
+// placeholder to the config's problems.
+type expander struct {
+	vars templateVars
+	col  *config.Collector
+}
+
+// expand is value (def when empty) expanded; key names it in a problem.
+func (x *expander) expand(key, value, def string) string {
+	if value == "" {
+		value = def
+	}
+	out, unknown := x.vars.expand(value)
+	if len(unknown) > 0 {
+		allowed := "{partition}, {index}, {hostname}"
+		if x.vars.rootDir != "" {
+			allowed += ", {root_dir}"
+		}
+		x.col.Add(key, "%q uses unknown placeholders %s (allowed: %s)", value, strings.Join(unknown, ", "), config.Whole(allowed))
+	}
+	return out
+}
+
+// newKubelet is partition name's kubelet: its paths, ports (shifted by
+// portShift in the host's namespace), managers and reservations.
+func (pl *planning) newKubelet(name string, portShift int, s settings, x *expander) Kubelet {
+	k := s.k
 	kl := Kubelet{
 		Binary:              or(k.Binary, config.DefaultKubeletBinary),
-		ConfigPath:          ex("kubelet.config_path", k.ConfigPath, config.DefaultKubeletConfigPath),
-		RootDir:             rootDir,
-		Kubeconfig:          ex("kubelet.kubeconfig", k.Kubeconfig, config.DefaultKubeconfig),
-		BootstrapKubeconfig: ex("kubelet.bootstrap_kubeconfig", k.BootstrapKubeconfig, config.DefaultBootstrapKubeconfig),
-		CgroupRoot:          CgroupRoot(p.Name),
-		PodLogsDir:          ex("kubelet.pod_logs_dir", k.PodLogsDir, config.DefaultPodLogsDir),
+		ConfigPath:          x.expand("kubelet.config_path", k.ConfigPath, config.DefaultKubeletConfigPath),
+		RootDir:             x.vars.rootDir,
+		Kubeconfig:          x.expand("kubelet.kubeconfig", k.Kubeconfig, config.DefaultKubeconfig),
+		BootstrapKubeconfig: x.expand("kubelet.bootstrap_kubeconfig", k.BootstrapKubeconfig, config.DefaultBootstrapKubeconfig),
+		CgroupRoot:          CgroupRoot(name),
+		PodLogsDir:          x.expand("kubelet.pod_logs_dir", k.PodLogsDir, config.DefaultPodLogsDir),
 		MaxPods:             intOr(k.MaxPods, config.DefaultMaxPods),
 
 		CPUManagerPolicy:      or(k.CPUManagerPolicy, config.DefaultCPUManagerPolicy),
@@ -155,16 +183,15 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 		TopologyManagerPolicy: or(k.TopologyManagerPolicy, config.DefaultTopologyManagerPolicy),
 		TopologyManagerScope:  or(k.TopologyManagerScope, config.DefaultTopologyManagerScope),
 	}
-	kl.CertDir = ex("kubelet.cert_dir", k.CertDir, config.DefaultCertDir)
-	kl.DevicePluginsDir = ex("kubelet.device_plugins_dir", k.DevicePluginsDir, config.DefaultDevicePluginsDir)
+	kl.CertDir = x.expand("kubelet.cert_dir", k.CertDir, config.DefaultCertDir)
+	kl.DevicePluginsDir = x.expand("kubelet.device_plugins_dir", k.DevicePluginsDir, config.DefaultDevicePluginsDir)
 	if k.StaticPodPath != "" {
-		kl.StaticPodPath = ex("kubelet.static_pod_path", k.StaticPodPath, "")
+		kl.StaticPodPath = x.expand("kubelet.static_pod_path", k.StaticPodPath, "")
 	}
-	stride := intOr(k.PortStride, pl.defaultPortStride())
-	kl.Port = intOr(k.Port, config.DefaultPort) + i*stride
-	kl.HealthzPort = intOr(k.HealthzPort, config.DefaultHealthzPort) + i*stride
+	kl.Port = intOr(k.Port, config.DefaultPort) + portShift
+	kl.HealthzPort = intOr(k.HealthzPort, config.DefaultHealthzPort) + portShift
 	if ro := intOr(k.ReadOnlyPort, config.DefaultReadOnlyPort); ro != 0 {
-		kl.ReadOnlyPort = ro + i*stride
+		kl.ReadOnlyPort = ro + portShift
 	}
 	kl.CPUManagerPolicyOptions = copyMap(k.CPUManagerPolicyOptions)
 	if kl.CPUManagerPolicy == "static" {
@@ -190,37 +217,29 @@ func (pl *planning) newPartition(i int, g group, s settings, reserved bitmask.CP
 		// with a cluster DNS has it.
 		kl.ClusterDomain = config.DefaultClusterDomain
 	}
-	if kl.DropIns = kubeletDropIns(c, s, col); len(kl.DropIns) > 0 {
+	if kl.DropIns = kubeletDropIns(pl.c, s, pl.col); len(kl.DropIns) > 0 {
 		kl.ConfigDir = ConfigDirOf(kl.ConfigPath)
 	}
-	kl.KubeReservedMemory = sizeOr(col, s.key["kube_reserved_memory"], k.KubeReservedMemory, config.DefaultKubeReservedMemory)
-	kl.SystemReservedMemory = sizeOr(col, s.key["system_reserved_memory"], k.SystemReservedMemory, config.DefaultSystemReservedMemory)
-	kl.EvictionHardMemory = sizeOr(col, s.key["eviction_hard_memory"], k.EvictionHardMemory, config.DefaultEvictionHardMemory)
-	p.Kubelet = kl
+	kl.KubeReservedMemory = sizeOr(pl.col, s.key["kube_reserved_memory"], k.KubeReservedMemory, config.DefaultKubeReservedMemory)
+	kl.SystemReservedMemory = sizeOr(pl.col, s.key["system_reserved_memory"], k.SystemReservedMemory, config.DefaultSystemReservedMemory)
+	kl.EvictionHardMemory = sizeOr(pl.col, s.key["eviction_hard_memory"], k.EvictionHardMemory, config.DefaultEvictionHardMemory)
+	return kl
+}
 
-	p.Labels = ownLabels(name, p.Color, hostname)
-	for _, labels := range []struct {
-		key string
-		m   map[string]string
-	}{{"kubelet.labels", k.Labels}, {partKey(s, "labels"), partLabels(s)}} {
-		for _, lk := range sortedKeys(labels.m) {
-			p.Labels[lk] = ex(labels.key+"."+lk, labels.m[lk], "")
-		}
-	}
-	p.Taints = checkedTaints(k.Taints, partTaints(s))
-
-	p.Runtime = newRuntime(c, s, ex)
-	p.Allocator = Allocator{
-		Socket:      ex("allocator.socket", c.Allocator.Socket, config.DefaultAllocatorSocket),
-		StateDir:    ex("allocator.state_dir", c.Allocator.StateDir, config.DefaultAllocatorStateDir),
+// newAllocator is a partition's allocator daemon: one setting for every
+// partition's, its metrics port shifted by portShift.
+func newAllocator(c *config.Config, portShift int, x *expander) Allocator {
+	a := Allocator{
+		Socket:      x.expand("allocator.socket", c.Allocator.Socket, config.DefaultAllocatorSocket),
+		StateDir:    x.expand("allocator.state_dir", c.Allocator.StateDir, config.DefaultAllocatorStateDir),
 		SocketGroup: c.Allocator.SocketGroup,
 		// One setting for every partition's daemon.
 		SyncBeforeAnswer: c.Allocator.SyncBeforeAnswer != nil && *c.Allocator.SyncBeforeAnswer,
 	}
 	if base := intOr(c.Allocator.MetricsPort, config.DefaultMetricsPort); base != 0 {
-		p.Allocator.MetricsPort = base + i*stride
+		a.MetricsPort = base + portShift
 	}
-	return p
+	return a
 }
 
 // defaultPortStride: partitions in namespaces of their own listen on
