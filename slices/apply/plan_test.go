@@ -140,22 +140,7 @@ func TestPlan(t *testing.T) {
 		{"hugepages changed", base, func(c *Current) {
 			c.Hugepages[HugepageKey{1, testPageSize}] = 2
 		}, []string{"hugepages node1 hugepages-2Mi=5", "record"}},
-		{"a partition is gone", desired(t, CgroupV2, func(f *fixture) {
-			var files []bundle.File
-			for _, bf := range f.bundle.Files {
-				if !strings.Contains(bf.Path, "tnode1") {
-					files = append(files, bf)
-				}
-			}
-			var units []bundle.Unit
-			for _, u := range f.bundle.Units {
-				if u.Partition != "tnode1" {
-					units = append(units, u)
-				}
-			}
-			f.bundle.Files, f.bundle.Units = files, units
-			f.plan.Partitions = f.plan.Partitions[:1]
-		}), func(c *Current) {
+		{"a partition is gone", desired(t, CgroupV2, withoutLastPartition), func(c *Current) {
 			*c = applied(base)
 		}, []string{
 			"stop kubelet-tnode1.service (no longer planned)",
@@ -338,4 +323,23 @@ func TestMergeNetwork(t *testing.T) {
 	if a.Namespaces[0].Devices[0] != "x" || len(a.Namespaces[0].Devices) != 1 {
 		t.Fatalf("merging changed its input: %+v", a)
 	}
+}
+
+// withoutLastPartition takes the fixture's second partition, tnode1, off
+// its plan and bundle.
+func withoutLastPartition(f *fixture) {
+	var files []bundle.File
+	for _, bf := range f.bundle.Files {
+		if !strings.Contains(bf.Path, "tnode1") {
+			files = append(files, bf)
+		}
+	}
+	var units []bundle.Unit
+	for _, u := range f.bundle.Units {
+		if u.Partition != "tnode1" {
+			units = append(units, u)
+		}
+	}
+	f.bundle.Files, f.bundle.Units = files, units
+	f.plan.Partitions = f.plan.Partitions[:1]
 }

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 var updateSteps = flag.Bool("update", false, "rewrite testdata/steps.golden from the current Plan")
@@ -26,22 +24,7 @@ func allKindsSteps(t *testing.T) []Step {
 	steps := Plan(desired(t, CgroupHybrid, nil), Current{})
 
 	base := desired(t, CgroupV2, nil)
-	gone := desired(t, CgroupV2, func(f *fixture) {
-		var files []bundle.File
-		for _, bf := range f.bundle.Files {
-			if !strings.Contains(bf.Path, "tnode1") {
-				files = append(files, bf)
-			}
-		}
-		var units []bundle.Unit
-		for _, u := range f.bundle.Units {
-			if u.Partition != "tnode1" {
-				units = append(units, u)
-			}
-		}
-		f.bundle.Files, f.bundle.Units = files, units
-		f.plan.Partitions = f.plan.Partitions[:1]
-	})
+	gone := desired(t, CgroupV2, withoutLastPartition)
 	c := applied(base)
 	c.StaleSlices = []string{"tnode1.slice"}
 	c.StaleNetwork = []StaleNetwork{{Bridge: "npbr0"}, {Namespace: "np-tnode0", Devices: []string{"ens5f1"}}}
