@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -94,14 +95,10 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer unlock()
-
 	gid, err := lookupGroup(opts.SocketGroup)
 	if err != nil {
 		return err
 	}
-	policy := DefaultPeerPolicy()
-	policy.Group = gid
-
 	srv, err := NewServer(ServerOptions{
 		Partition: opts.Partition, Config: opts.Config, StateDir: opts.StateDir, Version: opts.Version, Commit: opts.Commit,
 		MaxRequestBytes: opts.MaxRequestBytes, Logger: logger, Labels: opts.Labels, SyncBeforeAnswer: opts.SyncBeforeAnswer,
@@ -110,101 +107,163 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	ln, err := listenUnix(opts.Socket, gid)
+	r := &serving{srv: srv, logger: logger, errorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn), errc: make(chan error, 3)}
+	if err := r.serveAPI(opts.Socket, gid); err != nil {
+		return err
+	}
+	if err := r.serveMetrics(opts.MetricsAddr); err != nil {
+		r.close()
+		return err
+	}
+	if err := r.startRuntime(ctx, opts); err != nil {
+		r.close()
+		return err
+	}
+	notify(daemon.SdNotifyReady, "STATUS="+srv.Summary())
+	logger.Info("allocator daemon ready", "socket", opts.Socket, "stateDir", opts.StateDir, "version", opts.Version)
+	stopWatchdog := startWatchdog(srv, logger)
+	defer stopWatchdog()
+	// Stopped and waited for when Run returns: a task's last write must
+	// not outlive the daemon.
+	defer r.runBackground(ctx, opts.Background)()
+
+	select {
+	case <-ctx.Done():
+		logger.Info("stopping")
+	case err = <-r.errc:
+		logger.Error("server failed", "err", err)
+	}
+	notify(daemon.SdNotifyStopping)
+	r.shutdown()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// serving is a running daemon's servers and what they report.
+type serving struct {
+	srv      *Server
+	logger   *slog.Logger
+	errorLog *log.Logger
+	servers  []*http.Server
+	// errc gets a server's or the runtime hook's failure, which stops
+	// the daemon.
+	errc chan error
+}
+
+// serveAPI serves the daemon's API on its Unix socket, to the peers the
+// default policy and the socket's group let in.
+func (r *serving) serveAPI(socket string, gid *uint32) error {
+	policy := DefaultPeerPolicy()
+	policy.Group = gid
+	ln, err := listenUnix(socket, gid)
 	if err != nil {
 		return err
 	}
-	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 	api := &http.Server{
-		Handler:           srv.Handler(),
+		Handler:           r.srv.Handler(),
 		ConnContext:       policy.connContext,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          errorLog,
+		ErrorLog:          r.errorLog,
 	}
-	servers := []*http.Server{api}
-	errc := make(chan error, 3)
-	go func() { errc <- api.Serve(ln) }()
+	r.servers = append(r.servers, api)
+	go func() { r.errc <- api.Serve(ln) }()
+	return nil
+}
 
-	if opts.MetricsAddr != "" {
-		if err := checkMetricsAddr(opts.MetricsAddr); err != nil {
-			_ = api.Close()
-			return err
-		}
-		// The daemon places the partition's containers: a metrics port
-		// it cannot take (held by a hostNetwork pod, an address not
-		// there) must not stop that. The scrape fails (up == 0) and the
-		// log says why; /metrics stays on the socket.
-		if mln, err := net.Listen("tcp", opts.MetricsAddr); err != nil {
-			logger.Error("not serving metrics over TCP; they are still on the socket", "address", opts.MetricsAddr, "err", err)
-		} else {
-			mux := http.NewServeMux()
-			mux.Handle(daemonapi.PathMetrics, srv.MetricsHandler())
-			ms := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: errorLog}
-			servers = append(servers, ms)
-			go func() { errc <- ms.Serve(mln) }()
-			logger.Info("serving metrics over TCP", "address", mln.Addr().String())
-		}
+// serveMetrics serves /metrics over TCP at addr too ("" not).
+func (r *serving) serveMetrics(addr string) error {
+	if addr == "" {
+		return nil
 	}
+	if err := checkMetricsAddr(addr); err != nil {
+		return err
+	}
+	// The daemon places the partition's containers: a metrics port it
+	// cannot take (held by a hostNetwork pod, an address not there) must
+	// not stop that. The scrape fails (up == 0) and the log says why;
+	// /metrics stays on the socket.
+	mln, err := net.Listen("tcp", addr)
+	if err != nil {
+		r.logger.Error("not serving metrics over TCP; they are still on the socket", "address", addr, "err", err)
+		return nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle(daemonapi.PathMetrics, r.srv.MetricsHandler())
+	ms := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: r.errorLog}
+	r.servers = append(r.servers, ms)
+	go func() { r.errc <- ms.Serve(mln) }()
+	r.logger.Info("serving metrics over TCP", "address", mln.Addr().String())
+	return nil
+}
 
-	if opts.Runtime != nil {
-		runtimeReady := make(chan struct{})
-		var once sync.Once
-		go func() {
-			if err := opts.Runtime(ctx, srv, func() { once.Do(func() { close(runtimeReady) }) }); err != nil {
-				errc <- fmt.Errorf("runtime hook: %w", err)
-			}
-		}()
-		if opts.WaitRuntime {
-			logger.Info("waiting for the runtime to synchronize before reporting ready")
-			select {
-			case <-runtimeReady:
-			case <-ctx.Done():
-			case err = <-errc:
-				logger.Error("runtime hook failed", "err", err)
-				_ = api.Close()
-				return err
-			}
+// startRuntime starts the runtime hook (the NRI plugin) and, with
+// WaitRuntime, waits for it to synchronize before the daemon says it is
+// ready.
+func (r *serving) startRuntime(ctx context.Context, opts Options) error {
+	if opts.Runtime == nil {
+		return nil
+	}
+	runtimeReady := make(chan struct{})
+	var once sync.Once
+	go func() {
+		if err := opts.Runtime(ctx, r.srv, func() { once.Do(func() { close(runtimeReady) }) }); err != nil {
+			r.errc <- fmt.Errorf("runtime hook: %w", err)
 		}
+	}()
+	if !opts.WaitRuntime {
+		return nil
 	}
-	notify(daemon.SdNotifyReady, "STATUS="+srv.Summary())
-	logger.Info("allocator daemon ready", "socket", opts.Socket, "stateDir", opts.StateDir, "version", opts.Version)
-	stopWatchdog := startWatchdog(srv, logger)
-	defer stopWatchdog()
-	var background sync.WaitGroup
-	bgCtx, stopBackground := context.WithCancel(ctx)
-	for _, task := range opts.Background {
-		background.Go(func() { task(bgCtx, srv) })
-	}
-	// Stopped and waited for when Run returns: a task's last write must
-	// not outlive the daemon.
-	defer background.Wait()
-	defer stopBackground()
-
+	r.logger.Info("waiting for the runtime to synchronize before reporting ready")
 	select {
+	case <-runtimeReady:
 	case <-ctx.Done():
-		logger.Info("stopping")
-	case err = <-errc:
-		logger.Error("server failed", "err", err)
-	}
-	notify(daemon.SdNotifyStopping)
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, s := range servers {
-		if serr := s.Shutdown(shutdownCtx); serr != nil {
-			logger.Warn("graceful shutdown incomplete", "err", serr)
-		}
-	}
-	if cerr := srv.Compact(); cerr != nil {
-		logger.Warn("compacting the journal at stop failed; the next start reads it", "err", cerr)
-	}
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+	case err := <-r.errc:
+		r.logger.Error("runtime hook failed", "err", err)
 		return err
 	}
 	return nil
+}
+
+// runBackground starts the background tasks and returns what stops them
+// and waits for them.
+func (r *serving) runBackground(ctx context.Context, tasks []func(context.Context, *Server)) (stop func()) {
+	var background sync.WaitGroup
+	bgCtx, cancel := context.WithCancel(ctx)
+	for _, task := range tasks {
+		background.Go(func() { task(bgCtx, r.srv) })
+	}
+	return func() {
+		cancel()
+		background.Wait()
+	}
+}
+
+// close closes the servers at once: a start that failed.
+func (r *serving) close() {
+	for _, s := range r.servers {
+		_ = s.Close()
+	}
+}
+
+// shutdown lets the servers finish their requests, then compacts the
+// journal.
+func (r *serving) shutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, s := range r.servers {
+		if err := s.Shutdown(ctx); err != nil {
+			r.logger.Warn("graceful shutdown incomplete", "err", err)
+		}
+	}
+	if err := r.srv.Compact(); err != nil {
+		r.logger.Warn("compacting the journal at stop failed; the next start reads it", "err", err)
+	}
 }
 
 func notify(states ...string) {
