@@ -177,92 +177,26 @@ func checkPaths(plan *Plan, col *config.Collector, keyOf func(partition int, key
 	if keyOf == nil {
 		keyOf = func(_ int, key string) string { return key }
 	}
-	type entry struct {
-		key, value string
-		kind       pathKind
-		own        bool // must be this partition's alone
-	}
-	type use struct {
-		index          int
-		partition, key string
-	}
-	owner := map[string]use{}
-	var shared []string // reported: what lies under them is the same mistake
-	var all [][]entry
+	c := pathClaims{col: col, owner: map[string]pathUse{}}
+	var all [][]pathEntry
 	for i := range plan.Partitions {
 		p := &plan.Partitions[i]
-		k, rt, a := p.Kubelet, p.Runtime, p.Allocator
-		entries := []entry{
-			{keyOf(i, "kubelet.binary"), k.Binary, readPath, false},
-			{"kubelet.config_path", k.ConfigPath, writtenFile, true},
-			{"kubelet.root_dir", k.RootDir, ownDir, true},
-			{"kubelet.cert_dir", k.CertDir, ownDir, true},
-			{"kubelet.kubeconfig", k.Kubeconfig, writtenFile, true},
-			// Only read: kubelet writes what it obtains to its own
-			// kubeconfig, so one bootstrap file may serve every partition.
-			{"kubelet.bootstrap_kubeconfig", k.BootstrapKubeconfig, readPath, false},
-			{"kubelet.device_plugins_dir", k.DevicePluginsDir, devicePluginsDir, true},
-			{"kubelet.pod_logs_dir", k.PodLogsDir, ownDir, true},
-		}
-		if k.StaticPodPath != "" {
-			entries = append(entries, entry{"kubelet.static_pod_path", k.StaticPodPath, ownDir, true})
-		}
-		if k.ConfigDir != "" {
-			// Made from config_path, and render writes it as it does that.
-			entries = append(entries, entry{"kubelet.config_path", k.ConfigDir, writtenFile, true})
-		}
-		if rt.Kind == RuntimeContainerd {
-			entries = append(entries,
-				entry{keyOf(i, "runtime.binary"), rt.Binary, readPath, false},
-				entry{"runtime.config_path", rt.ConfigPath, writtenFile, true},
-				entry{"runtime.root_dir", rt.RootDir, ownDir, true},
-				entry{"runtime.state_dir", rt.StateDir, ownDir, true},
-				entry{"runtime.cni_conf_dir", rt.CNIConfDir, readPath, false},
-				entry{"runtime.cni_bin_dir", rt.CNIBinDir, readPath, false})
-		}
-		if socket, ok := strings.CutPrefix(rt.Endpoint, "unix://"); ok && strings.HasPrefix(socket, "/") {
-			entries = append(entries, entry{"runtime.endpoint", socket, socketPath, rt.Kind == RuntimeContainerd})
-		} else if !col.Has("runtime.endpoint") { // a shared runtime's missing one is said once
-			col.Add("runtime.endpoint", "%q is not a unix socket endpoint (form: unix:///path/to.sock)", rt.Endpoint)
-		}
-		if a.NRISocket != "" {
-			entries = append(entries, entry{"runtime.state_dir", a.NRISocket, derivedPath, true})
-		}
-		// The allocator's last, so that a clash with a runtime socket is
-		// reported at the allocator's key.
-		entries = append(entries,
-			entry{"allocator.socket", a.Socket, runtimeSocket, true},
-			entry{"allocator.state_dir", a.StateDir, stateDir, true})
+		entries := pathEntries(p, func(key string) string { return keyOf(i, key) }, col)
 		checkNodeDirs(col, p)
 		// A node dir's source is this partition's alone, derived from
 		// network.node_dirs and checked there (checkNodeDirs); here it
 		// meets the partitions' other paths.
 		for _, d := range p.NodeDirs {
-			entries = append(entries, entry{"network.node_dirs", d.Source, derivedPath, true})
+			entries = append(entries, pathEntry{"network.node_dirs", d.Source, derivedPath, true})
 		}
 		for _, e := range entries {
 			if e.kind != derivedPath {
 				checkPath(col, e.key, e.value, e.kind)
 			}
 			// In a node dir, one path is every partition's own.
-			if !e.own || underAny(e.value, shared) || p.inNodeDir(e.value) {
-				continue
+			if e.own && !p.inNodeDir(e.value) {
+				c.claim(e, i, p.Name)
 			}
-			if prev, taken := owner[e.value]; taken {
-				shared = append(shared, e.value)
-				switch {
-				case prev.index != i && prev.partition == p.Name:
-					// Two partitions of one name: reported as such.
-				case prev.index == i:
-					col.Add(e.key, "partition %s gets %s for both %s and %s; give each its own path", p.Name, e.value, prev.key, e.key)
-				case prev.key == e.key:
-					col.Add(e.key, "partitions %s and %s both get %s; put {partition} in the template", prev.partition, p.Name, e.value)
-				default:
-					col.Add(e.key, "partition %s gets %s, already the %s of partition %s; give each its own path", p.Name, e.value, prev.key, prev.partition)
-				}
-				continue
-			}
-			owner[e.value] = use{i, p.Name, e.key}
 		}
 		all = append(all, entries)
 	}
@@ -271,16 +205,109 @@ func checkPaths(plan *Plan, col *config.Collector, keyOf func(partition int, key
 	for i, entries := range all {
 		name := plan.Partitions[i].Name
 		for _, e := range entries {
-			if !e.own || underAny(e.value, shared) {
+			if !e.own || underAny(e.value, c.shared) {
 				continue
 			}
 			for dir := path.Dir(e.value); dir != "/" && dir != "."; dir = path.Dir(dir) {
-				if prev, taken := owner[dir]; taken && prev.partition != name && prev.index != i {
+				if prev, taken := c.owner[dir]; taken && prev.partition != name && prev.index != i {
 					col.Add(e.key, "partition %s gets %s, inside %s, the %s of partition %s; give each partition its own tree", name, e.value, dir, prev.key, prev.partition)
 					break
 				}
 			}
 		}
+	}
+}
+
+// pathEntry is one path of a partition, the key it is set by, its kind,
+// and whether it must be this partition's alone.
+type pathEntry struct {
+	key, value string
+	kind       pathKind
+	own        bool
+}
+
+// pathEntries are partition p's paths, in the order their problems are
+// reported; keyOf names the keys a partition may set on its own.
+func pathEntries(p *Partition, keyOf func(key string) string, col *config.Collector) []pathEntry {
+	k, rt, a := p.Kubelet, p.Runtime, p.Allocator
+	entries := []pathEntry{
+		{keyOf("kubelet.binary"), k.Binary, readPath, false},
+		{"kubelet.config_path", k.ConfigPath, writtenFile, true},
+		{"kubelet.root_dir", k.RootDir, ownDir, true},
+		{"kubelet.cert_dir", k.CertDir, ownDir, true},
+		{"kubelet.kubeconfig", k.Kubeconfig, writtenFile, true},
+		// Only read: kubelet writes what it obtains to its own
+		// kubeconfig, so one bootstrap file may serve every partition.
+		{"kubelet.bootstrap_kubeconfig", k.BootstrapKubeconfig, readPath, false},
+		{"kubelet.device_plugins_dir", k.DevicePluginsDir, devicePluginsDir, true},
+		{"kubelet.pod_logs_dir", k.PodLogsDir, ownDir, true},
+	}
+	if k.StaticPodPath != "" {
+		entries = append(entries, pathEntry{"kubelet.static_pod_path", k.StaticPodPath, ownDir, true})
+	}
+	if k.ConfigDir != "" {
+		// Made from config_path, and render writes it as it does that.
+		entries = append(entries, pathEntry{"kubelet.config_path", k.ConfigDir, writtenFile, true})
+	}
+	if rt.Kind == RuntimeContainerd {
+		entries = append(entries,
+			pathEntry{keyOf("runtime.binary"), rt.Binary, readPath, false},
+			pathEntry{"runtime.config_path", rt.ConfigPath, writtenFile, true},
+			pathEntry{"runtime.root_dir", rt.RootDir, ownDir, true},
+			pathEntry{"runtime.state_dir", rt.StateDir, ownDir, true},
+			pathEntry{"runtime.cni_conf_dir", rt.CNIConfDir, readPath, false},
+			pathEntry{"runtime.cni_bin_dir", rt.CNIBinDir, readPath, false})
+	}
+	if socket, ok := strings.CutPrefix(rt.Endpoint, "unix://"); ok && strings.HasPrefix(socket, "/") {
+		entries = append(entries, pathEntry{"runtime.endpoint", socket, socketPath, rt.Kind == RuntimeContainerd})
+	} else if !col.Has("runtime.endpoint") { // a shared runtime's missing one is said once
+		col.Add("runtime.endpoint", "%q is not a unix socket endpoint (form: unix:///path/to.sock)", rt.Endpoint)
+	}
+	if a.NRISocket != "" {
+		entries = append(entries, pathEntry{"runtime.state_dir", a.NRISocket, derivedPath, true})
+	}
+	// The allocator's last, so that a clash with a runtime socket is
+	// reported at the allocator's key.
+	return append(entries,
+		pathEntry{"allocator.socket", a.Socket, runtimeSocket, true},
+		pathEntry{"allocator.state_dir", a.StateDir, stateDir, true})
+}
+
+// pathUse is who holds a path: partition index, its name, the key.
+type pathUse struct {
+	index          int
+	partition, key string
+}
+
+// pathClaims are the paths the partitions hold as their own, and those
+// found held twice.
+type pathClaims struct {
+	col   *config.Collector
+	owner map[string]pathUse
+	// shared are reported: what lies under them is the same mistake.
+	shared []string
+}
+
+// claim holds e for partition index i, name, or reports who holds it.
+func (c *pathClaims) claim(e pathEntry, i int, name string) {
+	if underAny(e.value, c.shared) {
+		return
+	}
+	prev, taken := c.owner[e.value]
+	if !taken {
+		c.owner[e.value] = pathUse{i, name, e.key}
+		return
+	}
+	c.shared = append(c.shared, e.value)
+	switch {
+	case prev.index != i && prev.partition == name:
+		// Two partitions of one name: reported as such.
+	case prev.index == i:
+		c.col.Add(e.key, "partition %s gets %s for both %s and %s; give each its own path", name, e.value, prev.key, e.key)
+	case prev.key == e.key:
+		c.col.Add(e.key, "partitions %s and %s both get %s; put {partition} in the template", prev.partition, name, e.value)
+	default:
+		c.col.Add(e.key, "partition %s gets %s, already the %s of partition %s; give each its own path", name, e.value, prev.key, prev.partition)
 	}
 }
 
