@@ -75,12 +75,15 @@ func TestStepsOutputIsStable(t *testing.T) {
 // golden file.
 func declaredKinds(t *testing.T) []Kind {
 	t.Helper()
-	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi os.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, 0)
+	files, err := filepath.Glob("*.go")
 	must(t, err)
 	var kinds []Kind
-	for _, f := range pkgs["apply"].Files {
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		must(t, err)
 		ast.Inspect(f, func(n ast.Node) bool {
 			v, ok := n.(*ast.ValueSpec)
 			if !ok || v.Type == nil || len(v.Values) != 1 {
