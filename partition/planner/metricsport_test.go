@@ -41,7 +41,7 @@ func TestMetricsPortIsANumber_Issue27(t *testing.T) {
 // plan file could carry ports the planner refuses in a config (70000,
 // one port twice on the host, etcd's). CheckPorts checks a plan
 // file's ports with the planner's rules.
-func TestPlanPortsProblem_Issue27(t *testing.T) {
+func TestCheckPorts_Issue27(t *testing.T) {
 	host := func() *Plan {
 		return mustPlan(t, seedSpec, "[network]\nmode = \"host\"\n[kubelet]\nread_only_port = 10255\n[allocator]\nmetrics_port = 9400")
 	}

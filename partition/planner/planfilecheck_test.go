@@ -13,7 +13,7 @@ import (
 // again themselves (#39: downstream takes the plan as decided): the
 // kubelet's cgroup root, strict-cpu-reservation under the static policy,
 // the runtime endpoint and the planner's one port rule.
-func TestPlanFileProblemHoldsWhatDownstreamTrusts(t *testing.T) {
+func TestCheckPlanFileHoldsWhatDownstreamTrusts(t *testing.T) {
 	c, err := config.Parse("config.toml", []byte("[kubelet]\nhostname = \"h\"\n"))
 	require.NoError(t, err)
 	plan, err := NewPlan(synth(seedSpec), c)

@@ -82,7 +82,7 @@ func (f RecordFile) wrote(content []byte) bool {
 }
 
 // RecordPartition is a partition as apply records it, the bundle's
-// (render.Partition, whose JSON is the record's): what status, remove
+// (bundle.Partition, whose JSON is the record's): what status, remove
 // and the drains need to know about it.
 type RecordPartition = bundle.Partition
 
