@@ -90,22 +90,7 @@ func (pl *planning) planNetwork() {
 	plan.Network = Network{Mode: mode}
 	switch mode {
 	case NetworkHost:
-		for _, k := range []struct{ key, v string }{{"uplink", c.Uplink}, {"bridge", c.Bridge}, {"parent", c.Parent}, {"subnet", c.Subnet}, {"gateway", c.Gateway}, {"pool", c.Pool}} {
-			if k.v != "" {
-				col.Add("network."+k.key, "is set, but network.mode = %q has no namespaces to connect; remove it or use mode = %q", NetworkHost, NetworkNamespace)
-			}
-		}
-		for i, p := range pl.c.Partitions {
-			if p.Address != "" {
-				col.Add(fmt.Sprintf("partition[%d].address", i), "needs network.mode = %q (in mode %q every partition has the host's address)", NetworkNamespace, NetworkHost)
-			}
-			if len(p.LocalDevices) > 0 {
-				col.Add(fmt.Sprintf("partition[%d].local_devices", i), "needs network.mode = %q: in mode %q there is no namespace to move them into", NetworkNamespace, NetworkHost)
-			}
-		}
-		if c.LocalDevices != nil && *c.LocalDevices {
-			col.Add("network.local_devices", "needs network.mode = %q: in mode %q there is no namespace to move them into", NetworkNamespace, NetworkHost)
-		}
+		pl.hostModeProblems()
 		return
 	case NetworkNamespace:
 	default:
@@ -129,52 +114,15 @@ func (pl *planning) planNetwork() {
 	ifaces := slices.DeleteFunc(slices.Clone(all), func(i Interface) bool { return i.Namespace != "" })
 	switch n.Uplink {
 	case UplinkBridge:
-		n.Bridge = or(c.Bridge, config.DefaultBridge)
-		if msg := validation.InterfaceNameProblem(n.Bridge); msg != "" {
-			col.Add("network.bridge", "%q %s", n.Bridge, config.Whole(msg))
-		}
-		if c.Parent != "" {
-			col.Add("network.parent", "is for uplink = %q; a bridge uplink routes through the host's own routes", UplinkMacvlan)
-		}
-		n.NAT = c.NAT == nil || *c.NAT
-		n.Subnet = pl.prefix("network.subnet", or(c.Subnet, config.DefaultBridgeSubnet))
+		pl.bridgeUplink(n)
 	case UplinkMacvlan:
-		n.Parent = c.Parent
-		switch {
-		case c.Parent == "":
-			col.Add("network.parent", "is required with uplink = %q: the NIC whose network the partitions' addresses are on", UplinkMacvlan)
-		case validation.InterfaceNameProblem(c.Parent) != "":
-			col.Add("network.parent", "%q %s", c.Parent, config.Whole(validation.InterfaceNameProblem(c.Parent)))
-		case ifaces != nil && !hasInterface(ifaces, c.Parent):
-			col.Add("network.parent", "%q: the host has no such interface (it has %s)", c.Parent, config.Whole(interfaceNames(ifaces)))
-		}
-		if c.Bridge != "" {
-			col.Add("network.bridge", "is for uplink = %q", UplinkBridge)
-		}
-		if c.NAT != nil && *c.NAT {
-			col.Add("network.nat", "is for uplink = %q: macvlan addresses are on the NIC's own network", UplinkBridge)
-		}
-		if c.Subnet == "" {
-			col.Add("network.subnet", "is required with uplink = %q: the network of %s, e.g. \"192.168.10.0/24\"", UplinkMacvlan, or(c.Parent, "the parent NIC"))
-		} else {
-			n.Subnet = pl.prefix("network.subnet", c.Subnet)
-		}
+		pl.macvlanUplink(n, ifaces)
 	default:
 		col.Add("network.uplink", "%s", config.Whole(uplinkProblem(c.Uplink)))
 		return
 	}
-	if !n.Subnet.IsValid() {
+	if !n.Subnet.IsValid() || (n.Uplink == UplinkBridge && pl.bridgeSubnetTaken(n, ifaces)) {
 		return
-	}
-	if n.Uplink == UplinkBridge {
-		for _, i := range ifaces {
-			for _, a := range i.Addresses {
-				if i.Name != n.Bridge && a.Masked().Overlaps(n.Subnet) {
-					col.Add("network.subnet", "%s overlaps %s of the host's interface %s: the bridge's network must be one the host does not route elsewhere", n.Subnet, a, i.Name)
-					return
-				}
-			}
-		}
 	}
 	gateway := pl.gateway(n)
 	if n.Uplink == UplinkBridge {
@@ -182,6 +130,81 @@ func (pl *planning) planNetwork() {
 	}
 	pl.assignAddresses(n, gateway, ifaces)
 	pl.planLocalDevices(all)
+}
+
+// hostModeProblems refuses, in mode host, the keys that need namespaces.
+func (pl *planning) hostModeProblems() {
+	c, col := pl.c.Network, pl.col
+	for _, k := range []struct{ key, v string }{{"uplink", c.Uplink}, {"bridge", c.Bridge}, {"parent", c.Parent}, {"subnet", c.Subnet}, {"gateway", c.Gateway}, {"pool", c.Pool}} {
+		if k.v != "" {
+			col.Add("network."+k.key, "is set, but network.mode = %q has no namespaces to connect; remove it or use mode = %q", NetworkHost, NetworkNamespace)
+		}
+	}
+	for i, p := range pl.c.Partitions {
+		if p.Address != "" {
+			col.Add(fmt.Sprintf("partition[%d].address", i), "needs network.mode = %q (in mode %q every partition has the host's address)", NetworkNamespace, NetworkHost)
+		}
+		if len(p.LocalDevices) > 0 {
+			col.Add(fmt.Sprintf("partition[%d].local_devices", i), "needs network.mode = %q: in mode %q there is no namespace to move them into", NetworkNamespace, NetworkHost)
+		}
+	}
+	if c.LocalDevices != nil && *c.LocalDevices {
+		col.Add("network.local_devices", "needs network.mode = %q: in mode %q there is no namespace to move them into", NetworkNamespace, NetworkHost)
+	}
+}
+
+// bridgeUplink plans the bridge uplink: its name, NAT and subnet.
+func (pl *planning) bridgeUplink(n *Network) {
+	c, col := pl.c.Network, pl.col
+	n.Bridge = or(c.Bridge, config.DefaultBridge)
+	if msg := validation.InterfaceNameProblem(n.Bridge); msg != "" {
+		col.Add("network.bridge", "%q %s", n.Bridge, config.Whole(msg))
+	}
+	if c.Parent != "" {
+		col.Add("network.parent", "is for uplink = %q; a bridge uplink routes through the host's own routes", UplinkMacvlan)
+	}
+	n.NAT = c.NAT == nil || *c.NAT
+	n.Subnet = pl.prefix("network.subnet", or(c.Subnet, config.DefaultBridgeSubnet))
+}
+
+// macvlanUplink plans the macvlan uplink: its parent, one of the host's
+// interfaces ifaces, and the subnet of the parent's network.
+func (pl *planning) macvlanUplink(n *Network, ifaces []Interface) {
+	c, col := pl.c.Network, pl.col
+	n.Parent = c.Parent
+	switch {
+	case c.Parent == "":
+		col.Add("network.parent", "is required with uplink = %q: the NIC whose network the partitions' addresses are on", UplinkMacvlan)
+	case validation.InterfaceNameProblem(c.Parent) != "":
+		col.Add("network.parent", "%q %s", c.Parent, config.Whole(validation.InterfaceNameProblem(c.Parent)))
+	case ifaces != nil && !hasInterface(ifaces, c.Parent):
+		col.Add("network.parent", "%q: the host has no such interface (it has %s)", c.Parent, config.Whole(interfaceNames(ifaces)))
+	}
+	if c.Bridge != "" {
+		col.Add("network.bridge", "is for uplink = %q", UplinkBridge)
+	}
+	if c.NAT != nil && *c.NAT {
+		col.Add("network.nat", "is for uplink = %q: macvlan addresses are on the NIC's own network", UplinkBridge)
+	}
+	if c.Subnet == "" {
+		col.Add("network.subnet", "is required with uplink = %q: the network of %s, e.g. \"192.168.10.0/24\"", UplinkMacvlan, or(c.Parent, "the parent NIC"))
+	} else {
+		n.Subnet = pl.prefix("network.subnet", c.Subnet)
+	}
+}
+
+// bridgeSubnetTaken refuses a bridge subnet that overlaps an address of
+// one of the host's interfaces ifaces (other than the bridge itself).
+func (pl *planning) bridgeSubnetTaken(n *Network, ifaces []Interface) bool {
+	for _, i := range ifaces {
+		for _, a := range i.Addresses {
+			if i.Name != n.Bridge && a.Masked().Overlaps(n.Subnet) {
+				pl.col.Add("network.subnet", "%s overlaps %s of the host's interface %s: the bridge's network must be one the host does not route elsewhere", n.Subnet, a, i.Name)
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // mtuProblem says what is wrong with network.mtu, "" when nothing.
