@@ -58,7 +58,7 @@ func (pl *planning) checkTopologyLimit() {
 
 // validatePlan checks the rules that need the whole plan.
 func (pl *planning) validatePlan() {
-	plan, perPart, col := pl.plan, pl.perPart, pl.col
+	plan, col := pl.plan, pl.col
 	// Without partitions for reasons already reported (a bad mode), that
 	// is the problem to fix.
 	if len(plan.Partitions) == 0 && col.Err() == nil {
@@ -68,66 +68,10 @@ func (pl *planning) validatePlan() {
 		}
 		col.Add(key, "leaves no partition: every NUMA node with CPUs is excluded or in no group (nothing would run pods); keep at least one")
 	}
-	names := map[string]int{}
-	nodeNames := map[string]int{}
+	u := uniqueNames{names: map[string]int{}, nodeNames: map[string]int{}}
 	for i := range plan.Partitions {
-		p := &plan.Partitions[i]
-		s := perPart[i]
-		nameKey := s.pre + "name"
-		if s.p == nil || s.p.Name == "" {
-			nameKey = ""
-		}
-		// A bad name or hostname also makes a bad node name: report the cause only.
-		nameOK := plan.Hostname != ""
-		if msg := validation.NameProblem(p.Name); msg != "" {
-			col.Add(nameKey, "%s", config.Whole(msg))
-			nameOK = false
-		}
-		if prev, dup := names[p.Name]; dup {
-			col.Add(nameKey, "partitions %d (nodes %s) and %d (nodes %s) are both named %q; names must be unique",
-				prev, plan.Partitions[prev].Nodes, i, p.Nodes, p.Name)
-			nameOK = false
-		}
-		names[p.Name] = i
-
-		if p.CPUs.IsEmpty() {
-			if p.HostReservedCPUs.IsEmpty() {
-				col.Add(nameKey, "partition %s (nodes %s) has no online CPU; give its nodes to a partition with CPUs", p.Name, p.Nodes)
-			} else {
-				col.Add(keyReservedCPUs, "leaves partition %s (nodes %s) with no CPU: all of its CPUs %s are reserved for the host", p.Name, p.Nodes, p.HostReservedCPUs)
-			}
-		}
-
-		for _, msg := range k8svalidation.IsDNS1123Subdomain(p.NodeName) {
-			if nameOK {
-				col.Add(s.key["node_name"], "node name %q of partition %s: %s", p.NodeName, p.Name, config.Whole(msg))
-			}
-		}
-		if prev, dup := nodeNames[p.NodeName]; dup && nameOK {
-			col.Add(s.key["node_name"], "partitions %s and %s both get node name %q; add {partition} to the template",
-				plan.Partitions[prev].Name, p.Name, p.NodeName)
-		}
-		nodeNames[p.NodeName] = i
-
-		pl.checkLabels(s, p)
-		// Each list at its own key: a [[partition]]'s taints add to
-		// [kubelet]'s.
-		for _, taints := range []struct {
-			key  string
-			list []string
-		}{{"kubelet.taints", s.k.Taints}, {partKey(s, "taints"), partTaints(s)}} {
-			for _, t := range taints.list {
-				for _, msg := range checkTaint(t) {
-					col.Add(taints.key, "%s", config.Whole(msg))
-				}
-			}
-		}
-		pl.checkPolicies(s, p)
-		checkExtraArgs(s, p, col)
-		pl.checkRuntime(p)
-		if s.p != nil && s.p.ContainerdBinary != "" && p.Runtime.Kind != RuntimeContainerd {
-			col.Add(s.key["runtime.binary"], "names partition %s's own containerd, which runtime.mode = \"shared\" does not run (allowed: runtime.mode = \"containerd\", or no containerd_binary)", p.Name)
-		}
+		pl.checkNames(i, &u)
+		pl.checkPartition(i)
 	}
 	pl.checkPorts()
 	checkPaths(plan, col, func(i int, key string) string {
@@ -144,6 +88,78 @@ func (pl *planning) validatePlan() {
 	pl.checkDropIns()
 	if msg := validation.SocketGroupProblem(pl.c.Allocator.SocketGroup); msg != "" {
 		col.Add("allocator.socket_group", "%s", config.Whole(msg))
+	}
+}
+
+// uniqueNames are the partition names and Node names seen so far, with
+// the index of the partition that took each.
+type uniqueNames struct {
+	names, nodeNames map[string]int
+}
+
+// checkNames checks partition i's name and Node name, each valid and
+// unique. A bad name or hostname also makes a bad Node name: only the
+// cause is reported.
+func (pl *planning) checkNames(i int, u *uniqueNames) {
+	plan, col := pl.plan, pl.col
+	p, s := &plan.Partitions[i], pl.perPart[i]
+	nameKey := s.pre + "name"
+	if s.p == nil || s.p.Name == "" {
+		nameKey = ""
+	}
+	nameOK := plan.Hostname != ""
+	if msg := validation.NameProblem(p.Name); msg != "" {
+		col.Add(nameKey, "%s", config.Whole(msg))
+		nameOK = false
+	}
+	if prev, dup := u.names[p.Name]; dup {
+		col.Add(nameKey, "partitions %d (nodes %s) and %d (nodes %s) are both named %q; names must be unique",
+			prev, plan.Partitions[prev].Nodes, i, p.Nodes, p.Name)
+		nameOK = false
+	}
+	u.names[p.Name] = i
+	if p.CPUs.IsEmpty() {
+		if p.HostReservedCPUs.IsEmpty() {
+			col.Add(nameKey, "partition %s (nodes %s) has no online CPU; give its nodes to a partition with CPUs", p.Name, p.Nodes)
+		} else {
+			col.Add(keyReservedCPUs, "leaves partition %s (nodes %s) with no CPU: all of its CPUs %s are reserved for the host", p.Name, p.Nodes, p.HostReservedCPUs)
+		}
+	}
+	for _, msg := range k8svalidation.IsDNS1123Subdomain(p.NodeName) {
+		if nameOK {
+			col.Add(s.key["node_name"], "node name %q of partition %s: %s", p.NodeName, p.Name, config.Whole(msg))
+		}
+	}
+	if prev, dup := u.nodeNames[p.NodeName]; dup && nameOK {
+		col.Add(s.key["node_name"], "partitions %s and %s both get node name %q; add {partition} to the template",
+			plan.Partitions[prev].Name, p.Name, p.NodeName)
+	}
+	u.nodeNames[p.NodeName] = i
+}
+
+// checkPartition checks partition i's labels, taints, policies, extra
+// arguments and runtime.
+func (pl *planning) checkPartition(i int) {
+	col := pl.col
+	p, s := &pl.plan.Partitions[i], pl.perPart[i]
+	pl.checkLabels(s, p)
+	// Each list at its own key: a [[partition]]'s taints add to
+	// [kubelet]'s.
+	for _, taints := range []struct {
+		key  string
+		list []string
+	}{{"kubelet.taints", s.k.Taints}, {partKey(s, "taints"), partTaints(s)}} {
+		for _, t := range taints.list {
+			for _, msg := range checkTaint(t) {
+				col.Add(taints.key, "%s", config.Whole(msg))
+			}
+		}
+	}
+	pl.checkPolicies(s, p)
+	checkExtraArgs(s, p, col)
+	pl.checkRuntime(p)
+	if s.p != nil && s.p.ContainerdBinary != "" && p.Runtime.Kind != RuntimeContainerd {
+		col.Add(s.key["runtime.binary"], "names partition %s's own containerd, which runtime.mode = \"shared\" does not run (allowed: runtime.mode = \"containerd\", or no containerd_binary)", p.Name)
 	}
 }
 
