@@ -72,82 +72,109 @@ func (pl *planning) planLocalDevices(ifaces []Interface) {
 			col.Add("network.host_devices", "%q is neither an interface name nor a PCI address (0000:3b:00.1)", h)
 		}
 	}
-	owner := map[string]int{}       // PCI/name → partition index
-	ownerKey := map[string]string{} // → the key that gave it
-	byName := map[string]Interface{}
+	a := &deviceAssignment{pl: pl, owner: map[string]int{}, ownerKey: map[string]string{}, byName: map[string]Interface{}}
 	for _, i := range ifaces {
 		if i.Namespace == "" {
-			byName[i.Name] = i
+			a.byName[i.Name] = i
 		}
-	}
-	partitionOf := func(node int) int {
-		for i, p := range plan.Partitions {
-			if p.Nodes.Has(node) {
-				return i
-			}
-		}
-		return -1
-	}
-	give := func(i int, d netCandidate, key string) {
-		id := d.PCI + "/" + d.Name
-		if j, ok := owner[id]; ok {
-			if j != i {
-				col.Add(key, "%q (%s) is already partition %s's (%s): a device can be in one namespace only", d.Name, d.PCI, plan.Partitions[j].Name, ownerKey[id])
-			}
-			return
-		}
-		owner[id], ownerKey[id] = i, key
-		pn := plan.Partitions[i].Network
-		pn.Devices = append(pn.Devices, d.NetDevice)
 	}
 	if c.LocalDevices != nil && *c.LocalDevices {
-		for _, d := range cands {
-			i := partitionOf(d.Node)
-			if d.Node < 0 || i < 0 || plan.Partitions[i].Network == nil {
-				continue
-			}
-			if why := pl.uplinkReason(d, byName, plan.Partitions[i].Network); why != "" {
-				pl.warn("network.local_devices: %s (%s, NUMA node %d) stays in the host's namespace: %s", d.Name, d.PCI, d.Node, why)
-				continue
-			}
-			give(i, d, "network.local_devices")
-		}
+		a.byLocality(cands)
 	}
 	for i := range plan.Partitions {
 		s, p := pl.perPart[i], &plan.Partitions[i]
 		if s.p == nil || p.Network == nil {
 			continue
 		}
-		key := s.pre + "local_devices"
 		for _, entry := range s.p.LocalDevices {
-			matched := slices.DeleteFunc(slices.Clone(cands), func(d netCandidate) bool { return d.Name != entry && d.PCI != entry })
-			if len(matched) == 0 {
-				col.Add(key, "%q: %s", entry, config.Whole(pl.noSuchDevice(entry, cands)))
-				continue
-			}
-			for _, d := range matched {
-				if why := pl.uplinkReason(d, byName, p.Network); why != "" {
-					col.Add(key, "%q (%s) cannot leave the host's namespace: %s", d.Name, d.PCI, config.Whole(why))
-					continue
-				}
-				switch j := partitionOf(d.Node); {
-				case d.Node < 0:
-					pl.warn("%s: %s (%s) has no NUMA locality (numa_node -1): moved into partition %s's namespace as listed", key, d.Name, d.PCI, p.Name)
-				case j < 0:
-					col.Add(key, "%q (%s) is on NUMA node %d, which no partition holds: list it in the partition of its node, or leave it to the host", entry, d.PCI, d.Node)
-					continue
-				case j != i:
-					col.Add(key, "%q (%s) is on NUMA node %d, partition %s's: a partition's devices are on its own nodes %s", entry, d.PCI, d.Node, plan.Partitions[j].Name, p.Nodes)
-					continue
-				}
-				give(i, d, key)
-			}
+			a.listed(i, s.pre+"local_devices", entry, cands)
 		}
 	}
 	for i := range plan.Partitions {
 		if pn := plan.Partitions[i].Network; pn != nil {
 			slices.SortFunc(pn.Devices, func(a, b NetDevice) int { return strings.Compare(a.PCI+"/"+a.Name, b.PCI+"/"+b.Name) })
 		}
+	}
+}
+
+// deviceAssignment gives devices to the partitions' namespaces, each to
+// one only.
+type deviceAssignment struct {
+	pl       *planning
+	owner    map[string]int    // PCI/name → partition index
+	ownerKey map[string]string // → the key that gave it
+	byName   map[string]Interface
+}
+
+// partitionOf is the index of the partition holding node, -1 for none.
+func (a *deviceAssignment) partitionOf(node int) int {
+	for i, p := range a.pl.plan.Partitions {
+		if p.Nodes.Has(node) {
+			return i
+		}
+	}
+	return -1
+}
+
+// give moves d into partition i's namespace, or says whose it is already.
+func (a *deviceAssignment) give(i int, d netCandidate, key string) {
+	plan := a.pl.plan
+	id := d.PCI + "/" + d.Name
+	if j, ok := a.owner[id]; ok {
+		if j != i {
+			a.pl.col.Add(key, "%q (%s) is already partition %s's (%s): a device can be in one namespace only", d.Name, d.PCI, plan.Partitions[j].Name, a.ownerKey[id])
+		}
+		return
+	}
+	a.owner[id], a.ownerKey[id] = i, key
+	pn := plan.Partitions[i].Network
+	pn.Devices = append(pn.Devices, d.NetDevice)
+}
+
+// byLocality gives every candidate on a partition's node to that
+// partition (network.local_devices), but those carrying the host's own
+// network.
+func (a *deviceAssignment) byLocality(cands []netCandidate) {
+	plan := a.pl.plan
+	for _, d := range cands {
+		i := a.partitionOf(d.Node)
+		if d.Node < 0 || i < 0 || plan.Partitions[i].Network == nil {
+			continue
+		}
+		if why := a.pl.uplinkReason(d, a.byName, plan.Partitions[i].Network); why != "" {
+			a.pl.warn("network.local_devices: %s (%s, NUMA node %d) stays in the host's namespace: %s", d.Name, d.PCI, d.Node, why)
+			continue
+		}
+		a.give(i, d, "network.local_devices")
+	}
+}
+
+// listed gives partition i the candidates entry of its local_devices
+// (at key) names, when they are on its nodes and may leave the host.
+func (a *deviceAssignment) listed(i int, key, entry string, cands []netCandidate) {
+	pl, plan, col := a.pl, a.pl.plan, a.pl.col
+	p := &plan.Partitions[i]
+	matched := slices.DeleteFunc(slices.Clone(cands), func(d netCandidate) bool { return d.Name != entry && d.PCI != entry })
+	if len(matched) == 0 {
+		col.Add(key, "%q: %s", entry, config.Whole(pl.noSuchDevice(entry, cands)))
+		return
+	}
+	for _, d := range matched {
+		if why := pl.uplinkReason(d, a.byName, p.Network); why != "" {
+			col.Add(key, "%q (%s) cannot leave the host's namespace: %s", d.Name, d.PCI, config.Whole(why))
+			continue
+		}
+		switch j := a.partitionOf(d.Node); {
+		case d.Node < 0:
+			pl.warn("%s: %s (%s) has no NUMA locality (numa_node -1): moved into partition %s's namespace as listed", key, d.Name, d.PCI, p.Name)
+		case j < 0:
+			col.Add(key, "%q (%s) is on NUMA node %d, which no partition holds: list it in the partition of its node, or leave it to the host", entry, d.PCI, d.Node)
+			continue
+		case j != i:
+			col.Add(key, "%q (%s) is on NUMA node %d, partition %s's: a partition's devices are on its own nodes %s", entry, d.PCI, d.Node, plan.Partitions[j].Name, p.Nodes)
+			continue
+		}
+		a.give(i, d, key)
 	}
 }
 
