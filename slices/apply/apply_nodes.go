@@ -326,11 +326,7 @@ func settleCordoned(ctx context.Context, o Options, rec *Record, n *nodeRun, ste
 	}
 	if write && !slices.Equal(left, rec.Cordoned) {
 		rec.Cordoned = left
-		b, err := rec.marshal()
-		if err == nil {
-			err = writeFileAtomic(o.Root, RecordPath, b, 0o644)
-		}
-		if err != nil {
+		if err := rec.write(o.Root); err != nil {
 			warnings = append(warnings, "writing which Nodes stay cordoned into the record: "+err.Error())
 		}
 	}

@@ -56,11 +56,7 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 	created := missingDirs(root, path.Dir(RecordPath))
 	pend.Dirs = appendNew(pend.Dirs, created...)
 	rec.Dirs = appendNew(rec.Dirs, created...)
-	b, err := pend.marshal()
-	if err != nil {
-		return nil, err
-	}
-	if err := writeFileAtomic(root, RecordPath, b, 0o644); err != nil {
+	if err := pend.write(root); err != nil {
 		return nil, fmt.Errorf("writing the pending record: %w", err)
 	}
 	return func() error {
@@ -150,10 +146,4 @@ func (w *writeAhead) restore() error {
 }
 
 // finish writes the record as finished, where no record step did.
-func (w *writeAhead) finish() error {
-	b, err := w.rec.marshal()
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(w.a.o.Root, RecordPath, b, 0o644)
-}
+func (w *writeAhead) finish() error { return w.rec.write(w.a.o.Root) }

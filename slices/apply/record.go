@@ -165,3 +165,12 @@ func (r *Record) marshal() ([]byte, error) {
 	}
 	return append(b, '\n'), nil
 }
+
+// write writes r as root's record, in place of the one there.
+func (r *Record) write(root string) error {
+	b, err := r.marshal()
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(root, RecordPath, b, 0o644)
+}
