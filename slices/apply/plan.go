@@ -41,9 +41,6 @@ type planning struct {
 	steps []Step
 	// changed are the files written or removed.
 	changed map[string]bool
-	// recordChanged is set by a step that changes what the record says
-	// besides its files: a pool, a slice's live CPUs, the network.
-	recordChanged bool
 	// v1Regrouped are the partitions whose cpuset v1 group was set: their
 	// running services join it again.
 	v1Regrouped map[string]bool
@@ -108,7 +105,6 @@ func startSlices(p *planning) {
 		live := !st.AllowedCPUs.Equal(s.CPUs) || st.AllowedMemoryNodes != s.Mems
 		if live || p.unitChanged(u) {
 			p.add(SetSliceCPUs{Unit: u.Name, CPUs: s.CPUs, Mems: s.Mems}, "")
-			p.recordChanged = true
 		}
 		// The group is missing or stale after an apply killed between
 		// the slice's start and the group's write.

@@ -27,6 +27,5 @@ func (a ForgetNetwork) run(e *Executor, _ context.Context, _ Current, _ *Result)
 func forgetNetwork(p *planning) {
 	for _, s := range p.c.StaleNetwork {
 		p.add(ForgetNetwork{Network: &s}, "no longer planned")
-		p.recordChanged = true
 	}
 }

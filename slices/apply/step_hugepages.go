@@ -40,7 +40,6 @@ func setHugepages(p *planning) {
 		if !ok || cur != h.Count {
 			h.Before = cur
 			p.add(SetHugepages{Hugepages: &h}, "")
-			p.recordChanged = true
 		}
 	}
 }

@@ -23,7 +23,14 @@ func (WriteRecord) run(e *Executor, _ context.Context, _ Current, _ *Result) ([]
 // pools, a slice's live CPUs, the network; or when there is none yet, or
 // the one there is pending.
 func recordIfChanged(p *planning) {
-	if len(p.changed) > 0 || p.recordChanged || p.c.Record == nil || p.c.Record.Pending {
+	listed := slices.ContainsFunc(p.steps, func(s Step) bool {
+		switch s.Action.(type) {
+		case SetHugepages, SetSliceCPUs, ForgetNetwork:
+			return true
+		}
+		return false
+	})
+	if len(p.changed) > 0 || listed || p.c.Record == nil || p.c.Record.Pending {
 		p.add(WriteRecord{}, "")
 	}
 }
