@@ -79,7 +79,7 @@ func Plan(ctx context.Context, o Options) (*planner.Plan, *numa.Topology, error)
 	}
 	plan, err := planner.NewPlanFor(topo, o.Facts, cfg)
 	if err != nil {
-		return nil, nil, ConfigProblems(err)
+		return nil, nil, configProblems(err)
 	}
 	return plan, topo, nil
 }
@@ -109,12 +109,12 @@ func (o Options) LoadConfig() (*config.Config, error) {
 		log.Warn("no config file, using the defaults (numa-partition config init --write writes one)", "path", o.Config)
 		return &config.Config{}, nil
 	}
-	return nil, ConfigProblems(err)
+	return nil, configProblems(err)
 }
 
-// ConfigProblems says a config's problems one per line under a count
+// configProblems says a config's problems one per line under a count
 // (one problem stays as it is).
-func ConfigProblems(err error) error {
+func configProblems(err error) error {
 	var es config.Errors
 	if !errors.As(err, &es) || len(es) < 2 {
 		return err
