@@ -17,7 +17,8 @@ build:
 # plugin's tests against a real containerd (nriplugin/runtimetest, root and
 # runc) use the containerd test/realbin/build.sh built, when it is cached
 # (build.sh --cached prints its folder, building nothing); without it they
-# skip loudly. .ci/run builds it first. An exported NUMA_PARTITION_REALBIN
+# skip loudly. .ci/run builds it (in the background) and waits for it
+# before make test. An exported NUMA_PARTITION_REALBIN
 # wins. -timeout: slices/apply's sandbox suite took 13-22 min under -race
 # on a loaded 2-core machine, past go test's default 10 min per package.
 # monitoring/'s promtool checks (check metrics on the daemon's /metrics,
