@@ -30,7 +30,10 @@ func (f FS) Discover() (*Topology, error) {
 	return f.discover()
 }
 
-// discover is Discover once the tree is open.
+// discover is Discover once the tree is open. It reads in phases, each
+// adding to the warnings in the order a reader of sysfs meets them: the
+// CPUs and their topology, the nodes and the CPUs each holds, the
+// sockets and cores built from both, then the PCI devices.
 func (f FS) discover() (*Topology, error) {
 	w := &warnings{}
 	var err error
@@ -45,9 +48,32 @@ func (f FS) discover() (*Topology, error) {
 		Online: cs.online, Offline: cs.offline, Possible: cs.possible, Present: cs.present,
 		Sockets: []Socket{}, Nodes: []Node{}, CPUs: []CPU{},
 	}
+	topo, err := f.readCPUTopologies(cs, w)
+	if err != nil {
+		return nil, err
+	}
+	nodeOf, err := f.discoverNodes(t, cs, w)
+	if err != nil {
+		return nil, err
+	}
+	t.CPUs = listCPUs(cs, topo, nodeOf)
+	t.Sockets = buildSockets(t.CPUs, topo, w)
+	if t.PCI, err = f.readPCIDevices(); err != nil {
+		return nil, err
+	}
+	checkPCINodes(t, w)
 
-	// cpu/present bounds the CPUs, as in lscpu: SPARC and ppc64 keep cpuN
-	// directories for possible CPUs that are not present.
+	t.Warnings = w.list
+	if t.Warnings == nil {
+		t.Warnings = []string{}
+	}
+	return t, nil
+}
+
+// readCPUTopologies reads the package and core of each present CPU, by
+// its id. cpu/present bounds the CPUs, as in lscpu: SPARC and ppc64 keep
+// cpuN directories for possible CPUs that are not present.
+func (f FS) readCPUTopologies(cs cpuSets, w *warnings) (map[int]cpuTopology, error) {
 	ids := cs.present.IDs()
 	if beyond := bitmask.NewCPUSet(cs.dirs...).Difference(cs.present); !beyond.IsEmpty() {
 		w.add("%s: directories for CPUs %s beyond %s/present (%s): they are not CPUs", cpuDir, beyond, cpuDir, cs.present)
@@ -69,7 +95,13 @@ func (f FS) discover() (*Topology, error) {
 		w.add("online CPUs %s have no physical_package_id or core_id (nor both thread_siblings and core_siblings to build them from): they belong to no socket or core", bitmask.NewCPUSet(noTopology...))
 	}
 	idsFromMasks(ids, topo, w)
+	return topo, nil
+}
 
+// discoverNodes sets t.Nodes, their memory, hugepages and distances, and
+// returns the node of each CPU a node holds. A kernel without NUMA has no
+// node directories: the machine is then one node 0 with every online CPU.
+func (f FS) discoverNodes(t *Topology, cs cpuSets, w *warnings) (map[int]int, error) {
 	raw, ok, err := f.readNodes(w)
 	if err != nil {
 		return nil, err
@@ -78,22 +110,28 @@ func (f FS) discover() (*Topology, error) {
 		w.add("%s has no nodeN directories (kernel without NUMA?): assuming one node 0 with every online CPU and memory of unknown size (reported as 0)", nodeDir)
 		raw = []rawNode{{id: 0, cpus: cs.online, hugepages: []Hugepages{}, distances: []int{10}}}
 	}
-
 	nodeOf := assignCPUs(raw, cs, w)
 	t.Nodes = buildNodes(raw, nodeOf, cs.online)
-	if ok {
-		if err := f.checkNodeFiles(t.Nodes, w); err != nil {
-			return nil, err
-		}
-		if err := f.fillDistances(t, raw, w); err != nil {
-			return nil, err
-		}
-	} else {
+	if !ok {
 		// Every machine has memory; without node files its size is unknown.
 		t.Nodes[0].Kind = NodeCPUAndMemory
 		t.Nodes[0].Distances = []int{10}
+		return nodeOf, nil
 	}
+	if err := f.checkNodeFiles(t.Nodes, w); err != nil {
+		return nil, err
+	}
+	if err := f.fillDistances(t, raw, w); err != nil {
+		return nil, err
+	}
+	return nodeOf, nil
+}
 
+// listCPUs lists every present CPU, ascending, with its core, socket and
+// node; -1 where discovery found none.
+func listCPUs(cs cpuSets, topo map[int]cpuTopology, nodeOf map[int]int) []CPU {
+	ids := cs.present.IDs()
+	cpus := make([]CPU, 0, len(ids))
 	for _, id := range ids {
 		c := CPU{ID: id, Core: -1, Socket: -1, Node: -1, Online: cs.online.Has(id)}
 		if ct, ok := topo[id]; ok {
@@ -102,13 +140,15 @@ func (f FS) discover() (*Topology, error) {
 		if n, ok := nodeOf[id]; ok {
 			c.Node = n
 		}
-		t.CPUs = append(t.CPUs, c)
+		cpus = append(cpus, c)
 	}
-	t.Sockets = buildSockets(t.CPUs, topo, w)
+	return cpus
+}
 
-	if t.PCI, err = f.readPCIDevices(); err != nil {
-		return nil, err
-	}
+// checkPCINodes warns about PCI devices whose numa_node names a node the
+// machine does not have: their locality, as firmware reports it, cannot
+// be trusted.
+func checkPCINodes(t *Topology, w *warnings) {
 	nodeIDs := t.NodeIDs()
 	var foreign []string
 	for _, d := range t.PCI {
@@ -119,12 +159,6 @@ func (f FS) discover() (*Topology, error) {
 	if len(foreign) > 0 {
 		w.add("PCI devices name nodes that do not exist: %s", strings.Join(foreign, ", "))
 	}
-
-	t.Warnings = w.list
-	if t.Warnings == nil {
-		t.Warnings = []string{}
-	}
-	return t, nil
 }
 
 // assignCPUs maps each CPU that a node lists to one node. Firmware can list
