@@ -14,7 +14,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // memPlacer is the allocator without the daemon's checkpoint: the

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // CPUTopology is the partition's pod CPUs as the CPU pool needs them.

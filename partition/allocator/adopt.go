@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // Adopt records a pod that was placed without this allocator deciding:

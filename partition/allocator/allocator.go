@@ -11,8 +11,8 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/allocator/kubevirt"
-	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/memorymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // Scopes (topologyManagerScope).

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/memorymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // ResourceName is "memory" or a hugepage resource ("hugepages-2Mi",

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/memorymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 const gi = uint64(1) << 30

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/memorymanager"
 )
 
 // effective returns a container's requests as the API server defaults

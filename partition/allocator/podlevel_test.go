@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // TestPodLevelResourcesRule: kubelet leaves a Guaranteed pod unpinned only

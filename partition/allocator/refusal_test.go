@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // A refusal keeps kubelet's reason first, unchanged, then says which

@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/memorymanager"
 )
 
 // Restore rebuilds an allocator from a checkpointed State on (possibly

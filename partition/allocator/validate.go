@@ -13,7 +13,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
-	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/memorymanager"
 )
 
 // MaxContainersPerPod bounds one admission (far above any real pod; an

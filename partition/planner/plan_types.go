@@ -3,7 +3,7 @@ package planner
 import (
 	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // Plan is the pure result of Plan(topology, config): everything rendering

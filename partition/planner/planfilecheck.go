@@ -9,8 +9,8 @@ import (
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
-	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
+	"github.com/numa-partition/numa-partition/partition/policy/memorymanager"
 )
 
 // CheckPlanFile refuses a plan read from a file (plan -o json, the

@@ -10,9 +10,9 @@ import (
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/numa-partition/numa-partition/internal/echo"
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // Allowed policy values, as kubelet spells them.

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	tm "github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	tm "github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // check runs both implementations on one input and fails on any

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	tm "github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	tm "github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 var policies = []string{tm.PolicyBestEffort, tm.PolicyRestricted, tm.PolicySingleNUMANode}

@@ -8,7 +8,7 @@ import (
 	ktm "k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
 	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager/bitmask"
 
-	tm "github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	tm "github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // input is one merge problem, in the project's types.

@@ -5,7 +5,7 @@ import (
 
 	ktm "k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
 
-	tm "github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	tm "github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // TestPolicyOptionsAsKubelet: the project's one reader of

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	tm "github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	tm "github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // timeRun is the mean time of reps calls of run, in ns: a float, since

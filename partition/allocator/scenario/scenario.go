@@ -23,7 +23,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator"
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // Scenario is the file format (YAML or JSON).

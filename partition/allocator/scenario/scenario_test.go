@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/numa-partition/numa-partition/partition/allocator/memorymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/memorymanager"
 )
 
 func TestExampleScenario(t *testing.T) {

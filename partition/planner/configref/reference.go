@@ -6,10 +6,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // KeyDoc documents one key of the config file. The reference below is the

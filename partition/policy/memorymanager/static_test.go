@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 const gi = uint64(1) << 30

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/partition/allocator/topologymanager"
+	"github.com/numa-partition/numa-partition/partition/policy/topologymanager"
 )
 
 // ExactNodes is the largest partition for which hints are computed over
