@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
@@ -45,88 +46,154 @@ func Resources(plan *planner.Plan, p *planner.Partition) (NodeResources, error) 
 	if err != nil {
 		return r, err
 	}
-	all := mach.Nodes
 	r.WholeMachine = mach.WholeMachineWhy
 	if !mach.ShownHostCPUs.IsEmpty() {
 		r.ShownHostCPUs = mach.ShownHostCPUs.String()
 	}
-	// The rendered KubeletConfiguration, read back as kubelet reads it.
-	c, err := Config(plan, p)
+	k, err := readReservations(plan, p)
 	if err != nil {
 		return r, err
 	}
-	reserved, err := bitmask.ParseCPUList(c.ReservedSystemCPUs)
+	s := resourceSheet{r: &r, p: p, mach: mach, view: hasView(mach.Nodes)}
+	s.cpu(k.cpus)
+	s.memory(k.memory)
+	s.hugepages()
+	if err := s.ephemeralStorage(k.config); err != nil {
+		return r, err
+	}
+	sort.Strings(r.Mismatches)
+	return r, nil
+}
+
+// reservations are what the rendered KubeletConfiguration, read back as
+// kubelet reads it, keeps from the Node: Resources computes allocatable
+// from them, so a rendering that reserves differently shows as a mismatch.
+type reservations struct {
+	config *kubeletv1beta1.KubeletConfiguration
+	// cpus are reservedSystemCPUs.
+	cpus bitmask.CPUSet
+	// memory is kubeReserved, systemReserved and the memory.available
+	// eviction threshold together: kubelet subtracts all three.
+	memory uint64
+}
+
+// readReservations renders p's KubeletConfiguration and reads back what
+// it reserves.
+func readReservations(plan *planner.Plan, p *planner.Partition) (reservations, error) {
+	c, err := Config(plan, p)
 	if err != nil {
-		return r, fmt.Errorf("reservedSystemCPUs: %w", err)
+		return reservations{}, err
 	}
-	var kube, system, eviction uint64
-	for _, f := range []struct {
-		dst *uint64
-		val string
-	}{{&kube, c.KubeReserved["memory"]}, {&system, c.SystemReserved["memory"]}, {&eviction, c.EvictionHard["memory.available"]}} {
-		if *f.dst, err = units.ParseBytes(f.val); err != nil {
-			return r, fmt.Errorf("memory reservation %q: %w", f.val, err)
+	k := reservations{config: c}
+	if k.cpus, err = bitmask.ParseCPUList(c.ReservedSystemCPUs); err != nil {
+		return reservations{}, fmt.Errorf("reservedSystemCPUs: %w", err)
+	}
+	for _, val := range []string{c.KubeReserved["memory"], c.SystemReserved["memory"], c.EvictionHard["memory.available"]} {
+		b, err := units.ParseBytes(val)
+		if err != nil {
+			return reservations{}, fmt.Errorf("memory reservation %q: %w", val, err)
 		}
+		k.memory += b
 	}
-	view := hasView(all)
+	return k, nil
+}
 
-	// cpu: kubelet counts the online CPUs the nodes it sees list and
-	// offers those outside reservedSystemCPUs.
-	kubeletCPUs := mach.CPUs
-	put := func(name string, capacity, allocatable, share *resource.Quantity) {
-		r.Capacity[name], r.Allocatable[name], r.Share[name] = capacity.String(), allocatable.String(), share.String()
-		if allocatable.Cmp(*share) != 0 {
-			r.Mismatches = append(r.Mismatches, fmt.Sprintf("%s: allocatable %s, share %s", name, allocatable, share))
-		}
+// resourceSheet fills a NodeResources resource by resource, each with
+// kubelet's own formula, so that each formula reads on its own.
+type resourceSheet struct {
+	r    *NodeResources
+	p    *planner.Partition
+	mach Machine
+	// view is true when kubelet is shown the hugepage view: only the
+	// partition's own nodes hold pages (hasView).
+	view bool
+}
+
+// put writes one resource's capacity, allocatable and share, and a
+// mismatch when kubelet would offer other than the partition's share.
+func (s resourceSheet) put(name string, capacity, allocatable, share *resource.Quantity) {
+	r := s.r
+	r.Capacity[name], r.Allocatable[name], r.Share[name] = capacity.String(), allocatable.String(), share.String()
+	if allocatable.Cmp(*share) != 0 {
+		r.Mismatches = append(r.Mismatches, fmt.Sprintf("%s: allocatable %s, share %s", name, allocatable, share))
 	}
-	cpu := func(n int) *resource.Quantity { return resource.NewQuantity(int64(n), resource.DecimalSI) }
-	put(string(corev1.ResourceCPU), cpu(kubeletCPUs.Len()), cpu(kubeletCPUs.Len()-reserved.Len()), cpu(p.CPUs.Len()))
+}
 
-	// memory: MemTotal minus the hugepages kubelet sees minus kube, system
-	// and eviction reservations; hugepages: the pools it sees, none
-	// reserved.
+func cpuQuantity(n int) *resource.Quantity { return resource.NewQuantity(int64(n), resource.DecimalSI) }
+
+func byteQuantity(b uint64) *resource.Quantity {
+	return resource.NewQuantity(int64(b), resource.BinarySI)
+}
+
+// cpu: kubelet counts the online CPUs the nodes it sees list and offers
+// those outside reservedSystemCPUs.
+func (s resourceSheet) cpu(reserved bitmask.CPUSet) {
+	kubeletCPUs := s.mach.CPUs
+	s.put(string(corev1.ResourceCPU), cpuQuantity(kubeletCPUs.Len()), cpuQuantity(kubeletCPUs.Len()-reserved.Len()), cpuQuantity(s.p.CPUs.Len()))
+}
+
+// memory: MemTotal minus the hugepages kubelet sees minus kube, system
+// and eviction reservations (reserved); the share is the memory of the
+// partition's own nodes outside their pools and the kubelet's reservation
+// placed on them.
+func (s resourceSheet) memory(reserved uint64) {
 	var memTotal, seenHuge, ownShare uint64
-	sizes := map[uint64]bool{}
-	for _, m := range all {
+	for _, m := range s.mach.Nodes {
 		memTotal += m.TotalBytes
-		seenHuge += seenHugepageBytes(p, m, view)
-		for _, s := range m.PageSizes {
-			sizes[s] = true
+		seenHuge += seenHugepageBytes(s.p, m, s.view)
+		if s.p.Nodes.Has(m.Node) {
+			ownShare += m.TotalBytes - HugepageBytes(m) - m.ReservedBytes
+		}
+	}
+	s.put(string(corev1.ResourceMemory), byteQuantity(memTotal), byteQuantity(memTotal-seenHuge-reserved), byteQuantity(ownShare))
+}
+
+// hugepages: one resource per page size any node knows or pools, each the
+// pages kubelet sees, none reserved.
+func (s resourceSheet) hugepages() {
+	for _, size := range s.pageSizes() {
+		var seen, own uint64
+		for _, m := range s.mach.Nodes {
+			seen += size * seenPages(s.p, m, size, s.view)
+			own += size * seenPages(s.p, m, size, true) // the view is the share
+		}
+		name := corev1.ResourceHugePagesPrefix + resource.NewQuantity(int64(size), resource.BinarySI).String()
+		s.put(name, byteQuantity(seen), byteQuantity(seen), byteQuantity(own))
+	}
+}
+
+// pageSizes are the page sizes of every node kubelet sees, ascending:
+// those the node supports and those it has a pool of.
+func (s resourceSheet) pageSizes() []uint64 {
+	sizes := map[uint64]bool{}
+	for _, m := range s.mach.Nodes {
+		for _, size := range m.PageSizes {
+			sizes[size] = true
 		}
 		for _, h := range m.Hugepages {
 			sizes[h.PageSize] = true
 		}
-		if p.Nodes.Has(m.Node) {
-			ownShare += m.TotalBytes - HugepageBytes(m) - m.ReservedBytes
-		}
 	}
-	bytes := func(b uint64) *resource.Quantity { return resource.NewQuantity(int64(b), resource.BinarySI) }
-	put(string(corev1.ResourceMemory), bytes(memTotal), bytes(memTotal-seenHuge-kube-system-eviction), bytes(ownShare))
 	var sorted []uint64
-	for s := range sizes {
-		sorted = append(sorted, s)
+	for size := range sizes {
+		sorted = append(sorted, size)
 	}
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	for _, size := range sorted {
-		var seen, own uint64
-		for _, m := range all {
-			seen += size * seenPages(p, m, size, view)
-			own += size * seenPages(p, m, size, true) // the view is the share
-		}
-		name := corev1.ResourceHugePagesPrefix + resource.NewQuantity(int64(size), resource.BinarySI).String()
-		put(name, bytes(seen), bytes(seen), bytes(own))
-	}
+	return sorted
+}
 
-	// ephemeral-storage: the filesystem of the root dir minus
-	// systemReserved and the nodefs.available threshold.
-	if es := p.EphemeralStorage; es != nil {
-		reservedES, err := strconv.ParseUint(c.SystemReserved["ephemeral-storage"], 10, 64)
-		if err != nil {
-			return r, fmt.Errorf("systemReserved ephemeral-storage %q: %w", c.SystemReserved["ephemeral-storage"], err)
-		}
-		capacity := es.CapacityBytes
-		put(string(corev1.ResourceEphemeralStorage), bytes(capacity), bytes(capacity-reservedES-es.EvictionBytes), bytes(es.ShareBytes))
+// ephemeralStorage: the filesystem of the root dir minus systemReserved
+// and the nodefs.available threshold; none when the plan has no share.
+func (s resourceSheet) ephemeralStorage(c *kubeletv1beta1.KubeletConfiguration) error {
+	es := s.p.EphemeralStorage
+	if es == nil {
+		return nil
 	}
-	sort.Strings(r.Mismatches)
-	return r, nil
+	reservedES, err := strconv.ParseUint(c.SystemReserved["ephemeral-storage"], 10, 64)
+	if err != nil {
+		return fmt.Errorf("systemReserved ephemeral-storage %q: %w", c.SystemReserved["ephemeral-storage"], err)
+	}
+	capacity := es.CapacityBytes
+	s.put(string(corev1.ResourceEphemeralStorage), byteQuantity(capacity), byteQuantity(capacity-reservedES-es.EvictionBytes), byteQuantity(es.ShareBytes))
+	return nil
 }
