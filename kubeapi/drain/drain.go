@@ -225,93 +225,147 @@ func addGate(gates map[string]*Block, key, detail string, d Decision) {
 func Drain(ctx context.Context, api API, name string, o Options) (*Result, error) {
 	o.defaults()
 	t0 := o.Now()
-	deadline := t0.Add(o.Timeout)
-	res := &Result{Node: name, Pods: []Decision{}}
-	done := func(err error) (*Result, error) {
-		res.Seconds = o.Now().Sub(t0).Seconds()
-		return res, err
+	d := &drainRun{api: api, name: name, o: o, deadline: t0.Add(o.Timeout), res: &Result{Node: name, Pods: []Decision{}}}
+	err := d.run(ctx)
+	d.res.Seconds = o.Now().Sub(t0).Seconds()
+	return d.res, err
+}
+
+// drainRun is one Drain: what its phases (cordon, evict, wait) share,
+// and the Result each adds to as it goes, so that a failed drain still
+// says what it did.
+type drainRun struct {
+	api      API
+	name     string
+	o        Options
+	deadline time.Time // evictions and the wait for the pods to go end by it
+	res      *Result
+	total    int // the pods to evict, as progress counts them
+}
+
+// progress tells Options.Progress, when set, how the drain goes.
+func (d *drainRun) progress(p Progress) {
+	if d.o.Progress != nil {
+		p.Node = d.name
+		d.o.Progress(p)
 	}
-	progress := func(p Progress) {
-		if o.Progress != nil {
-			p.Node = name
-			o.Progress(p)
-		}
-	}
-	n, err := api.Node(ctx, name)
+}
+
+// run cordons the Node, evicts its pods and waits until the evicted
+// ones are gone. A Node the API server does not know is not an error:
+// there is nothing on it to drain.
+func (d *drainRun) run(ctx context.Context) error {
+	n, err := d.api.Node(ctx, d.name)
 	if errors.Is(err, kubeapi.ErrNotFound) {
-		return done(nil)
+		return nil
 	}
 	if err != nil {
-		return done(fmt.Errorf("reading Node %s: %w", name, err))
+		return fmt.Errorf("reading Node %s: %w", d.name, err)
 	}
-	res.Registered = true
+	d.res.Registered = true
 	if !n.Spec.Unschedulable {
-		if err := api.SetUnschedulable(ctx, name, true); err != nil {
-			return done(fmt.Errorf("cordoning Node %s: %w", name, err))
+		if err := d.api.SetUnschedulable(ctx, d.name, true); err != nil {
+			return fmt.Errorf("cordoning Node %s: %w", d.name, err)
 		}
-		res.Cordoned = true
+		d.res.Cordoned = true
 	}
 	// Listed after the cordon: no pod is scheduled to it from now on.
-	pods, ds, _, err := check(ctx, api, name, o.Rules)
-	res.Pods = append(res.Pods, ds...)
+	pods, ds, _, err := check(ctx, d.api, d.name, d.o.Rules)
+	d.res.Pods = append(d.res.Pods, ds...)
 	if err != nil {
-		return done(err)
+		return err
 	}
 	pending := Select(ds, Evict)
-	gone := Select(ds, Wait)
-	total := len(pending)
-	progress(Progress{Phase: PhaseCordoned, Total: total})
+	d.total = len(pending)
+	d.progress(Progress{Phase: PhaseCordoned, Total: d.total})
+	gone, err := d.evict(ctx, pods, pending, Select(ds, Wait))
+	if err != nil {
+		return err
+	}
+	return waitGone(ctx, d.api, d.name, gone, d.deadline, d.o, func(left int) {
+		d.progress(Progress{Phase: PhaseWaiting, Evicted: d.res.Evicted, Total: d.total, Remaining: left})
+	})
+}
+
+// evict evicts pending in rounds until none is left, backing off between
+// rounds while budgets hold pods back, and returns gone with the evicted
+// pods added: those the wait that follows is for.
+func (d *drainRun) evict(ctx context.Context, pods map[types.UID]corev1.Pod, pending, gone []Decision) ([]Decision, error) {
 	// round counts the rounds since one last granted an eviction: a
 	// budget that just let a pod go is likely to let the next one go soon.
 	for round := 1; len(pending) > 0; round++ {
-		var held []Decision
-		var retryAfter time.Duration
-		blocks := map[string]*Block{}
-		budgets := map[string][]policyv1.PodDisruptionBudget{} // this round's, by namespace
-		for _, d := range pending {
-			err := api.Evict(ctx, d.Namespace, d.Name, d.UID)
-			var ae *kubeapi.APIError
-			switch {
-			case err == nil:
-				res.Evicted++
-				gone = append(gone, d)
-			case errors.Is(err, kubeapi.ErrNotFound), errors.Is(err, kubeapi.ErrConflict):
-				// Gone by itself, or replaced by a pod of the same name
-				// (which, cordoned, is not on this Node).
-			case errors.Is(err, kubeapi.ErrTooManyRequests) && errors.As(err, &ae):
-				held = append(held, d)
-				retryAfter = max(retryAfter, ae.RetryAfter)
-				blockedBy(ctx, api, pods[d.UID], ae, budgets, blocks)
-			default:
-				return done(fmt.Errorf("evicting pod %s from Node %s: %w", d, name, err))
-			}
+		r, err := d.evictRound(ctx, pods, pending)
+		if err != nil {
+			return nil, err
 		}
-		if len(held) < len(pending) {
+		gone = append(gone, r.evicted...)
+		if len(r.held) < len(pending) {
 			round = 1
 		}
-		pending = held
+		pending = r.held
 		if len(pending) == 0 {
-			progress(Progress{Phase: PhaseEvicting, Evicted: res.Evicted, Total: total})
+			d.progress(Progress{Phase: PhaseEvicting, Evicted: d.res.Evicted, Total: d.total})
 			break
 		}
-		bl := sortedBlocks(blocks)
-		left := deadline.Sub(o.Now())
-		if left <= 0 {
-			return done(fmt.Errorf("draining Node %s: %d of %d pods still not evicted after %s (%s): %s",
-				name, len(pending), total, o.Timeout, Name(refs(pending)), describe(bl)))
-		}
-		wait := Backoff(round, retryAfter, left)
-		progress(Progress{Phase: PhaseEvicting, Evicted: res.Evicted, Total: total, Blocked: bl, Retry: wait})
-		if err := o.Sleep(ctx, wait); err != nil {
-			return done(fmt.Errorf("draining Node %s: %w", name, err))
+		if err := d.backOff(ctx, round, pending, r); err != nil {
+			return nil, err
 		}
 	}
-	if err := waitGone(ctx, api, name, gone, deadline, o, func(left int) {
-		progress(Progress{Phase: PhaseWaiting, Evicted: res.Evicted, Total: total, Remaining: left})
-	}); err != nil {
-		return done(err)
+	return gone, nil
+}
+
+// evictionRound is what one round of evictions came to.
+type evictionRound struct {
+	evicted, held []Decision
+	// retryAfter is the longest Retry-After of the held pods' answers.
+	retryAfter time.Duration
+	// blocks say what held the pods back: their budgets (blockedBy).
+	blocks map[string]*Block
+}
+
+// evictRound asks once to evict each pending pod. A pod gone by itself
+// counts as neither evicted nor held; a pod a budget holds back (429) is
+// held, with the budget; any other answer ends the drain.
+func (d *drainRun) evictRound(ctx context.Context, pods map[types.UID]corev1.Pod, pending []Decision) (evictionRound, error) {
+	r := evictionRound{blocks: map[string]*Block{}}
+	budgets := map[string][]policyv1.PodDisruptionBudget{} // this round's, by namespace
+	for _, p := range pending {
+		err := d.api.Evict(ctx, p.Namespace, p.Name, p.UID)
+		var ae *kubeapi.APIError
+		switch {
+		case err == nil:
+			d.res.Evicted++
+			r.evicted = append(r.evicted, p)
+		case errors.Is(err, kubeapi.ErrNotFound), errors.Is(err, kubeapi.ErrConflict):
+			// Gone by itself, or replaced by a pod of the same name
+			// (which, cordoned, is not on this Node).
+		case errors.Is(err, kubeapi.ErrTooManyRequests) && errors.As(err, &ae):
+			r.held = append(r.held, p)
+			r.retryAfter = max(r.retryAfter, ae.RetryAfter)
+			blockedBy(ctx, d.api, pods[p.UID], ae, budgets, r.blocks)
+		default:
+			return r, fmt.Errorf("evicting pod %s from Node %s: %w", p, d.name, err)
+		}
 	}
-	return done(nil)
+	return r, nil
+}
+
+// backOff waits before the next round, as long as Backoff says for this
+// round and no longer than the deadline leaves; past the deadline it
+// fails, naming the pods still held and the budgets that hold them.
+func (d *drainRun) backOff(ctx context.Context, round int, pending []Decision, r evictionRound) error {
+	bl := sortedBlocks(r.blocks)
+	left := d.deadline.Sub(d.o.Now())
+	if left <= 0 {
+		return fmt.Errorf("draining Node %s: %d of %d pods still not evicted after %s (%s): %s",
+			d.name, len(pending), d.total, d.o.Timeout, Name(refs(pending)), describe(bl))
+	}
+	wait := Backoff(round, r.retryAfter, left)
+	d.progress(Progress{Phase: PhaseEvicting, Evicted: d.res.Evicted, Total: d.total, Blocked: bl, Retry: wait})
+	if err := d.o.Sleep(ctx, wait); err != nil {
+		return fmt.Errorf("draining Node %s: %w", d.name, err)
+	}
+	return nil
 }
 
 // blockedBy adds to blocks the budget that held pod back: the budgets of
