@@ -74,48 +74,83 @@ func (e *FieldError) Error() string {
 // validation: unknown and duplicate fields, wrong types and malformed
 // quantities are errors naming the field.
 func DecodeManifest(data []byte) (Manifest, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return Manifest{}, &FieldError{Msg: "empty manifest: expected one Pod or VirtualMachineInstance (YAML or JSON)"}
-	}
-	if hasSecondYAMLDocument(data) {
-		return Manifest{}, &FieldError{Msg: "more than one YAML document: admit one Pod or VirtualMachineInstance per request"}
-	}
-	// Strict: a key given twice is an error, not "the last one wins".
-	raw, err := yaml.YAMLToJSONStrict(data)
+	raw, doc, err := decodeDocument(data)
 	if err != nil {
-		return Manifest{}, &FieldError{Msg: fmt.Sprintf("not valid YAML or JSON: %v", err)}
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil || doc == nil {
-		return Manifest{}, &FieldError{Msg: "manifest must be an object with apiVersion, kind, metadata and spec"}
+		return Manifest{}, err
 	}
 	canonical, err := json.Marshal(doc) // map keys come out sorted
 	if err != nil {
 		return Manifest{}, fmt.Errorf("re-encoding manifest: %w", err)
 	}
 	m := Manifest{JSON: canonical, Digest: manifestDigest(canonical)}
+	if m.Kind, err = manifestKind(doc); err != nil {
+		return Manifest{}, err
+	}
+	if m.UID, m.Name, err = manifestIdentity(doc); err != nil {
+		return Manifest{}, err
+	}
+	if err := checkQuantities(doc, quantityFields(m.Kind)); err != nil {
+		return Manifest{}, err
+	}
+	if m.Kind == KindVMI {
+		return m, nil // the allocator computes the virt-launcher pod
+	}
+	if m.Pod, err = admissiblePod(raw); err != nil {
+		return Manifest{}, err
+	}
+	return m, nil
+}
 
+// decodeDocument reads data as one YAML or JSON object: raw is its JSON,
+// doc the object, for the checks that name a field before a Pod is
+// decoded.
+func decodeDocument(data []byte) (raw []byte, doc map[string]any, err error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil, &FieldError{Msg: "empty manifest: expected one Pod or VirtualMachineInstance (YAML or JSON)"}
+	}
+	if hasSecondYAMLDocument(data) {
+		return nil, nil, &FieldError{Msg: "more than one YAML document: admit one Pod or VirtualMachineInstance per request"}
+	}
+	// Strict: a key given twice is an error, not "the last one wins".
+	raw, err = yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, nil, &FieldError{Msg: fmt.Sprintf("not valid YAML or JSON: %v", err)}
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || doc == nil {
+		return nil, nil, &FieldError{Msg: "manifest must be an object with apiVersion, kind, metadata and spec"}
+	}
+	return raw, doc, nil
+}
+
+// manifestKind is the manifest's kind, one the daemon admits, with the
+// apiVersion that kind is.
+func manifestKind(doc map[string]any) (string, error) {
 	kind, _ := doc["kind"].(string)
 	apiVersion, _ := doc["apiVersion"].(string)
 	switch kind {
 	case KindPod:
 		if apiVersion != "v1" {
-			return Manifest{}, &FieldError{Field: "apiVersion", Msg: fmt.Sprintf("%q: a Pod is apiVersion v1", apiVersion)}
+			return "", &FieldError{Field: "apiVersion", Msg: fmt.Sprintf("%q: a Pod is apiVersion v1", apiVersion)}
 		}
 	case KindVMI:
 		if apiVersion != "kubevirt.io/v1" && apiVersion != "kubevirt.io/v1alpha3" {
-			return Manifest{}, &FieldError{Field: "apiVersion", Msg: fmt.Sprintf("%q: a VirtualMachineInstance is apiVersion kubevirt.io/v1", apiVersion)}
+			return "", &FieldError{Field: "apiVersion", Msg: fmt.Sprintf("%q: a VirtualMachineInstance is apiVersion kubevirt.io/v1", apiVersion)}
 		}
 	case "":
-		return Manifest{}, &FieldError{Field: "kind", Msg: "missing: allowed are Pod, VirtualMachineInstance"}
+		return "", &FieldError{Field: "kind", Msg: "missing: allowed are Pod, VirtualMachineInstance"}
 	default:
-		return Manifest{}, &FieldError{Field: "kind", Msg: fmt.Sprintf("%q: allowed are Pod, VirtualMachineInstance", kind)}
+		return "", &FieldError{Field: "kind", Msg: fmt.Sprintf("%q: allowed are Pod, VirtualMachineInstance", kind)}
 	}
-	m.Kind = kind
+	return kind, nil
+}
 
+// manifestIdentity is the manifest's UID and namespace/name, checked:
+// the allocator keys its state by the UID and names the pod in its
+// answers, logs and paths.
+func manifestIdentity(doc map[string]any) (types.UID, string, error) {
 	meta, ok := doc["metadata"].(map[string]any)
 	if !ok {
-		return Manifest{}, &FieldError{Field: "metadata", Msg: "missing or not an object"}
+		return "", "", &FieldError{Field: "metadata", Msg: "missing or not an object"}
 	}
 	var uid, name, ns string
 	for _, f := range []struct {
@@ -123,45 +158,41 @@ func DecodeManifest(data []byte) (Manifest, error) {
 		to  *string
 	}{{"uid", &uid}, {"name", &name}, {"namespace", &ns}} {
 		if err := metaString(meta, f.key, f.to); err != nil {
-			return Manifest{}, err
+			return "", "", err
 		}
 	}
 	if strings.TrimSpace(uid) == "" {
-		return Manifest{}, &FieldError{Field: "metadata.uid", Msg: "missing: the allocator keys every allocation by pod UID"}
+		return "", "", &FieldError{Field: "metadata.uid", Msg: "missing: the allocator keys every allocation by pod UID"}
 	}
 	if msg := UIDProblem(types.UID(uid)); msg != "" {
-		return Manifest{}, &FieldError{Field: "metadata.uid", Msg: fmt.Sprintf("%q %s", uid, msg)}
+		return "", "", &FieldError{Field: "metadata.uid", Msg: fmt.Sprintf("%q %s", uid, msg)}
 	}
 	if name == "" {
-		return Manifest{}, &FieldError{Field: "metadata.name", Msg: "missing"}
+		return "", "", &FieldError{Field: "metadata.name", Msg: "missing"}
 	}
 	// The names are refused here with control characters and all that
 	// Kubernetes refuses, for a VMI too (its launcher pod's are derived).
 	if f, msg := allocator.PodNamesProblem(ns, name); msg != "" {
-		return Manifest{}, &FieldError{Field: f, Msg: msg}
+		return "", "", &FieldError{Field: f, Msg: msg}
 	}
 	if ns == "" {
 		ns = "default"
 	}
-	m.UID, m.Name = types.UID(uid), ns+"/"+name
+	return types.UID(uid), ns + "/" + name, nil
+}
 
-	if err := checkQuantities(doc, quantityFields(kind)); err != nil {
-		return Manifest{}, err
-	}
-	if kind == KindVMI {
-		return m, nil // the allocator computes the virt-launcher pod
-	}
+// admissiblePod decodes the Pod and holds it to the allocator's one gate
+// here, to answer with the field before the admission waits for the
+// decision mutex; the admission checks again.
+func admissiblePod(raw []byte) (*corev1.Pod, error) {
 	pod, err := decodePod(raw)
 	if err != nil {
-		return Manifest{}, err
+		return nil, err
 	}
-	// The allocator's one gate, here to answer with the field before the
-	// admission waits for the decision mutex; the admission checks again.
 	if err := allocator.CheckPod(pod); err != nil {
-		return Manifest{}, asFieldError(err)
+		return nil, asFieldError(err)
 	}
-	m.Pod = pod
-	return m, nil
+	return pod, nil
 }
 
 // metaString sets *to to metadata's key when it is a string; a value of
