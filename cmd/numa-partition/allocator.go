@@ -21,6 +21,7 @@ import (
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
 	"github.com/numa-partition/numa-partition/partition/allocator/nodecondition"
+	"github.com/numa-partition/numa-partition/partition/fromplan"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
@@ -149,11 +150,11 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 	if p == nil {
 		return fmt.Errorf("--partition %q is not in %s; planned partitions: %s", opts.Partition, source, strings.Join(names, ", "))
 	}
-	cfg, err := planner.AllocatorConfig(*p, topo)
+	cfg, err := fromplan.AllocatorConfig(*p, topo)
 	if err != nil {
 		return err
 	}
-	for _, drift := range planner.MemoryDrift(*p, topo) {
+	for _, drift := range fromplan.MemoryDrift(*p, topo) {
 		slog.Warn(drift)
 	}
 	opts.Config = cfg
@@ -173,7 +174,7 @@ func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 		opts.SyncBeforeAnswer = p.Allocator.SyncBeforeAnswer
 	}
 	if !c.IsSet("metrics-addr") {
-		opts.MetricsAddr = planner.AllocatorMetricsAddr(*p)
+		opts.MetricsAddr = fromplan.MetricsAddr(*p)
 	}
 	if opts.Labels == nil {
 		opts.Labels = p.Labels

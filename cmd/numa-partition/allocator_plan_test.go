@@ -15,6 +15,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/daemon"
+	"github.com/numa-partition/numa-partition/partition/fromplan"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
@@ -41,7 +42,7 @@ func TestServePlanFromRenderedPlan(t *testing.T) {
 					return err
 				}
 				for _, p := range plan.Partitions {
-					cfg, err := planner.AllocatorConfig(p, topo)
+					cfg, err := fromplan.AllocatorConfig(p, topo)
 					if err != nil {
 						return err
 					}
@@ -103,7 +104,7 @@ func TestAllocatorHonoursThePlanInEveryMode_Issue24Item11(t *testing.T) {
 }
 
 // Issue 27: the plan carries the metrics port as a number, which the
-// allocator serves (planner.AllocatorMetricsAddr: since issue 40 on every address
+// allocator serves (fromplan.MetricsAddr: since issue 40 on every address
 // of the host in host mode, as kubelet); a host's rendered plan.json from
 // a build before it (metricsAddr "127.0.0.1:PORT") still starts its
 // allocators on the same port, and --metrics-addr still wins.

@@ -13,7 +13,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator"
 	"github.com/numa-partition/numa-partition/partition/allocator/scenario"
-	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/partition/fromplan"
 )
 
 // simulateCommand plays a capacity-planning scenario through the allocator.
@@ -72,7 +72,7 @@ func simulateCommand() *cli.Command {
 
 // simulatePartition plays sc's events against partition name of the plan
 // (--plan, else --config planned on --sysfs), configured as that
-// partition's allocator daemon is (planner.AllocatorConfig).
+// partition's allocator daemon is (fromplan.AllocatorConfig).
 func simulatePartition(c *cli.Context, name string, sc *scenario.Scenario) (*scenario.Report, error) {
 	if err := sc.OnlyEvents(); err != nil {
 		return nil, err
@@ -84,7 +84,7 @@ func simulatePartition(c *cli.Context, name string, sc *scenario.Scenario) (*sce
 	var names []string
 	for _, p := range plan.Partitions {
 		if p.Name == name {
-			cfg, err := planner.AllocatorConfig(p, topo)
+			cfg, err := fromplan.AllocatorConfig(p, topo)
 			if err != nil {
 				return nil, err
 			}

@@ -219,7 +219,7 @@ type Allocator struct {
 	// MetricsPort, when not 0, is the TCP port where the daemon also
 	// serves /metrics, on the partition's address (Network.Address) in
 	// its namespace, else on the host's addresses
-	// (AllocatorMetricsAddr): allocator.metrics_port plus the
+	// (fromplan.MetricsAddr): allocator.metrics_port plus the
 	// partition's index times the port stride, checked with the plan's
 	// other ports.
 	MetricsPort int `json:"metricsPort,omitempty"`

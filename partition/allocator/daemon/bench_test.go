@@ -13,6 +13,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/numatest"
 	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/fromplan"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
@@ -112,7 +113,7 @@ func BenchmarkAdmitThroughSocket(b *testing.B) {
 
 // shapeSpec runs the daemon of partition "all" of numatest's allocator
 // shape of that many nodes with the allocator config its plan gives
-// (planner.AllocatorConfig, what the daemon computes when planning itself): the
+// (fromplan.AllocatorConfig, what the daemon computes when planning itself): the
 // daemon planning from --config waits, in nri mode, for its
 // containerd's NRI socket before it is ready, and a test has none.
 func shapeSpec(t testing.TB, nodes int) daemonSpec {
@@ -139,7 +140,7 @@ func shapeSpec(t testing.TB, nodes int) daemonSpec {
 	if i < 0 {
 		t.Fatalf("no partition \"all\" in the plan of %s", s.Name)
 	}
-	cfg, err := planner.AllocatorConfig(plan.Partitions[i], topo)
+	cfg, err := fromplan.AllocatorConfig(plan.Partitions[i], topo)
 	if err != nil {
 		t.Fatal(err)
 	}

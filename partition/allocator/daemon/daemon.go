@@ -37,7 +37,7 @@ type Options struct {
 	// MetricsAddr, when set, also serves /metrics (and nothing else) on
 	// this TCP address: --metrics-addr, else the plan's
 	// allocator.metricsPort on the partition's address
-	// (planner.AllocatorMetricsAddr), where the cluster's Prometheus
+	// (fromplan.MetricsAddr), where the cluster's Prometheus
 	// scrapes it.
 	MetricsAddr     string
 	MaxRequestBytes int64

@@ -278,7 +278,7 @@ func (sc *Scenario) OnlyEvents() error {
 }
 
 // RunWith plays sc's events against an allocator of cfg (a plan's
-// partition, as its daemon decides: planner.AllocatorConfig), with the
+// partition, as its daemon decides: fromplan.AllocatorConfig), with the
 // scenario's tie break and KubeVirt overhead when it sets them.
 func RunWith(cfg allocator.Config, sc *Scenario) (*Report, error) {
 	if sc.TieBreak != "" {

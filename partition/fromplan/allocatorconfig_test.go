@@ -1,25 +1,30 @@
-package planner
+package fromplan
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
 
 // The 4-socket Opteron dump and its example config: partition "lowlat" is
 // NUMA nodes 6-7 with single-numa-node, the host keeps 1100Mi on node 6.
-func allocatorFixturePlan(t *testing.T) (*Plan, *numa.Topology) {
+func allocatorFixturePlan(t *testing.T) (*planner.Plan, *numa.Topology) {
 	t.Helper()
-	topo := discoverFixture(t, "hwloc-32amd64-4s2n4c-cgroup2")
+	topo, err := numa.NewFS(filepath.Join("..", "..", "testdata", "sysfs", "hwloc-32amd64-4s2n4c-cgroup2", "sys")).Discover()
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg, err := config.LoadFile("../../examples/4socket/config.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := NewPlan(topo, cfg)
+	plan, err := planner.NewPlan(topo, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +33,7 @@ func allocatorFixturePlan(t *testing.T) (*Plan, *numa.Topology) {
 
 func TestAllocatorConfig(t *testing.T) {
 	plan, topo := allocatorFixturePlan(t)
-	var lowlat Partition
+	var lowlat planner.Partition
 	for _, p := range plan.Partitions {
 		if p.Name == "lowlat" {
 			lowlat = p

@@ -1,4 +1,15 @@
-package planner
+// Package fromplan makes, from one planned partition, what its allocator
+// and the allocator's daemon are told: the allocator.Config, the metrics
+// address, the memory that moved since the plan.
+//
+// It stands between the planner and the allocator so that each imports
+// neither the other's tree: the planner decides a plan and never imports
+// partition/allocator, and the allocator's packages (the daemon too) take
+// an allocator.Config and an address and never import the planner (its
+// value rules, partition/planner/validation, a leaf, aside). Both
+// decide by kubelet's managers, partition/policy, which import neither
+// (internal/importrules holds all three to that).
+package fromplan
 
 import (
 	"fmt"
@@ -8,21 +19,16 @@ import (
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator"
+	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
 )
-
-// What a partition's allocator daemon is told, made from the plan here so
-// that the daemon (partition/allocator/daemon) takes an allocator.Config
-// and an address and never imports the planner: the planner depends on
-// the allocator's packages (its Topology Manager options, the Memory
-// Manager's bounds), not the other way round.
 
 // AllocatorConfig is the allocator configuration of one planned partition:
 // its nodes' memory and hugepages with the host's reservations on them, the
 // distances between them, and its kubelet's Topology Manager settings. The
 // daemon must decide exactly as that kubelet would, so everything comes
 // from the same plan that rendered the kubelet's configuration.
-func AllocatorConfig(p Partition, t *numa.Topology) (allocator.Config, error) {
+func AllocatorConfig(p planner.Partition, t *numa.Topology) (allocator.Config, error) {
 	// In nri mode the allocator decides with the configured policy and
 	// the kubelet's managers are off; otherwise it decides as the kubelet.
 	policy, scope, options := p.Kubelet.TopologyManagerPolicy, p.Kubelet.TopologyManagerScope, p.Kubelet.TopologyPolicyOptions
@@ -76,7 +82,7 @@ func AllocatorConfig(p Partition, t *numa.Topology) (allocator.Config, error) {
 // with it every container of the partition. A plan file's figure above
 // the machine's (#38: 2^64-1 bytes was served and a 4 Pi pod admitted) is
 // never counted either. MemoryDrift says where the two differ.
-func machineMemory(m NodeMemory, t *numa.Topology) uint64 {
+func machineMemory(m planner.NodeMemory, t *numa.Topology) uint64 {
 	if t == nil {
 		return m.TotalBytes
 	}
@@ -89,7 +95,7 @@ func machineMemory(m NodeMemory, t *numa.Topology) uint64 {
 // MemoryDrift names each node of partition p whose memory on this
 // machine differs from the plan's, for the allocator daemon to say so at
 // start: the Node's allocatable moved with it, which `plan` shows again.
-func MemoryDrift(p Partition, t *numa.Topology) []string {
+func MemoryDrift(p planner.Partition, t *numa.Topology) []string {
 	var out []string
 	for _, m := range p.Memory {
 		if now := machineMemory(m, t); now != m.TotalBytes {
@@ -100,7 +106,7 @@ func MemoryDrift(p Partition, t *numa.Topology) []string {
 	return out
 }
 
-// AllocatorMetricsAddr is where partition p's daemon serves /metrics, "" when
+// MetricsAddr is where partition p's daemon serves /metrics, "" when
 // the plan has no metrics port: the partition's own address in network
 // namespace mode (its Node's InternalIP, which the cluster's Prometheus
 // discovers), else every address of the host, as kubelet listens there,
@@ -108,7 +114,7 @@ func MemoryDrift(p Partition, t *numa.Topology) []string {
 // The metrics hold no pod names and no secrets, as node_exporter's and
 // kube-state-metrics' are served unauthenticated; allocator.metrics_port
 // = 0 turns them off and --metrics-addr 127.0.0.1:PORT keeps them local.
-func AllocatorMetricsAddr(p Partition) string {
+func MetricsAddr(p planner.Partition) string {
 	if p.Allocator.MetricsPort == 0 {
 		return ""
 	}
