@@ -11,21 +11,15 @@ import (
 	"github.com/numa-partition/numa-partition/slices/netns"
 )
 
+// networkCommand is what the rendered network units run: each subcommand
+// builds or removes one thing, told everything on its command line.
 func networkCommand() *cli.Command {
-	uplinkFlags := []cli.Flag{
-		&cli.StringFlag{Name: "uplink", Required: true, Usage: "bridge or macvlan"},
-		&cli.StringFlag{Name: "bridge", Usage: "the host bridge (bridge uplink)"},
-		&cli.StringFlag{Name: "host-address", Usage: "the bridge's address with its length, the partitions' gateway"},
-		&cli.StringFlag{Name: "nat", Usage: "masquerade this network's traffic leaving the host by another interface"},
-		&cli.StringFlag{Name: "parent", Usage: "the NIC of the macvlans (macvlan uplink)"},
-		&cli.IntFlag{Name: "mtu", Usage: "MTU; 0 follows the uplink"},
-	}
-	nsFlags := []cli.Flag{
-		&cli.StringFlag{Name: "namespace", Required: true, Usage: "the namespace's name under " + netns.DefaultDir},
-		&cli.StringFlag{Name: "host-link", Required: true, Usage: "the host end of the partition's link"},
-		&cli.StringFlag{Name: "interface", Value: "eth0", Usage: "the link's name inside the namespace"},
-		&cli.StringSliceFlag{Name: "device", Usage: "a host interface the namespace holds: moved in by up, back to the host by down (repeat for each)"},
-	}
+	// One set of flag values for every subcommand, not one each:
+	// requireInBefore clears Required on the values it meets first, so of
+	// the shared flags only `uplink up` checks --uplink, and `up`
+	// --namespace and --host-link, before their action; a set per
+	// subcommand would change the usage errors of the others.
+	uplink, namespace := uplinkFlags(), namespaceFlags()
 	return &cli.Command{
 		Name:  "network",
 		Usage: "build or remove the partitions' network namespaces and uplink (run by the rendered netns-<partition>.service and numa-partition-network.service)",
@@ -39,24 +33,8 @@ func networkCommand() *cli.Command {
 				Name:  "uplink",
 				Usage: "the host side: bridge, address, IPv4 forwarding and NAT (bridge), or a check of the parent NIC (macvlan)",
 				Subcommands: []*cli.Command{
-					{Name: "up", Usage: "create or converge the uplink", Flags: uplinkFlags, Action: func(c *cli.Context) error {
-						return withHost(func(h *netns.Host) error {
-							u, err := uplinkFrom(c)
-							if err != nil {
-								return err
-							}
-							return h.UpUplink(u, fsutil.NewRoot("/"))
-						})
-					}},
-					{Name: "down", Usage: "remove the uplink and restore forwarding", Flags: uplinkFlags, Action: func(c *cli.Context) error {
-						return withHost(func(h *netns.Host) error {
-							u, err := uplinkFrom(c)
-							if err != nil {
-								return err
-							}
-							return h.DownUplink(u, fsutil.NewRoot("/"))
-						})
-					}},
+					{Name: "up", Usage: "create or converge the uplink", Flags: uplink, Action: networkUplinkUp},
+					{Name: "down", Usage: "remove the uplink and restore forwarding", Flags: uplink, Action: networkUplinkDown},
 				},
 			},
 			{
@@ -65,46 +43,97 @@ func networkCommand() *cli.Command {
 				Flags: append(append([]cli.Flag{
 					&cli.StringFlag{Name: "address", Required: true, Usage: "the partition's address with its length"},
 					&cli.StringFlag{Name: "gateway", Usage: "the default route"},
-				}, nsFlags...), uplinkFlags...),
-				Action: func(c *cli.Context) error {
-					return withHost(func(h *netns.Host) error {
-						u, err := uplinkFrom(c)
-						if err != nil {
-							return err
-						}
-						p, err := partitionFrom(c)
-						if err != nil {
-							return err
-						}
-						err = h.UpPartition(u, p)
-						// The partition runs without a device a pod's
-						// namespace holds: said in the journal, not fatal
-						// (its daemons Require= this unit).
-						var missing *netns.MissingDevicesError
-						if errors.As(err, &missing) {
-							warnAll(c.App.ErrWriter, err.Error())
-							return nil
-						}
-						return err
-					})
-				},
+				}, namespace...), uplink...),
+				Action: networkUp,
 			},
 			{
-				Name:  "down",
-				Usage: "move one partition's devices back to the host's namespace and remove its namespace and link",
-				Flags: nsFlags,
-				Action: func(c *cli.Context) error {
-					return withHost(func(h *netns.Host) error {
-						p, err := partitionFrom(c)
-						if err != nil {
-							return err
-						}
-						return h.DownPartition(p)
-					})
-				},
+				Name:   "down",
+				Usage:  "move one partition's devices back to the host's namespace and remove its namespace and link",
+				Flags:  namespace,
+				Action: networkDown,
 			},
 		},
 	}
+}
+
+// uplinkFlags say what the uplink is: the uplink's subcommands take them,
+// and a partition's up, whose link joins the uplink.
+func uplinkFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "uplink", Required: true, Usage: "bridge or macvlan"},
+		&cli.StringFlag{Name: "bridge", Usage: "the host bridge (bridge uplink)"},
+		&cli.StringFlag{Name: "host-address", Usage: "the bridge's address with its length, the partitions' gateway"},
+		&cli.StringFlag{Name: "nat", Usage: "masquerade this network's traffic leaving the host by another interface"},
+		&cli.StringFlag{Name: "parent", Usage: "the NIC of the macvlans (macvlan uplink)"},
+		&cli.IntFlag{Name: "mtu", Usage: "MTU; 0 follows the uplink"},
+	}
+}
+
+// namespaceFlags say which partition's namespace, link and devices a
+// partition's up and down act on.
+func namespaceFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "namespace", Required: true, Usage: "the namespace's name under " + netns.DefaultDir},
+		&cli.StringFlag{Name: "host-link", Required: true, Usage: "the host end of the partition's link"},
+		&cli.StringFlag{Name: "interface", Value: "eth0", Usage: "the link's name inside the namespace"},
+		&cli.StringSliceFlag{Name: "device", Usage: "a host interface the namespace holds: moved in by up, back to the host by down (repeat for each)"},
+	}
+}
+
+// networkUplinkUp is `network uplink up`.
+func networkUplinkUp(c *cli.Context) error {
+	return withHost(func(h *netns.Host) error {
+		u, err := uplinkFrom(c)
+		if err != nil {
+			return err
+		}
+		return h.UpUplink(u, fsutil.NewRoot("/"))
+	})
+}
+
+// networkUplinkDown is `network uplink down`.
+func networkUplinkDown(c *cli.Context) error {
+	return withHost(func(h *netns.Host) error {
+		u, err := uplinkFrom(c)
+		if err != nil {
+			return err
+		}
+		return h.DownUplink(u, fsutil.NewRoot("/"))
+	})
+}
+
+// networkUp is `network up`: one partition's namespace, on the uplink.
+func networkUp(c *cli.Context) error {
+	return withHost(func(h *netns.Host) error {
+		u, err := uplinkFrom(c)
+		if err != nil {
+			return err
+		}
+		p, err := partitionFrom(c)
+		if err != nil {
+			return err
+		}
+		err = h.UpPartition(u, p)
+		// The partition runs without a device a pod's namespace holds:
+		// said in the journal, not fatal (its daemons Require= this unit).
+		var missing *netns.MissingDevicesError
+		if errors.As(err, &missing) {
+			warnAll(c.App.ErrWriter, err.Error())
+			return nil
+		}
+		return err
+	})
+}
+
+// networkDown is `network down`.
+func networkDown(c *cli.Context) error {
+	return withHost(func(h *netns.Host) error {
+		p, err := partitionFrom(c)
+		if err != nil {
+			return err
+		}
+		return h.DownPartition(p)
+	})
 }
 
 func withHost(f func(*netns.Host) error) error {
