@@ -34,97 +34,135 @@ func viewNodesFlag() cli.Flag {
 	return &cli.StringFlag{Name: "nodes", Required: true, Usage: "the partition's NUMA nodes, e.g. 0-1"}
 }
 
+// viewCommand makes a partition's kubelet see the partition as its
+// machine; each subcommand is one step of that, run by the rendered units.
 func viewCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "view",
 		Usage: "show a partition's kubelet its partition as the machine (run by the rendered mountns-<partition>.service)",
-		Subcommands: []*cli.Command{{
-			Name:  "hold",
-			Usage: "hold a partition's mount namespace and show its kubelet the partition's usage and memory, until stopped",
-			Description: "The main process of mountns-<partition>.service, inside the namespace systemd\n" +
-				"made for it. It makes the usage binds of `view mount` (cgroup v1; with --unified\n" +
-				"also cgroup v2's), then, with\n" +
-				"--meminfo, serves over the namespace's /proc/meminfo the memory of the NUMA\n" +
-				"nodes the namespace's /sys/devices/system/node lists (those `view nodes` left),\n" +
-				"live through FUSE: cAdvisor's MemTotal, the Node's memory capacity and what\n" +
-				"memory.available is measured against; on cgroup v1 also the root memory\n" +
-				"cgroup's usage files, made from those nodes' figures (the Node's memory usage\n" +
-				"and working set: memory.available falls when its nodes fill). It tells systemd it is ready\n" +
-				"(Type=notify) once all is in place, before containerd and kubelet join, and\n" +
-				"serves until SIGTERM. See docs/architecture.md, \"Each kubelet's machine\".",
-			Flags: []cli.Flag{
-				viewSliceFlag(),
-				&cli.BoolFlag{Name: "meminfo", Usage: "serve the shown nodes' /proc/meminfo (without it the host's stays)"},
-				&cli.BoolFlag{Name: "unified", Usage: "also bind the slice's cgroup v2 usage files over the root's (for a kubelet whose unit hides openat2: `view check-openat2`)"},
-				viewRootFlag(),
-			},
-			Action: func(c *cli.Context) error {
-				return viewHold(c.Context, c.App.Writer, c.String("root"), c.String("slice"), holdViews{meminfo: c.Bool("meminfo"), unified: c.Bool("unified")})
-			},
-		}, {
-			Name:  "check-openat2",
-			Usage: "fail unless openat2(2) answers ENOSYS here, as a cgroup v2 kubelet's unit asks (its first ExecStartPre=)",
-			Description: "On cgroup v2 kubelet's cgroup library refuses the slice's usage files bound over\n" +
-				"the root cgroup's when it opens them with openat2, and opens them by path where\n" +
-				"openat2 does not exist: the kubelet's unit hides it (SystemCallFilter=~openat2).\n" +
-				"systemd ignores a name its libseccomp does not know, and kubelet would then report\n" +
-				"a usage of 0: this stops the kubelet first, saying why. See docs/architecture.md,\n" +
-				"\"Each kubelet's machine\".",
-			Action: func(c *cli.Context) error {
-				return nodeview.CheckOpenat2Hidden()
-			},
-		}, {
-			Name:  "nodes",
-			Usage: "leave only some NUMA nodes in /sys/devices/system/node, in the calling mount namespace",
-			Description: "Run inside the partition's mount namespace at every start of its kubelet\n" +
-				"(kubelet-<partition>.service's ExecStartPre=): cAdvisor takes the Node's cpu\n" +
-				"capacity and the Topology, CPU and Memory Managers' NUMA nodes from the node\n" +
-				"directories. A tmpfs takes /sys/devices/system/node's place, read-only, with\n" +
-				"each given node's directory bound back and the node lists (online, has_cpu,\n" +
-				"...) cut to them; the view of a previous run is replaced. With --host-cpus the\n" +
-				"first given node with a CPU lists those CPUs too: a static CPU Manager needs a\n" +
-				"reserved CPU among those it sees, and its partition's nodes hold none of the\n" +
-				"host's.",
-			Flags: []cli.Flag{
-				viewNodesFlag(),
-				&cli.StringFlag{Name: "host-cpus", Usage: "host-reserved `CPUS` (\"0,40\") the first node with a CPU lists too"},
-				viewRootFlag(),
-			},
-			Action: func(c *cli.Context) error {
-				return viewNodes(c.App.Writer, c.String("root"), c.String("nodes"), c.String("host-cpus"))
-			},
-		}, {
-			Name:  "mount",
-			Usage: "bind the partition slice's cgroup v1 usage files over the root cgroup's, in the calling mount namespace",
-			Description: "Run inside the partition's mount namespace (`view hold` does it before\n" +
-				"containerd and kubelet join; units rendered by earlier versions run it through\n" +
-				"nsenter as the holder's ExecStartPost=). kubelet's node usage (summary API, `kubectl top node`,\n" +
-				"memory.available) is the root cgroup's; there it reads the slice's own files,\n" +
-				"live. cgroup v1 only: on v2 runc's cgroup library refuses a bound file. Files\n" +
-				"missing on this host (all on v2, a controller not mounted) are skipped. See\n" +
-				"docs/architecture.md, \"Each kubelet's machine\".",
-			Flags: []cli.Flag{
-				viewSliceFlag(),
-				viewRootFlag(),
-			},
-			Action: func(c *cli.Context) error {
-				return viewMount(c.App.Writer, c.String("root"), c.String("slice"))
-			},
-		}, {
-			Name:  "serve",
-			Usage: "serve the live /proc/meminfo of some NUMA nodes, as " + nodeview.MeminfoFile + " in a FUSE directory, until stopped",
-			Description: "The NUMA nodes' memory as the machine's, made at every read from the host's\n" +
-				"/proc/meminfo and each node's meminfo (docs/architecture.md, \"Each kubelet's\n" +
-				"machine\"). Root, /dev/fuse. SIGTERM or SIGINT unmounts and exits.",
-			Flags: []cli.Flag{
-				viewNodesFlag(),
-				&cli.StringFlag{Name: "dir", Required: true, Usage: "the directory to mount the view at"},
-				&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory, whose proc and sys are read"},
-			},
-			Action: func(c *cli.Context) error {
-				return viewServe(c.Context, c.String("root"), c.String("nodes"), c.String("dir"))
-			},
-		}},
+		Subcommands: []*cli.Command{
+			viewHoldCommand(),
+			viewCheckOpenat2Command(),
+			viewNodesCommand(),
+			viewMountCommand(),
+			viewServeCommand(),
+		},
+	}
+}
+
+// viewHoldCommand is mountns-<partition>.service's main process: it holds
+// the namespace kubelet's machine is made in.
+func viewHoldCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "hold",
+		Usage: "hold a partition's mount namespace and show its kubelet the partition's usage and memory, until stopped",
+		Description: "The main process of mountns-<partition>.service, inside the namespace systemd\n" +
+			"made for it. It makes the usage binds of `view mount` (cgroup v1; with --unified\n" +
+			"also cgroup v2's), then, with\n" +
+			"--meminfo, serves over the namespace's /proc/meminfo the memory of the NUMA\n" +
+			"nodes the namespace's /sys/devices/system/node lists (those `view nodes` left),\n" +
+			"live through FUSE: cAdvisor's MemTotal, the Node's memory capacity and what\n" +
+			"memory.available is measured against; on cgroup v1 also the root memory\n" +
+			"cgroup's usage files, made from those nodes' figures (the Node's memory usage\n" +
+			"and working set: memory.available falls when its nodes fill). It tells systemd it is ready\n" +
+			"(Type=notify) once all is in place, before containerd and kubelet join, and\n" +
+			"serves until SIGTERM. See docs/architecture.md, \"Each kubelet's machine\".",
+		Flags: []cli.Flag{
+			viewSliceFlag(),
+			&cli.BoolFlag{Name: "meminfo", Usage: "serve the shown nodes' /proc/meminfo (without it the host's stays)"},
+			&cli.BoolFlag{Name: "unified", Usage: "also bind the slice's cgroup v2 usage files over the root's (for a kubelet whose unit hides openat2: `view check-openat2`)"},
+			viewRootFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			return viewHold(c.Context, c.App.Writer, c.String("root"), c.String("slice"), holdViews{meminfo: c.Bool("meminfo"), unified: c.Bool("unified")})
+		},
+	}
+}
+
+// viewCheckOpenat2Command is a cgroup v2 kubelet's first ExecStartPre=: it
+// stops a kubelet that would report a usage of 0.
+func viewCheckOpenat2Command() *cli.Command {
+	return &cli.Command{
+		Name:  "check-openat2",
+		Usage: "fail unless openat2(2) answers ENOSYS here, as a cgroup v2 kubelet's unit asks (its first ExecStartPre=)",
+		Description: "On cgroup v2 kubelet's cgroup library refuses the slice's usage files bound over\n" +
+			"the root cgroup's when it opens them with openat2, and opens them by path where\n" +
+			"openat2 does not exist: the kubelet's unit hides it (SystemCallFilter=~openat2).\n" +
+			"systemd ignores a name its libseccomp does not know, and kubelet would then report\n" +
+			"a usage of 0: this stops the kubelet first, saying why. See docs/architecture.md,\n" +
+			"\"Each kubelet's machine\".",
+		Action: func(c *cli.Context) error {
+			return nodeview.CheckOpenat2Hidden()
+		},
+	}
+}
+
+// viewNodesCommand is kubelet-<partition>.service's ExecStartPre=: it cuts
+// the node directories kubelet reads to the partition's, at every start.
+func viewNodesCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "nodes",
+		Usage: "leave only some NUMA nodes in /sys/devices/system/node, in the calling mount namespace",
+		Description: "Run inside the partition's mount namespace at every start of its kubelet\n" +
+			"(kubelet-<partition>.service's ExecStartPre=): cAdvisor takes the Node's cpu\n" +
+			"capacity and the Topology, CPU and Memory Managers' NUMA nodes from the node\n" +
+			"directories. A tmpfs takes /sys/devices/system/node's place, read-only, with\n" +
+			"each given node's directory bound back and the node lists (online, has_cpu,\n" +
+			"...) cut to them; the view of a previous run is replaced. With --host-cpus the\n" +
+			"first given node with a CPU lists those CPUs too: a static CPU Manager needs a\n" +
+			"reserved CPU among those it sees, and its partition's nodes hold none of the\n" +
+			"host's.",
+		Flags: []cli.Flag{
+			viewNodesFlag(),
+			&cli.StringFlag{Name: "host-cpus", Usage: "host-reserved `CPUS` (\"0,40\") the first node with a CPU lists too"},
+			viewRootFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			return viewNodes(c.App.Writer, c.String("root"), c.String("nodes"), c.String("host-cpus"))
+		},
+	}
+}
+
+// viewMountCommand binds the slice's usage files; `view hold` does the same
+// itself, and units rendered by earlier versions run it on their own.
+func viewMountCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "mount",
+		Usage: "bind the partition slice's cgroup v1 usage files over the root cgroup's, in the calling mount namespace",
+		Description: "Run inside the partition's mount namespace (`view hold` does it before\n" +
+			"containerd and kubelet join; units rendered by earlier versions run it through\n" +
+			"nsenter as the holder's ExecStartPost=). kubelet's node usage (summary API, `kubectl top node`,\n" +
+			"memory.available) is the root cgroup's; there it reads the slice's own files,\n" +
+			"live. cgroup v1 only: on v2 runc's cgroup library refuses a bound file. Files\n" +
+			"missing on this host (all on v2, a controller not mounted) are skipped. See\n" +
+			"docs/architecture.md, \"Each kubelet's machine\".",
+		Flags: []cli.Flag{
+			viewSliceFlag(),
+			viewRootFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			return viewMount(c.App.Writer, c.String("root"), c.String("slice"))
+		},
+	}
+}
+
+// viewServeCommand serves the meminfo `view hold --meminfo` mounts, in a
+// directory of its own and without a holder.
+func viewServeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve the live /proc/meminfo of some NUMA nodes, as " + nodeview.MeminfoFile + " in a FUSE directory, until stopped",
+		Description: "The NUMA nodes' memory as the machine's, made at every read from the host's\n" +
+			"/proc/meminfo and each node's meminfo (docs/architecture.md, \"Each kubelet's\n" +
+			"machine\"). Root, /dev/fuse. SIGTERM or SIGINT unmounts and exits.",
+		Flags: []cli.Flag{
+			viewNodesFlag(),
+			&cli.StringFlag{Name: "dir", Required: true, Usage: "the directory to mount the view at"},
+			&cli.StringFlag{Name: "root", Value: "/", Usage: "the host's root directory, whose proc and sys are read"},
+		},
+		Action: func(c *cli.Context) error {
+			return viewServe(c.Context, c.String("root"), c.String("nodes"), c.String("dir"))
+		},
 	}
 }
 
