@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 )
 
 func diffCommand() *cli.Command {
@@ -58,7 +59,7 @@ func diffCgroupMode(c *cli.Context, root string) (apply.CgroupMode, error) {
 	if err != nil {
 		return "", err
 	}
-	if mode, err = apply.CgroupModeOf(root, off); err != nil {
+	if mode, err = record.CgroupModeOf(root, off); err != nil {
 		return "", fmt.Errorf("diff: %w", err)
 	}
 	return mode, c.Set("cgroup-mode", string(mode))

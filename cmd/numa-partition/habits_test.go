@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/numa-partition/numa-partition/partition/allocator/daemonapi"
-	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 )
 
 // runMain runs a command line as main does: standard output and standard
@@ -199,8 +199,8 @@ func TestStatusOfflineAndNotApplied_Issue40(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, `"health": "offline"`)
 
-	assert.NoError(t, statusExit(apply.Healthy))
-	for _, h := range []apply.Health{apply.Degraded, apply.NotApplied} {
+	assert.NoError(t, statusExit(status.Healthy))
+	for _, h := range []status.Health{status.Degraded, status.NotApplied} {
 		var ec exitCoder
 		require.ErrorAs(t, statusExit(h), &ec, "%s", h)
 		assert.Equal(t, 1, ec.ExitCode(), "%s", h)

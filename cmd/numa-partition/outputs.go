@@ -17,6 +17,7 @@ import (
 	"github.com/numa-partition/numa-partition/partition/allocator/scenario"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -55,7 +56,7 @@ var outputKinds = []outputKind{
 	{kindPlan, "plan", reflect.TypeFor[planOutput](), "The plan, and what each partition's Node will publish. apply --plan and render --plan read it back (JSON or YAML).", "docs/plan.md"},
 	{kindRenderBundle, "render", reflect.TypeFor[bundle.Bundle](), "The files, units, ports and hugepages a render makes (file contents are not included: render --out writes them).", "docs/render.md"},
 	{kindApplyReport, "apply", reflect.TypeFor[apply.Report](), "What apply did, or with --dry-run would do.", "docs/apply.md"},
-	{kindStatus, "status", reflect.TypeFor[apply.Status](), "The applied partitions' units, cpusets, memory, health, Nodes and drift.", "docs/apply.md"},
+	{kindStatus, "status", reflect.TypeFor[status.Status](), "The applied partitions' units, cpusets, memory, health, Nodes and drift.", "docs/apply.md"},
 	{kindRemoveReport, "remove", reflect.TypeFor[apply.RemoveReport](), "What remove did, or with --dry-run would do.", "docs/apply.md"},
 	{kindAdmission, "admit", reflect.TypeFor[admission](), "A partition allocator's decision on a Pod or VirtualMachineInstance. The manifest's own kind is manifestKind.", "docs/allocator-daemon.md"},
 	{kindRelease, "release", reflect.TypeFor[daemonapi.ReleaseResponse](), "A released pod.", "docs/allocator-daemon.md"},

@@ -64,7 +64,7 @@ func TestEveryOutputKindHasTypeMeta_Issue26(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	assert.ErrorContains(t, writeData(&b, "json", kindStatus, buildInfo{}), "output: kind Status is written from apply.Status, not main.buildInfo")
+	assert.ErrorContains(t, writeData(&b, "json", kindStatus, buildInfo{}), "output: kind Status is written from status.Status, not main.buildInfo")
 	assert.ErrorContains(t, writeData(&b, "json", "Nothing", buildInfo{}), `kind "Nothing" is not in outputKinds`)
 	assert.Empty(t, b.String(), "nothing written")
 }

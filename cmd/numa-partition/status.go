@@ -12,6 +12,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 	"github.com/numa-partition/numa-partition/slices/nodeview"
 )
 
@@ -31,13 +32,13 @@ func statusCommand() *cli.Command {
 			"nothing wrong in what it holds); 1 degraded or nothing applied; 2 status\n" +
 			"itself failed.",
 		Flags: append(hostFlags(),
-			&cli.DurationFlag{Name: "probe-timeout", Value: apply.DefaultProbeTimeout, Usage: "timeout of each health check, the API server's included"},
+			&cli.DurationFlag{Name: "probe-timeout", Value: status.DefaultProbeTimeout, Usage: "timeout of each health check, the API server's included"},
 			&cli.StringFlag{Name: "kubeconfig", Usage: "read every partition's Node with this kubeconfig (an admin's, on this machine) instead of each partition's kubelet kubeconfig"},
 			&cli.BoolFlag{Name: "no-api", Usage: "do not ask the API server about the partitions' Nodes"},
 		),
 		Action: func(c *cli.Context) error {
 			return onHost(c, true, func(h host) error {
-				st, err := apply.ReadStatus(c.Context, apply.StatusOptions{Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, Offline: h.offline,
+				st, err := status.Read(c.Context, status.Options{Root: h.root, Sysfs: h.sysfs, Systemd: h.systemd, Offline: h.offline,
 					ProbeTimeout: c.Duration("probe-timeout"), Kubeconfig: c.String("kubeconfig"), NoAPI: c.Bool("no-api")})
 				if err != nil {
 					return fmt.Errorf("status: %w", err)
@@ -60,9 +61,9 @@ func statusCommand() *cli.Command {
 // table has it: 0 healthy, and offline too (a root no systemd runs on
 // with nothing wrong in what it holds: what only a live host could say
 // is no fault found); 1 degraded or nothing applied.
-func statusExit(h apply.Health) error {
+func statusExit(h status.Health) error {
 	switch h {
-	case apply.Healthy, apply.Offline:
+	case status.Healthy, status.Offline:
 		return nil
 	}
 	return exitError{code: 1}
@@ -70,10 +71,10 @@ func statusExit(h apply.Health) error {
 
 // writeStatus is status's tables; width is the default table's budget
 // (output.Width), 0 for -o wide's every column.
-func writeStatus(w io.Writer, st *apply.Status, width int) error {
+func writeStatus(w io.Writer, st *status.Status, width int) error {
 	var b strings.Builder
 	health := strings.ToUpper(string(st.Health))
-	if st.Health == apply.NotApplied {
+	if st.Health == status.NotApplied {
 		fmt.Fprintf(&b, "%s: %s; %s\n", health, strings.Join(st.Problems, "; "), cgroupModeText(st.CgroupMode))
 		_, err := io.WriteString(w, b.String())
 		return err
@@ -163,7 +164,7 @@ func cgroupModeText(m apply.CgroupMode) string {
 
 // writeNetworkStatus writes each partition's namespace, its address and
 // the devices it holds (namespace mode); false when no partition has one.
-func writeNetworkStatus(b *strings.Builder, st *apply.Status) bool {
+func writeNetworkStatus(b *strings.Builder, st *status.Status) bool {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	any := false
 	for _, p := range st.Partitions {
@@ -196,7 +197,7 @@ func writeNetworkStatus(b *strings.Builder, st *apply.Status) bool {
 	return any
 }
 
-func probeWord(p apply.Probe) string {
+func probeWord(p status.Probe) string {
 	if p.OK {
 		return "ok"
 	}
@@ -205,7 +206,7 @@ func probeWord(p apply.Probe) string {
 
 // nodeWord is the NODE column: the Node's name and Ready, NotReady, or -
 // when it was not read (the problems, or the JSON's reason, say why).
-func nodeWord(n apply.NodeStatus) string {
+func nodeWord(n status.NodeStatus) string {
 	state := "-"
 	switch {
 	case n.Ready:

@@ -8,22 +8,23 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 	"github.com/numa-partition/numa-partition/slices/nodeview"
 )
 
-func statusWithNodes() *apply.Status {
-	part := func(name string, n apply.NodeStatus) apply.PartitionStatus {
-		return apply.PartitionStatus{Name: name, Slice: name + ".slice", Units: []apply.UnitState{}, Nodes: []apply.NodeState{},
-			EffectiveCPUs: "1-3", EffectiveMems: "0", Kubelet: apply.Probe{OK: true}, Allocator: apply.Probe{OK: true}, Node: n}
+func statusWithNodes() *status.Status {
+	part := func(name string, n status.NodeStatus) status.PartitionStatus {
+		return status.PartitionStatus{Name: name, Slice: name + ".slice", Units: []status.UnitState{}, Nodes: []status.NodeState{},
+			EffectiveCPUs: "1-3", EffectiveMems: "0", Kubelet: status.Probe{OK: true}, Allocator: status.Probe{OK: true}, Node: n}
 	}
-	return &apply.Status{Health: apply.Degraded, Generation: 3, CgroupMode: apply.CgroupV2,
-		Partitions: []apply.PartitionStatus{
-			part("node0", apply.NodeStatus{Name: "host-node0", Ready: true, Condition: "True", Reason: "KubeletReady",
+	return &status.Status{Health: status.Degraded, Generation: 3, CgroupMode: apply.CgroupV2,
+		Partitions: []status.PartitionStatus{
+			part("node0", status.NodeStatus{Name: "host-node0", Ready: true, Condition: "True", Reason: "KubeletReady",
 				Allocatable: map[string]string{"cpu": "3"}, Capacity: map[string]string{"cpu": "8"}}),
-			part("node1", apply.NodeStatus{Name: "host-node1", Condition: "False", Reason: "KubeletNotReady"}),
-			part("node2", apply.NodeStatus{Name: "host-node2", Reason: apply.NodeNoReadyCondition}),
-			part("node3", apply.NodeStatus{Name: "host-node3", Reason: apply.NodeUnreachable}),
-			part("node4", apply.NodeStatus{Reason: apply.NodeNotRecorded}),
+			part("node1", status.NodeStatus{Name: "host-node1", Condition: "False", Reason: "KubeletNotReady"}),
+			part("node2", status.NodeStatus{Name: "host-node2", Reason: status.NodeNoReadyCondition}),
+			part("node3", status.NodeStatus{Name: "host-node3", Reason: status.NodeUnreachable}),
+			part("node4", status.NodeStatus{Reason: status.NodeNotRecorded}),
 		},
 		Problems: []string{"Node host-node1 NotReady: KubeletNotReady"}, Drift: []string{}}
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/numa-partition/numa-partition/kubeapi"
+	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/preflight"
@@ -188,7 +190,7 @@ func prepare(ctx context.Context, o Options, mode CgroupMode, b bundle.Bundle) (
 	if err != nil {
 		return nil, err
 	}
-	prev, err := ReadRecord(o.Root)
+	prev, err := record.Read(o.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +255,7 @@ func gatherFiles(root string, d Desired, prev *Record) (map[string]FileState, er
 	}
 	files := map[string]FileState{}
 	for p := range paths {
-		fs, ok, err := readFileState(root, p)
+		fs, ok, err := host.ReadFileState(root, p)
 		if err != nil {
 			return nil, fmt.Errorf("reading the host: %w", err)
 		}
@@ -356,8 +358,8 @@ func newRecord(o Options, d Desired, cur Current, prev *Record, mode CgroupMode)
 		r.Dirs = append(r.Dirs, prev.Dirs...)
 	}
 	for _, f := range d.Files {
-		rf := RecordFile{Path: f.Path, SHA256: hashOf(f.Content), Mode: f.Mode.Perm()}
-		if pf, ours := prev.file(f.Path); ours {
+		rf := RecordFile{Path: f.Path, SHA256: record.Hash(f.Content), Mode: f.Mode.Perm()}
+		if pf, ours := prev.File(f.Path); ours {
 			rf.Original = pf.Original
 		} else if _, existed := cur.Files[f.Path]; existed {
 			rf.Original = true

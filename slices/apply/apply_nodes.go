@@ -326,7 +326,7 @@ func settleCordoned(ctx context.Context, o Options, rec *Record, n *nodeRun, ste
 	}
 	if write && !slices.Equal(left, rec.Cordoned) {
 		rec.Cordoned = left
-		if err := rec.write(o.Root); err != nil {
+		if err := rec.Write(o.Root); err != nil {
 			warnings = append(warnings, "writing which Nodes stay cordoned into the record: "+err.Error())
 		}
 	}

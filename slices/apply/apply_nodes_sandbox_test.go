@@ -14,6 +14,9 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
+	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -106,7 +109,7 @@ func TestApplyDrain(t *testing.T) {
 		withDrain(300 * time.Millisecond)(o)
 		o.Nodes.Progress = func(p drain.Progress) {
 			if p.Phase == drain.PhaseCordoned { // what a kill here would leave
-				rec, err := ReadRecord(e.sb.Root)
+				rec, err := record.Read(e.sb.Root)
 				must(t, err)
 				midDrain = rec
 			}
@@ -117,10 +120,10 @@ func TestApplyDrain(t *testing.T) {
 		t.Fatalf("a drain held back: %v", err)
 	}
 	unchanged("the failed drain")
-	if midDrain == nil || !midDrain.Pending || !reflect.DeepEqual(midDrain.Cordoned, []CordonedNode{{"tnode0", "sandbox-tnode0"}}) {
+	if midDrain == nil || !midDrain.Pending || !reflect.DeepEqual(midDrain.Cordoned, []CordonedNode{{Partition: "tnode0", Node: "sandbox-tnode0"}}) {
 		t.Errorf("the record while the drain ran: %+v", midDrain)
 	}
-	if rec, err := ReadRecord(e.sb.Root); err != nil || rec.Pending || len(rec.Cordoned) != 0 {
+	if rec, err := record.Read(e.sb.Root); err != nil || rec.Pending || len(rec.Cordoned) != 0 {
 		t.Errorf("the record after the failed drain: %+v %v", rec, err)
 	}
 
@@ -174,22 +177,22 @@ func TestApplyDrain(t *testing.T) {
 		t.Error("a pod of an untouched partition was evicted")
 	}
 
-	if rec, err := ReadRecord(e.sb.Root); err != nil || rec.Pending || len(rec.Cordoned) != 0 {
+	if rec, err := record.Read(e.sb.Root); err != nil || rec.Pending || len(rec.Cordoned) != 0 {
 		t.Errorf("the record after the drain: %+v %v", rec, err)
 	}
 
 	// An apply killed mid-drain left tnode1's Node cordoned and listed:
 	// status says so, and the next apply uncordons it once Ready.
-	rec, err := ReadRecord(e.sb.Root)
+	rec, err := record.Read(e.sb.Root)
 	must(t, err)
-	rec.Cordoned = []CordonedNode{{"tnode1", "sandbox-tnode1"}}
-	b, err := rec.marshal()
+	rec.Cordoned = []CordonedNode{{Partition: "tnode1", Node: "sandbox-tnode1"}}
+	b, err := rec.Marshal()
 	must(t, err)
-	must(t, writeFileAtomic(e.sb.Root, RecordPath, b, 0o644))
+	must(t, host.WriteFileAtomic(e.sb.Root, RecordPath, b, 0o644))
 	n := s.GetNode("sandbox-tnode1")
 	n.Spec.Unschedulable = true
 	s.SetNode(n)
-	st, err := ReadStatus(ctx, StatusOptions{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m, NoAPI: true})
+	st, err := status.Read(ctx, status.Options{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m, NoAPI: true})
 	must(t, err)
 	if !slices.Contains(st.Problems, "an interrupted drain left Node sandbox-tnode1 cordoned (partition tnode1): the next apply uncordons it once Ready, or kubectl uncordon sandbox-tnode1") {
 		t.Errorf("status problems %q", st.Problems)
@@ -199,7 +202,7 @@ func TestApplyDrain(t *testing.T) {
 	if rep.Changed || s.GetNode("sandbox-tnode1").Spec.Unschedulable {
 		t.Errorf("the next apply: changed %v, Node cordoned %v, warnings %q", rep.Changed, s.GetNode("sandbox-tnode1").Spec.Unschedulable, rep.Warnings)
 	}
-	if rec, err := ReadRecord(e.sb.Root); err != nil || len(rec.Cordoned) != 0 {
+	if rec, err := record.Read(e.sb.Root); err != nil || len(rec.Cordoned) != 0 {
 		t.Errorf("the record after the next apply: %+v %v", rec, err)
 	}
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -504,7 +505,7 @@ func TestSettleCordoned(t *testing.T) {
 		n.Spec.Unschedulable = true
 		s.SetNode(n)
 	}
-	rec.Cordoned = []CordonedNode{{"node0", "host-node0"}, {"node1", "host-node1"}, {"gone", "host-gone"}}
+	rec.Cordoned = []CordonedNode{{Partition: "node0", Node: "host-node0"}, {Partition: "node1", Node: "host-node1"}, {Partition: "gone", Node: "host-gone"}}
 	warnings := settleCordoned(context.Background(), o, rec, nil, nil, nil, time.Time{}, true)
 	if len(warnings) != 2 || warnings[0] != "partition node1: Node host-node1, which an interrupted drain left cordoned, stays cordoned: not Ready after 0s: Ready is False (KubeletNotReady)" ||
 		warnings[1] != "the next apply uncordons host-node1 once Ready (or kubectl uncordon)" {
@@ -513,9 +514,9 @@ func TestSettleCordoned(t *testing.T) {
 	if s.GetNode("host-node0").Spec.Unschedulable || !s.GetNode("host-node1").Spec.Unschedulable {
 		t.Error("uncordoned the wrong Nodes")
 	}
-	onDisk, err := ReadRecord(root)
+	onDisk, err := record.Read(root)
 	must(t, err)
-	if want := []CordonedNode{{"node1", "host-node1"}}; !reflect.DeepEqual(rec.Cordoned, want) || onDisk == nil || !reflect.DeepEqual(onDisk.Cordoned, want) {
+	if want := []CordonedNode{{Partition: "node1", Node: "host-node1"}}; !reflect.DeepEqual(rec.Cordoned, want) || onDisk == nil || !reflect.DeepEqual(onDisk.Cordoned, want) {
 		t.Fatalf("left %+v, on disk %+v", rec.Cordoned, onDisk)
 	}
 
@@ -534,7 +535,7 @@ func TestSettleCordoned(t *testing.T) {
 	if len(warnings) != 0 || s.GetNode("host-node1").Spec.Unschedulable {
 		t.Errorf("after the restart: %q", warnings)
 	}
-	onDisk, err = ReadRecord(root)
+	onDisk, err = record.Read(root)
 	must(t, err)
 	if len(rec.Cordoned) != 0 || len(onDisk.Cordoned) != 0 {
 		t.Errorf("still listed: %+v %+v", rec.Cordoned, onDisk.Cordoned)
@@ -545,7 +546,7 @@ func TestSettleCordoned(t *testing.T) {
 		{Partition: "node0", Node: "host-node0", Drain: &drain.Result{Registered: true}},
 		{Partition: "node1", Node: "host-node1", Drain: &drain.Result{Registered: true}},
 	}}
-	n.adopt([]CordonedNode{{"node0", "host-node0"}})
+	n.adopt([]CordonedNode{{Partition: "node0", Node: "host-node0"}})
 	if !n.removal[0].Drain.Cordoned || n.removal[1].Drain.Cordoned {
 		t.Errorf("adopt: %+v %+v", n.removal[0].Drain, n.removal[1].Drain)
 	}

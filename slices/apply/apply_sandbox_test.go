@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/systemd/systemdtest"
 )
@@ -71,7 +73,7 @@ func TestApplyReapplyRemove(t *testing.T) {
 			t.Errorf("node%d hugepages = %d, %v; want %d", i%2, n, err, want)
 		}
 	}
-	rec, err := ReadRecord(e.sb.Root)
+	rec, err := record.Read(e.sb.Root)
 	must(t, err)
 	if rec == nil || rec.Generation != 1 || len(rec.Files) != len(f.bundle.Files) {
 		t.Fatalf("record after apply: %+v", rec)
@@ -79,7 +81,7 @@ func TestApplyReapplyRemove(t *testing.T) {
 	for _, rf := range rec.Files {
 		b, err := os.ReadFile(e.sb.Path(rf.Path))
 		must(t, err)
-		if hashOf(b) != rf.SHA256 {
+		if record.Hash(b) != rf.SHA256 {
 			t.Errorf("record hash of %s does not match the file", rf.Path)
 		}
 	}
@@ -113,7 +115,7 @@ func TestApplyReapplyRemove(t *testing.T) {
 	if b, _ := os.ReadFile(e.sb.Path(RecordPath)); string(b) != string(recBytes) {
 		t.Errorf("re-apply after a stop changed the record:\n%s", b)
 	}
-	if rec, err := ReadRecord(e.sb.Root); err != nil || rec.Pending {
+	if rec, err := record.Read(e.sb.Root); err != nil || rec.Pending {
 		t.Errorf("re-apply after a stop left the record pending (%v)", err)
 	}
 	kubeletPID = mainPID(t, e, "kubelet-tnode0.service")
@@ -198,7 +200,7 @@ func TestApplyCgroupV2Path(t *testing.T) {
 			t.Errorf("unified mode created a cpuset v1 group for %s", p.Slice)
 		}
 	}
-	st, err := ReadStatus(ctx, StatusOptions{Root: e.sb.Root, Sysfs: "/sys", Systemd: e.m, ProbeTimeout: 200 * time.Millisecond})
+	st, err := status.Read(ctx, status.Options{Root: e.sb.Root, Sysfs: "/sys", Systemd: e.m, ProbeTimeout: 200 * time.Millisecond})
 	must(t, err)
 	if !strings.Contains(strings.Join(st.Drift, "\n"), "cgroup mode is hybrid, applied on unified") {
 		t.Errorf("status drift = %q, want the mode change", st.Drift)

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/numa-partition/numa-partition/internal/cgroupmode"
+	"github.com/numa-partition/numa-partition/slices/apply/host"
 	"github.com/numa-partition/numa-partition/slices/drift"
 )
 
@@ -27,7 +28,7 @@ const (
 
 // DetectCgroupMode looks at root/sys/fs/cgroup the way systemd does.
 func DetectCgroupMode(root string) (CgroupMode, error) {
-	return cgroupmode.Detect(rootOf(root))
+	return cgroupmode.Detect(host.Root(root))
 }
 
 // CgroupWarning is the one warning about cgroup v1 hosts.
@@ -52,10 +53,10 @@ func cpusetV1Group(root, cgroup string) cpusetV1 {
 	return cpusetV1{root: root, dir: path.Join("sys/fs/cgroup/cpuset", cgroup)}
 }
 
-func (c cpusetV1) exists() bool { return exists(c.root, path.Join(c.dir, "cpuset.cpus")) }
+func (c cpusetV1) exists() bool { return host.Exists(c.root, path.Join(c.dir, "cpuset.cpus")) }
 
 func (c cpusetV1) read(file string) (string, error) {
-	b, err := rootOf(c.root).ReadFile(path.Join(c.dir, file), maxCgroupFile)
+	b, err := host.Root(c.root).ReadFile(path.Join(c.dir, file), host.MaxCgroupFile)
 	if err != nil {
 		return "", err
 	}
@@ -65,11 +66,11 @@ func (c cpusetV1) read(file string) (string, error) {
 // set creates the group if needed and writes cpus and mems (in that
 // order: a v1 group needs both before it takes tasks).
 func (c cpusetV1) set(cpus, mems string) error {
-	if err := rootOf(c.root).MkdirAll(c.dir, 0o755); err != nil {
+	if err := host.Root(c.root).MkdirAll(c.dir, 0o755); err != nil {
 		return fmt.Errorf("cpuset v1: %w", err)
 	}
 	for _, kv := range [][2]string{{"cpuset.cpus", cpus}, {"cpuset.mems", mems}} {
-		if err := writeKernelFile(c.root, path.Join(c.dir, kv[0]), kv[1]); err != nil {
+		if err := host.WriteKernelFile(c.root, path.Join(c.dir, kv[0]), kv[1]); err != nil {
 			return fmt.Errorf("cpuset v1: %w", err)
 		}
 	}
@@ -97,24 +98,24 @@ func hugetlbV1Dir(cgroup string) string {
 
 // dirExists says whether rel below root is a directory (not a link).
 func dirExists(root, rel string) bool {
-	st, err := rootOf(root).Lstat(rel)
+	st, err := host.Root(root).Lstat(rel)
 	return err == nil && st.IsDir()
 }
 
 // removeV1Group removes a v1 group and every group below it, moving their
 // tasks to its parent; a group that is not there is no error.
 func removeV1Group(root, dir string) error {
-	if !exists(root, dir) {
+	if !host.Exists(root, dir) {
 		return nil
 	}
 	if err := removeV1Tree(root, dir, path.Join(path.Dir(dir), "cgroup.procs")); err != nil {
-		return fmt.Errorf("cgroup v1: removing %s: %w", rootOf(root).Path(dir), err)
+		return fmt.Errorf("cgroup v1: removing %s: %w", host.Root(root).Path(dir), err)
 	}
 	return nil
 }
 
 func removeV1Tree(root, dir, dest string) error {
-	r := rootOf(root)
+	r := host.Root(root)
 	entries, err := r.ReadDir(dir)
 	if err != nil {
 		return err
@@ -125,12 +126,12 @@ func removeV1Tree(root, dir, dest string) error {
 			errs = append(errs, removeV1Tree(root, path.Join(dir, e.Name()), dest))
 		}
 	}
-	b, err := r.ReadFile(path.Join(dir, "cgroup.procs"), maxCgroupFile)
+	b, err := r.ReadFile(path.Join(dir, "cgroup.procs"), host.MaxCgroupFile)
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
 	for _, pid := range strings.Fields(string(b)) {
-		if err := writeKernelFile(root, dest, pid); err != nil && !errors.Is(err, unix.ESRCH) {
+		if err := host.WriteKernelFile(root, dest, pid); err != nil && !errors.Is(err, unix.ESRCH) {
 			errs = append(errs, err)
 		}
 	}
@@ -146,7 +147,7 @@ func (c cpusetV1) attach(root, unitCgroup string) (int, error) {
 	var procs []byte
 	var err error
 	for _, h := range []string{"systemd", "unified"} {
-		procs, err = rootOf(root).ReadFile(path.Join("sys/fs/cgroup", h, unitCgroup, "cgroup.procs"), maxCgroupFile)
+		procs, err = host.Root(root).ReadFile(path.Join("sys/fs/cgroup", h, unitCgroup, "cgroup.procs"), host.MaxCgroupFile)
 		if err == nil {
 			break
 		}
@@ -160,7 +161,7 @@ func (c cpusetV1) attach(root, unitCgroup string) (int, error) {
 		// group's CPUs; the unit's CPUAffinity= (its daemon CPUs) must
 		// survive the move, so it is read before and put back after.
 		saved := threadAffinities(pid)
-		if err := writeKernelFile(c.root, path.Join(c.dir, "cgroup.procs"), pid); err != nil {
+		if err := host.WriteKernelFile(c.root, path.Join(c.dir, "cgroup.procs"), pid); err != nil {
 			if errors.Is(err, unix.ESRCH) {
 				continue // exited meanwhile
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 )
 
 // errCrash is the panic that stands for a kill -9 in the middle of an
@@ -87,7 +89,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 				what := fmt.Sprintf("killed at step %d (%s)", i+1, dry.Steps[i])
 				start()
 				e.crashAt(t, gen2, i)
-				st, err := ReadStatus(context.Background(), StatusOptions{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m})
+				st, err := status.Read(context.Background(), status.Options{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m})
 				must(t, err)
 				if !strings.Contains(strings.Join(st.Problems, "\n"), "interrupted") {
 					t.Errorf("%s: status does not say an apply was interrupted: %v", what, st.Problems)

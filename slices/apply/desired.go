@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/preflight"
 )
@@ -23,7 +24,7 @@ func NewDesired(b bundle.Bundle, mode CgroupMode) (Desired, error) {
 	}
 	have := map[string]bool{}
 	for _, f := range b.Files {
-		if problem := writtenPathProblem(f.Path); problem != "" {
+		if problem := record.WrittenPathProblem(f.Path); problem != "" {
 			return d, fmt.Errorf("bundle file path %q: %s", f.Path, problem)
 		}
 		have[f.Path] = true

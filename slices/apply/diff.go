@@ -3,6 +3,7 @@ package apply
 import (
 	"fmt"
 
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -21,7 +22,7 @@ func FileDiff(root string, b bundle.Bundle, mode CgroupMode) (diff string, chang
 	if err != nil {
 		return "", false, err
 	}
-	prev, err := ReadRecord(root)
+	prev, err := record.Read(root)
 	if err != nil {
 		return "", false, err
 	}

@@ -26,4 +26,13 @@
 //     partition's cpuset group
 //  7. record the applied generation (file hashes, units, slices) in
 //     /var/lib/numa-partition/applied.json
+//
+// What the transaction, status and remove share lives in leaves of their
+// own, so that each reads the host and the record one way:
+//
+//   - record: the applied record's types, reading and writing it;
+//   - host: the host below a root (files through fsutil.Root, network
+//     namespaces, a kubelet's credentials);
+//   - status: what is live of an applied generation, read from the record
+//     and the host without linking this package.
 package apply

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
@@ -221,7 +223,7 @@ func settled(ctx context.Context, m systemd.Manager, unit string, err error, don
 func missingDirs(root, rel string) []string {
 	var dirs []string
 	for d := rel; d != "." && d != "/" && d != ""; d = path.Dir(d) {
-		if exists(root, d) {
+		if host.Exists(root, d) {
 			break
 		}
 		dirs = append(dirs, d)
@@ -235,7 +237,7 @@ func removeEmptyDirs(root string, dirs []string) error {
 	sorted := slices.Clone(dirs)
 	slices.SortFunc(sorted, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
 	for _, d := range sorted {
-		err := rootOf(root).Remove(d)
+		err := host.Root(root).Remove(d)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
 			return err
 		}
@@ -257,7 +259,7 @@ func appendNew(list []string, items ...string) []string {
 // first replaced, for remove; undone, the copy goes again.
 func (e *Executor) keepOriginal(rel string, old FileState) ([]undo, error) {
 	keep := path.Join(OriginalsDir, rel)
-	if exists(e.Root, keep) {
+	if host.Exists(e.Root, keep) {
 		return nil, nil // the first original wins
 	}
 	created := missingDirs(e.Root, path.Dir(keep))
@@ -265,12 +267,12 @@ func (e *Executor) keepOriginal(rel string, old FileState) ([]undo, error) {
 		e.Record.Dirs = appendNew(e.Record.Dirs, created...)
 	}
 	u := undo{phase: phaseFiles, what: "keep the original of /" + rel, run: func(context.Context) error {
-		if err := removeFile(e.Root, keep); err != nil {
+		if err := host.RemoveFile(e.Root, keep); err != nil {
 			return err
 		}
 		return removeEmptyDirs(e.Root, created)
 	}}
-	if err := writeFileAtomic(e.Root, keep, old.Content, old.Mode); err != nil {
+	if err := host.WriteFileAtomic(e.Root, keep, old.Content, old.Mode); err != nil {
 		return []undo{u}, fmt.Errorf("keeping the original of /%s: %w", rel, err)
 	}
 	return []undo{u}, nil
@@ -291,18 +293,18 @@ func (e *Executor) removeOwned(f RecordFile) error {
 	}
 	if f.Original {
 		orig := path.Join(OriginalsDir, rel)
-		st, ok, err := readFileState(e.Root, orig)
+		st, ok, err := host.ReadFileState(e.Root, orig)
 		if err != nil {
 			return err
 		}
 		if ok {
-			if err := writeFileAtomic(e.Root, rel, st.Content, st.Mode); err != nil {
+			if err := host.WriteFileAtomic(e.Root, rel, st.Content, st.Mode); err != nil {
 				return fmt.Errorf("restoring the original of %s: %w", p, err)
 			}
-			return removeFile(e.Root, orig)
+			return host.RemoveFile(e.Root, orig)
 		}
 	}
-	if err := removeFile(e.Root, rel); err != nil {
+	if err := host.RemoveFile(e.Root, rel); err != nil {
 		return fmt.Errorf("removing %s: %w", p, err)
 	}
 	return nil
@@ -315,19 +317,19 @@ func (e *Executor) removeOwned(f RecordFile) error {
 // gone. An edit after apply, or a link, FIFO or device put at its path,
 // is not apply's to take away.
 func keptReason(root string, f RecordFile) (string, error) {
-	b, err := readHostFile(root, f.Path)
+	b, err := host.ReadFile(root, f.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", nil
-	case isReplaced(err):
+	case host.IsReplaced(err):
 		return fmt.Sprintf("replaced after apply (%v)", err), nil
 	case err != nil:
 		return "", fmt.Errorf("reading /%s to check it is what apply wrote: %w", f.Path, err)
-	case f.wrote(b):
+	case f.Wrote(b):
 		return "", nil
 	}
 	if f.Original {
-		orig, ok, err := readFileState(root, path.Join(OriginalsDir, f.Path))
+		orig, ok, err := host.ReadFileState(root, path.Join(OriginalsDir, f.Path))
 		if err != nil {
 			return "", err
 		}
@@ -335,7 +337,7 @@ func keptReason(root string, f RecordFile) (string, error) {
 			return "", nil
 		}
 	}
-	return fmt.Sprintf("changed after apply (its sha256 is %s, apply wrote %s)", hashOf(b), f.SHA256), nil
+	return fmt.Sprintf("changed after apply (its sha256 is %s, apply wrote %s)", record.Hash(b), f.SHA256), nil
 }
 
 // KeptError is a file apply or remove would delete (or put an original
@@ -354,7 +356,7 @@ func (e *KeptError) Error() string {
 // recorded first, then content is computed and written; the undo puts
 // back what was there, or removes the file and those directories.
 func (e *Executor) writeOwn(rel, what string, content func() ([]byte, error)) ([]undo, error) {
-	old, existed, err := readFileState(e.Root, rel)
+	old, existed, err := host.ReadFileState(e.Root, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -362,9 +364,9 @@ func (e *Executor) writeOwn(rel, what string, content func() ([]byte, error)) ([
 	e.Record.Dirs = appendNew(e.Record.Dirs, created...)
 	u := undo{phase: phaseFiles, what: what, run: func(context.Context) error {
 		if existed {
-			return writeFileAtomic(e.Root, rel, old.Content, old.Mode)
+			return host.WriteFileAtomic(e.Root, rel, old.Content, old.Mode)
 		}
-		if err := removeFile(e.Root, rel); err != nil {
+		if err := host.RemoveFile(e.Root, rel); err != nil {
 			return err
 		}
 		return removeEmptyDirs(e.Root, created)
@@ -373,7 +375,7 @@ func (e *Executor) writeOwn(rel, what string, content func() ([]byte, error)) ([
 	if err != nil {
 		return nil, err
 	}
-	return []undo{u}, writeFileAtomic(e.Root, rel, b, 0o644)
+	return []undo{u}, host.WriteFileAtomic(e.Root, rel, b, 0o644)
 }
 
 // unitJob runs a start, stop or restart of unit; the undo restores
@@ -404,8 +406,8 @@ func (e *Executor) restoreFile(kind Kind, rel string, cur Current) undo {
 	old, existed := cur.Files[rel]
 	return undo{phase: phaseFiles, what: string(kind) + " /" + rel, run: func(context.Context) error {
 		if existed {
-			return writeFileAtomic(e.Root, rel, old.Content, old.Mode)
+			return host.WriteFileAtomic(e.Root, rel, old.Content, old.Mode)
 		}
-		return removeFile(e.Root, rel)
+		return host.RemoveFile(e.Root, rel)
 	}}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/render"
@@ -58,14 +59,14 @@ func useFakeKubelets(f *fixture) {
 
 // waitHealthy reads status until it is healthy (the fake kubelets need a
 // moment to listen) or 5 s have passed, and returns the last status.
-func waitHealthy(t testing.TB, ctx context.Context, o StatusOptions) *Status {
+func waitHealthy(t testing.TB, ctx context.Context, o status.Options) *status.Status {
 	t.Helper()
-	var st *Status
+	var st *status.Status
 	for range 50 {
 		var err error
-		st, err = ReadStatus(ctx, o)
+		st, err = status.Read(ctx, o)
 		must(t, err)
-		if st.Health == Healthy {
+		if st.Health == status.Healthy {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)

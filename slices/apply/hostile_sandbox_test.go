@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/internal/hostiletest"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 )
 
 // Repro (#24, items 1 and 2, against a real systemd, --root being the
@@ -70,10 +72,10 @@ func TestStatusAndRemoveThroughHostileLinksTouchNothingOutside(t *testing.T) {
 	slice := "etc/systemd/system/tnode0.slice"
 	for name, target := range hostiletest.LinksOut(t, e.sb.Root, filepath.Dir(slice), o.Canary) {
 		plant(t, e.sb.Root, slice, target)
-		var st *Status
+		var st *status.Status
 		err := hostiletest.Within(t, "status via "+name, func() error {
 			var err error
-			st, err = ReadStatus(context.Background(), StatusOptions{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m})
+			st, err = status.Read(context.Background(), status.Options{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m})
 			return err
 		})
 		if err != nil {
@@ -89,7 +91,7 @@ func TestStatusAndRemoveThroughHostileLinksTouchNothingOutside(t *testing.T) {
 	// naming it, before remove changes anything.
 	good, err := os.ReadFile(e.sb.Path(RecordPath))
 	must(t, err)
-	rec, err := ReadRecord(e.sb.Root)
+	rec, err := record.Read(e.sb.Root)
 	must(t, err)
 	climb := strings.Repeat("../", 40) + strings.TrimPrefix(o.Canary, "/")
 	rec.Files = append(rec.Files, RecordFile{Path: climb, SHA256: "x", Mode: 0o644})

@@ -12,6 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/numa-partition/numa-partition/internal/hostiletest"
+	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
 )
@@ -78,7 +80,7 @@ func TestRecordThroughHostileLinkReadsNothingOutside(t *testing.T) {
 	o := hostiletest.NewOutside(t, `{"generation": 7, "files": [], "units": []}`)
 	for name, target := range hostiletest.LinksOut(t, root, filepath.Dir(RecordPath), o.Canary) {
 		plant(t, root, RecordPath, target)
-		err := hostiletest.Within(t, "record via "+name, func() error { _, err := ReadRecord(root); return err })
+		err := hostiletest.Within(t, "record via "+name, func() error { _, err := record.Read(root); return err })
 		wantNamed(t, "record via a link ("+name+")", err, filepath.Join(root, RecordPath))
 	}
 	must(t, os.Remove(filepath.Join(root, RecordPath)))
@@ -86,7 +88,7 @@ func TestRecordThroughHostileLinkReadsNothingOutside(t *testing.T) {
 	must(t, os.Remove(filepath.Join(root, filepath.Dir(RecordPath))))
 	plant(t, root, filepath.Dir(RecordPath), o.Dir)
 	must(t, os.Rename(o.Canary, filepath.Join(o.Dir, "applied.json")))
-	rec, err := ReadRecord(root)
+	rec, err := record.Read(root)
 	must(t, os.Rename(filepath.Join(o.Dir, "applied.json"), o.Canary))
 	if err != nil || rec != nil {
 		t.Errorf("record through a linked directory: %+v, %v; want none (there is none inside the root)", rec, err)
@@ -158,7 +160,7 @@ func TestDiffThroughHostileLinksPrintsNothingOutside(t *testing.T) {
 // writeRecord writes rec as root's record.
 func writeRecord(t testing.TB, root string, rec *Record) {
 	t.Helper()
-	raw, err := rec.marshal()
+	raw, err := rec.Marshal()
 	must(t, err)
 	must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(RecordPath)), 0o755))
 	must(t, os.WriteFile(filepath.Join(root, RecordPath), raw, 0o644))
@@ -178,8 +180,8 @@ func TestRecordEntryOutsideWhatApplyWritesIsRefused(t *testing.T) {
 	for _, bad := range []string{"etc/hostname", "etc/systemd/system", "etc/systemd/user/x.service", "var/lib/numa-partition/applied.json",
 		"var/lib/numa-partition/originals/etc/hostname", "../etc/hostname", "/etc/hostname", "etc/numa-partition/../hostname", ""} {
 		writeRecord(t, root, &Record{Generation: 1, Files: []RecordFile{
-			{Path: "etc/systemd/system/tnode0.slice", SHA256: hashOf(nil), Mode: 0o644},
-			{Path: bad, SHA256: hashOf([]byte("precious\n")), Mode: 0o644},
+			{Path: "etc/systemd/system/tnode0.slice", SHA256: record.Hash(nil), Mode: 0o644},
+			{Path: bad, SHA256: record.Hash([]byte("precious\n")), Mode: 0o644},
 		}})
 		_, err := Remove(context.Background(), Options{Root: root})
 		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("files[1] path %q", bad)) {
@@ -192,7 +194,7 @@ func TestRecordEntryOutsideWhatApplyWritesIsRefused(t *testing.T) {
 	for _, good := range []string{"etc/systemd/system/kubelet-n0.service.d/50-numa-partition.conf", "etc/numa-partition/plan.json",
 		"etc/numa-partition/sysfs-n0/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "etc/kubernetes/kubelet-n0.yaml",
 		"etc/containerd/n0.toml", "var/lib/kubelet-n0/config.yaml"} {
-		if problem := writtenPathProblem(good); problem != "" {
+		if problem := record.WrittenPathProblem(good); problem != "" {
 			t.Errorf("%s, a path apply writes: %s", good, problem)
 		}
 	}
@@ -230,7 +232,7 @@ func TestNetworkNamespacesThroughHostileLinksTouchNothingOutside(t *testing.T) {
 		}
 	}
 	inspect := func(root string) (pnetns.State, error) {
-		h, done, err := netnsHost(root, netns.None())
+		h, done, err := host.NetnsHost(root, netns.None())
 		if err != nil {
 			return pnetns.State{}, err
 		}
@@ -261,67 +263,4 @@ func TestNetworkNamespacesThroughHostileLinksTouchNothingOutside(t *testing.T) {
 	wantNamed(t, "Inspect of a namespace that is a link", err, name)
 	removeAll(root)
 	o.Check(t)
-}
-
-// FuzzParseRecord: status, apply and remove start from the record on
-// disk, whatever a crash or a hand edit left there: it decodes or is
-// refused with an error naming the file, never a panic, and a record it
-// decodes writes back into one that decodes the same.
-func FuzzParseRecord(f *testing.F) {
-	f.Add([]byte(`{"generation":3,"pending":true,"files":[{"path":"etc/systemd/system/node0.slice","sha256":"00","mode":420}],"units":[{"name":"node0.slice","phase":0,"enable":false,"start":true,"files":[]}]}`))
-	f.Add([]byte(`{"partitions":[{"name":"a","network":{"namespace":"np-a","address":"10.0.0.2/24"}}],"cordoned":[{"partition":"a","node":"n"}]}`))
-	f.Add([]byte(`null`))
-	f.Add([]byte(`{"generation":-1}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		rec, err := parseRecord("ROOT/record.json", data)
-		if err != nil {
-			if !strings.Contains(err.Error(), "ROOT/record.json") {
-				t.Fatalf("the error does not name the file: %v", err)
-			}
-			return
-		}
-		b, err := rec.marshal()
-		if err != nil {
-			return // a value JSON cannot write (none known); not a crash
-		}
-		again, err := parseRecord("ROOT/record.json", b)
-		if err != nil {
-			t.Fatalf("a decoded record, written back, is refused: %v\n%s", err, b)
-		}
-		b2, _ := again.marshal()
-		if string(b) != string(b2) {
-			t.Fatalf("a decoded record changes when written back:\n%s\n%s", b, b2)
-		}
-	})
-}
-
-// Issue 27: the record kept a partition's CPUs and nodes as strings that
-// status parsed back, ignoring the error (a partition with nodes "x"
-// showed no nodes). They are sets now: a record that lies is refused,
-// naming the file. So are the host's reserved CPUs.
-func TestRecordSetsAreParsedWhenRead(t *testing.T) {
-	rec, err := parseRecord("ROOT/record.json", []byte(`{"reservedCPUs":"0-1,8","partitions":[{"name":"a","slice":"a.slice","nodes":"0-1","cpus":"2-5"}]}`))
-	must(t, err)
-	if got := rec.Partitions[0]; got.Nodes.String() != "0-1" || got.CPUs.String() != "2-5" {
-		t.Errorf("read %+v", got)
-	}
-	if got := rec.ReservedCPUs.String(); got != "0-1,8" {
-		t.Errorf("reservedCPUs read as %q", got)
-	}
-	for _, bad := range []string{`"partitions":[{"name":"a","nodes":"x"}]`, `"partitions":[{"name":"a","cpus":"3-1"}]`,
-		`"partitions":[{"name":"a","nodes":7}]`, `"reservedCPUs":"0-x"`, `"reservedCPUs":[0]`} {
-		_, err := parseRecord("ROOT/record.json", []byte(`{`+bad+`}`))
-		if err == nil || !strings.Contains(err.Error(), "ROOT/record.json") {
-			t.Errorf("%s: %v, want an error naming the file", bad, err)
-		}
-	}
-	// A record without reserved CPUs (as records before them) reads as
-	// none and is written back without the key.
-	rec, err = parseRecord("ROOT/record.json", []byte(`{"generation":1}`))
-	must(t, err)
-	b, err := rec.marshal()
-	must(t, err)
-	if !rec.ReservedCPUs.IsEmpty() || strings.Contains(string(b), "reservedCPUs") {
-		t.Errorf("no reserved CPUs: read %v, written %s", rec.ReservedCPUs, b)
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/numa-partition/numa-partition/kubeletstate"
+	"github.com/numa-partition/numa-partition/slices/apply/host"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -51,7 +52,7 @@ func gatherKubeletState(root string, d Desired) (map[string]KubeletStateOnHost, 
 			continue
 		}
 		var st KubeletStateOnHost
-		b, err := readHostFile(root, path.Join(ks.Dir, KubeletStampName))
+		b, err := host.ReadFile(root, path.Join(ks.Dir, KubeletStampName))
 		switch {
 		case err == nil:
 			st.Stamp = strings.TrimSpace(string(b))
@@ -61,7 +62,7 @@ func gatherKubeletState(root string, d Desired) (map[string]KubeletStateOnHost, 
 		pods := map[string]bool{}
 		for _, name := range kubeletStateFiles {
 			rel := path.Join(ks.Dir, name)
-			b, err := rootOf(root).ReadFile(rel, kubeletstate.MaxSize)
+			b, err := host.Root(root).ReadFile(rel, kubeletstate.MaxSize)
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}

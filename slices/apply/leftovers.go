@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/numa-partition/numa-partition/slices/apply/host"
 )
 
 // containerd runs with KillMode=process: a restart must not kill the shims
@@ -30,7 +32,7 @@ func cgroupProcs(root string, mode CgroupMode, cgroup string) ([]int, error) {
 	if mode != CgroupV2 {
 		base = path.Join(base, "systemd")
 	}
-	b, err := rootOf(root).ReadFile(path.Join(base, cgroup, "cgroup.procs"), maxCgroupFile)
+	b, err := host.Root(root).ReadFile(path.Join(base, cgroup, "cgroup.procs"), host.MaxCgroupFile)
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENODEV) {
 		// Gone, or removed by systemd between open and read (ENODEV):
 		// either way it holds no process (found by the e2e).

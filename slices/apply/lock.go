@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/slices/apply/host"
 )
 
 // Lock is the exclusive lock that keeps applies and removes from
@@ -27,7 +28,7 @@ func (e *LockedError) Error() string {
 // AcquireLock takes root/run/numa-partition/apply.lock without waiting and
 // writes the holder's PID and command line into it.
 func AcquireLock(root string) (*Lock, error) {
-	r := rootOf(root)
+	r := host.Root(root)
 	p := r.Path(LockPath)
 	if err := r.MkdirAll(path.Dir(LockPath), 0o755); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/slices/apply/host"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
 )
@@ -24,7 +25,7 @@ import (
 // lists them).
 func networkLeftovers(root string, rec *Record) []leftover {
 	dir := filepath.Join(root, bundle.NetnsDir)
-	h, done, err := netnsHost(root, netns.None())
+	h, done, err := host.NetnsHost(root, netns.None())
 	if err != nil {
 		return []leftover{{"read " + dir, func() error { return err }}}
 	}
@@ -42,7 +43,7 @@ func networkLeftovers(root string, rec *Record) []leftover {
 	}
 	for _, name := range stale {
 		rel := path.Join(strings.TrimPrefix(bundle.NetnsDir, "/"), name)
-		out = append(out, leftover{"remove the stale " + filepath.Join(dir, name) + " (a pod sandbox's namespace, gone)", func() error { return removeFile(root, rel) }})
+		out = append(out, leftover{"remove the stale " + filepath.Join(dir, name) + " (a pod sandbox's namespace, gone)", func() error { return host.RemoveFile(root, rel) }})
 	}
 	return out
 }
@@ -58,7 +59,7 @@ func namespaceLeftovers(root string, h *pnetns.Host, rec *Record) []leftover {
 			continue
 		}
 		if st, err := h.Inspect(pnetns.Partition{Namespace: n.Namespace, Interface: n.Interface}); err == nil && st.Namespace {
-			part := pnetns.Partition{Namespace: n.Namespace, HostLink: n.HostLink, Interface: n.Interface, Devices: rec.devicesOf(n.Namespace)}
+			part := pnetns.Partition{Namespace: n.Namespace, HostLink: n.HostLink, Interface: n.Interface, Devices: rec.DevicesOf(n.Namespace)}
 			out = append(out, leftover{"remove network namespace " + n.Namespace, func() error {
 				return inRootNetwork(root, func(host *pnetns.Host) error { return host.DownPartition(part) })
 			}})

@@ -7,22 +7,10 @@ import (
 
 	"github.com/vishvananda/netns"
 
+	"github.com/numa-partition/numa-partition/slices/apply/host"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
 )
-
-// RecordNetwork are the network objects the applied units make on the
-// host (the bundle's Network): the bridge, the NAT table, each
-// partition's namespace and the devices it holds. A pending record lists
-// the previous generation's too, so there may be several bridges. A
-// later apply removes those its plan no longer has (a renamed bridge,
-// devices taken off a partition) and remove removes what the units'
-// ExecStop= left.
-type RecordNetwork struct {
-	Bridges    []string           `json:"bridges,omitempty"`
-	NAT        bool               `json:"nat,omitempty"`
-	Namespaces []bundle.Namespace `json:"namespaces,omitempty"`
-}
 
 // recordNetwork is what the record keeps of a bundle's network.
 func recordNetwork(n *bundle.Network) *RecordNetwork {
@@ -103,7 +91,7 @@ func staleNetwork(root string, prev *Record, d Desired) ([]StaleNetwork, error) 
 		if len(gone) == 0 {
 			continue
 		}
-		h, done, err := netnsHost(root, netns.None())
+		h, done, err := host.NetnsHost(root, netns.None())
 		if err != nil {
 			return nil, fmt.Errorf("reading the host: %w", err)
 		}
@@ -150,12 +138,12 @@ func staleNetwork(root string, prev *Record, d Desired) ([]StaleNetwork, error) 
 // bridge and NAT live there, never in this process's when root is
 // another host's.
 func inRootNetwork(root string, f func(*pnetns.Host) error) error {
-	hostNS, err := rootNetnsHandle(root)
+	hostNS, err := host.RootNetnsHandle(root)
 	if err != nil {
 		return err
 	}
 	defer hostNS.Close()
-	h, done, err := netnsHost(root, hostNS)
+	h, done, err := host.NetnsHost(root, hostNS)
 	if err != nil {
 		return err
 	}

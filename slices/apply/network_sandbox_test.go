@@ -10,6 +10,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -52,7 +54,7 @@ func withNetwork(f *fixture, bridge, device string, keepBridge bool) *fixture {
 // sandboxLinks are the links of the sandbox's own network namespace.
 func sandboxLinks(t *testing.T, e *env) []string {
 	t.Helper()
-	ns, err := rootNetnsHandle(e.sb.Root)
+	ns, err := host.RootNetnsHandle(e.sb.Root)
 	must(t, err)
 	defer ns.Close()
 	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
@@ -84,9 +86,9 @@ func TestNetworkObjectsThePlanNoLongerHasAreRemoved(t *testing.T) {
 	if !slices.Contains(links, "nptbr0") || slices.Contains(links, "nptdev0") {
 		t.Fatalf("after gen1 the sandbox has %v: want nptbr0, and nptdev0 in np-tnode0", links)
 	}
-	rec, err := ReadRecord(e.sb.Root)
+	rec, err := record.Read(e.sb.Root)
 	must(t, err)
-	if rec.Network == nil || strings.Join(rec.Network.Bridges, ",") != "nptbr0" || strings.Join(rec.devicesOf("np-tnode0"), ",") != "nptdev0" {
+	if rec.Network == nil || strings.Join(rec.Network.Bridges, ",") != "nptbr0" || strings.Join(rec.DevicesOf("np-tnode0"), ",") != "nptdev0" {
 		t.Fatalf("the record's network is %+v, want bridge nptbr0 and device nptdev0 in np-tnode0", rec.Network)
 	}
 
@@ -104,7 +106,7 @@ func TestNetworkObjectsThePlanNoLongerHasAreRemoved(t *testing.T) {
 		t.Errorf("after gen2 the sandbox has %v: want nptbr1 and nptdev0 (back on the host), not nptbr0", links)
 	}
 
-	ns, err := rootNetnsHandle(e.sb.Root)
+	ns, err := host.RootNetnsHandle(e.sb.Root)
 	must(t, err)
 	defer ns.Close()
 	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
+	"github.com/numa-partition/numa-partition/slices/apply/host"
 )
 
 // What remove and apply do with the partitions' Kubernetes Nodes (#25).
@@ -184,7 +185,7 @@ func (n *nodeRun) client(p RecordPartition) (api drain.API, kubeconfig, note str
 	case p.Kubeconfig == "":
 		return nil, "", "no kubelet kubeconfig planned: not checked", nil
 	}
-	c, err := kubeletClient(n.o.Root, p.Kubeconfig, 0)
+	c, err := host.KubeletClient(n.o.Root, p.Kubeconfig, 0)
 	var ke *kubeapi.KubeconfigError
 	if errors.As(err, &ke) && ke.Field == "" && errors.Is(err, fs.ErrNotExist) {
 		return nil, "", p.Kubeconfig + " does not exist: the kubelet never joined, there is no Node to check", nil
@@ -567,15 +568,4 @@ func (n *nodeRun) close() {
 	for _, c := range n.own {
 		c.Close()
 	}
-}
-
-// kubeletClient is a client with a partition's own kubelet credentials:
-// its kubeconfig and the files it names read below root, dialling from
-// root's network namespace, as that kubelet does.
-func kubeletClient(root, kubeconfig string, timeout time.Duration) (*kubeapi.Client, error) {
-	cfg, err := kubeapi.Load(root, kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	return kubeapi.NewClient(cfg, kubeapi.Options{Timeout: timeout, DialContext: dialer(root)}), nil
 }

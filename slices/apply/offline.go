@@ -2,7 +2,8 @@ package apply
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 )
 
 // Offline: apply --dry-run, remove --dry-run and status of a root tree no
@@ -23,10 +24,6 @@ const offlineApplyWarning = "offline (no systemd runs for this root): unit state
 const offlineRemoveWarning = "offline (no systemd runs for this root): unit states are unknown, so every unit is listed as stopped; " +
 	"the API server (pods bound to the Nodes) was not asked"
 
-// offlineStatusNote says what an offline status did not read: status
-// then calls the host "offline", never healthy.
-const offlineStatusNote = "offline (no systemd runs for this root): unit states, cpusets in force, kubelet and allocator health, network namespaces and Nodes are not read"
-
 // errOfflineChange refuses what would change the host offline.
 var errOfflineChange = errors.New("offline: only a dry run (--dry-run) reads a root no systemd runs on; changing it needs a running systemd")
 
@@ -45,26 +42,5 @@ func (o Options) cgroupMode() (CgroupMode, error) {
 	if o.CgroupMode != "" {
 		return o.CgroupMode, nil
 	}
-	return CgroupModeOf(o.Root, o.Offline)
-}
-
-// CgroupModeOf is the cgroup mode of the host at root, read from its
-// sys/fs/cgroup; offline (a tree no systemd runs on, which may have no
-// cgroup file system) the applied record's first, and an error naming
-// --cgroup-mode when neither says.
-func CgroupModeOf(root string, offline bool) (CgroupMode, error) {
-	if offline {
-		rec, err := ReadRecord(root)
-		if err != nil {
-			return "", err
-		}
-		if rec != nil && rec.CgroupMode != "" {
-			return rec.CgroupMode, nil
-		}
-	}
-	mode, err := DetectCgroupMode(root)
-	if err != nil && offline {
-		return "", fmt.Errorf("%w; offline, with nothing applied below the root, give the host's mode with --cgroup-mode", err)
-	}
-	return mode, err
+	return record.CgroupModeOf(o.Root, o.Offline)
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
@@ -34,10 +36,10 @@ func TestOfflineReadsWhatTheTreeHolds(t *testing.T) {
 
 	// status: the record's partitions and units, enabled as the tree's
 	// links say, states unknown, health "offline" (never healthy).
-	so := StatusOptions{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: off, Offline: true}
-	st, err := ReadStatus(ctx, so)
+	so := status.Options{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: off, Offline: true}
+	st, err := status.Read(ctx, so)
 	require.NoError(t, err)
-	assert.Equal(t, Offline, st.Health, "problems: %q", st.Problems)
+	assert.Equal(t, status.Offline, st.Health, "problems: %q", st.Problems)
 	assert.Empty(t, st.Problems)
 	assert.Contains(t, st.Offline, "unit states")
 	assert.Equal(t, e.recordMode(t), st.CgroupMode)
@@ -59,9 +61,9 @@ func TestOfflineReadsWhatTheTreeHolds(t *testing.T) {
 	b, err := os.ReadFile(slice)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(slice, append(b, "# edited by hand\n"...), 0o644))
-	st, err = ReadStatus(ctx, so)
+	st, err = status.Read(ctx, so)
 	require.NoError(t, err)
-	assert.Equal(t, Degraded, st.Health)
+	assert.Equal(t, status.Degraded, st.Health)
 	assert.Contains(t, strings.Join(st.Problems, "\n"), "drift: /etc/systemd/system/tnode0.slice was changed after apply")
 
 	// apply --dry-run: the file diff as online, unit states unknown (so
@@ -99,7 +101,7 @@ func TestOfflineReadsWhatTheTreeHolds(t *testing.T) {
 // recordMode is the cgroup mode the sandbox's apply recorded.
 func (e *env) recordMode(t testing.TB) CgroupMode {
 	t.Helper()
-	rec, err := ReadRecord(e.sb.Root)
+	rec, err := record.Read(e.sb.Root)
 	require.NoError(t, err)
 	require.NotNil(t, rec)
 	return rec.CgroupMode

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 )
 
@@ -43,9 +44,9 @@ func TestOriginalsAreKeptAndRestored(t *testing.T) {
 
 	_, err = e.apply(t, f, nil)
 	must(t, err)
-	rec, err := ReadRecord(e.sb.Root)
+	rec, err := record.Read(e.sb.Root)
 	must(t, err)
-	if rf, ok := rec.file(rel); !ok || !rf.Original {
+	if rf, ok := rec.File(rel); !ok || !rf.Original {
 		t.Errorf("record of %s: %+v, want original=true", rel, rf)
 	}
 	if b, err := os.ReadFile(e.sb.Path(OriginalsDir + "/" + rel)); err != nil || string(b) != orig {

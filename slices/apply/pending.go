@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 
+	"github.com/numa-partition/numa-partition/slices/apply/host"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -16,7 +17,7 @@ import (
 // host; the apply's last step replaces it with the finished one. It
 // returns how to put the previous record back, after a rollback.
 func writePending(root string, rec, prev *Record, cur Current, d Desired) (func() error, error) {
-	old, existed, err := readFileState(root, RecordPath)
+	old, existed, err := host.ReadFileState(root, RecordPath)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +42,7 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 	for _, f := range d.Files {
 		pend.Dirs = appendNew(pend.Dirs, missingDirs(root, path.Dir(f.Path))...)
 		if _, there := cur.Files[f.Path]; there {
-			if _, ours := prev.file(f.Path); !ours {
+			if _, ours := prev.File(f.Path); !ours {
 				pend.Dirs = appendNew(pend.Dirs, missingDirs(root, path.Dir(path.Join(OriginalsDir, f.Path)))...)
 			}
 		}
@@ -56,14 +57,14 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 	created := missingDirs(root, path.Dir(RecordPath))
 	pend.Dirs = appendNew(pend.Dirs, created...)
 	rec.Dirs = appendNew(rec.Dirs, created...)
-	if err := pend.write(root); err != nil {
+	if err := pend.Write(root); err != nil {
 		return nil, fmt.Errorf("writing the pending record: %w", err)
 	}
 	return func() error {
 		if existed {
-			return writeFileAtomic(root, RecordPath, old.Content, old.Mode)
+			return host.WriteFileAtomic(root, RecordPath, old.Content, old.Mode)
 		}
-		if err := removeFile(root, RecordPath); err != nil {
+		if err := host.RemoveFile(root, RecordPath); err != nil {
 			return err
 		}
 		return removeEmptyDirs(root, created)
@@ -73,7 +74,7 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 // previousSums are the sha256s other than f's that prev's entry for f's
 // path accepts: the file may still hold any of them after a kill.
 func previousSums(f RecordFile, prev *Record) []string {
-	pf, ok := prev.file(f.Path)
+	pf, ok := prev.File(f.Path)
 	if !ok {
 		return f.PreviousSHA256
 	}
@@ -146,4 +147,4 @@ func (w *writeAhead) restore() error {
 }
 
 // finish writes the record as finished, where no record step did.
-func (w *writeAhead) finish() error { return w.rec.write(w.a.o.Root) }
+func (w *writeAhead) finish() error { return w.rec.Write(w.a.o.Root) }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 )
 
 // An apply killed mid-drain of a partition that goes left a pending
@@ -19,7 +21,7 @@ func TestPendingRecordKeepsThePartitionsThatGo(t *testing.T) {
 	rec := &Record{Generation: 4, Partitions: []RecordPartition{{Name: "node0", NodeName: "h-node0"}, {Name: "node4", NodeName: "h-node4"}}}
 	_, err := writePending(root, rec, prev, Current{}, Desired{})
 	require.NoError(t, err)
-	got, err := ReadRecord(root)
+	got, err := record.Read(root)
 	require.NoError(t, err)
 	require.True(t, got.Pending)
 	var names []string

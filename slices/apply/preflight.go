@@ -3,6 +3,7 @@ package apply
 import (
 	"fmt"
 
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/preflight"
 )
@@ -17,7 +18,7 @@ type PortInUseError = preflight.PortInUseError
 // for the cgroup mode, which NewDesired refuses anyway (listed once, by
 // the preflight).
 func (o Options) preflight(mode CgroupMode, b bundle.Bundle) (*preflight.Report, error) {
-	prev, err := ReadRecord(o.Root)
+	prev, err := record.Read(o.Root)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/systemd"
@@ -88,8 +90,8 @@ func sliceLeftovers(root string, mode CgroupMode, unit string) []leftover {
 	for _, dir := range runtimeControlDirs {
 		for _, prop := range []string{"AllowedCPUs", "AllowedMemoryNodes"} {
 			rel := path.Join(dir, unit+".d", "50-"+prop+".conf")
-			if exists(root, rel) {
-				out = append(out, leftover{"drop runtime " + prop + " of " + unit, func() error { return removeFile(root, rel) }})
+			if host.Exists(root, rel) {
+				out = append(out, leftover{"drop runtime " + prop + " of " + unit, func() error { return host.RemoveFile(root, rel) }})
 			}
 		}
 	}
@@ -135,7 +137,7 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		}
 		defer lock.Release()
 	}
-	rec, err := ReadRecord(o.Root)
+	rec, err := record.Read(o.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +168,7 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 	if err := errors.Join(r.errs...); err != nil {
 		return rep, fmt.Errorf("remove of generation %d incomplete (the record is kept, run remove again): %w", rec.Generation, err)
 	}
-	r.do("delete the record", func() error { return removeFile(o.Root, RecordPath) })
+	r.do("delete the record", func() error { return host.RemoveFile(o.Root, RecordPath) })
 	r.do("remove the directories apply created", func() error { return removeEmptyDirs(o.Root, rec.Dirs) })
 	rep.Seconds = time.Since(t0).Seconds()
 	return rep, errors.Join(r.errs...)
@@ -299,8 +301,8 @@ func (r *removal) deleteStamps(context.Context) {
 			continue
 		}
 		rel := path.Join(u.KubeletState.Dir, KubeletStampName)
-		if exists(r.o.Root, rel) {
-			r.do("delete /"+rel, func() error { return removeFile(r.o.Root, rel) })
+		if host.Exists(r.o.Root, rel) {
+			r.do("delete /"+rel, func() error { return host.RemoveFile(r.o.Root, rel) })
 		}
 	}
 }
@@ -354,7 +356,7 @@ func (r *removal) freeHugepages(context.Context) {
 			continue
 		}
 		back := HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Before}
-		r.do("hugepages "+back.String(), func() error { _, err := hugepool.SetPool(r.o.PoolWriter, r.o.Sysfs, back.pool(false)); return err })
+		r.do("hugepages "+back.String(), func() error { _, err := hugepool.SetPool(r.o.PoolWriter, r.o.Sysfs, back.Pool(false)); return err })
 	}
 }
 

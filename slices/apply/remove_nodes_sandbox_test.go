@@ -10,6 +10,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 )
 
 // TestRemoveNodes: on an applied host whose partitions joined a cluster,
@@ -60,7 +61,7 @@ func TestRemoveNodes(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "refused before it changed anything on the host: partition tnode1: 1 pods are bound to Node sandbox-tnode1 (shop/web-0)") {
 		t.Fatalf("plain remove: %v", err)
 	}
-	if rec, err := ReadRecord(e.sb.Root); err != nil || rec == nil {
+	if rec, err := record.Read(e.sb.Root); err != nil || rec == nil {
 		t.Fatalf("the record after a refused remove: %v %v", rec, err)
 	}
 	if st, err := e.m.Unit(ctx, "tnode1.slice"); err != nil || st.ActiveState != "active" {
@@ -92,7 +93,7 @@ func TestRemoveNodes(t *testing.T) {
 	if want := "drain sandbox-tnode1: evicted 1 of 1"; !strings.Contains(strings.Join(progress, "\n"), want) {
 		t.Errorf("progress %q", progress)
 	}
-	if rec, err := ReadRecord(e.sb.Root); err != nil || rec != nil {
+	if rec, err := record.Read(e.sb.Root); err != nil || rec != nil {
 		t.Fatalf("the record after remove: %v %v", rec, err)
 	}
 	// The Events on the Nodes (#40), with the identity that drained them;

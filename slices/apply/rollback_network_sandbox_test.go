@@ -12,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
 	"github.com/numa-partition/numa-partition/slices/systemd/systemdtest"
 )
@@ -78,12 +81,12 @@ func TestIncompleteRollbackKeepsThePendingRecord(t *testing.T) {
 	if !errors.As(err, &se) || !errors.Is(se.Rollback, systemdtest.ErrInjected) || !strings.Contains(err.Error(), "stays pending") {
 		t.Fatalf("apply whose rollback cannot stop the uplink: %v; want ROLLBACK INCOMPLETE naming the pending record", err)
 	}
-	rec, err := ReadRecord(e.sb.Root)
+	rec, err := record.Read(e.sb.Root)
 	must(t, err)
 	if rec == nil || !rec.Pending {
 		t.Fatalf("after an incomplete rollback the record is %+v; want the pending one", rec)
 	}
-	st, err := ReadStatus(context.Background(), StatusOptions{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m, NoAPI: true})
+	st, err := status.Read(context.Background(), status.Options{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m, NoAPI: true})
 	must(t, err)
 	if !slices.ContainsFunc(st.Problems, func(p string) bool { return strings.Contains(p, "was interrupted") }) {
 		t.Errorf("status after an incomplete rollback does not name it: %v", st.Problems)
@@ -141,7 +144,7 @@ func sandboxForwarding(t *testing.T, e *env) string {
 	t.Helper()
 	var b []byte
 	var err error
-	must(t, inNetns(e.sb.Root, rootNetns(e.sb.Root), func() { b, err = os.ReadFile("/proc/sys/net/ipv4/ip_forward") }))
+	must(t, host.InNetns(e.sb.Root, host.RootNetns(e.sb.Root), func() { b, err = os.ReadFile("/proc/sys/net/ipv4/ip_forward") }))
 	must(t, err)
 	return strings.TrimSpace(string(b))
 }

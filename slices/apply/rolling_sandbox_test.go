@@ -16,6 +16,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/preflight"
 )
@@ -155,7 +156,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 		}
 	}
 	gen := func() int {
-		rec, err := ReadRecord(e.sb.Root)
+		rec, err := record.Read(e.sb.Root)
 		must(t, err)
 		return rec.Generation
 	}

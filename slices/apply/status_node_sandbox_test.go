@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
+	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 )
 
 // TestStatusNodes: status reads each partition's Node with its own
@@ -32,22 +34,22 @@ func TestStatusNodes(t *testing.T) {
 	_, err := e.apply(t, f, nil)
 	must(t, err)
 	ctx := context.Background()
-	so := StatusOptions{Root: e.sb.Root, Sysfs: "/sys", Systemd: e.m}
+	so := status.Options{Root: e.sb.Root, Sysfs: "/sys", Systemd: e.m}
 
 	noAPI := so
 	noAPI.NoAPI = true
 	st := waitHealthy(t, ctx, noAPI)
-	if st.Health != Healthy {
+	if st.Health != status.Healthy {
 		t.Fatalf("status --no-api after apply: %s, problems %q", st.Health, st.Problems)
 	}
 	for _, p := range st.Partitions {
-		if p.Node.Name != "sandbox-"+p.Name || p.Node.Reason != NodeNotChecked || p.Node.Kubeconfig != "/etc/kubernetes/kubelet-"+p.Name+".conf" {
+		if p.Node.Name != "sandbox-"+p.Name || p.Node.Reason != status.NodeNotChecked || p.Node.Kubeconfig != "/etc/kubernetes/kubelet-"+p.Name+".conf" {
 			t.Errorf("--no-api: node of %s: %+v", p.Name, p.Node)
 		}
 	}
 
 	// The kubelets answer but have no kubeconfig: they have not joined.
-	st, err = ReadStatus(ctx, so)
+	st, err = status.Read(ctx, so)
 	must(t, err)
 	wantProblems(t, st, "kubelet of tnode0 is healthy but has not joined: /etc/kubernetes/kubelet-tnode0.conf does not exist",
 		"kubelet of tnode1 is healthy but has not joined: /etc/kubernetes/kubelet-tnode1.conf does not exist")
@@ -63,16 +65,16 @@ func TestStatusNodes(t *testing.T) {
 		writeInSandbox(t, e, pem, append(cert, key...))
 		writeInSandbox(t, e, p.Kubelet.Kubeconfig, s.Kubeconfig(t, map[string]string{"client-certificate": pem, "client-key": pem}))
 	}
-	st, err = ReadStatus(ctx, so)
+	st, err = status.Read(ctx, so)
 	must(t, err)
 	wantProblems(t, st, "Node sandbox-tnode1 NotReady: KubeletNotReady (container runtime network not ready)")
 	if n := st.Partitions[0].Node; !n.Ready || n.Condition != "True" || n.Allocatable["cpu"] != "4" || n.Capacity["memory"] != "16Gi" {
 		t.Errorf("node of tnode0: %+v", n)
 	}
 	s.SetNode(kubeapitest.Node("sandbox-tnode1", corev1.ConditionTrue, "KubeletReady", ""))
-	st, err = ReadStatus(ctx, so)
+	st, err = status.Read(ctx, so)
 	must(t, err)
-	if st.Health != Healthy {
+	if st.Health != status.Healthy {
 		t.Errorf("both Nodes Ready: %s, problems %q", st.Health, st.Problems)
 	}
 
@@ -86,22 +88,22 @@ func TestStatusNodes(t *testing.T) {
 	withAdmin := so
 	withAdmin.Kubeconfig = filepath.Join(dir, "config")
 	must(t, os.WriteFile(withAdmin.Kubeconfig, admin.Kubeconfig(t, map[string]string{"client-certificate": "admin.pem", "client-key": "admin.pem"}), 0o600))
-	st, err = ReadStatus(ctx, withAdmin)
+	st, err = status.Read(ctx, withAdmin)
 	must(t, err)
 	wantProblems(t, st, `Node sandbox-tnode1 of tnode1: Node not registered: GET `+admin.URL+`/api/v1/nodes/sandbox-tnode1: 404 Not Found: nodes "sandbox-tnode1" not found`)
-	if n := st.Partitions[1].Node; n.Reason != NodeNotRegistered || n.Kubeconfig != withAdmin.Kubeconfig {
+	if n := st.Partitions[1].Node; n.Reason != status.NodeNotRegistered || n.Kubeconfig != withAdmin.Kubeconfig {
 		t.Errorf("node of tnode1 with --kubeconfig: %+v", n)
 	}
 	// An unusable --kubeconfig is status failing, not the host degraded.
 	withAdmin.Kubeconfig = filepath.Join(dir, "missing")
-	if _, err := ReadStatus(ctx, withAdmin); err == nil || !strings.Contains(err.Error(), "kubeconfig "+withAdmin.Kubeconfig) {
+	if _, err := status.Read(ctx, withAdmin); err == nil || !strings.Contains(err.Error(), "kubeconfig "+withAdmin.Kubeconfig) {
 		t.Errorf("missing --kubeconfig: %v", err)
 	}
 }
 
-func wantProblems(t *testing.T, st *Status, want ...string) {
+func wantProblems(t *testing.T, st *status.Status, want ...string) {
 	t.Helper()
-	if st.Health != Degraded || !slices.Equal(st.Problems, want) {
+	if st.Health != status.Degraded || !slices.Equal(st.Problems, want) {
 		t.Errorf("health %s, problems:\n  %s\nwant degraded with:\n  %s", st.Health, strings.Join(st.Problems, "\n  "), strings.Join(want, "\n  "))
 	}
 }
@@ -134,7 +136,7 @@ func listenIn(t *testing.T, root string) net.Listener {
 	t.Helper()
 	var l net.Listener
 	var err error
-	must(t, inNetns(root, rootNetns(root), func() { l, err = net.Listen("tcp", "127.0.0.1:0") }))
+	must(t, host.InNetns(root, host.RootNetns(root), func() { l, err = net.Listen("tcp", "127.0.0.1:0") }))
 	must(t, err)
 	return l
 }

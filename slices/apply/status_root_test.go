@@ -10,13 +10,15 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/internal/hostiletest"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
 // offlineStatus reads root's status offline, as `status --root` does for
 // a root no systemd runs on.
-func offlineStatus(root string) (*Status, error) {
-	return ReadStatus(context.Background(), StatusOptions{Root: root, Sysfs: filepath.Join(root, "sys"),
+func offlineStatus(root string) (*status.Status, error) {
+	return status.Read(context.Background(), status.Options{Root: root, Sysfs: filepath.Join(root, "sys"),
 		Systemd: systemd.NewOffline(root), Offline: true, NoAPI: true})
 }
 
@@ -28,8 +30,8 @@ func TestSocketAtARenderedPathIsDriftAsAFIFOIs(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { os.RemoveAll(root) })
 	fifo, sock := "etc/systemd/system/f.service", "etc/systemd/system/s.service"
-	rec := &Record{Generation: 1, CgroupMode: CgroupV2, Files: []RecordFile{{Path: fifo, SHA256: hashOf(nil)}, {Path: sock, SHA256: hashOf(nil)}}}
-	b, err := rec.marshal()
+	rec := &Record{Generation: 1, CgroupMode: CgroupV2, Files: []RecordFile{{Path: fifo, SHA256: record.Hash(nil)}, {Path: sock, SHA256: record.Hash(nil)}}}
+	b, err := rec.Marshal()
 	must(t, err)
 	must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(RecordPath)), 0o755))
 	must(t, os.WriteFile(filepath.Join(root, RecordPath), b, 0o644))

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/numa-partition/numa-partition/slices/apply/status"
 )
 
 // TestStatus: healthy when everything runs and answers, degraded with a
@@ -20,10 +22,10 @@ func TestStatus(t *testing.T) {
 	_, err := e.apply(t, f, nil)
 	must(t, err)
 	ctx := context.Background()
-	so := StatusOptions{Root: e.sb.Root, Sysfs: "/sys", Systemd: e.m}
+	so := status.Options{Root: e.sb.Root, Sysfs: "/sys", Systemd: e.m}
 
 	st := waitHealthy(t, ctx, so)
-	if st.Health != Healthy || st.Generation != 1 {
+	if st.Health != status.Healthy || st.Generation != 1 {
 		t.Fatalf("status after apply: %s generation %d, problems %q", st.Health, st.Generation, st.Problems)
 	}
 	if len(st.Partitions) != 2 {
@@ -47,7 +49,7 @@ func TestStatus(t *testing.T) {
 	b, err := os.ReadFile(slice)
 	must(t, err)
 	must(t, os.WriteFile(slice, append(b, "# edited by hand\n"...), 0o644))
-	st, err = ReadStatus(ctx, so)
+	st, err = status.Read(ctx, so)
 	must(t, err)
 	problems := strings.Join(st.Problems, "\n")
 	for _, want := range []string{
@@ -59,7 +61,7 @@ func TestStatus(t *testing.T) {
 			t.Errorf("status problems lack %q:\n%s", want, problems)
 		}
 	}
-	if st.Health != Degraded || len(st.Drift) != 1 {
+	if st.Health != status.Degraded || len(st.Drift) != 1 {
 		t.Errorf("health %s, drift %q; want degraded with one drift", st.Health, st.Drift)
 	}
 
@@ -68,9 +70,9 @@ func TestStatus(t *testing.T) {
 	must(t, err)
 	_, err = Remove(ctx, e.opts())
 	must(t, err)
-	st, err = ReadStatus(ctx, so)
+	st, err = status.Read(ctx, so)
 	must(t, err)
-	if st.Health != NotApplied {
+	if st.Health != status.NotApplied {
 		t.Errorf("after remove: %s, want not-applied", st.Health)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path"
+
+	"github.com/numa-partition/numa-partition/slices/apply/host"
 )
 
 // KindForgetSlice drops what systemd and the kernel keep of a slice that
@@ -25,7 +27,7 @@ func (a ForgetSlice) run(e *Executor, ctx context.Context, cur Current, _ *Resul
 	for _, dir := range runtimeControlDirs {
 		for _, prop := range []string{"AllowedCPUs", "AllowedMemoryNodes"} {
 			rel := path.Join(dir, a.Unit+".d", "50-"+prop+".conf")
-			old, ok, err := readFileState(e.Root, rel)
+			old, ok, err := host.ReadFileState(e.Root, rel)
 			if err != nil {
 				return undos, fmt.Errorf("runtime %s of %s: %w", prop, a.Unit, err)
 			}
@@ -33,7 +35,7 @@ func (a ForgetSlice) run(e *Executor, ctx context.Context, cur Current, _ *Resul
 				continue
 			}
 			undos = append(undos, undo{phase: phaseFiles, what: "runtime " + prop + " of " + a.Unit, run: func(context.Context) error {
-				return writeFileAtomic(e.Root, rel, old.Content, old.Mode)
+				return host.WriteFileAtomic(e.Root, rel, old.Content, old.Mode)
 			}})
 		}
 	}
@@ -45,7 +47,7 @@ func (a ForgetSlice) run(e *Executor, ctx context.Context, cur Current, _ *Resul
 			undos = append(undos, undo{what: "cpuset v1 group of " + a.Unit, run: func(context.Context) error { return g.set(cpus, mems) }})
 		}
 		if d := hugetlbV1Dir(sliceCgroup(a.Unit)); dirExists(e.Root, d) {
-			undos = append(undos, undo{what: "hugetlb v1 group of " + a.Unit, run: func(context.Context) error { return rootOf(e.Root).MkdirAll(d, 0o755) }})
+			undos = append(undos, undo{what: "hugetlb v1 group of " + a.Unit, run: func(context.Context) error { return host.Root(e.Root).MkdirAll(d, 0o755) }})
 		}
 	}
 	for _, l := range sliceLeftovers(e.Root, cur.Record.CgroupMode, a.Unit) {

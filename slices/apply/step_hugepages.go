@@ -21,10 +21,10 @@ func (a SetHugepages) describe() string { return a.Hugepages.String() }
 func (a SetHugepages) run(e *Executor, ctx context.Context, _ Current, res *Result) ([]undo, error) {
 	h := *a.Hugepages
 	u := undo{what: "hugepages " + h.String(), run: func(context.Context) error {
-		_, err := hugepool.SetPool(e.poolWriter(), e.Sysfs, h.pool(true))
+		_, err := hugepool.SetPool(e.poolWriter(), e.Sysfs, h.Pool(true))
 		return err
 	}}
-	got, err := hugepool.SetPool(e.poolWriter(), e.Sysfs, h.pool(false))
+	got, err := hugepool.SetPool(e.poolWriter(), e.Sysfs, h.Pool(false))
 	if err == nil && got < h.Count {
 		sf := Shortfall{Node: h.Node, PageSize: h.PageSize, Wanted: h.Count, Got: got}
 		res.Shortfalls = append(res.Shortfalls, sf)

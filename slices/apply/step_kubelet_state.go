@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/slices/apply/host"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -36,11 +37,11 @@ func (a PrepareKubeletState) run(e *Executor, _ context.Context, _ Current, _ *R
 	var undos []undo
 	for _, rel := range a.StateFiles {
 		from, to := rel, rel+StaleSuffix
-		if err := rootOf(e.Root).Rename(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := host.Root(e.Root).Rename(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return undos, fmt.Errorf("moving /%s aside: %w", rel, err)
 		}
 		undos = append(undos, undo{phase: phaseFiles, what: "state file /" + rel, run: func(context.Context) error {
-			return rootOf(e.Root).Rename(to, from)
+			return host.Root(e.Root).Rename(to, from)
 		}})
 	}
 	// The first apply may come before kubelet made its root dir.

@@ -16,7 +16,7 @@ func (WriteRecord) Kind() Kind       { return KindRecord }
 func (WriteRecord) describe() string { return "" }
 
 func (WriteRecord) run(e *Executor, _ context.Context, _ Current, _ *Result) ([]undo, error) {
-	return e.writeOwn(RecordPath, "record", e.Record.marshal)
+	return e.writeOwn(RecordPath, "record", e.Record.Marshal)
 }
 
 // recordIfChanged writes the record when what it says changed: the files, the

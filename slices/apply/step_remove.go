@@ -18,7 +18,7 @@ func (RemoveFile) Kind() Kind         { return KindRemove }
 func (a RemoveFile) describe() string { return "/" + a.Path }
 
 func (a RemoveFile) run(e *Executor, ctx context.Context, cur Current, _ *Result) ([]undo, error) {
-	f, ours := cur.Record.file(a.Path)
+	f, ours := cur.Record.File(a.Path)
 	if !ours {
 		return nil, fmt.Errorf("removing %s: the record does not list it, so nothing says apply wrote it", e.path(a.Path))
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+
+	"github.com/numa-partition/numa-partition/slices/apply/host"
 )
 
 // KindWrite writes a rendered file that is missing or differs.
@@ -26,7 +28,7 @@ func (a WriteFile) run(e *Executor, ctx context.Context, cur Current, _ *Result)
 	old, existed := cur.Files[a.Path]
 	var undos []undo
 	if existed {
-		if _, ours := cur.Record.file(a.Path); !ours {
+		if _, ours := cur.Record.File(a.Path); !ours {
 			kept, err := e.keepOriginal(a.Path, old)
 			if err != nil {
 				return kept, err
@@ -39,7 +41,7 @@ func (a WriteFile) run(e *Executor, ctx context.Context, cur Current, _ *Result)
 	undos = append(undos, undo{phase: phaseFiles, what: "directories of /" + a.Path, run: func(context.Context) error {
 		return removeEmptyDirs(e.Root, created)
 	}}, e.restoreFile(KindWrite, a.Path, cur))
-	if err := writeFileAtomic(e.Root, a.Path, a.Content, a.Mode); err != nil {
+	if err := host.WriteFileAtomic(e.Root, a.Path, a.Content, a.Mode); err != nil {
 		return undos, fmt.Errorf("writing %s: %w", e.path(a.Path), err)
 	}
 	return undos, nil

@@ -4,6 +4,7 @@ import (
 	"path"
 	"slices"
 
+	"github.com/numa-partition/numa-partition/slices/apply/host"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -38,7 +39,7 @@ func ownPaths(files []string, units []bundle.Unit, rec *Record) []string {
 func sweepTemps(root string, paths []string) ([]string, error) {
 	var removed []string
 	for _, p := range paths {
-		r, err := rootOf(root).RemoveTemps(p)
+		r, err := host.Root(root).RemoveTemps(p)
 		removed = append(removed, r...)
 		if err != nil {
 			return removed, err

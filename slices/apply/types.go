@@ -1,12 +1,10 @@
 package apply
 
 import (
-	"fmt"
-	"io/fs"
-
 	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/numa/units"
+	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/systemd"
@@ -15,10 +13,25 @@ import (
 // Paths of numa-partition's own state, relative to the root
 // (package hostpaths).
 const (
-	RecordPath   = hostpaths.RecordRel
+	RecordPath   = record.Path
 	OriginalsDir = hostpaths.OriginalsRel
 	LockPath     = hostpaths.LockRel
 )
+
+// The record's types (package record), by the names apply's API has
+// always given them.
+type (
+	Record          = record.Record
+	RecordFile      = record.File
+	RecordPartition = record.Partition
+	RecordNetwork   = record.Network
+	CordonedNode    = record.CordonedNode
+	SliceSet        = record.SliceSet
+	HugepageTarget  = record.HugepageTarget
+)
+
+// Shortfall is a pool the kernel could not fill.
+type Shortfall = hugepool.Shortfall
 
 // Desired is what apply wants on the host: the bundle's files and units,
 // plus what apply derives from them (slices' CPU sets, the cgroup v1
@@ -39,37 +52,6 @@ type Desired struct {
 	Hostname     string
 	ReservedCPUs bitmask.CPUSet
 	Partitions   []RecordPartition
-}
-
-// SliceSet is one slice's AllowedCPUs= and AllowedMemoryNodes=.
-type SliceSet struct {
-	Unit string          `json:"unit"`
-	CPUs bitmask.CPUSet  `json:"cpus"`
-	Mems bitmask.NodeSet `json:"mems"`
-}
-
-// HugepageTarget is a per-node hugepage count to allocate. Before is what
-// the node had when numa-partition first touched it (restored by remove).
-type HugepageTarget struct {
-	Node     int    `json:"node"`
-	PageSize uint64 `json:"pageSize"`
-	Count    uint64 `json:"count"`
-	Before   uint64 `json:"before"`
-}
-
-// Shortfall is a pool the kernel could not fill.
-type Shortfall = hugepool.Shortfall
-
-// pool is the target as hugepool sets it; before, its count before.
-func (h HugepageTarget) pool(before bool) hugepool.Pool {
-	if before {
-		return hugepool.Pool{Node: h.Node, PageSize: h.PageSize, Count: h.Before}
-	}
-	return hugepool.Pool{Node: h.Node, PageSize: h.PageSize, Count: h.Count}
-}
-
-func (h HugepageTarget) String() string {
-	return fmt.Sprintf("node%d %s=%d", h.Node, units.HugepageResource(h.PageSize), h.Count)
 }
 
 // PlannedPort is a TCP port a partition's daemon will listen on.
@@ -99,10 +81,7 @@ type Current struct {
 }
 
 // FileState is a file on disk.
-type FileState struct {
-	Content []byte
-	Mode    fs.FileMode
-}
+type FileState = host.FileState
 
 // HugepageKey names one node's pool of one page size.
 type HugepageKey struct {

@@ -1,4 +1,4 @@
-package apply
+package host
 
 import (
 	"context"
@@ -19,22 +19,22 @@ import (
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
 )
 
-// dialer returns a dial function for TCP endpoints of the host at root:
+// Dialer returns a dial function for TCP endpoints of the host at root:
 // the ordinary one for "/", else one that creates its sockets in the
 // network namespace of root's PID 1 (a sandbox's or a container's), so that
 // status checks the kubelets where they listen.
-func dialer(root string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func Dialer(root string) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
 	if filepath.Clean(root) == "/" {
 		return d.DialContext
 	}
-	return dialerIn(root, rootNetns(root))
+	return DialerIn(root, RootNetns(root))
 }
 
-// rootNetns is the network namespace of the host at root, relative to
+// RootNetns is the network namespace of the host at root, relative to
 // root: this process's for "/", else that of root's PID 1 (a sandbox's or
 // a container's).
-func rootNetns(root string) string {
+func RootNetns(root string) string {
 	if filepath.Clean(root) == "/" {
 		return "proc/self/ns/net"
 	}
@@ -49,7 +49,7 @@ func rootNetns(root string) string {
 // a bind mount of a namespace) is opened through fsutil.Root, a link at
 // it not followed.
 func openNetns(root, rel string) (*os.File, error) {
-	r := rootOf(root)
+	r := Root(root)
 	var f *os.File
 	if strings.HasPrefix(path.Clean("/"+rel), "/proc/") {
 		dir, err := r.OpenDir(path.Dir(path.Clean("/" + rel)))
@@ -83,9 +83,9 @@ func openNetns(root, rel string) (*os.File, error) {
 	return f, nil
 }
 
-// rootNetnsHandle is root's network namespace as a netns handle.
-func rootNetnsHandle(root string) (netns.NsHandle, error) {
-	f, err := openNetns(root, rootNetns(root))
+// RootNetnsHandle is root's network namespace as a netns handle.
+func RootNetnsHandle(root string) (netns.NsHandle, error) {
+	f, err := openNetns(root, RootNetns(root))
 	if err != nil {
 		return netns.None(), err
 	}
@@ -98,12 +98,12 @@ func rootNetnsHandle(root string) (netns.NsHandle, error) {
 	return netns.NsHandle(fd), nil
 }
 
-// dialerIn dials from the network namespace rel below root (a
+// DialerIn dials from the network namespace rel below root (a
 // partition's run/netns/<name>, where its kubelet listens on 127.0.0.1).
-func dialerIn(root, rel string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func DialerIn(root, rel string) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
 	return func(ctx context.Context, network, addr string) (c net.Conn, err error) {
-		nsErr := inNetns(root, rel, func() { c, err = d.DialContext(ctx, network, addr) })
+		nsErr := InNetns(root, rel, func() { c, err = d.DialContext(ctx, network, addr) })
 		if nsErr != nil {
 			return nil, nsErr
 		}
@@ -111,11 +111,11 @@ func dialerIn(root, rel string) func(ctx context.Context, network, addr string) 
 	}
 }
 
-// inNetns runs f on a thread of its own in the network namespace rel
+// InNetns runs f on a thread of its own in the network namespace rel
 // below root: sockets are created in whatever namespace their thread is
 // in. The thread goes back to the runtime only once it is back in its
 // own namespace, else it dies with its goroutine.
-func inNetns(root, rel string, f func()) error {
+func InNetns(root, rel string, f func()) error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -144,7 +144,7 @@ func inNetns(root, rel string, f func()) error {
 	return <-done
 }
 
-// netnsHost is the pnetns.Host of the partitions' named namespaces below
+// NetnsHost is the pnetns.Host of the partitions' named namespaces below
 // root (run/netns), with ns as the host's namespace (netns.None() to only
 // read). The directory is resolved once, inside the root, and reached
 // through its descriptor (/proc/self/fd/N) from then on: a link on the
@@ -154,8 +154,8 @@ func inNetns(root, rel string, f func()) error {
 // made below it, and remove stopped at it, leaving the bridge), gives a
 // Host that finds no namespace. done closes the directory; the Host must
 // not be used after it.
-func netnsHost(root string, ns netns.NsHandle) (h *pnetns.Host, done func(), err error) {
-	d, err := rootOf(root).OpenDir(strings.TrimPrefix(bundle.NetnsDir, "/"))
+func NetnsHost(root string, ns netns.NsHandle) (h *pnetns.Host, done func(), err error) {
+	d, err := Root(root).OpenDir(strings.TrimPrefix(bundle.NetnsDir, "/"))
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
 		return &pnetns.Host{NS: ns}, func() {}, nil
 	}

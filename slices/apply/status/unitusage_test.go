@@ -1,4 +1,4 @@
-package apply
+package status
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
@@ -17,7 +18,7 @@ func TestStatusReadsEachRunningServicesUsage(t *testing.T) {
 	must(t, os.MkdirAll(dir, 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "cpu.stat"), []byte("usage_usec 1500000\nuser_usec 1000000\nsystem_usec 500000\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "memory.stat"), []byte("anon 41943040\nfile 10485760\ninactive_file 4194304\n"), 0o644))
-	r := &statusRun{o: StatusOptions{Root: root}, mode: CgroupV2, st: &Status{}, infos: map[string]systemd.UnitInfo{
+	r := &statusRun{o: Options{Root: root}, mode: cgroupmode.V2, st: &Status{}, infos: map[string]systemd.UnitInfo{
 		"kubelet-node0.service":    {ActiveState: "active", MainPID: 7, ControlGroup: "/node0.slice/kubelet-node0.service"},
 		"containerd-node0.service": {ActiveState: "active", MainPID: 8, ControlGroup: "/node0.slice/containerd-node0.service"},
 		"hugepages.service":        {ActiveState: "active", ControlGroup: "/system.slice/hugepages.service"}, // a oneshot that ran

@@ -1,4 +1,4 @@
-package apply
+package status
 
 import (
 	"context"
@@ -14,13 +14,14 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 )
 
 func TestPlanNode(t *testing.T) {
-	own := RecordPartition{Name: "node0", NodeName: "host-node0", Kubeconfig: "/etc/kubernetes/kubelet-node0.conf"}
+	own := record.Partition{Name: "node0", NodeName: "host-node0", Kubeconfig: "/etc/kubernetes/kubelet-node0.conf"}
 	for _, c := range []struct {
 		name   string
-		p      RecordPartition
+		p      record.Partition
 		noAPI  bool
 		admin  string
 		read   bool
@@ -31,8 +32,8 @@ func TestPlanNode(t *testing.T) {
 		{"own kubelet kubeconfig", own, false, "", true, true, "", own.Kubeconfig},
 		{"admin kubeconfig wins", own, false, "/root/.kube/config", true, false, "", "/root/.kube/config"},
 		{"--no-api", own, true, "", false, false, NodeNotChecked, own.Kubeconfig},
-		{"old record", RecordPartition{Name: "node0", KubeletHealthz: 10248}, false, "/root/.kube/config", false, false, NodeNotRecorded, "/root/.kube/config"},
-		{"no kubeconfig planned", RecordPartition{Name: "node0", NodeName: "host-node0"}, false, "", false, false, NodeNoKubeconfig, ""},
+		{"old record", record.Partition{Name: "node0", KubeletHealthz: 10248}, false, "/root/.kube/config", false, false, NodeNotRecorded, "/root/.kube/config"},
+		{"no kubeconfig planned", record.Partition{Name: "node0", NodeName: "host-node0"}, false, "", false, false, NodeNoKubeconfig, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := planNode(c.p, c.noAPI, c.admin)
@@ -132,9 +133,9 @@ func TestReadNode(t *testing.T) {
 		must(t, os.WriteFile(kc, s.Kubeconfig(t, map[string]string{"client-certificate": pem, "client-key": pem}), 0o600))
 		return kc
 	}
-	o := StatusOptions{Root: "/", ProbeTimeout: 5 * time.Second}
+	o := Options{Root: "/", ProbeTimeout: 5 * time.Second}
 	ctx := context.Background()
-	check := func(p RecordPartition, admin *kubeapi.Client, adminPath string) NodeStatus {
+	check := func(p record.Partition, admin *kubeapi.Client, adminPath string) NodeStatus {
 		t.Helper()
 		r := planNode(p, false, adminPath)
 		if !r.Read {
@@ -144,16 +145,16 @@ func TestReadNode(t *testing.T) {
 		return nodeResult(r.Status, n, err)
 	}
 
-	ns := check(RecordPartition{Name: "node0", NodeName: "host-node0", Kubeconfig: kubelet("host-node0")}, nil, "")
+	ns := check(record.Partition{Name: "node0", NodeName: "host-node0", Kubeconfig: kubelet("host-node0")}, nil, "")
 	if !ns.Ready || ns.Reason != "KubeletReady" || ns.Allocatable["memory"] != "8Gi" {
 		t.Errorf("own Node: %+v", ns)
 	}
 	// A kubelet's credentials read only its own Node.
-	ns = check(RecordPartition{Name: "node1", NodeName: "host-node1", Kubeconfig: kubelet("host-node0")}, nil, "")
+	ns = check(record.Partition{Name: "node1", NodeName: "host-node1", Kubeconfig: kubelet("host-node0")}, nil, "")
 	if ns.Reason != NodeForbidden || !strings.Contains(ns.Message, "only its own Node object") {
 		t.Errorf("another Node with a kubelet's credentials: %+v", ns)
 	}
-	ns = check(RecordPartition{Name: "node2", NodeName: "host-node2", Kubeconfig: filepath.Join(dir, "etc/kubernetes/kubelet-node2.conf")}, nil, "")
+	ns = check(record.Partition{Name: "node2", NodeName: "host-node2", Kubeconfig: filepath.Join(dir, "etc/kubernetes/kubelet-node2.conf")}, nil, "")
 	if ns.Reason != NodeNotJoined {
 		t.Errorf("no kubeconfig yet: %+v", ns)
 	}
@@ -166,11 +167,11 @@ func TestReadNode(t *testing.T) {
 	must(t, err)
 	admin := kubeapi.NewClient(cfg, kubeapi.Options{Timeout: o.ProbeTimeout})
 	defer admin.Close()
-	ns = check(RecordPartition{Name: "node1", NodeName: "host-node1", Kubeconfig: "/does/not/matter"}, admin, adminPath)
+	ns = check(record.Partition{Name: "node1", NodeName: "host-node1", Kubeconfig: "/does/not/matter"}, admin, adminPath)
 	if ns.Ready || ns.Condition != "False" || ns.Kubeconfig != adminPath || ns.Message != "PLEG is not healthy" {
 		t.Errorf("admin read of a NotReady Node: %+v", ns)
 	}
-	ns = check(RecordPartition{Name: "node3", NodeName: "host-node3"}, admin, adminPath)
+	ns = check(record.Partition{Name: "node3", NodeName: "host-node3"}, admin, adminPath)
 	if ns.Reason != NodeNotRegistered || nodeProblem("node3", ns, Probe{OK: true}) == "" {
 		t.Errorf("unregistered Node: %+v", ns)
 	}

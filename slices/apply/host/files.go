@@ -1,4 +1,4 @@
-package apply
+package host
 
 import (
 	"errors"
@@ -18,26 +18,30 @@ const (
 	// writes: the rendered ones are a few KiB, and a foreign original at
 	// one of those paths (kept for remove) has room to be hand-written.
 	maxHostFile = 4 << 20
-	// maxRecord bounds the applied record: a few KiB per partition.
-	maxRecord = 16 << 20
-	// maxCgroupFile bounds a cgroup file (cpuset.cpus, cgroup.procs):
+	// MaxCgroupFile bounds a cgroup file (cpuset.cpus, cgroup.procs):
 	// cgroup.procs lists at most pid_max pids of 8 bytes.
-	maxCgroupFile = 32 << 20
+	MaxCgroupFile = 32 << 20
 )
 
-// rootOf is the rooted view every file operation of apply goes through:
-// nothing below --root follows a link out of it (fsutil.Root).
-func rootOf(root string) fsutil.Root { return fsutil.NewRoot(root) }
-
-// writeFileAtomic replaces rel below root atomically and durably (fsutil).
-func writeFileAtomic(root, rel string, content []byte, mode fs.FileMode) error {
-	return rootOf(root).WriteFile(rel, content, mode)
+// FileState is a file on disk.
+type FileState struct {
+	Content []byte
+	Mode    fs.FileMode
 }
 
-// removeFile removes rel below root (a missing file is fine) and syncs
+// Root is the rooted view every file operation of apply goes through:
+// nothing below --root follows a link out of it (fsutil.Root).
+func Root(root string) fsutil.Root { return fsutil.NewRoot(root) }
+
+// WriteFileAtomic replaces rel below root atomically and durably (fsutil).
+func WriteFileAtomic(root, rel string, content []byte, mode fs.FileMode) error {
+	return Root(root).WriteFile(rel, content, mode)
+}
+
+// RemoveFile removes rel below root (a missing file is fine) and syncs
 // its directory.
-func removeFile(root, rel string) error {
-	err := rootOf(root).Remove(rel)
+func RemoveFile(root, rel string) error {
+	err := Root(root).Remove(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Nothing to remove (an apply killed before it wrote the file),
 		// or not even its directory.
@@ -46,11 +50,11 @@ func removeFile(root, rel string) error {
 	return err
 }
 
-// readFileState reads the regular file rel below root; ok is false when
+// ReadFileState reads the regular file rel below root; ok is false when
 // it does not exist. A link, FIFO, device or directory there is an error
 // naming it: apply neither follows nor replaces what it did not expect.
-func readFileState(root, rel string) (FileState, bool, error) {
-	r := rootOf(root)
+func ReadFileState(root, rel string) (FileState, bool, error) {
+	r := Root(root)
 	f, err := r.Open(rel, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return FileState{}, false, nil
@@ -70,11 +74,11 @@ func readFileState(root, rel string) (FileState, bool, error) {
 	return FileState{Content: b, Mode: fi.Mode().Perm()}, true, nil
 }
 
-// readHostFile reads the regular file rel below root, bounded as every
+// ReadFile reads the regular file rel below root, bounded as every
 // file apply writes; what else is there is a *fsutil.NotRegularError (a
 // socket too: notRegular).
-func readHostFile(root, rel string) ([]byte, error) {
-	r := rootOf(root)
+func ReadFile(root, rel string) ([]byte, error) {
+	r := Root(root)
 	b, err := r.ReadFile(rel, maxHostFile)
 	return b, notRegular(r, rel, err)
 }
@@ -94,17 +98,17 @@ func notRegular(r fsutil.Root, rel string, err error) error {
 	return err
 }
 
-// exists says whether rel is there below root (a link counts as itself).
-func exists(root, rel string) bool {
-	_, err := rootOf(root).Lstat(rel)
+// Exists says whether rel is there below root (a link counts as itself).
+func Exists(root, rel string) bool {
+	_, err := Root(root).Lstat(rel)
 	return err == nil
 }
 
-// writeKernelFile writes value into the existing kernel file rel below
+// WriteKernelFile writes value into the existing kernel file rel below
 // root (a cgroup's cpuset.cpus, cgroup.procs): one write(2), as the
 // kernel takes it, into that file and not a link's target.
-func writeKernelFile(root, rel, value string) error {
-	f, err := rootOf(root).Open(rel, os.O_WRONLY, 0)
+func WriteKernelFile(root, rel, value string) error {
+	f, err := Root(root).Open(rel, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -115,10 +119,10 @@ func writeKernelFile(root, rel, value string) error {
 	return f.Close()
 }
 
-// isReplaced says whether err, from reading a file apply wrote, means
+// IsReplaced says whether err, from reading a file apply wrote, means
 // something apply did not write is at its path: a link, a FIFO, a device
 // or directory, or a file grown past what apply writes.
-func isReplaced(err error) bool {
+func IsReplaced(err error) bool {
 	var link *fsutil.SymlinkError
 	var irregular *fsutil.NotRegularError
 	return errors.As(err, &link) || errors.As(err, &irregular) || errors.Is(err, fsutil.ErrTooLarge)

@@ -1,4 +1,4 @@
-package apply
+package status
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/numa-partition/numa-partition/kubeapi"
+	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 )
 
 // NodeStatus is a partition's Kubernetes Node as the API server reports
@@ -70,7 +72,7 @@ type nodeRequest struct {
 
 // planNode decides whether and with which kubeconfig p's Node is read.
 // It is pure.
-func planNode(p RecordPartition, noAPI bool, adminKubeconfig string) nodeRequest {
+func planNode(p record.Partition, noAPI bool, adminKubeconfig string) nodeRequest {
 	ns := NodeStatus{Name: p.NodeName, Kubeconfig: adminKubeconfig}
 	if ns.Kubeconfig == "" {
 		ns.Kubeconfig = p.Kubeconfig
@@ -94,11 +96,11 @@ func planNode(p RecordPartition, noAPI bool, adminKubeconfig string) nodeRequest
 // client of --kubeconfig, when there is one; else with the partition's
 // own kubelet kubeconfig, read below root, dialing from root's network
 // namespace as that kubelet does.
-func readNode(ctx context.Context, o StatusOptions, r nodeRequest, admin *kubeapi.Client) (*corev1.Node, error) {
+func readNode(ctx context.Context, o Options, r nodeRequest, admin *kubeapi.Client) (*corev1.Node, error) {
 	if !r.Own {
 		return admin.Node(ctx, r.Status.Name)
 	}
-	c, err := kubeletClient(o.Root, r.Status.Kubeconfig, o.ProbeTimeout)
+	c, err := host.KubeletClient(o.Root, r.Status.Kubeconfig, o.ProbeTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package apply
+package status
 
 import (
 	"os"
@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 )
 
 // On cgroup v2, status measures the host's memory on each partition's
@@ -28,9 +30,9 @@ func TestStatusWarnsWhenTheHostOutgrowsItsReservationOnV2(t *testing.T) {
 		reserved *uint64
 		warn     bool
 	}{{reserved: ptrTo(uint64(64 * mi)), warn: true}, {reserved: ptrTo(uint64(1024 * mi))}, {reserved: nil}} {
-		r := &statusRun{o: StatusOptions{Root: root}, mode: CgroupV2, st: &Status{}}
+		r := &statusRun{o: Options{Root: root}, mode: cgroupmode.V2, st: &Status{}}
 		ps := PartitionStatus{Name: "node0", Nodes: []NodeState{node}}
-		r.hostMemory(RecordPartition{Name: "node0", Slice: "node0.slice", Nodes: bitmask.NewNodeSet(0), HostMemoryReserved: c.reserved}, &ps)
+		r.hostMemory(record.Partition{Name: "node0", Slice: "node0.slice", Nodes: bitmask.NewNodeSet(0), HostMemoryReserved: c.reserved}, &ps)
 		if ps.HostMemoryError != "" || ps.HostMemoryBytes == nil {
 			t.Fatalf("host memory not read: %q", ps.HostMemoryError)
 		}
@@ -49,9 +51,9 @@ func TestStatusWarnsWhenTheHostOutgrowsItsReservationOnV2(t *testing.T) {
 
 	// A slice without the file (no memory controller): said, not guessed.
 	must(t, os.Remove(filepath.Join(dir, "memory.numa_stat")))
-	r := &statusRun{o: StatusOptions{Root: root}, mode: CgroupV2, st: &Status{}}
+	r := &statusRun{o: Options{Root: root}, mode: cgroupmode.V2, st: &Status{}}
 	ps := PartitionStatus{Name: "node0", Nodes: []NodeState{node}}
-	r.hostMemory(RecordPartition{Name: "node0", Slice: "node0.slice", Nodes: bitmask.NewNodeSet(0)}, &ps)
+	r.hostMemory(record.Partition{Name: "node0", Slice: "node0.slice", Nodes: bitmask.NewNodeSet(0)}, &ps)
 	if ps.HostMemoryBytes != nil || !strings.Contains(ps.HostMemoryError, "memory.numa_stat") {
 		t.Errorf("without memory.numa_stat: %v, %q; want an error naming the file", ps.HostMemoryBytes, ps.HostMemoryError)
 	}

@@ -1,4 +1,4 @@
-package apply
+package status
 
 import (
 	"slices"
@@ -6,14 +6,17 @@ import (
 	"github.com/vishvananda/netns"
 
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
+
+	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 )
 
 // network reads partition p's namespace as the kernel has it, and
 // reports a missing namespace or a wrong address as a problem.
-func (r *statusRun) network(p RecordPartition) *NetworkStatus {
+func (r *statusRun) network(p record.Partition) *NetworkStatus {
 	n := p.Network
 	ns := &NetworkStatus{Namespace: n.Namespace, Interface: n.Interface, Address: n.Address.String(), Addresses: []string{}}
-	h, done, err := netnsHost(r.o.Root, netns.None())
+	h, done, err := host.NetnsHost(r.o.Root, netns.None())
 	if err != nil {
 		r.problem("network namespace %s of %s: %v", n.Namespace, p.Name, err)
 		return ns

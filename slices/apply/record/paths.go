@@ -1,4 +1,4 @@
-package apply
+package record
 
 import (
 	"fmt"
@@ -32,12 +32,12 @@ func relTrees(trees []string) []string {
 // file goes there.
 var stateTree = strings.TrimPrefix(hostpaths.StateDir, "/")
 
-// writtenPathProblem says why p, relative to the root, cannot be a file
+// WrittenPathProblem says why p, relative to the root, cannot be a file
 // apply writes; "" when it can. One rule for the bundle's files, which
 // apply writes, and the record's, which apply and remove delete: a
 // record entry apply could not have written (an edited or forged record
 // listing etc/hostname, #38) is refused rather than deleted.
-func writtenPathProblem(p string) string {
+func WrittenPathProblem(p string) string {
 	switch {
 	case p == "" || path.IsAbs(p) || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../"):
 		return "must be relative to the root, clean, and inside it"
