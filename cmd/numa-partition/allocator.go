@@ -14,8 +14,6 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/cgroupmode"
 	"github.com/numa-partition/numa-partition/internal/fsutil"
-	"github.com/numa-partition/numa-partition/kubeapi"
-	"github.com/numa-partition/numa-partition/nriplugin"
 	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/units"
 	"github.com/numa-partition/numa-partition/partition/allocator"
@@ -23,7 +21,6 @@ import (
 	"github.com/numa-partition/numa-partition/partition/allocator/nodecondition"
 	"github.com/numa-partition/numa-partition/partition/fromplan"
 	"github.com/numa-partition/numa-partition/partition/planner"
-	"github.com/numa-partition/numa-partition/partition/planner/config"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 	"github.com/numa-partition/numa-partition/slices/render"
 )
@@ -129,89 +126,52 @@ func servePlan(c *cli.Context) (*planner.Plan, *numa.Topology, error) {
 // allocConfigFromPlan fills opts from the plan of --config on the machine
 // under --sysfs (what the rendered unit runs): the same plan that rendered
 // the partition's kubelet, so both decide alike. Explicit flags win over
-// the plan's paths.
+// the plan's paths. What the plan says is read in partition/fromplan;
+// here only the flags.
 func allocConfigFromPlan(c *cli.Context, opts *daemon.Options) error {
 	plan, topo, err := servePlan(c)
 	if err != nil {
 		return err
 	}
-	source := "the plan of " + globalString(c, "config")
-	if file := c.String("plan"); file != "" {
-		source = file // #38: named the config it never read
-	}
-	var p *planner.Partition
-	var names []string
-	for i := range plan.Partitions {
-		names = append(names, plan.Partitions[i].Name)
-		if plan.Partitions[i].Name == opts.Partition {
-			p = &plan.Partitions[i]
-		}
-	}
-	if p == nil {
-		return fmt.Errorf("--partition %q is not in %s; planned partitions: %s", opts.Partition, source, strings.Join(names, ", "))
-	}
-	cfg, err := fromplan.AllocatorConfig(*p, topo)
+	p, err := servedPartition(c, plan, opts.Partition)
 	if err != nil {
 		return err
 	}
-	for _, drift := range fromplan.MemoryDrift(*p, topo) {
-		slog.Warn(drift)
+	set := fromplan.Explicit{
+		Socket:           c.IsSet("socket"),
+		StateDir:         c.IsSet("state-dir"),
+		SocketGroup:      c.IsSet("socket-group"),
+		SyncBeforeAnswer: c.IsSet("sync-before-answer"),
+		MetricsAddr:      c.IsSet("metrics-addr"),
 	}
-	opts.Config = cfg
-	// The plan's socket, state dir, group, metrics address and labels hold
-	// in every mode: without NRI (--no-nri, a shared runtime) the daemon
-	// listened on its defaults, root-only, where nothing looked for it.
-	if !c.IsSet("socket") && p.Allocator.Socket != "" {
-		opts.Socket = p.Allocator.Socket
-	}
-	if !c.IsSet("state-dir") && p.Allocator.StateDir != "" {
-		opts.StateDir = p.Allocator.StateDir
-	}
-	if !c.IsSet("socket-group") {
-		opts.SocketGroup = p.Allocator.SocketGroup
-	}
-	if !c.IsSet("sync-before-answer") {
-		opts.SyncBeforeAnswer = p.Allocator.SyncBeforeAnswer
-	}
-	if !c.IsSet("metrics-addr") {
-		opts.MetricsAddr = fromplan.MetricsAddr(*p)
-	}
-	if opts.Labels == nil {
-		opts.Labels = p.Labels
+	if err := fromplan.DaemonOptions(opts, p, topo, set); err != nil {
+		return err
 	}
 	if task := nodeConditionTask(c, p); task != nil {
 		opts.Background = append(opts.Background, task)
 	}
-	if c.Bool("no-nri") || p.Allocator.NRISocket == "" {
+	if c.Bool("no-nri") {
 		return nil
 	}
-	cpus, err := nriplugin.TopologyOf(*p, topo)
-	if err != nil {
-		return err
+	return fromplan.NRIRuntime(opts, p, topo)
+}
+
+// servedPartition is partition name of plan, or an error that names
+// where the plan came from (--plan's file, else --config's) and the
+// partitions it has.
+func servedPartition(c *cli.Context, plan *planner.Plan, name string) (*planner.Partition, error) {
+	source := "the plan of " + globalString(c, "config")
+	if file := c.String("plan"); file != "" {
+		source = file // #38: named the config it never read
 	}
-	nriOpts := nriplugin.Options{Partition: p.Name, Name: p.Allocator.NRIPlugin, Mode: p.Allocator.Mode, Socket: p.Allocator.NRISocket, CPUs: cpus,
-		Policy: cfg.Policy, Scope: cfg.Scope}
-	opts.WaitRuntime = p.Allocator.Mode == config.AllocatorModeNRI
-	opts.Runtime = func(ctx context.Context, srv *daemon.Server, ready func()) error {
-		nriOpts.Logger, nriOpts.OnSynchronized, nriOpts.ObserveEvent = slog.Default(), ready, srv.ObserveNRIEvent
-		if p.Allocator.Mode == config.AllocatorModeNRI {
-			// Pods placed as one unit are read from a cache of the Node's
-			// pods, watched with the partition kubelet's own credentials
-			// (the Node authorizer lets it list and watch its pods).
-			pods := kubeapi.NewPodCache(p.Kubelet.Kubeconfig, p.NodeName, 0, kubeapi.Options{}, nriOpts.Logger.With("partition", p.Name))
-			if err := srv.ObservePodCache(pods.Status); err != nil {
-				return fmt.Errorf("pod cache metrics: %w", err)
-			}
-			go pods.Run(ctx)
-			nriOpts.Pods = pods
+	var names []string
+	for i := range plan.Partitions {
+		if plan.Partitions[i].Name == name {
+			return &plan.Partitions[i], nil
 		}
-		plugin, err := nriplugin.New(nriOpts, srv)
-		if err != nil {
-			return err
-		}
-		return plugin.Run(ctx)
+		names = append(names, plan.Partitions[i].Name)
 	}
-	return nil
+	return nil, fmt.Errorf("--partition %q is not in %s; planned partitions: %s", name, source, strings.Join(names, ", "))
 }
 
 // nodeConditionTask is the daemon's task that writes p's

@@ -1,6 +1,7 @@
 // Package fromplan makes, from one planned partition, what its allocator
 // and the allocator's daemon are told: the allocator.Config, the metrics
-// address, the memory that moved since the plan.
+// address, the memory that moved since the plan, the daemon's options and
+// its NRI plugin (daemon.go).
 //
 // It stands between the planner and the allocator so that each imports
 // neither the other's tree: the planner decides a plan and never imports
