@@ -78,7 +78,12 @@ func TestUsageErrorIsOneLine_Issue40(t *testing.T) {
 		{[]string{"status", "--probe-timeout", "soon"}, "numa-partition: invalid value \"soon\" for flag --probe-timeout: parse error\nSee 'numa-partition status --help' for usage.\n"},
 		{[]string{"config", "init", "-o"}, "numa-partition: flag needs an argument: -o\nSee 'numa-partition config init --help' for usage.\n"},
 		{[]string{"kubelet-state", "repair"}, "numa-partition: flag --root-dir is required\nSee 'numa-partition kubelet-state repair --help' for usage.\n"},
-		{[]string{"network", "up", "--address", "10.0.0.2/24"}, "numa-partition: flags --namespace, --host-link are required\nSee 'numa-partition network up --help' for usage.\n"},
+		{[]string{"network", "up", "--address", "10.0.0.2/24"}, "numa-partition: flags --namespace, --host-link, --uplink are required\nSee 'numa-partition network up --help' for usage.\n"},
+		// network's subcommands share their flags: each still checks every
+		// required one it has, not only the first subcommand met.
+		{[]string{"network", "down"}, "numa-partition: flags --namespace, --host-link are required\nSee 'numa-partition network down --help' for usage.\n"},
+		{[]string{"network", "uplink", "down"}, "numa-partition: flag --uplink is required\nSee 'numa-partition network uplink down --help' for usage.\n"},
+		{[]string{"network", "uplink", "up"}, "numa-partition: flag --uplink is required\nSee 'numa-partition network uplink up --help' for usage.\n"},
 	} {
 		stdout, stderr, code := runMain(tc.line...)
 		assert.Equal(t, 2, code, "%q", tc.line)

@@ -14,11 +14,8 @@ import (
 // networkCommand is what the rendered network units run: each subcommand
 // builds or removes one thing, told everything on its command line.
 func networkCommand() *cli.Command {
-	// One set of flag values for every subcommand, not one each:
-	// requireInBefore clears Required on the values it meets first, so of
-	// the shared flags only `uplink up` checks --uplink, and `up`
-	// --namespace and --host-link, before their action; a set per
-	// subcommand would change the usage errors of the others.
+	// One set of flag values, shared by the subcommands that take them
+	// (requireInBefore still checks every required one in each).
 	uplink, namespace := uplinkFlags(), namespaceFlags()
 	return &cli.Command{
 		Name:  "network",

@@ -63,24 +63,35 @@ func dashed(name string) string {
 // (config, network) groupAction. It runs after refuseStrayArgs, which
 // leaves the commands without an action alone.
 func withUsageErrors(cmds []*cli.Command) []*cli.Command {
+	giveUsageErrors(cmds, requiredFlags{})
+	return cmds
+}
+
+// requiredFlags are the flags found required so far. Commands may share a
+// flag (network's subcommands share one set), and requireInBefore clears
+// Required on the flag it moves: the set keeps it required for every
+// command that has it, not only the first one met.
+type requiredFlags map[*cli.StringFlag]bool
+
+func giveUsageErrors(cmds []*cli.Command, required requiredFlags) {
 	for _, cmd := range cmds {
 		cmd.OnUsageError = usageError
 		if cmd.Action == nil && len(cmd.Subcommands) > 0 {
 			cmd.Action = groupAction
 		}
-		requireInBefore(cmd)
-		withUsageErrors(cmd.Subcommands)
+		requireInBefore(cmd, required)
+		giveUsageErrors(cmd.Subcommands, required)
 	}
-	return cmds
 }
 
 // requireInBefore moves the check of cmd's required flags from urfave/cli,
 // which printed the whole help on standard output before its error, into
 // cmd's Before, as a usage error like a bad flag's.
-func requireInBefore(cmd *cli.Command) {
+func requireInBefore(cmd *cli.Command, seen requiredFlags) {
 	var required []string
 	for _, f := range cmd.Flags {
-		if s, ok := f.(*cli.StringFlag); ok && s.Required {
+		if s, ok := f.(*cli.StringFlag); ok && (s.Required || seen[s]) {
+			seen[s] = true
 			s.Required = false
 			required = append(required, s.Name)
 		}
