@@ -137,6 +137,10 @@ func Parse(data []byte) (*Scenario, error) {
 }
 
 // Config builds the allocator configuration; dir resolves a relative sysfs path.
+// The machine is a sysfs dump or inline nodes, never both: each has its
+// own reader (sysfsNodes, inlineNodes), and kubelet's reservedMemory is
+// laid over either (reserve). On an error the config built so far is
+// returned with it.
 func (sc *Scenario) Config(dir string) (allocator.Config, error) {
 	cfg := allocator.Config{Policy: sc.Policy, Scope: sc.Scope, TieBreak: sc.TieBreak, KubeVirtOverhead: sc.KubeVirtOverhead, Distances: sc.Machine.Distances}
 	opts, err := topologymanager.NewPolicyOptions(sc.Options)
@@ -149,87 +153,134 @@ func (sc *Scenario) Config(dir string) (allocator.Config, error) {
 	case m.Sysfs != "" && len(m.Nodes) > 0:
 		return cfg, errors.New("machine: give either sysfs or nodes, not both")
 	case m.Sysfs != "":
-		root := m.Sysfs
-		if !filepath.IsAbs(root) {
-			root = filepath.Join(dir, root)
-		}
-		topo, err := numa.NewFS(root).Discover()
-		if err != nil {
-			return cfg, fmt.Errorf("machine.sysfs %s: %w", root, err)
-		}
-		dist := map[int]map[int]int{}
-		for _, n := range topo.Nodes {
-			if len(m.NUMANodes) > 0 && !slices.Contains(m.NUMANodes, n.ID) {
-				continue
-			}
-			nr := allocator.NodeResources{ID: n.ID, Memory: n.MemoryBytes, Hugepages: map[uint64]uint64{}}
-			for _, hp := range n.Hugepages {
-				if hp.Total > 0 {
-					nr.Hugepages[hp.PageSize] = hp.Total * hp.PageSize
-				}
-			}
-			cfg.Nodes = append(cfg.Nodes, nr)
-			dist[n.ID] = map[int]int{}
-			for i, d := range n.Distances {
-				if i < len(topo.Nodes) {
-					dist[n.ID][topo.Nodes[i].ID] = d
-				}
-			}
-		}
-		for _, id := range m.NUMANodes {
-			if _, ok := dist[id]; !ok {
-				return cfg, fmt.Errorf("machine.numaNodes: node %d is not in %s", id, root)
-			}
-		}
-		if cfg.Distances == nil {
-			cfg.Distances = dist
-		}
+		err = m.sysfsNodes(&cfg, dir)
 	case len(m.Nodes) > 0:
-		for i, n := range m.Nodes {
-			mem, err := units.ParseBytes(n.Memory)
-			if err != nil {
-				return cfg, fmt.Errorf("machine.nodes[%d].memory: %w", i, err)
-			}
-			nr := allocator.NodeResources{ID: n.ID, Memory: mem, Hugepages: map[uint64]uint64{}}
-			for size, total := range n.Hugepages {
-				ps, err := units.ParseBytes(size)
-				if err != nil || ps == 0 {
-					return cfg, fmt.Errorf("machine.nodes[%d].hugepages: page size %q: want a size like 2Mi or 1Gi", i, size)
-				}
-				tb, err := units.ParseBytes(total)
-				if err != nil {
-					return cfg, fmt.Errorf("machine.nodes[%d].hugepages[%s]: %w", i, size, err)
-				}
-				nr.Hugepages[ps] = tb
-			}
-			cfg.Nodes = append(cfg.Nodes, nr)
-		}
+		err = m.inlineNodes(&cfg)
 	default:
 		return cfg, errors.New("machine: give sysfs (a sysfs dump) or nodes (inline)")
 	}
+	if err != nil {
+		return cfg, err
+	}
+	if err := sc.reserve(&cfg); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// sysfsNodes adds to cfg the nodes of the sysfs dump (relative to dir),
+// or only those of NUMANodes, with their memory and hugepage pools as the
+// machine has them; their distances are the dump's unless the scenario
+// gives its own.
+func (m Machine) sysfsNodes(cfg *allocator.Config, dir string) error {
+	root := m.Sysfs
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(dir, root)
+	}
+	topo, err := numa.NewFS(root).Discover()
+	if err != nil {
+		return fmt.Errorf("machine.sysfs %s: %w", root, err)
+	}
+	dist := map[int]map[int]int{}
+	for _, n := range topo.Nodes {
+		if len(m.NUMANodes) > 0 && !slices.Contains(m.NUMANodes, n.ID) {
+			continue
+		}
+		cfg.Nodes = append(cfg.Nodes, discoveredNode(n))
+		dist[n.ID] = map[int]int{}
+		for i, d := range n.Distances {
+			if i < len(topo.Nodes) {
+				dist[n.ID][topo.Nodes[i].ID] = d
+			}
+		}
+	}
+	// A node the scenario names must be there: a typo would otherwise
+	// simulate a smaller machine without a word.
+	for _, id := range m.NUMANodes {
+		if _, ok := dist[id]; !ok {
+			return fmt.Errorf("machine.numaNodes: node %d is not in %s", id, root)
+		}
+	}
+	if cfg.Distances == nil {
+		cfg.Distances = dist
+	}
+	return nil
+}
+
+// discoveredNode is node n's memory and those of its hugepage pools that
+// hold pages, as the dump has them (an empty pool is left out).
+func discoveredNode(n numa.Node) allocator.NodeResources {
+	nr := allocator.NodeResources{ID: n.ID, Memory: n.MemoryBytes, Hugepages: map[uint64]uint64{}}
+	for _, hp := range n.Hugepages {
+		if hp.Total > 0 {
+			nr.Hugepages[hp.PageSize] = hp.Total * hp.PageSize
+		}
+	}
+	return nr
+}
+
+// inlineNodes adds to cfg the scenario's own nodes, in its order; each
+// error names the node's index and key in the file.
+func (m Machine) inlineNodes(cfg *allocator.Config) error {
+	for i, n := range m.Nodes {
+		nr, err := inlineNode(i, n)
+		if err != nil {
+			return err
+		}
+		cfg.Nodes = append(cfg.Nodes, nr)
+	}
+	return nil
+}
+
+// inlineNode is machine.nodes[i]: its memory and its hugepages, page
+// size -> total, as quantities ("2Mi": "4Gi").
+func inlineNode(i int, n Node) (allocator.NodeResources, error) {
+	mem, err := units.ParseBytes(n.Memory)
+	if err != nil {
+		return allocator.NodeResources{}, fmt.Errorf("machine.nodes[%d].memory: %w", i, err)
+	}
+	nr := allocator.NodeResources{ID: n.ID, Memory: mem, Hugepages: map[uint64]uint64{}}
+	for size, total := range n.Hugepages {
+		ps, err := units.ParseBytes(size)
+		if err != nil || ps == 0 {
+			return allocator.NodeResources{}, fmt.Errorf("machine.nodes[%d].hugepages: page size %q: want a size like 2Mi or 1Gi", i, size)
+		}
+		tb, err := units.ParseBytes(total)
+		if err != nil {
+			return allocator.NodeResources{}, fmt.Errorf("machine.nodes[%d].hugepages[%s]: %w", i, size, err)
+		}
+		nr.Hugepages[ps] = tb
+	}
+	return nr, nil
+}
+
+// reserve sets kubelet's reservedMemory of the scenario on cfg's nodes,
+// each resource named as kubelet names it, so that a reservation written
+// hugepages-2048Ki counts against the pool hugepages-2Mi.
+func (sc *Scenario) reserve(cfg *allocator.Config) error {
 	for id, res := range sc.Reserved {
 		k := slices.IndexFunc(cfg.Nodes, func(n allocator.NodeResources) bool { return n.ID == id })
 		if k < 0 {
-			return cfg, fmt.Errorf("reserved: node %d is not in the machine", id)
+			return fmt.Errorf("reserved: node %d is not in the machine", id)
 		}
 		cfg.Nodes[k].Reserved = map[allocator.ResourceName]uint64{}
 		for name, q := range res {
 			b, err := units.ParseBytes(q)
 			if err != nil {
-				return cfg, fmt.Errorf("reserved[%d][%s]: %w", id, name, err)
+				return fmt.Errorf("reserved[%d][%s]: %w", id, name, err)
 			}
 			if name != string(allocator.ResourceMemory) {
 				// canonical hugepage spelling: hugepages-2048Ki -> hugepages-2Mi
 				size, err := units.ParseBytes(trimHugepages(name))
 				if err != nil || size == 0 {
-					return cfg, fmt.Errorf("reserved[%d]: resource %q: allowed are memory and hugepages-<size>", id, name)
+					return fmt.Errorf("reserved[%d]: resource %q: allowed are memory and hugepages-<size>", id, name)
 				}
 				name = units.HugepageResource(size)
 			}
 			cfg.Nodes[k].Reserved[allocator.ResourceName(name)] = b
 		}
 	}
-	return cfg, nil
+	return nil
 }
 
 func trimHugepages(name string) string {
