@@ -22,19 +22,65 @@ import (
 // adopted where they run, each difference logged. Pods placed as one unit
 // keep their allocation while their sandbox exists. Shared containers get
 // the current shared pool.
+//
+// In steps: what runs (whatRuns), the allocations nothing runs in
+// released (releaseGone), then the plugin's own view made anew from the
+// runtime's (syncRunning for each container, syncUnit for each pod placed
+// as one unit), and last the Guaranteed containers that run unplaced
+// (placeRunning), once every placed container's CPUs are held.
 func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	defer p.observe(EventSynchronize, time.Now())
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	running, unitPods := p.whatRuns(pods, ctrs)
+	known, err := p.releaseGone(running, unitPods)
+	if err != nil {
+		return nil, err
+	}
+	p.containers = map[string]*tracked{}
+	p.units = map[types.UID]*unit{}
+	p.pool.clear()
+	var unplaced []container
+	for _, key := range sortedKeys(running) {
+		c := running[key]
+		later, err := p.syncRunning(key, c, known)
+		if err != nil {
+			return nil, err
+		}
+		if later {
+			unplaced = append(unplaced, c)
+		}
+	}
+	for _, uid := range sortedKeys(unitPods) {
+		if err := p.syncUnit(uid, unitPods[uid], known); err != nil {
+			return nil, err
+		}
+	}
+	updates := p.placeRunning(unplaced)
+	p.log.Info("synchronized with the runtime", "containers", len(p.containers), "units", len(p.units),
+		"exclusive", p.pool.taken(), "shared", p.pool.shared())
+	if p.opts.OnSynchronized != nil {
+		p.opts.OnSynchronized()
+	}
+	return append(updates, p.sharedUpdates()...), nil
+}
+
+// whatRuns sorts the runtime's containers that are not stopped: those of
+// pods placed as one unit under their pod's UID (every such pod is there,
+// even with none of its containers running, since its allocation holds
+// while its sandbox exists), the others under their own key. A container
+// of a sandbox the runtime did not list, or that cannot be read, is left
+// alone, with a warning.
+func (p *Plugin) whatRuns(pods []*api.PodSandbox, ctrs []*api.Container) (running map[types.UID]container, unitPods map[types.UID][]container) {
 	sandboxes := map[string]*api.PodSandbox{}
-	unitPods := map[types.UID][]container{} // pods placed as one unit, with their running containers
+	unitPods = map[types.UID][]container{}
 	for _, pod := range pods {
 		sandboxes[pod.GetId()] = pod
 		if p.asUnitPod(pod.GetLabels(), qosOf(pod.GetLinux().GetCgroupParent())) && pod.GetUid() != "" {
 			unitPods[types.UID(pod.GetUid())] = nil
 		}
 	}
-	running := map[types.UID]container{}
+	running = map[types.UID]container{}
 	for _, ctr := range ctrs {
 		if ctr.GetState() == api.ContainerState_CONTAINER_STOPPED {
 			continue
@@ -55,6 +101,14 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 		}
 		running[c.key()] = c
 	}
+	return running, unitPods
+}
+
+// releaseGone releases each allocation that is neither a running
+// container's nor that of a pod placed as one unit whose sandbox is still
+// there, and returns the others by their key, for the running containers
+// and those pods to be checked against.
+func (p *Plugin) releaseGone(running map[types.UID]container, unitPods map[types.UID][]container) (map[types.UID]allocator.Allocation, error) {
 	known := map[types.UID]allocator.Allocation{}
 	for _, a := range p.placer.Allocations() {
 		_, runs := running[a.PodUID]
@@ -68,52 +122,50 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 			return nil, fmt.Errorf("releasing %s: %w", a.PodUID, err)
 		}
 	}
-	p.containers = map[string]*tracked{}
-	p.units = map[types.UID]*unit{}
-	p.pool.clear()
-	var unplaced []container
-	for _, key := range sortedKeys(running) {
-		c := running[key]
-		t := &tracked{c: c}
-		where := runsOn(c)
-		a, ok := known[key]
-		if ok && !agrees(a, where) {
-			p.log.Warn("allocation differs from where the container runs; the runtime wins", "container", c.Name, "pod", c.Pod,
-				"allocated", nodesOf(a), "runs", where)
-			if _, err := p.placer.ReleasePod(key); err != nil {
-				return nil, fmt.Errorf("releasing %s: %w", key, err)
-			}
-			ok = false
+	return known, nil
+}
+
+// syncRunning tracks running container c (under key) where it runs: its
+// allocation is kept when it agrees with that; otherwise (none, or one
+// released since it differs: the runtime is what the container really
+// has) c is adopted there. A Guaranteed container of nri mode that runs
+// unplaced is reported instead, not tracked: it is placed once every
+// placed container's CPUs are held.
+func (p *Plugin) syncRunning(key types.UID, c container, known map[types.UID]allocator.Allocation) (unplaced bool, err error) {
+	t := &tracked{c: c}
+	where := runsOn(c)
+	a, ok := known[key]
+	if ok && !agrees(a, where) {
+		p.log.Warn("allocation differs from where the container runs; the runtime wins", "container", c.Name, "pod", c.Pod,
+			"allocated", nodesOf(a), "runs", where)
+		if _, err := p.placer.ReleasePod(key); err != nil {
+			return false, fmt.Errorf("releasing %s: %w", key, err)
 		}
-		if !ok && p.opts.Mode == ModeNRI && where.IsEmpty() && c.QoS == corev1.PodQOSGuaranteed {
-			// Created while nobody placed containers (no cpuset.mems):
-			// placed now, after every placed container's CPUs are held.
-			unplaced = append(unplaced, c)
-			continue
-		}
-		if !ok {
-			d, err := p.placer.AdoptPod(c.pod(), placement(c.Name, where))
-			if err != nil {
-				p.log.Error("container runs where the allocator cannot account for it; its memory is not in the state", "container", c.Name, "pod", c.Pod, "err", err)
-			} else {
-				p.log.Info("running container adopted where it runs", "container", c.Name, "pod", c.Pod, "nodes", nodesOf(d))
-			}
-		}
-		p.holdExclusive(c, c.ID)
-		p.containers[c.ID] = t
+		ok = false
 	}
-	for _, uid := range sortedKeys(unitPods) {
-		if err := p.syncUnit(uid, unitPods[uid], known); err != nil {
-			return nil, err
-		}
+	if !ok && p.opts.Mode == ModeNRI && where.IsEmpty() && c.QoS == corev1.PodQOSGuaranteed {
+		// Created while nobody placed containers (no cpuset.mems):
+		// placed now, after every placed container's CPUs are held.
+		return true, nil
 	}
-	updates := p.placeRunning(unplaced)
-	p.log.Info("synchronized with the runtime", "containers", len(p.containers), "units", len(p.units),
-		"exclusive", p.pool.taken(), "shared", p.pool.shared())
-	if p.opts.OnSynchronized != nil {
-		p.opts.OnSynchronized()
+	if !ok {
+		p.adoptRunning(c, where)
 	}
-	return append(updates, p.sharedUpdates()...), nil
+	p.holdExclusive(c, c.ID)
+	p.containers[c.ID] = t
+	return false, nil
+}
+
+// adoptRunning accounts for container c where it runs; one the allocator
+// cannot account for keeps running, its memory out of the state, with an
+// error in the log.
+func (p *Plugin) adoptRunning(c container, where bitmask.NodeSet) {
+	d, err := p.placer.AdoptPod(c.pod(), placement(c.Name, where))
+	if err != nil {
+		p.log.Error("container runs where the allocator cannot account for it; its memory is not in the state", "container", c.Name, "pod", c.Pod, "err", err)
+	} else {
+		p.log.Info("running container adopted where it runs", "container", c.Name, "pod", c.Pod, "nodes", nodesOf(d))
+	}
 }
 
 // placeRunning places Guaranteed containers that run unplaced (nri mode)
