@@ -20,7 +20,7 @@ import (
 // pod can then be admitted for real with the same decision.
 func TestEvaluatePodKeepsNothing(t *testing.T) {
 	dir := t.TempDir()
-	s, err := NewServer(ServerOptions{Partition: "t", Config: smallConfig(), StateDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := testServer(t, ServerOptions{Partition: "t", Config: smallConfig(), StateDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

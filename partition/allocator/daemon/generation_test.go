@@ -26,7 +26,7 @@ func TestGenerationDoesNotWrapAtItsMaximum(t *testing.T) {
 	if err := WriteCheckpoint(dir, &Checkpoint{Partition: "t", Generation: math.MaxUint64, State: a.State()}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewServer(ServerOptions{Partition: "t", Config: smallConfig(), StateDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := testServer(t, ServerOptions{Partition: "t", Config: smallConfig(), StateDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestGenerationDoesNotWrapAtItsMaximum(t *testing.T) {
 	if err := WriteCheckpoint(dir, &Checkpoint{Partition: "t", Generation: math.MaxUint64 - 1, State: a.State()}); err != nil {
 		t.Fatal(err)
 	}
-	s, err = NewServer(ServerOptions{Partition: "t", Config: smallConfig(), StateDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err = testServer(t, ServerOptions{Partition: "t", Config: smallConfig(), StateDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestAppendAnsweredBeforeItsSyncAndNextWriteAfterIt(t *testing.T) {
 // failed one fails the change, which is undone and not answered.
 func TestSyncBeforeAnswer(t *testing.T) {
 	dir := t.TempDir()
-	s, err := NewServer(ServerOptions{Partition: "t", Config: smallConfig(), StateDir: dir, SyncBeforeAnswer: true,
+	s, err := testServer(t, ServerOptions{Partition: "t", Config: smallConfig(), StateDir: dir, SyncBeforeAnswer: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

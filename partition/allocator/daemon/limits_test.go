@@ -88,7 +88,7 @@ func TestManifestHostileQuantities(t *testing.T) {
 }
 
 func newLimitsServer(t *testing.T, dir string) (*Server, error) {
-	return NewServer(ServerOptions{Partition: "p", Config: limitsConfig(), StateDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return testServer(t, ServerOptions{Partition: "p", Config: limitsConfig(), StateDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 }
 
 // Health, allocations and state are read without the decision mutex: they
@@ -152,7 +152,7 @@ func TestReleaseRefusesABadUID(t *testing.T) {
 // gets a 503 that says the admission may have been decided.
 func TestRequestTimeout(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := NewServer(ServerOptions{Partition: "p", Config: limitsConfig(), StateDir: dir,
+	srv, err := testServer(t, ServerOptions{Partition: "p", Config: limitsConfig(), StateDir: dir,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RequestTimeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	srv.mu.Lock() // a decision that does not end

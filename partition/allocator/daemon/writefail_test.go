@@ -37,7 +37,7 @@ func manifest(t testing.TB, uid string) Manifest {
 // memory or on disk; afterwards the daemon goes on from the durable state.
 func TestCheckpointWriteFailureUndoes(t *testing.T) {
 	dir := t.TempDir()
-	s, err := NewServer(ServerOptions{Partition: "t", Config: smallConfig(), StateDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := testServer(t, ServerOptions{Partition: "t", Config: smallConfig(), StateDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
