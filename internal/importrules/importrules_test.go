@@ -92,11 +92,12 @@ func TestDaemonClientsLinkNoPrometheusOfTheirOwn(t *testing.T) {
 	}
 }
 
-// The planner depends on the allocator's packages (Topology Manager
-// options, Memory Manager bounds, planner.AllocatorConfig); none of them
-// imports the planner or its config back: the daemon takes an
-// allocator.Config and an address, made from the plan by its caller. The
-// planner's value rules (partition/planner/validation, a leaf) are shared.
+// The planner and the allocator meet in neither: both use kubelet's
+// policies (partition/policy), and partition/fromplan, which imports
+// both, makes the allocator's config and the daemon's options from the
+// plan (oneway_test.go holds the planner to its side). The daemon takes an
+// allocator.Config and an address; the planner's value rules
+// (partition/planner/validation, a leaf) are shared.
 func TestTheAllocatorDoesNotImportThePlanner(t *testing.T) {
 	forbidden := []string{module + "partition/planner", module + "partition/planner/config"}
 	graph := imports(t, module+"partition/allocator/...")
