@@ -8,13 +8,15 @@ import (
 
 // slices/apply is cut along its contracts (#39): the record and the host
 // access are leaves every other part reads, status reads what apply left
-// without linking the transaction, and slices/apply, the top, is imported
-// by none of its parts.
+// without linking the transaction, the Nodes' orchestration is handed
+// what the transaction decided as data, and slices/apply, the top, is
+// imported by none of its parts.
 const (
 	applyTop    = module + "slices/apply"
 	applyRecord = applyTop + "/record"
 	applyHost   = applyTop + "/host"
 	applyStatus = applyTop + "/status"
+	applyNodes  = applyTop + "/nodes"
 )
 
 // applyParts are the packages below slices/apply, as go list sees them
@@ -28,7 +30,7 @@ func applyParts(t *testing.T) map[string][]string {
 			parts[pkg] = imps
 		}
 	}
-	for _, want := range []string{applyRecord, applyHost, applyStatus} {
+	for _, want := range []string{applyRecord, applyHost, applyStatus, applyNodes} {
 		if _, ok := parts[want]; !ok {
 			t.Fatalf("go list -deps %s/... did not list %s: the rules below would pass vacuously", applyTop, want)
 		}
@@ -46,17 +48,28 @@ func TestNoPartOfApplyImportsApply(t *testing.T) {
 	}
 }
 
-// The record and the host access are leaves of the apply tree: status,
-// the transaction and remove share them, so they import no other part
-// (the record writes itself through the host's atomic write, nothing
-// more).
-func TestApplysLeavesImportNoOtherPart(t *testing.T) {
-	allowed := map[string][]string{applyHost: nil, applyRecord: {applyHost}}
-	parts := applyParts(t)
-	for leaf, may := range allowed {
-		for _, imp := range parts[leaf] {
+// Each part of slices/apply imports only the parts below it: the record
+// and the host access are leaves (the record writes itself through the
+// host's atomic write, nothing more); status and the Nodes' orchestration
+// read the record and the host, and neither imports the other. A part
+// not listed here is new: say what it may import.
+func TestApplysPartsImportOnlyTheirLeaves(t *testing.T) {
+	allowed := map[string][]string{
+		applyHost:                        nil,
+		applyRecord:                      {applyHost},
+		applyStatus:                      {applyRecord, applyHost},
+		applyNodes:                       {applyRecord, applyHost},
+		applyTop + "/internal/applytest": nil,
+	}
+	for part, imps := range applyParts(t) {
+		may, known := allowed[part]
+		if !known {
+			t.Errorf("%s is a part of slices/apply this test does not know: list what it may import", part)
+			continue
+		}
+		for _, imp := range imps {
 			if within(imp, applyTop) && !slices.Contains(may, imp) {
-				t.Errorf("%s imports %s: a leaf of slices/apply imports no other part (allowed: %v)", leaf, imp, may)
+				t.Errorf("%s imports %s: a part of slices/apply imports only %v", part, imp, may)
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
@@ -45,7 +46,7 @@ type Options struct {
 	// apply refuses and says to drain the Node first.
 	ResetKubeletState bool
 	// Nodes is what remove and apply do with the partitions' Kubernetes
-	// Nodes they disrupt (nodes.go).
+	// Nodes they disrupt (package nodes).
 	Nodes NodeOptions
 	// IgnorePreflightErrors are the preflight checks whose errors are
 	// warnings (--ignore-preflight-errors).
@@ -61,7 +62,7 @@ type Options struct {
 	Log        *slog.Logger
 	Now        func() time.Time
 
-	// events records on the partitions' Nodes (events.go); set by Apply
+	// events records on the partitions' Nodes (nodes.NewEvents); set by Apply
 	// and Remove, shared by a rolling apply's waves; nil records nothing.
 	events *kubeapi.EventRecorder
 }
@@ -79,7 +80,7 @@ type Report struct {
 	Diff       string      `json:"diff,omitempty"`
 	Warnings   []string    `json:"warnings"`
 	Shortfalls []Shortfall `json:"hugepageShortfalls,omitempty"`
-	// Nodes are the partitions' Nodes this apply disrupts (apply_nodes.go):
+	// Nodes are the partitions' Nodes this apply disrupts (affectedNodes):
 	// with --drain, drained first; after the steps deleted (a partition
 	// that goes) or uncordoned (a kubelet back on fresh state).
 	Nodes []NodeRemoval `json:"nodes"`
@@ -141,7 +142,7 @@ func Apply(ctx context.Context, o Options, b bundle.Bundle) (*Report, error) {
 		}
 		defer lock.Release()
 	}
-	o.events = newEvents(o, b.Hostname)
+	o.events = o.newEvents(b.Hostname)
 	a, err := prepare(ctx, o, mode, b)
 	if err != nil {
 		return nil, err
@@ -173,7 +174,7 @@ type attempt struct {
 	prev    *Record
 	cur     Current
 	steps   []Step
-	targets []nodeTarget
+	targets []nodes.Target
 	rep     *Report
 }
 
@@ -228,7 +229,7 @@ func prepare(ctx context.Context, o Options, mode CgroupMode, b bundle.Bundle) (
 				rep.Warnings = append(rep.Warnings, rebuiltWarning(t))
 			}
 		}
-		targets = slices.DeleteFunc(targets, func(t nodeTarget) bool { return !t.goes() })
+		targets = slices.DeleteFunc(targets, func(t nodes.Target) bool { return !t.Goes() })
 	}
 	rep.Changed = len(steps) > 0
 	for _, s := range steps {

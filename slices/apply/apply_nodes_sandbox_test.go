@@ -15,6 +15,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
 	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
 	"github.com/numa-partition/numa-partition/slices/bundle"
@@ -65,11 +66,11 @@ func TestApplyDrain(t *testing.T) {
 	for _, p := range f.plan.Partitions {
 		s.SetNode(kubeapitest.Node(p.NodeName, corev1.ConditionTrue, "KubeletReady", ""))
 		// Its kubelet reports as soon as it is back (here: already).
-		heartbeat(s, p.NodeName, time.Now().Add(time.Hour))
-		s.SetPod(drainPod("kube-system", "flannel-"+p.Name, p.NodeName, "DaemonSet", nil))
-		s.SetPod(drainPod("shop", "web-"+p.Name, p.NodeName, "ReplicaSet", map[string]string{"app": "web"}))
+		applytest.Heartbeat(s, p.NodeName, time.Now().Add(time.Hour))
+		s.SetPod(applytest.DrainPod("kube-system", "flannel-"+p.Name, p.NodeName, "DaemonSet", nil))
+		s.SetPod(applytest.DrainPod("shop", "web-"+p.Name, p.NodeName, "ReplicaSet", map[string]string{"app": "web"}))
 	}
-	admin := kubeconfigFor(t, s, filepath.Join(t.TempDir(), "admin.conf"), "kubernetes-admin", "system:masters")
+	admin := applytest.KubeconfigFor(t, s, filepath.Join(t.TempDir(), "admin.conf"), "kubernetes-admin", "system:masters")
 	// kubelet ran and pinned web-tnode0's CPUs.
 	writeState(t, e, []string{"uid-web-tnode0"}, "uid-web-tnode0")
 	f.setSliceCPUs("tnode0", "0-1")
@@ -103,7 +104,7 @@ func TestApplyDrain(t *testing.T) {
 		"cordon; evict 1 pods (shop/web-tnode0); wait until kubelet-tnode0.service's manager state holds no running pods; restart kubelet-tnode0.service on fresh CPU/Memory Manager state; uncordon once Ready")
 	unchanged("the dry run")
 
-	s.SetPDB(budget(0))
+	s.SetPDB(applytest.Budget(0))
 	var midDrain *Record
 	_, err = e.apply(t, f, func(o *Options) {
 		withDrain(300 * time.Millisecond)(o)
@@ -128,7 +129,7 @@ func TestApplyDrain(t *testing.T) {
 	}
 
 	// kubelet cleans the pod up a moment after its eviction.
-	s.SetPDB(budget(1))
+	s.SetPDB(applytest.Budget(1))
 	podDir := e.sb.Path("var/lib/kubelet-tnode0/pods/uid-web-tnode0")
 	cleaned := make(chan struct{})
 	go func() {
@@ -213,7 +214,7 @@ func TestApplyDrain(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "partition tnode2: 1 pods are bound to Node sandbox-tnode2 (shop/web-tnode2)") {
 		t.Fatalf("apply without tnode2, without --drain: %v", err)
 	}
-	s.SetPDB(budget(1)) // web-tnode0's replacement is healthy elsewhere
+	s.SetPDB(applytest.Budget(1)) // web-tnode0's replacement is healthy elsewhere
 	rep, err = e.apply(t, f2, withDrain(time.Minute))
 	must(t, err)
 	if got := strings.Join(s.Evictions(), " "); got != "shop/web-tnode0 shop/web-tnode2" {
@@ -259,10 +260,10 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 	s := kubeapitest.NewServer(t, kubeapitest.Options{})
 	for _, p := range f.plan.Partitions {
 		s.SetNode(kubeapitest.Node(p.NodeName, corev1.ConditionTrue, "KubeletReady", ""))
-		heartbeat(s, p.NodeName, time.Now().Add(time.Hour))
-		s.SetPod(drainPod("shop", "web-"+p.Name, p.NodeName, "ReplicaSet", map[string]string{"app": "web"}))
+		applytest.Heartbeat(s, p.NodeName, time.Now().Add(time.Hour))
+		s.SetPod(applytest.DrainPod("shop", "web-"+p.Name, p.NodeName, "ReplicaSet", map[string]string{"app": "web"}))
 	}
-	admin := kubeconfigFor(t, s, filepath.Join(t.TempDir(), "admin.conf"), "kubernetes-admin", "system:masters")
+	admin := applytest.KubeconfigFor(t, s, filepath.Join(t.TempDir(), "admin.conf"), "kubernetes-admin", "system:masters")
 	withDrain := func(o *Options) {
 		o.Nodes = NodeOptions{Kubeconfig: admin, Drain: true, Timeout: time.Minute, Poll: 50 * time.Millisecond}
 	}

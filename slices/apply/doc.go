@@ -34,5 +34,10 @@
 //   - host: the host below a root (files through fsutil.Root, network
 //     namespaces, a kubelet's credentials);
 //   - status: what is live of an applied generation, read from the record
-//     and the host without linking this package.
+//     and the host without linking this package;
+//   - nodes: the partitions' Kubernetes Nodes a change disrupts: checked,
+//     drained, deleted, let back in once Ready, and the Events on them.
+//     This package decides which Nodes (affectedNodes, from the steps)
+//     and what changed of each partition (partitionChanges), and hands
+//     nodes those as data: nodes knows no step.
 package apply

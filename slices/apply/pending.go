@@ -117,7 +117,7 @@ type writeAhead struct {
 func (a *attempt) writeAhead() *writeAhead {
 	rec := newRecord(a.o, a.d, a.cur, a.prev, a.rep.CgroupMode)
 	if a.prev != nil {
-		rec.Cordoned = slices.Clone(a.prev.Cordoned) // not let go yet: settleCordoned
+		rec.Cordoned = slices.Clone(a.prev.Cordoned) // not let go yet: nodes.SettleCordoned
 	}
 	return &writeAhead{a: a, rec: rec}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
@@ -25,7 +26,7 @@ type RemoveReport struct {
 	// Offline: a dry run of a root no systemd runs on (Options.Offline).
 	Offline bool `json:"offline,omitempty"`
 	// Nodes are the partitions' Kubernetes Nodes: the pods found bound,
-	// the drain, the deletion (nodes.go).
+	// the drain, the deletion (package nodes).
 	Nodes []NodeRemoval `json:"nodes"`
 	// Kept are the recorded files remove left in place because they are
 	// no longer what apply wrote (edited, or replaced by a link).
@@ -147,21 +148,21 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		return rep, nil
 	}
 	rep.Generation = rec.Generation
-	o.events = newEvents(o, rec.Hostname)
-	targets := removeTargets(rec)
+	o.events = o.newEvents(rec.Hostname)
+	targets := nodes.RemoveTargets(rec)
 	if o.Offline {
 		rep.Offline, targets = true, nil
 		rep.Warnings = append(rep.Warnings, offlineRemoveWarning)
 	}
-	nodes, warnings, err := prepareNodes(ctx, o, "remove", targets, nil)
+	disrupted, warnings, err := nodes.Prepare(ctx, o.nodeCommand(), "remove", targets, nil)
 	if err != nil {
 		return nil, fmt.Errorf("remove of generation %d refused before it changed anything on the host: %w", rec.Generation, err)
 	}
-	defer nodes.close()
+	defer disrupted.Close()
 	rep.Warnings = append(rep.Warnings, warnings...)
-	defer func() { rep.Nodes = append(rep.Nodes, nodes.removal...) }()
+	defer func() { rep.Nodes = append(rep.Nodes, disrupted.Removals()...) }()
 	rep.DryRun = o.DryRun
-	r := &removal{o: o, rec: rec, rep: rep, nodes: nodes}
+	r := &removal{o: o, rec: rec, rep: rep, disrupted: disrupted}
 	for _, phase := range removePhases {
 		phase(r, ctx)
 	}
@@ -192,11 +193,11 @@ var removePhases = []func(*removal, context.Context){
 
 // removal is one Remove's progress: what its phases share.
 type removal struct {
-	o     Options
-	rec   *Record
-	rep   *RemoveReport
-	nodes *nodeRun
-	errs  []error
+	o         Options
+	rec       *Record
+	rep       *RemoveReport
+	disrupted *nodes.Run
+	errs      []error
 }
 
 // do runs one action, or with DryRun only lists it.
@@ -257,10 +258,10 @@ func (r *removal) removeNetwork(context.Context) {
 // (a running one would register again).
 func (r *removal) deleteNodes(ctx context.Context) {
 	if len(r.errs) == 0 {
-		r.nodes.removed(ctx, r.rec.Generation)
+		r.disrupted.Removed(ctx, r.rec.Generation)
 	}
-	for _, f := range r.nodes.deletions(ctx) {
-		r.do(f.what, f.remove)
+	for _, f := range r.disrupted.Deletions(ctx) {
+		r.do(f.What, f.Delete)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 )
 
@@ -34,16 +35,16 @@ func TestRemoveNodes(t *testing.T) {
 	s := kubeapitest.NewServer(t, kubeapitest.Options{})
 	for _, p := range f.plan.Partitions {
 		s.SetNode(kubeapitest.Node(p.NodeName, corev1.ConditionTrue, "KubeletReady", ""))
-		s.SetPod(drainPod("kube-system", "flannel-"+p.Name, p.NodeName, "DaemonSet", nil))
+		s.SetPod(applytest.DrainPod("kube-system", "flannel-"+p.Name, p.NodeName, "DaemonSet", nil))
 	}
-	s.SetPod(drainPod("shop", "web-0", "sandbox-tnode1", "ReplicaSet", map[string]string{"app": "web"}))
+	s.SetPod(applytest.DrainPod("shop", "web-0", "sandbox-tnode1", "ReplicaSet", map[string]string{"app": "web"}))
 	dir := t.TempDir()
-	admin := kubeconfigFor(t, s, filepath.Join(dir, "admin.conf"), "kubernetes-admin", "system:masters")
+	admin := applytest.KubeconfigFor(t, s, filepath.Join(dir, "admin.conf"), "kubernetes-admin", "system:masters")
 
 	// Without --kubeconfig: each kubelet's own credentials below the root,
 	// to an API server in the root's network namespace.
 	k := kubeapitest.NewServer(t, kubeapitest.Options{Listener: listenIn(t, e.sb.Root)})
-	k.SetPod(drainPod("shop", "web-0", "sandbox-tnode1", "ReplicaSet", map[string]string{"app": "web"}))
+	k.SetPod(applytest.DrainPod("shop", "web-0", "sandbox-tnode1", "ReplicaSet", map[string]string{"app": "web"}))
 	for _, p := range f.plan.Partitions {
 		cert, key := k.CA.Client(t, "system:node:"+p.NodeName, "system:nodes")
 		pem := "/var/lib/kubelet-" + p.Name + "/pki/kubelet-client-current.pem"
@@ -108,7 +109,7 @@ func TestRemoveNodes(t *testing.T) {
 	for _, p := range f.plan.Partitions {
 		want = append(want, "sandbox-"+p.Name+" Normal PartitionRemoved: numa-partition remove: partition "+p.Name+" removed (generation "+itoa(rep.Generation)+"), its kubelet stopped for good; the Node is deleted next")
 	}
-	sameLines(t, "events", eventLines(s), want)
+	applytest.SameLines(t, "events", applytest.EventLines(s), want)
 	if len(k.Events()) != 0 {
 		t.Errorf("Events through the kubelets' credentials: %+v", k.Events())
 	}

@@ -39,7 +39,7 @@ func (a *attempt) waves() (waves [][]string, why string) {
 	}
 	var names []string
 	for _, t := range a.targets {
-		if t.goes() {
+		if t.Goes() {
 			return nil, fmt.Sprintf("the Nodes of %d partitions are drained together, not one at a time: partition %s goes", len(a.targets), t.Name)
 		}
 		names = append(names, t.Name)

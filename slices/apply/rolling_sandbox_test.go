@@ -16,6 +16,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
 	"github.com/numa-partition/numa-partition/partition/planner"
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/preflight"
@@ -97,13 +98,13 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	s := kubeapitest.NewServer(t, kubeapitest.Options{})
 	for _, p := range old.Partitions {
 		s.SetNode(kubeapitest.Node(p.NodeName, corev1.ConditionTrue, "KubeletReady", ""))
-		heartbeat(s, p.NodeName, time.Now().Add(time.Hour))
-		s.SetPod(drainPod("kube-system", "flannel-"+p.Name, p.NodeName, "DaemonSet", nil))
-		s.SetPod(drainPod("shop", "web-"+p.Name, p.NodeName, "ReplicaSet", map[string]string{"app": "web"}))
+		applytest.Heartbeat(s, p.NodeName, time.Now().Add(time.Hour))
+		s.SetPod(applytest.DrainPod("kube-system", "flannel-"+p.Name, p.NodeName, "DaemonSet", nil))
+		s.SetPod(applytest.DrainPod("shop", "web-"+p.Name, p.NodeName, "ReplicaSet", map[string]string{"app": "web"}))
 		writeStateOf(t, e, p.Name, []string{"uid-web-" + p.Name}, "uid-web-"+p.Name)
 	}
-	s.SetPDB(budget(1))
-	admin := kubeconfigFor(t, s, filepath.Join(t.TempDir(), "admin.conf"), "kubernetes-admin", "system:masters")
+	s.SetPDB(applytest.Budget(1))
+	admin := applytest.KubeconfigFor(t, s, filepath.Join(t.TempDir(), "admin.conf"), "kubernetes-admin", "system:masters")
 	// kubelet cleans an evicted pod up a moment later.
 	stop := make(chan struct{})
 	var cleaner sync.WaitGroup
@@ -142,7 +143,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 			o.Nodes = NodeOptions{Kubeconfig: admin, Drain: true, Timeout: timeout, Poll: 50 * time.Millisecond,
 				Progress: func(p drain.Progress) {
 					if replacements && p.Phase == drain.PhaseCordoned && !cordoned(other[p.Node]) {
-						s.SetPDB(budget(1))
+						s.SetPDB(applytest.Budget(1))
 					}
 				}}
 			o.BeforeStep = func(_ int, st Step) error {
@@ -165,7 +166,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	// The Events on the Nodes since the last call (#40).
 	seenEvents := 0
 	events := func() []string {
-		all := eventLines(s)
+		all := applytest.EventLines(s)
 		defer func() { seenEvents = len(all) }()
 		return all[seenEvents:]
 	}
@@ -174,7 +175,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	if !reflect.DeepEqual(rep.Waves, [][]string{{"tnode0"}, {"tnode1"}}) || len(s.Evictions()) != 0 {
 		t.Errorf("dry run: waves %v, evictions %v", rep.Waves, s.Evictions())
 	}
-	sameLines(t, "the dry run's Events", events(), nil)
+	applytest.SameLines(t, "the dry run's Events", events(), nil)
 
 	// Both Nodes drained before either kubelet restarts (what apply did
 	// before it rolled, and does with --max-unavailable 2): the second
@@ -187,7 +188,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	if gen() != g0 || cordoned("sandbox-tnode0") || cordoned("sandbox-tnode1") || len(seen) != 0 {
 		t.Errorf("after the deadlocked drain: generation %d (want %d), cordoned %v %v, restarts %q", gen(), g0, cordoned("sandbox-tnode0"), cordoned("sandbox-tnode1"), seen)
 	}
-	sameLines(t, "the deadlocked drain's Events", events(), []string{
+	applytest.SameLines(t, "the deadlocked drain's Events", events(), []string{
 		"sandbox-tnode0 Normal DrainStarted: numa-partition apply: cordoned, evicting 1 pods within 1s (kubelet-tnode0.service restarts on fresh CPU/Memory Manager state)",
 		"sandbox-tnode0 Normal Drained: numa-partition apply: drained: 1 pods evicted in D",
 		"sandbox-tnode1 Normal DrainStarted: numa-partition apply: cordoned, evicting 1 pods within 1s (kubelet-tnode1.service restarts on fresh CPU/Memory Manager state)",
@@ -198,9 +199,9 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	// web-tnode0 was evicted: its replacement runs on tnode0 again, its
 	// CPUs pinned by kubelet.
 	time.Sleep(500 * time.Millisecond) // the cleaner is done with the eviction
-	s.SetPod(drainPod("shop", "web-tnode0", "sandbox-tnode0", "ReplicaSet", map[string]string{"app": "web"}))
+	s.SetPod(applytest.DrainPod("shop", "web-tnode0", "sandbox-tnode0", "ReplicaSet", map[string]string{"app": "web"}))
 	writeStateOf(t, e, "tnode0", []string{"uid-web-tnode0"}, "uid-web-tnode0")
-	s.SetPDB(budget(1))
+	s.SetPDB(applytest.Budget(1))
 
 	rep, err = applyPlan(next, drained(time.Minute))
 	must(t, err)
@@ -230,7 +231,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 			"sandbox-" + node + " Normal Uncordoned: numa-partition apply: uncordoned: Ready again since kubelet-" + node + ".service restarted",
 		}
 	}
-	sameLines(t, "the rolling apply's Events", events(), slices.Concat(wave("tnode0", g0+1, "1m0s"), wave("tnode1", g0+2, "1m0s")))
+	applytest.SameLines(t, "the rolling apply's Events", events(), slices.Concat(wave("tnode0", g0+1, "1m0s"), wave("tnode1", g0+2, "1m0s")))
 	host, err := os.ReadFile(e.sb.Path(bundle.PlanPath))
 	must(t, err)
 	if want, _ := render(next); !slices.ContainsFunc(want.Files, func(f bundle.File) bool { return f.Path == bundle.PlanPath && string(f.Content) == string(host) }) {
@@ -242,16 +243,16 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	seen, replacements = nil, false
 	time.Sleep(500 * time.Millisecond) // the cleaner is done with the evictions
 	for _, p := range old.Partitions {
-		s.SetPod(drainPod("shop", "web-"+p.Name, p.NodeName, "ReplicaSet", map[string]string{"app": "web"}))
+		s.SetPod(applytest.DrainPod("shop", "web-"+p.Name, p.NodeName, "ReplicaSet", map[string]string{"app": "web"}))
 		writeStateOf(t, e, p.Name, []string{"uid-web-" + p.Name}, "uid-web-"+p.Name)
 	}
-	s.SetPDB(budget(1))
+	s.SetPDB(applytest.Budget(1))
 	holdSecond := func(o *Options) {
 		drained(500 * time.Millisecond)(o)
 		before := o.BeforeStep
 		o.BeforeStep = func(i int, st Step) error {
 			if st.Kind() == KindKubeletState && strings.Contains(st.String(), "tnode0") {
-				s.SetPDB(budget(0)) // tnode1's drain comes after this wave
+				s.SetPDB(applytest.Budget(0)) // tnode1's drain comes after this wave
 			}
 			return before(i, st)
 		}
@@ -264,11 +265,11 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	if gen() != g0+3 || cordoned("sandbox-tnode0") || cordoned("sandbox-tnode1") {
 		t.Errorf("after the held-back wave: generation %d (want %d), cordoned %v %v", gen(), g0+3, cordoned("sandbox-tnode0"), cordoned("sandbox-tnode1"))
 	}
-	sameLines(t, "the held-back wave's Events", events(), append(wave("tnode0", g0+3, "500ms"),
+	applytest.SameLines(t, "the held-back wave's Events", events(), append(wave("tnode0", g0+3, "500ms"),
 		"sandbox-tnode1 Normal DrainStarted: numa-partition apply: cordoned, evicting 1 pods within 500ms (kubelet-tnode1.service restarts on fresh CPU/Memory Manager state)",
 		"sandbox-tnode1 Warning DrainFailed: numa-partition apply: nothing on the host was changed: draining Node sandbox-tnode1: 1 of 1 pods still not evicted after 500ms (shop/web-tnode1): PodDisruptionBudget shop/web holds back shop/web-tnode1: needs 1 healthy pods, has 1, allows 0 disruptions",
 		"sandbox-tnode1 Normal Uncordoned: numa-partition apply: uncordoned: the apply gave up before it changed the host"))
-	s.SetPDB(budget(1))
+	s.SetPDB(applytest.Budget(1))
 	seen = nil
 	rep, err = applyPlan(old, drained(time.Minute))
 	must(t, err)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -42,13 +43,13 @@ func (a *attempt) offlineDryRun() {
 // dryRun reports the steps, the files' diff and what the Nodes the steps
 // disrupt hold, changing nothing.
 func (a *attempt) dryRun(ctx context.Context) error {
-	nodes, warnings, err := prepareNodes(ctx, a.o, "apply", a.targets, nil)
+	disrupted, warnings, err := nodes.Prepare(ctx, a.o.nodeCommand(), "apply", a.targets, nil)
 	if err != nil {
 		return err
 	}
-	nodes.close()
+	disrupted.Close()
 	a.rep.Warnings = append(a.rep.Warnings, warnings...)
-	a.rep.Nodes = nodes.report()
+	a.rep.Nodes = disrupted.Report()
 	a.rep.Diff = Diff(a.steps, a.cur)
 	return nil
 }
@@ -57,7 +58,7 @@ func (a *attempt) dryRun(ctx context.Context) error {
 // interrupted drain left cordoned, once Ready.
 func (a *attempt) settleOnly(ctx context.Context) {
 	if a.prev != nil && len(a.prev.Cordoned) > 0 {
-		a.rep.Warnings = append(a.rep.Warnings, settleCordoned(ctx, a.o, a.prev, nil, nil, nil, time.Time{}, true)...)
+		a.rep.Warnings = append(a.rep.Warnings, nodes.SettleCordoned(ctx, a.o.nodeCommand(), a.prev, nil, nil, time.Time{}, true)...)
 	}
 }
 
@@ -65,11 +66,11 @@ func (a *attempt) settleOnly(ctx context.Context) {
 // ahead (writeAhead), and finishes or reports the rollback.
 func (a *attempt) change(ctx context.Context) error {
 	w := a.writeAhead()
-	nodes, err := a.drain(ctx, w)
+	disrupted, err := a.drain(ctx, w)
 	if err != nil {
 		return err
 	}
-	defer nodes.close()
+	defer disrupted.Close()
 	// Steps without a record step (a crashed unit started again) change
 	// nothing the record lists: the record on disk stays as it is, not
 	// pending, unless the Nodes this apply cordoned had to go into it.
@@ -83,37 +84,37 @@ func (a *attempt) change(ctx context.Context) error {
 	res, err := ex.Run(ctx, a.steps, a.cur)
 	changes := a.partitionChanges()
 	if err != nil {
-		return a.rolledBack(ctx, w, nodes, changes, err)
+		return a.rolledBack(ctx, w, disrupted, changes, err)
 	}
-	return a.finish(ctx, w, nodes, res, changes, started)
+	return a.finish(ctx, w, disrupted, res, changes, started)
 }
 
 // drain prepares the Nodes the steps disrupt (with --drain: cordoned and
 // drained, the record written ahead with them first) and waits for the
 // drained kubelets to let go of their pods' state, then plans again from
 // the host as it is. On an error nothing on the host changed.
-func (a *attempt) drain(ctx context.Context, w *writeAhead) (*nodeRun, error) {
-	nodes, warnings, err := prepareNodes(ctx, a.o, "apply", a.targets, w.write)
+func (a *attempt) drain(ctx context.Context, w *writeAhead) (*nodes.Run, error) {
+	disrupted, warnings, err := nodes.Prepare(ctx, a.o.nodeCommand(), "apply", a.targets, w.write)
 	if err != nil {
 		err = errors.Join(err, w.restore())
 		return nil, fmt.Errorf("apply refused before it changed anything on the host: %w", err)
 	}
 	a.rep.Warnings = append(a.rep.Warnings, warnings...)
-	nodes.adopt(w.rec.Cordoned)
-	if !a.o.Nodes.Drain || !slices.ContainsFunc(a.targets, func(t nodeTarget) bool { return !t.goes() }) {
-		return nodes, nil
+	disrupted.Adopt(w.rec.Cordoned)
+	if !a.o.Nodes.Drain || !slices.ContainsFunc(a.targets, func(t nodes.Target) bool { return !t.Goes() }) {
+		return disrupted, nil
 	}
 	// The drained pods' entries count until kubelet has cleaned the pods
 	// up; the steps move the state aside only after that.
 	cur, err := waitKubeletsLetGo(ctx, a.o, a.d, a.cur)
 	if err != nil {
-		nodes.applyFailed(ctx, nil, nil, "gave up before it changed the host: "+err.Error())
-		err = fmt.Errorf("%w\n(nothing on the host was changed; %s)", err, nodes.undo(ctx))
-		nodes.close()
+		disrupted.ApplyFailed(ctx, nil, nil, "gave up before it changed the host: "+err.Error())
+		err = fmt.Errorf("%w\n(nothing on the host was changed; %s)", err, disrupted.Undo(ctx))
+		disrupted.Close()
 		return nil, errors.Join(err, w.restore())
 	}
 	a.cur, a.steps = cur, Plan(a.d, cur)
-	return nodes, nil
+	return disrupted, nil
 }
 
 // partitionChanges are what the steps change of each partition, for its
@@ -130,9 +131,9 @@ func (a *attempt) partitionChanges() map[string][]string {
 // rolledBack reports steps the executor rolled back: the previous record
 // is the truth again, and the Nodes this apply drained run their old
 // kubelets.
-func (a *attempt) rolledBack(ctx context.Context, w *writeAhead, nodes *nodeRun, changes map[string][]string, err error) error {
-	nodes.applyFailed(ctx, recordPartitions(a.d), changes, fmt.Sprintf("generation %d failed and was rolled back: %v", w.rec.Generation, err))
-	if uerr := nodes.uncordon(ctx, "the apply failed and was rolled back"); uerr != nil {
+func (a *attempt) rolledBack(ctx context.Context, w *writeAhead, disrupted *nodes.Run, changes map[string][]string, err error) error {
+	disrupted.ApplyFailed(ctx, recordPartitions(a.d), changes, fmt.Sprintf("generation %d failed and was rolled back: %v", w.rec.Generation, err))
+	if uerr := disrupted.Uncordon(ctx, "the apply failed and was rolled back"); uerr != nil {
 		err = errors.Join(err, fmt.Errorf("uncordoning the Nodes this apply cordoned: %w", uerr))
 	}
 	if se := (*StepError)(nil); errors.As(err, &se) && se.Rollback != nil && w.written() {
@@ -152,7 +153,7 @@ func (a *attempt) rolledBack(ctx context.Context, w *writeAhead, nodes *nodeRun,
 // finish completes an applied host: its record, and its Nodes deleted,
 // told and let back in. The host is applied: what is left to do with the
 // Nodes cannot undo it, so its failures are warnings.
-func (a *attempt) finish(ctx context.Context, w *writeAhead, nodes *nodeRun, res *Result, changes map[string][]string, started time.Time) error {
+func (a *attempt) finish(ctx context.Context, w *writeAhead, disrupted *nodes.Run, res *Result, changes map[string][]string, started time.Time) error {
 	rep := a.rep
 	recorded := writesRecord(a.steps)
 	if !recorded && w.written() {
@@ -170,19 +171,19 @@ func (a *attempt) finish(ctx context.Context, w *writeAhead, nodes *nodeRun, res
 	for _, sf := range res.Shortfalls {
 		rep.Warnings = append(rep.Warnings, "hugepage shortfall: "+sf.String())
 	}
-	nodes.removed(ctx, w.rec.Generation)
-	nodes.applied(ctx, w.rec.Partitions, changes, rep.Generation)
-	for _, f := range nodes.deletions(ctx) {
-		if err := f.remove(); err != nil {
+	disrupted.Removed(ctx, w.rec.Generation)
+	disrupted.Applied(ctx, w.rec.Partitions, changes, rep.Generation)
+	for _, f := range disrupted.Deletions(ctx) {
+		if err := f.Delete(); err != nil {
 			rep.Warnings = append(rep.Warnings, err.Error())
 		}
 	}
-	rep.Warnings = append(rep.Warnings, nodes.readmit(ctx, started)...)
+	rep.Warnings = append(rep.Warnings, disrupted.Readmit(ctx, started)...)
 	if len(w.rec.Cordoned) > 0 {
 		// Without a record step the record on disk is not w.rec: what it
 		// lists stays listed until an apply that writes it.
-		rep.Warnings = append(rep.Warnings, settleCordoned(ctx, a.o, w.rec, nodes, a.steps, a.d.Units, started, recorded)...)
+		rep.Warnings = append(rep.Warnings, nodes.SettleCordoned(ctx, a.o.nodeCommand(), w.rec, disrupted, restartedPartitions(a.steps, a.d.Units), started, recorded)...)
 	}
-	rep.Nodes = nodes.report()
+	rep.Nodes = disrupted.Report()
 	return nil
 }

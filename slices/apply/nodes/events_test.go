@@ -1,4 +1,4 @@
-package apply
+package nodes
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,36 +15,17 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
-	"github.com/numa-partition/numa-partition/numa/bitmask"
-	"github.com/numa-partition/numa-partition/slices/bundle"
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 )
 
-// eventLines are s's Events as "node type reason: message", a drain's
-// duration as D.
-func eventLines(s *kubeapitest.Server) []string {
-	took := regexp.MustCompile(` in [0-9.]+m?s$`)
-	var out []string
-	for _, e := range s.Events() {
-		out = append(out, e.InvolvedObject.Name+" "+e.Type+" "+e.Reason+": "+took.ReplaceAllString(e.Message, " in D"))
-	}
-	return out
-}
-
-func sameLines(t *testing.T, what string, got, want []string) {
-	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s:\n%s\nwant:\n%s", what, strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}
-
-// eventOptions are apply's Options with an admin identity, --drain, and
+// eventOptions are an apply's Command with an admin identity, --drain, and
 // the Events recorded from host "host", logged into the returned buffer.
-func eventOptions(t *testing.T, admin string) (Options, *bytes.Buffer) {
+func eventOptions(t *testing.T, admin string) (Command, *bytes.Buffer) {
 	var logged bytes.Buffer
-	o := Options{Root: "/", Log: slog.New(slog.NewTextHandler(&logged, nil)),
-		Nodes: NodeOptions{Kubeconfig: admin, Drain: true, Timeout: 10 * time.Second, Poll: 10 * time.Millisecond}}
-	o.defaults()
-	o.events = newEvents(o, "host")
+	o := Command{Root: "/", Log: slog.New(slog.NewTextHandler(&logged, nil)),
+		Nodes: Options{Kubeconfig: admin, Drain: true, Timeout: 10 * time.Second, Poll: 10 * time.Millisecond}}
+	o.Events = NewEvents("host", o.Log, time.Now)
 	return o, &logged
 }
 
@@ -54,24 +34,24 @@ func eventOptions(t *testing.T, admin string) (Options, *bytes.Buffer) {
 // node0's and old's, restart node0's kubelet (its Node Ready since),
 // remove old, apply changes to node0 and node1. It returns the report,
 // its drains' durations zeroed, and the warnings, as JSON.
-func drainAndApply(t *testing.T, s *kubeapitest.Server, targets []nodeTarget, o Options, refuse int) string {
+func drainAndApply(t *testing.T, s *kubeapitest.Server, targets []Target, o Command, refuse int) string {
 	t.Helper()
 	s.RefuseEvents = refuse
-	s.SetPDB(budget(5))
+	s.SetPDB(applytest.Budget(5))
 	ctx := context.Background()
-	n, warnings, err := prepareNodes(ctx, o, "apply", targets, nil)
+	n, warnings, err := Prepare(ctx, o, "apply", targets, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.close()
+	defer n.Close()
 	since := time.Now()
-	heartbeat(s, "host-node0", since)
-	n.removed(ctx, 4)
-	n.applied(ctx, []RecordPartition{targets[0].RecordPartition, {Name: "node1", NodeName: "host-node1"}},
+	applytest.Heartbeat(s, "host-node0", since)
+	n.Removed(ctx, 4)
+	n.Applied(ctx, []record.Partition{targets[0].Partition, {Name: "node1", NodeName: "host-node1"}},
 		map[string][]string{"node0": {"kubelet config", "restart kubelet-node0.service"}, "node1": {"slice node1.slice (CPUs 4-7, memory nodes 1)"}}, 4)
 	deleted := runDeletions(t, n)
-	warnings = append(warnings, n.readmit(ctx, since)...)
-	rep := n.report()
+	warnings = append(warnings, n.Readmit(ctx, since)...)
+	rep := n.Report()
 	for i := range rep { // of the test's own: its temporary directory, the time taken
 		rep[i].Kubeconfig = filepath.Base(rep[i].Kubeconfig)
 		if rep[i].Drain != nil {
@@ -96,10 +76,10 @@ func drainAndApply(t *testing.T, s *kubeapitest.Server, targets []nodeTarget, o 
 // when it has none.
 func TestApplyNodesEvents(t *testing.T) {
 	s, targets, dir := applyCluster(t)
-	admin := kubeconfigFor(t, s, filepath.Join(dir, "admin.conf"), "kubernetes-admin", "system:masters")
+	admin := applytest.KubeconfigFor(t, s, filepath.Join(dir, "admin.conf"), "kubernetes-admin", "system:masters")
 	o, logged := eventOptions(t, admin)
 	drainAndApply(t, s, targets, o, 0)
-	sameLines(t, "events", eventLines(s), []string{
+	applytest.SameLines(t, "events", applytest.EventLines(s), []string{
 		"host-node0 Normal DrainStarted: numa-partition apply: cordoned, evicting 1 pods within 10s (kubelet-node0.service restarts on fresh CPU/Memory Manager state)",
 		"host-node0 Normal Drained: numa-partition apply: drained: 1 pods evicted in D",
 		"host-old Normal DrainStarted: numa-partition apply: cordoned, evicting 1 pods within 10s (partition old goes)",
@@ -119,26 +99,20 @@ func TestApplyNodesEvents(t *testing.T) {
 	// An apply that disrupts no Node: each partition's kubelet
 	// credentials, for the one that has them; with --kubeconfig, that.
 	s2, rec, _ := nodeCluster(t)
-	kubeconfigFor(t, s2, rec.Partitions[1].Kubeconfig, "system:node:host-node1", "system:nodes")
+	applytest.KubeconfigFor(t, s2, rec.Partitions[1].Kubeconfig, "system:node:host-node1", "system:nodes")
 	changes := map[string][]string{"node0": {"kubelet config"}, "node1": {"kubelet config"}}
-	for _, admin := range []string{"", kubeconfigFor(t, s2, filepath.Join(t.TempDir(), "admin.conf"), "kubernetes-admin", "system:masters")} {
+	for _, admin := range []string{"", applytest.KubeconfigFor(t, s2, filepath.Join(t.TempDir(), "admin.conf"), "kubernetes-admin", "system:masters")} {
 		o, _ := eventOptions(t, admin)
-		n, _, err := prepareNodes(context.Background(), o, "apply", nil, nil)
+		n, _, err := Prepare(context.Background(), o, "apply", nil, nil)
 		must(t, err)
-		n.applied(context.Background(), rec.Partitions, changes, 5)
-		n.close()
+		n.Applied(context.Background(), rec.Partitions, changes, 5)
+		n.Close()
 	}
-	sameLines(t, "events of an apply that disrupts no Node", eventLines(s2), []string{
+	applytest.SameLines(t, "events of an apply that disrupts no Node", applytest.EventLines(s2), []string{
 		"host-node1 Normal PartitionApplied: numa-partition apply: applied generation 5: kubelet config",
 		"host-node0 Normal PartitionApplied: numa-partition apply: applied generation 5: kubelet config",
 		"host-node1 Normal PartitionApplied: numa-partition apply: applied generation 5: kubelet config",
 	})
-
-	// A dry run records nothing.
-	o.DryRun = true
-	if newEvents(o, "host") != nil {
-		t.Error("a dry run's recorder")
-	}
 }
 
 // TestApplyNodesEventsDrainFails: a drain that times out is a Warning on
@@ -146,10 +120,10 @@ func TestApplyNodesEvents(t *testing.T) {
 // gets an Uncordoned Event once it gives up.
 func TestApplyNodesEventsDrainFails(t *testing.T) {
 	s, targets, dir := applyCluster(t)
-	admin := kubeconfigFor(t, s, filepath.Join(dir, "admin.conf"), "kubernetes-admin", "system:masters")
+	admin := applytest.KubeconfigFor(t, s, filepath.Join(dir, "admin.conf"), "kubernetes-admin", "system:masters")
 	o, _ := eventOptions(t, admin)
 	drainFails(t, s, targets, o, 0)
-	sameLines(t, "events", eventLines(s), []string{
+	applytest.SameLines(t, "events", applytest.EventLines(s), []string{
 		"host-node0 Normal DrainStarted: numa-partition apply: cordoned, evicting 1 pods within 100ms (kubelet-node0.service restarts on fresh CPU/Memory Manager state)",
 		"host-node0 Normal Drained: numa-partition apply: drained: 1 pods evicted in D",
 		"host-old Normal DrainStarted: numa-partition apply: cordoned, evicting 1 pods within 100ms (partition old goes)",
@@ -161,16 +135,16 @@ func TestApplyNodesEventsDrainFails(t *testing.T) {
 
 // drainFails is TestApplyNodesDrainFails's apply, with s answering Events
 // with refuse: old's drain times out. It returns the error.
-func drainFails(t *testing.T, s *kubeapitest.Server, targets []nodeTarget, o Options, refuse int) string {
+func drainFails(t *testing.T, s *kubeapitest.Server, targets []Target, o Command, refuse int) string {
 	t.Helper()
 	s.RefuseEvents = refuse
 	o.Nodes.Timeout = 100 * time.Millisecond
 	o.Nodes.Progress = func(p drain.Progress) {
 		if p.Phase == drain.PhaseCordoned && p.Node == "host-old" {
-			s.SetPDB(budget(0))
+			s.SetPDB(applytest.Budget(0))
 		}
 	}
-	_, _, err := prepareNodes(context.Background(), o, "apply", targets, nil)
+	_, _, err := Prepare(context.Background(), o, "apply", targets, nil)
 	if err == nil {
 		t.Fatal("old's drain did not fail")
 	}
@@ -184,13 +158,13 @@ func drainFails(t *testing.T, s *kubeapitest.Server, targets []nodeTarget, o Opt
 func TestApplyNodesEventsRefused(t *testing.T) {
 	outcome := func(refuse int) (ok, failed string, events int, logged string) {
 		s, targets, dir := applyCluster(t)
-		admin := kubeconfigFor(t, s, filepath.Join(dir, "admin.conf"), "kubernetes-admin", "system:masters")
+		admin := applytest.KubeconfigFor(t, s, filepath.Join(dir, "admin.conf"), "kubernetes-admin", "system:masters")
 		o, log := eventOptions(t, admin)
 		ok = drainAndApply(t, s, targets, o, refuse)
 		s, targets, dir = applyCluster(t)
-		admin = kubeconfigFor(t, s, filepath.Join(dir, "admin.conf"), "kubernetes-admin", "system:masters")
+		admin = applytest.KubeconfigFor(t, s, filepath.Join(dir, "admin.conf"), "kubernetes-admin", "system:masters")
 		o.Nodes.Kubeconfig = admin
-		o.events = newEvents(o, "host")
+		o.Events = NewEvents("host", o.Log, time.Now)
 		failed = drainFails(t, s, targets, o, refuse)
 		return ok, failed, len(s.Events()), log.String()
 	}
@@ -212,61 +186,10 @@ func TestApplyNodesEventsRefused(t *testing.T) {
 	}
 }
 
-// TestPartitionChanges: a partition's slice (its CPUs when set live),
-// its kubelet's configuration, its other units' files, its kubelet's
-// state, the units started, restarted (a kubelet stopped and started
-// again too), stopped, each once; a host-wide
-// unit's steps are no partition's; a partition that goes has its record's
-// units.
-func TestPartitionChanges(t *testing.T) {
-	units := []bundle.Unit{
-		{Name: "node0.slice", Phase: bundle.PhaseSlice, Partition: "node0", Files: []string{"etc/systemd/system/node0.slice"}},
-		{Name: "containerd-node0.service", Phase: bundle.PhaseRuntime, Partition: "node0", Files: []string{"etc/systemd/system/containerd-node0.service", "etc/containerd-node0/config.toml"}},
-		{Name: "kubelet-node0.service", Phase: bundle.PhaseKubelet, Partition: "node0", KubeletState: &bundle.KubeletState{Dir: "var/lib/kubelet-node0"},
-			Files: []string{"etc/systemd/system/kubelet-node0.service", "var/lib/kubelet-node0/config.yaml"}},
-		{Name: "numa-allocator@node0.service", Phase: bundle.PhaseAllocator, Partition: "node0", Files: []string{"etc/systemd/system/numa-allocator@.service"}},
-		{Name: "numa-allocator@node1.service", Phase: bundle.PhaseAllocator, Partition: "node1", Files: []string{"etc/systemd/system/numa-allocator@.service"}},
-		{Name: "system.slice", Phase: bundle.PhaseSlice, Files: []string{"etc/systemd/system/system.slice.d/50-numa-partition.conf"}},
-		// The record's: node2 goes.
-		{Name: "kubelet-node2.service", Phase: bundle.PhaseKubelet, Partition: "node2", KubeletState: &bundle.KubeletState{Dir: "var/lib/kubelet-node2"}},
-	}
-	cpus := bitmask.MustParseCPUList("2-7")
-	steps := []Step{
-		{Action: StopUnit{Unit: "kubelet-node2.service"}},
-		{Action: StopUnit{Unit: "kubelet-node0.service"}},
-		{Action: WriteFile{Path: "var/lib/kubelet-node0/config.yaml"}},
-		{Action: WriteFile{Path: "etc/systemd/system/kubelet-node0.service"}},
-		{Action: WriteFile{Path: "etc/systemd/system/node0.slice"}},
-		{Action: WriteFile{Path: "etc/containerd-node0/config.toml"}},
-		{Action: WriteFile{Path: "etc/systemd/system/numa-allocator@.service"}},
-		{Action: WriteFile{Path: "etc/systemd/system/system.slice.d/50-numa-partition.conf"}},
-		{Action: DaemonReload{}},
-		{Action: SetSliceCPUs{Unit: "node0.slice", CPUs: cpus, Mems: bitmask.NewNodeSet(0)}},
-		{Action: SetSliceCPUs{Unit: "system.slice", CPUs: cpus}},
-		{Action: PrepareKubeletState{Unit: "kubelet-node0.service"}},
-		{Action: RestartUnit{Unit: "containerd-node0.service"}},
-		{Action: StartUnit{Unit: "kubelet-node0.service"}},
-		{Action: StartUnit{Unit: "numa-allocator@node0.service"}},
-		{Action: RestartUnit{Unit: "numa-allocator@node1.service"}},
-		{Action: WriteRecord{}},
-	}
-	got := partitionChanges(units, steps)
-	want := map[string][]string{
-		"node0": {"slice node0.slice (CPUs 2-7, memory nodes 0)", "kubelet config", "files of containerd-node0.service, numa-allocator@node0.service",
-			"manager state of kubelet-node0.service moved aside", "start numa-allocator@node0.service",
-			"restart containerd-node0.service, kubelet-node0.service"},
-		"node1": {"files of numa-allocator@node1.service", "restart numa-allocator@node1.service"},
-		"node2": {"stop kubelet-node2.service"},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("changes:\n%q\nwant:\n%q", got, want)
-	}
-}
-
 // TestEventReasonsDocumented: docs/apply.md's table has every reason an
 // Event on a Node may carry, with its type, and no other.
 func TestEventReasonsDocumented(t *testing.T) {
-	b, err := os.ReadFile("../../docs/apply.md")
+	b, err := os.ReadFile("../../../docs/apply.md")
 	must(t, err)
 	doc := string(b)
 	reasons := map[string]string{

@@ -1,0 +1,60 @@
+package apply
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/slices/bundle"
+)
+
+// TestPartitionChanges: a partition's slice (its CPUs when set live),
+// its kubelet's configuration, its other units' files, its kubelet's
+// state, the units started, restarted (a kubelet stopped and started
+// again too), stopped, each once; a host-wide
+// unit's steps are no partition's; a partition that goes has its record's
+// units.
+func TestPartitionChanges(t *testing.T) {
+	units := []bundle.Unit{
+		{Name: "node0.slice", Phase: bundle.PhaseSlice, Partition: "node0", Files: []string{"etc/systemd/system/node0.slice"}},
+		{Name: "containerd-node0.service", Phase: bundle.PhaseRuntime, Partition: "node0", Files: []string{"etc/systemd/system/containerd-node0.service", "etc/containerd-node0/config.toml"}},
+		{Name: "kubelet-node0.service", Phase: bundle.PhaseKubelet, Partition: "node0", KubeletState: &bundle.KubeletState{Dir: "var/lib/kubelet-node0"},
+			Files: []string{"etc/systemd/system/kubelet-node0.service", "var/lib/kubelet-node0/config.yaml"}},
+		{Name: "numa-allocator@node0.service", Phase: bundle.PhaseAllocator, Partition: "node0", Files: []string{"etc/systemd/system/numa-allocator@.service"}},
+		{Name: "numa-allocator@node1.service", Phase: bundle.PhaseAllocator, Partition: "node1", Files: []string{"etc/systemd/system/numa-allocator@.service"}},
+		{Name: "system.slice", Phase: bundle.PhaseSlice, Files: []string{"etc/systemd/system/system.slice.d/50-numa-partition.conf"}},
+		// The record's: node2 goes.
+		{Name: "kubelet-node2.service", Phase: bundle.PhaseKubelet, Partition: "node2", KubeletState: &bundle.KubeletState{Dir: "var/lib/kubelet-node2"}},
+	}
+	cpus := bitmask.MustParseCPUList("2-7")
+	steps := []Step{
+		{Action: StopUnit{Unit: "kubelet-node2.service"}},
+		{Action: StopUnit{Unit: "kubelet-node0.service"}},
+		{Action: WriteFile{Path: "var/lib/kubelet-node0/config.yaml"}},
+		{Action: WriteFile{Path: "etc/systemd/system/kubelet-node0.service"}},
+		{Action: WriteFile{Path: "etc/systemd/system/node0.slice"}},
+		{Action: WriteFile{Path: "etc/containerd-node0/config.toml"}},
+		{Action: WriteFile{Path: "etc/systemd/system/numa-allocator@.service"}},
+		{Action: WriteFile{Path: "etc/systemd/system/system.slice.d/50-numa-partition.conf"}},
+		{Action: DaemonReload{}},
+		{Action: SetSliceCPUs{Unit: "node0.slice", CPUs: cpus, Mems: bitmask.NewNodeSet(0)}},
+		{Action: SetSliceCPUs{Unit: "system.slice", CPUs: cpus}},
+		{Action: PrepareKubeletState{Unit: "kubelet-node0.service"}},
+		{Action: RestartUnit{Unit: "containerd-node0.service"}},
+		{Action: StartUnit{Unit: "kubelet-node0.service"}},
+		{Action: StartUnit{Unit: "numa-allocator@node0.service"}},
+		{Action: RestartUnit{Unit: "numa-allocator@node1.service"}},
+		{Action: WriteRecord{}},
+	}
+	got := partitionChanges(units, steps)
+	want := map[string][]string{
+		"node0": {"slice node0.slice (CPUs 2-7, memory nodes 0)", "kubelet config", "files of containerd-node0.service, numa-allocator@node0.service",
+			"manager state of kubelet-node0.service moved aside", "start numa-allocator@node0.service",
+			"restart containerd-node0.service, kubelet-node0.service"},
+		"node1": {"files of numa-allocator@node1.service", "restart numa-allocator@node1.service"},
+		"node2": {"stop kubelet-node2.service"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("changes:\n%q\nwant:\n%q", got, want)
+	}
+}
