@@ -14,8 +14,10 @@ import (
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
-// The Node side of apply (apply_nodes.go, nodes.go) against the fake API
-// server; apply on a host is the sandbox tests'.
+// Which Nodes an apply disrupts (apply_nodes.go), a pure decision, and
+// the wait for the drained kubelets; what is done with those Nodes is
+// package nodes' (its tests run it against the fake API server), apply on
+// a host the sandbox tests'.
 
 // kubeletUnits are a Desired's units of partitions names: a slice and a
 // kubelet each, the kubelet's managers now under settings[i].

@@ -18,8 +18,8 @@ import (
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 )
 
-// The Node side of remove and apply (nodes.go) against the fake API server;
-// the host side is the sandbox tests'.
+// The Node side of remove and apply (run.go) against the fake API server;
+// the host side is slices/apply's sandbox tests'.
 
 // nodeCluster is an API server with the Nodes of two partitions, a web
 // pod and a DaemonSet pod on each; and the record of those partitions,
