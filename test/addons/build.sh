@@ -100,7 +100,7 @@ cniver=$(ver cni github.com/containernetworking/plugins)
 log "flanneld $flver, flannel CNI plugin $cniver built ($((SECONDS - t0)) s)"
 
 cdver=$(ver coredns github.com/coredns/coredns)
-(cd "$here/coredns" && go build -o "$tmp/bin/coredns" -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$cdver" github.com/coredns/coredns)
+(cd "$here/coredns" && go build -o "$tmp/bin/coredns" -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$cdver" .)
 log "coredns $cdver built ($((SECONDS - t0)) s)"
 
 nev=$(ver nodeexporter github.com/prometheus/node_exporter)
