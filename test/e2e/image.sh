@@ -37,6 +37,15 @@ for t in debootstrap cpio depmod modprobe dpkg apt-get; do
 done
 
 mkdir -p "$cache"
+# One build at a time (.ci/run starts one early, in the background, and
+# run.sh asks again): a second waits for the first, then finds it built.
+exec 9>"$cache/image.lock"
+flock 9
+if [ -f "$out/base.cpio" ] && [ -f "$out/vmlinuz" ]; then
+  log "cached $out (built while waiting)"
+  echo "$out"
+  exit 0
+fi
 # Drop images built by other versions of this recipe.
 find "$cache" -maxdepth 1 -name 'image-*' ! -name "image-$key" -exec rm -rf {} +
 work=$(mktemp -d "$cache/build-XXXXXX")
