@@ -13,6 +13,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 	"github.com/numa-partition/numa-partition/slices/preflight"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
@@ -300,13 +301,13 @@ func seconds(s float64) string {
 }
 
 // nodeChangeLine is one Node apply disrupts, in its table output: why,
-// what apply does with it (apply.NodeRemoval.Actions) and, unless a dry
+// what apply does with it (nodes.Removal.Actions) and, unless a dry
 // run, how that went.
-func nodeChangeLine(n apply.NodeRemoval) string {
+func nodeChangeLine(n nodes.Removal) string {
 	why := map[string]string{
-		apply.ReasonFreshState:       "its kubelet restarts on fresh manager state",
-		apply.ReasonPartitionGone:    "the partition goes",
-		apply.ReasonNamespaceRebuilt: "its mount namespace is rebuilt: every pod is re-created",
+		nodes.ReasonFreshState:       "its kubelet restarts on fresh manager state",
+		nodes.ReasonPartitionGone:    "the partition goes",
+		nodes.ReasonNamespaceRebuilt: "its mount namespace is rebuilt: every pod is re-created",
 	}[n.Reason]
 	s := fmt.Sprintf("partition %s (%s)", n.Partition, why)
 	if n.Node != "" {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/render"
 )
@@ -37,7 +37,7 @@ func bootUnitCommand() *cli.Command {
 // otherwise now, naming the first line that differs, and the partitions
 // keep the units they have (#37).
 func bootUnit() string {
-	record := path.Join("/", apply.RecordPath)
+	recordPath := path.Join("/", record.Path)
 	plan := path.Join("/", bundle.PlanPath)
 	return fmt.Sprintf(`# Installed by the numa-partition package (generated: numa-partition boot-unit).
 # Re-applies, at every boot, the partition plan last applied (%[4]s, which
@@ -68,5 +68,5 @@ TimeoutStartSec=10min
 
 [Install]
 WantedBy=multi-user.target
-`, defaultConfigPath, record, render.DefaultBinary, plan)
+`, defaultConfigPath, recordPath, render.DefaultBinary, plan)
 }

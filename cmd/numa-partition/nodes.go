@@ -6,7 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
-	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 )
 
 // nodeFlags are the flags about the partitions' Nodes a command disrupts,
@@ -39,21 +39,21 @@ func nodeFlags(verb string) []cli.Flag {
 // line per change: the drain polls every second while pods terminate,
 // and a line per poll buried the news (seen in the e2e: 20 identical
 // lines for one Node).
-func nodeOptions(c *cli.Context) (apply.NodeOptions, error) {
+func nodeOptions(c *cli.Context) (nodes.Options, error) {
 	if c.Bool("delete-emptydir-data") && !c.Bool("drain") {
-		return apply.NodeOptions{}, fmt.Errorf("--delete-emptydir-data: allowed only with --drain")
+		return nodes.Options{}, fmt.Errorf("--delete-emptydir-data: allowed only with --drain")
 	}
 	maxUnavailable := 0
 	if c.IsSet("max-unavailable") {
 		if maxUnavailable = c.Int("max-unavailable"); maxUnavailable < 1 {
-			return apply.NodeOptions{}, fmt.Errorf("--max-unavailable %d: allowed is 1 or more", maxUnavailable)
+			return nodes.Options{}, fmt.Errorf("--max-unavailable %d: allowed is 1 or more", maxUnavailable)
 		}
 		if !c.Bool("drain") {
-			return apply.NodeOptions{}, fmt.Errorf("--max-unavailable: allowed only with --drain")
+			return nodes.Options{}, fmt.Errorf("--max-unavailable: allowed only with --drain")
 		}
 	}
 	var lastProgress string
-	return apply.NodeOptions{
+	return nodes.Options{
 		Kubeconfig: c.String("kubeconfig"), Drain: c.Bool("drain"), Force: c.Bool("force"),
 		DeleteEmptyDirData: c.Bool("delete-emptydir-data"), Timeout: c.Duration("drain-timeout"),
 		MaxUnavailable: maxUnavailable,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 )
 
 func removeCommand() *cli.Command {
@@ -82,7 +83,7 @@ func writeRemoveReport(w io.Writer, rep *apply.RemoveReport) error {
 }
 
 // nodeRemovalLine is one partition's Node in remove's table output.
-func nodeRemovalLine(n apply.NodeRemoval) string {
+func nodeRemovalLine(n nodes.Removal) string {
 	if n.Node == "" {
 		return fmt.Sprintf("partition %s: %s", n.Partition, n.Note)
 	}

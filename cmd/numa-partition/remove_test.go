@@ -6,6 +6,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/slices/apply"
+	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 )
 
 // TestNodeRemovalLine: remove's table line per partition's Node.
@@ -14,19 +15,19 @@ func TestNodeRemovalLine(t *testing.T) {
 		return drain.Decision{PodRef: drain.PodRef{Namespace: "ns", Name: name}, Action: a, Reason: reason}
 	}
 	for _, c := range []struct {
-		n    apply.NodeRemoval
+		n    nodes.Removal
 		want string
 	}{
-		{apply.NodeRemoval{Partition: "old", Note: "the record has no Node name"}, "partition old: the record has no Node name"},
-		{apply.NodeRemoval{Partition: "node0", Node: "h-node0", Note: "/etc/k.conf does not exist: the kubelet never joined, there is no Node to check"},
+		{nodes.Removal{Partition: "old", Note: "the record has no Node name"}, "partition old: the record has no Node name"},
+		{nodes.Removal{Partition: "node0", Node: "h-node0", Note: "/etc/k.conf does not exist: the kubelet never joined, there is no Node to check"},
 			"partition node0, Node h-node0: /etc/k.conf does not exist: the kubelet never joined, there is no Node to check"},
-		{apply.NodeRemoval{Partition: "node0", Node: "h-node0", Checked: true, Pods: []drain.Decision{pod("ds", drain.Skip, drain.ReasonDaemonSet)}},
+		{nodes.Removal{Partition: "node0", Node: "h-node0", Checked: true, Pods: []drain.Decision{pod("ds", drain.Skip, drain.ReasonDaemonSet)}},
 			"partition node0, Node h-node0: 1 pods bound; not evicted: ns/ds (DaemonSet); left in the API server"},
-		{apply.NodeRemoval{Partition: "node0", Node: "h-node0", Checked: true, Deleted: true,
+		{nodes.Removal{Partition: "node0", Node: "h-node0", Checked: true, Deleted: true,
 			Pods:  []drain.Decision{pod("ds", drain.Skip, drain.ReasonDaemonSet), pod("web", drain.Evict, "")},
 			Drain: &drain.Result{Registered: true, Evicted: 1, Seconds: 2.5}},
 			"partition node0, Node h-node0: drained in 2.5s (1 evicted); not evicted: ns/ds (DaemonSet); deleted"},
-		{apply.NodeRemoval{Partition: "node1", Node: "h-node1", Checked: true, Deleted: true, Drain: &drain.Result{}},
+		{nodes.Removal{Partition: "node1", Node: "h-node1", Checked: true, Deleted: true, Drain: &drain.Result{}},
 			"partition node1, Node h-node1: not registered, nothing to drain; deleted"},
 	} {
 		if got := nodeRemovalLine(c.n); got != c.want {
@@ -39,18 +40,18 @@ func TestNodeRemovalLine(t *testing.T) {
 // actions, and (unless a dry run) how they went.
 func TestNodeChangeLine(t *testing.T) {
 	for _, c := range []struct {
-		n    apply.NodeRemoval
+		n    nodes.Removal
 		want string
 	}{
-		{apply.NodeRemoval{Partition: "node0", Node: "h-node0", Reason: apply.ReasonFreshState, Checked: true,
+		{nodes.Removal{Partition: "node0", Node: "h-node0", Reason: nodes.ReasonFreshState, Checked: true,
 			Actions: []string{"cordon", "evict 1 pods (ns/web)", "uncordon once Ready"}},
 			"partition node0 (its kubelet restarts on fresh manager state), Node h-node0: cordon; evict 1 pods (ns/web); uncordon once Ready"},
-		{apply.NodeRemoval{Partition: "node0", Node: "h-node0", Reason: apply.ReasonFreshState, Checked: true, Uncordoned: true,
+		{nodes.Removal{Partition: "node0", Node: "h-node0", Reason: nodes.ReasonFreshState, Checked: true, Uncordoned: true,
 			Actions: []string{"cordon"}, Drain: &drain.Result{Registered: true, Evicted: 1, Seconds: 1.5}},
 			"partition node0 (its kubelet restarts on fresh manager state), Node h-node0: cordon — drained in 1.5s (1 evicted), uncordoned"},
-		{apply.NodeRemoval{Partition: "old", Node: "h-old", Reason: apply.ReasonPartitionGone, Deleted: true, Actions: []string{"delete Node h-old once its kubelet is stopped"}},
+		{nodes.Removal{Partition: "old", Node: "h-old", Reason: nodes.ReasonPartitionGone, Deleted: true, Actions: []string{"delete Node h-old once its kubelet is stopped"}},
 			"partition old (the partition goes), Node h-old: delete Node h-old once its kubelet is stopped — deleted"},
-		{apply.NodeRemoval{Partition: "old", Reason: apply.ReasonPartitionGone, Note: "the record has no Node name"},
+		{nodes.Removal{Partition: "old", Reason: nodes.ReasonPartitionGone, Note: "the record has no Node name"},
 			"partition old (the partition goes): the record has no Node name"},
 	} {
 		if got := nodeChangeLine(c.n); got != c.want {

@@ -47,7 +47,7 @@ type Options struct {
 	ResetKubeletState bool
 	// Nodes is what remove and apply do with the partitions' Kubernetes
 	// Nodes they disrupt (package nodes).
-	Nodes NodeOptions
+	Nodes nodes.Options
 	// IgnorePreflightErrors are the preflight checks whose errors are
 	// warnings (--ignore-preflight-errors).
 	IgnorePreflightErrors preflight.Ignore
@@ -83,7 +83,7 @@ type Report struct {
 	// Nodes are the partitions' Nodes this apply disrupts (affectedNodes):
 	// with --drain, drained first; after the steps deleted (a partition
 	// that goes) or uncordoned (a kubelet back on fresh state).
-	Nodes []NodeRemoval `json:"nodes"`
+	Nodes []nodes.Removal `json:"nodes"`
 	// Waves are, for a rolling apply (rolling.go), the partitions whose
 	// Nodes were drained, changed and let back in together, in order.
 	Waves   [][]string `json:"waves,omitempty"`
@@ -171,7 +171,7 @@ func Apply(ctx context.Context, o Options, b bundle.Bundle) (*Report, error) {
 type attempt struct {
 	o       Options
 	d       Desired
-	prev    *Record
+	prev    *record.Record
 	cur     Current
 	steps   []Step
 	targets []nodes.Target
@@ -182,7 +182,7 @@ type attempt struct {
 // to bundle b, and the Nodes they disrupt; it changes nothing but the
 // temporary files an interrupted apply left.
 func prepare(ctx context.Context, o Options, mode CgroupMode, b bundle.Bundle) (*attempt, error) {
-	rep := &Report{DryRun: o.DryRun, CgroupMode: mode, Steps: []string{}, Warnings: []string{}, Nodes: []NodeRemoval{}}
+	rep := &Report{DryRun: o.DryRun, CgroupMode: mode, Steps: []string{}, Warnings: []string{}, Nodes: []nodes.Removal{}}
 	if w := CgroupWarning(mode); w != "" {
 		rep.Warnings = append(rep.Warnings, w)
 		o.Log.Warn(w)
@@ -225,7 +225,7 @@ func prepare(ctx context.Context, o Options, mode CgroupMode, b bundle.Bundle) (
 		// restart re-creates are said to be; only the Nodes of
 		// partitions that go are checked, as plain remove does.
 		for _, t := range targets {
-			if t.Reason == ReasonNamespaceRebuilt {
+			if t.Reason == nodes.ReasonNamespaceRebuilt {
 				rep.Warnings = append(rep.Warnings, rebuiltWarning(t))
 			}
 		}
@@ -244,7 +244,7 @@ func prepare(ctx context.Context, o Options, mode CgroupMode, b bundle.Bundle) (
 
 // gatherFiles reads the files at every desired and recorded path (a
 // missing one is absent from the map).
-func gatherFiles(root string, d Desired, prev *Record) (map[string]FileState, error) {
+func gatherFiles(root string, d Desired, prev *record.Record) (map[string]FileState, error) {
 	paths := map[string]bool{}
 	for _, f := range d.Files {
 		paths[f.Path] = true
@@ -273,7 +273,7 @@ func gatherFiles(root string, d Desired, prev *Record) (map[string]FileState, er
 //
 // offline (a root no systemd runs on), the kernel's network namespaces
 // are not read: no device is known to be stranded in a stale one.
-func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desired, prev *Record, offline bool) (Current, error) {
+func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desired, prev *record.Record, offline bool) (Current, error) {
 	c := Current{Units: map[string]systemd.UnitInfo{}, Hugepages: map[HugepageKey]uint64{}, Record: prev}
 	var err error
 	if c.Files, err = gatherFiles(root, d, prev); err != nil {
@@ -349,9 +349,9 @@ func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desire
 	return c, nil
 }
 
-func newRecord(o Options, d Desired, cur Current, prev *Record, mode CgroupMode) *Record {
-	r := &Record{Generation: 1, AppliedAt: o.Now().UTC(), Version: o.Version, CgroupMode: mode,
-		Units: d.Units, Slices: d.Slices, Files: []RecordFile{}, Hugepages: []HugepageTarget{}}
+func newRecord(o Options, d Desired, cur Current, prev *record.Record, mode CgroupMode) *record.Record {
+	r := &record.Record{Generation: 1, AppliedAt: o.Now().UTC(), Version: o.Version, CgroupMode: mode,
+		Units: d.Units, Slices: d.Slices, Files: []record.File{}, Hugepages: []record.HugepageTarget{}}
 	r.Dirs = []string{}
 	r.Network = recordNetwork(d.Network)
 	if prev != nil {
@@ -359,7 +359,7 @@ func newRecord(o Options, d Desired, cur Current, prev *Record, mode CgroupMode)
 		r.Dirs = append(r.Dirs, prev.Dirs...)
 	}
 	for _, f := range d.Files {
-		rf := RecordFile{Path: f.Path, SHA256: record.Hash(f.Content), Mode: f.Mode.Perm()}
+		rf := record.File{Path: f.Path, SHA256: record.Hash(f.Content), Mode: f.Mode.Perm()}
 		if pf, ours := prev.File(f.Path); ours {
 			rf.Original = pf.Original
 		} else if _, existed := cur.Files[f.Path]; existed {
@@ -387,14 +387,14 @@ func newRecord(o Options, d Desired, cur Current, prev *Record, mode CgroupMode)
 // recordPartitions are the bundle's partitions as the record keeps them;
 // for a bundle without them (made by hand, in tests), those of d's
 // slices.
-func recordPartitions(d Desired) []RecordPartition {
+func recordPartitions(d Desired) []record.Partition {
 	if len(d.Partitions) > 0 {
 		return slices.Clone(d.Partitions)
 	}
-	out := []RecordPartition{}
+	out := []record.Partition{}
 	for _, u := range d.Units {
 		if u.Partition != "" && strings.HasSuffix(u.Name, ".slice") {
-			out = append(out, RecordPartition{Name: u.Partition, Slice: u.Name})
+			out = append(out, record.Partition{Name: u.Partition, Slice: u.Name})
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/numa-partition/numa-partition/slices/apply/nodes"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -37,11 +38,11 @@ import (
 // next are the plan's partitions (recordPartitions): a partition's Node
 // and credentials are the record's, the ones in use, else next's. It is
 // pure.
-func affectedNodes(d Desired, cur Current, steps []Step, next []RecordPartition, reset bool) []nodes.Target {
-	planned := map[string]RecordPartition{}
+func affectedNodes(d Desired, cur Current, steps []Step, next []record.Partition, reset bool) []nodes.Target {
+	planned := map[string]record.Partition{}
 	for _, u := range d.Units {
 		if u.Partition != "" {
-			planned[u.Partition] = RecordPartition{Name: u.Partition}
+			planned[u.Partition] = record.Partition{Name: u.Partition}
 		}
 	}
 	for _, p := range next {
@@ -61,15 +62,15 @@ func affectedNodes(d Desired, cur Current, steps []Step, next []RecordPartition,
 			seen[p.Name] = true
 			np, kept := planned[p.Name]
 			if !kept || (np.NodeName != "" && p.NodeName != "" && np.NodeName != p.NodeName) {
-				out = append(out, nodes.Target{Partition: p, Reason: ReasonPartitionGone})
+				out = append(out, nodes.Target{Partition: p, Reason: nodes.ReasonPartitionGone})
 				continue
 			}
 			t := nodes.Target{Partition: p}
 			switch {
 			case fresh[p.Name] != "":
-				t.Reason, t.Unit = ReasonFreshState, fresh[p.Name]
+				t.Reason, t.Unit = nodes.ReasonFreshState, fresh[p.Name]
 			case cmp.Or(rebuilt[p.Name], rebuilt[""]) != "":
-				t.Reason, t.Unit = ReasonNamespaceRebuilt, cmp.Or(rebuilt[p.Name], rebuilt[""])
+				t.Reason, t.Unit = nodes.ReasonNamespaceRebuilt, cmp.Or(rebuilt[p.Name], rebuilt[""])
 			default:
 				continue
 			}
@@ -84,7 +85,7 @@ func affectedNodes(d Desired, cur Current, steps []Step, next []RecordPartition,
 	for _, u := range d.Units {
 		if fresh[u.Partition] == u.Name && !seen[u.Partition] {
 			seen[u.Partition] = true
-			out = append(out, nodes.Target{Partition: planned[u.Partition], Reason: ReasonFreshState, Unit: u.Name})
+			out = append(out, nodes.Target{Partition: planned[u.Partition], Reason: nodes.ReasonFreshState, Unit: u.Name})
 		}
 	}
 	return out

@@ -16,6 +16,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
 	"github.com/numa-partition/numa-partition/slices/apply/host"
 	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
+	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
 	"github.com/numa-partition/numa-partition/slices/bundle"
@@ -88,7 +89,7 @@ func TestApplyDrain(t *testing.T) {
 	}
 	withDrain := func(timeout time.Duration) func(*Options) {
 		return func(o *Options) {
-			o.Nodes = NodeOptions{Kubeconfig: admin, Drain: true, Timeout: timeout, Poll: 50 * time.Millisecond}
+			o.Nodes = nodes.Options{Kubeconfig: admin, Drain: true, Timeout: timeout, Poll: 50 * time.Millisecond}
 		}
 	}
 
@@ -100,12 +101,12 @@ func TestApplyDrain(t *testing.T) {
 
 	rep, err := e.apply(t, f, func(o *Options) { withDrain(time.Minute)(o); o.DryRun = true })
 	must(t, err)
-	dryRunDisrupts(t, s, rep, "sandbox-tnode0", ReasonFreshState,
+	dryRunDisrupts(t, s, rep, "sandbox-tnode0", nodes.ReasonFreshState,
 		"cordon; evict 1 pods (shop/web-tnode0); wait until kubelet-tnode0.service's manager state holds no running pods; restart kubelet-tnode0.service on fresh CPU/Memory Manager state; uncordon once Ready")
 	unchanged("the dry run")
 
 	s.SetPDB(applytest.Budget(0))
-	var midDrain *Record
+	var midDrain *record.Record
 	_, err = e.apply(t, f, func(o *Options) {
 		withDrain(300 * time.Millisecond)(o)
 		o.Nodes.Progress = func(p drain.Progress) {
@@ -121,7 +122,7 @@ func TestApplyDrain(t *testing.T) {
 		t.Fatalf("a drain held back: %v", err)
 	}
 	unchanged("the failed drain")
-	if midDrain == nil || !midDrain.Pending || !reflect.DeepEqual(midDrain.Cordoned, []CordonedNode{{Partition: "tnode0", Node: "sandbox-tnode0"}}) {
+	if midDrain == nil || !midDrain.Pending || !reflect.DeepEqual(midDrain.Cordoned, []record.CordonedNode{{Partition: "tnode0", Node: "sandbox-tnode0"}}) {
 		t.Errorf("the record while the drain ran: %+v", midDrain)
 	}
 	if rec, err := record.Read(e.sb.Root); err != nil || rec.Pending || len(rec.Cordoned) != 0 {
@@ -186,10 +187,10 @@ func TestApplyDrain(t *testing.T) {
 	// status says so, and the next apply uncordons it once Ready.
 	rec, err := record.Read(e.sb.Root)
 	must(t, err)
-	rec.Cordoned = []CordonedNode{{Partition: "tnode1", Node: "sandbox-tnode1"}}
+	rec.Cordoned = []record.CordonedNode{{Partition: "tnode1", Node: "sandbox-tnode1"}}
 	b, err := rec.Marshal()
 	must(t, err)
-	must(t, host.WriteFileAtomic(e.sb.Root, RecordPath, b, 0o644))
+	must(t, host.WriteFileAtomic(e.sb.Root, record.Path, b, 0o644))
 	n := s.GetNode("sandbox-tnode1")
 	n.Spec.Unschedulable = true
 	s.SetNode(n)
@@ -198,7 +199,7 @@ func TestApplyDrain(t *testing.T) {
 	if !slices.Contains(st.Problems, "an interrupted drain left Node sandbox-tnode1 cordoned (partition tnode1): the next apply uncordons it once Ready, or kubectl uncordon sandbox-tnode1") {
 		t.Errorf("status problems %q", st.Problems)
 	}
-	rep, err = e.apply(t, f, func(o *Options) { o.Nodes = NodeOptions{Kubeconfig: admin} })
+	rep, err = e.apply(t, f, func(o *Options) { o.Nodes = nodes.Options{Kubeconfig: admin} })
 	must(t, err)
 	if rep.Changed || s.GetNode("sandbox-tnode1").Spec.Unschedulable {
 		t.Errorf("the next apply: changed %v, Node cordoned %v, warnings %q", rep.Changed, s.GetNode("sandbox-tnode1").Spec.Unschedulable, rep.Warnings)
@@ -210,7 +211,7 @@ func TestApplyDrain(t *testing.T) {
 	// Two partitions: tnode2 goes, its Node with it.
 	f2 := nodeFixture(2)
 	f2.setSliceCPUs("tnode0", "0-1")
-	_, err = e.apply(t, f2, func(o *Options) { o.Nodes = NodeOptions{Kubeconfig: admin} })
+	_, err = e.apply(t, f2, func(o *Options) { o.Nodes = nodes.Options{Kubeconfig: admin} })
 	if err == nil || !strings.Contains(err.Error(), "partition tnode2: 1 pods are bound to Node sandbox-tnode2 (shop/web-tnode2)") {
 		t.Fatalf("apply without tnode2, without --drain: %v", err)
 	}
@@ -223,7 +224,7 @@ func TestApplyDrain(t *testing.T) {
 	if s.GetNode("sandbox-tnode2") != nil || s.GetNode("sandbox-tnode1") == nil || s.GetNode("sandbox-tnode1").Spec.Unschedulable {
 		t.Error("not only tnode2's Node deleted")
 	}
-	if len(rep.Nodes) != 1 || rep.Nodes[0].Reason != ReasonPartitionGone || !rep.Nodes[0].Deleted {
+	if len(rep.Nodes) != 1 || rep.Nodes[0].Reason != nodes.ReasonPartitionGone || !rep.Nodes[0].Deleted {
 		t.Errorf("report nodes %+v", rep.Nodes)
 	}
 	if st, err := e.m.Unit(ctx, "kubelet-tnode2.service"); err != nil || st.ActiveState != "inactive" {
@@ -265,7 +266,7 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 	}
 	admin := applytest.KubeconfigFor(t, s, filepath.Join(t.TempDir(), "admin.conf"), "kubernetes-admin", "system:masters")
 	withDrain := func(o *Options) {
-		o.Nodes = NodeOptions{Kubeconfig: admin, Drain: true, Timeout: time.Minute, Poll: 50 * time.Millisecond}
+		o.Nodes = nodes.Options{Kubeconfig: admin, Drain: true, Timeout: time.Minute, Poll: 50 * time.Millisecond}
 	}
 	ctx := context.Background()
 	pid := func() uint32 {
@@ -278,7 +279,7 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 	// Without --drain: restarted, and said to re-create the pods.
 	before := pid()
 	holder("view 2")
-	rep, err := e.apply(t, f, func(o *Options) { o.Nodes = NodeOptions{Kubeconfig: admin} })
+	rep, err := e.apply(t, f, func(o *Options) { o.Nodes = nodes.Options{Kubeconfig: admin} })
 	must(t, err)
 	if !slices.ContainsFunc(rep.Warnings, func(w string) bool {
 		return strings.Contains(w, "partition tnode1: mountns-tnode1.service restarts (its files changed)") &&
@@ -293,7 +294,7 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 	holder("view 3")
 	rep, err = e.apply(t, f, func(o *Options) { withDrain(o); o.DryRun = true })
 	must(t, err)
-	dryRunDisrupts(t, s, rep, "sandbox-tnode1", ReasonNamespaceRebuilt,
+	dryRunDisrupts(t, s, rep, "sandbox-tnode1", nodes.ReasonNamespaceRebuilt,
 		"cordon; evict 1 pods (shop/web-tnode1); restart mountns-tnode1.service: containerd and kubelet restart in a new mount namespace, and every pod left on the Node is re-created; uncordon once Ready")
 
 	before = pid()
@@ -317,7 +318,7 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 	if got := strings.Join(s.Evictions(), " "); got != "shop/web-tnode1" {
 		t.Errorf("evictions %q", got)
 	}
-	if len(rep.Nodes) != 1 || rep.Nodes[0].Reason != ReasonNamespaceRebuilt || !rep.Nodes[0].Uncordoned || rep.Nodes[0].Deleted {
+	if len(rep.Nodes) != 1 || rep.Nodes[0].Reason != nodes.ReasonNamespaceRebuilt || !rep.Nodes[0].Uncordoned || rep.Nodes[0].Deleted {
 		t.Errorf("report nodes %+v", rep.Nodes)
 	}
 	for _, p := range f.plan.Partitions {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/numa-partition/numa-partition/slices/apply/nodes"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -56,12 +57,12 @@ func targetStrings(ts []nodes.Target) []string {
 // TestAffectedNodes: the pure decision of which partitions' Nodes an
 // apply disrupts.
 func TestAffectedNodes(t *testing.T) {
-	record := &Record{Partitions: []RecordPartition{
+	prev := &record.Record{Partitions: []record.Partition{
 		{Name: "node0", NodeName: "host-node0", Kubeconfig: "/k0"},
 		{Name: "node1", NodeName: "host-node1", Kubeconfig: "/k1"},
 		{Name: "old", NodeName: "host-old", Kubeconfig: "/kold"},
 	}}
-	next := []RecordPartition{{Name: "node0", NodeName: "host-node0"}, {Name: "node1", NodeName: "host-node1"}}
+	next := []record.Partition{{Name: "node0", NodeName: "host-node0"}, {Name: "node1", NodeName: "host-node1"}}
 	pinned := func(stamp string, pods ...string) KubeletStateOnHost {
 		return KubeletStateOnHost{Stamp: stamp, Files: []string{"var/lib/x/cpu_manager_state"}, Pinned: pods}
 	}
@@ -70,8 +71,8 @@ func TestAffectedNodes(t *testing.T) {
 		d      Desired
 		states map[string]KubeletStateOnHost
 		steps  []Step
-		rec    *Record
-		next   []RecordPartition
+		rec    *record.Record
+		next   []record.Partition
 		reset  bool
 		want   []string
 	}{{
@@ -81,25 +82,25 @@ func TestAffectedNodes(t *testing.T) {
 			"kubelet-node0.service": pinned("old", "uid-a"),
 			"kubelet-node1.service": pinned("s1", "uid-b"), // settings unchanged: untouched
 		},
-		rec: record, next: next,
+		rec: prev, next: next,
 		want: []string{"node0:freshKubeletState:host-node0:kubelet-node0.service", "old:partitionGone:host-old:"},
 	}, {
 		name:   "--reset-kubelet-state keeps the pods running: only the partition that goes",
 		d:      kubeletUnits([]string{"node0", "node1"}, "new", "s1"),
 		states: map[string]KubeletStateOnHost{"kubelet-node0.service": pinned("old", "uid-a")},
-		rec:    record, next: next, reset: true,
+		rec:    prev, next: next, reset: true,
 		want: []string{"old:partitionGone:host-old:"},
 	}, {
 		name:   "state with no running pods: restarted without a drain",
 		d:      kubeletUnits([]string{"node0", "node1"}, "new", "s1"),
 		states: map[string]KubeletStateOnHost{"kubelet-node0.service": pinned("old")},
-		rec:    record, next: next,
+		rec:    prev, next: next,
 		want: []string{"old:partitionGone:host-old:"},
 	}, {
 		name:   "never stamped (the first apply): its files are kept, nothing restarts on fresh state",
 		d:      kubeletUnits([]string{"node0", "node1"}, "new", "s1"),
 		states: map[string]KubeletStateOnHost{"kubelet-node0.service": pinned("", "uid-a")},
-		rec:    &Record{Partitions: record.Partitions[:2]}, next: next,
+		rec:    &record.Record{Partitions: prev.Partitions[:2]}, next: next,
 		want: []string{},
 	}, {
 		name:   "the record lost: the plan's Node",
@@ -110,37 +111,37 @@ func TestAffectedNodes(t *testing.T) {
 	}, {
 		name: "a Node rename strands the old Node: it goes, with the record's name",
 		d:    kubeletUnits([]string{"node0", "node1"}, "s0", "s1"),
-		rec:  &Record{Partitions: record.Partitions[:2]},
-		next: []RecordPartition{{Name: "node0", NodeName: "host-node0"}, {Name: "node1", NodeName: "renamed-node1"}},
+		rec:  &record.Record{Partitions: prev.Partitions[:2]},
+		next: []record.Partition{{Name: "node0", NodeName: "host-node0"}, {Name: "node1", NodeName: "renamed-node1"}},
 		want: []string{"node1:partitionGone:host-node1:"},
 	}, {
 		name: "another layout: every recorded partition the plan lacks goes, in record order",
 		d:    kubeletUnits([]string{"whole"}, "s"),
-		rec:  record, next: []RecordPartition{{Name: "whole", NodeName: "host"}},
+		rec:  prev, next: []record.Partition{{Name: "whole", NodeName: "host"}},
 		want: []string{"node0:partitionGone:host-node0:", "node1:partitionGone:host-node1:", "old:partitionGone:host-old:"},
 	}, {
 		name:  "a restarted mount namespace holder re-creates its partition's pods (#25: a hugepage view change)",
 		d:     withHolders(kubeletUnits([]string{"node0", "node1"}, "s0", "s1")),
 		steps: []Step{{Action: RestartUnit{Unit: "mountns-node1.service"}}, {Action: RestartUnit{Unit: "kubelet-node0.service"}}},
-		rec:   &Record{Partitions: record.Partitions[:2]}, next: next,
+		rec:   &record.Record{Partitions: prev.Partitions[:2]}, next: next,
 		want: []string{"node1:namespaceRebuilt:host-node1:mountns-node1.service"},
 	}, {
 		name:  "a holder that starts (it was down) re-creates nothing: its pods were gone",
 		d:     withHolders(kubeletUnits([]string{"node0", "node1"}, "s0", "s1")),
 		steps: []Step{{Action: StartUnit{Unit: "mountns-node1.service"}}},
-		rec:   &Record{Partitions: record.Partitions[:2]}, next: next,
+		rec:   &record.Record{Partitions: prev.Partitions[:2]}, next: next,
 		want: []string{},
 	}, {
 		name:   "a host-wide unit's restart (the uplink) re-creates every partition's pods; fresh state wins where both",
 		d:      withHolders(kubeletUnits([]string{"node0", "node1"}, "new", "s1")),
 		states: map[string]KubeletStateOnHost{"kubelet-node0.service": pinned("old", "uid-a")},
 		steps:  []Step{{Action: RestartUnit{Unit: "uplink.service"}}},
-		rec:    &Record{Partitions: record.Partitions[:2]}, next: next,
+		rec:    &record.Record{Partitions: prev.Partitions[:2]}, next: next,
 		want: []string{"node0:freshKubeletState:host-node0:kubelet-node0.service", "node1:namespaceRebuilt:host-node1:uplink.service"},
 	}, {
 		name: "no plan (tests): the units' partitions are the plan's",
 		d:    kubeletUnits([]string{"node0", "node1"}, "s0", "s1"),
-		rec:  record,
+		rec:  prev,
 		want: []string{"old:partitionGone:host-old:"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,7 +188,7 @@ func TestWaitKubeletsLetGo(t *testing.T) {
 	states, err := gatherKubeletState(root, d)
 	must(t, err)
 	cur := Current{KubeletStates: states}
-	o := Options{Root: root, Nodes: NodeOptions{Timeout: 10 * time.Second, Poll: 10 * time.Millisecond}}
+	o := Options{Root: root, Nodes: nodes.Options{Timeout: 10 * time.Second, Poll: 10 * time.Millisecond}}
 	go func() {
 		time.Sleep(50 * time.Millisecond)
 		_ = os.RemoveAll(filepath.Join(dir, "pods", "uid-a"))

@@ -88,14 +88,14 @@ func TestApplyReapplyRemove(t *testing.T) {
 
 	// The same inputs again: nothing to do, nothing written, no reload.
 	kubeletPID := mainPID(t, e, "kubelet-tnode0.service")
-	recBytes, _ := os.ReadFile(e.sb.Path(RecordPath))
+	recBytes, _ := os.ReadFile(e.sb.Path(record.Path))
 	faulty := &systemdtest.Faulty{Manager: e.m}
 	rep, err = e.apply(t, f, func(o *Options) { o.Systemd = faulty })
 	must(t, err)
 	if rep.Changed || len(rep.Steps) != 0 || faulty.Count() != 0 {
 		t.Fatalf("re-apply: changed=%v steps=%v systemd calls=%v, want no changes", rep.Changed, rep.Steps, faulty.Calls)
 	}
-	if b, _ := os.ReadFile(e.sb.Path(RecordPath)); string(b) != string(recBytes) {
+	if b, _ := os.ReadFile(e.sb.Path(record.Path)); string(b) != string(recBytes) {
 		t.Error("re-apply rewrote the record")
 	}
 	if got := mainPID(t, e, "kubelet-tnode0.service"); got != kubeletPID {
@@ -112,7 +112,7 @@ func TestApplyReapplyRemove(t *testing.T) {
 	if len(rep.Steps) == 0 || rep.Steps[0] != "start kubelet-tnode0.service (not active)" || slices.Contains(rep.Steps, "record") {
 		t.Fatalf("re-apply after a stop: steps %q, want the start (and on cgroup v1 its attach) only", rep.Steps)
 	}
-	if b, _ := os.ReadFile(e.sb.Path(RecordPath)); string(b) != string(recBytes) {
+	if b, _ := os.ReadFile(e.sb.Path(record.Path)); string(b) != string(recBytes) {
 		t.Errorf("re-apply after a stop changed the record:\n%s", b)
 	}
 	if rec, err := record.Read(e.sb.Root); err != nil || rec.Pending {
@@ -142,7 +142,7 @@ func TestApplyReapplyRemove(t *testing.T) {
 	if d := diffStates(before, e.snapshot(t, f)); len(d) > 0 {
 		t.Errorf("remove did not restore the host:\n%s", strings.Join(d, "\n"))
 	}
-	if _, err := os.Stat(e.sb.Path(RecordPath)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(e.sb.Path(record.Path)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("record still there after remove: %v", err)
 	}
 	if _, err := os.Stat(e.sb.Path("run/systemd/system.control/tnode0.slice.d")); err == nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
 )
 
@@ -38,7 +39,7 @@ func (e *env) crashAt(t *testing.T, f *fixture, i int) {
 // generation differ from run to run).
 func (e *env) settled(t *testing.T, f *fixture) hostState {
 	s := e.snapshot(t, f)
-	delete(s.Files, RecordPath)
+	delete(s.Files, record.Path)
 	return s
 }
 

@@ -48,13 +48,13 @@ func NewDesired(b bundle.Bundle, mode CgroupMode) (Desired, error) {
 			if !isCgroupUnit(u.Name) {
 				return d, fmt.Errorf("unit %s has a cpuset, but only slices and scopes take one", u.Name)
 			}
-			d.Slices = append(d.Slices, SliceSet{Unit: u.Name, CPUs: u.Cpuset.CPUs, Mems: u.Cpuset.Mems})
+			d.Slices = append(d.Slices, record.SliceSet{Unit: u.Name, CPUs: u.Cpuset.CPUs, Mems: u.Cpuset.Mems})
 		}
 	}
 	owner := map[HugepageKey]bool{}
 	for _, h := range b.Hugepages {
 		k := HugepageKey{h.Node, h.PageSize}
-		t := HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Count}
+		t := record.HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Count}
 		if owner[k] {
 			return d, fmt.Errorf("bundle: %s is listed twice", t)
 		}

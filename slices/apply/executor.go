@@ -26,7 +26,7 @@ type Executor struct {
 	Sysfs   string // the sysfs holding the hugepage pools, "/sys" in production
 	Systemd systemd.Manager
 	// Record is written by the record step.
-	Record *Record
+	Record *record.Record
 	// BeforeStep, when set, runs before each step and fails it by
 	// returning an error: the fault injection of the tests.
 	BeforeStep func(i int, s Step) error
@@ -282,7 +282,7 @@ func (e *Executor) keepOriginal(rel string, old FileState) ([]undo, error) {
 // replaced; f is its record entry. A file that is no longer what apply
 // wrote there is neither deleted nor written over (#38: a unit the admin
 // edited after apply was deleted): a *KeptError.
-func (e *Executor) removeOwned(f RecordFile) error {
+func (e *Executor) removeOwned(f record.File) error {
 	rel, p := f.Path, e.path(f.Path)
 	kept, err := keptReason(e.Root, f)
 	if err != nil {
@@ -312,11 +312,11 @@ func (e *Executor) removeOwned(f RecordFile) error {
 
 // keptReason says why the file of record entry f must be kept rather
 // than deleted or restored over: "" when it is what apply wrote (its
-// content's sha256 the record's, RecordFile.wrote), the original apply
+// content's sha256 the record's, record.File.Wrote), the original apply
 // kept of it (an apply killed between keeping and replacing it), or is
 // gone. An edit after apply, or a link, FIFO or device put at its path,
 // is not apply's to take away.
-func keptReason(root string, f RecordFile) (string, error) {
+func keptReason(root string, f record.File) (string, error) {
 	b, err := host.ReadFile(root, f.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -14,6 +14,7 @@ import (
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
@@ -303,8 +304,8 @@ func (e *env) snapshot(t testing.TB, f *fixture) hostState {
 			s.Files[d+"/"] = "(directory)"
 		}
 	}
-	if b, err := os.ReadFile(e.sb.Path(RecordPath)); err == nil {
-		s.Files[RecordPath] = string(b)
+	if b, err := os.ReadFile(e.sb.Path(record.Path)); err == nil {
+		s.Files[record.Path] = string(b)
 	}
 	ctx := context.Background()
 	for _, u := range f.bundle.Units {

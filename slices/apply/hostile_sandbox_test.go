@@ -34,11 +34,11 @@ func TestApplyThroughHostileLinksWritesNothingOutside(t *testing.T) {
 	must(t, os.Remove(e.sb.Path(unit)))
 	o.Check(t)
 
-	recordDir := e.sb.Path(filepath.Dir(RecordPath))
+	recordDir := e.sb.Path(filepath.Dir(record.Path))
 	if _, err := os.Lstat(recordDir); err == nil {
 		t.Fatalf("%s is there before any apply", recordDir)
 	}
-	plant(t, e.sb.Root, filepath.Dir(RecordPath), o.Dir)
+	plant(t, e.sb.Root, filepath.Dir(record.Path), o.Dir)
 	t.Cleanup(func() { _ = os.Remove(recordDir) })
 	// Dangling inside the root (the sandbox has no such directory):
 	// refused, naming it.
@@ -89,21 +89,21 @@ func TestStatusAndRemoveThroughHostileLinksTouchNothingOutside(t *testing.T) {
 	o.Check(t)
 	// A record naming a path that climbs out of the root: refused,
 	// naming it, before remove changes anything.
-	good, err := os.ReadFile(e.sb.Path(RecordPath))
+	good, err := os.ReadFile(e.sb.Path(record.Path))
 	must(t, err)
 	rec, err := record.Read(e.sb.Root)
 	must(t, err)
 	climb := strings.Repeat("../", 40) + strings.TrimPrefix(o.Canary, "/")
-	rec.Files = append(rec.Files, RecordFile{Path: climb, SHA256: "x", Mode: 0o644})
+	rec.Files = append(rec.Files, record.File{Path: climb, SHA256: "x", Mode: 0o644})
 	raw, err := json.Marshal(rec)
 	must(t, err)
-	must(t, os.WriteFile(e.sb.Path(RecordPath), raw, 0o644))
+	must(t, os.WriteFile(e.sb.Path(record.Path), raw, 0o644))
 	_, err = Remove(context.Background(), e.opts())
 	wantNamed(t, "remove with a record entry climbing out", err, climb)
 	o.Check(t)
 	// The link is not what apply wrote: kept (deleting it would lose
 	// where it led) and reported (#38), and its target untouched.
-	must(t, os.WriteFile(e.sb.Path(RecordPath), good, 0o644))
+	must(t, os.WriteFile(e.sb.Path(record.Path), good, 0o644))
 	rep, err := Remove(context.Background(), e.opts())
 	if err != nil {
 		t.Fatalf("remove: %v", err)

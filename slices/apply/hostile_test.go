@@ -78,15 +78,15 @@ func TestLockThroughHostileLinkTruncatesNothingOutside(t *testing.T) {
 func TestRecordThroughHostileLinkReadsNothingOutside(t *testing.T) {
 	root := t.TempDir()
 	o := hostiletest.NewOutside(t, `{"generation": 7, "files": [], "units": []}`)
-	for name, target := range hostiletest.LinksOut(t, root, filepath.Dir(RecordPath), o.Canary) {
-		plant(t, root, RecordPath, target)
+	for name, target := range hostiletest.LinksOut(t, root, filepath.Dir(record.Path), o.Canary) {
+		plant(t, root, record.Path, target)
 		err := hostiletest.Within(t, "record via "+name, func() error { _, err := record.Read(root); return err })
-		wantNamed(t, "record via a link ("+name+")", err, filepath.Join(root, RecordPath))
+		wantNamed(t, "record via a link ("+name+")", err, filepath.Join(root, record.Path))
 	}
-	must(t, os.Remove(filepath.Join(root, RecordPath)))
+	must(t, os.Remove(filepath.Join(root, record.Path)))
 	// The record's directory is a link to the canary's: resolved in the root.
-	must(t, os.Remove(filepath.Join(root, filepath.Dir(RecordPath))))
-	plant(t, root, filepath.Dir(RecordPath), o.Dir)
+	must(t, os.Remove(filepath.Join(root, filepath.Dir(record.Path))))
+	plant(t, root, filepath.Dir(record.Path), o.Dir)
 	must(t, os.Rename(o.Canary, filepath.Join(o.Dir, "applied.json")))
 	rec, err := record.Read(root)
 	must(t, os.Rename(filepath.Join(o.Dir, "applied.json"), o.Canary))
@@ -148,7 +148,7 @@ func TestDiffThroughHostileLinksPrintsNothingOutside(t *testing.T) {
 	// nothing read.
 	rel, err := filepath.Rel(root, o.Canary)
 	must(t, err)
-	writeRecord(t, root, &Record{Generation: 1, Files: []RecordFile{{Path: rel, SHA256: "x", Mode: 0o644}}})
+	writeRecord(t, root, &record.Record{Generation: 1, Files: []record.File{{Path: rel, SHA256: "x", Mode: 0o644}}})
 	out, _, err := FileDiff(root, b, CgroupV2)
 	wantNamed(t, "diff of a record naming "+rel, err, rel)
 	if strings.Contains(out, "SECRET") {
@@ -158,12 +158,12 @@ func TestDiffThroughHostileLinksPrintsNothingOutside(t *testing.T) {
 }
 
 // writeRecord writes rec as root's record.
-func writeRecord(t testing.TB, root string, rec *Record) {
+func writeRecord(t testing.TB, root string, rec *record.Record) {
 	t.Helper()
 	raw, err := rec.Marshal()
 	must(t, err)
-	must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(RecordPath)), 0o755))
-	must(t, os.WriteFile(filepath.Join(root, RecordPath), raw, 0o644))
+	must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(record.Path)), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, record.Path), raw, 0o644))
 }
 
 // Repro (#38, item 2, the record half): a record entry for etc/hostname,
@@ -179,7 +179,7 @@ func TestRecordEntryOutsideWhatApplyWritesIsRefused(t *testing.T) {
 	must(t, os.WriteFile(hostname, []byte("precious\n"), 0o644))
 	for _, bad := range []string{"etc/hostname", "etc/systemd/system", "etc/systemd/user/x.service", "var/lib/numa-partition/applied.json",
 		"var/lib/numa-partition/originals/etc/hostname", "../etc/hostname", "/etc/hostname", "etc/numa-partition/../hostname", ""} {
-		writeRecord(t, root, &Record{Generation: 1, Files: []RecordFile{
+		writeRecord(t, root, &record.Record{Generation: 1, Files: []record.File{
 			{Path: "etc/systemd/system/tnode0.slice", SHA256: record.Hash(nil), Mode: 0o644},
 			{Path: bad, SHA256: record.Hash([]byte("precious\n")), Mode: 0o644},
 		}})
@@ -221,7 +221,7 @@ func within2(t testing.TB, what string, f func() (string, bool, error)) (string,
 func TestNetworkNamespacesThroughHostileLinksTouchNothingOutside(t *testing.T) {
 	o := hostiletest.NewOutside(t, "a file outside the root\n")
 	name := filepath.Base(o.Canary) // the name a namespace would have there
-	rec := &Record{Partitions: []RecordPartition{{Name: "a", Network: &bundle.PartitionNetwork{Namespace: name, HostLink: "np-a", Interface: "eth0"}}}}
+	rec := &record.Record{Partitions: []record.Partition{{Name: "a", Network: &bundle.PartitionNetwork{Namespace: name, HostLink: "np-a", Interface: "eth0"}}}}
 	netnsRel := strings.TrimPrefix(bundle.NetnsDir, "/")
 	removeAll := func(root string) {
 		for _, l := range networkLeftovers(root, rec) {

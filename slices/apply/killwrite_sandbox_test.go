@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -22,7 +23,7 @@ func killedWritePath(s Step) string {
 	case WriteFile:
 		return a.Path
 	case WriteRecord:
-		return RecordPath
+		return record.Path
 	case PrepareKubeletState:
 		return path.Join(a.KubeletState.Dir, KubeletStampName)
 	}

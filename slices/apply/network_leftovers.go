@@ -10,6 +10,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
 )
@@ -23,7 +24,7 @@ import (
 // sandboxes of the partitions' containerds (containerd mounts them in its
 // own mount namespace, gone with it; the empty files stay and `ip netns`
 // lists them).
-func networkLeftovers(root string, rec *Record) []leftover {
+func networkLeftovers(root string, rec *record.Record) []leftover {
 	dir := filepath.Join(root, bundle.NetnsDir)
 	h, done, err := host.NetnsHost(root, netns.None())
 	if err != nil {
@@ -34,7 +35,7 @@ func networkLeftovers(root string, rec *Record) []leftover {
 	if rec.Network != nil {
 		out = append(out, uplinkLeftovers(root, rec.Network, out)...)
 	}
-	if rec.Network == nil && !slices.ContainsFunc(rec.Partitions, func(p RecordPartition) bool { return p.Network != nil }) {
+	if rec.Network == nil && !slices.ContainsFunc(rec.Partitions, func(p record.Partition) bool { return p.Network != nil }) {
 		return out // host mode: no namespace of this tool's, no sandbox's to clean
 	}
 	stale, err := h.StaleEntries()
@@ -51,7 +52,7 @@ func networkLeftovers(root string, rec *Record) []leftover {
 // namespaceLeftovers are the recorded partitions' namespaces still there
 // (their ExecStop= did not run); removing one gives its devices back to
 // the host and removes its host link.
-func namespaceLeftovers(root string, h *pnetns.Host, rec *Record) []leftover {
+func namespaceLeftovers(root string, h *pnetns.Host, rec *record.Record) []leftover {
 	var out []leftover
 	for _, p := range rec.Partitions {
 		n := p.Network
@@ -72,7 +73,7 @@ func namespaceLeftovers(root string, h *pnetns.Host, rec *Record) []leftover {
 // uplink's ExecStop= left, and the forwarding it did not restore;
 // namespaces are the namespace leftovers, whose removal takes their host
 // links with them.
-func uplinkLeftovers(root string, rn *RecordNetwork, namespaces []leftover) []leftover {
+func uplinkLeftovers(root string, rn *record.Network, namespaces []leftover) []leftover {
 	var out []leftover
 	var objs []StaleNetwork
 	err := inRootNetwork(root, func(h *pnetns.Host) error {

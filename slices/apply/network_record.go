@@ -8,16 +8,17 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
 )
 
 // recordNetwork is what the record keeps of a bundle's network.
-func recordNetwork(n *bundle.Network) *RecordNetwork {
+func recordNetwork(n *bundle.Network) *record.Network {
 	if n == nil {
 		return nil
 	}
-	r := &RecordNetwork{NAT: n.NAT, Namespaces: slices.Clone(n.Namespaces)}
+	r := &record.Network{NAT: n.NAT, Namespaces: slices.Clone(n.Namespaces)}
 	if n.Bridge != "" {
 		r.Bridges = []string{n.Bridge}
 	}
@@ -25,14 +26,14 @@ func recordNetwork(n *bundle.Network) *RecordNetwork {
 }
 
 // mergeNetwork is every object of a and of b: a pending record's.
-func mergeNetwork(a, b *RecordNetwork) *RecordNetwork {
+func mergeNetwork(a, b *record.Network) *record.Network {
 	switch {
 	case a == nil:
 		return b
 	case b == nil:
 		return a
 	}
-	m := &RecordNetwork{NAT: a.NAT || b.NAT, Bridges: appendNew(slices.Clone(a.Bridges), b.Bridges...)}
+	m := &record.Network{NAT: a.NAT || b.NAT, Bridges: appendNew(slices.Clone(a.Bridges), b.Bridges...)}
 	m.Namespaces = slices.Clone(a.Namespaces)
 	for _, ns := range b.Namespaces {
 		i := slices.IndexFunc(m.Namespaces, func(x bundle.Namespace) bool { return x.Name == ns.Name })
@@ -73,13 +74,13 @@ func (s StaleNetwork) String() string {
 // desired ones and reads which of those no longer desired the host at
 // root still has. Records written before the network was recorded list
 // none.
-func staleNetwork(root string, prev *Record, d Desired) ([]StaleNetwork, error) {
+func staleNetwork(root string, prev *record.Record, d Desired) ([]StaleNetwork, error) {
 	if prev == nil || prev.Network == nil {
 		return nil, nil
 	}
 	want := recordNetwork(d.Network)
 	if want == nil {
-		want = &RecordNetwork{}
+		want = &record.Network{}
 	}
 	var out []StaleNetwork
 	for _, old := range prev.Network.Namespaces {

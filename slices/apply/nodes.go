@@ -12,21 +12,6 @@ import (
 // steps) and what it changed of each partition (partitionChanges), and
 // hands nodes those as data; nodes knows no step.
 
-// NodeOptions are remove's and apply's inputs about the partitions'
-// Nodes (nodes.Options).
-type NodeOptions = nodes.Options
-
-// NodeRemoval is what remove or apply did with one partition's Node; part
-// of their JSON reports (nodes.Removal).
-type NodeRemoval = nodes.Removal
-
-// Why a Node is disrupted (NodeRemoval.Reason; apply only).
-const (
-	ReasonFreshState       = nodes.ReasonFreshState
-	ReasonPartitionGone    = nodes.ReasonPartitionGone
-	ReasonNamespaceRebuilt = nodes.ReasonNamespaceRebuilt
-)
-
 // nodeCommand is what the Nodes' work takes of o.
 func (o Options) nodeCommand() nodes.Command {
 	return nodes.Command{Root: o.Root, DryRun: o.DryRun, Nodes: o.Nodes, Log: o.Log, Events: o.events}

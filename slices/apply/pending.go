@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -16,8 +17,8 @@ import (
 // create. A kill -9 anywhere after this leaves a record that covers the
 // host; the apply's last step replaces it with the finished one. It
 // returns how to put the previous record back, after a rollback.
-func writePending(root string, rec, prev *Record, cur Current, d Desired) (func() error, error) {
-	old, existed, err := host.ReadFileState(root, RecordPath)
+func writePending(root string, rec, prev *record.Record, cur Current, d Desired) (func() error, error) {
+	old, existed, err := host.ReadFileState(root, record.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -25,20 +26,20 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 	pend.Pending = true
 	pend.Dirs = slices.Clone(rec.Dirs)
 	if prev == nil {
-		prev = &Record{}
+		prev = &record.Record{}
 	}
-	pend.Files = appendMissing(rec.Files, prev.Files, func(f RecordFile) string { return f.Path })
+	pend.Files = appendMissing(rec.Files, prev.Files, func(f record.File) string { return f.Path })
 	for i := range pend.Files {
 		pend.Files[i].PreviousSHA256 = previousSums(pend.Files[i], prev)
 	}
 	pend.Units = appendMissing(rec.Units, prev.Units, func(u bundle.Unit) string { return u.Name })
-	pend.Slices = appendMissing(rec.Slices, prev.Slices, func(s SliceSet) string { return s.Unit })
+	pend.Slices = appendMissing(rec.Slices, prev.Slices, func(s record.SliceSet) string { return s.Unit })
 	pend.Network = mergeNetwork(rec.Network, prev.Network)
-	pend.Hugepages = appendMissing(rec.Hugepages, prev.Hugepages, func(h HugepageTarget) HugepageKey { return HugepageKey{h.Node, h.PageSize} })
+	pend.Hugepages = appendMissing(rec.Hugepages, prev.Hugepages, func(h record.HugepageTarget) HugepageKey { return HugepageKey{h.Node, h.PageSize} })
 	// The partitions (and Node names) rec drops stay listed until the
 	// apply finishes: killed mid-drain of a partition that goes, the next
 	// apply (or remove) must still see it go, drain its Node and delete it.
-	pend.Partitions = appendMissing(rec.Partitions, prev.Partitions, func(p RecordPartition) [2]string { return [2]string{p.Name, p.NodeName} })
+	pend.Partitions = appendMissing(rec.Partitions, prev.Partitions, func(p record.Partition) [2]string { return [2]string{p.Name, p.NodeName} })
 	for _, f := range d.Files {
 		pend.Dirs = appendNew(pend.Dirs, missingDirs(root, path.Dir(f.Path))...)
 		if _, there := cur.Files[f.Path]; there {
@@ -54,7 +55,7 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 	}
 	// The record's own directory is made here, before the steps: the
 	// finished record must list it too.
-	created := missingDirs(root, path.Dir(RecordPath))
+	created := missingDirs(root, path.Dir(record.Path))
 	pend.Dirs = appendNew(pend.Dirs, created...)
 	rec.Dirs = appendNew(rec.Dirs, created...)
 	if err := pend.Write(root); err != nil {
@@ -62,9 +63,9 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 	}
 	return func() error {
 		if existed {
-			return host.WriteFileAtomic(root, RecordPath, old.Content, old.Mode)
+			return host.WriteFileAtomic(root, record.Path, old.Content, old.Mode)
 		}
-		if err := host.RemoveFile(root, RecordPath); err != nil {
+		if err := host.RemoveFile(root, record.Path); err != nil {
 			return err
 		}
 		return removeEmptyDirs(root, created)
@@ -73,7 +74,7 @@ func writePending(root string, rec, prev *Record, cur Current, d Desired) (func(
 
 // previousSums are the sha256s other than f's that prev's entry for f's
 // path accepts: the file may still hold any of them after a kill.
-func previousSums(f RecordFile, prev *Record) []string {
+func previousSums(f record.File, prev *record.Record) []string {
 	pf, ok := prev.File(f.Path)
 	if !ok {
 		return f.PreviousSHA256
@@ -109,7 +110,7 @@ func appendMissing[T any, K comparable](list, more []T, key func(T) K) []T {
 // cordon), so that a kill leaves listed what this apply may leave behind.
 type writeAhead struct {
 	a   *attempt
-	rec *Record
+	rec *record.Record
 	// undo puts back the record as it was; nil until written.
 	undo func() error
 }
@@ -123,7 +124,7 @@ func (a *attempt) writeAhead() *writeAhead {
 }
 
 // write writes the record pending, with the Nodes cordon adds to it.
-func (w *writeAhead) write(cordon []CordonedNode) error {
+func (w *writeAhead) write(cordon []record.CordonedNode) error {
 	for _, c := range cordon {
 		if !slices.Contains(w.rec.Cordoned, c) {
 			w.rec.Cordoned = append(w.rec.Cordoned, c)

@@ -16,9 +16,9 @@ import (
 // pending record keeps the partitions, and Node names, it drops.
 func TestPendingRecordKeepsThePartitionsThatGo(t *testing.T) {
 	root := t.TempDir()
-	prev := &Record{Generation: 3, Partitions: []RecordPartition{
+	prev := &record.Record{Generation: 3, Partitions: []record.Partition{
 		{Name: "node0", NodeName: "h-node0"}, {Name: "node2", NodeName: "h-node2"}, {Name: "node4", NodeName: "old-node4"}}}
-	rec := &Record{Generation: 4, Partitions: []RecordPartition{{Name: "node0", NodeName: "h-node0"}, {Name: "node4", NodeName: "h-node4"}}}
+	rec := &record.Record{Generation: 4, Partitions: []record.Partition{{Name: "node0", NodeName: "h-node0"}, {Name: "node4", NodeName: "h-node4"}}}
 	_, err := writePending(root, rec, prev, Current{}, Desired{})
 	require.NoError(t, err)
 	got, err := record.Read(root)

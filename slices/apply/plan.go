@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -85,7 +86,7 @@ func retireGone(p *planning) {
 // and on a cgroup v1 or hybrid host writes a partition slice's cpuset v1
 // group.
 func startSlices(p *planning) {
-	sets := map[string]SliceSet{}
+	sets := map[string]record.SliceSet{}
 	for _, s := range p.d.Slices {
 		sets[s.Unit] = s
 	}

@@ -7,16 +7,17 @@ import (
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner/config"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
 // applied returns the Current of a host where d is fully applied.
 func applied(d Desired) Current {
-	c := Current{Files: map[string]FileState{}, Units: map[string]systemd.UnitInfo{}, Hugepages: map[HugepageKey]uint64{}, Record: &Record{}}
+	c := Current{Files: map[string]FileState{}, Units: map[string]systemd.UnitInfo{}, Hugepages: map[HugepageKey]uint64{}, Record: &record.Record{}}
 	for _, f := range d.Files {
 		c.Files[f.Path] = FileState{Content: f.Content, Mode: f.Mode}
-		c.Record.Files = append(c.Record.Files, RecordFile{Path: f.Path})
+		c.Record.Files = append(c.Record.Files, record.File{Path: f.Path})
 	}
 	for _, u := range d.Units {
 		info := systemd.UnitInfo{Name: u.Name, LoadState: "loaded", ActiveState: "active", SubState: "running"}
@@ -217,7 +218,7 @@ func TestNewDesired(t *testing.T) {
 		if len(d.Slices) != 2 || d.Slices[1].Unit != "tnode1.slice" || d.Slices[1].CPUs.String() != "1" || d.Slices[1].Mems.String() != "0" {
 			t.Errorf("%s: slices %+v", mode, d.Slices)
 		}
-		if len(d.Hugepages) != 2 || d.Hugepages[1] != (HugepageTarget{Node: 1, PageSize: testPageSize, Count: 5}) {
+		if len(d.Hugepages) != 2 || d.Hugepages[1] != (record.HugepageTarget{Node: 1, PageSize: testPageSize, Count: 5}) {
 			t.Errorf("%s: hugepages %+v", mode, d.Hugepages)
 		}
 		if len(d.Ports) != 4 || d.Ports[0].Port != 20250 || d.Ports[0].Unit != "kubelet-tnode0.service" {
@@ -239,7 +240,7 @@ func TestNewDesired(t *testing.T) {
 		{"path escapes", func(b *bundle.Bundle) { b.Files[0].Path = "../etc/passwd" }, `"../etc/passwd": must be relative`},
 		{"absolute path", func(b *bundle.Bundle) { b.Files[0].Path = "/etc/passwd" }, `"/etc/passwd": must be relative`},
 		{"a path apply does not write (#38)", func(b *bundle.Bundle) { b.Files[0].Path = "etc/hostname" }, `"etc/hostname": is outside the directories apply writes files in`},
-		{"numa-partition's own state", func(b *bundle.Bundle) { b.Files[0].Path = RecordPath }, "numa-partition's own state"},
+		{"numa-partition's own state", func(b *bundle.Bundle) { b.Files[0].Path = record.Path }, "numa-partition's own state"},
 		{"a unit's file missing", func(b *bundle.Bundle) { b.Units[0].Files = append(b.Units[0].Files, "etc/x.conf") }, "lists file etc/x.conf, which is not in the bundle"},
 		{"a service with a cpuset", func(b *bundle.Bundle) { b.Units[3].Cpuset = &bundle.Cpuset{} }, "only slices and scopes take one"},
 		{"a pool twice", func(b *bundle.Bundle) { b.Hugepages = append(b.Hugepages, b.Hugepages[0]) }, "node0 hugepages-2Mi=4 is listed twice"},
@@ -312,10 +313,10 @@ func TestPlanForgetsStaleNetworkBeforeRestarts(t *testing.T) {
 // A pending record lists both generations' network objects: a kill
 // before the new one finished leaves remove every bridge either made.
 func TestMergeNetwork(t *testing.T) {
-	a := &RecordNetwork{Bridges: []string{"npbr1"}, Namespaces: []bundle.Namespace{{Name: "np-a", Devices: []string{"x"}}}}
-	b := &RecordNetwork{Bridges: []string{"npbr0"}, NAT: true, Namespaces: []bundle.Namespace{{Name: "np-a", Devices: []string{"y"}}, {Name: "np-b"}}}
+	a := &record.Network{Bridges: []string{"npbr1"}, Namespaces: []bundle.Namespace{{Name: "np-a", Devices: []string{"x"}}}}
+	b := &record.Network{Bridges: []string{"npbr0"}, NAT: true, Namespaces: []bundle.Namespace{{Name: "np-a", Devices: []string{"y"}}, {Name: "np-b"}}}
 	m := mergeNetwork(a, b)
-	want := &RecordNetwork{Bridges: []string{"npbr1", "npbr0"}, NAT: true,
+	want := &record.Network{Bridges: []string{"npbr1", "npbr0"}, NAT: true,
 		Namespaces: []bundle.Namespace{{Name: "np-a", Devices: []string{"x", "y"}}, {Name: "np-b"}}}
 	if !reflect.DeepEqual(m, want) {
 		t.Fatalf("merged %+v, want %+v", m, want)

@@ -27,7 +27,7 @@ type RemoveReport struct {
 	Offline bool `json:"offline,omitempty"`
 	// Nodes are the partitions' Kubernetes Nodes: the pods found bound,
 	// the drain, the deletion (package nodes).
-	Nodes []NodeRemoval `json:"nodes"`
+	Nodes []nodes.Removal `json:"nodes"`
 	// Kept are the recorded files remove left in place because they are
 	// no longer what apply wrote (edited, or replaced by a link).
 	Kept     []KeptFile `json:"kept"`
@@ -43,7 +43,7 @@ type KeptFile struct {
 // widenHostCPUs sets, at runtime, every host slice and scope apply locked
 // (system.slice, init.scope, ...) to the root slice's effective CPUs and
 // memory nodes: the whole machine, as before apply.
-func widenHostCPUs(ctx context.Context, o Options, rec *Record) error {
+func widenHostCPUs(ctx context.Context, o Options, rec *record.Record) error {
 	root, err := o.Systemd.Unit(ctx, "-.slice")
 	if err != nil {
 		return fmt.Errorf("reading the root slice's CPUs: %w", err)
@@ -109,7 +109,7 @@ func sliceLeftovers(root string, mode CgroupMode, unit string) []leftover {
 
 // keep reports the recorded file f kept for the reason given, in the
 // report and as a warning (remove prints those on standard error).
-func (rep *RemoveReport) keep(f RecordFile, reason string) {
+func (rep *RemoveReport) keep(f record.File, reason string) {
 	k := KeptFile{Path: "/" + f.Path, Reason: reason}
 	rep.Kept = append(rep.Kept, k)
 	w := fmt.Sprintf("kept %s: it was %s, and deleting it would lose what is there; delete it by hand if it is no longer wanted", k.Path, reason)
@@ -142,7 +142,7 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &RemoveReport{Actions: []string{}, Nodes: []NodeRemoval{}, Kept: []KeptFile{}, Warnings: []string{}}
+	rep := &RemoveReport{Actions: []string{}, Nodes: []nodes.Removal{}, Kept: []KeptFile{}, Warnings: []string{}}
 	if rec == nil {
 		rep.Seconds = time.Since(t0).Seconds()
 		return rep, nil
@@ -169,7 +169,7 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 	if err := errors.Join(r.errs...); err != nil {
 		return rep, fmt.Errorf("remove of generation %d incomplete (the record is kept, run remove again): %w", rec.Generation, err)
 	}
-	r.do("delete the record", func() error { return host.RemoveFile(o.Root, RecordPath) })
+	r.do("delete the record", func() error { return host.RemoveFile(o.Root, record.Path) })
 	r.do("remove the directories apply created", func() error { return removeEmptyDirs(o.Root, rec.Dirs) })
 	rep.Seconds = time.Since(t0).Seconds()
 	return rep, errors.Join(r.errs...)
@@ -194,7 +194,7 @@ var removePhases = []func(*removal, context.Context){
 // removal is one Remove's progress: what its phases share.
 type removal struct {
 	o         Options
-	rec       *Record
+	rec       *record.Record
 	rep       *RemoveReport
 	disrupted *nodes.Run
 	errs      []error
@@ -356,7 +356,7 @@ func (r *removal) freeHugepages(context.Context) {
 		if cur, err := hugepool.Read(hugepool.Path(r.o.Sysfs, h.Node, h.PageSize)); err == nil && cur == h.Before {
 			continue
 		}
-		back := HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Before}
+		back := record.HugepageTarget{Node: h.Node, PageSize: h.PageSize, Count: h.Before}
 		r.do("hugepages "+back.String(), func() error { _, err := hugepool.SetPool(r.o.PoolWriter, r.o.Sysfs, back.Pool(false)); return err })
 	}
 }

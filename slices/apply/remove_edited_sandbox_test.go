@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"errors"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"os"
 	"path"
 	"strings"
@@ -52,7 +53,7 @@ func TestRemoveKeepsAUnitEditedAfterApply(t *testing.T) {
 	if _, err := os.Stat(e.sb.Path(path.Join(OriginalsDir, replaced))); err != nil {
 		t.Errorf("remove dropped the original of the edited /%s: %v", replaced, err)
 	}
-	for _, rel := range []string{"etc/systemd/system/containerd-tnode0.service", RecordPath} {
+	for _, rel := range []string{"etc/systemd/system/containerd-tnode0.service", record.Path} {
 		if _, err := os.Lstat(e.sb.Path(rel)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("remove left /%s (not edited): %v", rel, err)
 		}

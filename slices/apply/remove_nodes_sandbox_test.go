@@ -11,6 +11,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeapi/drain"
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
 	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
+	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 )
 
@@ -57,7 +58,7 @@ func TestRemoveNodes(t *testing.T) {
 	}
 
 	o := e.opts()
-	o.Nodes = NodeOptions{Kubeconfig: admin}
+	o.Nodes = nodes.Options{Kubeconfig: admin}
 	_, err = Remove(ctx, o)
 	if err == nil || !strings.Contains(err.Error(), "refused before it changed anything on the host: partition tnode1: 1 pods are bound to Node sandbox-tnode1 (shop/web-0)") {
 		t.Fatalf("plain remove: %v", err)

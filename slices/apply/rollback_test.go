@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 	"github.com/numa-partition/numa-partition/slices/systemd/systemdtest"
 )
@@ -90,7 +91,7 @@ func TestRollbackStopsPulledInUnitsWhileTheirFilesAreThere(t *testing.T) {
 	root := t.TempDir()
 	f := &unitsFake{root: root, active: map[string]bool{}, fails: map[string]bool{"netns-node0.service": true},
 		pulls: map[string]string{"netns-node0.service": "numa-partition-network.service"}}
-	ex := &Executor{Root: root, Systemd: f, Record: &Record{}}
+	ex := &Executor{Root: root, Systemd: f, Record: &record.Record{}}
 	cur := Current{Units: map[string]systemd.UnitInfo{}, Files: map[string]FileState{}}
 	_, err := ex.Run(context.Background(), networkSteps(), cur)
 	var se *StepError
@@ -125,7 +126,7 @@ func TestRollbackCarriesOnPastAFailedUndo(t *testing.T) {
 	// Calls: reload 1, start ×3 (2–4), then the rollback stops mountns
 	// (5), the uplink (6), netns (7).
 	fm := &systemdtest.Faulty{Manager: f, FailAt: 6}
-	ex := &Executor{Root: root, Systemd: fm, Record: &Record{}}
+	ex := &Executor{Root: root, Systemd: fm, Record: &record.Record{}}
 	cur := Current{Units: map[string]systemd.UnitInfo{}, Files: map[string]FileState{}}
 	_, err := ex.Run(context.Background(), networkSteps(), cur)
 	var se *StepError

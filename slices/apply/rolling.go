@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -15,7 +16,7 @@ import (
 // before the first restart deadlocks a Deployment spread over them under
 // a PodDisruptionBudget (its evicted pods have nowhere to go until a
 // Node comes back). So apply goes in waves of at most
-// NodeOptions.MaxUnavailable partitions: each wave is a transaction of
+// nodes.Options.MaxUnavailable partitions: each wave is a transaction of
 // its own, to the plan on the way (planner.Between) in which the waves
 // so far have their new settings and the rest their old ones: drain the
 // wave's Nodes, change the host, wait for them to be Ready, uncordon,
@@ -97,7 +98,7 @@ func applyRolling(ctx context.Context, o Options, mode CgroupMode, first *attemp
 	if err != nil {
 		return nil, err
 	}
-	total := &Report{CgroupMode: mode, Steps: []string{}, Warnings: []string{}, Nodes: []NodeRemoval{}, Waves: waves}
+	total := &Report{CgroupMode: mode, Steps: []string{}, Warnings: []string{}, Nodes: []nodes.Removal{}, Waves: waves}
 	var done []string
 	for i, wave := range waves {
 		b, err := first.waveBundle(prev, waves, i)

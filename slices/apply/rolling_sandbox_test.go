@@ -17,6 +17,7 @@ import (
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
+	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/preflight"
@@ -140,7 +141,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	var seen []string
 	drained := func(timeout time.Duration) func(*Options) {
 		return func(o *Options) {
-			o.Nodes = NodeOptions{Kubeconfig: admin, Drain: true, Timeout: timeout, Poll: 50 * time.Millisecond,
+			o.Nodes = nodes.Options{Kubeconfig: admin, Drain: true, Timeout: timeout, Poll: 50 * time.Millisecond,
 				Progress: func(p drain.Progress) {
 					if replacements && p.Phase == drain.PhaseCordoned && !cordoned(other[p.Node]) {
 						s.SetPDB(applytest.Budget(1))

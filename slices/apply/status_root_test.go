@@ -30,11 +30,11 @@ func TestSocketAtARenderedPathIsDriftAsAFIFOIs(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { os.RemoveAll(root) })
 	fifo, sock := "etc/systemd/system/f.service", "etc/systemd/system/s.service"
-	rec := &Record{Generation: 1, CgroupMode: CgroupV2, Files: []RecordFile{{Path: fifo, SHA256: record.Hash(nil)}, {Path: sock, SHA256: record.Hash(nil)}}}
+	rec := &record.Record{Generation: 1, CgroupMode: CgroupV2, Files: []record.File{{Path: fifo, SHA256: record.Hash(nil)}, {Path: sock, SHA256: record.Hash(nil)}}}
 	b, err := rec.Marshal()
 	must(t, err)
-	must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(RecordPath)), 0o755))
-	must(t, os.WriteFile(filepath.Join(root, RecordPath), b, 0o644))
+	must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(record.Path)), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, record.Path), b, 0o644))
 	must(t, os.MkdirAll(filepath.Join(root, "etc/systemd/system"), 0o755))
 	hostiletest.FIFO(t, filepath.Join(root, fifo))
 	l, err := net.Listen("unix", filepath.Join(root, sock))

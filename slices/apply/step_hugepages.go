@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 )
 
@@ -12,7 +13,7 @@ const KindHugepages Kind = "hugepages"
 // SetHugepages sets a node's pool to its target and records a shortfall;
 // the undo sets the count it had before.
 type SetHugepages struct {
-	Hugepages *HugepageTarget `json:"hugepages"`
+	Hugepages *record.HugepageTarget `json:"hugepages"`
 }
 
 func (SetHugepages) Kind() Kind         { return KindHugepages }

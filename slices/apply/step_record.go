@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"slices"
 )
 
@@ -16,7 +17,7 @@ func (WriteRecord) Kind() Kind       { return KindRecord }
 func (WriteRecord) describe() string { return "" }
 
 func (WriteRecord) run(e *Executor, _ context.Context, _ Current, _ *Result) ([]undo, error) {
-	return e.writeOwn(RecordPath, "record", e.Record.Marshal)
+	return e.writeOwn(record.Path, "record", e.Record.Marshal)
 }
 
 // recordIfChanged writes the record when what it says changed: the files, the

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -13,8 +14,8 @@ import (
 // record itself and each kubelet's settings stamp. An apply killed
 // between a write's create and its rename leaves a temporary file next
 // to one of them (fsutil.TempPattern), and nowhere else.
-func ownPaths(files []string, units []bundle.Unit, rec *Record) []string {
-	out := []string{RecordPath}
+func ownPaths(files []string, units []bundle.Unit, rec *record.Record) []string {
+	out := []string{record.Path}
 	if rec != nil {
 		for _, f := range rec.Files {
 			files = append(files, f.Path)

@@ -13,21 +13,8 @@ import (
 // Paths of numa-partition's own state, relative to the root
 // (package hostpaths).
 const (
-	RecordPath   = record.Path
 	OriginalsDir = hostpaths.OriginalsRel
 	LockPath     = hostpaths.LockRel
-)
-
-// The record's types (package record), by the names apply's API has
-// always given them.
-type (
-	Record          = record.Record
-	RecordFile      = record.File
-	RecordPartition = record.Partition
-	RecordNetwork   = record.Network
-	CordonedNode    = record.CordonedNode
-	SliceSet        = record.SliceSet
-	HugepageTarget  = record.HugepageTarget
 )
 
 // Shortfall is a pool the kernel could not fill.
@@ -40,8 +27,8 @@ type Desired struct {
 	Files []bundle.File // sorted by Path
 	Units []bundle.Unit // start order: phase, then name
 	// Slices are the slice units' CPU and memory-node sets, as rendered.
-	Slices    []SliceSet
-	Hugepages []HugepageTarget
+	Slices    []record.SliceSet
+	Hugepages []record.HugepageTarget
 	// Ports are the TCP ports the plan's daemons will listen on.
 	Ports      []PlannedPort
 	CgroupMode CgroupMode
@@ -51,7 +38,7 @@ type Desired struct {
 	// record.
 	Hostname     string
 	ReservedCPUs bitmask.CPUSet
-	Partitions   []RecordPartition
+	Partitions   []record.Partition
 }
 
 // PlannedPort is a TCP port a partition's daemon will listen on.
@@ -66,7 +53,7 @@ type Current struct {
 	Units map[string]systemd.UnitInfo
 	// Hugepages is nr_hugepages per node and size.
 	Hugepages map[HugepageKey]uint64
-	Record    *Record // nil before the first apply
+	Record    *record.Record // nil before the first apply
 	// CPUSetsV1 are the partition slices' cpuset v1 groups on a v1 or
 	// hybrid host, "cpus/mems" ("" when the group is missing).
 	CPUSetsV1 map[string]string
