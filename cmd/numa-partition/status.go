@@ -92,7 +92,7 @@ func writeStatus(w io.Writer, st *status.Status, width int) error {
 	parts := output.NewTable(width == 0, output.Column{Name: "PARTITION"}, output.Column{Name: "SLICE", Wide: true},
 		output.Column{Name: "CPUS IN FORCE"}, output.Column{Name: "MEMS IN FORCE"}, output.Column{Name: "KUBELET"},
 		output.Column{Name: "ALLOCATOR"}, output.Column{Name: "CAPACITY", Wide: true}, output.Column{Name: "CPU TIME", Wide: true},
-		output.Column{Name: "WORKING SET", Wide: true}, output.Column{Name: "NODE"})
+		output.Column{Name: "WORKING SET", Wide: true}, output.Column{Name: "DAEMONS", Wide: true}, output.Column{Name: "NODE"})
 	cpuBudget := 0
 	if width > 0 {
 		cpuBudget = output.ListWidth
@@ -106,7 +106,7 @@ func writeStatus(w io.Writer, st *status.Status, width int) error {
 			machine = fmt.Sprintf("cpu=%d,memory=%s", cpus.Len(), units.FormatBytes(m.MemTotalBytes))
 		}
 		parts.Row(p.Name, p.Slice, output.Abbreviate(orDash(p.EffectiveCPUs), cpuBudget), orDash(p.EffectiveMems),
-			probeWord(p.Kubelet), probeWord(p.Allocator), machine, cpu, ws, nodeWord(p.Node))
+			probeWord(p.Kubelet), probeWord(p.Allocator), machine, cpu, ws, daemonsWord(p.Daemons), nodeWord(p.Node))
 	}
 	parts.Write(&b)
 	b.WriteString("\n")
@@ -232,6 +232,19 @@ func usageWords(u *nodeview.Usage) (cpu, workingSet string) {
 		return "-", "-"
 	}
 	return fmt.Sprintf("%.1fs", float64(u.CPUNanoseconds)/1e9), units.FormatBytes(u.MemoryWorkingSetBytes)
+}
+
+// daemonsWord is the DAEMONS column: the working set of the partition's
+// own services against its kube_reserved_memory ("120Mi/500Mi"), "-"
+// when it was not read.
+func daemonsWord(d *status.DaemonsUsage) string {
+	if d == nil {
+		return "-"
+	}
+	if d.KubeReservedMemoryBytes == nil {
+		return units.FormatBytes(d.MemoryWorkingSetBytes)
+	}
+	return units.FormatBytes(d.MemoryWorkingSetBytes) + "/" + units.FormatBytes(*d.KubeReservedMemoryBytes)
 }
 
 func orDash(s string) string {

@@ -30,33 +30,36 @@ func statusWithNodes() *status.Status {
 }
 
 // TestWriteStatusNodeColumn: the NODE column is the Node's name and
-// Ready, NotReady, or - when it was not read; before it, the slice's CPU
-// time and working set, and before those the capacity its kubelet is
+// Ready, NotReady, or - when it was not read; before it, the daemons'
+// working set against their kube_reserved_memory, before that the slice's
+// CPU time and working set, and before those the capacity its kubelet is
 // shown, - when they were not read.
 func TestWriteStatusNodeColumn(t *testing.T) {
 	var b bytes.Buffer
 	st := statusWithNodes()
 	st.Partitions[0].Usage = &nodeview.Usage{CPUNanoseconds: 12_340_000_000, MemoryWorkingSetBytes: 512 << 20}
 	st.Partitions[0].Machine = &nodeview.Machine{Nodes: "1", CPUs: "4-7", MemTotalBytes: 16 << 30}
+	reserved := uint64(500 << 20)
+	st.Partitions[0].Daemons = &status.DaemonsUsage{CPUNanoseconds: 3e9, MemoryWorkingSetBytes: 180 << 20, KubeReservedMemoryBytes: &reserved}
 	if err := writeStatus(&b, st, 0); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
 	want := map[string]string{"node0": "host-node0 Ready", "node1": "host-node1 NotReady", "node2": "host-node2 NotReady", "node3": "host-node3 -", "node4": "-"}
-	usage := map[string]string{"node0": "cpu=4,memory=16Gi 12.3s 512Mi", "node1": "- - -"}
+	usage := map[string]string{"node0": "cpu=4,memory=16Gi 12.3s 512Mi 180Mi/500Mi", "node1": "- - - -"}
 	header := false
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
 		if len(f) > 0 && f[0] == "PARTITION" {
 			header = f[len(f)-1] == "NODE"
 		}
-		if len(f) >= 10 && want[f[0]] != "" && f[1] == f[0]+".slice" {
-			if got := strings.Join(f[9:], " "); got != want[f[0]] {
+		if len(f) >= 11 && want[f[0]] != "" && f[1] == f[0]+".slice" {
+			if got := strings.Join(f[10:], " "); got != want[f[0]] {
 				t.Errorf("%s: NODE %q, want %q", f[0], got, want[f[0]])
 			}
 			if w, ok := usage[f[0]]; ok {
-				if got := strings.Join(f[6:9], " "); got != w {
-					t.Errorf("%s: CAPACITY, CPU TIME and WORKING SET %q, want %q", f[0], got, w)
+				if got := strings.Join(f[6:10], " "); got != w {
+					t.Errorf("%s: CAPACITY, CPU TIME, WORKING SET and DAEMONS %q, want %q", f[0], got, w)
 				}
 				delete(usage, f[0])
 			}

@@ -163,6 +163,12 @@ type Partition struct {
 	// counts on: status warns when the host holds more there. nil when
 	// the kubelet sees the host's memory.
 	HostMemoryReserved *uint64 `json:"hostMemoryReservedBytes,omitempty"`
+	// KubeReservedMemory is the memory its kubelet reserves for the
+	// partition's own daemons (kubeReserved, the plan's
+	// kube_reserved_memory): status compares what its kubelet,
+	// containerd, allocator and holder use with it. nil in records
+	// written before it existed.
+	KubeReservedMemory *uint64 `json:"kubeReservedMemoryBytes,omitempty"`
 }
 
 // Network is what the uplink's and the namespaces' oneshots make.

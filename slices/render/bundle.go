@@ -14,9 +14,11 @@ import (
 func PartitionsOf(plan *planner.Plan) []bundle.Partition {
 	out := []bundle.Partition{}
 	for _, p := range plan.Partitions {
+		kubeReserved := p.Kubelet.KubeReservedMemory
 		out = append(out, bundle.Partition{Name: p.Name, Slice: p.Slice, Nodes: p.Nodes,
 			CPUs: p.CPUs, KubeletHealthz: p.Kubelet.HealthzPort, AllocatorSocket: p.Allocator.Socket,
-			NodeName: p.NodeName, Kubeconfig: p.Kubelet.Kubeconfig, Network: networkOf(p.Network)})
+			NodeName: p.NodeName, Kubeconfig: p.Kubelet.Kubeconfig, Network: networkOf(p.Network),
+			KubeReservedMemory: &kubeReserved})
 	}
 	return out
 }

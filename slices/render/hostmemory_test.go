@@ -35,3 +35,23 @@ func TestBundleCarriesTheHostMemoryReservationOnV2(t *testing.T) {
 		}
 	}
 }
+
+// #41: the bundle carries each partition's kube_reserved_memory, against
+// which status weighs what its daemons use; a partition's own value wins.
+func TestBundleCarriesEachPartitionsKubeReservedMemory(t *testing.T) {
+	plan := seedPlan()
+	plan.Partitions[len(plan.Partitions)-1].Kubelet.KubeReservedMemory = 768 * mi
+	b, err := Render(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range b.Partitions {
+		want := plan.Partitions[i].Kubelet.KubeReservedMemory
+		if got := p.KubeReservedMemory; got == nil || *got != want {
+			t.Errorf("%s: kubeReservedMemoryBytes %v, want %d", p.Name, got, want)
+		}
+	}
+	if got := b.Partitions[len(b.Partitions)-1].KubeReservedMemory; got == nil || *got != 768*mi {
+		t.Errorf("the last partition's own value was not carried: %v", got)
+	}
+}

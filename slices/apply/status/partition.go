@@ -47,6 +47,7 @@ func (r *statusRun) partition(ctx context.Context, p record.Partition, units map
 		return ps
 	}
 	r.unitUsage(ps.Units)
+	r.daemons(p, &ps)
 	eff := drift.ReadEffectiveCpuset(host.Root(r.o.Root), r.mode == cgroupmode.V2, p.Slice)
 	ps.EffectiveCPUs, ps.EffectiveMems = eff.CPUs, eff.Mems
 	holder, held := r.infos[bundle.MountnsUnit(p.Name)]
@@ -111,6 +112,30 @@ func (r *statusRun) partition(ctx context.Context, p record.Partition, units map
 			ps.Node.Name, ps.Node.InternalIP, p.Name, p.Network.Address.Addr())
 	}
 	return ps
+}
+
+// daemons sums what p's running services use (unitUsage read them) and
+// warns when their memory is more than p's kube_reserved_memory: its
+// kubelet gives its pods what the daemons then take (#41).
+func (r *statusRun) daemons(p record.Partition, ps *PartitionStatus) {
+	var d DaemonsUsage
+	read := false
+	for _, u := range ps.Units {
+		if u.Usage != nil {
+			d.CPUNanoseconds += u.Usage.CPUNanoseconds
+			d.MemoryWorkingSetBytes += u.Usage.MemoryWorkingSetBytes
+			read = true
+		}
+	}
+	if !read {
+		return
+	}
+	d.KubeReservedMemoryBytes = p.KubeReservedMemory
+	ps.Daemons = &d
+	if reserved := p.KubeReservedMemory; reserved != nil && d.MemoryWorkingSetBytes > *reserved {
+		r.warn("partition %s: its kubelet, containerd, allocator and holder use %s, more than its kube_reserved_memory (%s), which its kubelet keeps from the pods for them: the pods' allocatable counts memory the daemons hold; raise kubelet.kube_reserved_memory (or the partition's partition[].kube_reserved_memory) to at least that, with room for their growth while pods start",
+			p.Name, units.FormatBytes(d.MemoryWorkingSetBytes), units.FormatBytes(*reserved))
+	}
 }
 
 // hostMemory measures the host's memory on p's nodes (cgroup v2) and

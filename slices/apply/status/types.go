@@ -90,6 +90,23 @@ type PartitionStatus struct {
 	// (nodeview.HostMemoryOn). HostMemoryError says why it was not read.
 	HostMemoryBytes *uint64 `json:"hostMemoryBytes,omitempty"`
 	HostMemoryError string  `json:"hostMemoryError,omitempty"`
+	// Daemons is what the partition's own running services (its kubelet,
+	// containerd, allocator and mount namespace holder: Units) use
+	// together, against the memory its kubelet reserves for them; nil
+	// when none was read.
+	Daemons *DaemonsUsage `json:"daemons,omitempty"`
+}
+
+// DaemonsUsage is the price of a partition's own services on the host.
+type DaemonsUsage struct {
+	// CPUNanoseconds and MemoryWorkingSetBytes are the sums of the
+	// running services' usage (UnitState.Usage).
+	CPUNanoseconds        uint64 `json:"cpuNanoseconds"`
+	MemoryWorkingSetBytes uint64 `json:"memoryWorkingSetBytes"`
+	// KubeReservedMemoryBytes is the partition's kube_reserved_memory,
+	// which its kubelet keeps out of the pods' allocatable for them; nil
+	// when the record predates it. Status warns when they use more.
+	KubeReservedMemoryBytes *uint64 `json:"kubeReservedMemoryBytes,omitempty"`
 }
 
 // NetworkStatus is a partition's network namespace: what was applied and

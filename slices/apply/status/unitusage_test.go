@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/internal/cgroupmode"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/nodeview"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
@@ -36,5 +38,48 @@ func TestStatusReadsEachRunningServicesUsage(t *testing.T) {
 		if u.Usage != nil || u.UsageError != "" {
 			t.Errorf("%s (not running) was read: %+v %q", u.Name, u.Usage, u.UsageError)
 		}
+	}
+}
+
+// #41: a partition's daemons together, against the memory its kubelet
+// reserves for them; a warning when they use more, none when they fit or
+// when the record predates the reservation.
+func TestStatusWeighsDaemonsAgainstKubeReserved(t *testing.T) {
+	mib := func(n uint64) *uint64 { v := n << 20; return &v }
+	used := []UnitState{
+		{Name: "kubelet-node0.service", Usage: &nodeview.Usage{CPUNanoseconds: 2e9, MemoryWorkingSetBytes: 300 << 20}},
+		{Name: "containerd-node0.service", Usage: &nodeview.Usage{CPUNanoseconds: 1e9, MemoryWorkingSetBytes: 250 << 20}},
+		{Name: "hugepages-node0.service"}, // a oneshot: not read
+	}
+	for _, tc := range []struct {
+		name     string
+		reserved *uint64
+		units    []UnitState
+		warn     bool
+	}{
+		{"more than reserved", mib(500), used, true},
+		{"within", mib(600), used, false},
+		{"record without the reservation", nil, used, false},
+		{"nothing running", mib(500), []UnitState{{Name: "kubelet-node0.service"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &statusRun{st: &Status{}}
+			ps := PartitionStatus{Name: "node0", Units: tc.units}
+			r.daemons(record.Partition{Name: "node0", KubeReservedMemory: tc.reserved}, &ps)
+			if len(tc.units) == 1 {
+				if ps.Daemons != nil {
+					t.Fatalf("daemons %+v, want none read", ps.Daemons)
+				}
+				return
+			}
+			if d := ps.Daemons; d == nil || d.CPUNanoseconds != 3e9 || d.MemoryWorkingSetBytes != 550<<20 || d.KubeReservedMemoryBytes != tc.reserved {
+				t.Fatalf("daemons %+v, want 3 s and 550 MiB against %v", ps.Daemons, tc.reserved)
+			}
+			warned := len(r.st.Warnings) == 1 && strings.Contains(r.st.Warnings[0], "partition node0") &&
+				strings.Contains(r.st.Warnings[0], "550Mi") && strings.Contains(r.st.Warnings[0], "kube_reserved_memory (500Mi)")
+			if warned != tc.warn || (!tc.warn && len(r.st.Warnings) > 0) {
+				t.Errorf("warnings %q, want one naming 550Mi over 500Mi: %v", r.st.Warnings, tc.warn)
+			}
+		})
 	}
 }

@@ -58,6 +58,19 @@ if [ "$E2E_CGROUP" = v2 ]; then
     done
   done
   plan=$(numa-partition --output json plan 2>/dev/null)
+  # The daemons together against the memory their kubelet reserves for
+  # them (kube_reserved_memory): the sum of the units' working sets, and a
+  # warning exactly when they use more.
+  for p in $PARTITIONS; do
+    d=$(jq -c --arg p $p '.partitions[] | select(.name==$p) | .daemons // {}' <<<"$out")
+    sum=$(jq --arg p $p '[.partitions[] | select(.name==$p) | .units[].usage.memoryWorkingSetBytes // 0] | add' <<<"$out")
+    want=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .kubelet.kubeReservedMemory' <<<"$plan")
+    expect_eq "$p: its daemons' working set in status (the units' sum), against kube_reserved_memory" \
+      "$(jq -r '"\(.memoryWorkingSetBytes) \(.kubeReservedMemoryBytes)"' <<<"$d")" "$sum $want"
+    used=$(jq -r '.memoryWorkingSetBytes // 0' <<<"$d")
+    warned=$(jq --arg p $p '[.warnings[]? | select(startswith("partition \($p): its kubelet, containerd"))] | length' <<<"$out")
+    expect_eq "$p: its daemons use $((used >> 20)) MiB of its $((want >> 20)) MiB kube_reserved_memory: warned (1) or not (0)" "$warned" $([ "$used" -gt "$want" ] && echo 1 || echo 0)
+  done
   for p in $PARTITIONS; do
     host=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .hostMemoryBytes // "none"' <<<"$out")
     [[ $host =~ ^[0-9]+$ ]] && ok "$p: the host's memory on its nodes, measured: $((host >> 20)) MiB" \
