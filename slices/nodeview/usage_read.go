@@ -23,6 +23,11 @@ type Usage struct {
 	// figure `kubectl top node` shows and memory.available subtracts.
 	MemoryUsageBytes      uint64 `json:"memoryUsageBytes"`
 	MemoryWorkingSetBytes uint64 `json:"memoryWorkingSetBytes"`
+	// MemoryAnonBytes is the part its processes hold themselves (heap,
+	// stacks: memory.stat's anon, v1 total_rss): the working set less
+	// the page cache and tmpfs files it was charged for, which a host
+	// with other storage, or a quieter moment, holds differently.
+	MemoryAnonBytes uint64 `json:"memoryAnonBytes"`
 }
 
 // maxStatFile bounds the read of a cgroup stat file.
@@ -46,6 +51,7 @@ func ReadUsage(root fsutil.Root, v2 bool, slice string) (Usage, error) {
 		u.CPUNanoseconds = cpu["usage_usec"] * 1000
 		u.MemoryUsageBytes = mem["anon"] + mem["file"]
 		u.MemoryWorkingSetBytes = sub(u.MemoryUsageBytes, mem["inactive_file"])
+		u.MemoryAnonBytes = mem["anon"]
 		return u, nil
 	}
 	cpu, err := uintFile(root, path.Join(CgroupRoot, "cpuacct", slice, "cpuacct.usage"))
@@ -63,6 +69,7 @@ func ReadUsage(root fsutil.Root, v2 bool, slice string) (Usage, error) {
 	u.CPUNanoseconds = cpu
 	u.MemoryUsageBytes = usage
 	u.MemoryWorkingSetBytes = sub(usage, mem["total_inactive_file"])
+	u.MemoryAnonBytes = mem["total_rss"]
 	return u, nil
 }
 

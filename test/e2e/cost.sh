@@ -5,14 +5,37 @@
 #                levels down: the slices, their services, the scenario's
 #                own unit, which runs the steps and their kubectl calls)
 #   kubectl.tsv  each kubectl call: step, verb, wall seconds
+#   status.json, summary-PARTITION.json
+#                at step status: `numa-partition status -o json` and
+#                each Node's summary API (its pods' usage)
 # Prints the cgroups that used the most by the boot's end, the steps that
 # used the most (the top-level cgroups' sum) with what used it in each,
-# and the kubectl calls per step. Figures are TCG's, tens of times a real
-# machine's: compare them with each other, not with a host's.
+# and the kubectl calls per step. CPU figures are TCG's, tens of times a
+# real machine's: compare them with each other, not with a host's. Then
+# the memory each partition's own services and each Node's pods held at
+# step status: memory is the guest's own, as a host's would be (but the
+# images' layers sit in the VM's in-memory root, charged to containerd).
 set -euo pipefail
 share=${1:?usage: cost.sh SHARE}
 cpu=$share/cpu.tsv kc=$share/kubectl.tsv
-[ -s "$cpu" ] || { echo "cost: no $cpu (a scenario before cpu_snapshot, or no step ran)"; exit 0; }
+
+# memory: the partitions' services (working set, anon) and each Node's
+# pods (working set), MiB, from step status's files.
+memory() {
+  local st=$share/status.json f
+  [ -s "$st" ] || { echo "cost: no $st (step status did not run)"; return 0; }
+  echo "Memory at step status, MiB: each partition's services (working set / anon: their own heap and stacks) and its daemons' sum against kube_reserved_memory:"
+  jq -r '.partitions[] | .name as $p |
+    ([.units[] | select(.usage) | "\(.name | sub("\\.service$"; "")) \(.usage.memoryWorkingSetBytes / 1048576 | floor)/\(.usage.memoryAnonBytes // 0 | . / 1048576 | floor)"] | join("  ")) as $u |
+    "\($p)  \($u)  = \(.daemons.memoryWorkingSetBytes // 0 | . / 1048576 | floor)/\(.daemons.memoryAnonBytes // 0 | . / 1048576 | floor) of \(.daemons.kubeReservedMemoryBytes // 0 | . / 1048576 | floor)"' "$st"
+  for f in "$share"/summary-*.json; do
+    [ -s "$f" ] || continue
+    echo "Pods of $(jq -r .node.nodeName "$f") (working set, MiB):"
+    jq -r '.pods[] | "  \(.memory.workingSetBytes // 0 | . / 1048576 | floor)\t\(.podRef.namespace)/\(.podRef.name)"' "$f" | sort -rn
+  done
+}
+
+[ -s "$cpu" ] || { echo "cost: no $cpu (a scenario before cpu_snapshot, or no step ran)"; memory; exit 0; }
 
 echo "CPU seconds by the boot's end, top-level cgroups and their biggest services:"
 awk -F'\t' '{last[$2] = $3} END {for (c in last) printf "%9.1f  %s\n", last[c], c}' "$cpu" \
@@ -44,6 +67,7 @@ awk -F'\t' '
     }
   }' "$cpu"
 
+memory
 [ -s "$kc" ] || exit 0
 echo "kubectl calls per step (count, wall seconds; a process each, its start most of its cost under TCG):"
 awk -F'\t' '{sub(/\.sh$/, "", $1); n[$1]++; t[$1] += $3; all += $3; cnt++}

@@ -124,6 +124,7 @@ func (r *statusRun) daemons(p record.Partition, ps *PartitionStatus) {
 		if u.Usage != nil {
 			d.CPUNanoseconds += u.Usage.CPUNanoseconds
 			d.MemoryWorkingSetBytes += u.Usage.MemoryWorkingSetBytes
+			d.MemoryAnonBytes += u.Usage.MemoryAnonBytes
 			read = true
 		}
 	}
@@ -133,8 +134,8 @@ func (r *statusRun) daemons(p record.Partition, ps *PartitionStatus) {
 	d.KubeReservedMemoryBytes = p.KubeReservedMemory
 	ps.Daemons = &d
 	if reserved := p.KubeReservedMemory; reserved != nil && d.MemoryWorkingSetBytes > *reserved {
-		r.warn("partition %s: its kubelet, containerd, allocator and holder use %s, more than its kube_reserved_memory (%s), which its kubelet keeps from the pods for them: the pods' allocatable counts memory the daemons hold; raise kubelet.kube_reserved_memory (or the partition's partition[].kube_reserved_memory) to at least that, with room for their growth while pods start",
-			p.Name, units.FormatBytes(d.MemoryWorkingSetBytes), units.FormatBytes(*reserved))
+		r.warn("partition %s: its kubelet, containerd, allocator and holder use %s (%s their own, the rest page cache and tmpfs files they were charged for), more than its kube_reserved_memory (%s), which its kubelet keeps from the pods for them: the pods' allocatable counts memory the daemons hold; raise kubelet.kube_reserved_memory (or the partition's partition[].kube_reserved_memory) to at least that, with room for their growth while pods start",
+			p.Name, units.FormatBytes(d.MemoryWorkingSetBytes), units.FormatBytes(d.MemoryAnonBytes), units.FormatBytes(*reserved))
 	}
 }
 

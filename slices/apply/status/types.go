@@ -99,10 +99,11 @@ type PartitionStatus struct {
 
 // DaemonsUsage is the price of a partition's own services on the host.
 type DaemonsUsage struct {
-	// CPUNanoseconds and MemoryWorkingSetBytes are the sums of the
-	// running services' usage (UnitState.Usage).
+	// CPUNanoseconds, MemoryWorkingSetBytes and MemoryAnonBytes are the
+	// sums of the running services' usage (UnitState.Usage).
 	CPUNanoseconds        uint64 `json:"cpuNanoseconds"`
 	MemoryWorkingSetBytes uint64 `json:"memoryWorkingSetBytes"`
+	MemoryAnonBytes       uint64 `json:"memoryAnonBytes"`
 	// KubeReservedMemoryBytes is the partition's kube_reserved_memory,
 	// which its kubelet keeps out of the pods' allocatable for them; nil
 	// when the record predates it. Status warns when they use more.

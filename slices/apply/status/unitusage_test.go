@@ -28,8 +28,8 @@ func TestStatusReadsEachRunningServicesUsage(t *testing.T) {
 	}}
 	units := []UnitState{{Name: "kubelet-node0.service"}, {Name: "containerd-node0.service"}, {Name: "hugepages.service"}, {Name: "mountns-node0.service"}}
 	r.unitUsage(units)
-	if u := units[0].Usage; u == nil || u.CPUNanoseconds != 1_500_000_000 || u.MemoryWorkingSetBytes != 46<<20 {
-		t.Errorf("kubelet's usage %+v (%q), want 1.5 s and 46 MiB (anon + file − inactive file)", u, units[0].UsageError)
+	if u := units[0].Usage; u == nil || u.CPUNanoseconds != 1_500_000_000 || u.MemoryWorkingSetBytes != 46<<20 || u.MemoryAnonBytes != 40<<20 {
+		t.Errorf("kubelet's usage %+v (%q), want 1.5 s, 46 MiB (anon + file − inactive file) of which 40 MiB anon", u, units[0].UsageError)
 	}
 	if units[1].Usage != nil || !strings.Contains(units[1].UsageError, "containerd-node0.service") {
 		t.Errorf("containerd without a cgroup: %+v %q; want an error naming it", units[1].Usage, units[1].UsageError)
@@ -47,8 +47,8 @@ func TestStatusReadsEachRunningServicesUsage(t *testing.T) {
 func TestStatusWeighsDaemonsAgainstKubeReserved(t *testing.T) {
 	mib := func(n uint64) *uint64 { v := n << 20; return &v }
 	used := []UnitState{
-		{Name: "kubelet-node0.service", Usage: &nodeview.Usage{CPUNanoseconds: 2e9, MemoryWorkingSetBytes: 300 << 20}},
-		{Name: "containerd-node0.service", Usage: &nodeview.Usage{CPUNanoseconds: 1e9, MemoryWorkingSetBytes: 250 << 20}},
+		{Name: "kubelet-node0.service", Usage: &nodeview.Usage{CPUNanoseconds: 2e9, MemoryWorkingSetBytes: 300 << 20, MemoryAnonBytes: 120 << 20}},
+		{Name: "containerd-node0.service", Usage: &nodeview.Usage{CPUNanoseconds: 1e9, MemoryWorkingSetBytes: 250 << 20, MemoryAnonBytes: 60 << 20}},
 		{Name: "hugepages-node0.service"}, // a oneshot: not read
 	}
 	for _, tc := range []struct {
@@ -72,11 +72,11 @@ func TestStatusWeighsDaemonsAgainstKubeReserved(t *testing.T) {
 				}
 				return
 			}
-			if d := ps.Daemons; d == nil || d.CPUNanoseconds != 3e9 || d.MemoryWorkingSetBytes != 550<<20 || d.KubeReservedMemoryBytes != tc.reserved {
-				t.Fatalf("daemons %+v, want 3 s and 550 MiB against %v", ps.Daemons, tc.reserved)
+			if d := ps.Daemons; d == nil || d.CPUNanoseconds != 3e9 || d.MemoryWorkingSetBytes != 550<<20 || d.MemoryAnonBytes != 180<<20 || d.KubeReservedMemoryBytes != tc.reserved {
+				t.Fatalf("daemons %+v, want 3 s and 550 MiB (180 MiB anon) against %v", ps.Daemons, tc.reserved)
 			}
 			warned := len(r.st.Warnings) == 1 && strings.Contains(r.st.Warnings[0], "partition node0") &&
-				strings.Contains(r.st.Warnings[0], "550Mi") && strings.Contains(r.st.Warnings[0], "kube_reserved_memory (500Mi)")
+				strings.Contains(r.st.Warnings[0], "550Mi (180Mi their own") && strings.Contains(r.st.Warnings[0], "kube_reserved_memory (500Mi)")
 			if warned != tc.warn || (!tc.warn && len(r.st.Warnings) > 0) {
 				t.Errorf("warnings %q, want one naming 550Mi over 500Mi: %v", r.st.Warnings, tc.warn)
 			}

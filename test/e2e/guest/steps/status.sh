@@ -67,6 +67,13 @@ if [ "$E2E_CGROUP" = v2 ]; then
     want=$(jq -r --arg p $p '.partitions[] | select(.name==$p) | .kubelet.kubeReservedMemory' <<<"$plan")
     expect_eq "$p: its daemons' working set in status (the units' sum), against kube_reserved_memory" \
       "$(jq -r '"\(.memoryWorkingSetBytes) \(.kubeReservedMemoryBytes)"' <<<"$d")" "$sum $want"
+    # Their own memory (anon: heap, stacks), part of the working set; the
+    # rest is files they were charged for (here the images' layers on
+    # the VM's in-memory root).
+    anon=$(jq --arg p $p '[.partitions[] | select(.name==$p) | .units[].usage.memoryAnonBytes // 0] | add' <<<"$out")
+    expect_eq "$p: its daemons' own (anon) memory in status, the units' sum" "$(jq -r '.memoryAnonBytes' <<<"$d")" "$anon"
+    [ "$anon" -gt 0 ] && [ "$anon" -le "$sum" ] && ok "$p: its daemons hold $((anon >> 20)) MiB themselves of their $((sum >> 20)) MiB working set" \
+      || fail "$p: daemons' anon $anon not within (0, working set $sum]"
     used=$(jq -r '.memoryWorkingSetBytes // 0' <<<"$d")
     warned=$(jq --arg p $p '[.warnings[]? | select(startswith("partition \($p): its kubelet, containerd"))] | length' <<<"$out")
     expect_eq "$p: its daemons use $((used >> 20)) MiB of its $((want >> 20)) MiB kube_reserved_memory: warned (1) or not (0)" "$warned" $([ "$used" -gt "$want" ] && echo 1 || echo 0)
@@ -80,6 +87,13 @@ if [ "$E2E_CGROUP" = v2 ]; then
     expect_eq "$p: warned that the host holds more than its $((reserved >> 20)) MiB there (1) or not (0)" "$warned" $([ $host -gt $reserved ] && echo 1 || echo 0)
   done
 fi
+# For cost.sh (the host's price of a partition, #41): status as read
+# here, and each Node's summary (its pods' usage, as kubelet reports it).
+echo "$out" > /mnt/share/status.json
+for p in $PARTITIONS; do
+  api_get "/api/v1/nodes/$(node_name $p)/proxy/stats/summary?only_cpu_and_memory=true" > /mnt/share/summary-$p.json \
+    || echo "  (no summary of $(node_name $p) for cost.sh)"
+done
 # With an admin kubeconfig given, the same answer.
 adm=$(numa-partition --output json status --kubeconfig $KUBECONFIG 2>&1 | jq -r '[.partitions[] | "\(.node.name)=\(.node.ready)"] | join(" ")')
 expect_eq "status --kubeconfig (admin)" "$adm" "$(node_name node0)=true $(node_name node1)=true"
