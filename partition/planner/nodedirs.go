@@ -21,11 +21,21 @@ type NodeDir struct {
 	Source string `json:"source"`
 }
 
-// nodeDirTrees are where a node dir may lie: systemd makes both ends of
-// the bind there (ConfigurationDirectory=, RuntimeDirectory=,
-// StateDirectory=, LogsDirectory=, CacheDirectory=) before it sets up
-// the namespace, which needs them to exist.
-var nodeDirTrees = []string{"/etc", "/run", "/var/lib", "/var/log", "/var/cache"}
+// NodeDirTree is a tree a node dir may lie in, with the systemd
+// directive that makes a directory there.
+type NodeDirTree struct{ Path, Directive string }
+
+// NodeDirTrees are where a node dir may lie: systemd makes both ends of
+// the bind there, with Directive, before it sets up the namespace, which
+// needs them to exist. The holder's unit lists the directives in this
+// order.
+var NodeDirTrees = []NodeDirTree{
+	{"/etc", "ConfigurationDirectory"},
+	{"/run", "RuntimeDirectory"},
+	{"/var/lib", "StateDirectory"},
+	{"/var/log", "LogsDirectory"},
+	{"/var/cache", "CacheDirectory"},
+}
 
 // nodeDirForbidden are trees no node dir may be in or contain: the
 // system's and numa-partition's own, and the kubelet directory every
@@ -39,12 +49,14 @@ var nodeDirForbidden = []string{"/etc/systemd", hostpaths.ConfigDir, "/etc/kuber
 // for (/run/flannel-node0 for /run/flannel).
 func NodeDirSource(path, partition string) string { return path + "-" + partition }
 
-// NodeDirTree is the tree of nodeDirTrees a node dir lies in, "" when
-// none.
-func NodeDirTree(path string) string {
-	for _, t := range nodeDirTrees {
-		if strings.HasPrefix(path, t+"/") {
-			return t
+// Tree is the tree of NodeDirTrees the node dir lies in.
+func (d NodeDir) Tree() string { return treeOf(d.Path) }
+
+// treeOf is the tree of NodeDirTrees path lies in, "" when none.
+func treeOf(path string) string {
+	for _, t := range NodeDirTrees {
+		if strings.HasPrefix(path, t.Path+"/") {
+			return t.Path
 		}
 	}
 	return ""
@@ -140,8 +152,12 @@ func nodeDirProblem(p string) string {
 	if msg := validation.PathProblem(p); msg != "" {
 		return msg
 	}
-	if NodeDirTree(p) == "" {
-		return fmt.Sprintf("is not below %s, where systemd makes a partition's own copy before binding it", strings.Join(nodeDirTrees, ", "))
+	if treeOf(p) == "" {
+		trees := make([]string, len(NodeDirTrees))
+		for i, t := range NodeDirTrees {
+			trees[i] = t.Path
+		}
+		return fmt.Sprintf("is not below %s, where systemd makes a partition's own copy before binding it", strings.Join(trees, ", "))
 	}
 	for _, t := range nodeDirForbidden {
 		if hostpaths.Under(p, t) || hostpaths.Under(t, p) {

@@ -22,19 +22,9 @@ type nodeDirs struct {
 	PreserveRuntime bool
 }
 
-// directoryDirectives names, for each tree a node dir may lie in, the
-// directive that makes a directory there.
-var directoryDirectives = []struct{ tree, directive string }{
-	{"/etc", "ConfigurationDirectory"},
-	{"/run", "RuntimeDirectory"},
-	{"/var/lib", "StateDirectory"},
-	{"/var/log", "LogsDirectory"},
-	{"/var/cache", "CacheDirectory"},
-}
-
 // nodeDirsView renders a partition's node dirs, which the planner's rules
 // (planner.CheckPaths) checked when the plan was made or read: each
-// path in a tree of directoryDirectives, not the system's, overlapping no
+// path in one of planner.NodeDirTrees, not the system's, overlapping no
 // other, its source the partition's own beside it, in the same tree.
 func nodeDirsView(p *planner.Partition) *nodeDirs {
 	if len(p.NodeDirs) == 0 {
@@ -43,15 +33,15 @@ func nodeDirsView(p *planner.Partition) *nodeDirs {
 	v := &nodeDirs{}
 	dirs := map[string][]string{}
 	for _, d := range p.NodeDirs {
-		tree := planner.NodeDirTree(d.Path)
+		tree := d.Tree()
 		for _, end := range []string{d.Path, d.Source} {
 			dirs[tree] = append(dirs[tree], strings.TrimPrefix(end, tree+"/"))
 		}
 		v.Binds = append(v.Binds, d.Source+":"+d.Path)
 	}
-	for _, dd := range directoryDirectives {
-		if len(dirs[dd.tree]) > 0 {
-			v.Directories = append(v.Directories, dd.directive+"="+strings.Join(dirs[dd.tree], " "))
+	for _, t := range planner.NodeDirTrees {
+		if len(dirs[t.Path]) > 0 {
+			v.Directories = append(v.Directories, t.Directive+"="+strings.Join(dirs[t.Path], " "))
 		}
 	}
 	v.PreserveRuntime = len(dirs["/run"]) > 0
