@@ -31,9 +31,10 @@
 #   E2E_PARALLEL   1: boot the modes side by side (default when nproc >= 2)
 #   E2E_ACCEL/E2E_CPU  QEMU accelerator and CPU (default tcg / qemu64,+pdpe1gb;
 #                  on a host with a working /dev/kvm: kvm / host)
-#   E2E_REBOOT     1: boot v2's root on a disk, and its steps reboot and
-#                  rebooted (about 330 s more, and every step slower under
-#                  TCG: not in CI by default)
+#   E2E_REBOOT     1 (default): boot v2's root on persistent memory, and
+#                  its steps reboot and rebooted (about 300 s more); 0: its
+#                  root is the initramfs, with no reboot (.ci/run's choice
+#                  when it reaches the e2e too late for them)
 #   BIN            the numa-partition binary (default bin/numa-partition,
 #                  built static by `make build`)
 set -euo pipefail
@@ -191,26 +192,31 @@ boot() {
   rm -rf "$out"; mkdir -p "$out/share" "$out/payload"
   cp -a "$payload/." "$out/payload/"
   local reboot=
-  [ "$mode" = v2 ] && [ "${E2E_REBOOT:-0}" = 1 ] && reboot=1
+  [ "$mode" = v2 ] && [ "${E2E_REBOOT:-1}" = 1 ] && reboot=1
   printf 'E2E_MODE=%q\nE2E_STEPS=%q\nE2E_PEER=%q\nE2E_REBOOT=%q\n' "$mode" "${E2E_STEPS:-}" "${peer[$mode]:-}" "$reboot" > "$out/payload/e2e/env"
   (cd "$out/payload" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$out/payload.cpio"
   cat "$image/base.cpio" "$out/payload.cpio" > "$out/initrd.cpio"
   rm -rf "$out/payload" "$out/payload.cpio"
   # With E2E_REBOOT=1 boot v2 reboots in its scenario (step reboot): its
-  # root lives on a disk (a sparse file here; /sbin/e2e-init formats it
-  # at the first boot and moves the root onto it), and QEMU boots it
-  # again when the guest asks for that. Otherwise, and for the other
-  # boots, the root is the initramfs. Not by default: under TCG the disk
-  # made every step of boot v2 slower (CI of 2026-12-05: services 675 s
-  # against 463, logs 407 against 159, agents 282 against 136), past its
-  # 4000 s and CI's 90 minutes.
-  local init=/sbin/init drive=() boots=0 left
+  # root lives on persistent memory (virtio-pmem over a sparse file here;
+  # /sbin/e2e-init formats it at the first boot, mounts it with DAX and
+  # moves the root onto it), and QEMU boots it again when the guest asks
+  # for that. Otherwise, and for the other boots, the root is the
+  # initramfs. A virtio disk instead made every step of boot v2 about
+  # 1.5x slower under TCG (CI of 2026-12-05: services 675 s against 463,
+  # agents 282 against 136); with DAX the guest reads and writes its
+  # files as memory, and its steps took what they take on the initramfs
+  # (2026-12-06: services 298 s, agents 152, plugins 108).
+  local init=/sbin/init mem=4G drive=() boots=0 left
   if [ -n "$reboot" ]; then
     init=/sbin/e2e-init
     truncate -s 16G "$out/disk.img"
-    drive=(-drive "file=$out/disk.img,if=virtio,format=raw,cache=unsafe,discard=unmap")
+    # virtio-pmem lives in the memory hotplug area: maxmem makes room.
+    mem=4G,slots=1,maxmem=20G
+    drive=(-object "memory-backend-file,id=disk,share=on,mem-path=$out/disk.img,size=16G"
+           -device virtio-pmem-pci,memdev=disk,id=disk0)
   fi
-  log "booting $mode (cgroup v$((2 - 1 + unified)), $shape, 4 vCPUs, 4 GiB${drive:+, a 16 GiB disk}; limit ${timeout_s}s); logs in $out"
+  log "booting $mode (cgroup v$((2 - 1 + unified)), $shape, 4 vCPUs, 4 GiB${drive:+, 16 GiB of persistent memory}; limit ${timeout_s}s); logs in $out"
   t0=$SECONDS
   while :; do
     boots=$((boots + 1)) left=$((timeout_s - (SECONDS - t0))) rc=0
@@ -226,7 +232,7 @@ boot() {
     # 567 s of uptime).
     inlab timeout --kill-after=10 "$left" qemu-system-x86_64 \
       -machine q35 -accel "$accel" -cpu "$cpu" \
-      -smp 4,sockets=2,cores=2,threads=1 -m 4G "${numa[@]}" \
+      -smp 4,sockets=2,cores=2,threads=1 -m "$mem" "${numa[@]}" \
       -kernel "$image/vmlinuz" -initrd "$out/initrd.cpio" "${drive[@]}" \
       -append "console=ttyS0 rdinit=$init systemd.unified_cgroup_hierarchy=$unified systemd.wants=numa-e2e.service panic=-1 loglevel=4 mitigations=off tsc=reliable e2e.ip=${lab_addr[$mode]}" \
       -virtfs local,path="$out/share",mount_tag=share,security_model=none,id=share \
