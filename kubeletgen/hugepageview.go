@@ -17,17 +17,17 @@ import (
 // it. What kubelet knows of the pools comes from cadvisor, which reads
 // nr_hugepages of /sys/kernel/mm/hugepages/hugepages-<kB>kB and of
 // /sys/devices/system/node/node<N>/hugepages/hugepages-<kB>kB and nothing
-// else. kubelet runs in the partition's mount namespace, so render binds a
-// file over each of those, read-only, in that namespace (the mountns
-// unit's BindReadOnlyPaths=): the partition's own planned pages on its
+// else. kubelet runs in the partition's mount namespace, so render writes
+// a file for each of those, which the kubelet's ExecStartPre= binds over
+// it, read-only, in that namespace at every start (`view hugepages`,
+// slices/nodeview/pools.go): the partition's own planned pages on its
 // nodes, 0 on every other node, and their sum for the machine. The Node
 // then offers exactly the partition's pages and its Memory Manager never
 // counts another partition's. runc, in the same namespace, reads only
 // which page sizes exist (the directories), which the view keeps.
 //
-// Every node's files are bound, whichever nodes the kubelet is shown
-// (machine.go): the holder's unit, which binds them, must not change with
-// the partition's nodes, or a layout change would re-create its pods.
+// Every node has its files, whichever nodes the kubelet is shown
+// (machine.go): one shown the whole machine binds them all.
 
 // SysfsValue is one file of a partition's view: Path below /sys and the
 // content the kubelet reads there.

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
+	"github.com/numa-partition/numa-partition/internal/hostpaths"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/partition/planner/validation"
 	"github.com/numa-partition/numa-partition/slices/nodeview"
@@ -44,6 +45,7 @@ func viewCommand() *cli.Command {
 			viewHoldCommand(),
 			viewCheckOpenat2Command(),
 			viewNodesCommand(),
+			viewHugepagesCommand(),
 			viewMountCommand(),
 			viewServeCommand(),
 		},
@@ -119,6 +121,31 @@ func viewNodesCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			return viewNodes(c.App.Writer, c.String("root"), c.String("nodes"), c.String("host-cpus"))
+		},
+	}
+}
+
+// viewHugepagesCommand is kubelet-<partition>.service's ExecStartPre=,
+// after `view nodes`: it shows the kubelet the partition's hugepage pools,
+// at every start.
+func viewHugepagesCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "hugepages",
+		Usage: "show the partition's hugepage pools over the machine's, in the calling mount namespace",
+		Description: "Run inside the partition's mount namespace at every start of its kubelet\n" +
+			"(kubelet-<partition>.service's ExecStartPre=, after `view nodes`): kubelet\n" +
+			"cannot reserve hugepages, so it is shown the partition's own pools. Each\n" +
+			"nr_hugepages file cAdvisor reads (/sys/kernel/mm/hugepages/*/ and that of each\n" +
+			"NUMA node /sys/devices/system/node lists) gets the file render wrote for it\n" +
+			"under " + hostpaths.Abs(hostpaths.HugepageViewRel("<partition>")) + " bound over it, read-only; the binds of a\n" +
+			"previous run are taken off first. A pool the view has no file for stops the\n" +
+			"kubelet, naming it. See docs/render.md, \"The hugepage view\".",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "partition", Required: true, Usage: "the partition's `NAME`, e.g. node0"},
+			viewRootFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			return viewHugepages(c.App.Writer, c.String("root"), c.String("partition"))
 		},
 	}
 }
@@ -319,6 +346,26 @@ func viewNodes(w io.Writer, root, nodes, hostCPUs string) error {
 		with = fmt.Sprintf(", with the host's CPUs %s", cpus)
 	}
 	_, err = fmt.Fprintf(w, "showing NUMA nodes %s at %s%s\n", set, r.Path(nodeview.NodesDir), with)
+	return err
+}
+
+// viewHugepages binds partition's hugepage view over the pools the
+// calling namespace shows.
+func viewHugepages(w io.Writer, root, partition string) error {
+	if msg := validation.NameProblem(partition); msg != "" {
+		return fmt.Errorf("--partition %q %s", partition, msg)
+	}
+	r, err := fsutil.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	view := hostpaths.HugepageViewRel(partition)
+	n, err := nodeview.ShowPools(r, view)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "showing %d hugepage pools of %s\n", n, r.Path(view))
 	return err
 }
 

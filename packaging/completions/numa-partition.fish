@@ -2,7 +2,7 @@
 
 function __fish_numa-partition_no_subcommand --description 'Test if there has been any subcommand yet'
     for i in (commandline -opc)
-        if contains -- $i discover plan config init reference check render hugepages apply kubelet-state repair network uplink up down up down view hold check-openat2 nodes mount serve apply diff status remove allocator serve reset-state admit release allocations simulate version completion help h
+        if contains -- $i discover plan config init reference check render hugepages apply kubelet-state repair network uplink up down up down view hold check-openat2 nodes hugepages mount serve apply diff status remove allocator serve reset-state admit release allocations simulate version completion help h
             return 1
         end
     end
@@ -265,6 +265,17 @@ complete -c numa-partition -n '__fish_seen_subcommand_from nodes' -f -l log-leve
 complete -c numa-partition -n '__fish_seen_subcommand_from nodes' -f -l log-format -r -d 'log format (to standard error): text (key=value) or json, one object a line; under systemd each line starts with its journald priority'
 complete -c numa-partition -n '__fish_seen_subcommand_from nodes' -f -l quiet -s q -d 'log errors only: --log-level error'
 complete -c numa-partition -n '__fish_seen_subcommand_from nodes' -f -l v -r -d 'log verbosity `N`, as kubectl\'s -v=N: 0 is --log-level info, 1 or more debug (the version is --version)'
+complete -c numa-partition -n '__fish_seen_subcommand_from hugepages' -f -l help -s h -d 'show help'
+complete -r -c numa-partition -n '__fish_seen_subcommand_from view' -a 'hugepages' -d 'show the partition\'s hugepage pools over the machine\'s, in the calling mount namespace'
+complete -c numa-partition -n '__fish_seen_subcommand_from hugepages' -f -l partition -r -d 'the partition\'s `NAME`, e.g. node0'
+complete -c numa-partition -n '__fish_seen_subcommand_from hugepages' -f -l root -r -d 'the host\'s root directory (a test sandbox\'s works)'
+complete -c numa-partition -n '__fish_seen_subcommand_from hugepages' -f -l sysfs -r -d 'sysfs root to discover the machine from (a dump directory works too)'
+complete -c numa-partition -n '__fish_seen_subcommand_from hugepages' -f -l output -s o -r -d 'output format: table, wide (every column), json, yaml, jsonpath=TEMPLATE or jsonpath-file=FILE (kubectl\'s; on the JSON object) (plan: also svg, dot)'
+complete -c numa-partition -n '__fish_seen_subcommand_from hugepages' -f -l config -s c -r -d 'config file (TOML)'
+complete -c numa-partition -n '__fish_seen_subcommand_from hugepages' -f -l log-level -r -d 'log level (to standard error): debug, info, warn, error'
+complete -c numa-partition -n '__fish_seen_subcommand_from hugepages' -f -l log-format -r -d 'log format (to standard error): text (key=value) or json, one object a line; under systemd each line starts with its journald priority'
+complete -c numa-partition -n '__fish_seen_subcommand_from hugepages' -f -l quiet -s q -d 'log errors only: --log-level error'
+complete -c numa-partition -n '__fish_seen_subcommand_from hugepages' -f -l v -r -d 'log verbosity `N`, as kubectl\'s -v=N: 0 is --log-level info, 1 or more debug (the version is --version)'
 complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l help -s h -d 'show help'
 complete -r -c numa-partition -n '__fish_seen_subcommand_from view' -a 'mount' -d 'bind the partition slice\'s cgroup v1 usage files over the root cgroup\'s, in the calling mount namespace'
 complete -c numa-partition -n '__fish_seen_subcommand_from mount' -f -l slice -r -d 'the partition\'s slice, e.g. node0.slice'

@@ -40,8 +40,8 @@ const maxNodeList = 64 << 10
 
 // ShowNodes makes NodesDir below root, in the calling process's mount
 // namespace, show nodes alone: a tmpfs in its place, read-only, holding
-// each node's directory bound back read-only with every mount below it
-// (the hugepage view's files), and the node lists cut to nodes. With
+// each node's directory bound back read-only with every mount below it,
+// and the node lists cut to nodes. With
 // hostCPUs, the first of the nodes that lists a CPU lists them too
 // (hostcpus.go). A view ShowNodes made before (the kubelet's previous
 // start) is taken away first, so the nodes may change from one run to

@@ -14,7 +14,9 @@ import (
 // mountNamespace renders the unit that holds partition p's mount
 // namespace, with every bind that shapes the partition's view of the
 // host: the device-plugins directory and kubelet's root dir at kubelet's
-// defaults, the node dirs and the hugepage view.
+// defaults and the node dirs. The machine kubelet is shown (its nodes,
+// their pools) is made at every kubelet start instead (ownRuntime), so
+// that a change of it keeps the namespace and the pods.
 //
 // Why a holder of its own rather than containerd's namespace: systemd
 // builds a service's mount namespace anew at each start, as a slave of
@@ -32,15 +34,10 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView, machine m
 	ownState := strings.TrimPrefix(p.Kubelet.DevicePluginsDir, "/var/lib/")
 	sharedState := strings.TrimPrefix(planner.SharedDevicePluginsDir, "/var/lib/")
 	dirs := nodeDirsView(p)
-	binds, viewFiles, err := r.hugepageView(p)
-	if err != nil {
-		return err
-	}
 	unit := bundle.MountnsUnit(p.Name)
-	err = r.template(unitPath(unit), "mountns.service.tmpl", map[string]any{
+	err := r.template(unitPath(unit), "mountns.service.tmpl", map[string]any{
 		"Name": p.Name, "Slice": p.Slice, "Netns": ns,
 		"Before":           []string{containerdUnit(p.Name), kubeletUnit(p.Name)},
-		"HugepageBinds":    binds,
 		"DevicePluginsDir": p.Kubelet.DevicePluginsDir,
 		"SharedDir":        planner.SharedDevicePluginsDir,
 		"StateDirectories": ownState + " " + sharedState,
@@ -55,8 +52,7 @@ func (r *renderer) mountNamespace(p *planner.Partition, ns *netnsView, machine m
 	}
 	// A change of the binds is a new namespace: the holder restarts, and
 	// containerd and kubelet with it (PartOf=).
-	files := append([]string{unitPath(unit)}, viewFiles...)
-	r.units = append(r.units, bundle.Unit{Name: unit, Phase: bundle.PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: files, RecreatesPods: true})
+	r.units = append(r.units, bundle.Unit{Name: unit, Phase: bundle.PhaseNetwork, Partition: p.Name, Enable: true, Start: true, Files: []string{unitPath(unit)}, RecreatesPods: true})
 	return nil
 }
 

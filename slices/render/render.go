@@ -275,6 +275,7 @@ func (r *renderer) kubelet(p *planner.Partition, cpu cpuView) error {
 		return err
 	}
 	k := r.kubeletView(p, cpu, machine)
+	var viewFiles []string
 	// The kind is one of the two the planner writes, its own containerd
 	// or RuntimeShared (planner.ParsePlan refuses another in a plan file).
 	switch p.Runtime.Kind {
@@ -282,7 +283,9 @@ func (r *renderer) kubelet(p *planner.Partition, cpu cpuView) error {
 		if err := r.containerd(p, cpu, k.Netns, machine); err != nil {
 			return err
 		}
-		r.ownRuntime(p, &k, machine)
+		if viewFiles, err = r.ownRuntime(p, &k, machine); err != nil {
+			return err
+		}
 	default:
 		r.sharedRuntime = append(r.sharedRuntime, p.Name)
 		k.ExecStart = continued(kubeletArgs(p))
@@ -291,7 +294,9 @@ func (r *renderer) kubelet(p *planner.Partition, cpu cpuView) error {
 	if err := r.template(unitPath(kubeletUnit(p.Name)), "kubelet.service.tmpl", k); err != nil {
 		return err
 	}
-	kubeletFiles := append([]string{unitPath(kubeletUnit(p.Name)), cfgPath}, dropIns...)
+	// A change of the hugepage view restarts kubelet, whose
+	// ExecStartPre= binds the new files.
+	kubeletFiles := append(append([]string{unitPath(kubeletUnit(p.Name)), cfgPath}, dropIns...), viewFiles...)
 	r.units = append(r.units, bundle.Unit{Name: kubeletUnit(p.Name), Phase: bundle.PhaseKubelet, Partition: p.Name, Enable: true, Start: true, Files: kubeletFiles,
 		KubeletState: &bundle.KubeletState{Dir: rootRelative(p.Kubelet.RootDir), Settings: managerSettings(p, cfg, machine)}})
 	return nil
@@ -335,18 +340,30 @@ func (r *renderer) kubeletView(p *planner.Partition, cpu cpuView, machine machin
 }
 
 // ownRuntime runs the kubelet in its partition's mount namespace, after
-// its own containerd, with the machine it is shown.
-func (r *renderer) ownRuntime(p *planner.Partition, k *kubeletView, machine machineView) {
+// its own containerd, with the machine it is shown: its nodes and their
+// hugepage pools, made at every start (`view nodes`, `view hugepages`),
+// so that a change of either restarts the kubelet and keeps the
+// namespace, and the pods. It returns the hugepage view's files.
+func (r *renderer) ownRuntime(p *planner.Partition, k *kubeletView, machine machineView) ([]string, error) {
+	// First: the kubelet-state repair reads nothing of it, but kubelet
+	// must find its machine in place.
+	var view []string
 	if machine.nodes != "" {
-		// First: the kubelet-state repair reads nothing of it, but
-		// kubelet must find its nodes in place.
-		view := []string{r.opt.Binary, "view", "nodes", "--nodes", machine.nodes}
+		nodes := []string{r.opt.Binary, "view", "nodes", "--nodes", machine.nodes}
 		if !machine.hostCPUs.IsEmpty() {
-			view = append(view, "--host-cpus", machine.hostCPUs.String())
+			nodes = append(nodes, "--host-cpus", machine.hostCPUs.String())
 		}
-		pre := inMountNamespace(p, "kubelet", view)
-		k.ExecStartPre = append([]string{pre}, k.ExecStartPre...)
+		view = append(view, inMountNamespace(p, "kubelet", nodes))
 	}
+	files, err := r.hugepageView(p)
+	if err != nil {
+		return nil, err
+	}
+	if files != nil {
+		// After the nodes: it binds the pools of those shown.
+		view = append(view, inMountNamespace(p, "kubelet", []string{r.opt.Binary, "view", "hugepages", "--partition", p.Name}))
+	}
+	k.ExecStartPre = append(view, k.ExecStartPre...)
 	if machine.hideOpenat2 {
 		// Before all: without it kubelet would report a usage of 0.
 		k.HideOpenat2 = true
@@ -355,6 +372,7 @@ func (r *renderer) ownRuntime(p *planner.Partition, k *kubeletView, machine mach
 	k.After = append(k.After, containerdUnit(p.Name))
 	k.Runtime = containerdUnit(p.Name)
 	k.ExecStart = inMountNamespace(p, "kubelet", kubeletArgs(p))
+	return files, nil
 }
 
 // dropIns writes the partition's KubeletConfiguration drop-ins into its
@@ -571,25 +589,22 @@ func (r *renderer) containerd(p *planner.Partition, cpu cpuView, ns *netnsView, 
 }
 
 // hugepageView renders partition p's view of the hugepage pools: a file
-// per sysfs pool file kubelet reads, and the BindReadOnlyPaths= entries
-// that show them in the partition's mount namespace, which containerd
-// and kubelet join. A change of the view restarts the namespace's holder
-// (and so containerd and kubelet): the binds are made when the namespace
-// is.
-func (r *renderer) hugepageView(p *planner.Partition) (binds, files []string, err error) {
+// per sysfs pool file kubelet reads, which the kubelet's `view hugepages`
+// binds over them at its every start (slices/nodeview/pools.go). nil
+// when the plan renders no view.
+func (r *renderer) hugepageView(p *planner.Partition) (files []string, err error) {
 	view, ok, err := kubeletgen.HugepageView(r.plan, p)
 	if err != nil || !ok {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, v := range view {
 		src := hugepageViewDir(p.Name) + "/" + v.Path
 		if err := r.add(src, []byte(v.Value+"\n")); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		binds = append(binds, "/"+src+":/sys/"+v.Path)
 		files = append(files, src)
 	}
-	return binds, files, nil
+	return files, nil
 }
 
 // allocatorTemplate renders numa-allocator@.service, shared by every
