@@ -628,7 +628,11 @@ func (r *renderer) allocatorDropIn(p *planner.Partition, cpu cpuView, ns *netnsV
 	if a.NRISocket != "" && p.Runtime.Kind == planner.RuntimeContainerd {
 		after = containerdUnit(p.Name)
 	}
-	err := r.template(path, "allocator.dropin.tmpl", map[string]any{"CPU": cpu, "RuntimeDirectory": runDir, "StateDirectory": stateDir,
+	digest, err := servedPlanDigest(p)
+	if err != nil {
+		return err
+	}
+	err = r.template(path, "allocator.dropin.tmpl", map[string]any{"Name": p.Name, "PlanDigest": digest, "CPU": cpu, "RuntimeDirectory": runDir, "StateDirectory": stateDir,
 		"After": after, "Required": a.Mode == config.AllocatorModeNRI, "Netns": ns})
 	if err != nil {
 		return err
