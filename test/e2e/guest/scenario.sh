@@ -59,7 +59,7 @@ echo "cmdline: $(cat /proc/cmdline)"
 # host after it): its root is then on a disk (run.sh), and crash, which
 # deletes every pod first, comes after.
 case $E2E_MODE in
-  v2) steps="package topology hugepages-sysfs discover cluster apply network services agents plugins allocatable usage pressure placement nri hugepages status upgrade canary${E2E_REBOOT:+ reboot rebooted} crash remove" ;;
+  v2) steps="package topology hugepages-sysfs discover cluster apply network services agents plugins allocatable usage pressure placement nri hugepages status repool upgrade canary${E2E_REBOOT:+ reboot rebooted} crash remove" ;;
   v1) steps="package topology discover cluster apply network crosshost allocatable usage metrics pressure placement pending hugepages status admit reapply change killed reserve remove" ;;
   n4) steps="package topology discover cluster apply allocatable fill unit crash layout remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;
