@@ -28,7 +28,10 @@ repool() {
   out=$(numa-partition apply 2>&1); rc=$?
   [ $rc = 0 ] || { fail "apply of $B's pool of $n pages exited $rc: $(tail -3 <<<"$out" | tr '\n' ' ')"; return; }
   after=$(main_pids)
-  expect_eq "services restarted ($B's pool of $n pages)" "$(restarted "$before" "$after")" "numa-allocator@$B.service kubelet-$B.service "
+  # node0's kubelet restarts too, its pods untouched: apply restarts the
+  # hugepages oneshot, whose command lists every pool, and every kubelet
+  # Requires= it (so that none starts on pools the kernel did not fill).
+  expect_eq "services restarted ($B's pool of $n pages)" "$(restarted "$before" "$after")" "kubelet-node0.service numa-allocator@$B.service kubelet-$B.service "
   expect_eq "mountns-$B.service's MainPID (its namespace stays)" "$(holder)" "$held"
   expect_eq "node$N 2M nr_hugepages" "$(cat $pool_file)" "$n"
   wait_healthy
