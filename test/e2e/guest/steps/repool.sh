@@ -1,7 +1,8 @@
 # A partition's hugepage pool changed on a live host (#37): node1's 2M
 # pool grows by 8 pages in the config, then goes back. Each apply
-# restarts exactly node1's kubelet, which binds its new hugepage view at
-# start (`view hugepages`), and node1's allocator, which serves the new
+# restarts node1's kubelet, which binds its new hugepage view at start
+# (`view hugepages`), node0's kubelet (below), and node1's allocator,
+# which serves the new
 # pool (its drop-in carries the digest of what it reads of the plan);
 # node1's mount-namespace holder keeps its MainPID, so the namespace and
 # every pod's mounts stay (the view was once the holder's binds, and a
