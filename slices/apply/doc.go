@@ -20,7 +20,9 @@
 //  5. start slices, set their CPUs/memory nodes live (runtime properties;
 //     on cgroup v1 also their cpuset v1 group)
 //  6. enable, then start or restart changed services by phase: hugepages
-//     oneshot, runtime, allocator, kubelet, each waiting for its job result;
+//     oneshot (started, never restarted: step 4 did its work, and every
+//     kubelet Requires= it; bundle.Unit.KeepOnChange), runtime, allocator,
+//     kubelet, each waiting for its job result;
 //     a kubelet whose managers' settings changed is stopped, its state
 //     moved aside, and started; on cgroup v1 a started service joins its
 //     partition's cpuset group

@@ -154,7 +154,8 @@ func newFixture(n int) *fixture {
 		f.bundle.Files = append(f.bundle.Files, bundle.File{Path: p, Mode: 0o644, Content: []byte(content)})
 		f.bundle.Units = append(f.bundle.Units, u)
 	}
-	add(bundle.Unit{Name: "tnuma-hugepages.service", Phase: bundle.PhaseHugepages, Enable: true, Start: true},
+	// Kept on a change, as render keeps the real oneshot (KeepOnChange).
+	add(bundle.Unit{Name: "tnuma-hugepages.service", Phase: bundle.PhaseHugepages, Enable: true, Start: true, KeepOnChange: true},
 		"[Unit]\nDescription=test hugepages oneshot\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n")
 	for i := range n {
 		name := fmt.Sprintf("tnode%d", i)

@@ -140,7 +140,7 @@ func startServices(p *planning) {
 		switch {
 		case !st.Active():
 			p.add(StartUnit{Unit: u.Name}, "not active")
-		case p.unitChanged(u):
+		case p.unitChanged(u) && !u.KeepOnChange:
 			p.add(RestartUnit{Unit: u.Name}, "files changed")
 		case p.v1Regrouped[u.Partition] && strings.HasSuffix(u.Name, ".service"):
 		default:

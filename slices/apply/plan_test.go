@@ -119,6 +119,19 @@ func TestPlan(t *testing.T) {
 			"restart kubelet-tnode1.service (files changed)",
 			"record",
 		}},
+		// A pool's new count changes the oneshot's command: apply sizes
+		// the pool itself and leaves the oneshot, whose restart would
+		// restart every kubelet (Requires=), to run it at the next boot.
+		{"the hugepages oneshot changed", desired(t, CgroupV2, func(f *fixture) {
+			f.file("tnuma-hugepages.service").Content = []byte("[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true 1\n")
+			f.plan.Partitions[1].Memory[0].Hugepages[0].Count = 6
+		}), nil, []string{
+			"write /etc/systemd/system/tnuma-hugepages.service (changed)",
+			"daemon-reload",
+			"hugepages node1 hugepages-2Mi=6",
+			"enable tnuma-hugepages.service",
+			"record",
+		}},
 		{"mode only", base, func(c *Current) {
 			p := "etc/systemd/system/tnode1.slice"
 			c.Files[p] = FileState{Content: c.Files[p].Content, Mode: 0o600}

@@ -72,6 +72,13 @@ type Unit struct {
 	// without their pods' mounts, and kubelet re-creates each sandbox, so
 	// apply --drain drains the Node before such a restart.
 	RecreatesPods bool `json:"recreatesPods,omitempty"`
+	// KeepOnChange is true for a unit that apply does not restart when
+	// its files change, because apply does its work itself: the
+	// hugepages oneshot, whose pools apply sizes (step hugepages) and
+	// which every kubelet Requires=, so that its restart would restart
+	// every partition's kubelet for one partition's pool. The new files
+	// are what it runs at the next boot.
+	KeepOnChange bool `json:"keepOnChange,omitempty"`
 }
 
 // KubeletState is a kubelet's resource-manager state: kubelet refuses to

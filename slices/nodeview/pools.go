@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -49,8 +50,10 @@ const maxPeel = 16
 // own). A bind a previous run left over a global file (the kubelet's
 // previous start) is taken off first. A pool file the view lacks is an
 // error, before anything is bound over it: the kubelet would see the
-// machine's pages there. Nothing is reached through a symbolic link. It
-// returns how many files it bound.
+// machine's pages there. So is a node's pool that holds fewer pages than
+// the view shows: the kubelet would offer pages that do not exist (the
+// kernel came up short; apply warned). Nothing is reached through a
+// symbolic link. It returns how many files it bound.
 func ShowPools(root fsutil.Root, view string) (int, error) {
 	targets, err := poolFiles(root)
 	if err != nil {
@@ -76,10 +79,20 @@ func ShowPools(root fsutil.Root, view string) (int, error) {
 		}
 		srcRels[i], sources[i] = src, f
 	}
-	for i, t := range targets {
+	// The previous views off first: the kernel's counts are read below.
+	for _, t := range targets {
 		if err := peel(root, t); err != nil {
-			return i, err
+			return 0, err
 		}
+	}
+	for i, t := range targets {
+		if strings.HasPrefix(t, NodesDir+"/") {
+			if err := checkFilled(root, t, srcRels[i]); err != nil {
+				return 0, err
+			}
+		}
+	}
+	for i, t := range targets {
 		dst, err := openEnd(root, t)
 		if err != nil {
 			return i, err
@@ -91,6 +104,39 @@ func ShowPools(root fsutil.Root, view string) (int, error) {
 		}
 	}
 	return len(targets), nil
+}
+
+// maxCount bounds the read of a pool count.
+const maxCount = 64
+
+// checkFilled: the kernel's pool at rel holds at least the pages the
+// view's file shows there.
+func checkFilled(root fsutil.Root, rel, view string) error {
+	kernel, err := readCount(root, rel)
+	if err != nil {
+		return err
+	}
+	shown, err := readCount(root, view)
+	if err != nil {
+		return err
+	}
+	if kernel < shown {
+		return fmt.Errorf("%s holds %d pages and the partition's hugepage view %d: the kernel did not fill the planned pool, and the kubelet would offer pages that do not exist (numa-partition status; free the node's memory or reserve the pages at boot, then apply again)", root.Path(rel), kernel, shown)
+	}
+	return nil
+}
+
+// readCount reads a pool count file.
+func readCount(root fsutil.Root, rel string) (uint64, error) {
+	b, err := root.ReadFile(rel, maxCount)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: not a page count: %w", root.Path(rel), err)
+	}
+	return n, nil
 }
 
 // poolFiles are the pool files the namespace shows: each page size's of

@@ -32,8 +32,9 @@ func TestShowPools(t *testing.T) {
 	dir := fakeNodes(t)
 	write(t, dir, global2M, "3\n")
 	write(t, dir, global1G, "0\n")
+	write(t, dir, node1Pool2M, "9\n") // the kernel's: room for the views below
 	inOwnProcess(t, "TestShowPoolsChild", "NODEVIEW_POOLS_ROOT="+dir)
-	for rel, want := range map[string]string{global2M: "3\n", node1Pool2M: "1\n", node2Pool2M: "2\n"} {
+	for rel, want := range map[string]string{global2M: "3\n", node1Pool2M: "9\n", node2Pool2M: "2\n"} {
 		b, err := os.ReadFile(filepath.Join(dir, rel))
 		require.NoError(t, err)
 		assert.Equal(t, want, string(b), "the host's %s", rel)
@@ -98,7 +99,16 @@ func TestShowPoolsChild(t *testing.T) {
 	assert.Contains(t, err.Error(), "plan and apply again")
 	assert.Equal(t, "7", read(global2M), "nothing was bound")
 
+	// A view that shows more pages on a node than its pool holds (the
+	// kernel came up short): refused, naming both counts.
+	view(map[string]string{global1G: "0", node1Pool2M: "12"})
+	_, err = ShowPools(root, testView)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), filepath.Join(dir, node1Pool2M)+" holds 9 pages and the partition's hugepage view 12")
+
 	// A link where a view's file should be is refused, not followed.
+	view(map[string]string{node1Pool2M: "7"})
+	require.NoError(t, os.Remove(filepath.Join(dir, testView, strings.TrimPrefix(global1G, "sys/"))))
 	require.NoError(t, os.Symlink("/etc/hostname", filepath.Join(dir, testView, strings.TrimPrefix(global1G, "sys/"))))
 	_, err = ShowPools(root, testView)
 	require.Error(t, err)

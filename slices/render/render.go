@@ -675,6 +675,6 @@ func (r *renderer) hugepages() error {
 	if err != nil {
 		return err
 	}
-	r.units = append(r.units, bundle.Unit{Name: HugepagesUnit, Phase: bundle.PhaseHugepages, Enable: true, Start: true, Files: []string{path}})
+	r.units = append(r.units, bundle.Unit{Name: HugepagesUnit, Phase: bundle.PhaseHugepages, Enable: true, Start: true, Files: []string{path}, KeepOnChange: true})
 	return nil
 }

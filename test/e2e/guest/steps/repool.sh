@@ -1,8 +1,7 @@
 # A partition's hugepage pool changed on a live host (#37): node1's 2M
 # pool grows by 8 pages in the config, then goes back. Each apply
-# restarts node1's kubelet, which binds its new hugepage view at start
-# (`view hugepages`), node0's kubelet (below), and node1's allocator,
-# which serves the new
+# restarts exactly node1's kubelet, which binds its new hugepage view at
+# start (`view hugepages`), and node1's allocator, which serves the new
 # pool (its drop-in carries the digest of what it reads of the plan);
 # node1's mount-namespace holder keeps its MainPID, so the namespace and
 # every pod's mounts stay (the view was once the holder's binds, and a
@@ -29,10 +28,10 @@ repool() {
   out=$(numa-partition apply 2>&1); rc=$?
   [ $rc = 0 ] || { fail "apply of $B's pool of $n pages exited $rc: $(tail -3 <<<"$out" | tr '\n' ' ')"; return; }
   after=$(main_pids)
-  # node0's kubelet restarts too, its pods untouched: apply restarts the
-  # hugepages oneshot, whose command lists every pool, and every kubelet
-  # Requires= it (so that none starts on pools the kernel did not fill).
-  expect_eq "services restarted ($B's pool of $n pages)" "$(restarted "$before" "$after")" "kubelet-node0.service numa-allocator@$B.service kubelet-$B.service "
+  # Not node0's kubelet: apply sizes the pool itself and does not restart
+  # the hugepages oneshot, which every kubelet Requires= (it did, and
+  # node0's kubelet restarted for node1's pool).
+  expect_eq "services restarted ($B's pool of $n pages)" "$(restarted "$before" "$after")" "numa-allocator@$B.service kubelet-$B.service "
   expect_eq "mountns-$B.service's MainPID (its namespace stays)" "$(holder)" "$held"
   expect_eq "node$N 2M nr_hugepages" "$(cat $pool_file)" "$n"
   wait_healthy
