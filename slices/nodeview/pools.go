@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -106,17 +105,14 @@ func ShowPools(root fsutil.Root, view string) (int, error) {
 	return len(targets), nil
 }
 
-// maxCount bounds the read of a pool count.
-const maxCount = 64
-
 // checkFilled: the kernel's pool at rel holds at least the pages the
 // view's file shows there.
 func checkFilled(root fsutil.Root, rel, view string) error {
-	kernel, err := readCount(root, rel)
+	kernel, err := uintFile(root, rel)
 	if err != nil {
 		return err
 	}
-	shown, err := readCount(root, view)
+	shown, err := uintFile(root, view)
 	if err != nil {
 		return err
 	}
@@ -124,19 +120,6 @@ func checkFilled(root fsutil.Root, rel, view string) error {
 		return fmt.Errorf("%s holds %d pages and the partition's hugepage view %d: the kernel did not fill the planned pool, and the kubelet would offer pages that do not exist (numa-partition status; free the node's memory or reserve the pages at boot, then apply again)", root.Path(rel), kernel, shown)
 	}
 	return nil
-}
-
-// readCount reads a pool count file.
-func readCount(root fsutil.Root, rel string) (uint64, error) {
-	b, err := root.ReadFile(rel, maxCount)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s: not a page count: %w", root.Path(rel), err)
-	}
-	return n, nil
 }
 
 // poolFiles are the pool files the namespace shows: each page size's of

@@ -91,7 +91,7 @@ func statFile(root fsutil.Root, rel string) (map[string]uint64, error) {
 	return out, nil
 }
 
-// uintFile reads a cgroup file holding one number.
+// uintFile reads a file holding one number (a cgroup file, a pool count).
 func uintFile(root fsutil.Root, rel string) (uint64, error) {
 	b, err := root.ReadFile(rel, maxStatFile)
 	if err != nil {
