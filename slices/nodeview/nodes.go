@@ -157,8 +157,11 @@ func removeOwnView(root fsutil.Root) error {
 	if err := unix.Fstatfs(int(dir.Fd()), &st); err != nil {
 		return fmt.Errorf("statfs %s: %w", root.Path(NodesDir), err)
 	}
-	if st.Type != unix.TMPFS_MAGIC || !isMountPoint(root, NodesDir, dir) {
+	if st.Type != unix.TMPFS_MAGIC {
 		return nil
+	}
+	if mounted, err := isMountPoint(root, NodesDir, dir); err != nil || !mounted {
+		return err
 	}
 	if err := unix.Unmount(fdPath(dir.Fd()), unix.MNT_DETACH); err != nil {
 		return fmt.Errorf("taking away the previous view at %s: %w", root.Path(NodesDir), err)
@@ -166,15 +169,22 @@ func removeOwnView(root fsutil.Root) error {
 	return nil
 }
 
-// isMountPoint: dir (rel) is on another device than its parent.
-func isMountPoint(root fsutil.Root, rel string, dir *os.File) bool {
+// isMountPoint: f, opened at rel (a directory, or a file a bind covers),
+// is on another device than its parent directory.
+func isMountPoint(root fsutil.Root, rel string, f *os.File) (bool, error) {
 	parent, err := openDir(root, path.Dir(rel))
 	if err != nil {
-		return false
+		return false, err
 	}
 	defer parent.Close()
 	var a, b unix.Stat_t
-	return unix.Fstat(int(dir.Fd()), &a) == nil && unix.Fstat(int(parent.Fd()), &b) == nil && a.Dev != b.Dev
+	if err := unix.Fstat(int(f.Fd()), &a); err != nil {
+		return false, fmt.Errorf("stat %s: %w", root.Path(rel), err)
+	}
+	if err := unix.Fstat(int(parent.Fd()), &b); err != nil {
+		return false, fmt.Errorf("stat %s: %w", root.Path(path.Dir(rel)), err)
+	}
+	return a.Dev != b.Dev, nil
 }
 
 func nodeRel(id int) string { return path.Join(NodesDir, "node"+strconv.Itoa(id)) }

@@ -157,41 +157,20 @@ func poolFiles(root fsutil.Root) ([]string, error) {
 // is not).
 func peel(root fsutil.Root, rel string) error {
 	for range maxPeel {
-		over, err := mountedOver(root, rel)
-		if err != nil || !over {
-			return err
-		}
 		f, err := openEnd(root, rel)
 		if err != nil {
 			return err
 		}
-		err = unix.Unmount(fdPath(f.Fd()), unix.MNT_DETACH)
+		over, err := isMountPoint(root, rel, f)
+		if err == nil && over {
+			if err = unix.Unmount(fdPath(f.Fd()), unix.MNT_DETACH); err != nil {
+				err = fmt.Errorf("taking the previous view off %s: %w", root.Path(rel), err)
+			}
+		}
 		f.Close()
-		if err != nil {
-			return fmt.Errorf("taking the previous view off %s: %w", root.Path(rel), err)
+		if err != nil || !over {
+			return err
 		}
 	}
 	return fmt.Errorf("%s: more than %d mounts over it", root.Path(rel), maxPeel)
-}
-
-// mountedOver: file rel is on another device than its directory.
-func mountedOver(root fsutil.Root, rel string) (bool, error) {
-	f, err := openEnd(root, rel)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	dir, err := openDir(root, path.Dir(rel))
-	if err != nil {
-		return false, err
-	}
-	defer dir.Close()
-	var a, b unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &a); err != nil {
-		return false, fmt.Errorf("stat %s: %w", root.Path(rel), err)
-	}
-	if err := unix.Fstat(int(dir.Fd()), &b); err != nil {
-		return false, fmt.Errorf("stat %s: %w", root.Path(path.Dir(rel)), err)
-	}
-	return a.Dev != b.Dev, nil
 }
