@@ -42,7 +42,10 @@ type Options struct {
 	// Hostname nor the config's kubelet.hostname says: this machine's.
 	// Planning stays pure: it is asked only then.
 	FactsHostname func() (string, error)
-	Log           *slog.Logger
+	// Figures, when set, are the machine's moving figures to plan with
+	// instead of those discovered (planner.Figures: a reviewed plan's).
+	Figures *planner.Figures
+	Log     *slog.Logger
 }
 
 // Plan discovers the machine, reads the config (and the facts file) and
@@ -62,6 +65,9 @@ func Plan(ctx context.Context, o Options) (*planner.Plan, *numa.Topology, error)
 	topo, err := numa.NewFS(o.Sysfs).WithContext(ctx).Discover()
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover: %w", err)
+	}
+	if o.Figures != nil {
+		topo, o.Facts = o.Figures.Topology(topo), o.Figures.Facts(o.Facts)
 	}
 	cfg, err := o.LoadConfig()
 	if err != nil {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/urfave/cli/v2"
 
+	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -120,35 +123,103 @@ func TestDiffTakesTheRecordsCgroupModeOffline(t *testing.T) {
 // The e2e's reboot (issue 37): node 1 of its VM had 2,062,884 kB when the
 // plan was reviewed and 2,017,620 kB after the reboot, and the boot's
 // `apply --plan` refused the reviewed plan as not what the host plans
-// now, though the two render the same host (kubelets shown their
-// partitions count the machine's memory themselves). It is applied now,
-// with a warning; a difference that reaches a rendered file is refused
+// now. A node's memory is a figure each boot measures anew
+// (planner.Figures): the reviewed decisions are applied with today's
+// figures, for kubelets shown their partitions (hybrid) and for those
+// shown the whole machine (unified), whose reservation of the foreign
+// node follows its size now. A difference beyond the figures is refused
 // still.
 func TestReviewedPlanAfterANodesMemoryMoved(t *testing.T) {
+	for _, mode := range []string{"hybrid", "unified"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join("..", "..", "test", "e2e", "guest", "config", "partitions.toml")
+			base := []string{"--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h", "--cgroup-mode", mode}
+			now, err := runCLI(append([]string{"plan", "-o", "json"}, base...)...)
+			require.NoError(t, err)
+			re := regexp.MustCompile(`"totalBytes": (\d+)`)
+			m := re.FindStringSubmatch(now)
+			require.NotNil(t, m, "a node's totalBytes in the plan")
+			was, err := strconv.ParseUint(m[1], 10, 64)
+			require.NoError(t, err)
+			before := strings.Replace(now, m[0], fmt.Sprintf(`"totalBytes": %d`, was+44<<20), 1)
+			planFile := filepath.Join(dir, "plan.json")
+			require.NoError(t, os.WriteFile(planFile, []byte(before), 0o644))
+			out := filepath.Join(dir, "out")
+			_, err = runCLI(append([]string{"render", "--plan", planFile, "--out", out}, base...)...)
+			require.NoError(t, err, "a node's memory moved: the reviewed decisions stand")
+			installed, err := os.ReadFile(filepath.Join(out, bundle.PlanPath))
+			require.NoError(t, err)
+			assert.Contains(t, string(installed), m[0], "installed with today's figures")
+			assert.NotContains(t, string(installed), fmt.Sprintf(`"totalBytes": %d`, was+44<<20))
+
+			pods := strings.Replace(before, `"maxPods": 110`, `"maxPods": 111`, 1)
+			require.NotEqual(t, before, pods, "a maxPods in the plan")
+			require.NoError(t, os.WriteFile(planFile, []byte(pods), 0o644))
+			_, err = runCLI(append([]string{"render", "--plan", planFile, "--out", filepath.Join(dir, "out2")}, base...)...)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "is not what this host and config plan now")
+		})
+	}
+}
+
+// The pid limit is min(pid_max, threads-max), and the kernel derives
+// threads-max from the memory: a reboot that moves the memory moves it,
+// and with it every kubelet's pids reservation. The e2e's boot refused
+// its reviewed plan so (4 lines of pids, after the memory). The reviewed
+// decisions are applied with the limit of today, whose reservation the
+// kubelets get; a plan reviewed with another split is refused.
+func TestReviewedPlanAfterThePidLimitMoved(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join("..", "..", "test", "e2e", "guest", "config", "partitions.toml")
-	base := []string{"--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h"}
-	now, err := runCLI(append([]string{"plan", "-o", "json"}, base...)...)
+	facts := func(limit int) string {
+		f := filepath.Join(dir, fmt.Sprintf("facts-%d.json", limit))
+		require.NoError(t, os.WriteFile(f, []byte(fmt.Sprintf(`{"hostname": "h", "taskLimit": %d, "cgroupMode": "unified",
+  "filesystems": [{"path": "/", "device": 1, "capacityBytes": 68719476736}]}`, limit)), 0o644))
+		return f
+	}
+	base := []string{"--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg}
+	reviewed, err := runCLI(append([]string{"plan", "-o", "json", "--host-facts", facts(31872)}, base...)...)
 	require.NoError(t, err)
-	re := regexp.MustCompile(`"totalBytes": (\d+)`)
-	m := re.FindStringSubmatch(now)
-	require.NotNil(t, m, "a node's totalBytes in the plan")
-	was, err := strconv.ParseUint(m[1], 10, 64)
-	require.NoError(t, err)
-	before := strings.Replace(now, m[0], fmt.Sprintf(`"totalBytes": %d`, was+44<<20), 1)
+	require.Contains(t, reviewed, `"limit": 31872`)
 	planFile := filepath.Join(dir, "plan.json")
-	require.NoError(t, os.WriteFile(planFile, []byte(before), 0o644))
+	require.NoError(t, os.WriteFile(planFile, []byte(reviewed), 0o644))
+
 	out := filepath.Join(dir, "out")
-	_, err = runCLI(append([]string{"render", "--plan", planFile, "--out", out}, base...)...)
-	require.NoError(t, err, "a node's memory moved: the same host")
+	_, err = runCLI(append([]string{"render", "--plan", planFile, "--out", out, "--host-facts", facts(31104)}, base...)...)
+	require.NoError(t, err, "the pid limit moved: the reviewed decisions stand")
 	installed, err := os.ReadFile(filepath.Join(out, bundle.PlanPath))
 	require.NoError(t, err)
-	assert.Contains(t, string(installed), fmt.Sprintf(`"totalBytes": %d`, was+44<<20), "the reviewed plan is installed")
+	assert.Contains(t, string(installed), `"limit": 31104`, "installed with today's limit")
+	kubelet, err := os.ReadFile(filepath.Join(out, "etc/numa-partition/kubelet-node1.yaml"))
+	require.NoError(t, err)
+	today, err := runCLI(append([]string{"plan", "-o", "json", "--host-facts", facts(31104)}, base...)...)
+	require.NoError(t, err)
+	var p planner.Plan
+	require.NoError(t, json.Unmarshal([]byte(today), &p))
+	assert.Contains(t, string(kubelet), fmt.Sprintf("pid: \"%d\"", p.Partitions[1].PIDs.SystemReserved), "node1's kubelet reserves today's split")
+}
 
-	pods := strings.Replace(before, `"maxPods": 110`, `"maxPods": 111`, 1)
-	require.NotEqual(t, before, pods, "a maxPods in the plan")
-	require.NoError(t, os.WriteFile(planFile, []byte(pods), 0o644))
-	_, err = runCLI(append([]string{"render", "--plan", planFile, "--out", filepath.Join(dir, "out2")}, base...)...)
+// A refused plan's journal names every change, not the first alone: the
+// e2e's boot refused a plan whose first change was a node's memory (no
+// reason to refuse) and said only "4 more changes below".
+func TestReviewedPlanRefusalLogsEveryChange(t *testing.T) {
+	cfg := filepath.Join("..", "..", "test", "e2e", "guest", "config", "partitions.toml")
+	text, err := runCLI("plan", "-o", "json", "--sysfs", fixtureSys("qemu-2node-v2"), "--config", cfg, "--hostname", "h")
+	require.NoError(t, err)
+	now, err := planner.ParsePlan("now.json", []byte(text))
+	require.NoError(t, err)
+	reviewed := strings.ReplaceAll(text, `"maxPods": 110`, `"maxPods": 111`)
+	require.Equal(t, 2, strings.Count(reviewed, `"maxPods": 111`), "both kubelets' maxPods")
+	file := filepath.Join(t.TempDir(), "plan.json")
+	require.NoError(t, os.WriteFile(file, []byte(reviewed), 0o644))
+
+	var logs bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	err = checkReviewed(file, now, func(planner.Figures) (*planner.Plan, error) { return now, nil })
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "is not what this host and config plan now")
+	assert.Contains(t, err.Error(), "one more change below")
+	assert.Equal(t, 2, strings.Count(logs.String(), `reviewed \"maxPods\": 111, now \"maxPods\": 110`), logs.String())
 }

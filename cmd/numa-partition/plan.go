@@ -137,9 +137,15 @@ func liveFacts(c *cli.Context) (hostfacts.Host, error) {
 // a plan, with the facts of --host-facts or of this machine (a warning
 // then when --sysfs is a dump: warnDumpFacts).
 func loadPlan(c *cli.Context) (*planner.Plan, *numa.Topology, error) {
+	return loadPlanAs(c, nil)
+}
+
+// loadPlanAs is loadPlan with the machine's moving figures of figures
+// when not nil (pipeline.Options.Figures).
+func loadPlanAs(c *cli.Context, figures *planner.Figures) (*planner.Plan, *numa.Topology, error) {
 	if file := c.String("host-facts"); file != "" {
 		o := pipelineOptions(c, nil, nil)
-		o.FactsFile = file
+		o.FactsFile, o.Figures = file, figures
 		return pipeline.Plan(c.Context, o)
 	}
 	host, err := liveFacts(c)
@@ -147,12 +153,16 @@ func loadPlan(c *cli.Context) (*planner.Plan, *numa.Topology, error) {
 		return nil, nil, err
 	}
 	var named string // this machine's host name, when the plan took it
-	plan, topo, err := loadPlanWith(c, host, func() (string, error) {
+	o := pipelineOptions(c, host, func() (string, error) {
 		name, err := os.Hostname()
 		named = name
 		return name, err
 	})
-	warnDumpFacts(c, named)
+	o.Figures = figures
+	plan, topo, err := pipeline.Plan(c.Context, o)
+	if figures == nil {
+		warnDumpFacts(c, named)
+	}
 	return plan, topo, err
 }
 

@@ -36,7 +36,7 @@ func loadBundle(c *cli.Context) (*planner.Plan, bundle.Bundle, error) {
 		return nil, bundle.Bundle{}, fmt.Errorf("render: %w", err)
 	}
 	if file := c.String("plan"); file != "" {
-		if plan, b, err = reviewedPlanBundle(c, file, plan, b); err != nil {
+		if err := checkReviewed(file, plan, asReviewed(c)); err != nil {
 			return nil, bundle.Bundle{}, err
 		}
 	}
@@ -44,20 +44,13 @@ func loadBundle(c *cli.Context) (*planner.Plan, bundle.Bundle, error) {
 	return plan, b, nil
 }
 
-// reviewedPlanBundle is the reviewed plan of file (reviewedPlan) and its
-// bundle, given the plan and bundle of this host and config now.
-func reviewedPlanBundle(c *cli.Context, file string, now *planner.Plan, nowBundle bundle.Bundle) (*planner.Plan, bundle.Bundle, error) {
-	bundle := nowBundle
-	sameHost := func(reviewed *planner.Plan) (bool, error) {
-		b, err := renderWith(c, reviewed)
-		if err != nil {
-			return false, err
-		}
-		bundle = b
-		return render.SameHost(b, nowBundle), nil
+// asReviewed plans this host and config as c's command does, with the
+// machine's moving figures of a reviewed plan (checkReviewed).
+func asReviewed(c *cli.Context) func(planner.Figures) (*planner.Plan, error) {
+	return func(figures planner.Figures) (*planner.Plan, error) {
+		plan, _, err := loadPlanAs(c, &figures)
+		return plan, err
 	}
-	plan, err := reviewedPlan(file, now, sameHost)
-	return plan, bundle, err
 }
 
 // logWarnings logs a plan's (and its bundle's) warnings, for the commands

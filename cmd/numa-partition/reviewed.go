@@ -16,46 +16,79 @@ import (
 	"github.com/numa-partition/numa-partition/partition/planner"
 )
 
-// reviewedPlan is the plan of file when it is what this host and config
-// plan now, or when it makes the same host (sameHost: its rendered files
-// are now's but for the plan's own copy, as when a reboot moved a NUMA
-// node's memory size, which kubelet and the allocator count as the
-// machine has it): what was reviewed is applied, or nothing is. When it
-// is not, the error names the first line of file that changed, as the
-// reviewer saw it.
-func reviewedPlan(file string, now *planner.Plan, sameHost func(reviewed *planner.Plan) (bool, error)) (*planner.Plan, error) {
+// checkReviewed says whether the reviewed plan of file may be applied as
+// now, the plan of this host and config: when the two are the same, or
+// when they differ only in the machine's moving figures
+// (planner.Figures: after a reboot a NUMA node's memory, and with it the
+// pid limit, are not what they were) and asReviewed, this host and config
+// planned with the reviewed plan's figures, is the reviewed plan: its
+// decisions stand, with today's figures, which kubelet and the allocator
+// read from the machine anyway. Anything else is refused, naming the
+// first line of file that changed as the reviewer saw it, and logging
+// every change.
+func checkReviewed(file string, now *planner.Plan, asReviewed func(figures planner.Figures) (*planner.Plan, error)) error {
 	data, err := fsutil.ReadFileBounded(file, maxPlanFile)
 	if err != nil {
-		return nil, fmt.Errorf("reading the plan: %w", err)
+		return fmt.Errorf("reading the plan: %w", err)
 	}
 	reviewed, err := planner.ParsePlan(file, data)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	a, err := json.MarshalIndent(reviewed, "", "  ")
+	if same, err := samePlan(reviewed, now); same || err != nil {
+		return err
+	}
+	changes, err := changedLines(data, reviewed, now)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	b, err := json.MarshalIndent(now, "", "  ")
+	where := summary(changes)
+	again, err := asReviewed(planner.FiguresOf(reviewed))
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("planning with the figures of the reviewed plan %s: %w", file, err)
 	}
-	if bytes.Equal(a, b) {
-		return reviewed, nil
-	}
-	where, err := changedLine(data, reviewed, now)
+	same, err := samePlan(reviewed, again)
 	if err != nil {
-		return nil, err
-	}
-	same, err := sameHost(reviewed)
-	if err != nil {
-		return nil, fmt.Errorf("rendering the reviewed plan %s: %w", file, err)
+		return err
 	}
 	if same {
-		slog.Warn("the reviewed plan differs from what this host plans now only where no rendered file does (the machine's own figures, such as a NUMA node's memory after a reboot): applying it", "plan", file, "first difference", where)
-		return reviewed, nil
+		slog.Warn("the reviewed plan differs from what this host plans now only in the machine's own figures, which moved since it was reviewed (a NUMA node's memory, the pid limit): applying its decisions with today's figures", "plan", file, "first difference", where)
+		return nil
 	}
-	return nil, fmt.Errorf("%s is not what this host and config plan now (%s): run plan again and review it", file, where)
+	logChanges(file, changes)
+	return fmt.Errorf("%s is not what this host and config plan now (%s): run plan again and review it", file, where)
+}
+
+// samePlan reports whether plans a and b are one plan, as their JSON
+// says.
+func samePlan(a, b *planner.Plan) (bool, error) {
+	ja, err := json.Marshal(a)
+	if err != nil {
+		return false, err
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(ja, jb), nil
+}
+
+// maxLoggedChanges bounds the changes a refusal logs: a plan of another
+// host differs on every line.
+const maxLoggedChanges = 40
+
+// logChanges logs each change of a refused plan, so that the journal of
+// a boot that refused it says everything that moved, not the first line
+// alone (a reboot moves a node's memory, which is no reason to refuse;
+// what else moved is).
+func logChanges(file string, changes []string) {
+	for i, c := range changes {
+		if i == maxLoggedChanges {
+			slog.Warn("the reviewed plan differs from this host's plan now: more changes not shown", "plan", file, "more", len(changes)-i)
+			return
+		}
+		slog.Warn("the reviewed plan differs from this host's plan now", "plan", file, "change", c)
+	}
 }
 
 // planForm is how a plan file was written: plan -o json or -o yaml (with
@@ -119,58 +152,45 @@ func (f planForm) text(plan *planner.Plan) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// changedLine says where the plan file data (the text reviewed, of the
-// plan reviewed) first differs from now written the same way: a line of
+// changedLines says where the plan file data (the text reviewed, of the
+// plan reviewed) differs from now written the same way: lines of
 // data itself, so that the number is the one the reviewer's editor shows
 // (comparing a re-encoding of the plan as JSON gave a JSON line number for
 // a YAML file, and a number two lines short for plan -o json's file, whose
 // apiVersion and kind it lacked: #38 item 9). A file that is not as this
 // build writes its plan (edited by hand, or by another build) is compared
 // as this build writes it, and the message says so.
-func changedLine(data []byte, reviewed, now *planner.Plan) (string, error) {
+func changedLines(data []byte, reviewed, now *planner.Plan) ([]string, error) {
 	f := formOf(data)
 	b, err := f.text(now)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	lang := "its " + f.language()
 	a, err := f.text(reviewed)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if !bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(data)) {
 		lang += " as this build writes it"
 	} else {
 		a = data
 	}
-	return firstChange(a, b, lang), nil
+	return lineChanges(a, b, lang), nil
 }
 
-// firstChange says where text b first differs from a, by a line diff:
-// comparing line i with line i pointed at an unchanged line whenever a
-// line was inserted or removed before it (a new label). lang names the
-// text: "its YAML".
+// firstChange says where text b first differs from a (lineChanges) and
+// how many changes follow. lang names the text: "its YAML".
 func firstChange(a, b []byte, lang string) string {
-	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
-	var changes []difflib.OpCode
-	for _, op := range difflib.NewMatcher(la, lb).GetOpCodes() {
-		if op.Tag != 'e' {
-			changes = append(changes, op)
-		}
-	}
+	return summary(lineChanges(a, b, lang))
+}
+
+// summary is the first of changes and how many follow.
+func summary(changes []string) string {
 	if len(changes) == 0 {
 		return "the same lines"
 	}
-	op := changes[0]
-	var what string
-	switch op.Tag {
-	case 'r':
-		what = fmt.Sprintf("line %d of %s: reviewed %s, now %s", op.I1+1, lang, shownLine(la[op.I1]), shownLine(lb[op.J1]))
-	case 'd':
-		what = fmt.Sprintf("line %d of %s: reviewed %s, now no such line", op.I1+1, lang, shownLine(la[op.I1]))
-	default: // 'i'
-		what = fmt.Sprintf("before line %d of %s: now also %s", op.I1+1, lang, shownLine(lb[op.J1]))
-	}
+	what := changes[0]
 	switch more := len(changes) - 1; more {
 	case 0:
 	case 1:
@@ -179,6 +199,25 @@ func firstChange(a, b []byte, lang string) string {
 		what += fmt.Sprintf("; %d more changes below", more)
 	}
 	return what
+}
+
+// lineChanges says where text b differs from a, change by change, by a
+// line diff: comparing line i with line i pointed at an unchanged line
+// whenever a line was inserted or removed before it (a new label).
+func lineChanges(a, b []byte, lang string) []string {
+	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	var changes []string
+	for _, op := range difflib.NewMatcher(la, lb).GetOpCodes() {
+		switch op.Tag {
+		case 'r':
+			changes = append(changes, fmt.Sprintf("line %d of %s: reviewed %s, now %s", op.I1+1, lang, shownLine(la[op.I1]), shownLine(lb[op.J1])))
+		case 'd':
+			changes = append(changes, fmt.Sprintf("line %d of %s: reviewed %s, now no such line", op.I1+1, lang, shownLine(la[op.I1])))
+		case 'i':
+			changes = append(changes, fmt.Sprintf("before line %d of %s: now also %s", op.I1+1, lang, shownLine(lb[op.J1])))
+		}
+	}
+	return changes
 }
 
 // shownLine is one line of a plan file as a message quotes it: without

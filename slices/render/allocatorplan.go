@@ -26,7 +26,7 @@ import (
 // (TestServedPlanCoversWhatTheAllocatorReads holds the list to them).
 // Each node's memory size is left out: the allocator counts the
 // machine's (fromplan.AllocatorConfig), and it moves between boots of the
-// same host (SameHost).
+// host (planner.Figures).
 type servedPlan struct {
 	Name, Slice, NodeName  string
 	Nodes, MemoryNodes     bitmask.NodeSet

@@ -93,3 +93,15 @@ func TestHugepageViewIsTheKubelets(t *testing.T) {
 		t.Errorf("%s = %q after the change", view, fileContent(t, b, view))
 	}
 }
+
+// shownPartitions is seedPlan with every node's hugepage sizes known, so
+// that each kubelet is shown its own partition (kubeletgen.MachineOf).
+func shownPartitions() planner.Plan {
+	plan := seedPlan()
+	for i := range plan.Partitions {
+		for j := range plan.Partitions[i].Memory {
+			plan.Partitions[i].Memory[j].PageSizes = []uint64{2 * mi, gi}
+		}
+	}
+	return plan
+}
