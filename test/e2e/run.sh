@@ -31,10 +31,10 @@
 #   E2E_PARALLEL   1: boot the modes side by side (default when nproc >= 2)
 #   E2E_ACCEL/E2E_CPU  QEMU accelerator and CPU (default tcg / qemu64,+pdpe1gb;
 #                  on a host with a working /dev/kvm: kvm / host)
-#   E2E_REBOOT     1: boot v2's root on persistent memory, and its steps
-#                  reboot and rebooted (about 350 s more; not in CI yet:
-#                  step crash after them failed on 2026-12-06, see
-#                  test/e2e/README.md)
+#   E2E_REBOOT     1 (default): boot v2's root on persistent memory, and
+#                  its steps reboot and rebooted (about 360 s more); 0: its
+#                  root is the initramfs, with no reboot (.ci/run's choice
+#                  when it reaches the e2e too late for them)
 #   BIN            the numa-partition binary (default bin/numa-partition,
 #                  built static by `make build`)
 set -euo pipefail
@@ -192,7 +192,7 @@ boot() {
   rm -rf "$out"; mkdir -p "$out/share" "$out/payload"
   cp -a "$payload/." "$out/payload/"
   local reboot=
-  [ "$mode" = v2 ] && [ "${E2E_REBOOT:-0}" = 1 ] && reboot=1
+  [ "$mode" = v2 ] && [ "${E2E_REBOOT:-1}" = 1 ] && reboot=1
   printf 'E2E_MODE=%q\nE2E_STEPS=%q\nE2E_PEER=%q\nE2E_REBOOT=%q\n' "$mode" "${E2E_STEPS:-}" "${peer[$mode]:-}" "$reboot" > "$out/payload/e2e/env"
   (cd "$out/payload" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$out/payload.cpio"
   cat "$image/base.cpio" "$out/payload.cpio" > "$out/initrd.cpio"

@@ -62,5 +62,13 @@ done
 # The operator's next step: review the change, or put the config back.
 cp $REBOOT_KEEP/config.toml $CONFIG
 run systemctl restart numa-partition.service && ok "with the reviewed config back, numa-partition.service re-applies at once" \
-  || { fail "numa-partition.service with the reviewed config"; journal_tail numa-partition.service; }
+  || { fail "numa-partition.service with the reviewed config"; journal_tail numa-partition.service 60; }
+# The reboot moves a node's memory and with it the pid limit: the boot
+# applied the reviewed decisions with today's figures, so the plan it
+# installed is exactly what the host plans now, and the next boot finds
+# nothing to re-apply.
+journalctl -b --no-pager -o cat -u numa-partition.service | grep "figures" | tail -1 | sed 's/^/  boot unit: /'
+out=$(numa-partition --config $CONFIG apply --plan /etc/numa-partition/plan.json --dry-run 2>&1)
+has "no changes" <<<"$out" && ok "the installed plan is what the host plans now: apply --plan --dry-run changes nothing" \
+  || fail "apply --plan /etc/numa-partition/plan.json --dry-run after the re-apply: $(tail -5 <<<"$out")"
 finish
