@@ -159,6 +159,7 @@ func TestReviewedPlanAfterANodesMemoryMoved(t *testing.T) {
 			_, err = runCLI(append([]string{"render", "--plan", planFile, "--out", filepath.Join(dir, "out2")}, base...)...)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "is not what this host and config plan now")
+			assert.Contains(t, err.Error(), `reviewed "maxPods": 111, now "maxPods": 110`, "the change named is the decision, not the memory that moved")
 		})
 	}
 }

@@ -17,46 +17,72 @@ import (
 )
 
 // checkReviewed says whether the reviewed plan of file may be applied as
-// now, the plan of this host and config: when the two are the same, or
-// when they differ only in the machine's moving figures
-// (planner.Figures: after a reboot a NUMA node's memory, and with it the
-// pid limit, are not what they were) and asReviewed, this host and config
-// planned with the reviewed plan's figures, is the reviewed plan: its
-// decisions stand, with today's figures, which kubelet and the allocator
-// read from the machine anyway. Anything else is refused, naming the
-// first line of file that changed as the reviewer saw it, and logging
-// every change.
+// now, the plan of this host and config (compareReviewed): when the two
+// are the same, or differ only in the machine's moving figures, whose
+// decisions stand with today's figures (a warning says so). Anything
+// else is refused, naming the first line of file that changed as the
+// reviewer saw it, and logging every change.
 func checkReviewed(file string, now *planner.Plan, asReviewed func(figures planner.Figures) (*planner.Plan, error)) error {
+	r, err := compareReviewed(file, now, asReviewed)
+	switch {
+	case err != nil:
+		return err
+	case r.figuresMoved:
+		slog.Warn("the reviewed plan differs from what this host plans now only in the machine's own figures, which moved since it was reviewed (a NUMA node's memory, the pid limit): applying its decisions with today's figures", "plan", file, "first difference", summary(r.figureChanges))
+	case len(r.changes) > 0:
+		logChanges(file, r.changes)
+		return fmt.Errorf("%s is not what this host and config plan now (%s): run plan again and review it", file, summary(r.changes))
+	}
+	return nil
+}
+
+// review is how a reviewed plan compares with what the host and config
+// plan now. Changes are the lines of the plan file that differ in the
+// decisions: between the reviewed plan and this host and config planned
+// with the reviewed plan's figures (planner.Figures: a NUMA node's memory
+// and the pid limit, which a reboot moves), so that a memory line that
+// moved is not named as the change. None and figuresMoved: the plans
+// differ in those figures only, and the reviewed decisions are now's
+// (figureChanges says where).
+type review struct {
+	changes       []string
+	figuresMoved  bool
+	figureChanges []string
+}
+
+// compareReviewed compares the reviewed plan of file with now; asReviewed
+// plans this host and config with given figures.
+func compareReviewed(file string, now *planner.Plan, asReviewed func(figures planner.Figures) (*planner.Plan, error)) (review, error) {
 	data, err := fsutil.ReadFileBounded(file, maxPlanFile)
 	if err != nil {
-		return fmt.Errorf("reading the plan: %w", err)
+		return review{}, fmt.Errorf("reading the plan: %w", err)
 	}
 	reviewed, err := planner.ParsePlan(file, data)
 	if err != nil {
-		return err
+		return review{}, err
 	}
 	if same, err := samePlan(reviewed, now); same || err != nil {
-		return err
+		return review{}, err
 	}
-	changes, err := changedLines(data, reviewed, now)
+	all, err := changedLines(data, reviewed, now)
 	if err != nil {
-		return err
+		return review{}, err
 	}
-	where := summary(changes)
 	again, err := asReviewed(planner.FiguresOf(reviewed))
 	if err != nil {
-		return fmt.Errorf("planning with the figures of the reviewed plan %s: %w", file, err)
+		// The config does not plan with the reviewed figures: its
+		// decisions are not the reviewed ones.
+		slog.Debug("planning with the figures of the reviewed plan", "plan", file, "error", err)
+		return review{changes: all}, nil
 	}
-	same, err := samePlan(reviewed, again)
+	decisions, err := changedLines(data, reviewed, again)
 	if err != nil {
-		return err
+		return review{}, err
 	}
-	if same {
-		slog.Warn("the reviewed plan differs from what this host plans now only in the machine's own figures, which moved since it was reviewed (a NUMA node's memory, the pid limit): applying its decisions with today's figures", "plan", file, "first difference", where)
-		return nil
+	if len(decisions) == 0 {
+		return review{figuresMoved: true, figureChanges: all}, nil
 	}
-	logChanges(file, changes)
-	return fmt.Errorf("%s is not what this host and config plan now (%s): run plan again and review it", file, where)
+	return review{changes: decisions}, nil
 }
 
 // samePlan reports whether plans a and b are one plan, as their JSON

@@ -43,6 +43,12 @@ func statusCommand() *cli.Command {
 				if err != nil {
 					return fmt.Errorf("status: %w", err)
 				}
+				if !h.offline && st.Health != status.NotApplied {
+					st.Config = reviewConfig(c, h.root)
+					if w := configWarning(st.Config, st.Generation); w != "" {
+						st.Warnings = append(st.Warnings, w)
+					}
+				}
 				if structured(h.format) {
 					err = writeData(c.App.Writer, h.format, kindStatus, st)
 				} else {

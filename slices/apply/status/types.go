@@ -43,7 +43,39 @@ type Status struct {
 	// Offline, when status read a root no systemd runs on, says what it
 	// could not read there.
 	Offline string `json:"offline,omitempty"`
+	// Config compares the config with the plan applied, on a live host
+	// with an applied generation and a config file (the CLI fills it: it
+	// plans).
+	Config *ConfigReview `json:"config,omitempty"`
 }
+
+// ConfigReview says whether the config, planned on this host now, is the
+// plan applied. Only that plan is live: the boot's numa-partition.service
+// applies it and refuses a config edited since, so an edit waits, unseen
+// on the host, until apply takes it.
+type ConfigReview struct {
+	Path string `json:"path"` // the config file
+	// State is "applied" (the config plans the applied plan, the
+	// machine's moving figures aside: a reboot's), "changed" (it plans
+	// otherwise: not live until apply takes it) or "error" (it does not
+	// plan, or the applied plan file could not be read: Error says).
+	State ConfigState `json:"state"`
+	// Change is where the applied plan file first differs from the
+	// config's plan, and Changes how many lines do ("changed").
+	Change  string `json:"change,omitempty"`
+	Changes int    `json:"changes,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// ConfigState is ConfigReview's verdict.
+type ConfigState string
+
+// ConfigState values.
+const (
+	ConfigApplied ConfigState = "applied"
+	ConfigChanged ConfigState = "changed"
+	ConfigError   ConfigState = "error"
+)
 
 // HostStatus is the host's share.
 type HostStatus struct {
