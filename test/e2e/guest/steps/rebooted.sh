@@ -59,8 +59,12 @@ for p in $PARTITIONS; do
   expect_eq "Node $(node_name $p)'s label e2e.numa-partition.io/unreviewed (not applied)" \
     "$(api /api/v1/nodes/$(node_name $p) '.metadata.labels["e2e.numa-partition.io/unreviewed"] // "none"')" none
 done
+# status tells the operator the config waits (#37).
+cfg_state() { numa-partition --config $CONFIG status --no-api -o json 2>/dev/null | jq -r '.config.state // "none"'; }
+expect_eq "numa-partition status: the config, edited and not applied" "$(cfg_state)" changed
 # The operator's next step: review the change, or put the config back.
 cp $REBOOT_KEEP/config.toml $CONFIG
+expect_eq "numa-partition status: the config, put back" "$(cfg_state)" applied
 run systemctl restart numa-partition.service && ok "with the reviewed config back, numa-partition.service re-applies at once" \
   || { fail "numa-partition.service with the reviewed config"; journal_tail numa-partition.service 60; }
 # The reboot moves a node's memory and with it the pid limit: the boot
