@@ -501,8 +501,7 @@ import_all() {
 # both hosts), and a Node gets an add-on's pod only once its image is
 # there. The applied manifest is $STATE/NAME.yaml.
 deploy_addon() {
-  local name=$1 what=$2 p
-  local label=e2e.numa-partition.io/addon-$name
+  local name=$1 what=$2 p label=e2e.numa-partition.io/addon-$name
   import_all /e2e/images/addons/$name.tar "$name image"
   for p in $PARTITIONS; do
     # At apply the Node may not be registered yet (TLS bootstrap first).
