@@ -474,26 +474,9 @@ import_image() {
     taskset -c "${SLICE_CPUS[$1]}" ctr --address "$(socket_of $1)" -n k8s.io images import --local "$2" >/dev/null
 }
 
-# import_all TAR WHAT: TAR imported into every partition's containerd,
-# the partitions side by side. Each ctr runs on its own partition's CPUs
-# (import_image), so one after the other took the sum of their times
-# (CI of 2026-12-06, boot v1's apply: kube-proxy's 86 MiB took 63 s into
-# node0, on its one CPU, then 45 s into node1, flannel's 82 and 32 s:
-# half of the step); side by side they take about the longest.
-import_all() {
-  local tar=$1 what=$2 p pid pids=() mib=$(( $(stat -c %s "$1") >> 20 ))
-  for p in $PARTITIONS; do
-    ( t0=$SECONDS
-      import_image $p "$tar" && ok "$what ($mib MiB) imported into containerd-$p in $((SECONDS - t0)) s" \
-        || { fail "ctr images import $tar into containerd-$p failed"; exit 1; } ) &
-    pids+=($!)
-  done
-  for pid in "${pids[@]}"; do wait "$pid" || FAILED=1; done
-}
-
 # deploy_addon NAME WHAT: an add-on of test/addons as a cluster would run
 # it: its image (/e2e/images/addons/NAME.tar) imported into every
-# partition's containerd (no registry; import_all), then this boot's Nodes labelled
+# partition's containerd (no registry), then this boot's Nodes labelled
 # e2e.numa-partition.io/addon-NAME=imported, then its manifest
 # (/e2e/addons/NAME.yaml, rendered by run.sh) applied with its pods on the
 # Nodes of that label only. The boots share the cluster: boots v2 and v1
@@ -501,8 +484,13 @@ import_all() {
 # both hosts), and a Node gets an add-on's pod only once its image is
 # there. The applied manifest is $STATE/NAME.yaml.
 deploy_addon() {
-  local name=$1 what=$2 p label=e2e.numa-partition.io/addon-$name
-  import_all /e2e/images/addons/$name.tar "$name image"
+  local name=$1 what=$2 p
+  local t0 mib=$(( $(stat -c %s /e2e/images/addons/$name.tar) >> 20 )) label=e2e.numa-partition.io/addon-$name
+  for p in $PARTITIONS; do
+    t0=$SECONDS
+    import_image $p /e2e/images/addons/$name.tar \
+      && ok "$name image ($mib MiB) imported into containerd-$p in $((SECONDS - t0)) s" || fail "ctr images import $name.tar into containerd-$p failed"
+  done
   for p in $PARTITIONS; do
     # At apply the Node may not be registered yet (TLS bootstrap first).
     wait_until 600 "Node $(node_name $p) registered" api_get "/api/v1/nodes/$(node_name $p)" || die "Node $(node_name $p) never registered"

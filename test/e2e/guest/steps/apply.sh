@@ -33,9 +33,10 @@ grep -q 'failCgroupV1: false' /etc/numa-partition/kubelet-node0.yaml && ok "Kube
 # containerd, as on an air-gapped host (runtime.sandbox_image names it).
 for p in $PARTITIONS; do
   wait_until 60 "containerd-$p answers" ctr --address "$(socket_of $p)" version
-done
-for img in pause workload; do
-  import_all /e2e/images/$img.tar "$img image"
+  for img in pause workload; do
+    import_image $p /e2e/images/$img.tar \
+      && ok "$img image imported into containerd-$p" || fail "ctr images import $img.tar into containerd-$p failed"
+  done
 done
 # In namespace mode the cluster runs its add-ons, as a kubeadm cluster
 # does before a host joins: kube-proxy and the pod network (flannel, which
