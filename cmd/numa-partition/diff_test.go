@@ -89,12 +89,12 @@ func TestReviewedPlan(t *testing.T) {
 func TestReviewedPlanMismatchNamesTheChangedLine_Issue24Item16(t *testing.T) {
 	a := []byte("{\n  \"labels\": {\n    \"a\": \"1\",\n    \"c\": \"3\"\n  }\n}")
 	b := []byte("{\n  \"labels\": {\n    \"a\": \"1\",\n    \"b\": \"2\",\n    \"c\": \"3\"\n  }\n}")
-	assert.Equal(t, `before line 4 of its JSON: now also "b": "2"`, firstChange(a, b, "its JSON"))
-	assert.Equal(t, `line 4 of its JSON: reviewed "b": "2", now no such line`, firstChange(b, a, "its JSON"))
+	assert.Equal(t, `before line 4 of its JSON: now also "b": "2"`, summary(lineChanges(a, b, "its JSON")))
+	assert.Equal(t, `line 4 of its JSON: reviewed "b": "2", now no such line`, summary(lineChanges(b, a, "its JSON")))
 	c := []byte("{\n  \"labels\": {\n    \"a\": \"9\",\n    \"c\": \"3\"\n  }\n}")
-	assert.Equal(t, `line 3 of its JSON: reviewed "a": "1", now "a": "9"`, firstChange(a, c, "its JSON"))
+	assert.Equal(t, `line 3 of its JSON: reviewed "a": "1", now "a": "9"`, summary(lineChanges(a, c, "its JSON")))
 	d := []byte("{\n  \"labels\": {\n    \"a\": \"9\",\n    \"c\": \"3\"\n  },\n  \"x\": 1\n}")
-	assert.Equal(t, `line 3 of its JSON: reviewed "a": "1", now "a": "9"; one more change below`, firstChange(a, d, "its JSON"))
+	assert.Equal(t, `line 3 of its JSON: reviewed "a": "1", now "a": "9"; one more change below`, summary(lineChanges(a, d, "its JSON")))
 }
 
 // #38 item 9: diff --root on a root without sys/ failed "detecting the

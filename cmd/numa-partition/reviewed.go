@@ -27,7 +27,7 @@ func checkReviewed(file string, now *planner.Plan, asReviewed func(figures plann
 	switch {
 	case err != nil:
 		return err
-	case r.figuresMoved:
+	case r.figuresMoved():
 		slog.Warn("the reviewed plan differs from what this host plans now only in the machine's own figures, which moved since it was reviewed (a NUMA node's memory, the pid limit): applying its decisions with today's figures", "plan", file, "first difference", summary(r.figureChanges))
 	case len(r.changes) > 0:
 		logChanges(file, r.changes)
@@ -41,14 +41,17 @@ func checkReviewed(file string, now *planner.Plan, asReviewed func(figures plann
 // decisions: between the reviewed plan and this host and config planned
 // with the reviewed plan's figures (planner.Figures: a NUMA node's memory
 // and the pid limit, which a reboot moves), so that a memory line that
-// moved is not named as the change. None and figuresMoved: the plans
-// differ in those figures only, and the reviewed decisions are now's
-// (figureChanges says where).
+// moved is not named as the change. figureChanges are the lines that
+// differ when there are no changes: the plans differ in those figures
+// only, and the reviewed decisions are now's.
 type review struct {
 	changes       []string
-	figuresMoved  bool
 	figureChanges []string
 }
+
+// figuresMoved says the plans differ, in the machine's moving figures
+// only.
+func (r review) figuresMoved() bool { return len(r.changes) == 0 && len(r.figureChanges) > 0 }
 
 // compareReviewed compares the reviewed plan of file with now; asReviewed
 // plans this host and config with given figures.
@@ -80,7 +83,7 @@ func compareReviewed(file string, now *planner.Plan, asReviewed func(figures pla
 		return review{}, err
 	}
 	if len(decisions) == 0 {
-		return review{figuresMoved: true, figureChanges: all}, nil
+		return review{figureChanges: all}, nil
 	}
 	return review{changes: decisions}, nil
 }
@@ -203,12 +206,6 @@ func changedLines(data []byte, reviewed, now *planner.Plan) ([]string, error) {
 		a = data
 	}
 	return lineChanges(a, b, lang), nil
-}
-
-// firstChange says where text b first differs from a (lineChanges) and
-// how many changes follow. lang names the text: "its YAML".
-func firstChange(a, b []byte, lang string) string {
-	return summary(lineChanges(a, b, lang))
 }
 
 // summary is the first of changes and how many follow.
