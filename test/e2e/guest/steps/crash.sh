@@ -14,8 +14,8 @@
 # of the partition (the state kubelet 1.37 cannot restart from without
 # the unit's kubelet-state repair). At the end a new pod starts in each
 # partition: the chain kubelet → containerd → NRI → allocator works after
-# the crashes, not only the units' states. Boots v2 (node0 in kubelet
-# mode, node1 in nri mode, the cluster's add-ons running on both) and n4
+# the crashes, not only the units' states. Boots v1 (node0 in kubelet
+# mode, node1 in nri mode, flannel and kube-proxy running on both) and n4
 # (node0 in kubelet mode, node2 in nri mode) run it.
 . /e2e/guest/lib.sh
 requires apply
