@@ -51,20 +51,22 @@ echo "cmdline: $(cat /proc/cmdline)"
 # e2e's time: each boot runs on one host core, so the e2e lasts as long as
 # the longer boot, and the steps are shared out to keep the two even
 # (2026-12-07's CI: v2 3964 s against its 4000 s limit, v1 2836 s, before
-# plugins and crash moved to v1). Boot v2 carries the cluster add-ons
-# (services, logs, agents), the nri placement, a package upgrade, a
-# kubelet canary and the reboot; boot v1 the apply lifecycle (admit,
-# reapply, change, killed, reserve), the device plugin DaemonSet (while it
-# waits for v2's CoreDNS in crosshost anyway) and, its partitions being
-# one in each allocator mode as v2's, the daemons' crashes; boot n4 what
+# plugins and crash moved to v1; the next, on a slower day, v2 about
+# 3950 s and v1 3350 s, before canary moved too). Boot v2 carries the
+# cluster add-ons (services, logs, agents), the nri placement, a package
+# upgrade and the reboot; boot v1 the apply lifecycle (admit, reapply, a
+# kubelet canary, change, killed, reserve), the device plugin DaemonSet
+# (while it waits for v2's CoreDNS in crosshost anyway) and, its
+# partitions being one in each allocator mode as v2's, the daemons'
+# crashes; boot n4 what
 # needs partitions of two NUMA nodes (fill, unit), crash again, and the
 # layout change, which needs partitions without hugepage pools (layout.sh
 # says why). With E2E_REBOOT=1 boot v2 also reboots (step reboot asks
 # for it, step rebooted checks the host after it): its root is then on a
 # disk (run.sh).
 case $E2E_MODE in
-  v2) steps="package topology hugepages-sysfs discover cluster apply network services agents allocatable usage pressure placement nri hugepages status repool upgrade canary${E2E_REBOOT:+ reboot rebooted} remove" ;;
-  v1) steps="package topology discover cluster apply network plugins crosshost allocatable usage metrics pressure placement pending hugepages status admit reapply change killed reserve crash remove" ;;
+  v2) steps="package topology hugepages-sysfs discover cluster apply network services agents allocatable usage pressure placement nri hugepages status repool upgrade${E2E_REBOOT:+ reboot rebooted} remove" ;;
+  v1) steps="package topology discover cluster apply network plugins crosshost allocatable usage metrics pressure placement pending hugepages status admit reapply canary change killed reserve crash remove" ;;
   n4) steps="package topology discover cluster apply allocatable fill unit crash layout remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;
 esac
