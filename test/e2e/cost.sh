@@ -4,6 +4,8 @@
 #   cpu.tsv      after each step, each cgroup's CPU seconds so far (two
 #                levels down: the slices, their services, the scenario's
 #                own unit, which runs the steps and their kubectl calls)
+#   procs.tsv    after each step, each process of the containerd
+#                services: its CPU seconds and its waited-for children's
 #   kubectl.tsv  each kubectl call: step, verb, wall seconds
 #   status.json, summary-PARTITION.json
 #                at step status: `numa-partition status -o json` and
@@ -68,6 +70,18 @@ awk -F'\t' '
   }' "$cpu"
 
 memory
+# Inside each containerd service at the last step: containerd itself, its
+# shims and what the shims waited for (runc), from share/procs.tsv
+# (scenario.sh proc_snapshot); the rest of the service's CPU went to
+# processes gone by then (shims of deleted pods, the CNI plugins, ctr).
+procs=$share/procs.tsv
+if [ -s "$procs" ]; then
+  echo "Inside the containerd services at the last step, CPU seconds (self; children waited for):"
+  awk -F'\t' '{last = $1} {row[NR] = $0} END {
+    for (i = 1; i <= NR; i++) { split(row[i], f, "\t"); if (f[1] != last) continue
+      k = f[2] SUBSEP (f[4] ~ /^containerd-shim/ ? "shims" : f[4]); self[k] += f[5]; kids[k] += f[6]; n[k]++ }
+    for (k in self) { split(k, p, SUBSEP); printf "  %-40s %-16s %3d %8.1f %8.1f\n", p[1], p[2], n[k], self[k], kids[k] } }' "$procs" | sort
+fi
 [ -s "$kc" ] || exit 0
 echo "kubectl calls per step (count, wall seconds; a process each, its start most of its cost under TCG):"
 awk -F'\t' '{sub(/\.sh$/, "", $1); n[$1]++; t[$1] += $3; all += $3; cnt++}

@@ -128,6 +128,32 @@ cpu_snapshot() {
   awk -v s="$1" '$1 == "cpu" {printf "%s\t(machine)\t%.1f\n", s, ($2 + $3 + $4 + $7 + $8) / 100}' /proc/stat
 } >> "$share/cpu.tsv" 2>/dev/null
 
+# proc_snapshot STEP: the CPU seconds so far of every process in the
+# partitions' containerd services, one "step cgroup pid comm self
+# children" line each into share/procs.tsv. Those services are most of a
+# boot's emulated CPU (cost.sh: in CI of 2026-12-07 containerd-node1 1,859
+# s against kubelet-node1's 154), and the cgroup holds containerd, the
+# pods' shims and what they wait for (runc; a shim's children column), so
+# its sum alone does not say which. One awk per service, not one per
+# process: a process costs the emulated core more than the reading.
+proc_snapshot() {
+  local root=/sys/fs/cgroup d pid files
+  [ -e $root/cgroup.controllers ] || root=/sys/fs/cgroup/cpuacct
+  for d in $root/*.slice/containerd-*.service; do
+    [ -r "$d/cgroup.procs" ] || continue
+    files=()
+    while read -r pid; do [ -r "/proc/$pid/stat" ] && files+=("/proc/$pid/stat"); done < "$d/cgroup.procs"
+    [ ${#files[@]} -gt 0 ] || continue
+    # /proc/PID/stat is "pid (comm) state ...": utime, stime, cutime and
+    # cstime are its 14th to 17th fields, in ticks of 1/100 s.
+    awk -v s="$1" -v c="${d#"$root"/}" '{
+      comm = $0; sub(/^[^(]*\(/, "", comm); sub(/\) [^)]*$/, "", comm)
+      rest = $0; sub(/^.*\) /, "", rest); split(rest, f, " ")
+      printf "%s\t%s\t%s\t%s\t%.2f\t%.2f\n", s, c, $1, comm, (f[12] + f[13]) / 100, (f[14] + f[15]) / 100
+    }' "${files[@]}"
+  done
+} >> "$share/procs.tsv" 2>/dev/null
+
 for step in $steps; do
   if [ -n "$resume_after" ]; then
     [ "$step" = "$resume_after" ] && resume_after=
@@ -148,6 +174,7 @@ for step in $steps; do
   secs=$(printf '%d.%03d' $((secs / 1000)) $((secs % 1000)))
   cat "$share/steps/$step.log"
   cpu_snapshot "$step"
+  proc_snapshot "$step"
   if [ $rc = 0 ]; then
     touch "/run/e2e/passed-$step"
     printf '%s\tPASS\t%s\t\n' "$step" "$secs" >> "$results"
