@@ -259,8 +259,9 @@ boot() {
     log "cgroup $mode: the guest rebooted after step $(cat "$out/share/resume") ($((SECONDS - t0)) s): booting it again from its disk"
   done
   # What the VM took of the host's cores: its QEMU's CPU time (this
-  # subshell's waited-for children: the bridge is still running) against
-  # its wall time. Under TCG a busy guest takes all of one core.
+  # subshell's waited-for children: QEMU, and the few seconds of the
+  # payload's cpio before it; the bridge is still running) against its
+  # wall time. Under TCG a busy guest takes all of one core.
   # (times, not in a subshell: a subshell's children are its own.)
   local cpu
   times > "$out/times"

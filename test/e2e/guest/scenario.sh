@@ -58,10 +58,9 @@ echo "cmdline: $(cat /proc/cmdline)"
 # kubelet canary, change, killed, reserve), the device plugin DaemonSet
 # (while it waits for v2's CoreDNS in crosshost anyway) and, its
 # partitions being one in each allocator mode as v2's, the daemons'
-# crashes; boot n4 what
-# needs partitions of two NUMA nodes (fill, unit), crash again, and the
-# layout change, which needs partitions without hugepage pools (layout.sh
-# says why). With E2E_REBOOT=1 boot v2 also reboots (step reboot asks
+# crashes; boot n4 what needs partitions of two NUMA nodes (fill, unit),
+# crash again, and the layout change, which needs partitions without
+# hugepage pools (layout.sh says why). With E2E_REBOOT=1 boot v2 also reboots (step reboot asks
 # for it, step rebooted checks the host after it): its root is then on a
 # disk (run.sh).
 case $E2E_MODE in
