@@ -25,7 +25,7 @@
 #                  run is for development and says so loudly)
 #   E2E_TIMEOUT    hard limit per boot in seconds (default: v2 and v1 4500,
 #                  n4 3400 (with its layout step's merge and split, about
-#                  700 s): v2 and v1 also import the cluster add-ons' images;
+#                  700 s): v2 and v1 also run the cluster add-ons;
 #                  CI's 90 minutes less its ~700 s before the e2e (warm)
 #                  and the reports: boots of ~3,300-3,700 s side by side on
 #                  2 cores, slower on a busier day (CI of 2026-12-07: the
@@ -74,12 +74,13 @@ case "$(ldd "$bin" 2>&1 || true)" in *"not a dynamic executable"*) ;; *) log "$b
 payload=$cache/payload
 rm -rf "$payload"; mkdir -p "$payload/e2e/bin"
 cp -r "$here/guest" "$payload/e2e/guest"
-# E2E_GODEBUG: the Go runtime settings of the guest's services (systemd's
-# DefaultEnvironment: kubelet, containerd, the allocator, the steps and
-# what they run; not the pods, whose environment is their spec's).
-if [ -n "${E2E_GODEBUG:-}" ]; then
+# E2E_GOENV: the Go runtime's settings for the guest's services, as
+# VAR=VALUE words (systemd's DefaultEnvironment: kubelet, containerd, the
+# shims, the allocator, the steps and what they run; not the pods, whose
+# environment is their spec's).
+if [ -n "${E2E_GOENV:-}" ]; then
   mkdir -p "$payload/etc/systemd/system.conf.d"
-  printf '[Manager]\nDefaultEnvironment=GODEBUG=%s\n' "$E2E_GODEBUG" > "$payload/etc/systemd/system.conf.d/e2e-godebug.conf"
+  printf '[Manager]\nDefaultEnvironment=%s\n' "$E2E_GOENV" > "$payload/etc/systemd/system.conf.d/e2e-goenv.conf"
 fi
 # numa-partition as a host gets it: its Debian package (make deb, the
 # static binary stripped), which each boot installs with dpkg before its
@@ -100,9 +101,10 @@ realbin=$("$repo/test/realbin/build.sh")
 for b in kubelet containerd containerd-shim-runc-v2 ctr kubectl; do
   cp "$realbin/$b" "$payload/e2e/bin/$b"
 done
-# No registry: a pause and a workload image of our own, as OCI archives
-# the guest imports into each partition's containerd.
-"$repo/test/images/build.sh" "$payload/e2e/images"
+# No registry: a pause and a workload image of our own, as OCI archives.
+images=$cache/images
+rm -rf "$images"; mkdir -p "$images"
+"$repo/test/images/build.sh" "$images"
 # The namespace-mode boot's add-ons from test/addons (built once, cached
 # in ~/.cache/numa-partition/addons/), their manifests rendered for this cluster, as a
 # kubeadm cluster runs them: flannel (vxlan, podCIDRs from the controller
@@ -114,7 +116,7 @@ done
 # plugin + CSI node registrar (step plugins) and metrics-server (step
 # metrics: kubectl top node).
 addons=$("$repo/test/addons/build.sh")
-mkdir -p "$payload/e2e/images/addons" "$payload/e2e/addons"
+mkdir -p "$payload/e2e/images" "$payload/e2e/addons"
 # ADDON_CPU=0: partition node0 of the VM has one allocatable CPU, which the
 # placement step's Guaranteed pod takes whole (kubelet's static CPU Manager
 # gives exclusive CPUs in whole units); with flannel's and CoreDNS's 100m
@@ -125,11 +127,17 @@ mkdir -p "$payload/e2e/images/addons" "$payload/e2e/addons"
 # handle the device plugin's exit, and its terminating pod's 10m left the
 # placement step's pod Pending). Memory requests stay upstream's.
 for a in flannel kube-proxy coredns node-exporter np-deviceplugin metrics-server; do
-  cp "$addons/images/$a.tar" "$payload/e2e/images/addons/"
   "$repo/test/addons/render.sh" APISERVER=https://10.0.2.100:6443 CLUSTER_CIDR=10.244.0.0/16 DNS_IP=10.96.0.10 \
     CNI_BIN_DIR=/usr/lib/cni FLANNEL_NFTABLES=true DNS_UPSTREAM=10.0.2.100 ADDON_CPU=0 AGENT_CPU=0 \
     -- "$repo/test/addons/manifests/$a.yaml" > "$payload/e2e/addons/$a.yaml"
 done
+
+# Every image above, unpacked into one containerd root natively (built
+# once and cached: seed.sh says why), which the guest copies into each
+# partition's containerd root before apply (lib.sh seed_containerd).
+seed=$("$here/seed.sh" "$realbin" "$images"/{pause,workload}.tar "$addons"/images/{flannel,kube-proxy,coredns,node-exporter,np-deviceplugin,metrics-server}.tar)
+cp "$seed" "$payload/e2e/images/containerd-root.tar"
+cp "${seed%.tar}.images" "$payload/e2e/images/seeded.txt"
 
 # --- the lab: a network namespace of this run's own. Its bridge lab0 is
 # 10.0.2.100 (the API server) and 10.0.2.2 (the VMs' gateway); each VM's

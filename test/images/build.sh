@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # build.sh OUTDIR — build the e2e's two container images from our own static
-# binaries, as OCI archives for `ctr -n k8s.io images import` (the VM has no
-# registry; pods use imagePullPolicy: Never):
+# binaries, as OCI archives (the VM has no registry; test/e2e/seed.sh unpacks
+# them into the containerd root its partitions start on; pods use
+# imagePullPolicy: Never):
 #   OUTDIR/pause.tar     e2e.local/pause:1     entrypoint /pause    (pod sandbox)
 #   OUTDIR/workload.tar  e2e.local/workload:1  entrypoint /workload (prints cpus=… mems=…)
 # Prints nothing but errors (on stderr). Idempotent: the same sources and Go

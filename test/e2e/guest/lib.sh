@@ -494,41 +494,37 @@ journal_tail() {
   journalctl -b --no-pager -o cat -u "$1" | grep -v '^$' | tail -${2:-25} | sed 's/^/    /'
 }
 
-# import_image P TAR: the OCI archive TAR into partition P's containerd,
-# for CRI (namespace k8s.io), as on an air-gapped host. --local: ctr
-# writes the content itself instead of streaming the archive through
-# containerd's transfer service, which costs twice the CPU (measured on
-# coredns.tar, 75 MiB: 1.5 s against 0.7 s of ctr + containerd natively;
-# under TCG 100 s per partition, most of an add-on step).
-# ctr runs in the partition's slice, on its CPUs: the content it writes
-# (tmpfs pages in this diskless VM) is then the partition's, on its nodes,
-# as a pull by its containerd's would be. From the scenario's own cgroup
-# it was the host's, on the host's node and past it: every add-on image of
-# partition node1 held on node 0, which overflowed onto node 1 where
-# kubelet-node1 cannot see the host's pages on cgroup v2 (CI of
-# 2026-12-05, step pressure: 850 MiB of node 1 in no slice).
-import_image() {
-  run systemd-run --quiet --scope --slice="$1.slice" --unit="e2e-import-$1-$RANDOM" \
-    taskset -c "${SLICE_CPUS[$1]}" ctr --address "$(socket_of $1)" -n k8s.io images import --local "$2" >/dev/null
+# seed_containerd P: partition P's containerd root, before apply starts
+# that containerd: every image the e2e runs, unpacked, from the root
+# run.sh built natively (test/e2e/seed.sh: importing them here cost 390 s
+# of boot v1's emulated core and 640 s of boot v2's), as a host whose
+# images were pulled before it was partitioned has them. tar runs on P's
+# CPUs: in an initramfs root the files' memory is then on P's nodes, as
+# a pull by P's containerd would put it (from the scenario's node it was
+# the host's, and overflowed onto node 1: CI of 2026-12-05, step
+# pressure, 850 MiB of node 1 in no slice); with the root on persistent
+# memory (DAX, boot v2) no node holds it.
+SEED=/e2e/images/containerd-root.tar
+seed_containerd() {
+  local dir=/var/lib/containerd-$1
+  install -d -m 0711 "$dir" &&
+    taskset -c "${SLICE_CPUS[$1]}" tar -C "$dir" --numeric-owner --xattrs --xattrs-include='*' -xf $SEED
 }
+# SEEDED_IMAGES: the images of the seed (run.sh lists them), one a line.
+SEEDED_IMAGES=$(cat /e2e/images/seeded.txt 2>/dev/null)
 
 # deploy_addon NAME WHAT: an add-on of test/addons as a cluster would run
-# it: its image (/e2e/images/addons/NAME.tar) imported into every
-# partition's containerd (no registry), then this boot's Nodes labelled
+# it: this boot's Nodes (PARTITIONS) labelled
 # e2e.numa-partition.io/addon-NAME=imported, then its manifest
 # (/e2e/addons/NAME.yaml, rendered by run.sh) applied with its pods on the
-# Nodes of that label only. The boots share the cluster: boots v2 and v1
-# apply the same kube-proxy and flannel DaemonSets (one pod network across
-# both hosts), and a Node gets an add-on's pod only once its image is
-# there. The applied manifest is $STATE/NAME.yaml.
+# Nodes of that label only (every partition's containerd has its image:
+# seed_containerd). The boots share the cluster: boots v2 and v1 apply the
+# same kube-proxy and flannel DaemonSets (one pod network across both
+# hosts), and a Node gets an add-on's pod only once this boot says so.
+# The applied manifest is $STATE/NAME.yaml.
 deploy_addon() {
   local name=$1 what=$2 p
-  local t0 mib=$(( $(stat -c %s /e2e/images/addons/$name.tar) >> 20 )) label=e2e.numa-partition.io/addon-$name
-  for p in $PARTITIONS; do
-    t0=$SECONDS
-    import_image $p /e2e/images/addons/$name.tar \
-      && ok "$name image ($mib MiB) imported into containerd-$p in $((SECONDS - t0)) s" || fail "ctr images import $name.tar into containerd-$p failed"
-  done
+  local label=e2e.numa-partition.io/addon-$name
   for p in $PARTITIONS; do
     # At apply the Node may not be registered yet (TLS bootstrap first).
     wait_until 600 "Node $(node_name $p) registered" api_get "/api/v1/nodes/$(node_name $p)" || die "Node $(node_name $p) never registered"
