@@ -18,14 +18,15 @@ CNI
   i=$((i + 1))
 done
 ok "CA, bootstrap kubeconfig$([ "$NET_MODE" = namespace ] || echo " and CNI configs") installed"
-# Without a disk (every boot but v2 with E2E_REBOOT=1) the root is the initramfs ("rootfs"),
+# Without a disk (boot v1) the root is the initramfs ("rootfs"),
 # which neither overlayfs (containerd's snapshots) nor kubelet's
 # filesystem statistics accept ("cannot find filesystem info for device
 # rootfs"): each containerd's root gets a tmpfs of its own and the
 # kubelets' root dirs one they share, as a host gives them disks; the
-# plan splits that one between the Nodes (their ephemeral-storage). With
-# E2E_REBOOT=1 boot v2's root is on a disk (ext4, /sbin/e2e-init): they
-# are directories there, as on most hosts, and survive its reboot.
+# plan splits that one between the Nodes (their ephemeral-storage). The
+# cgroup v2 boots' root is on a disk (ext4, /sbin/e2e-init; run.sh says
+# why): they are directories there, as on most hosts, and survive boot
+# v2's reboot.
 rootfs=$(findmnt -no FSTYPE /)
 echo "  root filesystem: $rootfs"
 for d in $KUBELETS_FS $(for p in $PARTITIONS; do echo /var/lib/containerd-$p; done); do
@@ -33,8 +34,8 @@ for d in $KUBELETS_FS $(for p in $PARTITIONS; do echo /var/lib/containerd-$p; do
   [ "$rootfs" = rootfs ] || continue
   mountpoint -q $d || run mount -t tmpfs -o size=1G,mode=0711 tmpfs $d || fail "cannot mount a tmpfs at $d"
 done
-[ -z "${E2E_REBOOT:-}" ] || [ "$rootfs" = ext4 ] && ok "boot $E2E_MODE's root file system is $rootfs" \
-  || fail "boot v2's root is $rootfs, want ext4 on its disk (E2E_REBOOT=1, /sbin/e2e-init; console.log says why)"
+[ -z "${E2E_DISK:-}" ] || [ "$rootfs" = ext4 ] && ok "boot $E2E_MODE's root file system is $rootfs" \
+  || fail "boot $E2E_MODE's root is $rootfs, want ext4 on its disk (/sbin/e2e-init; console.log says why)"
 wait_until 60 "API server /readyz through the guestfwd link" k get --raw /readyz
 run k version || fail "kubectl version"
 k get namespace $NS >/dev/null 2>&1 || run k create namespace $NS || fail "cannot create namespace $NS"
