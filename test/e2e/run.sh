@@ -126,7 +126,9 @@ mkdir -p "$payload/e2e/images" "$payload/e2e/addons"
 # steps delete (seen: under TCG containerd-node0 took over 10 minutes to
 # handle the device plugin's exit, and its terminating pod's 10m left the
 # placement step's pod Pending). Memory requests stay upstream's.
+seed_images=("$images"/{pause,workload}.tar) # every image the guests run (below)
 for a in flannel kube-proxy coredns node-exporter np-deviceplugin metrics-server; do
+  seed_images+=("$addons/images/$a.tar")
   "$repo/test/addons/render.sh" APISERVER=https://10.0.2.100:6443 CLUSTER_CIDR=10.244.0.0/16 DNS_IP=10.96.0.10 \
     CNI_BIN_DIR=/usr/lib/cni FLANNEL_NFTABLES=true DNS_UPSTREAM=10.0.2.100 ADDON_CPU=0 AGENT_CPU=0 \
     -- "$repo/test/addons/manifests/$a.yaml" > "$payload/e2e/addons/$a.yaml"
@@ -135,7 +137,7 @@ done
 # Every image above, unpacked into one containerd root natively (built
 # once and cached: seed.sh says why), which the guest copies into each
 # partition's containerd root before apply (lib.sh seed_containerd).
-seed=$("$here/seed.sh" "$realbin" "$images"/{pause,workload}.tar "$addons"/images/{flannel,kube-proxy,coredns,node-exporter,np-deviceplugin,metrics-server}.tar)
+seed=$("$here/seed.sh" "$realbin" "${seed_images[@]}")
 cp "$seed" "$payload/e2e/images/containerd-root.tar"
 cp "${seed%.tar}.images" "$payload/e2e/images/seeded.txt"
 
@@ -227,8 +229,8 @@ boot() {
   # cannot see (E2E_REBOOT=0, 2026-12-07: step pressure found 436 MiB of
   # node 1 hidden from kubelet-node1 against the 192 MiB reserved; cgroup
   # v1's kubelet counts a node's free memory, whoever holds the rest).
-  # Boot v1's root is the initramfs. A virtio disk instead made every step of boot v2 about
-  # 1.5x slower under TCG (CI of 2026-12-05: services 675 s against 463,
+  # Boot v1's root is the initramfs. A virtio disk instead made every
+  # step of boot v2 about 1.5x slower under TCG (CI of 2026-12-05: services 675 s against 463,
   # agents 282 against 136); with DAX the guest reads and writes its
   # files as memory, and its steps took what they take on the initramfs
   # (2026-12-06: services 298 s, agents 152, plugins 108).

@@ -504,14 +504,13 @@ journal_tail() {
 # the host's, and overflowed onto node 1: CI of 2026-12-05, step
 # pressure, 850 MiB of node 1 in no slice); with the root on persistent
 # memory (DAX, boot v2) no node holds it.
-SEED=/e2e/images/containerd-root.tar
+# The images it holds are listed in $SEEDED (seed.sh), one a line.
+SEED=/e2e/images/containerd-root.tar SEEDED=/e2e/images/seeded.txt
 seed_containerd() {
   local dir=/var/lib/containerd-$1
   install -d -m 0711 "$dir" &&
     taskset -c "${SLICE_CPUS[$1]}" tar -C "$dir" --numeric-owner --xattrs --xattrs-include='*' -xf $SEED
 }
-# SEEDED_IMAGES: the images of the seed (run.sh lists them), one a line.
-SEEDED_IMAGES=$(cat /e2e/images/seeded.txt 2>/dev/null)
 
 # deploy_addon NAME WHAT: an add-on of test/addons as a cluster would run
 # it: this boot's Nodes (PARTITIONS) labelled

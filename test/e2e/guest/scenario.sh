@@ -60,9 +60,9 @@ echo "cmdline: $(cat /proc/cmdline)"
 # partitions being one in each allocator mode as v2's, the daemons'
 # crashes; boot n4 what needs partitions of two NUMA nodes (fill, unit),
 # crash again, and the layout change, which needs partitions without
-# hugepage pools (layout.sh says why). With E2E_REBOOT=1 boot v2 also reboots (step reboot asks
-# for it, step rebooted checks the host after it): its root is then on a
-# disk (run.sh).
+# hugepage pools (layout.sh says why). With E2E_REBOOT=1 boot v2 also
+# reboots (step reboot asks for it, step rebooted checks the host after
+# it) from its root on a disk (run.sh).
 case $E2E_MODE in
   v2) steps="package topology hugepages-sysfs discover cluster apply network services agents allocatable usage pressure placement nri hugepages status repool upgrade${E2E_REBOOT:+ reboot rebooted} remove" ;;
   v1) steps="package topology discover cluster apply network plugins crosshost allocatable usage metrics pressure placement pending hugepages status admit reapply canary change killed reserve crash remove" ;;

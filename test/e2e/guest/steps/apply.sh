@@ -8,9 +8,11 @@ install -d /etc/numa-partition && config_src > $CONFIG
 # No registry: each partition's containerd starts on a root that holds
 # the e2e's images already (lib.sh seed_containerd); the seed's memory
 # is given back once every partition has its copy.
+[ -s $SEEDED ] || die "no list of the seeded images at $SEEDED"
+seeded=$(sort $SEEDED | tr '\n' ' ')
 for p in $PARTITIONS; do
   t0=$SECONDS
-  seed_containerd $p && ok "containerd-$p's root seeded with $(wc -l <<<"$SEEDED_IMAGES") images in $((SECONDS - t0)) s" \
+  seed_containerd $p && ok "containerd-$p's root seeded with $(wc -w <<<"$seeded") images in $((SECONDS - t0)) s" \
     || die "could not seed containerd-$p's root from $SEED"
 done
 rm -f $SEED
@@ -43,7 +45,7 @@ grep -q 'failCgroupV1: false' /etc/numa-partition/kubelet-node0.yaml && ok "Kube
 # digest (the image's ID) for each.
 for p in $PARTITIONS; do
   wait_until 60 "containerd-$p answers" ctr --address "$(socket_of $p)" version
-  expect_eq "containerd-$p's images" "$(ctr --address "$(socket_of $p)" -n k8s.io images ls -q | grep -v '^sha256:' | sort | tr '\n' ' ')" "$(sort <<<"$SEEDED_IMAGES" | tr '\n' ' ')"
+  expect_eq "containerd-$p's images" "$(ctr --address "$(socket_of $p)" -n k8s.io images ls -q | grep -v '^sha256:' | sort | tr '\n' ' ')" "$seeded"
 done
 # In namespace mode the cluster runs its add-ons, as a kubeadm cluster
 # does before a host joins: kube-proxy and the pod network (flannel, which
