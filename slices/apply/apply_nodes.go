@@ -33,7 +33,11 @@ import (
 //   - ReasonNamespaceRebuilt: steps restart a unit that re-creates every
 //     pod of the partition (bundle.Unit.RecreatesPods: the mount
 //     namespace holder, or a network unit it is part of), for instance
-//     when the partition's hugepage view changes.
+//     when the partition's hugepage view changes;
+//   - ReasonNewSoftware: its kubelet or containerd moves to another
+//     executable (newSoftware), which only apply --drain drains for.
+//
+// A partition is one target, for the first of these reasons that holds.
 //
 // next are the plan's partitions (recordPartitions): a partition's Node
 // and credentials are the record's, the ones in use, else next's. It is
@@ -71,6 +75,8 @@ func affectedNodes(d Desired, cur Current, steps []Step, next []record.Partition
 				t.Reason, t.Unit = nodes.ReasonFreshState, fresh[p.Name]
 			case cmp.Or(rebuilt[p.Name], rebuilt[""]) != "":
 				t.Reason, t.Unit = nodes.ReasonNamespaceRebuilt, cmp.Or(rebuilt[p.Name], rebuilt[""])
+			case newSoftware(p, np) != "":
+				t.Reason, t.Unit, t.Software = nodes.ReasonNewSoftware, kubeletOf(d, p.Name), newSoftware(p, np)
 			default:
 				continue
 			}
@@ -89,6 +95,34 @@ func affectedNodes(d Desired, cur Current, steps []Step, next []record.Partition
 		}
 	}
 	return out
+}
+
+// newSoftware says which of the partition's daemons move to another
+// executable from the applied record's was to the plan's next, as
+// "kubelet OLD → NEW" (and containerd's); "" when neither does, or when
+// was is a record from before the executables were recorded.
+func newSoftware(was, next record.Partition) string {
+	var moves []string
+	for _, d := range []struct{ name, was, next string }{
+		{"kubelet", was.KubeletBinary, next.KubeletBinary},
+		{"containerd", was.ContainerdBinary, next.ContainerdBinary},
+	} {
+		if d.was != "" && d.next != "" && d.was != d.next {
+			moves = append(moves, d.name+" "+d.was+" → "+d.next)
+		}
+	}
+	return strings.Join(moves, ", ")
+}
+
+// kubeletOf is the partition's kubelet unit in d (the one with manager
+// state: every kubelet's), "" when d has none.
+func kubeletOf(d Desired, partition string) string {
+	for _, u := range d.Units {
+		if u.Partition == partition && u.KubeletState != nil {
+			return u.Name
+		}
+	}
+	return ""
 }
 
 // rebuiltNamespaces are the partitions whose pods steps re-create, each

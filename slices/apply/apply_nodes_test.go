@@ -49,7 +49,7 @@ func withHolders(d Desired) Desired {
 func targetStrings(ts []nodes.Target) []string {
 	out := []string{}
 	for _, t := range ts {
-		out = append(out, fmt.Sprintf("%s:%s:%s:%s", t.Name, t.Reason, t.NodeName, t.Unit))
+		out = append(out, strings.TrimSuffix(fmt.Sprintf("%s:%s:%s:%s:%s", t.Name, t.Reason, t.NodeName, t.Unit, t.Software), ":"))
 	}
 	return out
 }
@@ -138,6 +138,27 @@ func TestAffectedNodes(t *testing.T) {
 		steps:  []Step{{Action: RestartUnit{Unit: "uplink.service"}}},
 		rec:    &record.Record{Partitions: prev.Partitions[:2]}, next: next,
 		want: []string{"node0:freshKubeletState:host-node0:kubelet-node0.service", "node1:namespaceRebuilt:host-node1:uplink.service"},
+	}, {
+		name: "a kubelet and a containerd move to other executables (an upgrade's canary); a record without them moves none",
+		d:    kubeletUnits([]string{"node0", "node1", "node2"}, "s0", "s1", "s2"),
+		rec: &record.Record{Partitions: []record.Partition{
+			{Name: "node0", NodeName: "host-node0", KubeletBinary: "/usr/bin/kubelet", ContainerdBinary: "/usr/bin/containerd"},
+			{Name: "node1", NodeName: "host-node1", KubeletBinary: "/usr/bin/kubelet", ContainerdBinary: "/usr/bin/containerd"},
+			{Name: "node2", NodeName: "host-node2"},
+		}},
+		next: []record.Partition{
+			{Name: "node0", NodeName: "host-node0", KubeletBinary: "/usr/bin/kubelet", ContainerdBinary: "/usr/bin/containerd"},
+			{Name: "node1", NodeName: "host-node1", KubeletBinary: "/opt/k8s/kubelet", ContainerdBinary: "/opt/ctr/containerd"},
+			{Name: "node2", NodeName: "host-node2", KubeletBinary: "/opt/k8s/kubelet", ContainerdBinary: "/usr/bin/containerd"},
+		},
+		want: []string{"node1:newSoftware:host-node1:kubelet-node1.service:kubelet /usr/bin/kubelet → /opt/k8s/kubelet, containerd /usr/bin/containerd → /opt/ctr/containerd"},
+	}, {
+		name:   "fresh state wins over new software: the kubelet restarts on fresh state either way",
+		d:      kubeletUnits([]string{"node0"}, "new"),
+		states: map[string]KubeletStateOnHost{"kubelet-node0.service": pinned("old", "uid-a")},
+		rec:    &record.Record{Partitions: []record.Partition{{Name: "node0", NodeName: "host-node0", KubeletBinary: "/usr/bin/kubelet"}}},
+		next:   []record.Partition{{Name: "node0", NodeName: "host-node0", KubeletBinary: "/opt/k8s/kubelet"}},
+		want:   []string{"node0:freshKubeletState:host-node0:kubelet-node0.service"},
 	}, {
 		name: "no plan (tests): the units' partitions are the plan's",
 		d:    kubeletUnits([]string{"node0", "node1"}, "s0", "s1"),

@@ -48,28 +48,11 @@ func renderNodeFixture(n int) func(*planner.Plan) (bundle.Bundle, error) {
 	}
 }
 
-// withPolicy is nodeFixture(n)'s plan with every kubelet's CPU Manager
-// policy set to policy.
-func withPolicy(n int, policy string) *planner.Plan {
-	p := nodeFixture(n).plan
-	for i := range p.Partitions {
-		p.Partitions[i].Kubelet.CPUManagerPolicy = policy
-	}
-	return p
-}
-
-// TestApplyRollsOutOneNodeAtATime (#25): both partitions' kubelets
-// restart on fresh state while each pins a web pod of one Deployment.
-// apply --drain goes in waves: tnode0's Node is drained, its kubelet
-// restarted and the Node uncordoned before tnode1's is cordoned, so the
-// Deployment always has a schedulable Node (draining both first
-// deadlocked it under its PodDisruptionBudget). A second wave held back
-// past --drain-timeout stops there: the first stays applied, the second
-// is rolled back and its Node schedulable, and apply again finishes it.
-func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
-	e := newEnv(t)
-	render := renderNodeFixture(2)
-	applyPlan := func(plan *planner.Plan, mod func(*Options)) (*Report, error) {
+// planApplier applies a plan rendered by render on e's host, as cmd's
+// apply does (a rolling apply renders the plans on the way with it), with
+// mod's options.
+func planApplier(t *testing.T, e *env, render func(*planner.Plan) (bundle.Bundle, error)) func(*planner.Plan, func(*Options)) (*Report, error) {
+	return func(plan *planner.Plan, mod func(*Options)) (*Report, error) {
 		t.Helper()
 		b, err := render(plan)
 		must(t, err)
@@ -92,6 +75,30 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 		}
 		return Apply(t.Context(), o, b)
 	}
+}
+
+// withPolicy is nodeFixture(n)'s plan with every kubelet's CPU Manager
+// policy set to policy.
+func withPolicy(n int, policy string) *planner.Plan {
+	p := nodeFixture(n).plan
+	for i := range p.Partitions {
+		p.Partitions[i].Kubelet.CPUManagerPolicy = policy
+	}
+	return p
+}
+
+// TestApplyRollsOutOneNodeAtATime (#25): both partitions' kubelets
+// restart on fresh state while each pins a web pod of one Deployment.
+// apply --drain goes in waves: tnode0's Node is drained, its kubelet
+// restarted and the Node uncordoned before tnode1's is cordoned, so the
+// Deployment always has a schedulable Node (draining both first
+// deadlocked it under its PodDisruptionBudget). A second wave held back
+// past --drain-timeout stops there: the first stays applied, the second
+// is rolled back and its Node schedulable, and apply again finishes it.
+func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
+	e := newEnv(t)
+	render := renderNodeFixture(2)
+	applyPlan := planApplier(t, e, render)
 	old, next := withPolicy(2, "static"), withPolicy(2, "none")
 	_, err := applyPlan(old, nil)
 	must(t, err)

@@ -176,6 +176,14 @@ type Partition struct {
 	// containerd, allocator and holder use with it. nil in records
 	// written before it existed.
 	KubeReservedMemory *uint64 `json:"kubeReservedMemoryBytes,omitempty"`
+	// KubeletBinary and ContainerdBinary are the executables its kubelet
+	// and its containerd run (ContainerdBinary is "" with a shared
+	// runtime). apply --drain drains the Node of a partition whose
+	// either one changes before it restarts them, as kubeadm's upgrade
+	// drains a Node before its kubelet moves. Records written before
+	// they existed lack them: apply then drains no Node for that.
+	KubeletBinary    string `json:"kubeletBinary,omitempty"`
+	ContainerdBinary string `json:"containerdBinary,omitempty"`
 }
 
 // Network is what the uplink's and the namespaces' oneshots make.

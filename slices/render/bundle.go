@@ -18,7 +18,7 @@ func PartitionsOf(plan *planner.Plan) []bundle.Partition {
 		out = append(out, bundle.Partition{Name: p.Name, Slice: p.Slice, Nodes: p.Nodes,
 			CPUs: p.CPUs, KubeletHealthz: p.Kubelet.HealthzPort, AllocatorSocket: p.Allocator.Socket,
 			NodeName: p.NodeName, Kubeconfig: p.Kubelet.Kubeconfig, Network: networkOf(p.Network),
-			KubeReservedMemory: &kubeReserved})
+			KubeReservedMemory: &kubeReserved, KubeletBinary: p.Kubelet.Binary, ContainerdBinary: p.Runtime.Binary})
 	}
 	return out
 }

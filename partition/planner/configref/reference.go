@@ -369,10 +369,10 @@ func Reference() []KeyDoc {
 			Doc: "Taints added to those of `kubelet.taints` for this partition."},
 		{Key: "partition[].kubelet_binary", Type: typePath, DefaultText: "the `kubelet.binary` value", Example: `"/opt/kubernetes/v1.37.3/kubelet"`,
 			Doc: "Replaces `kubelet.binary` for this partition: a new kubelet on one partition (a canary) while the others keep theirs. " +
-				"A change restarts only this partition's kubelet (its pods keep running); `status` shows each Node's kubelet version. docs/apply.md, \"Upgrading kubelet or containerd one partition at a time\"."},
+				"A change restarts only this partition's kubelet (its pods keep running; `apply --drain` drains its Node first, as kubeadm's upgrade does); `status` shows each Node's kubelet version. docs/apply.md, \"Upgrading kubelet or containerd one partition at a time\"."},
 		{Key: "partition[].containerd_binary", Type: typePath, DefaultText: "the `runtime.binary` value", Example: `"/opt/containerd/v2.2.1/bin/containerd"`,
 			Doc: "Replaces `runtime.binary` for this partition (`runtime.mode = \"containerd\"` only: a shared runtime is not this tool's to run). " +
-				"A change restarts only this partition's containerd (its containers keep running in their shims)."},
+				"A change restarts only this partition's containerd (its containers keep running in their shims; `apply --drain` drains its Node first)."},
 		{Key: "partition[].allocator_mode", Type: typeString, DefaultText: "the `allocator.mode` value", Example: `"nri"`,
 			Allowed: []string{config.AllocatorModeAuto, config.AllocatorModeKubelet, config.AllocatorModeNRI},
 			Doc:     "Replaces `allocator.mode` for this partition."},

@@ -132,6 +132,8 @@ func (t Target) why() string {
 		return t.Unit + " restarts on fresh CPU/Memory Manager state"
 	case ReasonNamespaceRebuilt:
 		return t.Unit + " restarts and re-creates the partition's pods"
+	case ReasonNewSoftware:
+		return "new executables: " + t.Software
 	case ReasonPartitionGone:
 		return "partition " + t.Name + " goes"
 	}

@@ -86,6 +86,14 @@ const (
 	// the partition is re-created; its Node is uncordoned once Ready
 	// again.
 	ReasonNamespaceRebuilt = "namespaceRebuilt"
+	// ReasonNewSoftware: the partition's kubelet or containerd moves to
+	// another executable (kubelet.binary, runtime.binary, or the
+	// partition's kubelet_binary, containerd_binary), an upgrade or its
+	// canary. Only apply --drain disrupts its Node for it, as kubeadm's
+	// upgrade drains a Node before its kubelet moves; without --drain
+	// the daemons restart in place and their pods keep running. Its Node
+	// is uncordoned once Ready again.
+	ReasonNewSoftware = "newSoftware"
 )
 
 // Removal is what remove or apply did (or, in a dry run, would do)
@@ -96,7 +104,8 @@ type Removal struct {
 	// Node is the partition's Node name, "" when the record has none.
 	Node string `json:"node"`
 	// Reason is why apply disrupts this Node (ReasonFreshState,
-	// ReasonNamespaceRebuilt, ReasonPartitionGone); absent in remove's,
+	// ReasonNamespaceRebuilt, ReasonNewSoftware, ReasonPartitionGone);
+	// absent in remove's,
 	// where every Node goes.
 	Reason string `json:"reason,omitempty"`
 	// Kubeconfig is the one the API server was asked with: --kubeconfig,
@@ -129,17 +138,20 @@ type Removal struct {
 // Target is a partition whose Node a command disrupts.
 type Target struct {
 	record.Partition
-	// Reason is ReasonFreshState, ReasonNamespaceRebuilt or
-	// ReasonPartitionGone; "" for remove.
+	// Reason is ReasonFreshState, ReasonNamespaceRebuilt,
+	// ReasonNewSoftware or ReasonPartitionGone; "" for remove.
 	Reason string
-	// Unit is, for ReasonFreshState, the kubelet that restarts; for
-	// ReasonNamespaceRebuilt, the unit whose restart rebuilds the
-	// namespace.
+	// Unit is, for ReasonFreshState and ReasonNewSoftware, the kubelet
+	// that restarts; for ReasonNamespaceRebuilt, the unit whose restart
+	// rebuilds the namespace.
 	Unit string
+	// Software is, for ReasonNewSoftware, what moves, in words
+	// ("kubelet /usr/bin/kubelet → /opt/k8s/kubelet").
+	Software string
 }
 
 // Goes says whether the partition's kubelet stops for good: its Node is
 // then deleted rather than uncordoned.
 func (t Target) Goes() bool {
-	return t.Reason != ReasonFreshState && t.Reason != ReasonNamespaceRebuilt
+	return t.Reason != ReasonFreshState && t.Reason != ReasonNamespaceRebuilt && t.Reason != ReasonNewSoftware
 }

@@ -72,6 +72,8 @@ func nodeActions(t Target, r Removal, drains, deletes bool) []string {
 	case ReasonNamespaceRebuilt:
 		return append(out, "restart "+t.Unit+": containerd and kubelet restart in a new mount namespace, and every pod left on the Node is re-created",
 			"uncordon once Ready")
+	case ReasonNewSoftware:
+		return append(out, "restart on the new executables ("+t.Software+")", "uncordon once Ready")
 	}
 	switch {
 	case r.Node == "":
