@@ -35,8 +35,10 @@
 #                  on a host with a working /dev/kvm: kvm / host)
 #   E2E_REBOOT     1 (default): boot v2's steps reboot and rebooted (about
 #                  450 s more); 0: no reboot (.ci/run's choice when it
-#                  reaches the e2e too late for them). Either way the
-#                  cgroup v2 boots' root is on persistent memory
+#                  reaches the e2e too late for them), and step metrics
+#                  moves from boot v1 to v2, which then has the time.
+#                  Either way the cgroup v2 boots' root is on persistent
+#                  memory
 #   BIN            the numa-partition binary (default bin/numa-partition,
 #                  built static by `make build`)
 set -euo pipefail
@@ -210,11 +212,12 @@ boot() {
   out=$cache/runs/$mode
   rm -rf "$out"; mkdir -p "$out/share" "$out/payload"
   cp -a "$payload/." "$out/payload/"
-  # The cgroup v2 boots' root is on persistent memory (below), and boot v2
-  # reboots unless E2E_REBOOT=0.
+  # The cgroup v2 boots' root is on persistent memory (below). Every boot
+  # learns whether the run reboots: boot v2 reboots unless E2E_REBOOT=0,
+  # and the scenario shares the steps out by it (scenario.sh).
   local reboot= disk=
   [ "$unified" = 1 ] && disk=1
-  [ "$mode" = v2 ] && [ "${E2E_REBOOT:-1}" = 1 ] && reboot=1
+  [ "${E2E_REBOOT:-1}" = 1 ] && reboot=1
   printf 'E2E_MODE=%q\nE2E_STEPS=%q\nE2E_PEER=%q\nE2E_REBOOT=%q\nE2E_DISK=%q\n' "$mode" "${E2E_STEPS:-}" "${peer[$mode]:-}" "$reboot" "$disk" > "$out/payload/e2e/env"
   (cd "$out/payload" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$out/payload.cpio"
   cat "$image/base.cpio" "$out/payload.cpio" > "$out/initrd.cpio"

@@ -5,9 +5,10 @@
 # touching 400 MiB raises A's CPU and memory in the metrics API, and moves
 # B's by less than a tenth of the memory and three quarters of the CPU: each
 # kubelet's root cgroup figures are its partition's (step usage). Before,
-# every Node of the host reported the host's. Boot v1 only, for the
-# e2e's time: on v2 step usage checks the same figures in kubelet's
-# summary API, which metrics-server reads.
+# every Node of the host reported the host's. One boot only, for the
+# e2e's time (v1, or v2 when it does not reboot: scenario.sh): step usage
+# checks the same figures in kubelet's summary API, which metrics-server
+# reads, in both.
 . /e2e/guest/lib.sh
 requires network
 requires usage
@@ -18,8 +19,8 @@ requires usage
 a=$(most_free)
 for b in $PARTITIONS; do [ $b != $a ] && break; done
 api_path=/apis/metrics.k8s.io/v1beta1/nodes
-# Only B's containerd gets the image, so the pod lands there, away from
-# the burner's CPUs.
+# Only B's Node gets the add-on's label, so the pod lands there, away
+# from the burner's CPUs.
 PARTITIONS=$b deploy_addon metrics-server "metrics-server (Deployment, Service, APIService v1beta1.metrics.k8s.io)"
 cleanup() {
   if [ "$FAILED" != 0 ]; then
