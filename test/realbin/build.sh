@@ -2,7 +2,10 @@
 # build.sh — build (once) the real binaries the e2e runs, from the Go module
 # proxy, static (CGO_ENABLED=0), stripped, and print the folder that holds
 # them. Three modules of their own keep them out of the product's go.mod:
-#   test/k8s        kubelet kube-apiserver kube-scheduler kube-controller-manager kubectl (v1.37.2)
+#   test/k8s        kubelet kube-apiserver kube-scheduler kube-controller-manager kubectl (v1.37.2),
+#                   and kubelet-canary: kubelet again, stamped v1.37.2+canary (the
+#                   e2e's kubelet upgrade, step canary: another build that
+#                   reports another version; linking it again costs seconds)
 #   test/containerd containerd containerd-shim-runc-v2 ctr (v2.2.x)
 #   test/etcd       etcd (v3.6.x)
 # Cached in $np_cache/bin/<key>/ (test/cachedir.sh: outside the clone), where <key> hashes this script and the three
@@ -17,7 +20,7 @@ key=$(cat "$0" "$repo"/test/{k8s,containerd,etcd}/go.{mod,sum} | sha256sum | cut
 . "$repo/test/cachedir.sh"
 out=${REALBIN_CACHE:-$np_cache/bin}/$key
 log() { echo "realbin: $*" >&2; }
-bins=(kubelet kube-apiserver kube-scheduler kube-controller-manager kubectl containerd containerd-shim-runc-v2 ctr etcd)
+bins=(kubelet kube-apiserver kube-scheduler kube-controller-manager kubectl kubelet-canary containerd containerd-shim-runc-v2 ctr etcd)
 have=1
 for b in "${bins[@]}"; do [ -x "$out/$b" ] || have=0; done
 if [ "$have" = 1 ]; then log "cached $out"; echo "$out"; exit 0; fi
@@ -44,6 +47,8 @@ for b in kubelet kube-apiserver kube-scheduler kube-controller-manager kubectl; 
   (cd "$repo/test/k8s" && go build -ldflags "$k8sflags" -o "$out.tmp/$b" "k8s.io/kubernetes/cmd/$b")
   log "$b $k8sver built ($((SECONDS - t0)) s)"
 done
+(cd "$repo/test/k8s" && go build -ldflags "${k8sflags/gitVersion=$k8sver/gitVersion=$k8sver+canary}" -o "$out.tmp/kubelet-canary" k8s.io/kubernetes/cmd/kubelet)
+log "kubelet-canary $k8sver+canary built ($((SECONDS - t0)) s)"
 # Drop other keys' binaries once they are a day old (a run in progress
 # may still be using them).
 find "$(dirname "$out")" -mindepth 1 -maxdepth 1 ! -name "$key" ! -name "$key.tmp" -mmin +1440 -exec rm -rf {} +

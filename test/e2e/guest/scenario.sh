@@ -54,8 +54,8 @@ echo "cmdline: $(cat /proc/cmdline)"
 # plugins and crash moved to v1; the next, on a slower day, v2 about
 # 3950 s and v1 3350 s, before canary moved too). Boot v2 carries the
 # cluster add-ons (services, logs, agents), the nri placement, a package
-# upgrade and the reboot; boot v1 the apply lifecycle (admit, reapply, a
-# kubelet canary, change, killed, reserve), the device plugin DaemonSet
+# upgrade and the reboot; boot v1 the apply lifecycle (admit, reapply,
+# change, killed, reserve, a kubelet upgrade), the device plugin DaemonSet
 # (while it waits for v2's CoreDNS in crosshost anyway) and, its
 # partitions being one in each allocator mode as v2's, the daemons'
 # crashes; boot n4 what needs partitions of two NUMA nodes (fill, unit),
@@ -74,7 +74,7 @@ else
 fi
 case $E2E_MODE in
   v2) steps="package topology hugepages-sysfs discover cluster apply network services agents allocatable usage $v2_metrics pressure placement nri hugepages status repool upgrade $v2_late remove" ;;
-  v1) steps="package topology discover cluster apply network plugins crosshost allocatable usage $v1_metrics pressure placement pending hugepages status admit reapply canary change killed reserve crash remove" ;;
+  v1) steps="package topology discover cluster apply network plugins crosshost allocatable usage $v1_metrics pressure placement pending hugepages status admit reapply change killed reserve canary crash remove" ;;
   n4) steps="package topology discover cluster apply allocatable fill unit crash layout remove" ;;
   *) echo "unknown E2E_MODE=$E2E_MODE"; steps= ;;
 esac
@@ -87,6 +87,7 @@ esac
 limit_of() {
   case "$E2E_MODE:$1" in
     v2:apply|v1:apply) echo 1800 ;;
+    v1:canary) echo 1200 ;;  # two apply --drain, each a pod's start, a drain, a kubelet restart and a Ready wait
     v1:reserve) echo 1200 ;;  # a drain held 45 s by a budget, a Deployment, then a rolling drain: two drains, kubelet restarts and Ready waits in turn
     v1:crosshost) echo 1800 ;;  # waits for boot v2's Nodes and CoreDNS, then pods on both hosts
     *:metrics) echo 1200 ;;  # metrics-server's pod start, its APIService, then scrape windows of a burner

@@ -1,41 +1,79 @@
-# One partition's kubelet moved to another binary alone (#37), the
-# canary of a kubelet upgrade: `kubelet_binary` in that partition's
-# [[partition]] table. Here the canary is the same kubelet 1.37.2
-# installed at another path (what an operator's canary install looks
-# like; the e2e has one kubelet version). apply restarts exactly that
-# partition's kubelet, now running the canary's binary, its Node Ready
-# again with the version it reports; the other partition is untouched.
-# Taking the key away rolls it back the same way.
+# A kubelet upgrade as an operator rolls it (#37): one partition first,
+# the canary, then every partition, each Node drained before its kubelet
+# moves, as kubeadm's upgrade drains a Node (docs/apply.md). The new
+# kubelet is another build: kubelet 1.37.2 linked again, stamped
+# v1.37.2+canary (test/realbin/build.sh), installed at its own path.
+# - canary: `kubelet_binary` in B's [[partition]] table, `apply --drain`:
+#   B's Node (reason newSoftware) is cordoned, its pod evicted, its
+#   kubelet alone restarted on the new build, and the Node uncordoned once
+#   Ready, reporting the canary's version, while A's kubelet runs on,
+#   untouched, reporting the old one.
+# - rolled to both: `binary` in [kubelet], B's key gone, `apply --drain`:
+#   A's Node alone is drained (B runs the build already) and both report
+#   the canary's version.
+# The steps after this one run on the canary build (the same source).
+# It runs after reserve, whose pods it would otherwise evict.
 . /e2e/guest/lib.sh
 requires apply
 read -r A B <<<"$PARTITIONS"
 canary=/usr/local/bin/kubelet-canary
-install -D -m 0755 /usr/bin/kubelet $canary || die "installing the canary kubelet at $canary"
+mkdir -p ${canary%/*}
+gunzip -c /e2e/canary/kubelet.gz > $canary && chmod 0755 $canary || die "installing the canary kubelet at $canary"
+old_version=$(kubelet --version | awk '{print $2}') new_version=$($canary --version | awk '{print $2}')
+[ -n "$new_version" ] && [ "$new_version" != "$old_version" ] && ok "the canary build reports $new_version, the running one $old_version" \
+  || die "the canary build reports '$new_version', the running one '$old_version': no upgrade to see"
 exe_of() { readlink /proc/$(unit_prop kubelet-$1.service MainPID)/exe; }
-# The VM's /usr/bin/kubelet is a link to the payload's binary.
-kubelet=$(readlink -f /usr/bin/kubelet)
-# apply_expecting WHAT EXE: apply the config in place; exactly B's
-# kubelet restarts, running EXE, and its Node is Ready again.
-apply_expecting() {
-  local before after out rc
+version_of() { api /api/v1/nodes/$(node_name $1) .status.nodeInfo.kubeletVersion; }
+unschedulable() { api "/api/v1/nodes/$1" '.spec.unschedulable // false'; }
+DRAIN="--drain --force --delete-emptydir-data --kubeconfig $KUBECONFIG"
+
+# apply_drained WHAT MOVED STILL: apply --drain of the config in place;
+# exactly MOVED's kubelet restarts, on the canary, its Node drained (a
+# pod of this step's there is evicted), uncordoned and reporting the
+# canary's version; STILL's kubelet (its PID, its executable) is as
+# before and its Node never cordoned.
+apply_drained() {
+  local what=$1 moved=$2 still=$3 before after out rc json
+  pod_yaml canary-guest $moved '{}' | run k apply -f - >/dev/null || fail "creating pod canary-guest"
+  wait_until $POD_START_S "pod canary-guest Running in partition $moved" pod_running canary-guest
   before=$(main_pids)
-  out=$(numa-partition apply 2>&1); rc=$?
-  [ $rc = 0 ] || { fail "apply ($1) exited $rc: $(tail -3 <<<"$out" | tr '\n' ' ')"; return; }
+  still_exe=$(exe_of $still)
+  out=$(numa-partition --output json apply $DRAIN 2>$STATE/canary-apply.err); rc=$?
+  [ $rc = 0 ] || { tail -5 $STATE/canary-apply.err; fail "apply --drain ($what) exited $rc"; return; }
+  json=$(jq -c --arg n "$(node_name $moved)" '[.nodes[] | select(.node == $n) | {reason, uncordoned, evicted: .drain.evicted}]' <<<"$out")
+  expect_eq "apply --drain ($what): the Nodes it disrupted" "$(jq -r '[.nodes[].node] | join(" ")' <<<"$out")" "$(node_name $moved)"
+  expect_eq "apply --drain ($what): Node $(node_name $moved) drained and uncordoned for the new kubelet" "$json" \
+    '[{"reason":"newSoftware","uncordoned":true,"evicted":1}]'
+  jq -r '.nodes[].actions[]' <<<"$out" | grep -qxF "restart on the new executables (kubelet /usr/bin/kubelet → $canary)" \
+    && ok "its actions say what moves (kubelet /usr/bin/kubelet → $canary)" || fail "its actions do not say what moves: $(jq -c '.nodes[].actions' <<<"$out")"
   after=$(main_pids)
-  expect_eq "services restarted ($1)" "$(restarted "$before" "$after")" "kubelet-$B.service "
-  expect_eq "kubelet-$B's executable ($1)" "$(exe_of $B)" "$2"
-  expect_eq "kubelet-$A's executable ($1, untouched)" "$(exe_of $A)" "$kubelet"
+  expect_eq "services restarted ($what)" "$(restarted "$before" "$after")" "kubelet-$moved.service "
+  expect_eq "kubelet-$moved's executable ($what)" "$(exe_of $moved)" "$canary"
+  expect_eq "kubelet-$still's executable ($what, untouched)" "$(exe_of $still)" "$still_exe"
+  gone() { ! api "$(pod_path canary-guest)" .metadata.name >/dev/null 2>&1; }
+  wait_until 120 "pod canary-guest evicted from Node $(node_name $moved)" gone
   wait_healthy
-  wait_until 300 "Node $(node_name $B) Ready ($1)" node_ready $(node_name $B)
-  expect_eq "Node $(node_name $B)'s kubeletVersion ($1)" \
-    "$(api /api/v1/nodes/$(node_name $B) .status.nodeInfo.kubeletVersion)" "$(/usr/bin/kubelet --version | awk '{print $2}')"
+  wait_until 300 "Node $(node_name $moved) Ready ($what)" node_ready $(node_name $moved)
+  expect_eq "Node $(node_name $moved)'s kubeletVersion ($what)" "$(version_of $moved)" "$new_version"
+  for p in $A $B; do
+    expect_eq "Node $(node_name $p) cordoned ($what)" "$(unschedulable $(node_name $p))" false
+  done
+  k -n $NS delete pod canary-guest --wait=false >/dev/null 2>&1
 }
+
 # The config ends with B's [[partition]] table: the key goes there.
 cp $CONFIG $STATE/config-before-canary.toml
 { cat $STATE/config-before-canary.toml; printf 'kubelet_binary = "%s"\n' $canary; } > $CONFIG
-apply_expecting "canary" $canary
-cp $STATE/config-before-canary.toml $CONFIG
-apply_expecting "rolled back" "$kubelet"
-rm -f $canary
-out=$(numa-partition status 2>&1) && ok "status healthy after the canary and its roll-back" || fail "status: $(tail -4 <<<"$out" | tr '\n' ' ')"
+out=$(numa-partition apply $DRAIN --dry-run 2>&1) || fail "apply --drain --dry-run (canary) failed: $(tail -3 <<<"$out")"
+grep -q "restart on the new executables (kubelet /usr/bin/kubelet → $canary)" <<<"$out" \
+  && ok "apply --drain --dry-run says B's kubelet moves, and that its Node is drained first" || { echo "$out" | tail -15; fail "the dry run does not say B's kubelet moves"; }
+apply_drained "canary" $B $A
+expect_eq "Node $(node_name $A)'s kubeletVersion (canary: the old one)" "$(version_of $A)" "$old_version"
+
+# Rolled to both: [kubelet]'s binary moves, B's own key goes.
+sed "s|^\[kubelet\]$|[kubelet]\nbinary = \"$canary\"|" $STATE/config-before-canary.toml > $CONFIG
+grep -qx "binary = \"$canary\"" $CONFIG || die "the config has no [kubelet] table to name the canary in"
+apply_drained "rolled to both" $A $B
+expect_eq "Node $(node_name $B)'s kubeletVersion (rolled to both)" "$(version_of $B)" "$new_version"
+out=$(numa-partition status 2>&1) && ok "status healthy on the new kubelet" || fail "status: $(tail -4 <<<"$out" | tr '\n' ' ')"
 finish
