@@ -105,8 +105,7 @@ type Removal struct {
 	Node string `json:"node"`
 	// Reason is why apply disrupts this Node (ReasonFreshState,
 	// ReasonNamespaceRebuilt, ReasonNewSoftware, ReasonPartitionGone);
-	// absent in remove's,
-	// where every Node goes.
+	// absent in remove's, where every Node goes.
 	Reason string `json:"reason,omitempty"`
 	// Kubeconfig is the one the API server was asked with: --kubeconfig,
 	// or the partition's kubelet's; "" when it was not asked.
@@ -150,8 +149,9 @@ type Target struct {
 	Software string
 }
 
-// Goes says whether the partition's kubelet stops for good: its Node is
-// then deleted rather than uncordoned.
+// Goes says whether the partition's kubelet stops for good (its
+// partition goes, or remove removes it): its Node is then deleted rather
+// than uncordoned.
 func (t Target) Goes() bool {
-	return t.Reason != ReasonFreshState && t.Reason != ReasonNamespaceRebuilt && t.Reason != ReasonNewSoftware
+	return t.Reason == ReasonPartitionGone || t.Reason == ""
 }
