@@ -70,13 +70,14 @@ func affectedNodes(d Desired, cur Current, steps []Step, next []record.Partition
 				continue
 			}
 			t := nodes.Target{Partition: p}
+			rebuiltBy, software := cmp.Or(rebuilt[p.Name], rebuilt[""]), newSoftware(p, np)
 			switch {
 			case fresh[p.Name] != "":
 				t.Reason, t.Unit = nodes.ReasonFreshState, fresh[p.Name]
-			case cmp.Or(rebuilt[p.Name], rebuilt[""]) != "":
-				t.Reason, t.Unit = nodes.ReasonNamespaceRebuilt, cmp.Or(rebuilt[p.Name], rebuilt[""])
-			case newSoftware(p, np) != "":
-				t.Reason, t.Unit, t.Software = nodes.ReasonNewSoftware, kubeletOf(d, p.Name), newSoftware(p, np)
+			case rebuiltBy != "":
+				t.Reason, t.Unit = nodes.ReasonNamespaceRebuilt, rebuiltBy
+			case software != "":
+				t.Reason, t.Unit, t.Software = nodes.ReasonNewSoftware, kubeletOf(d, p.Name), software
 			default:
 				continue
 			}
