@@ -282,6 +282,12 @@ pod_path() { echo "/api/v1/namespaces/${2:-$NS}/pods/$1"; }
 # node_ready NODE: its Ready condition is True.
 node_ready_status() { api "/api/v1/nodes/$1" '.status.conditions[]? | select(.type=="Ready") | .status'; }
 node_ready() { [ "$(node_ready_status "$1")" = True ]; }
+# node_unschedulable NODE: the Node's spec.unschedulable (true when
+# cordoned), false when unset.
+node_unschedulable() { api "/api/v1/nodes/$1" '.spec.unschedulable // false'; }
+# DRAIN: apply's --drain as the steps that roll a change use it, evicting
+# the pods no controller manages (the e2e's own) with the admin's identity.
+DRAIN="--drain --force --delete-emptydir-data --kubeconfig $KUBECONFIG"
 node_not_ready() {
   local s
   s=$(node_ready_status "$1") || return 1

@@ -24,8 +24,6 @@ old_version=$(kubelet --version | awk '{print $2}') new_version=$($canary --vers
   || die "the canary build reports '$new_version', the running one '$old_version': no upgrade to see"
 exe_of() { readlink /proc/$(unit_prop kubelet-$1.service MainPID)/exe; }
 version_of() { api /api/v1/nodes/$(node_name $1) .status.nodeInfo.kubeletVersion; }
-unschedulable() { api "/api/v1/nodes/$1" '.spec.unschedulable // false'; }
-DRAIN="--drain --force --delete-emptydir-data --kubeconfig $KUBECONFIG"
 
 # apply_drained WHAT MOVED STILL: apply --drain of the config in place;
 # exactly MOVED's kubelet restarts, on the canary, its Node drained (a
@@ -33,7 +31,7 @@ DRAIN="--drain --force --delete-emptydir-data --kubeconfig $KUBECONFIG"
 # canary's version; STILL's kubelet (its PID, its executable) is as
 # before and its Node never cordoned.
 apply_drained() {
-  local what=$1 moved=$2 still=$3 before after out rc json
+  local what=$1 moved=$2 still=$3 before after out rc json still_exe
   pod_yaml canary-guest $moved '{}' | run k apply -f - >/dev/null || fail "creating pod canary-guest"
   wait_until $POD_START_S "pod canary-guest Running in partition $moved" pod_running canary-guest
   before=$(main_pids)
@@ -56,7 +54,7 @@ apply_drained() {
   wait_until 300 "Node $(node_name $moved) Ready ($what)" node_ready $(node_name $moved)
   expect_eq "Node $(node_name $moved)'s kubeletVersion ($what)" "$(version_of $moved)" "$new_version"
   for p in $A $B; do
-    expect_eq "Node $(node_name $p) cordoned ($what)" "$(unschedulable $(node_name $p))" false
+    expect_eq "Node $(node_name $p) cordoned ($what)" "$(node_unschedulable $(node_name $p))" false
   done
   k -n $NS delete pod canary-guest --wait=false >/dev/null 2>&1
 }

@@ -32,13 +32,11 @@ requires apply
 # there from the holder.)
 [ ${#HUGEPAGES_2M[@]} = 0 ] || die "the layout step's expectations are for partitions without hugepage pools (boot n4)"
 read -r A B <<<"$PARTITIONS"
-DRAIN="--drain --force --delete-emptydir-data --kubeconfig $KUBECONFIG"
 RECORD=/var/lib/numa-partition/applied.json
 N0=$(node_name $A) N2=$(node_name $B)
 # The merged partition: every NUMA node, every pod CPU.
 ALL_NODES=$(ls -d /sys/devices/system/node/node[0-9]* | sed 's/.*node//' | sort -n | paste -sd, | sed 's/,/, /g')
 MERGED_CPUS=$((POD_CPU_COUNT[$A] + POD_CPU_COUNT[$B]))
-unschedulable() { api "/api/v1/nodes/$1" '.spec.unschedulable // false'; }
 alloc_cpu() { api "/api/v1/nodes/$1" '.status.allocatable.cpu'; }
 node_gone() { ! api_get "/api/v1/nodes/$1" >/dev/null 2>&1; }
 boot_nodes() { api "/api/v1/nodes?labelSelector=e2e.numa-partition.io%2Fboot%3D$BOOT" '[.items[].metadata.name] | sort | join(" ")'; }
@@ -104,7 +102,7 @@ grep -qE "partition $B .*cordon.*evict 1 pods \($NS/$on_n2\).*delete Node $N2" <
 grep -qE "evictions of $NS/$on_n2 gated by PodDisruptionBudget $NS/e2e-layout \(.*allows 0 disruptions\)" <<<"$out" \
   && ok "the dry run names the budget e2e-layout that gates $on_n2's eviction, and that it allows none now" || fail "the dry run does not name the budget e2e-layout"
 sed -n '/Nodes it would disrupt/,$p' <<<"$out" | grep -q "^  partition $A " && fail "the dry run drains $A, whose pods pin nothing" || ok "the dry run leaves $A's Node alone"
-expect_eq "Node $N2 untouched by the dry run" "$(unschedulable $N2)" false
+expect_eq "Node $N2 untouched by the dry run" "$(node_unschedulable $N2)" false
 
 # Killed while the budget holds the drain.
 before=$(main_pids)
@@ -116,8 +114,8 @@ kill -9 $victim; wait $victim; rc=$?
 expect_eq "apply killed with SIGKILL mid-drain (exit status)" "$rc" 137
 tail -3 $STATE/layout-killed.log
 expect_eq "services after the killed drain (unchanged)" "$(main_pids)" "$before"
-expect_eq "Node $N2 left cordoned by the killed drain" "$(unschedulable $N2)" true
-expect_eq "Node $N0 never cordoned" "$(unschedulable $N0)" false
+expect_eq "Node $N2 left cordoned by the killed drain" "$(node_unschedulable $N2)" true
+expect_eq "Node $N0 never cordoned" "$(node_unschedulable $N0)" false
 expect_eq "Nodes the pending record lists as cordoned" "$(record_cordoned)" "$N2"
 st=$(numa-partition status -o json 2>/dev/null)
 jq -e --arg n "$N2" '.problems[] | select(contains("interrupted drain left Node " + $n + " cordoned"))' <<<"$st" >/dev/null \
@@ -138,7 +136,7 @@ for u in kubelet-$B.service containerd-$B.service numa-allocator@$B.service $B.s
 done
 expect_eq "kubelet-$B after the merge" "$(unit_prop kubelet-$B.service ActiveState)" inactive
 wait_until 300 "Node $N0 Ready after the merge" node_ready $N0
-expect_eq "Node $N0 schedulable after the merge" "$(unschedulable $N0)" false
+expect_eq "Node $N0 schedulable after the merge" "$(node_unschedulable $N0)" false
 wait_until 120 "Node $N0's allocatable cpu is $MERGED_CPUS (every pod CPU)" eval '[ "$(alloc_cpu $N0)" = $MERGED_CPUS ]'
 expect_eq "the record after the merge: pending, cordoned" "$(jq -r '"\(.pending // false) \(.cordoned // [] | length)"' $RECORD)" "false 0"
 wait_until $POD_START_S "e2e-layout's 2 replicas ready again" both_ready
@@ -169,7 +167,7 @@ echo "  the split took $((SECONDS - t0)) s"
 wait_until 600 "Node $N2 registered again and Ready" node_ready $N2
 wait_until 300 "Node $N0 Ready after the split" node_ready $N0
 for p in $A $B; do
-  expect_eq "Node $(node_name $p) schedulable after the split" "$(unschedulable $(node_name $p))" false
+  expect_eq "Node $(node_name $p) schedulable after the split" "$(node_unschedulable $(node_name $p))" false
   cpu_is() { [ "$(alloc_cpu $(node_name $1))" = "${POD_CPU_COUNT[$1]}" ]; }
   wait_until 120 "Node $(node_name $p)'s allocatable cpu is ${POD_CPU_COUNT[$p]}" cpu_is $p
   for u in $(partition_units $p); do expect_eq "$u" "$(unit_prop $u ActiveState)" active; done

@@ -39,8 +39,6 @@ for p in $kubelet_parts; do
 done
 expect_eq "services after the refused apply (unchanged)" "$(main_pids)" "$before"
 
-DRAIN="--drain --force --delete-emptydir-data --kubeconfig $KUBECONFIG"
-unschedulable() { api "/api/v1/nodes/$1" '.spec.unschedulable // false'; }
 
 # The pods here have no controller: without --force the drain refuses
 # them before it cordons anything, as kubectl drain does.
@@ -54,7 +52,7 @@ grep -q -- "no controller manages.*--force evicts them" <<<"$out" && [ -n "$name
   && ok "the refusal names the pods no controller manages ($named) and --force" || fail "the refusal does not name the unmanaged pods and --force"
 expect_eq "services after the refused drain (unchanged)" "$(main_pids)" "$before"
 for p in $kubelet_parts; do
-  expect_eq "Node $(node_name $p) never cordoned by the refused drain" "$(unschedulable $(node_name $p))" false
+  expect_eq "Node $(node_name $p) never cordoned by the refused drain" "$(node_unschedulable $(node_name $p))" false
 done
 
 # A budget that lets none of its pods go holds the drain: refused after
@@ -79,7 +77,7 @@ grep -q "e2e-hold" <<<"$out" && ok "the failure names the budget e2e-hold" || fa
 expect_eq "services after the held drain (unchanged)" "$(main_pids)" "$before"
 api "$(pod_path $held)" .metadata.name >/dev/null && ok "pod $held, which the budget protects, still exists" || fail "pod $held is gone"
 for p in $kubelet_parts; do
-  expect_eq "Node $(node_name $p) schedulable again after the failed drain" "$(unschedulable $(node_name $p))" false
+  expect_eq "Node $(node_name $p) schedulable again after the failed drain" "$(node_unschedulable $(node_name $p))" false
 done
 run k -n $NS delete pdb e2e-hold >/dev/null || fail "deleting the PodDisruptionBudget"
 
@@ -143,7 +141,7 @@ for p in $kubelet_parts; do
   grep -E "partition $p .*drained in .* \([1-9][0-9]* evicted\).*uncordoned" <<<"$out" >/dev/null \
     && ok "partition $p's Node drained (pods evicted) and uncordoned by apply" || fail "apply's output has no drained-and-uncordoned line for partition $p"
   expect_eq "pods left on Node $(node_name $p) but e2e-web's" "$(comm -23 <(pods_of $p | sort) <(web_pods_of $p | sort) | tr '\n' ' ')" ""
-  expect_eq "Node $(node_name $p) schedulable after apply --drain" "$(unschedulable $(node_name $p))" false
+  expect_eq "Node $(node_name $p) schedulable after apply --drain" "$(node_unschedulable $(node_name $p))" false
 done
 wait_until 300 "Deployment e2e-web ready again with a replica on each Node" web_spread
 run k -n $NS delete deployment/e2e-web pdb/e2e-web --wait=true --timeout=120s >/dev/null || fail "deleting Deployment e2e-web"
