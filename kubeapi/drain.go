@@ -2,7 +2,6 @@ package kubeapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -32,18 +31,20 @@ func (c *Client) SetUnschedulable(ctx context.Context, name string, on bool) err
 	if err := checkNodeName(name); err != nil {
 		return err
 	}
+	cs, err := c.typed()
+	if err != nil {
+		return err
+	}
 	patch := []byte(`{"spec":{"unschedulable":null}}`)
 	if on {
 		patch = []byte(`{"spec":{"unschedulable":true}}`)
 	}
-	var n corev1.Node
-	u, err := c.do(ctx, request{method: http.MethodPatch, kind: "Node", path: []string{"api/v1/nodes", name},
-		body: patch, contentType: "application/merge-patch+json", notFound: ErrNotRegistered}, &n)
+	n, err := cs.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
-		return err
+		return c.apiErr(err, http.MethodPatch, ErrNotRegistered, "api/v1/nodes", name)
 	}
 	if n.Spec.Unschedulable != on {
-		return fmt.Errorf("PATCH %s: answered spec.unschedulable %v, want %v", u, n.Spec.Unschedulable, on)
+		return fmt.Errorf("PATCH /api/v1/nodes/%s: answered spec.unschedulable %v, want %v", name, n.Spec.Unschedulable, on)
 	}
 	return nil
 }
@@ -55,8 +56,12 @@ func (c *Client) DeleteNode(ctx context.Context, name string) error {
 	if err := checkNodeName(name); err != nil {
 		return err
 	}
-	_, err := c.do(ctx, request{method: http.MethodDelete, kind: "Status", path: []string{"api/v1/nodes", name}, notFound: ErrNotRegistered}, nil)
-	return err
+	cs, err := c.typed()
+	if err != nil {
+		return err
+	}
+	err = cs.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+	return c.apiErr(err, http.MethodDelete, ErrNotRegistered, "api/v1/nodes", name)
 }
 
 // PodsOnNode lists the pods bound to Node name, in every namespace
@@ -76,14 +81,13 @@ func (c *Client) PodDisruptionBudgets(ctx context.Context, namespace string) ([]
 	if errs := validation.IsDNS1123Label(namespace); len(errs) > 0 {
 		return nil, fmt.Errorf("namespace %q: %s", namespace, errs[0])
 	}
-	var l policyv1.PodDisruptionBudgetList
-	u, err := c.do(ctx, request{method: http.MethodGet, kind: "PodDisruptionBudgetList",
-		path: []string{"apis/policy/v1/namespaces", namespace, "poddisruptionbudgets"}}, &l)
+	cs, err := c.typed()
 	if err != nil {
 		return nil, err
 	}
-	if l.Kind != "" && l.Kind != "PodDisruptionBudgetList" {
-		return nil, fmt.Errorf("GET %s: answered %s, not PodDisruptionBudgetList", u, l.Kind)
+	l, err := cs.PolicyV1().PodDisruptionBudgets(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, c.apiErr(err, http.MethodGet, nil, "apis/policy/v1/namespaces", namespace, "poddisruptionbudgets")
 	}
 	return l.Items, nil
 }
@@ -99,20 +103,16 @@ func (c *Client) Evict(ctx context.Context, namespace, name string, uid types.UI
 	if err := checkPodName(namespace, name); err != nil {
 		return err
 	}
-	ev := policyv1.Eviction{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-	}
-	if uid != "" {
-		ev.DeleteOptions = &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
-	}
-	body, err := json.Marshal(ev)
+	cs, err := c.typed()
 	if err != nil {
 		return err
 	}
-	_, err = c.do(ctx, request{method: http.MethodPost, kind: "Status",
-		path: []string{"api/v1/namespaces", namespace, "pods", name, "eviction"}, body: body}, nil)
-	return err
+	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	if uid != "" {
+		ev.DeleteOptions = &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+	}
+	err = cs.PolicyV1().Evictions(namespace).Evict(ctx, ev)
+	return c.apiErr(err, http.MethodPost, nil, "api/v1/namespaces", namespace, "pods", name, "eviction")
 }
 
 // checkNodeName refuses what is not a Node name: a DNS subdomain, so that

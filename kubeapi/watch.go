@@ -2,17 +2,16 @@ package kubeapi
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // Watch event types (metav1.WatchEvent.Type).
@@ -39,16 +38,16 @@ func (c *Client) PodListOnNode(ctx context.Context, node string) (*corev1.PodLis
 	if err := checkNodeName(node); err != nil {
 		return nil, err
 	}
-	q := url.Values{"fieldSelector": {"spec.nodeName=" + node}, "limit": {strconv.Itoa(podListPage)}}
+	cs, err := c.typed()
+	if err != nil {
+		return nil, err
+	}
+	opts := metav1.ListOptions{FieldSelector: "spec.nodeName=" + node, Limit: podListPage}
 	all := &corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}}
 	for first := true; ; first = false {
-		var l corev1.PodList
-		u, err := c.do(ctx, request{method: http.MethodGet, kind: "PodList", path: []string{"api/v1/pods"}, query: q}, &l)
+		l, err := cs.CoreV1().Pods("").List(ctx, opts)
 		if err != nil {
-			return nil, err
-		}
-		if l.Kind != "" && l.Kind != "PodList" {
-			return nil, fmt.Errorf("GET %s: answered %s, not PodList", u, l.Kind)
+			return nil, c.apiErr(err, http.MethodGet, nil, "api/v1/pods")
 		}
 		if first {
 			all.ResourceVersion = l.ResourceVersion
@@ -63,7 +62,7 @@ func (c *Client) PodListOnNode(ctx context.Context, node string) (*corev1.PodLis
 		if l.Continue == "" {
 			return all, nil
 		}
-		q.Set("continue", l.Continue)
+		opts.Continue = l.Continue
 	}
 }
 
@@ -78,59 +77,61 @@ func (c *Client) WatchPodsOnNode(ctx context.Context, node, resourceVersion stri
 	if err := checkNodeName(node); err != nil {
 		return resourceVersion, err
 	}
-	q := url.Values{"fieldSelector": {"spec.nodeName=" + node}}
-	q.Set("watch", "true")
-	q.Set("resourceVersion", resourceVersion)
-	q.Set("allowWatchBookmarks", "true")
-	q.Set("timeoutSeconds", strconv.Itoa(max(1, int(timeout.Seconds()))))
+	cs, err := c.watching()
+	if err != nil {
+		return resourceVersion, err
+	}
+	secs := int64(max(1, int(timeout.Seconds())))
 	// A server (or a network) that goes silent would keep the stream open
 	// for ever: the request ends a little after the time it was asked for.
 	ctx, cancel := context.WithTimeout(ctx, timeout+c.timeout)
 	defer cancel()
-	u, resp, err := c.send(ctx, c.stream, request{method: http.MethodGet, kind: "watch event", path: []string{"api/v1/pods"}, query: q})
+	w, err := watchPods(ctx, cs, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node,
+		ResourceVersion: resourceVersion, AllowWatchBookmarks: true, TimeoutSeconds: &secs})
 	if err != nil {
-		return resourceVersion, err
+		return resourceVersion, c.apiErr(err, http.MethodGet, nil, "api/v1/pods")
 	}
-	defer resp.Body.Close()
-	dec := json.NewDecoder(resp.Body)
-	for {
-		var ev struct {
-			Type   string          `json:"type"`
-			Object json.RawMessage `json:"object"`
+	defer w.Stop()
+	start, events := time.Now(), 0
+	for ev := range w.ResultChan() {
+		events++
+		if ev.Type == watch.Error {
+			err := c.apiErr(apierrors.FromObject(ev.Object), http.MethodGet, nil, "api/v1/pods")
+			return resourceVersion, fmt.Errorf("watch: %w", err)
 		}
-		if err := dec.Decode(&ev); err != nil {
-			if errors.Is(err, io.EOF) || ctx.Err() != nil {
-				return resourceVersion, nil
-			}
-			return resourceVersion, fmt.Errorf("watch %s: %w", u, err)
-		}
-		if len(ev.Object) > maxObjectBytes {
-			return resourceVersion, fmt.Errorf("watch %s: event larger than %d bytes", u, maxObjectBytes)
-		}
-		if ev.Type == EventError {
-			var st metav1.Status
-			if json.Unmarshal(ev.Object, &st) == nil && st.Code == http.StatusGone {
-				return resourceVersion, fmt.Errorf("%w: watch %s: %s", ErrGone, u, st.Message)
-			}
-			return resourceVersion, fmt.Errorf("watch %s: the API server ended it with an error: %s", u, ev.Object)
-		}
-		var p corev1.Pod
-		if err := json.Unmarshal(ev.Object, &p); err != nil {
-			return resourceVersion, fmt.Errorf("watch %s: %s event is not a Pod: %w", u, ev.Type, err)
-		}
-		switch ev.Type {
-		case EventAdded, EventModified, EventDeleted, EventBookmark:
-		default:
-			return resourceVersion, fmt.Errorf("watch %s: unknown event type %q", u, ev.Type)
+		p, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			return resourceVersion, fmt.Errorf("watch /api/v1/pods: %s event is a %T, not a Pod", ev.Type, ev.Object)
 		}
 		if p.ResourceVersion != "" {
 			resourceVersion = p.ResourceVersion
 		}
-		if ev.Type == EventBookmark {
+		if ev.Type == watch.Bookmark {
 			continue
 		}
-		if err := fn(PodEvent{Type: ev.Type, Pod: &p}); err != nil {
+		if err := fn(PodEvent{Type: string(ev.Type), Pod: p}); err != nil {
 			return resourceVersion, err
 		}
 	}
+	// client-go answers a watch request that timed out or whose
+	// connection broke with a watch that ends at once (as client-go's
+	// reflector, take one that ends within a second, empty, for that).
+	if events == 0 && time.Since(start) < time.Second && ctx.Err() == nil {
+		return resourceVersion, fmt.Errorf("%w: the watch of /api/v1/pods ended at once, with no event", ErrUnreachable)
+	}
+	return resourceVersion, nil
+}
+
+// watchPods is the typed client's Watch of pods in every namespace, but
+// not retried: client-go retries a watch whose request timed out up to 10
+// times, which would hide a stalled API server from the pod cache (whose
+// status and readers say it fails) for 10 request timeouts; the cache's
+// own loop retries, with a backoff.
+func watchPods(ctx context.Context, cs kubernetes.Interface, opts metav1.ListOptions) (watch.Interface, error) {
+	opts.Watch = true
+	return cs.CoreV1().RESTClient().Get().Resource("pods").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Timeout(time.Duration(*opts.TimeoutSeconds) * time.Second).
+		MaxRetries(0).
+		Watch(ctx)
 }

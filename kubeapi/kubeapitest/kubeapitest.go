@@ -884,7 +884,10 @@ func (s *Server) servePods(w http.ResponseWriter, r *http.Request, u user) {
 		changed, ended := s.changed, r.Context().Value(endWatchesKey{}).(chan struct{})
 		s.mu.Unlock()
 		for _, ev := range send {
-			b, _ := json.Marshal(ev.pod)
+			// As the API server's, a watch event's object has its kind.
+			p := ev.pod.DeepCopy()
+			p.Kind, p.APIVersion = "Pod", "v1"
+			b, _ := json.Marshal(p)
 			if err := enc.Encode(metav1.WatchEvent{Type: ev.typ, Object: runtime.RawExtension{Raw: b}}); err != nil {
 				return
 			}
