@@ -80,7 +80,15 @@ func (t *boundTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = req.Clone(req.Context())
 		req.Header.Set("Authorization", "Bearer "+t.token)
 	}
+	watching := req.URL.Query().Get("watch") == "true"
 	resp, err := t.next.RoundTrip(req)
+	if err != nil && watching {
+		// client-go answers a watch request that timed out or whose
+		// connection broke with a watch that ends at once, no error:
+		// the pod cache would take a stalled API server for a quiet
+		// one. Not a net.Error any more, it is an error.
+		return nil, &watchRequestError{err}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +103,7 @@ func (t *boundTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// A watch's answer is a stream of events, each bounded by client-go's
 	// decoder (16 MiB); any other answer is one object or a page of them.
-	if req.URL.Query().Get("watch") != "true" {
+	if !watching {
 		resp.Body = &limitedBody{r: io.LimitReader(resp.Body, maxObjectBytes+1), c: resp.Body, url: req.URL.String()}
 	}
 	return resp, nil
@@ -120,3 +128,9 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.c.Close() }
+
+// watchRequestError is a watch request that got no answer; it hides the
+// net.Error below from client-go (see RoundTrip).
+type watchRequestError struct{ err error }
+
+func (e *watchRequestError) Error() string { return e.err.Error() }

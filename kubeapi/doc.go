@@ -2,8 +2,8 @@
 // needs: `status` reads each partition's Node (is it Ready, what does it
 // offer) with the credentials of a kubeconfig file, usually the
 // partition's own kubelet's; the allocator's NRI plugin keeps the pods
-// bound to its partition's Node in a PodCache (list and watch) to place
-// pods as one unit; `remove` lists the pods bound to a Node, cordons it,
+// bound to its partition's Node in a PodCache (client-go's informer: a
+// reflector lists and watches them) to place pods as one unit; `remove` lists the pods bound to a Node, cordons it,
 // evicts its pods (policy/v1 Eviction, which honours
 // PodDisruptionBudgets) and deletes it, with an identity allowed to
 // (kubeapi/drain decides what to evict); apply and remove record
