@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	kubedrain "k8s.io/kubectl/pkg/drain"
 )
 
 // What draining a Node needs (kubeapi/drain decides, these do the
@@ -23,30 +24,23 @@ import (
 // far below maxObjectBytes.
 const podListPage = 250
 
-// SetUnschedulable cordons (true) or uncordons (false) Node name with a
-// JSON merge patch of spec.unschedulable, as kubectl cordon does; false
-// removes the field, its default. A Node that does not exist is
+// SetUnschedulable cordons (true) or uncordons (false) Node name as
+// kubectl cordon and kubectl drain do, with their code (k8s.io/kubectl's
+// drain.RunCordonOrUncordon): it reads the Node and, unless it is so
+// already, patches spec.unschedulable (a strategic merge patch; false
+// removes the field, its default). A Node that does not exist is
 // ErrNotRegistered.
 func (c *Client) SetUnschedulable(ctx context.Context, name string, on bool) error {
-	if err := checkNodeName(name); err != nil {
+	n, err := c.Node(ctx, name)
+	if err != nil {
 		return err
 	}
 	cs, err := c.typed()
 	if err != nil {
 		return err
 	}
-	patch := []byte(`{"spec":{"unschedulable":null}}`)
-	if on {
-		patch = []byte(`{"spec":{"unschedulable":true}}`)
-	}
-	n, err := cs.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
-	if err != nil {
-		return c.apiErr(err, http.MethodPatch, ErrNotRegistered, "api/v1/nodes", name)
-	}
-	if n.Spec.Unschedulable != on {
-		return fmt.Errorf("PATCH /api/v1/nodes/%s: answered spec.unschedulable %v, want %v", name, n.Spec.Unschedulable, on)
-	}
-	return nil
+	err = kubedrain.RunCordonOrUncordon(&kubedrain.Helper{Ctx: ctx, Client: cs}, n, on)
+	return c.apiErr(err, http.MethodPatch, ErrNotRegistered, "api/v1/nodes", name)
 }
 
 // DeleteNode deletes Node name (its pods are then garbage-collected by
