@@ -1,21 +1,16 @@
 package kubeapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // DefaultTimeout bounds one request when Options.Timeout is 0: half the
@@ -54,6 +49,12 @@ type Client struct {
 	// err is why the client cannot send (an exec plugin client-go
 	// refused): every request returns it.
 	err error
+
+	// The typed clientsets (clientset.go), built on first use: cs for
+	// ordinary requests, ws for watches.
+	csOnce, wsOnce sync.Once
+	cs, ws         *kubernetes.Clientset
+	csErr, wsErr   error
 }
 
 // NewClient returns a client for cfg. Close it to drop its connections.
@@ -96,15 +97,18 @@ func (c *Client) Node(ctx context.Context, name string) (*corev1.Node, error) {
 	if err := checkNodeName(name); err != nil {
 		return nil, err
 	}
-	var n corev1.Node
-	u, err := c.do(ctx, request{method: http.MethodGet, kind: "Node", path: []string{"api/v1/nodes", name}, notFound: ErrNotRegistered}, &n)
+	cs, err := c.typed()
 	if err != nil {
 		return nil, err
 	}
-	if (n.Kind != "" && n.Kind != "Node") || n.Name != name {
-		return nil, fmt.Errorf("GET %s: answered %s %q, not Node %q", u, orNone(n.Kind), n.Name, name)
+	n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, c.apiErr(err, http.MethodGet, ErrNotRegistered, "api/v1/nodes", name)
 	}
-	return &n, nil
+	if n.Name != name {
+		return nil, fmt.Errorf("GET /api/v1/nodes/%s: answered Node %q", name, n.Name)
+	}
+	return n, nil
 }
 
 // Pod GETs /api/v1/namespaces/<namespace>/pods/<name>, with Node's
@@ -114,161 +118,16 @@ func (c *Client) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, 
 	if err := checkPodName(namespace, name); err != nil {
 		return nil, err
 	}
-	var p corev1.Pod
-	u, err := c.get(ctx, "Pod", &p, "api/v1/namespaces", namespace, "pods", name)
+	cs, err := c.typed()
 	if err != nil {
 		return nil, err
 	}
-	if (p.Kind != "" && p.Kind != "Pod") || p.Name != name || p.Namespace != namespace {
-		return nil, fmt.Errorf("GET %s: answered %s %s/%s, not Pod %s/%s", u, orNone(p.Kind), p.Namespace, p.Name, namespace, name)
-	}
-	return &p, nil
-}
-
-// get GETs the object (of kind) at the API path into obj and returns its
-// URL.
-func (c *Client) get(ctx context.Context, kind string, obj any, path ...string) (string, error) {
-	return c.do(ctx, request{method: http.MethodGet, kind: kind, path: path}, obj)
-}
-
-// request is one call of the API.
-type request struct {
-	method string
-	kind   string   // what the answer is, for errors ("Node", "PodList")
-	path   []string // below the server's URL, each element escaped
-	query  url.Values
-	body   []byte // JSON; nil for none
-	// contentType is the body's; "" is application/json.
-	contentType string
-	// notFound is the sentinel of a 404 besides ErrNotFound
-	// (ErrNotRegistered for a Node).
-	notFound error
-}
-
-// do sends r and decodes a 2xx answer into out (nil: the answer is read
-// and dropped); it returns the request's URL. Errors: *APIError for any
-// other answer, ErrUnreachable when none came.
-func (c *Client) do(ctx context.Context, r request, out any) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	us, resp, err := c.send(ctx, c.http, r)
+	p, err := cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return us, err
+		return nil, c.apiErr(err, http.MethodGet, nil, "api/v1/namespaces", namespace, "pods", name)
 	}
-	defer resp.Body.Close()
-	// Not strict: the API adds fields with every release, and an older
-	// numa-partition must still read a newer server's objects.
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxObjectBytes+1))
-	if err != nil {
-		return us, fmt.Errorf("%s %s: reading the answer: %w", r.method, us, err)
+	if p.Name != name || p.Namespace != namespace {
+		return nil, fmt.Errorf("GET /api/v1/namespaces/%s/pods/%s: answered Pod %s/%s", namespace, name, p.Namespace, p.Name)
 	}
-	if len(b) > maxObjectBytes {
-		return us, fmt.Errorf("%s %s: answer larger than %d bytes", r.method, us, maxObjectBytes)
-	}
-	if out == nil {
-		return us, nil
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return us, fmt.Errorf("%s %s: not a %s: %w", r.method, us, r.kind, err)
-	}
-	return us, nil
-}
-
-// send sends r through hc (c.http, or c.stream for a watch, whose answer
-// lasts as long as ctx lets it) with the headers and credentials every
-// request has, and returns the URL and the answer, which is a 2xx: any
-// other is an *APIError (its body read and closed), no answer
-// ErrUnreachable. The caller closes the answer's body.
-func (c *Client) send(ctx context.Context, hc *http.Client, r request) (string, *http.Response, error) {
-	if c.cfg.Server == nil {
-		return "", nil, errors.New("kubeapi: a Config from Load or Target.Config is needed")
-	}
-	if c.err != nil {
-		return "", nil, c.err
-	}
-	u := c.cfg.Server.JoinPath(r.path...)
-	if len(r.query) > 0 {
-		u.RawQuery = r.query.Encode()
-	}
-	us := u.String()
-	var body io.Reader
-	if r.body != nil {
-		body = bytes.NewReader(r.body)
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, us, body)
-	if err != nil {
-		return us, nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "numa-partition")
-	if r.body != nil {
-		ct := r.contentType
-		if ct == "" {
-			ct = "application/json"
-		}
-		req.Header.Set("Content-Type", ct)
-	}
-	if c.cfg.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.token)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return us, nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer resp.Body.Close()
-		return us, nil, apiError(req, resp, r.notFound)
-	}
-	return us, resp, nil
-}
-
-// apiError turns an answer other than 2xx into an *APIError carrying the
-// API's own message (a metav1.Status, when the body is one) and, for 401,
-// 403, 404, 409, 410 and 429, the sentinel to test it with (notFound too
-// for a 404, when set).
-func apiError(req *http.Request, resp *http.Response, notFound error) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	e := &APIError{Method: req.Method, URL: req.URL.String(), Code: resp.StatusCode, Status: resp.Status,
-		Message: strings.TrimSpace(string(b))}
-	var st metav1.Status
-	if json.Unmarshal(b, &st) == nil && st.Kind == "Status" {
-		if st.Message != "" {
-			e.Message = st.Message
-		}
-		if st.Details != nil {
-			e.Causes = st.Details.Causes
-			e.RetryAfter = time.Duration(st.Details.RetryAfterSeconds) * time.Second
-		}
-	}
-	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
-		e.RetryAfter = time.Duration(s) * time.Second
-	}
-	if len(e.Message) > 512 {
-		e.Message = e.Message[:512] + "…"
-	}
-	switch resp.StatusCode {
-	case http.StatusNotFound:
-		e.kind = ErrNotFound
-		if notFound != nil {
-			e.kind = notFound
-		}
-	case http.StatusUnauthorized:
-		e.kind = ErrUnauthorized
-	case http.StatusForbidden:
-		e.kind = ErrForbidden
-	case http.StatusConflict:
-		e.kind = ErrConflict
-	case http.StatusTooManyRequests:
-		e.kind = ErrTooManyRequests
-	case http.StatusGone:
-		e.kind = ErrGone
-	}
-	return e
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "an object without kind"
-	}
-	return s
+	return p, nil
 }

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 
-	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
@@ -37,11 +38,16 @@ type ClusterKubelet struct {
 // no such ConfigMap (not made by kubeadm), ErrForbidden when the
 // credentials may not read it.
 func (c *Client) ClusterKubelet(ctx context.Context) (ClusterKubelet, error) {
-	var cm corev1.ConfigMap
-	u, err := c.get(ctx, "ConfigMap", &cm, "api/v1/namespaces", KubeletConfigNamespace, "configmaps", KubeletConfigMap)
+	cs, err := c.typed()
 	if err != nil {
 		return ClusterKubelet{}, err
 	}
+	path := []string{"api/v1/namespaces", KubeletConfigNamespace, "configmaps", KubeletConfigMap}
+	cm, err := cs.CoreV1().ConfigMaps(KubeletConfigNamespace).Get(ctx, KubeletConfigMap, metav1.GetOptions{})
+	if err != nil {
+		return ClusterKubelet{}, c.apiErr(err, http.MethodGet, nil, path...)
+	}
+	u := c.cfg.Server.JoinPath(path...)
 	where := fmt.Sprintf("%s/%s (%s)", KubeletConfigNamespace, KubeletConfigMap, u)
 	data, ok := cm.Data[kubeletConfigKey]
 	if !ok {

@@ -2,7 +2,6 @@ package kubeapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -11,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	kubedrain "k8s.io/kubectl/pkg/drain"
 )
 
 // What draining a Node needs (kubeapi/drain decides, these do the
@@ -24,28 +24,23 @@ import (
 // far below maxObjectBytes.
 const podListPage = 250
 
-// SetUnschedulable cordons (true) or uncordons (false) Node name with a
-// JSON merge patch of spec.unschedulable, as kubectl cordon does; false
-// removes the field, its default. A Node that does not exist is
+// SetUnschedulable cordons (true) or uncordons (false) Node name as
+// kubectl cordon and kubectl drain do, with their code (k8s.io/kubectl's
+// drain.RunCordonOrUncordon): it reads the Node and, unless it is so
+// already, patches spec.unschedulable (a strategic merge patch; false
+// removes the field, its default). A Node that does not exist is
 // ErrNotRegistered.
 func (c *Client) SetUnschedulable(ctx context.Context, name string, on bool) error {
-	if err := checkNodeName(name); err != nil {
-		return err
-	}
-	patch := []byte(`{"spec":{"unschedulable":null}}`)
-	if on {
-		patch = []byte(`{"spec":{"unschedulable":true}}`)
-	}
-	var n corev1.Node
-	u, err := c.do(ctx, request{method: http.MethodPatch, kind: "Node", path: []string{"api/v1/nodes", name},
-		body: patch, contentType: "application/merge-patch+json", notFound: ErrNotRegistered}, &n)
+	n, err := c.Node(ctx, name)
 	if err != nil {
 		return err
 	}
-	if n.Spec.Unschedulable != on {
-		return fmt.Errorf("PATCH %s: answered spec.unschedulable %v, want %v", u, n.Spec.Unschedulable, on)
+	cs, err := c.typed()
+	if err != nil {
+		return err
 	}
-	return nil
+	err = kubedrain.RunCordonOrUncordon(&kubedrain.Helper{Ctx: ctx, Client: cs}, n, on)
+	return c.apiErr(err, http.MethodPatch, ErrNotRegistered, "api/v1/nodes", name)
 }
 
 // DeleteNode deletes Node name (its pods are then garbage-collected by
@@ -55,8 +50,12 @@ func (c *Client) DeleteNode(ctx context.Context, name string) error {
 	if err := checkNodeName(name); err != nil {
 		return err
 	}
-	_, err := c.do(ctx, request{method: http.MethodDelete, kind: "Status", path: []string{"api/v1/nodes", name}, notFound: ErrNotRegistered}, nil)
-	return err
+	cs, err := c.typed()
+	if err != nil {
+		return err
+	}
+	err = cs.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+	return c.apiErr(err, http.MethodDelete, ErrNotRegistered, "api/v1/nodes", name)
 }
 
 // PodsOnNode lists the pods bound to Node name, in every namespace
@@ -76,14 +75,13 @@ func (c *Client) PodDisruptionBudgets(ctx context.Context, namespace string) ([]
 	if errs := validation.IsDNS1123Label(namespace); len(errs) > 0 {
 		return nil, fmt.Errorf("namespace %q: %s", namespace, errs[0])
 	}
-	var l policyv1.PodDisruptionBudgetList
-	u, err := c.do(ctx, request{method: http.MethodGet, kind: "PodDisruptionBudgetList",
-		path: []string{"apis/policy/v1/namespaces", namespace, "poddisruptionbudgets"}}, &l)
+	cs, err := c.typed()
 	if err != nil {
 		return nil, err
 	}
-	if l.Kind != "" && l.Kind != "PodDisruptionBudgetList" {
-		return nil, fmt.Errorf("GET %s: answered %s, not PodDisruptionBudgetList", u, l.Kind)
+	l, err := cs.PolicyV1().PodDisruptionBudgets(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, c.apiErr(err, http.MethodGet, nil, "apis/policy/v1/namespaces", namespace, "poddisruptionbudgets")
 	}
 	return l.Items, nil
 }
@@ -99,20 +97,16 @@ func (c *Client) Evict(ctx context.Context, namespace, name string, uid types.UI
 	if err := checkPodName(namespace, name); err != nil {
 		return err
 	}
-	ev := policyv1.Eviction{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-	}
-	if uid != "" {
-		ev.DeleteOptions = &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
-	}
-	body, err := json.Marshal(ev)
+	cs, err := c.typed()
 	if err != nil {
 		return err
 	}
-	_, err = c.do(ctx, request{method: http.MethodPost, kind: "Status",
-		path: []string{"api/v1/namespaces", namespace, "pods", name, "eviction"}, body: body}, nil)
-	return err
+	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	if uid != "" {
+		ev.DeleteOptions = &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+	}
+	err = cs.PolicyV1().Evictions(namespace).Evict(ctx, ev)
+	return c.apiErr(err, http.MethodPost, nil, "api/v1/namespaces", namespace, "pods", name, "eviction")
 }
 
 // checkNodeName refuses what is not a Node name: a DNS subdomain, so that

@@ -1,9 +1,15 @@
 package kubeapi
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -90,3 +96,48 @@ func (e *KubeconfigError) Error() string {
 }
 
 func (e *KubeconfigError) Unwrap() error { return e.Err }
+
+// apiErr turns an error of client-go's typed clients into this package's,
+// naming the request (method, and the path below the server's URL) as
+// they always did: an *APIError for an answer of the API server (client-go's
+// StatusError), with notFound as a 404's sentinel besides ErrNotFound
+// (ErrNotRegistered for a Node); ErrUnreachable when no answer came (the
+// connection, TLS, the request's timeout); nil for nil.
+func (c *Client) apiErr(err error, method string, notFound error, path ...string) error {
+	if err == nil {
+		return nil
+	}
+	u := c.cfg.Server.JoinPath(path...).String()
+	var se apierrors.APIStatus
+	if errors.As(err, &se) {
+		return statusError(se.Status(), method, u, notFound)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w: %s %s: %w", ErrUnreachable, method, u, err)
+	}
+	return fmt.Errorf("%s %s: %w", method, u, err)
+}
+
+// statusError is the *APIError of an answer's metav1.Status: the API's
+// own message, a PodDisruptionBudget's cause and Retry-After, and for 401,
+// 403, 404, 409, 410 and 429 the sentinel to test it with.
+func statusError(st metav1.Status, method, u string, notFound error) *APIError {
+	code := int(st.Code)
+	e := &APIError{Method: method, URL: u, Code: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)),
+		Message: strings.TrimSpace(st.Message)}
+	if st.Details != nil {
+		e.Causes = st.Details.Causes
+		e.RetryAfter = time.Duration(st.Details.RetryAfterSeconds) * time.Second
+	}
+	if len(e.Message) > 512 {
+		e.Message = e.Message[:512] + "…"
+	}
+	e.kind = map[int]error{http.StatusNotFound: ErrNotFound, http.StatusUnauthorized: ErrUnauthorized,
+		http.StatusForbidden: ErrForbidden, http.StatusConflict: ErrConflict,
+		http.StatusTooManyRequests: ErrTooManyRequests, http.StatusGone: ErrGone}[code]
+	if code == http.StatusNotFound && notFound != nil {
+		e.kind = notFound
+	}
+	return e
+}

@@ -2,7 +2,6 @@ package kubeapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -123,12 +122,12 @@ func (c *Client) CreateEvent(ctx context.Context, e *corev1.Event) error {
 	if errs := validation.IsDNS1123Label(e.Namespace); len(errs) > 0 {
 		return fmt.Errorf("namespace %q: %s", e.Namespace, errs[0])
 	}
-	body, err := json.Marshal(e)
+	cs, err := c.typed()
 	if err != nil {
 		return err
 	}
-	_, err = c.do(ctx, request{method: http.MethodPost, kind: "Event", path: []string{"api/v1/namespaces", e.Namespace, "events"}, body: body}, nil)
-	return err
+	_, err = cs.CoreV1().Events(e.Namespace).Create(ctx, e, metav1.CreateOptions{})
+	return c.apiErr(err, http.MethodPost, nil, "api/v1/namespaces", e.Namespace, "events")
 }
 
 // EventPoster creates Events; *Client is one.

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // ReadyCondition is the Node's Ready condition; false when it has none (a
@@ -65,10 +66,13 @@ func (c *Client) SetNodeCondition(ctx context.Context, name string, cond corev1.
 	if err != nil {
 		return corev1.NodeCondition{}, fmt.Errorf("encoding the %s condition of Node %s: %w", cond.Type, name, err)
 	}
-	var out corev1.Node
-	u, err := c.do(ctx, request{method: http.MethodPatch, kind: "Node", path: []string{"api/v1/nodes", name, "status"},
-		body: body, contentType: "application/strategic-merge-patch+json", notFound: ErrNotRegistered}, &out)
+	cs, err := c.typed()
 	if err != nil {
+		return corev1.NodeCondition{}, err
+	}
+	out, err := cs.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+	if err != nil {
+		err = c.apiErr(err, http.MethodPatch, ErrNotRegistered, "api/v1/nodes", name, "status")
 		return corev1.NodeCondition{}, fmt.Errorf("setting the %s condition of Node %s: %w", cond.Type, name, err)
 	}
 	for _, got := range out.Status.Conditions {
@@ -76,5 +80,5 @@ func (c *Client) SetNodeCondition(ctx context.Context, name string, cond corev1.
 			return cond, nil
 		}
 	}
-	return corev1.NodeCondition{}, fmt.Errorf("PATCH %s: the answer holds no %s condition with status %s", u, cond.Type, cond.Status)
+	return corev1.NodeCondition{}, fmt.Errorf("PATCH /api/v1/nodes/%s/status: the answer holds no %s condition with status %s", name, cond.Type, cond.Status)
 }

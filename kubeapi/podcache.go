@@ -2,20 +2,23 @@ package kubeapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 )
 
-// PodCache holds the pods bound to one Node, kept current by a watch
-// (list, then watch from the list's resourceVersion; list again on 410
-// Gone; back off on errors), so that reading a pod is a memory read: a
-// slow or unreachable API server delays only the readers of pods the
-// cache has not seen yet, never anyone else.
+// PodCache holds the pods bound to one Node, kept current by client-go's
+// informer machinery (a reflector lists them by field selector
+// spec.nodeName and watches from the list's resourceVersion, lists again
+// when the watch breaks or its resourceVersion is gone, 410), so that
+// reading a pod is a memory read: a slow or unreachable API server delays
+// only the readers of pods the cache has not seen yet, never anyone else.
 //
 // The kubeconfig is loaded again at every list and watch: a kubelet's
 // kubeconfig appears only after its TLS bootstrap, and its client
@@ -26,11 +29,12 @@ type PodCache struct {
 	opts       Options
 	wait       time.Duration
 	log        *slog.Logger
+	informer   cache.SharedIndexInformer
 
 	mu      sync.Mutex
-	pods    map[string]*corev1.Pod // by namespace/name
-	changed chan struct{}          // closed (and replaced) at every change
-	retry   chan struct{}          // a reader's miss while failing: retry now
+	changed chan struct{} // closed (and replaced) at every change
+	retry   chan struct{} // a reader's miss while failing: retry now
+	backoff time.Duration // before the next retry of a failed list or watch
 	status  CacheStatus
 }
 
@@ -48,16 +52,17 @@ type CacheStatus struct {
 	// keeps its watch open and says nothing, so a miss reports how long
 	// it has been silent.
 	LastHeard time.Time
-	// Lists, Errors: lists done (the first, re-lists after 410 Gone) and
+	// Lists, Errors: lists done (the first, re-lists after a broken watch
+	// or 410 Gone) and
 	// failed lists or watches. Waits, Timeouts: reads that waited for a
 	// pod not yet in the cache, and those that gave up.
 	Lists, Errors, Waits, Timeouts uint64
 }
 
 // Watch timing: the API server is asked to end each watch after
-// watchTimeout (kube-apiserver picks 5–10 min for its own clients), and
-// failures are retried after a backoff from minBackoff doubling to
-// maxBackoff.
+// watchTimeout (kube-apiserver picks 5–10 min for its own clients), and a
+// list or watch that fails is retried after a backoff from minBackoff
+// doubling to maxBackoff.
 const (
 	watchTimeout = 5 * time.Minute
 	minBackoff   = 200 * time.Millisecond
@@ -85,8 +90,10 @@ func NewPodCache(kubeconfig, node string, wait time.Duration, o Options, log *sl
 	if log == nil {
 		log = slog.Default()
 	}
-	return &PodCache{kubeconfig: kubeconfig, node: node, opts: o, wait: wait, log: log.With("node", node),
-		pods: map[string]*corev1.Pod{}, changed: make(chan struct{}), retry: make(chan struct{}, 1)}
+	c := &PodCache{kubeconfig: kubeconfig, node: node, opts: o, wait: wait, log: log.With("node", node),
+		changed: make(chan struct{}), retry: make(chan struct{}, 1), backoff: minBackoff}
+	c.informer = newPodInformer(c)
+	return c
 }
 
 // Status is the cache's status now.
@@ -94,7 +101,7 @@ func (c *PodCache) Status() CacheStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.status
-	st.Pods = len(c.pods)
+	st.Pods = len(c.informer.GetStore().ListKeys())
 	return st
 }
 
@@ -110,7 +117,8 @@ func (c *PodCache) Pod(ctx context.Context, namespace, name string) (*corev1.Pod
 	var timer *time.Timer
 	for {
 		c.mu.Lock()
-		p, changed, failing := c.pods[key], c.changed, c.status.LastError != ""
+		changed, failing := c.changed, c.status.LastError != ""
+		p := c.cached(key)
 		if p == nil && timer == nil {
 			c.status.Waits++
 		}
@@ -157,92 +165,41 @@ func (c *PodCache) missing(key string, why error) error {
 		key, c.node, why, time.Since(c.status.LastHeard).Round(time.Millisecond))
 }
 
-// Run keeps the cache current until ctx ends.
-func (c *PodCache) Run(ctx context.Context) {
-	backoff := minBackoff
-	rv := "" // where the watch resumes; "" lists first
-	for ctx.Err() == nil {
-		next, err := c.step(ctx, rv)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, ErrGone):
-			c.log.Info("pod cache: watch too far behind, listing again", "err", err)
-			rv = ""
-			continue
-		case err == nil:
-			rv, backoff = next, minBackoff
-			continue
-		}
-		rv = next
-		c.failed(err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		case <-c.retry: // a reader waits for a pod: try now
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
-}
-
-// step lists when rv is "", then watches from the list's (or rv) on
-// until the watch ends; it returns the resourceVersion to resume from.
-func (c *PodCache) step(ctx context.Context, rv string) (string, error) {
-	cfg, err := Load("/", c.kubeconfig)
-	if err != nil {
-		return rv, err
-	}
-	cl := NewClient(cfg, c.opts)
-	defer cl.Close()
-	if rv == "" {
-		l, err := cl.PodListOnNode(ctx, c.node)
-		if err != nil {
-			return rv, err
-		}
-		c.replace(l.Items)
-		rv = l.ResourceVersion
-	}
-	return cl.WatchPodsOnNode(ctx, c.node, rv, watchTimeout, func(ev PodEvent) error {
-		c.apply(ev)
+// cached is the pod of key in the informer's store, nil when none.
+func (c *PodCache) cached(key string) *corev1.Pod {
+	obj, ok, err := c.informer.GetStore().GetByKey(key)
+	if err != nil || !ok {
 		return nil
-	})
+	}
+	p, _ := obj.(*corev1.Pod)
+	return p
 }
 
-// replace makes a list the cache's content.
-func (c *PodCache) replace(items []corev1.Pod) {
+// Run keeps the cache current until ctx ends. client-go's own logs (the
+// reflector's) go to the cache's logger.
+func (c *PodCache) Run(ctx context.Context) {
+	ctx = klog.NewContext(ctx, logr.FromSlogHandler(c.log.Handler()))
+	c.informer.RunWithContext(ctx)
+}
+
+// succeeded records an answer of the API server: a list, or a watch event.
+func (c *PodCache) succeeded(list bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pods = make(map[string]*corev1.Pod, len(items))
-	for i := range items {
-		c.pods[items[i].Namespace+"/"+items[i].Name] = slim(&items[i])
+	if list {
+		c.status.Lists++
 	}
-	c.status.Lists++
-	c.succeededLocked()
-}
-
-// apply records one watch event.
-func (c *PodCache) apply(ev PodEvent) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	key := ev.Pod.Namespace + "/" + ev.Pod.Name
-	if ev.Type == EventDeleted {
-		delete(c.pods, key)
-	} else {
-		c.pods[key] = slim(ev.Pod)
-	}
-	c.succeededLocked()
-}
-
-func (c *PodCache) succeededLocked() {
 	if c.status.LastError != "" {
 		c.log.Info("pod cache: the API server answers again", "failing since", c.status.ErrorSince)
 	}
 	c.status.Synced, c.status.LastError, c.status.ErrorSince, c.status.LastHeard = true, "", time.Time{}, time.Now()
+	c.backoff = minBackoff
 	close(c.changed)
 	c.changed = make(chan struct{})
 }
 
-func (c *PodCache) failed(err error) {
+// failed records a failed list or watch and returns how long to back off.
+func (c *PodCache) failed(err error) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.status.LastError == "" {
@@ -256,10 +213,7 @@ func (c *PodCache) failed(err error) {
 	// Waiters re-check and report the error when their time is up.
 	close(c.changed)
 	c.changed = make(chan struct{})
-}
-
-// slim drops what no reader needs and is the bulk of a pod's size.
-func slim(p *corev1.Pod) *corev1.Pod {
-	p.ManagedFields = nil
-	return p
+	d := c.backoff
+	c.backoff = min(2*c.backoff, maxBackoff)
+	return d
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -170,5 +171,43 @@ func TestPodCacheRetriesForAReader(t *testing.T) {
 	release()
 	if p, err := c.Pod(ctx, "ns", "vm"); err != nil || p.UID != "u3" {
 		t.Fatalf("a pod bound while the API server was stalled, read with a 1 s wait after it answers again: %v %v", p, err)
+	}
+}
+
+// The API server drops the cache's watch again and again (restarts, a
+// load balancer's idle cut) while pods come and go: client-go's reflector
+// watches again from where it was, or lists again, and the cache
+// converges on the pods as they are, slimmed (no managedFields).
+func TestPodCacheConvergesAfterDroppedWatches(t *testing.T) {
+	s := kubeapitest.NewServer(t, kubeapitest.Options{})
+	s.SetPod(boundPod("web", "u1", "host-node0"))
+	c := startCache(t, s, 5*time.Second, kubeapi.Options{})
+	ctx := context.Background()
+	if _, err := c.Pod(ctx, "ns", "web"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		s.EndWatches()
+		p := boundPod(fmt.Sprintf("vm%d", i), fmt.Sprintf("u-vm%d", i), "host-node0")
+		p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate}}
+		s.SetPod(p)
+		time.Sleep(300 * time.Millisecond)
+	}
+	s.DeletePod("ns", "web")
+	s.EndWatches()
+	waitFor(t, "the pods as they are", func() bool { return c.Status().Pods == 3 && c.Status().Synced })
+	for i := range 3 {
+		p, err := c.Pod(ctx, "ns", fmt.Sprintf("vm%d", i))
+		if err != nil || p.UID != types.UID(fmt.Sprintf("u-vm%d", i)) || p.ManagedFields != nil {
+			t.Errorf("vm%d: %v %v", i, p, err)
+		}
+	}
+	brief, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.Pod(brief, "ns", "web"); err == nil {
+		t.Error("the deleted pod is still in the cache")
+	}
+	if st := c.Status(); st.LastError != "" || st.Errors != 0 {
+		t.Errorf("status after dropped watches: %+v", st)
 	}
 }

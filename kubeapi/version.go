@@ -3,6 +3,9 @@ package kubeapi
 import (
 	"context"
 	"errors"
+	"net/http"
+
+	"k8s.io/client-go/discovery"
 )
 
 // Version GETs /version (any identity may: system:public-info-viewer)
@@ -10,11 +13,13 @@ import (
 // reachable and its certificate trusted by the kubeconfig's CA. Errors
 // as Node's.
 func (c *Client) Version(ctx context.Context) (string, error) {
-	var v struct {
-		GitVersion string `json:"gitVersion"`
-	}
-	if _, err := c.get(ctx, "Version", &v, "version"); err != nil {
+	cs, err := c.typed()
+	if err != nil {
 		return "", err
+	}
+	v, err := discovery.ToServerVersionInterfaceWithContext(cs.Discovery()).ServerVersionWithContext(ctx)
+	if err != nil {
+		return "", c.apiErr(err, http.MethodGet, nil, "version")
 	}
 	if v.GitVersion == "" {
 		return "", errors.New("GET /version: no gitVersion in the answer")

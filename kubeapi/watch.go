@@ -2,33 +2,14 @@ package kubeapi
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
 )
-
-// Watch event types (metav1.WatchEvent.Type).
-const (
-	EventAdded    = "ADDED"
-	EventModified = "MODIFIED"
-	EventDeleted  = "DELETED"
-	EventBookmark = "BOOKMARK"
-	EventError    = "ERROR"
-)
-
-// PodEvent is one change of a watch on pods.
-type PodEvent struct {
-	Type string
-	Pod  *corev1.Pod
-}
 
 // PodListOnNode lists the pods bound to node (GET /api/v1/pods with the
 // field selector spec.nodeName=node, which a kubelet's credentials may
@@ -36,101 +17,71 @@ type PodEvent struct {
 // resourceVersion, the first page's (every page of one list is of the
 // same snapshot), is where a watch of the same pods starts.
 func (c *Client) PodListOnNode(ctx context.Context, node string) (*corev1.PodList, error) {
-	if err := checkNodeName(node); err != nil {
-		return nil, err
-	}
-	q := url.Values{"fieldSelector": {"spec.nodeName=" + node}, "limit": {strconv.Itoa(podListPage)}}
+	opts := metav1.ListOptions{Limit: podListPage}
 	all := &corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}}
 	for first := true; ; first = false {
-		var l corev1.PodList
-		u, err := c.do(ctx, request{method: http.MethodGet, kind: "PodList", path: []string{"api/v1/pods"}, query: q}, &l)
+		l, err := c.podPage(ctx, node, opts)
 		if err != nil {
 			return nil, err
-		}
-		if l.Kind != "" && l.Kind != "PodList" {
-			return nil, fmt.Errorf("GET %s: answered %s, not PodList", u, l.Kind)
 		}
 		if first {
 			all.ResourceVersion = l.ResourceVersion
 		}
-		for _, p := range l.Items {
-			// A server that ignored the selector must not make
-			// another Node's pods look bound to this one.
-			if p.Spec.NodeName == node {
-				all.Items = append(all.Items, p)
-			}
-		}
+		all.Items = append(all.Items, l.Items...)
 		if l.Continue == "" {
 			return all, nil
 		}
-		q.Set("continue", l.Continue)
+		opts.Continue = l.Continue
 	}
 }
 
-// WatchPodsOnNode watches the pods bound to node from resourceVersion
-// on, calling fn for each change in order, until ctx ends, the API server
-// ends the watch (after at most about timeout: it is asked to, and the
-// request is cut a little later if it does not), fn fails, or the stream
-// breaks. It returns the resourceVersion of the last event seen (the
-// one to watch on from) and why it stopped: nil for an ordinary end,
-// ErrGone when resourceVersion is too old (list again).
-func (c *Client) WatchPodsOnNode(ctx context.Context, node, resourceVersion string, timeout time.Duration, fn func(PodEvent) error) (string, error) {
+// podPage is one page of the list of the pods bound to node, by opts
+// (limit, continue, resourceVersion) and the field selector.
+func (c *Client) podPage(ctx context.Context, node string, opts metav1.ListOptions) (*corev1.PodList, error) {
 	if err := checkNodeName(node); err != nil {
-		return resourceVersion, err
+		return nil, err
 	}
-	q := url.Values{"fieldSelector": {"spec.nodeName=" + node}}
-	q.Set("watch", "true")
-	q.Set("resourceVersion", resourceVersion)
-	q.Set("allowWatchBookmarks", "true")
-	q.Set("timeoutSeconds", strconv.Itoa(max(1, int(timeout.Seconds()))))
-	// A server (or a network) that goes silent would keep the stream open
-	// for ever: the request ends a little after the time it was asked for.
-	ctx, cancel := context.WithTimeout(ctx, timeout+c.timeout)
-	defer cancel()
-	u, resp, err := c.send(ctx, c.stream, request{method: http.MethodGet, kind: "watch event", path: []string{"api/v1/pods"}, query: q})
+	cs, err := c.typed()
 	if err != nil {
-		return resourceVersion, err
+		return nil, err
 	}
-	defer resp.Body.Close()
-	dec := json.NewDecoder(resp.Body)
-	for {
-		var ev struct {
-			Type   string          `json:"type"`
-			Object json.RawMessage `json:"object"`
-		}
-		if err := dec.Decode(&ev); err != nil {
-			if errors.Is(err, io.EOF) || ctx.Err() != nil {
-				return resourceVersion, nil
-			}
-			return resourceVersion, fmt.Errorf("watch %s: %w", u, err)
-		}
-		if len(ev.Object) > maxObjectBytes {
-			return resourceVersion, fmt.Errorf("watch %s: event larger than %d bytes", u, maxObjectBytes)
-		}
-		if ev.Type == EventError {
-			var st metav1.Status
-			if json.Unmarshal(ev.Object, &st) == nil && st.Code == http.StatusGone {
-				return resourceVersion, fmt.Errorf("%w: watch %s: %s", ErrGone, u, st.Message)
-			}
-			return resourceVersion, fmt.Errorf("watch %s: the API server ended it with an error: %s", u, ev.Object)
-		}
-		var p corev1.Pod
-		if err := json.Unmarshal(ev.Object, &p); err != nil {
-			return resourceVersion, fmt.Errorf("watch %s: %s event is not a Pod: %w", u, ev.Type, err)
-		}
-		switch ev.Type {
-		case EventAdded, EventModified, EventDeleted, EventBookmark:
-		default:
-			return resourceVersion, fmt.Errorf("watch %s: unknown event type %q", u, ev.Type)
-		}
-		if p.ResourceVersion != "" {
-			resourceVersion = p.ResourceVersion
-		}
-		if ev.Type == EventBookmark {
-			continue
-		}
-		if err := fn(PodEvent{Type: ev.Type, Pod: &p}); err != nil {
-			return resourceVersion, err
+	opts.FieldSelector = "spec.nodeName=" + node
+	l, err := cs.CoreV1().Pods("").List(ctx, opts)
+	if err != nil {
+		return nil, c.apiErr(err, http.MethodGet, nil, "api/v1/pods")
+	}
+	// A server that ignored the selector must not make another Node's
+	// pods look bound to this one.
+	mine := l.Items[:0]
+	for _, p := range l.Items {
+		if p.Spec.NodeName == node {
+			mine = append(mine, p)
 		}
 	}
+	l.Items = mine
+	return l, nil
+}
+
+// watchPodsOnNode watches the pods bound to node, by opts (from
+// resourceVersion, for timeoutSeconds) and the field selector: the
+// typed client's Watch of pods in every namespace, but not retried by
+// client-go, which would hide a stalled API server from the pod cache (its
+// status and its readers say it fails) for up to 10 request timeouts: the
+// cache retries, with a backoff.
+func (c *Client) watchPodsOnNode(ctx context.Context, node string, opts metav1.ListOptions) (watch.Interface, error) {
+	if err := checkNodeName(node); err != nil {
+		return nil, err
+	}
+	cs, err := c.watching()
+	if err != nil {
+		return nil, err
+	}
+	opts.FieldSelector, opts.Watch = "spec.nodeName="+node, true
+	var timeout time.Duration
+	if opts.TimeoutSeconds != nil {
+		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
+	}
+	w, err := cs.CoreV1().RESTClient().Get().Resource("pods").
+		VersionedParams(&opts, scheme.ParameterCodec).Timeout(timeout).MaxRetries(0).Watch(ctx)
+	return w, c.apiErr(err, http.MethodGet, nil, "api/v1/pods")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"k8s.io/klog/v2"
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/internal/output"
@@ -45,6 +46,10 @@ func setupLogging(c *cli.Context) error {
 		return err
 	}
 	slog.SetDefault(slog.New(h))
+	// client-go logs through klog (a request's unreadable answer, the API
+	// server's warnings, a reflector's broken watch): into the same log,
+	// level and format, not klog's own lines on stderr.
+	klog.SetSlogLogger(slog.Default())
 	return nil
 }
 

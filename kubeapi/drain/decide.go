@@ -44,10 +44,6 @@ const (
 	ReasonMultipleBudgets = "MultipleBudgets"
 )
 
-// mirrorAnnotation marks a static pod's mirror (kubelet's
-// kubetypes.ConfigMirrorAnnotationKey).
-const mirrorAnnotation = "kubernetes.io/config.mirror"
-
 // PodRef names a pod; UID tells it from a later pod of the same name.
 type PodRef struct {
 	Namespace string    `json:"namespace"`
@@ -88,7 +84,7 @@ func Classify(pods []corev1.Pod, r Rules) []Decision {
 	for _, p := range pods {
 		d := Decision{PodRef: PodRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID}, Action: Evict}
 		switch {
-		case p.Annotations[mirrorAnnotation] != "":
+		case p.Annotations[corev1.MirrorPodAnnotationKey] != "":
 			d.Action, d.Reason = Skip, ReasonMirrorPod
 		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
 			d.Action, d.Reason = Skip, ReasonTerminated

@@ -34,7 +34,7 @@ func TestClassify(t *testing.T) {
 		pod("ds", func(p *corev1.Pod) { p.OwnerReferences = owned("DaemonSet") }),
 		pod("mirror", func(p *corev1.Pod) {
 			p.OwnerReferences = []metav1.OwnerReference{{Kind: "Node", Name: "n", Controller: &notController}}
-			p.Annotations = map[string]string{mirrorAnnotation: "abc"}
+			p.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "abc"}
 		}),
 		pod("done", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded; p.OwnerReferences = nil }),
 		pod("failed-emptydir", func(p *corev1.Pod) {

@@ -1,6 +1,7 @@
 // Package kubeapitest is a fake Kubernetes API server for tests of
 // kubeapi's users, over TLS with a CA generated for the test. It serves
-// Nodes (GET, merge-PATCH of spec.unschedulable, DELETE), pods (GET, the
+// Nodes (GET, a strategic or JSON merge PATCH of spec.unschedulable,
+// DELETE), pods (GET, the
 // list of a Node's pods by fieldSelector spec.nodeName, in pages, and
 // their watch, with resourceVersions and 410 Gone for those older than the
 // last Compact),
@@ -539,11 +540,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(n)
 }
 
-// mergePatchUnschedulable applies a JSON merge patch that may set only
-// spec.unschedulable (what kubectl cordon sends), to n.
+// mergePatchUnschedulable applies a patch that may set only
+// spec.unschedulable, to n: a strategic merge patch (what kubectl cordon
+// sends) or a JSON merge patch, which for that field are the same.
 func mergePatchUnschedulable(r *http.Request, n *corev1.Node) error {
-	if ct := r.Header.Get("Content-Type"); ct != "application/merge-patch+json" {
-		return fmt.Errorf("the fake takes application/merge-patch+json, not %q", ct)
+	if ct := r.Header.Get("Content-Type"); ct != "application/strategic-merge-patch+json" && ct != "application/merge-patch+json" {
+		return fmt.Errorf("the fake takes application/strategic-merge-patch+json or application/merge-patch+json, not %q", ct)
 	}
 	var patch struct {
 		Spec map[string]*bool `json:"spec"`
@@ -884,7 +886,10 @@ func (s *Server) servePods(w http.ResponseWriter, r *http.Request, u user) {
 		changed, ended := s.changed, r.Context().Value(endWatchesKey{}).(chan struct{})
 		s.mu.Unlock()
 		for _, ev := range send {
-			b, _ := json.Marshal(ev.pod)
+			// As the API server's, a watch event's object has its kind.
+			p := ev.pod.DeepCopy()
+			p.Kind, p.APIVersion = "Pod", "v1"
+			b, _ := json.Marshal(p)
 			if err := enc.Encode(metav1.WatchEvent{Type: ev.typ, Object: runtime.RawExtension{Raw: b}}); err != nil {
 				return
 			}
