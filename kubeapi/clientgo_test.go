@@ -279,3 +279,39 @@ func TestRootConfinesFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestEndpoint: kubeconfigs reaching the same server the same way share
+// an endpoint whoever they log in as; another CA, TLS server name, proxy
+// or skipped verification is another endpoint.
+func TestEndpoint(t *testing.T) {
+	s := newHeaderServer(t)
+	other := kubeapitest.NewCA(t, "other")
+	ca := "server: '" + s.URL + "', certificate-authority-data: " + s.caData()
+	endpoint := func(cluster, user string) string {
+		t.Helper()
+		dir := write(t, t.TempDir(), map[string][]byte{"kc": kubeconfig(cluster, user)})
+		cfg, err := kubeapi.Load("/", filepath.Join(dir, "kc"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.Endpoint()
+	}
+	base := endpoint(ca, "token: a")
+	if got := endpoint(ca, "username: b, password: c"); got != base {
+		t.Errorf("another user: endpoint %q, want %q", got, base)
+	}
+	for name, cluster := range map[string]string{
+		"another CA":      "server: '" + s.URL + "', certificate-authority-data: " + base64.StdEncoding.EncodeToString(other.PEM),
+		"system roots":    "server: '" + s.URL + "'",
+		"insecure":        "server: '" + s.URL + "', insecure-skip-tls-verify: true",
+		"tls-server-name": ca + ", tls-server-name: example.com",
+		"proxy":           ca + ", proxy-url: 'http://127.0.0.1:3128'",
+	} {
+		if got := endpoint(cluster, "token: a"); got == base {
+			t.Errorf("%s: the same endpoint %q", name, got)
+		}
+	}
+	if endpoint("server: '"+s.URL+"'", "token: a") == endpoint("server: '"+s.URL+"', insecure-skip-tls-verify: true", "token: a") {
+		t.Errorf("system roots and insecure: the same endpoint")
+	}
+}
