@@ -315,3 +315,32 @@ func TestEndpoint(t *testing.T) {
 		t.Errorf("system roots and insecure: the same endpoint")
 	}
 }
+
+// TestOIDCCAInlined: the oidc auth provider's idp-certificate-authority
+// file (relative to the kubeconfig) is read by Load and handed to
+// client-go as idp-certificate-authority-data; a missing one is named.
+func TestOIDCCAInlined(t *testing.T) {
+	ca := kubeapitest.NewCA(t, "issuer")
+	oidc := func(caPath string) string {
+		return "auth-provider: {name: oidc, config: {idp-issuer-url: 'https://issuer.example', client-id: ca-test, id-token: x, idp-certificate-authority: " + caPath + "}}"
+	}
+	dir := write(t, t.TempDir(), map[string][]byte{
+		"kc": kubeconfig("server: 'https://h:6443'", oidc("pki/issuer.crt")), "gone.conf": kubeconfig("server: 'https://h:6443'", oidc("pki/gone.crt")),
+		"pki/issuer.crt": ca.PEM,
+	})
+	cfg, err := kubeapi.Load("/", filepath.Join(dir, "kc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kubeapi.NewClient(cfg, kubeapi.Options{})
+	defer c.Close()
+	got := c.RESTConfig().AuthProvider.Config
+	if _, named := got["idp-certificate-authority"]; named || got["idp-certificate-authority-data"] != base64.StdEncoding.EncodeToString(ca.PEM) {
+		t.Errorf("auth provider config %v, want the CA inline and no path", got)
+	}
+	_, err = kubeapi.Load("/", filepath.Join(dir, "gone.conf"))
+	var ke *kubeapi.KubeconfigError
+	if !errors.As(err, &ke) || ke.Field != `users["u"].user.auth-provider.config.idp-certificate-authority` || !strings.Contains(err.Error(), filepath.Join(dir, "pki/gone.crt")) {
+		t.Errorf("missing issuer CA: %v, want an error naming the field and the file", err)
+	}
+}
