@@ -132,6 +132,12 @@ func TestProxyURL(t *testing.T) {
 	if got := asked(); len(got) != 1 {
 		t.Errorf("the proxy was asked %d times, want once", len(got))
 	}
+	// client-go's own validation, in its words, naming the context.
+	err := nodeVia(t, kubeconfig("server: '"+s.URL+"', proxy-url: 'ftp://p:21'", "token: t"))
+	var ke *kubeapi.KubeconfigError
+	if !errors.As(err, &ke) || ke.Field != `contexts["x"]` || !strings.Contains(err.Error(), "proxy-url") {
+		t.Errorf("an ftp proxy-url: %v, want client-go's refusal naming the context", err)
+	}
 }
 
 // TestImpersonation: as, as-uid and as-groups are sent as Impersonate-*
