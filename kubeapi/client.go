@@ -2,15 +2,19 @@ package kubeapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 )
 
 // DefaultTimeout bounds one request when Options.Timeout is 0: half the
@@ -40,11 +44,14 @@ type Options struct {
 type Client struct {
 	cfg     *Config
 	timeout time.Duration
-	http    *http.Client
+	// rest is cfg's rest.Config with NewClient's dialer and timeout: the
+	// one http and stream are built from (RESTConfig).
+	rest *rest.Config
+	http *http.Client
 	// stream is http without the overall timeout, for watches: their
 	// answer lasts as long as the watch.
 	stream *http.Client
-	// tr is the connections' transport, below an exec plugin's wrapper.
+	// tr is the connections' transport, below client-go's wrappers.
 	tr *http.Transport
 	// err is why the client cannot send (an exec plugin client-go
 	// refused): every request returns it.
@@ -62,27 +69,75 @@ func NewClient(cfg *Config, o Options) *Client {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
+	c := &Client{cfg: cfg, timeout: o.Timeout, tr: &http.Transport{}}
+	if cfg.rest == nil {
+		c.err = errors.New("kubeapi: a Config from Load or Target.Config is needed")
+		return c
+	}
+	c.rest = rest.CopyConfig(cfg.rest)
+	c.rest.Timeout = o.Timeout
+	c.rest.Dial = o.DialContext
+	if c.rest.Dial == nil {
+		c.rest.Dial = (&net.Dialer{Timeout: o.Timeout}).DialContext
+	}
+	if c.rest.Proxy == nil {
+		// Only the kubeconfig's proxy-url: the environment's HTTPS_PROXY
+		// is whoever started numa-partition's (a unit, a root shell), not
+		// the cluster's, and status --root dials from another host's
+		// network.
+		c.rest.Proxy = func(*http.Request) (*url.URL, error) { return nil, nil }
+	}
+	tr, rt, err := transportFor(c.rest, o.Timeout)
+	if err != nil {
+		c.err = &KubeconfigError{File: cfg.File, Field: cfg.credField, Err: err}
+		return c
+	}
+	c.tr, c.http, c.stream = tr, &http.Client{Transport: rt, Timeout: o.Timeout}, &http.Client{Transport: rt}
+	return c
+}
+
+// transportFor is client-go's transport.New for rc without its
+// process-wide cache of transports: the Client owns its connections
+// (Close drops them) and bounds the TLS handshake and the wait for an
+// answer's headers by timeout, which client-go's cached transports do
+// not. The TLS settings, exec plugin, auth provider, proxy, token, basic
+// auth and impersonation are all client-go's.
+func transportFor(rc *rest.Config, timeout time.Duration) (*http.Transport, http.RoundTripper, error) {
+	tc, err := rc.TransportConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	tlsc, err := transport.TLSConfigFor(tc)
+	if err != nil {
+		return nil, nil, err
+	}
 	tr := &http.Transport{
-		// No Proxy: see the proxy-url comment in kubeconfig.go.
-		TLSClientConfig:     cfg.tls.Clone(),
-		TLSHandshakeTimeout: o.Timeout,
-		DialContext:         o.DialContext,
+		Proxy:               tc.Proxy,
+		TLSClientConfig:     tlsc,
+		TLSHandshakeTimeout: timeout,
+		// An exec plugin's dialer wraps rc.Dial, to close the
+		// connections when its client certificate changes.
+		DialContext:         tc.DialHolder.Dial,
 		MaxIdleConnsPerHost: 1,
+		DisableCompression:  tc.DisableCompression,
 		// A watch's answer is long, its headers are not.
-		ResponseHeaderTimeout: o.Timeout,
+		ResponseHeaderTimeout: timeout,
 	}
-	if tr.DialContext == nil {
-		tr.DialContext = (&net.Dialer{Timeout: o.Timeout}).DialContext
+	rt, err := transport.HTTPWrappersForConfig(tc, tr)
+	return tr, rt, err
+}
+
+// RESTConfig returns a copy of the rest.Config the client sends with:
+// the kubeconfig's, with the client's dialer, timeout and proxy, every
+// file inline (so nothing built from it opens a file). Build client-go
+// clientsets from it; for one that watches, set Timeout to 0 (its answer
+// lasts as long as the watch, see Client.stream) and bound the requests
+// by their context instead. Nil when the client cannot send.
+func (c *Client) RESTConfig() *rest.Config {
+	if c.rest == nil {
+		return nil
 	}
-	var rt http.RoundTripper = tr
-	var err error
-	switch {
-	case cfg.exec != nil:
-		rt, err = execTransport(cfg, tr)
-	case cfg.authProvider != nil:
-		rt, err = authProviderTransport(cfg, tr)
-	}
-	return &Client{cfg: cfg, timeout: o.Timeout, http: &http.Client{Transport: rt, Timeout: o.Timeout}, stream: &http.Client{Transport: rt}, tr: tr, err: err}
+	return rest.CopyConfig(c.rest)
 }
 
 // Close drops idle connections.

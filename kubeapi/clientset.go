@@ -12,10 +12,9 @@ import (
 )
 
 // clientsetFor is client-go's typed clientset for c's API server, sending
-// through hc (c.http, which carries the TLS and credentials NewClient set
-// up, or c.stream for watches). It is the one place that turns what Client
-// holds into a rest.Config: once Client keeps a rest.Config built by
-// client-go from the kubeconfig, only this changes.
+// through hc (c.http, whose transport carries the TLS settings and
+// credentials client-go built from the kubeconfig, or c.stream for
+// watches), on c's rest.Config (NewClient).
 //
 // JSON both ways: the fake API server of the tests speaks nothing else,
 // and objects this small gain little from protobuf. No client-side rate
@@ -23,22 +22,18 @@ import (
 // come one by one, and the API server's priority and fairness is the
 // limit that matters.
 func (c *Client) clientsetFor(hc *http.Client) (*kubernetes.Clientset, error) {
-	if c.cfg.Server == nil {
-		return nil, errors.New("kubeapi: a Config from Load or Target.Config is needed")
-	}
 	if c.err != nil {
 		return nil, c.err
 	}
-	rc := &rest.Config{
-		Host:          c.cfg.Server.String(),
-		UserAgent:     "numa-partition",
-		ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"},
-		QPS:           -1,
+	if c.rest == nil {
+		return nil, errors.New("kubeapi: a Config from Load or Target.Config is needed")
 	}
-	// A kubeconfig's bearer token is added by the transport client-go
-	// builds from a rest.Config, which NewForConfigAndClient takes as it
-	// is: bound adds it, as every request had it.
-	bounded := &http.Client{Transport: bound(hc.Transport, c.cfg.token), Timeout: hc.Timeout}
+	rc := rest.CopyConfig(c.rest)
+	rc.UserAgent = "numa-partition"
+	rc.ContentConfig = rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"}
+	rc.QPS = -1
+	rc.Timeout = hc.Timeout
+	bounded := &http.Client{Transport: bound(hc.Transport), Timeout: hc.Timeout}
 	cs, err := kubernetes.NewForConfigAndClient(rc, bounded)
 	if err != nil {
 		return nil, fmt.Errorf("kubeapi: building the clientset of %s: %w", rc.Host, err)
@@ -60,26 +55,21 @@ func (c *Client) watching() (*kubernetes.Clientset, error) {
 	return c.ws, c.wsErr
 }
 
-// boundTransport is what every request goes through below client-go:
-// the bearer token, a cap on answers, and evictions' 429s left to the
-// drain.
+// boundTransport is what every request goes through above client-go's
+// transport (credentials, TLS): a cap on answers, and evictions' 429s
+// left to the drain.
 type boundTransport struct {
-	next  http.RoundTripper
-	token string
+	next http.RoundTripper
 }
 
-func bound(next http.RoundTripper, token string) http.RoundTripper {
+func bound(next http.RoundTripper) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	return &boundTransport{next: next, token: token}
+	return &boundTransport{next: next}
 }
 
 func (t *boundTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.token != "" && req.Header.Get("Authorization") == "" {
-		req = req.Clone(req.Context())
-		req.Header.Set("Authorization", "Bearer "+t.token)
-	}
 	watching := req.URL.Query().Get("watch") == "true"
 	resp, err := t.next.RoundTrip(req)
 	if err != nil && watching {

@@ -10,17 +10,29 @@
 // core/v1 Events on the Nodes they touch, best effort and within a
 // bounded time (EventRecorder).
 //
-// The requests go through client-go's typed clientset
-// (k8s.io/client-go/kubernetes; clientset.go builds it), JSON both ways,
-// each bounded by Options.Timeout and its answer by maxObjectBytes; their
+// Everything between a kubeconfig and the API server is client-go's, the
+// code kubectl runs. The kubeconfig's schema (clientcmd/api/v1, decoded
+// strictly, so a misspelt key is an error naming it), the rest.Config
+// clientcmd builds from it, and the TLS settings and credentials of
+// client-go's transport: client certificates, tokens, basic auth, exec
+// credential plugins, the oidc auth provider, impersonation, proxy-url,
+// tls-server-name, disable-compression, and insecure-skip-tls-verify,
+// which is the operator's choice as it is kubectl's. The requests go
+// through client-go's typed clientset (k8s.io/client-go/kubernetes;
+// clientset.go builds it from that rest.Config), JSON both ways, each
+// bounded by Options.Timeout and its answer by maxObjectBytes; their
 // errors become this package's (*APIError and its sentinels, in one place:
-// apiErr). The transport, TLS and credentials are still set up here, and an
-// exec credential plugin and the oidc auth provider run through client-go's
-// own code (exec.go, authprovider.go), which kubectl runs: their protocols,
-// caching and refresh are not worth re-implementing. What it does not
-// implement it refuses by name (other auth providers, basic auth,
-// impersonation, proxies, skipping TLS verification) rather than sending
-// a request that would quietly be anonymous or unverified.
+// apiErr). The pod cache is a client-go informer (podinformer.go).
+//
+// What numa-partition does not leave to client-go: it reads the
+// kubeconfig and every file it names itself, bounded and, for another
+// host's root, inside that root, and hands client-go their bytes inline,
+// so that client-go never opens a file; it refuses a plain-HTTP server
+// (client-go would send the request anonymous), a credential given twice
+// or half given (which one is used would not be obvious), an exec plugin
+// that needs a terminal, and, under another host's root, an exec plugin
+// or auth provider (it would run as this host). It does not read the
+// environment's HTTPS_PROXY: only the kubeconfig's proxy-url.
 //
 // Reading is split from deciding: Parse turns a kubeconfig's bytes into
 // the current context's target without I/O; Load reads the file and the

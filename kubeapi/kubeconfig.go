@@ -10,120 +10,63 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/tools/clientcmd/api/latest"
+	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	"sigs.k8s.io/yaml"
 )
 
-// The kubeconfig schema (clientcmd/api/v1), every field of it: decoding is
-// strict, so a misspelt key is an error naming it instead of a silently
-// anonymous request. Fields this package does not implement are decoded
-// only to be refused (see check).
-type kubeconfig struct {
-	Kind           string          `json:"kind,omitempty"`
-	APIVersion     string          `json:"apiVersion,omitempty"`
-	Preferences    json.RawMessage `json:"preferences,omitempty"`
-	Clusters       []namedCluster  `json:"clusters"`
-	Users          []namedUser     `json:"users"`
-	Contexts       []namedContext  `json:"contexts"`
-	CurrentContext string          `json:"current-context"`
-	Extensions     json.RawMessage `json:"extensions,omitempty"`
-}
-
-type namedCluster struct {
-	Name    string  `json:"name"`
-	Cluster cluster `json:"cluster"`
-}
-
-type cluster struct {
-	Server                   string          `json:"server"`
-	TLSServerName            string          `json:"tls-server-name,omitempty"`
-	InsecureSkipTLSVerify    bool            `json:"insecure-skip-tls-verify,omitempty"`
-	CertificateAuthority     string          `json:"certificate-authority,omitempty"`
-	CertificateAuthorityData string          `json:"certificate-authority-data,omitempty"`
-	ProxyURL                 string          `json:"proxy-url,omitempty"`
-	DisableCompression       bool            `json:"disable-compression,omitempty"`
-	Extensions               json.RawMessage `json:"extensions,omitempty"`
-}
-
-type namedUser struct {
-	Name string `json:"name"`
-	User user   `json:"user"`
-}
-
-type user struct {
-	ClientCertificate     string          `json:"client-certificate,omitempty"`
-	ClientCertificateData string          `json:"client-certificate-data,omitempty"`
-	ClientKey             string          `json:"client-key,omitempty"`
-	ClientKeyData         string          `json:"client-key-data,omitempty"`
-	Token                 string          `json:"token,omitempty"`
-	TokenFile             string          `json:"tokenFile,omitempty"`
-	As                    string          `json:"as,omitempty"`
-	AsUID                 string          `json:"as-uid,omitempty"`
-	AsGroups              []string        `json:"as-groups,omitempty"`
-	AsUserExtra           json.RawMessage `json:"as-user-extra,omitempty"`
-	Username              string          `json:"username,omitempty"`
-	Password              string          `json:"password,omitempty"`
-	AuthProvider          json.RawMessage `json:"auth-provider,omitempty"`
-	Exec                  json.RawMessage `json:"exec,omitempty"`
-	Extensions            json.RawMessage `json:"extensions,omitempty"`
-}
-
-type namedContext struct {
-	Name    string      `json:"name"`
-	Context kubeContext `json:"context"`
-}
-
-type kubeContext struct {
-	Cluster    string          `json:"cluster"`
-	User       string          `json:"user,omitempty"`
-	Namespace  string          `json:"namespace,omitempty"`
-	Extensions json.RawMessage `json:"extensions,omitempty"`
-}
-
 // Target is a kubeconfig's current context resolved, before any file it
-// names is read: the server, and where the CA, client certificate, key and
-// token come from. Paths are absolute (relative ones are taken relative to
-// the kubeconfig's directory, kubectl's rule).
+// names is read: client-go's own form of the kubeconfig cut to that
+// context, its paths absolute (relative ones are taken relative to the
+// kubeconfig's directory, kubectl's rule).
 type Target struct {
 	File    string // the kubeconfig
 	Context string
 	Cluster string
 	User    string // "" when the context names no user: anonymous
 	Server  *url.URL
-	// ServerName overrides the name the server's certificate is checked
-	// against (tls-server-name).
-	ServerName string
-	CA         Source // unset: the system's roots
-	Cert, Key  Source // both or neither
-	Token      Source
-	// Exec is the user's credential plugin (exec.go) and AuthProvider
-	// its auth provider (authprovider.go), nil without; CredField is the
-	// kubeconfig key of the one set.
-	Exec         *clientcmdapi.ExecConfig
-	AuthProvider *clientcmdapi.AuthProviderConfig
-	CredField    string
+	// Kubeconfig holds the current context, its cluster and its user
+	// only, as client-go's clientcmd reads them.
+	Kubeconfig *clientcmdapi.Config
+	// CredField is the kubeconfig key of the user's exec plugin or auth
+	// provider, "" without: they run as this host (see Load).
+	CredField string
 }
 
-// Source is one credential: inline Data, or a file at Path. Field is its
-// kubeconfig key, for errors.
-type Source struct {
-	Field string
-	Path  string
-	Data  []byte
-}
-
-// Set says whether the kubeconfig gives this source at all.
-func (s Source) Set() bool { return s.Path != "" || s.Data != nil }
+// cluster and user are the current context's entries.
+func (t *Target) cluster() *clientcmdapi.Cluster { return t.Kubeconfig.Clusters[t.Cluster] }
+func (t *Target) user() *clientcmdapi.AuthInfo   { return t.Kubeconfig.AuthInfos[t.User] }
 
 // Parse decodes a kubeconfig and resolves its current context. It does no
 // I/O: file is the kubeconfig's path, used for relative paths and errors.
+// The schema is client-go's (clientcmd/api/v1), decoded strictly: a
+// misspelt key is an error naming it instead of a silently anonymous
+// request.
 func Parse(data []byte, file string) (*Target, error) {
-	fail := func(field string, format string, a ...any) error {
-		return &KubeconfigError{File: file, Field: field, Err: fmt.Errorf(format, a...)}
-	}
 	kc, err := decode(data)
 	if err != nil {
 		return nil, &KubeconfigError{File: file, Err: err}
+	}
+	t, err := current(kc, file)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.checkCluster(); err != nil {
+		return nil, err
+	}
+	if t.User == "" {
+		return t, nil
+	}
+	return t, t.checkUser()
+}
+
+// current picks the current context, its cluster and its user out of kc
+// and converts them to client-go's form.
+func current(kc *clientcmdv1.Config, file string) (*Target, error) {
+	fail := func(field string, format string, a ...any) error {
+		return &KubeconfigError{File: file, Field: field, Err: fmt.Errorf(format, a...)}
 	}
 	if kc.Kind != "" && kc.Kind != "Config" {
 		return nil, fail("kind", "%q, want Config", kc.Kind)
@@ -134,15 +77,15 @@ func Parse(data []byte, file string) (*Target, error) {
 	if kc.CurrentContext == "" {
 		return nil, fail("current-context", "not set: the kubeconfig does not say which context to use")
 	}
-	ctxs, err := byName(kc.Contexts, func(c namedContext) string { return c.Name })
+	ctxs, err := byName(kc.Contexts, func(c clientcmdv1.NamedContext) string { return c.Name })
 	if err != nil {
 		return nil, &KubeconfigError{File: file, Field: "contexts", Err: err}
 	}
-	clusters, err := byName(kc.Clusters, func(c namedCluster) string { return c.Name })
+	clusters, err := byName(kc.Clusters, func(c clientcmdv1.NamedCluster) string { return c.Name })
 	if err != nil {
 		return nil, &KubeconfigError{File: file, Field: "clusters", Err: err}
 	}
-	users, err := byName(kc.Users, func(u namedUser) string { return u.Name })
+	users, err := byName(kc.AuthInfos, func(u clientcmdv1.NamedAuthInfo) string { return u.Name })
 	if err != nil {
 		return nil, &KubeconfigError{File: file, Field: "users", Err: err}
 	}
@@ -151,6 +94,7 @@ func Parse(data []byte, file string) (*Target, error) {
 		return nil, fail("current-context", "context %q is not in contexts", kc.CurrentContext)
 	}
 	cf := fmt.Sprintf("contexts[%q].context", c.Name)
+	cut := &clientcmdv1.Config{CurrentContext: c.Name, Contexts: []clientcmdv1.NamedContext{c}}
 	if c.Context.Cluster == "" {
 		return nil, fail(cf+".cluster", "not set")
 	}
@@ -158,42 +102,50 @@ func Parse(data []byte, file string) (*Target, error) {
 	if !ok {
 		return nil, fail(cf+".cluster", "cluster %q is not in clusters", c.Context.Cluster)
 	}
-	t := &Target{File: file, Context: c.Name, Cluster: cl.Name}
-	if err := t.setCluster(cl); err != nil {
+	cut.Clusters = []clientcmdv1.NamedCluster{cl}
+	if c.Context.AuthInfo != "" {
+		u, ok := users[c.Context.AuthInfo]
+		if !ok {
+			return nil, fail(cf+".user", "user %q is not in users", c.Context.AuthInfo)
+		}
+		cut.AuthInfos = []clientcmdv1.NamedAuthInfo{u}
+	}
+	api, err := convert(cut, filepath.Dir(file))
+	if err != nil {
+		return nil, &KubeconfigError{File: file, Err: err}
+	}
+	return &Target{File: file, Context: c.Name, Cluster: cl.Name, User: c.Context.AuthInfo, Kubeconfig: api}, nil
+}
+
+// convert turns the v1 kubeconfig into client-go's internal form with
+// client-go's defaults, and makes the paths it names absolute against dir
+// (clientcmd's list of path fields, kubectl's rule).
+func convert(v *clientcmdv1.Config, dir string) (*clientcmdapi.Config, error) {
+	latest.Scheme.Default(v)
+	out := clientcmdapi.NewConfig()
+	if err := latest.Scheme.Convert(v, out, nil); err != nil {
 		return nil, err
 	}
-	if c.Context.User != "" {
-		u, ok := users[c.Context.User]
-		if !ok {
-			return nil, fail(cf+".user", "user %q is not in users", c.Context.User)
-		}
-		t.User = u.Name
-		if err := t.setUser(u); err != nil {
+	for _, c := range out.Clusters {
+		if err := clientcmd.ResolvePaths(clientcmd.GetClusterFileReferences(c), dir); err != nil {
 			return nil, err
 		}
 	}
-	return t, nil
+	for _, u := range out.AuthInfos {
+		if err := clientcmd.ResolvePaths(clientcmd.GetAuthInfoFileReferences(u), dir); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
-func (t *Target) setCluster(nc namedCluster) error {
-	f := fmt.Sprintf("clusters[%q].cluster", nc.Name)
-	c := nc.Cluster
+// checkCluster keeps what numa-partition refuses of a cluster entry
+// beyond what client-go refuses.
+func (t *Target) checkCluster() error {
+	f := fmt.Sprintf("clusters[%q].cluster", t.Cluster)
+	c := t.cluster()
 	fail := func(field string, format string, a ...any) error {
 		return &KubeconfigError{File: t.File, Field: f + "." + field, Err: fmt.Errorf(format, a...)}
-	}
-	// Refused rather than honoured: status would send a token to, or
-	// prove a kubelet's key to, whatever answers; kubeadm's kubeconfigs
-	// and those kubelet's TLS bootstrap writes carry the cluster's CA; and
-	// skipping verification would hide a failure worth reporting (a wrong
-	// CA or server).
-	if c.InsecureSkipTLSVerify {
-		return fail("insecure-skip-tls-verify", "refused: numa-partition always verifies the API server's certificate; give certificate-authority or certificate-authority-data")
-	}
-	// A proxy would need its own settings and credentials; status talks to
-	// the API server directly (it does not read HTTPS_PROXY either: the
-	// kubelet's environment is not status's).
-	if c.ProxyURL != "" {
-		return fail("proxy-url", "not supported by numa-partition")
 	}
 	if c.Server == "" {
 		return fail("server", "not set")
@@ -202,140 +154,127 @@ func (t *Target) setCluster(nc namedCluster) error {
 	if err != nil {
 		return fail("server", "%v", err)
 	}
-	// Credentials go in every request: never over plain HTTP.
+	// Credentials go in every request: never over plain HTTP (client-go
+	// would send such a request anonymous, without saying so).
 	if u.Scheme != "https" || u.Host == "" {
 		return fail("server", "%q: want https://host[:port]", c.Server)
 	}
-	t.Server, t.ServerName = u, c.TLSServerName
-	t.CA, err = t.source(f+".certificate-authority", c.CertificateAuthority, c.CertificateAuthorityData)
-	return err
+	t.Server = u
+	return bothSet(t.File, f+".certificate-authority", c.CertificateAuthority, c.CertificateAuthorityData != nil)
 }
 
-func (t *Target) setUser(nu namedUser) error {
-	f := fmt.Sprintf("users[%q].user", nu.Name)
-	u := nu.User
+// checkUser keeps what numa-partition refuses of a user entry beyond what
+// client-go refuses: a credential half given, or given twice, would
+// quietly be another one (or none).
+func (t *Target) checkUser() error {
+	f := fmt.Sprintf("users[%q].user", t.User)
+	u := t.user()
 	fail := func(field string, format string, a ...any) error {
 		return &KubeconfigError{File: t.File, Field: f + "." + field, Err: fmt.Errorf(format, a...)}
 	}
-	for _, x := range []struct {
-		field string
-		set   bool
-	}{
-		{"username", u.Username != ""}, {"password", u.Password != ""},
-		{"as", u.As != ""}, {"as-uid", u.AsUID != ""}, {"as-groups", len(u.AsGroups) > 0}, {"as-user-extra", present(u.AsUserExtra)},
-	} {
-		if x.set {
-			return fail(x.field, "not supported by numa-partition: use a client certificate, a token, an exec credential plugin or the oidc auth provider")
-		}
-	}
-	var err error
-	if t.Cert, err = t.source(f+".client-certificate", u.ClientCertificate, u.ClientCertificateData); err != nil {
+	if err := bothSet(t.File, f+".client-certificate", u.ClientCertificate, u.ClientCertificateData != nil); err != nil {
 		return err
 	}
-	if t.Key, err = t.source(f+".client-key", u.ClientKey, u.ClientKeyData); err != nil {
+	if err := bothSet(t.File, f+".client-key", u.ClientKey, u.ClientKeyData != nil); err != nil {
 		return err
 	}
+	cert, key := u.ClientCertificate != "" || u.ClientCertificateData != nil, u.ClientKey != "" || u.ClientKeyData != nil
 	switch {
-	case t.Cert.Set() && !t.Key.Set():
+	case cert && !key:
 		return fail("client-key", "not set, but client-certificate is (they may name the same file)")
-	case t.Key.Set() && !t.Cert.Set():
+	case key && !cert:
 		return fail("client-certificate", "not set, but client-key is")
 	}
 	// Both would be ambiguous for the same reason as path and -data.
 	if u.Token != "" && u.TokenFile != "" {
 		return fail("tokenFile", "both token and tokenFile are set: keep one")
 	}
+	return t.checkPlugin(f, cert || u.Token != "" || u.TokenFile != "" || u.Username != "")
+}
+
+// checkPlugin checks the user's exec plugin or auth provider. One beside
+// another credential is refused: client-go's exec authenticator steps
+// aside for a token or a certificate, and which one a request then
+// carries is not obvious. One credential a user.
+func (t *Target) checkPlugin(f string, otherCredential bool) error {
+	u := t.user()
 	switch {
-	case u.Token != "":
-		t.Token = Source{Field: f + ".token", Data: []byte(u.Token)}
-	case u.TokenFile != "":
-		t.Token = Source{Field: f + ".tokenFile", Path: t.abs(u.TokenFile)}
-	}
-	// A plugin beside another credential: client-go's exec
-	// authenticator steps aside for a token or a certificate, and which
-	// one a request then carries is not obvious. One credential a user.
-	plugins := 0
-	if present(u.Exec) {
-		plugins++
-		if t.Exec, err = parseExec(u.Exec); err != nil {
-			return fail("exec", "%v", err)
-		}
-		t.CredField = f + ".exec"
-	}
-	if present(u.AuthProvider) {
-		plugins++
-		if t.AuthProvider, err = parseAuthProvider(u.AuthProvider); err != nil {
-			return fail("auth-provider", "%v", err)
-		}
+	case u.AuthProvider != nil:
 		t.CredField = f + ".auth-provider"
+		// Its CA file is read like the others (Target.Config).
+		const ca = "idp-certificate-authority"
+		if err := bothSet(t.File, t.CredField+".config."+ca, u.AuthProvider.Config[ca], u.AuthProvider.Config[ca+"-data"] != ""); err != nil {
+			return err
+		}
+	case u.Exec != nil:
+		t.CredField = f + ".exec"
+		if err := checkExec(u.Exec); err != nil {
+			return &KubeconfigError{File: t.File, Field: t.CredField, Err: err}
+		}
+	default:
+		return nil
 	}
-	if plugins > 1 || plugins == 1 && (t.Token.Set() || t.Cert.Set()) {
-		return &KubeconfigError{File: t.File, Field: t.CredField, Err: fmt.Errorf("set beside another credential (a token, a client certificate, exec or auth-provider): keep one")}
+	if otherCredential || u.Exec != nil && u.AuthProvider != nil {
+		return &KubeconfigError{File: t.File, Field: t.CredField, Err: errors.New("set beside another credential (a token, a client certificate, basic auth, exec or auth-provider): keep one")}
 	}
 	return nil
 }
 
-// source is a path-or-data pair (client-key and client-key-data, …).
-// Both set is refused, as kubectl's validation refuses it ("… are both
-// specified"): which one wins is not obvious, and a stale one hides.
-func (t *Target) source(field, path, data string) (Source, error) {
+// checkExec refuses an exec plugin numa-partition cannot run, and tells
+// client-go it has no terminal to lend: numa-partition runs unattended
+// (systemd, or a root shell on a production host), so a plugin must not
+// wait for an answer on its standard input.
+func checkExec(e *clientcmdapi.ExecConfig) error {
 	switch {
-	case path != "" && data != "":
-		return Source{}, &KubeconfigError{File: t.File, Field: field, Err: fmt.Errorf("both %s and %s-data are set: keep one", lastKey(field), lastKey(field))}
-	case path != "":
-		return Source{Field: field, Path: t.abs(path)}, nil
-	case data != "":
-		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(data))
-		if err != nil {
-			return Source{}, &KubeconfigError{File: t.File, Field: field + "-data", Err: fmt.Errorf("not base64: %w", err)}
-		}
-		return Source{Field: field + "-data", Data: b}, nil
+	case e.Command == "":
+		return errors.New("command: not set")
+	case e.APIVersion == "":
+		return errors.New("apiVersion: not set")
+	case e.InteractiveMode == clientcmdapi.AlwaysExecInteractiveMode:
+		return errors.New("interactiveMode Always: numa-partition runs the plugin without a terminal; use a plugin mode that needs none (Never or IfAvailable)")
+	case e.InteractiveMode == "":
+		// kubectl's default for the versions that allow it unset.
+		e.InteractiveMode = clientcmdapi.IfAvailableExecInteractiveMode
 	}
-	return Source{}, nil
+	e.StdinUnavailable = true
+	e.StdinUnavailableMessage = "numa-partition runs credential plugins without a terminal"
+	return nil
 }
 
-// abs makes a kubeconfig path absolute: relative to the kubeconfig's
-// directory, as kubectl and kubelet resolve them.
-func (t *Target) abs(p string) string {
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
+// bothSet refuses a path-and-data pair (client-key and client-key-data,
+// …) with both set, as kubectl's validation refuses it ("… are both
+// specified"): which one wins is not obvious, and a stale one hides.
+func bothSet(file, field, path string, data bool) error {
+	if path != "" && data {
+		return &KubeconfigError{File: file, Field: field, Err: fmt.Errorf("both %s and %s-data are set: keep one", lastKey(field), lastKey(field))}
 	}
-	return filepath.Join(filepath.Dir(t.File), p)
+	return nil
 }
 
 func lastKey(field string) string {
 	return field[strings.LastIndexByte(field, '.')+1:]
 }
 
-func present(raw json.RawMessage) bool {
-	s := strings.TrimSpace(string(raw))
-	return s != "" && s != "null"
-}
-
 // decode is strict: duplicate keys (YAMLToJSONStrict) and unknown fields
 // are errors.
-func decode(data []byte) (*kubeconfig, error) {
+func decode(data []byte) (*clientcmdv1.Config, error) {
 	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return nil, fmt.Errorf("not a kubeconfig: %w", err)
 	}
-	var kc kubeconfig
-	if err := decodeStrict(j, &kc); err != nil {
-		return nil, fmt.Errorf("not a kubeconfig: %w", err)
+	var kc clientcmdv1.Config
+	d := json.NewDecoder(bytes.NewReader(j))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&kc); err != nil {
+		var b64 base64.CorruptInputError
+		if errors.As(err, &b64) {
+			// encoding/json does not say which -data field it was.
+			return nil, fmt.Errorf("not a kubeconfig: a -data field is not base64: %w", err)
+		}
+		// "json: unknown field" would be misleading in a YAML file.
+		return nil, fmt.Errorf("not a kubeconfig: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return &kc, nil
-}
-
-// decodeStrict decodes JSON (a kubeconfig made JSON, or one entry of it)
-// into v, refusing a key v does not have.
-func decodeStrict(data []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		// "json: unknown field" would be misleading in a YAML file.
-		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return nil
 }
 
 // byName indexes a kubeconfig list by name; a duplicate name is an error
