@@ -21,6 +21,13 @@
 # and their resident memory at the end of each phase. Pods' own CPU is not
 # in these figures: their cgroups are kubelet's, under /np-hostcost.
 #
+# What it changes of this host it puts back: the CNI bridge plugin turns on
+# IPv4 forwarding (restored on exit); kubelet is told not to install its
+# iptables chains (makeIPTablesUtilChains: false); the two directories
+# kubelet and containerd's CNI library always use (/var/lib/kubelet for
+# device plugins' sockets, /var/lib/cni for results) are removed when
+# this run made them.
+#
 # Results: HOSTCOST_OUT (default .cache/hostcost/<time>/) results.tsv,
 # results.md (printed at the end), the daemons' logs. Takes ~8 minutes with
 # the defaults. Needs root, cgroup v1 or hybrid (a cpuacct hierarchy), runc,
@@ -85,6 +92,10 @@ out=$(cd "$out" && pwd)
 log "results in $out"
 bin=$("$repo/test/realbin/build.sh")
 "$repo/test/images/build.sh" "$out/images"
+CGO_ENABLED=0 go -C "$repo" build -trimpath -o "$out/numa-partition" ./cmd/numa-partition
+forwarding=$(cat /proc/sys/net/ipv4/ip_forward)
+made_dirs=""
+for d in /var/lib/kubelet /var/lib/cni; do [ -e "$d" ] || made_dirs="$made_dirs $d"; done
 
 # --- teardown, whatever state a failure leaves.
 v1_hierarchies() { awk '$3=="cgroup" && $2 ~ "^/sys/fs/cgroup/" {print $2}' /proc/self/mounts; }
@@ -117,6 +128,9 @@ cleanup() {
   done
   ip link del cni-hostcost 2>/dev/null
   rm -rf "$run"
+  [ -z "${forwarding:-}" ] || echo "$forwarding" >/proc/sys/net/ipv4/ip_forward
+  # shellcheck disable=SC2086 # a list of paths without spaces
+  [ -z "${made_dirs:-}" ] || rm -rf $made_dirs
   "$cluster/down.sh" "$out/cluster" >/dev/null 2>&1
   exit "$rc"
 }
@@ -211,7 +225,6 @@ log "containerd up, images imported"
 # its containerd's state dir this run's: the plan names the NRI socket
 # there). The Node condition it writes every minute is left out: it needs
 # the kubelet's credentials at their rendered path.
-CGO_ENABLED=0 go -C "$repo" build -trimpath -o "$out/numa-partition" ./cmd/numa-partition
 printf '[runtime]\nstate_dir = "%s"\n' "$run/containerd" >"$out/config.toml"
 "$out/numa-partition" -c "$out/config.toml" plan -o json >"$out/plan.json"
 partition=$(jq -r '.partitions[0].name' "$out/plan.json")
@@ -243,6 +256,7 @@ failCgroupV1: false
 failSwapOn: $swap
 healthzBindAddress: 127.0.0.1
 healthzPort: $healthz_port
+makeIPTablesUtilChains: false
 port: $kubelet_port
 kubeReserved: {memory: 500Mi}
 maxPods: 110
