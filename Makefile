@@ -7,7 +7,7 @@ LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK_VERSION := v0.8.2
 DEMO_SYSFS ?= testdata/sysfs/hwloc-32amd64-4s2n4c-cgroup2/sys
 
-.PHONY: build test test-kubelet-diff lint bench scale demo fuzz e2e e2e-full clean generate check-generated deb test-deb
+.PHONY: build test test-kubelet-diff lint bench scale hostcost demo fuzz e2e e2e-full clean generate check-generated deb test-deb
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/numa-partition
@@ -64,6 +64,14 @@ bench:
 # docs/scale.md. Not in CI (too long).
 scale:
 	test/scale/run.sh
+
+# What one partition's daemons (kubelet, containerd, the allocator) cost
+# the host's CPU, measured natively against the e2e's real control plane:
+# idle, while pods start, with pods, while they stop. About 8 min; needs
+# root, a cgroup v1 cpuacct hierarchy, runc and containernetworking-plugins.
+# Outputs in .cache/hostcost/<time>/; see docs/scale.md. Not in CI.
+hostcost:
+	test/scale/hostcost.sh
 
 # Runs the main job on a real machine's sysfs dump shipped in testdata/: a
 # 4-socket, 8-node Opteron with the config and the host facts (pid limit,
