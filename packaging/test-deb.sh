@@ -111,6 +111,11 @@ check "bash completion" "grep -q 'complete .*numa-partition' '$root/usr/share/ba
 check "zsh completion" "grep -q '^#compdef numa-partition' '$root/usr/share/zsh/vendor-completions/_numa-partition'"
 check "fish completion" "grep -q 'complete -c numa-partition' '$root/usr/share/fish/vendor_completions.d/numa-partition.fish'"
 check "copyright, machine-readable" "grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' '$root/usr/share/doc/numa-partition/copyright'"
+# What the man page's SEE ALSO promises ("README.md, docs/") is there, with
+# every doc the README links and the examples they name.
+for f in README.md docs/apply.md docs/config-reference.md docs/scale.md examples/drain-rbac.yaml examples/4socket/config.toml; do
+  check "/usr/share/doc/numa-partition/$f shipped as in the repository" "cmp -s '$repo/$f' '$root/usr/share/doc/numa-partition/$f'"
+done
 check "changelog's top entry is this version" "zcat '$root/usr/share/doc/numa-partition/changelog.gz' | sed -n 1p | has -F 'numa-partition ($v1)'"
 check "no config under /etc: nothing to apply" "[ ! -e '$root$config' ] && [ ! -e '$root/etc/numa-partition' ]"
 check "no conffiles" "[ ! -s '$root/var/lib/dpkg/info/numa-partition.conffiles' ]"
@@ -141,7 +146,8 @@ else
 fi
 # Nothing outside the expected tree.
 # shellcheck disable=SC2034 # read by check's eval
-unexpected=$(dpkg --root="$root" -L numa-partition | grep -v -E '^/(\.|usr(/bin|/share(/man(/man8)?|/bash-completion(/completions)?|/zsh(/vendor-completions)?|/fish(/vendor_completions.d)?|/doc(/numa-partition)?|/numa-partition|/lintian(/overrides)?)?)?|lib(/systemd(/system)?)?)(/[^/]*)?$' || true)
+unexpected=$(dpkg --root="$root" -L numa-partition | grep -v -E '^/(\.|usr(/bin|/share(/man(/man8)?|/bash-completion(/completions)?|/zsh(/vendor-completions)?|/fish(/vendor_completions.d)?|/doc(/numa-partition)?|/numa-partition|/lintian(/overrides)?)?)?|lib(/systemd(/system)?)?)(/[^/]*)?$' |
+  grep -v -E '^/usr/share/doc/numa-partition/(docs|examples)(/.*)?$' || true)
 check "no unexpected paths (nothing under /etc)" "[ -z \"\$unexpected\" ] || { echo \"\$unexpected\"; false; }"
 for s in prerm postinst postrm; do
   check "$s looks for apply's record, below DPKG_ROOT" "grep -qF '\${DPKG_ROOT:-}$record' '$root/var/lib/dpkg/info/numa-partition.$s'"
