@@ -6,8 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/numa-partition/numa-partition/slices/apply"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 )
 
 func diffCommand() *cli.Command {
@@ -30,7 +30,7 @@ func diffCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			text, changed, err := apply.FileDiff(root, b, mode)
+			text, changed, err := transaction.FileDiff(root, b, mode)
 			if err != nil {
 				return fmt.Errorf("diff: %w", err)
 			}
@@ -50,7 +50,7 @@ func diffCommand() *cli.Command {
 // a system bus, the applied record's first: #38, diff --root failed
 // "detecting the cgroup mode" on a root without sys/ whose record says
 // it). It becomes --cgroup-mode's value, so that the plan has it too.
-func diffCgroupMode(c *cli.Context, root string) (apply.CgroupMode, error) {
+func diffCgroupMode(c *cli.Context, root string) (transaction.CgroupMode, error) {
 	mode, err := cgroupModeFlag(c)
 	if err != nil || mode != "" {
 		return mode, err
@@ -74,11 +74,11 @@ func cgroupModeFlagDef() cli.Flag {
 }
 
 // cgroupModeFlag is --cgroup-mode's value, "" when not given.
-func cgroupModeFlag(c *cli.Context) (apply.CgroupMode, error) {
-	mode := apply.CgroupMode(c.String("cgroup-mode"))
+func cgroupModeFlag(c *cli.Context) (transaction.CgroupMode, error) {
+	mode := transaction.CgroupMode(c.String("cgroup-mode"))
 	switch mode {
-	case "", apply.CgroupV2, apply.CgroupHybrid, apply.CgroupV1:
+	case "", transaction.CgroupV2, transaction.CgroupHybrid, transaction.CgroupV1:
 		return mode, nil
 	}
-	return "", fmt.Errorf("--cgroup-mode %q: allowed are %s, %s, %s", mode, apply.CgroupV2, apply.CgroupHybrid, apply.CgroupV1)
+	return "", fmt.Errorf("--cgroup-mode %q: allowed are %s, %s, %s", mode, transaction.CgroupV2, transaction.CgroupHybrid, transaction.CgroupV1)
 }

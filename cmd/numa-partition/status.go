@@ -11,8 +11,8 @@ import (
 	"github.com/numa-partition/numa-partition/internal/output"
 	"github.com/numa-partition/numa-partition/numa/bitmask"
 	"github.com/numa-partition/numa-partition/numa/units"
-	"github.com/numa-partition/numa-partition/slices/apply"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/nodeview"
 )
 
@@ -161,7 +161,7 @@ func writeStatus(w io.Writer, st *status.Status, width int) error {
 // offline root may have none to read (no record that says it, no
 // sys/fs/cgroup below it): "unknown" then, where "cgroup mode " with
 // nothing after it read as a bug.
-func cgroupModeText(m apply.CgroupMode) string {
+func cgroupModeText(m transaction.CgroupMode) string {
 	if m == "" {
 		return "cgroup mode unknown"
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/numa-partition/numa-partition/slices/apply"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/nodeview"
 )
 
@@ -17,7 +17,7 @@ func statusWithNodes() *status.Status {
 		return status.PartitionStatus{Name: name, Slice: name + ".slice", Units: []status.UnitState{}, Nodes: []status.NodeState{},
 			EffectiveCPUs: "1-3", EffectiveMems: "0", Kubelet: status.Probe{OK: true}, Allocator: status.Probe{OK: true}, Node: n}
 	}
-	return &status.Status{Health: status.Degraded, Generation: 3, CgroupMode: apply.CgroupV2,
+	return &status.Status{Health: status.Degraded, Generation: 3, CgroupMode: transaction.CgroupV2,
 		Partitions: []status.PartitionStatus{
 			part("node0", status.NodeStatus{Name: "host-node0", Ready: true, Condition: "True", Reason: "KubeletReady",
 				Allocatable: map[string]string{"cpu": "3"}, Capacity: map[string]string{"cpu": "8"}}),

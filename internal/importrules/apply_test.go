@@ -9,14 +9,16 @@ import (
 // slices/apply is cut along its contracts (#39): the record and the host
 // access are leaves every other part reads, status reads what apply left
 // without linking the transaction, the Nodes' orchestration is handed
-// what the transaction decided as data, and slices/apply, the top, is
-// imported by none of its parts.
+// what the transaction decided as data, the host transaction knows
+// neither of them nor the apply and remove that call it, and
+// slices/apply, the top, is imported by none of its parts.
 const (
 	applyTop    = module + "slices/apply"
 	applyRecord = applyTop + "/record"
 	applyHost   = applyTop + "/host"
 	applyStatus = applyTop + "/status"
 	applyNodes  = applyTop + "/nodes"
+	applyTxn    = applyTop + "/transaction"
 )
 
 // applyParts are the packages below slices/apply, as go list sees them
@@ -30,7 +32,7 @@ func applyParts(t *testing.T) map[string][]string {
 			parts[pkg] = imps
 		}
 	}
-	for _, want := range []string{applyRecord, applyHost, applyStatus, applyNodes} {
+	for _, want := range []string{applyRecord, applyHost, applyStatus, applyNodes, applyTxn} {
 		if _, ok := parts[want]; !ok {
 			t.Fatalf("go list -deps %s/... did not list %s: the rules below would pass vacuously", applyTop, want)
 		}
@@ -51,14 +53,16 @@ func TestNoPartOfApplyImportsApply(t *testing.T) {
 // Each part of slices/apply imports only the parts below it: the record
 // and the host access are leaves (the record writes itself through the
 // host's atomic write, nothing more); status and the Nodes' orchestration
-// read the record and the host, and neither imports the other. A part
-// not listed here is new: say what it may import.
+// read the record and the host, and neither imports the other; so does
+// the host transaction, which imports neither of them. A part not listed
+// here is new: say what it may import.
 func TestApplysPartsImportOnlyTheirLeaves(t *testing.T) {
 	allowed := map[string][]string{
 		applyHost:                        nil,
 		applyRecord:                      {applyHost},
 		applyStatus:                      {applyRecord, applyHost},
 		applyNodes:                       {applyRecord, applyHost},
+		applyTxn:                         {applyRecord, applyHost},
 		applyTop + "/internal/applytest": nil,
 	}
 	for part, imps := range applyParts(t) {
@@ -96,6 +100,22 @@ func TestStatusLinksOnlyWhatItReads(t *testing.T) {
 	for _, door := range importersOf(graph, prometheus) {
 		if !strings.HasPrefix(door, componentBase) {
 			t.Errorf("%s links %s through %s", applyStatus, prometheus, door)
+		}
+	}
+}
+
+// The host transaction (plan, steps, executor with rollback, the pending
+// record) links neither the apply and remove that call it, nor the Nodes'
+// orchestration, nor status: what it decides goes up as data (its steps),
+// and what it needs of them comes down as arguments.
+func TestTransactionLinksNoOrchestration(t *testing.T) {
+	graph := imports(t, applyTxn)
+	if _, ok := graph[applyRecord]; !ok {
+		t.Fatalf("%s does not link %s: the rule below would pass vacuously", applyTxn, applyRecord)
+	}
+	for _, top := range []string{applyTop, applyNodes, applyStatus} {
+		if _, ok := graph[top]; ok {
+			t.Errorf("%s links %s through %v: the transaction is called, it calls none of them", applyTxn, top, importersOf(graph, top))
 		}
 	}
 }

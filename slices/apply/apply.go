@@ -2,21 +2,16 @@ package apply
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/pmezard/go-difflib/difflib"
-
 	"github.com/numa-partition/numa-partition/kubeapi"
-	"github.com/numa-partition/numa-partition/slices/apply/host"
 	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/preflight"
@@ -35,8 +30,8 @@ type Options struct {
 	Offline bool
 	Version string
 	// CgroupMode overrides detection (--cgroup-mode; tests).
-	CgroupMode CgroupMode
-	BeforeStep func(i int, s Step) error
+	CgroupMode transaction.CgroupMode
+	BeforeStep func(i int, s transaction.Step) error
 	// PoolWriter writes a hugepage pool's nr_hugepages (hugepool.Write;
 	// tests play a kernel that falls short).
 	PoolWriter hugepool.Writer
@@ -72,14 +67,14 @@ type Options struct {
 type Report struct {
 	DryRun bool `json:"dryRun"`
 	// Offline: a dry run of a root no systemd runs on (Options.Offline).
-	Offline    bool        `json:"offline,omitempty"`
-	Changed    bool        `json:"changed"`
-	Generation int         `json:"generation"`
-	CgroupMode CgroupMode  `json:"cgroupMode"`
-	Steps      []string    `json:"steps"`
-	Diff       string      `json:"diff,omitempty"`
-	Warnings   []string    `json:"warnings"`
-	Shortfalls []Shortfall `json:"hugepageShortfalls,omitempty"`
+	Offline    bool                    `json:"offline,omitempty"`
+	Changed    bool                    `json:"changed"`
+	Generation int                     `json:"generation"`
+	CgroupMode transaction.CgroupMode  `json:"cgroupMode"`
+	Steps      []string                `json:"steps"`
+	Diff       string                  `json:"diff,omitempty"`
+	Warnings   []string                `json:"warnings"`
+	Shortfalls []transaction.Shortfall `json:"hugepageShortfalls,omitempty"`
 	// Nodes are the partitions' Nodes this apply disrupts (affectedNodes):
 	// with --drain, drained first; after the steps deleted (a partition
 	// that goes) or uncordoned (a kubelet back on fresh state).
@@ -116,9 +111,9 @@ func (o *Options) defaults() {
 // preflight checks (slices/preflight: binaries, CA, kubeconfig, CNI
 // plugins, ports, swap, cgroup driver and mode), whose errors refuse
 // before anything changes; then, under the apply lock, it gathers the
-// host's state, plans the steps, and runs them, rolling everything back on
-// the first failure (the error is then a *StepError). The bundle is all
-// it reads of the plan.
+// host's state, plans the steps, and runs them (package transaction),
+// rolling everything back on the first failure (the error is then a
+// *transaction.StepError). The bundle is all it reads of the plan.
 func Apply(ctx context.Context, o Options, b bundle.Bundle) (*Report, error) {
 	t0 := time.Now()
 	o.defaults()
@@ -170,10 +165,10 @@ func Apply(ctx context.Context, o Options, b bundle.Bundle) (*Report, error) {
 // steps and the Nodes they disrupt decided, nothing changed yet.
 type attempt struct {
 	o       Options
-	d       Desired
+	d       transaction.Desired
 	prev    *record.Record
-	cur     Current
-	steps   []Step
+	cur     transaction.Current
+	steps   []transaction.Step
 	targets []nodes.Target
 	rep     *Report
 }
@@ -181,13 +176,13 @@ type attempt struct {
 // prepare gathers the host's state and decides the steps of bringing it
 // to bundle b, and the Nodes they disrupt; it changes nothing but the
 // temporary files an interrupted apply left.
-func prepare(ctx context.Context, o Options, mode CgroupMode, b bundle.Bundle) (*attempt, error) {
+func prepare(ctx context.Context, o Options, mode transaction.CgroupMode, b bundle.Bundle) (*attempt, error) {
 	rep := &Report{DryRun: o.DryRun, CgroupMode: mode, Steps: []string{}, Warnings: []string{}, Nodes: []nodes.Removal{}}
-	if w := CgroupWarning(mode); w != "" {
+	if w := transaction.CgroupWarning(mode); w != "" {
 		rep.Warnings = append(rep.Warnings, w)
 		o.Log.Warn(w)
 	}
-	d, err := NewDesired(b, mode)
+	d, err := transaction.NewDesired(b, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +192,7 @@ func prepare(ctx context.Context, o Options, mode CgroupMode, b bundle.Bundle) (
 	}
 	if !o.DryRun {
 		// A kill during a write (#24 item 18) left its temporary file.
-		swept, err := sweepTemps(o.Root, ownPaths(desiredPaths(d), d.Units, prev))
+		swept, err := transaction.SweepTemps(o.Root, transaction.OwnPaths(transaction.DesiredPaths(d), d.Units, prev))
 		for _, p := range swept {
 			o.Log.Info("removed the temporary file of an interrupted write", "path", p)
 		}
@@ -205,15 +200,15 @@ func prepare(ctx context.Context, o Options, mode CgroupMode, b bundle.Bundle) (
 			return nil, fmt.Errorf("removing what an interrupted apply left: %w", err)
 		}
 	}
-	cur, err := Gather(ctx, o.Root, o.Sysfs, o.Systemd, d, prev, o.Offline)
+	cur, err := transaction.Gather(ctx, o.Root, o.Sysfs, o.Systemd, d, prev, o.Offline)
 	if err != nil {
 		return nil, err
 	}
-	steps := Plan(d, cur)
+	steps := transaction.Plan(d, cur)
 	// Which Nodes this apply disrupts is decided before anything changes,
 	// from the plan and the host alone (affectedNodes).
-	targets := affectedNodes(d, cur, steps, recordPartitions(d), o.ResetKubeletState)
-	if err := checkKubeletStates(d, cur, o.ResetKubeletState || o.Nodes.Drain); err != nil {
+	targets := affectedNodes(d, cur, steps, transaction.RecordPartitions(d), o.ResetKubeletState)
+	if err := transaction.CheckKubeletStates(d, cur, o.ResetKubeletState || o.Nodes.Drain); err != nil {
 		if !o.DryRun {
 			return nil, err
 		}
@@ -240,210 +235,4 @@ func prepare(ctx context.Context, o Options, mode CgroupMode, b bundle.Bundle) (
 		rep.Generation = prev.Generation
 	}
 	return &attempt{o: o, d: d, prev: prev, cur: cur, steps: steps, targets: targets, rep: rep}, nil
-}
-
-// gatherFiles reads the files at every desired and recorded path (a
-// missing one is absent from the map).
-func gatherFiles(root string, d Desired, prev *record.Record) (map[string]FileState, error) {
-	paths := map[string]bool{}
-	for _, f := range d.Files {
-		paths[f.Path] = true
-	}
-	if prev != nil {
-		for _, f := range prev.Files {
-			paths[f.Path] = true
-		}
-	}
-	files := map[string]FileState{}
-	for p := range paths {
-		fs, ok, err := host.ReadFileState(root, p)
-		if err != nil {
-			return nil, fmt.Errorf("reading the host: %w", err)
-		}
-		if ok {
-			files[p] = fs
-		}
-	}
-	return files, nil
-}
-
-// Gather reads what Plan compares against: the files at every desired and
-// recorded path, the state of every desired and recorded unit, and the
-// hugepage pools.
-//
-// offline (a root no systemd runs on), the kernel's network namespaces
-// are not read: no device is known to be stranded in a stale one.
-func Gather(ctx context.Context, root, sysfs string, m systemd.Manager, d Desired, prev *record.Record, offline bool) (Current, error) {
-	c := Current{Units: map[string]systemd.UnitInfo{}, Hugepages: map[HugepageKey]uint64{}, Record: prev}
-	var err error
-	if c.Files, err = gatherFiles(root, d, prev); err != nil {
-		return c, err
-	}
-	if c.KubeletStates, err = gatherKubeletState(root, d); err != nil {
-		return c, err
-	}
-	names := map[string]bool{}
-	for _, u := range d.Units {
-		names[u.Name] = true
-	}
-	if prev != nil {
-		for _, u := range prev.Units {
-			names[u.Name] = true
-		}
-	}
-	for n := range names {
-		u, err := m.Unit(ctx, n)
-		if err != nil {
-			return c, fmt.Errorf("reading the host: %w", err)
-		}
-		c.Units[n] = u
-	}
-	if prev != nil {
-		planned := map[string]bool{}
-		for _, s := range d.Slices {
-			planned[s.Unit] = true
-		}
-		for _, s := range prev.Slices {
-			if !planned[s.Unit] && len(sliceLeftovers(root, prev.CgroupMode, s.Unit)) > 0 {
-				c.StaleSlices = append(c.StaleSlices, s.Unit)
-			}
-		}
-	}
-	if !offline {
-		if c.StaleNetwork, err = staleNetwork(root, prev, d); err != nil {
-			return c, err
-		}
-	}
-	if d.CgroupMode != CgroupV2 {
-		c.CPUSetsV1 = map[string]string{}
-		for _, u := range d.Units {
-			if u.Partition == "" || !strings.HasSuffix(u.Name, ".slice") {
-				continue
-			}
-			g := cpusetV1Group(root, sliceCgroup(u.Name))
-			if !g.exists() {
-				continue
-			}
-			cpus, err := g.read("cpuset.cpus")
-			if err != nil {
-				return c, fmt.Errorf("reading the host: %w", err)
-			}
-			mems, err := g.read("cpuset.mems")
-			if err != nil {
-				return c, fmt.Errorf("reading the host: %w", err)
-			}
-			c.CPUSetsV1[u.Name] = cpus + "/" + mems
-		}
-	}
-	for _, h := range d.Hugepages {
-		p := hugepool.Path(sysfs, h.Node, h.PageSize)
-		n, err := hugepool.Read(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return c, fmt.Errorf("the plan wants %s, but %s does not exist: no such node or page size on this host", h, p)
-		}
-		if err != nil {
-			return c, fmt.Errorf("reading the host: %w", err)
-		}
-		c.Hugepages[HugepageKey{h.Node, h.PageSize}] = n
-	}
-	return c, nil
-}
-
-func newRecord(o Options, d Desired, cur Current, prev *record.Record, mode CgroupMode) *record.Record {
-	r := &record.Record{Generation: 1, AppliedAt: o.Now().UTC(), Version: o.Version, CgroupMode: mode,
-		Units: d.Units, Slices: d.Slices, Files: []record.File{}, Hugepages: []record.HugepageTarget{}}
-	r.Dirs = []string{}
-	r.Network = recordNetwork(d.Network)
-	if prev != nil {
-		r.Generation = prev.Generation + 1
-		r.Dirs = append(r.Dirs, prev.Dirs...)
-	}
-	for _, f := range d.Files {
-		rf := record.File{Path: f.Path, SHA256: record.Hash(f.Content), Mode: f.Mode.Perm()}
-		if pf, ours := prev.File(f.Path); ours {
-			rf.Original = pf.Original
-		} else if _, existed := cur.Files[f.Path]; existed {
-			rf.Original = true
-		}
-		r.Files = append(r.Files, rf)
-	}
-	for _, h := range d.Hugepages {
-		h.Before = cur.Hugepages[HugepageKey{h.Node, h.PageSize}]
-		if prev != nil {
-			for _, ph := range prev.Hugepages {
-				if ph.Node == h.Node && ph.PageSize == h.PageSize {
-					h.Before = ph.Before
-				}
-			}
-		}
-		r.Hugepages = append(r.Hugepages, h)
-	}
-	r.Hostname = d.Hostname
-	r.ReservedCPUs = d.ReservedCPUs
-	r.Partitions = recordPartitions(d)
-	return r
-}
-
-// recordPartitions are the bundle's partitions as the record keeps them;
-// for a bundle without them (made by hand, in tests), those of d's
-// slices.
-func recordPartitions(d Desired) []record.Partition {
-	if len(d.Partitions) > 0 {
-		return slices.Clone(d.Partitions)
-	}
-	out := []record.Partition{}
-	for _, u := range d.Units {
-		if u.Partition != "" && strings.HasSuffix(u.Name, ".slice") {
-			out = append(out, record.Partition{Name: u.Partition, Slice: u.Name})
-		}
-	}
-	return out
-}
-
-// Diff is the unified diff of the file steps: what --dry-run prints.
-// diffLines splits content into lines for a unified diff, each with its
-// newline. Not difflib.SplitLines: it adds a line after the last newline,
-// so a new file's hunk started "@@ -1 +1,45 @@" with a blank context line
-// and every file got a blank last line, which `git apply` rejects.
-func diffLines(content []byte) []string {
-	if len(content) == 0 {
-		return nil
-	}
-	lines := strings.SplitAfter(string(content), "\n")
-	if lines[len(lines)-1] == "" {
-		return lines[:len(lines)-1]
-	}
-	lines[len(lines)-1] += "\n" // the last line has none: diffed as if it had
-	return lines
-}
-
-func Diff(steps []Step, cur Current) string {
-	var b strings.Builder
-	for _, st := range steps {
-		s, removed, ok := st.fileChange()
-		if !ok {
-			continue
-		}
-		old := cur.Files[s.Path]
-		ud := difflib.UnifiedDiff{
-			A: diffLines(old.Content), B: diffLines(s.Content),
-			FromFile: "a/" + s.Path, ToFile: "b/" + s.Path, Context: 3,
-		}
-		if _, ok := cur.Files[s.Path]; !ok {
-			ud.FromFile = "/dev/null"
-		}
-		if removed {
-			ud.ToFile = "/dev/null"
-		}
-		text, err := difflib.GetUnifiedDiffString(ud)
-		if err != nil {
-			fmt.Fprintf(&b, "%s: %v\n", s.Path, err)
-			continue
-		}
-		if text == "" { // same content, other mode
-			fmt.Fprintf(&b, "mode change /%s: %s -> %s\n", s.Path, old.Mode.Perm(), s.Mode.Perm())
-		}
-		b.WriteString(text)
-	}
-	return b.String()
 }

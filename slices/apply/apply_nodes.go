@@ -10,6 +10,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -42,7 +43,7 @@ import (
 // next are the plan's partitions (recordPartitions): a partition's Node
 // and credentials are the record's, the ones in use, else next's. It is
 // pure.
-func affectedNodes(d Desired, cur Current, steps []Step, next []record.Partition, reset bool) []nodes.Target {
+func affectedNodes(d transaction.Desired, cur transaction.Current, steps []transaction.Step, next []record.Partition, reset bool) []nodes.Target {
 	planned := map[string]record.Partition{}
 	for _, u := range d.Units {
 		if u.Partition != "" {
@@ -54,7 +55,7 @@ func affectedNodes(d Desired, cur Current, steps []Step, next []record.Partition
 	}
 	fresh := map[string]string{} // partition → its kubelet unit
 	if !reset {
-		for _, unit := range pinnedKubelets(d, cur) {
+		for _, unit := range transaction.PinnedKubelets(d, cur) {
 			fresh[unit.Partition] = unit.Name
 		}
 	}
@@ -117,7 +118,7 @@ func newSoftware(was, next record.Partition) string {
 
 // kubeletOf is the partition's kubelet unit in d (the one with manager
 // state: every kubelet's), "" when d has none.
-func kubeletOf(d Desired, partition string) string {
+func kubeletOf(d transaction.Desired, partition string) string {
 	for _, u := range d.Units {
 		if u.Partition == partition && u.KubeletState != nil {
 			return u.Name
@@ -130,10 +131,10 @@ func kubeletOf(d Desired, partition string) string {
 // with the unit whose restart does it; key "" when a host-wide unit's
 // restart re-creates every partition's. A unit that starts (it was not
 // running) re-creates nothing: its pods were gone already.
-func rebuiltNamespaces(d Desired, steps []Step) map[string]string {
+func rebuiltNamespaces(d transaction.Desired, steps []transaction.Step) map[string]string {
 	out := map[string]string{}
 	for _, s := range steps {
-		r, ok := s.Action.(RestartUnit)
+		r, ok := s.Action.(transaction.RestartUnit)
 		if !ok {
 			continue
 		}
@@ -164,11 +165,11 @@ func rebuiltWarning(t nodes.Target) string {
 // pods it still runs (kubelet removes a pod's directory once the pod is
 // gone and cleaned up), for at most the drain timeout. It returns cur
 // with the state as last read.
-func waitKubeletsLetGo(ctx context.Context, o Options, d Desired, cur Current) (Current, error) {
+func waitKubeletsLetGo(ctx context.Context, o Options, d transaction.Desired, cur transaction.Current) (transaction.Current, error) {
 	timeout := o.Nodes.EffectiveTimeout()
 	deadline := time.Now().Add(timeout)
 	for {
-		held := pinnedKubelets(d, cur)
+		held := transaction.PinnedKubelets(d, cur)
 		if len(held) == 0 {
 			return cur, nil
 		}
@@ -188,7 +189,7 @@ func waitKubeletsLetGo(ctx context.Context, o Options, d Desired, cur Current) (
 			return cur, fmt.Errorf("waiting for the kubelets to let go of the drained pods: %w", ctx.Err())
 		case <-t.C:
 		}
-		states, err := gatherKubeletState(o.Root, d)
+		states, err := transaction.GatherKubeletState(o.Root, d)
 		if err != nil {
 			return cur, err
 		}

@@ -19,15 +19,16 @@ import (
 	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
-// nodeFixture is newFixture(n) whose partitions joined a cluster as
+// nodeFixture is applytest.NewFixture(n) whose partitions joined a cluster as
 // Nodes sandbox-tnodeI.
-func nodeFixture(n int) *fixture {
-	f := newFixture(n)
-	for i := range f.plan.Partitions {
-		p := &f.plan.Partitions[i]
+func nodeFixture(n int) *applytest.Fixture {
+	f := applytest.NewFixture(n)
+	for i := range f.Plan.Partitions {
+		p := &f.Plan.Partitions[i]
 		p.Memory = nil
 		p.NodeName = "sandbox-" + p.Name
 		p.Kubelet.Kubeconfig = "/etc/kubernetes/kubelet-" + p.Name + ".conf"
@@ -61,10 +62,10 @@ func TestApplyDrain(t *testing.T) {
 	e := newEnv(t)
 	f := nodeFixture(3)
 	_, err := e.apply(t, f, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	ctx := context.Background()
 	s := kubeapitest.NewServer(t, kubeapitest.Options{})
-	for _, p := range f.plan.Partitions {
+	for _, p := range f.Plan.Partitions {
 		s.SetNode(kubeapitest.Node(p.NodeName, corev1.ConditionTrue, "KubeletReady", ""))
 		// Its kubelet reports as soon as it is back (here: already).
 		applytest.Heartbeat(s, p.NodeName, time.Now().Add(time.Hour))
@@ -74,14 +75,14 @@ func TestApplyDrain(t *testing.T) {
 	admin := applytest.KubeconfigFor(t, s, filepath.Join(t.TempDir(), "admin.conf"), "kubernetes-admin", "system:masters")
 	// kubelet ran and pinned web-tnode0's CPUs.
 	writeState(t, e, []string{"uid-web-tnode0"}, "uid-web-tnode0")
-	f.setSliceCPUs("tnode0", "0-1")
+	f.SetSliceCPUs("tnode0", "0-1")
 	before := e.snapshot(t, f)
 	unchanged := func(what string) {
 		t.Helper()
 		if d := diffStates(before, e.snapshot(t, f)); len(d) > 0 {
 			t.Errorf("%s changed the host:\n%s", what, strings.Join(d, "\n"))
 		}
-		for _, p := range f.plan.Partitions {
+		for _, p := range f.Plan.Partitions {
 			if s.GetNode(p.NodeName).Spec.Unschedulable {
 				t.Errorf("%s left Node %s cordoned", what, p.NodeName)
 			}
@@ -100,7 +101,7 @@ func TestApplyDrain(t *testing.T) {
 	unchanged("the refused apply")
 
 	rep, err := e.apply(t, f, func(o *Options) { withDrain(time.Minute)(o); o.DryRun = true })
-	must(t, err)
+	applytest.Must(t, err)
 	dryRunDisrupts(t, s, rep, "sandbox-tnode0", nodes.ReasonFreshState,
 		"cordon; evict 1 pods (shop/web-tnode0); wait until kubelet-tnode0.service's manager state holds no running pods; restart kubelet-tnode0.service on fresh CPU/Memory Manager state; uncordon once Ready")
 	unchanged("the dry run")
@@ -112,7 +113,7 @@ func TestApplyDrain(t *testing.T) {
 		o.Nodes.Progress = func(p drain.Progress) {
 			if p.Phase == drain.PhaseCordoned { // what a kill here would leave
 				rec, err := record.Read(e.sb.Root)
-				must(t, err)
+				applytest.Must(t, err)
 				midDrain = rec
 			}
 		}
@@ -146,19 +147,19 @@ func TestApplyDrain(t *testing.T) {
 	var steps0 []string
 	rep, err = e.apply(t, f, func(o *Options) {
 		withDrain(time.Minute)(o)
-		o.BeforeStep = func(_ int, st Step) error {
+		o.BeforeStep = func(_ int, st transaction.Step) error {
 			steps0 = append(steps0, st.String())
-			if _, err := os.Stat(podDir); st.Kind() == KindKubeletState && err == nil {
+			if _, err := os.Stat(podDir); st.Kind() == transaction.KindKubeletState && err == nil {
 				t.Errorf("%s while kubelet still had the drained pod", st)
 			}
-			if st.Kind() == KindKubeletState && !s.GetNode("sandbox-tnode0").Spec.Unschedulable {
+			if st.Kind() == transaction.KindKubeletState && !s.GetNode("sandbox-tnode0").Spec.Unschedulable {
 				t.Errorf("%s with its Node schedulable", st)
 			}
 			return nil
 		}
 	})
 	<-cleaned
-	must(t, err)
+	applytest.Must(t, err)
 	if got := strings.Join(s.Evictions(), " "); got != "shop/web-tnode0" {
 		t.Errorf("evictions %q", got)
 	}
@@ -170,7 +171,7 @@ func TestApplyDrain(t *testing.T) {
 	if len(rep.Nodes) != 1 || !rep.Nodes[0].Uncordoned || rep.Nodes[0].Drain == nil || rep.Nodes[0].Drain.Evicted != 1 {
 		t.Errorf("report nodes %+v", rep.Nodes)
 	}
-	for _, p := range f.plan.Partitions {
+	for _, p := range f.Plan.Partitions {
 		if s.GetNode(p.NodeName).Spec.Unschedulable {
 			t.Errorf("Node %s left cordoned", p.NodeName)
 		}
@@ -186,21 +187,21 @@ func TestApplyDrain(t *testing.T) {
 	// An apply killed mid-drain left tnode1's Node cordoned and listed:
 	// status says so, and the next apply uncordons it once Ready.
 	rec, err := record.Read(e.sb.Root)
-	must(t, err)
+	applytest.Must(t, err)
 	rec.Cordoned = []record.CordonedNode{{Partition: "tnode1", Node: "sandbox-tnode1"}}
 	b, err := rec.Marshal()
-	must(t, err)
-	must(t, host.WriteFileAtomic(e.sb.Root, record.Path, b, 0o644))
+	applytest.Must(t, err)
+	applytest.Must(t, host.WriteFileAtomic(e.sb.Root, record.Path, b, 0o644))
 	n := s.GetNode("sandbox-tnode1")
 	n.Spec.Unschedulable = true
 	s.SetNode(n)
 	st, err := status.Read(ctx, status.Options{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m, NoAPI: true})
-	must(t, err)
+	applytest.Must(t, err)
 	if !slices.Contains(st.Problems, "an interrupted drain left Node sandbox-tnode1 cordoned (partition tnode1): the next apply uncordons it once Ready, or kubectl uncordon sandbox-tnode1") {
 		t.Errorf("status problems %q", st.Problems)
 	}
 	rep, err = e.apply(t, f, func(o *Options) { o.Nodes = nodes.Options{Kubeconfig: admin} })
-	must(t, err)
+	applytest.Must(t, err)
 	if rep.Changed || s.GetNode("sandbox-tnode1").Spec.Unschedulable {
 		t.Errorf("the next apply: changed %v, Node cordoned %v, warnings %q", rep.Changed, s.GetNode("sandbox-tnode1").Spec.Unschedulable, rep.Warnings)
 	}
@@ -210,14 +211,14 @@ func TestApplyDrain(t *testing.T) {
 
 	// Two partitions: tnode2 goes, its Node with it.
 	f2 := nodeFixture(2)
-	f2.setSliceCPUs("tnode0", "0-1")
+	f2.SetSliceCPUs("tnode0", "0-1")
 	_, err = e.apply(t, f2, func(o *Options) { o.Nodes = nodes.Options{Kubeconfig: admin} })
 	if err == nil || !strings.Contains(err.Error(), "partition tnode2: 1 pods are bound to Node sandbox-tnode2 (shop/web-tnode2)") {
 		t.Fatalf("apply without tnode2, without --drain: %v", err)
 	}
 	s.SetPDB(applytest.Budget(1)) // web-tnode0's replacement is healthy elsewhere
 	rep, err = e.apply(t, f2, withDrain(time.Minute))
-	must(t, err)
+	applytest.Must(t, err)
 	if got := strings.Join(s.Evictions(), " "); got != "shop/web-tnode0 shop/web-tnode2" {
 		t.Errorf("evictions %q", got)
 	}
@@ -244,22 +245,22 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 	holder := func(binds string) {
 		const name = "mountns-tnode1.service"
 		content := "[Unit]\nDescription=mount namespace of tnode1\n[Service]\nSlice=tnode1.slice\n# " + binds + "\nExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\n"
-		for i := range f.bundle.Files {
-			if strings.HasSuffix(f.bundle.Files[i].Path, "/"+name) {
-				f.bundle.Files[i].Content = []byte(content)
+		for i := range f.Bundle.Files {
+			if strings.HasSuffix(f.Bundle.Files[i].Path, "/"+name) {
+				f.Bundle.Files[i].Content = []byte(content)
 				return
 			}
 		}
 		p := "etc/systemd/system/" + name
-		f.bundle.Files = append(f.bundle.Files, bundle.File{Path: p, Mode: 0o644, Content: []byte(content)})
-		f.bundle.Units = append(f.bundle.Units, bundle.Unit{Name: name, Phase: bundle.PhaseNetwork, Partition: "tnode1",
+		f.Bundle.Files = append(f.Bundle.Files, bundle.File{Path: p, Mode: 0o644, Content: []byte(content)})
+		f.Bundle.Units = append(f.Bundle.Units, bundle.Unit{Name: name, Phase: bundle.PhaseNetwork, Partition: "tnode1",
 			Enable: true, Start: true, Files: []string{p}, RecreatesPods: true})
 	}
 	holder("view 1")
 	_, err := e.apply(t, f, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	s := kubeapitest.NewServer(t, kubeapitest.Options{})
-	for _, p := range f.plan.Partitions {
+	for _, p := range f.Plan.Partitions {
 		s.SetNode(kubeapitest.Node(p.NodeName, corev1.ConditionTrue, "KubeletReady", ""))
 		applytest.Heartbeat(s, p.NodeName, time.Now().Add(time.Hour))
 		s.SetPod(applytest.DrainPod("shop", "web-"+p.Name, p.NodeName, "ReplicaSet", map[string]string{"app": "web"}))
@@ -272,7 +273,7 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 	pid := func() uint32 {
 		t.Helper()
 		st, err := e.m.Unit(ctx, "mountns-tnode1.service")
-		must(t, err)
+		applytest.Must(t, err)
 		return st.MainPID
 	}
 
@@ -280,7 +281,7 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 	before := pid()
 	holder("view 2")
 	rep, err := e.apply(t, f, func(o *Options) { o.Nodes = nodes.Options{Kubeconfig: admin} })
-	must(t, err)
+	applytest.Must(t, err)
 	if !slices.ContainsFunc(rep.Warnings, func(w string) bool {
 		return strings.Contains(w, "partition tnode1: mountns-tnode1.service restarts (its files changed)") &&
 			strings.Contains(w, "every pod of Node sandbox-tnode1 is re-created, without a drain; apply --drain drains")
@@ -293,7 +294,7 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 
 	holder("view 3")
 	rep, err = e.apply(t, f, func(o *Options) { withDrain(o); o.DryRun = true })
-	must(t, err)
+	applytest.Must(t, err)
 	dryRunDisrupts(t, s, rep, "sandbox-tnode1", nodes.ReasonNamespaceRebuilt,
 		"cordon; evict 1 pods (shop/web-tnode1); restart mountns-tnode1.service: containerd and kubelet restart in a new mount namespace, and every pod left on the Node is re-created; uncordon once Ready")
 
@@ -301,8 +302,8 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 	restarted := false
 	rep, err = e.apply(t, f, func(o *Options) {
 		withDrain(o)
-		o.BeforeStep = func(_ int, st Step) error {
-			if st.Action == (RestartUnit{Unit: "mountns-tnode1.service"}) {
+		o.BeforeStep = func(_ int, st transaction.Step) error {
+			if st.Action == (transaction.RestartUnit{Unit: "mountns-tnode1.service"}) {
 				restarted = true
 				if !s.GetNode("sandbox-tnode1").Spec.Unschedulable || s.GetPod("shop", "web-tnode1") != nil {
 					t.Errorf("%s before its Node was drained", st)
@@ -311,7 +312,7 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 			return nil
 		}
 	})
-	must(t, err)
+	applytest.Must(t, err)
 	if !restarted || pid() == before {
 		t.Errorf("the holder was not restarted (step seen %v)", restarted)
 	}
@@ -321,7 +322,7 @@ func TestApplyDrainsANamespaceRebuild(t *testing.T) {
 	if len(rep.Nodes) != 1 || rep.Nodes[0].Reason != nodes.ReasonNamespaceRebuilt || !rep.Nodes[0].Uncordoned || rep.Nodes[0].Deleted {
 		t.Errorf("report nodes %+v", rep.Nodes)
 	}
-	for _, p := range f.plan.Partitions {
+	for _, p := range f.Plan.Partitions {
 		if s.GetNode(p.NodeName).Spec.Unschedulable {
 			t.Errorf("Node %s left cordoned", p.NodeName)
 		}

@@ -3,6 +3,8 @@ package apply
 import (
 	"context"
 	"testing"
+
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 )
 
 // BenchmarkApply8Partitions applies an 8-partition bundle (25 units, 41
@@ -10,7 +12,7 @@ import (
 // is not timed.
 func BenchmarkApply8Partitions(b *testing.B) {
 	e := newEnv(b)
-	f := newFixture(8)
+	f := applytest.NewFixture(8)
 	for b.Loop() {
 		if _, err := e.apply(b, f, nil); err != nil {
 			b.Fatal(err)
@@ -27,7 +29,7 @@ func BenchmarkApply8Partitions(b *testing.B) {
 // (files, 25 units over D-Bus) and an empty plan.
 func BenchmarkReapplyNoop(b *testing.B) {
 	e := newEnv(b)
-	f := newFixture(8)
+	f := applytest.NewFixture(8)
 	if _, err := e.apply(b, f, nil); err != nil {
 		b.Fatal(err)
 	}
@@ -38,25 +40,6 @@ func BenchmarkReapplyNoop(b *testing.B) {
 		}
 		if rep.Changed {
 			b.Fatalf("re-apply changed: %v", rep.Steps)
-		}
-	}
-}
-
-// BenchmarkPlan8Partitions is the pure part alone.
-func BenchmarkPlan8Partitions(b *testing.B) {
-	f := newFixture(8)
-	bun, err := f.typed()
-	if err != nil {
-		b.Fatal(err)
-	}
-	d, err := NewDesired(bun, CgroupHybrid)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cur := applied(d)
-	for b.Loop() {
-		if steps := Plan(d, cur); len(steps) != 0 {
-			b.Fatal(stepNames(steps))
 		}
 	}
 }

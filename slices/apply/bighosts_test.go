@@ -2,18 +2,14 @@ package apply
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
 
-	"github.com/numa-partition/numa-partition/numa"
 	"github.com/numa-partition/numa-partition/numa/numatest"
-	"github.com/numa-partition/numa-partition/partition/planner"
-	"github.com/numa-partition/numa-partition/partition/planner/config"
-	"github.com/numa-partition/numa-partition/slices/bundle"
-	"github.com/numa-partition/numa-partition/slices/render"
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
@@ -21,66 +17,35 @@ import (
 // be applied to a real systemd on a test machine: their slices name 144
 // to 512 CPUs and 34 nodes the machine lacks, and their units run real
 // containerds and kubelets. What is measured here is the rest of apply,
-// the real code on the real bundle: the steps planned from the host's
-// state to the bundle's (Plan, pure), and apply --dry-run of a root no
+// the real code on the real bundle: apply --dry-run of a root no
 // systemd runs on (Offline: the tree's files, record, unit files and
 // hugepage pools read, the steps planned, the diff made). The cost of
 // systemd's jobs per partition is BenchmarkApply8Partitions's, on the
-// sandbox's real systemd.
+// sandbox's real systemd; the steps planned (Plan, pure) are
+// transaction's (bighosts_test.go there).
 
-// bigHost is a shape's tree, plan (with the examples' host facts in the
-// shape's cgroup mode) and bundle.
-type bigHost struct {
-	mode   CgroupMode
-	sysfs  string
-	plan   *planner.Plan
-	bundle bundle.Bundle
-}
-
-func newBigHost(t testing.TB, s numatest.Shape) bigHost {
-	t.Helper()
-	h := bigHost{mode: s.Cgroup, sysfs: s.WriteTemp(t)}
-	topo, err := numa.NewFS(h.sysfs).Discover()
-	must(t, err)
-	c, err := config.Parse(s.Name+".toml", []byte(s.Config))
-	must(t, err)
-	facts := planner.ExampleFacts
-	facts.Cgroup = s.Cgroup
-	h.plan, err = planner.NewPlanFor(topo, facts, c)
-	must(t, err)
-	h.bundle, err = render.Render(*h.plan)
-	must(t, err)
-	return h
-}
-
-// dryRun is apply --dry-run of the bundle on an empty root no systemd
+// dryRunBig is apply --dry-run of h's bundle on an empty root no systemd
 // runs on.
-func (h bigHost) dryRun(t testing.TB, root string) *Report {
+func dryRunBig(h applytest.BigHost, t testing.TB, root string) *Report {
 	t.Helper()
-	o := Options{Root: root, Sysfs: h.sysfs, Systemd: systemd.NewOffline(root), Offline: true, DryRun: true,
-		CgroupMode: h.mode, Version: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	rep, err := Apply(context.Background(), o, h.bundle)
-	must(t, err)
+	o := Options{Root: root, Sysfs: h.Sysfs, Systemd: systemd.NewOffline(root), Offline: true, DryRun: true,
+		CgroupMode: h.Mode, Version: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	rep, err := Apply(context.Background(), o, h.Bundle)
+	applytest.Must(t, err)
 	return rep
 }
 
-// TestApplyPlansBigHosts: on an empty host, the big hosts' bundles plan
-// a start of every unit, and nothing once applied; offline, the dry run
-// lists as many steps.
+// TestApplyPlansBigHosts: offline, the dry run of the big hosts' bundles
+// on an empty host lists as many steps as Plan (whose steps on them
+// transaction's TestPlanBigHosts checks).
 func TestApplyPlansBigHosts(t *testing.T) {
 	for _, s := range numatest.BigHosts {
 		t.Run(s.Name, func(t *testing.T) {
-			h := newBigHost(t, s)
-			d, err := NewDesired(h.bundle, h.mode)
-			must(t, err)
-			fresh := Plan(d, Current{})
-			if len(fresh) < len(h.bundle.Units) {
-				t.Errorf("%d steps from an empty host for %d units", len(fresh), len(h.bundle.Units))
-			}
-			if steps := Plan(d, applied(d)); len(steps) != 0 {
-				t.Errorf("steps on a host where it is applied: %v", stepNames(steps))
-			}
-			rep := h.dryRun(t, t.TempDir())
+			h := applytest.NewBigHost(t, s)
+			d, err := transaction.NewDesired(h.Bundle, h.Mode)
+			applytest.Must(t, err)
+			fresh := transaction.Plan(d, transaction.Current{})
+			rep := dryRunBig(h, t, t.TempDir())
 			if !rep.Changed || !rep.Offline || len(rep.Steps) != len(fresh) {
 				t.Errorf("dry run: changed %v, offline %v, %d steps (Plan: %d)\n%s", rep.Changed, rep.Offline, len(rep.Steps), len(fresh), strings.Join(rep.Steps, "\n"))
 			}
@@ -88,43 +53,17 @@ func TestApplyPlansBigHosts(t *testing.T) {
 	}
 }
 
-// BenchmarkApplyBigHosts: for each big host, the steps from an empty
-// host (fresh) and from one where the bundle is applied (noop), each
-// NewDesired and Plan; then apply --dry-run, offline, on an empty root
-// (dry-run).
+// BenchmarkApplyBigHosts: for each big host, apply --dry-run, offline,
+// on an empty root (dry-run). Its steps alone, pure, are transaction's
+// BenchmarkApplyBigHosts (plan=fresh, plan=noop).
 func BenchmarkApplyBigHosts(b *testing.B) {
 	for _, s := range numatest.BigHosts {
-		h := newBigHost(b, s)
-		d, err := NewDesired(h.bundle, h.mode)
-		must(b, err)
-		for _, c := range []struct {
-			name string
-			cur  Current
-			want func(int) bool
-		}{
-			{"fresh", Current{}, func(n int) bool { return n >= len(h.bundle.Units) }},
-			{"noop", applied(d), func(n int) bool { return n == 0 }},
-		} {
-			b.Run(fmt.Sprintf("%s/plan=%s", s.Name, c.name), func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					d, err := NewDesired(h.bundle, h.mode)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if steps := Plan(d, c.cur); !c.want(len(steps)) {
-						b.Fatalf("%d steps", len(steps))
-					}
-				}
-				b.ReportMetric(float64(len(h.bundle.Units)), "units")
-				b.ReportMetric(float64(len(h.bundle.Files)), "files")
-			})
-		}
+		h := applytest.NewBigHost(b, s)
 		b.Run(s.Name+"/dry-run", func(b *testing.B) {
 			root := b.TempDir()
 			b.ReportAllocs()
 			for b.Loop() {
-				h.dryRun(b, root)
+				dryRunBig(h, b, root)
 			}
 		})
 	}

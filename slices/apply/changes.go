@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -17,7 +18,7 @@ import (
 // the plan's and the record's, which name each unit's partition and
 // files. Host-wide steps (a host slice, the hugepages, the uplink) are no
 // partition's. It is pure.
-func partitionChanges(units []bundle.Unit, steps []Step) map[string][]string {
+func partitionChanges(units []bundle.Unit, steps []transaction.Step) map[string][]string {
 	c := changeCollector{byName: map[string]bundle.Unit{}, owners: map[string][]bundle.Unit{}, per: map[string]*partitionChange{}}
 	for _, u := range units {
 		if _, seen := c.byName[u.Name]; seen || u.Partition == "" {
@@ -49,58 +50,58 @@ type changeCollector struct {
 // partitionChange is what steps change of one partition.
 type partitionChange struct {
 	slice, kubelet, files, state []string // files: the other units whose files change
-	verbs                        map[Kind][]string
+	verbs                        map[transaction.Kind][]string
 }
 
 func (c *changeCollector) get(partition string) *partitionChange {
 	if c.per[partition] == nil {
-		c.per[partition] = &partitionChange{verbs: map[Kind][]string{}}
+		c.per[partition] = &partitionChange{verbs: map[transaction.Kind][]string{}}
 		c.order = append(c.order, partition)
 	}
 	return c.per[partition]
 }
 
 // add notes what step s changes, for the partition it changes.
-func (c *changeCollector) add(s Step) {
+func (c *changeCollector) add(s transaction.Step) {
 	switch a := s.Action.(type) {
-	case WriteFile, RemoveFile:
-		f, _, _ := s.fileChange()
+	case transaction.WriteFile, transaction.RemoveFile:
+		f, _, _ := s.FileChange()
 		for _, u := range c.owners[f.Path] {
 			w := c.get(u.Partition)
 			switch {
 			case u.Phase == bundle.PhaseSlice:
-				w.slice = appendNew(w.slice, "slice "+u.Name)
+				w.slice = transaction.AppendNew(w.slice, "slice "+u.Name)
 			case u.KubeletState != nil:
-				w.kubelet = appendNew(w.kubelet, "kubelet config")
+				w.kubelet = transaction.AppendNew(w.kubelet, "kubelet config")
 			default:
-				w.files = appendNew(w.files, u.Name)
+				w.files = transaction.AppendNew(w.files, u.Name)
 			}
 		}
-	case SetSliceCPUs:
+	case transaction.SetSliceCPUs:
 		if u, ok := c.byName[a.Unit]; ok {
 			w := c.get(u.Partition)
 			w.slice = slices.DeleteFunc(w.slice, func(x string) bool { return x == "slice "+u.Name })
-			w.slice = appendNew(w.slice, fmt.Sprintf("slice %s (CPUs %s, memory nodes %s)", u.Name, a.CPUs, a.Mems))
+			w.slice = transaction.AppendNew(w.slice, fmt.Sprintf("slice %s (CPUs %s, memory nodes %s)", u.Name, a.CPUs, a.Mems))
 		}
-	case PrepareKubeletState:
+	case transaction.PrepareKubeletState:
 		if u, ok := c.byName[a.Unit]; ok {
 			w := c.get(u.Partition)
-			w.state = appendNew(w.state, "manager state of "+u.Name+" moved aside")
+			w.state = transaction.AppendNew(w.state, "manager state of "+u.Name+" moved aside")
 		}
-	case StartUnit:
-		c.verb(KindStart, a.Unit)
-	case RestartUnit:
-		c.verb(KindRestart, a.Unit)
-	case StopUnit:
-		c.verb(KindStop, a.Unit)
+	case transaction.StartUnit:
+		c.verb(transaction.KindStart, a.Unit)
+	case transaction.RestartUnit:
+		c.verb(transaction.KindRestart, a.Unit)
+	case transaction.StopUnit:
+		c.verb(transaction.KindStop, a.Unit)
 	}
 }
 
 // verb notes a service's start, restart or stop (not a slice's).
-func (c *changeCollector) verb(k Kind, unit string) {
+func (c *changeCollector) verb(k transaction.Kind, unit string) {
 	if u, ok := c.byName[unit]; ok && !strings.HasSuffix(u.Name, ".slice") {
 		w := c.get(u.Partition)
-		w.verbs[k] = appendNew(w.verbs[k], u.Name)
+		w.verbs[k] = transaction.AppendNew(w.verbs[k], u.Name)
 	}
 }
 
@@ -113,15 +114,15 @@ func (w *partitionChange) phrases() []string {
 	l = append(l, w.state...)
 	// A unit stopped and started again (a kubelet whose state is moved
 	// aside in between) is restarted.
-	for _, u := range w.verbs[KindStart] {
-		if slices.Contains(w.verbs[KindStop], u) {
-			w.verbs[KindRestart] = appendNew(w.verbs[KindRestart], u)
+	for _, u := range w.verbs[transaction.KindStart] {
+		if slices.Contains(w.verbs[transaction.KindStop], u) {
+			w.verbs[transaction.KindRestart] = transaction.AppendNew(w.verbs[transaction.KindRestart], u)
 		}
 	}
-	restarted := func(u string) bool { return slices.Contains(w.verbs[KindRestart], u) }
-	w.verbs[KindStart] = slices.DeleteFunc(w.verbs[KindStart], restarted)
-	w.verbs[KindStop] = slices.DeleteFunc(w.verbs[KindStop], restarted)
-	for _, k := range []Kind{KindStart, KindRestart, KindStop} {
+	restarted := func(u string) bool { return slices.Contains(w.verbs[transaction.KindRestart], u) }
+	w.verbs[transaction.KindStart] = slices.DeleteFunc(w.verbs[transaction.KindStart], restarted)
+	w.verbs[transaction.KindStop] = slices.DeleteFunc(w.verbs[transaction.KindStop], restarted)
+	for _, k := range []transaction.Kind{transaction.KindStart, transaction.KindRestart, transaction.KindStop} {
 		if u := w.verbs[k]; len(u) > 0 {
 			l = append(l, string(k)+" "+strings.Join(u, ", "))
 		}

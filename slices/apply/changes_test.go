@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa/bitmask"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -27,24 +28,24 @@ func TestPartitionChanges(t *testing.T) {
 		{Name: "kubelet-node2.service", Phase: bundle.PhaseKubelet, Partition: "node2", KubeletState: &bundle.KubeletState{Dir: "var/lib/kubelet-node2"}},
 	}
 	cpus := bitmask.MustParseCPUList("2-7")
-	steps := []Step{
-		{Action: StopUnit{Unit: "kubelet-node2.service"}},
-		{Action: StopUnit{Unit: "kubelet-node0.service"}},
-		{Action: WriteFile{Path: "var/lib/kubelet-node0/config.yaml"}},
-		{Action: WriteFile{Path: "etc/systemd/system/kubelet-node0.service"}},
-		{Action: WriteFile{Path: "etc/systemd/system/node0.slice"}},
-		{Action: WriteFile{Path: "etc/containerd-node0/config.toml"}},
-		{Action: WriteFile{Path: "etc/systemd/system/numa-allocator@.service"}},
-		{Action: WriteFile{Path: "etc/systemd/system/system.slice.d/50-numa-partition.conf"}},
-		{Action: DaemonReload{}},
-		{Action: SetSliceCPUs{Unit: "node0.slice", CPUs: cpus, Mems: bitmask.NewNodeSet(0)}},
-		{Action: SetSliceCPUs{Unit: "system.slice", CPUs: cpus}},
-		{Action: PrepareKubeletState{Unit: "kubelet-node0.service"}},
-		{Action: RestartUnit{Unit: "containerd-node0.service"}},
-		{Action: StartUnit{Unit: "kubelet-node0.service"}},
-		{Action: StartUnit{Unit: "numa-allocator@node0.service"}},
-		{Action: RestartUnit{Unit: "numa-allocator@node1.service"}},
-		{Action: WriteRecord{}},
+	steps := []transaction.Step{
+		{Action: transaction.StopUnit{Unit: "kubelet-node2.service"}},
+		{Action: transaction.StopUnit{Unit: "kubelet-node0.service"}},
+		{Action: transaction.WriteFile{Path: "var/lib/kubelet-node0/config.yaml"}},
+		{Action: transaction.WriteFile{Path: "etc/systemd/system/kubelet-node0.service"}},
+		{Action: transaction.WriteFile{Path: "etc/systemd/system/node0.slice"}},
+		{Action: transaction.WriteFile{Path: "etc/containerd-node0/config.toml"}},
+		{Action: transaction.WriteFile{Path: "etc/systemd/system/numa-allocator@.service"}},
+		{Action: transaction.WriteFile{Path: "etc/systemd/system/system.slice.d/50-numa-partition.conf"}},
+		{Action: transaction.DaemonReload{}},
+		{Action: transaction.SetSliceCPUs{Unit: "node0.slice", CPUs: cpus, Mems: bitmask.NewNodeSet(0)}},
+		{Action: transaction.SetSliceCPUs{Unit: "system.slice", CPUs: cpus}},
+		{Action: transaction.PrepareKubeletState{Unit: "kubelet-node0.service"}},
+		{Action: transaction.RestartUnit{Unit: "containerd-node0.service"}},
+		{Action: transaction.StartUnit{Unit: "kubelet-node0.service"}},
+		{Action: transaction.StartUnit{Unit: "numa-allocator@node0.service"}},
+		{Action: transaction.RestartUnit{Unit: "numa-allocator@node1.service"}},
+		{Action: transaction.WriteRecord{}},
 	}
 	got := partitionChanges(units, steps)
 	want := map[string][]string{

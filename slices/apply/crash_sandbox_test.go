@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 )
 
 // errCrash is the panic that stands for a kill -9 in the middle of an
@@ -16,7 +18,7 @@ import (
 type errCrash struct{ step int }
 
 // crashAt applies f and "kills" the apply before step i.
-func (e *env) crashAt(t *testing.T, f *fixture, i int) {
+func (e *env) crashAt(t *testing.T, f *applytest.Fixture, i int) {
 	t.Helper()
 	defer func() {
 		r := recover()
@@ -25,7 +27,7 @@ func (e *env) crashAt(t *testing.T, f *fixture, i int) {
 		}
 	}()
 	_, err := e.apply(t, f, func(o *Options) {
-		o.BeforeStep = func(j int, s Step) error {
+		o.BeforeStep = func(j int, s transaction.Step) error {
 			if j == i {
 				panic(errCrash{i})
 			}
@@ -37,7 +39,7 @@ func (e *env) crashAt(t *testing.T, f *fixture, i int) {
 
 // settled is a snapshot without the record's own file (its time and
 // generation differ from run to run).
-func (e *env) settled(t *testing.T, f *fixture) hostState {
+func (e *env) settled(t *testing.T, f *applytest.Fixture) hostState {
 	s := e.snapshot(t, f)
 	delete(s.Files, record.Path)
 	return s
@@ -54,8 +56,8 @@ func (e *env) settled(t *testing.T, f *fixture) hostState {
 func TestCrashAtEveryStep(t *testing.T) {
 	for _, c := range []struct {
 		kind string
-		mode CgroupMode
-	}{{"fresh", ""}, {"update", ""}, {"repartition", ""}, {"fresh", CgroupV2}, {"update", CgroupV2}, {"repartition", CgroupV2}} {
+		mode transaction.CgroupMode
+	}{{"fresh", ""}, {"update", ""}, {"repartition", ""}, {"fresh", transaction.CgroupV2}, {"update", transaction.CgroupV2}, {"repartition", transaction.CgroupV2}} {
 		kind := c.kind
 		update := kind != "fresh"
 		name := kind
@@ -65,7 +67,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			e.mode = c.mode
-			gen1, gen2 := newFixture(2), newFixture(2)
+			gen1, gen2 := applytest.NewFixture(2), applytest.NewFixture(2)
 			changeEverything(gen2)
 			if kind == "repartition" {
 				gen2 = renamed(gen1, "tnode1", "talpha")
@@ -73,25 +75,25 @@ func TestCrashAtEveryStep(t *testing.T) {
 			pristine, pristine1 := e.settled(t, gen2), e.settled(t, gen1)
 			start := func() {
 				_, err := Remove(context.Background(), e.opts())
-				must(t, err)
+				applytest.Must(t, err)
 				if update {
 					_, err := e.apply(t, gen1, nil)
-					must(t, err)
+					applytest.Must(t, err)
 				}
 			}
 			start()
 			_, err := e.apply(t, gen2, nil)
-			must(t, err)
+			applytest.Must(t, err)
 			want := e.settled(t, gen2)
 			start()
 			dry, err := e.apply(t, gen2, func(o *Options) { o.DryRun = true })
-			must(t, err)
+			applytest.Must(t, err)
 			for i := range dry.Steps {
 				what := fmt.Sprintf("killed at step %d (%s)", i+1, dry.Steps[i])
 				start()
 				e.crashAt(t, gen2, i)
 				st, err := status.Read(context.Background(), status.Options{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m})
-				must(t, err)
+				applytest.Must(t, err)
 				if !strings.Contains(strings.Join(st.Problems, "\n"), "interrupted") {
 					t.Errorf("%s: status does not say an apply was interrupted: %v", what, st.Problems)
 				}
@@ -119,10 +121,10 @@ func TestCrashAtEveryStep(t *testing.T) {
 // whatever the killed apply did.
 func TestRemoveAfterCrash(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(2)
+	f := applytest.NewFixture(2)
 	pristine := e.settled(t, f)
 	dry, err := e.apply(t, f, func(o *Options) { o.DryRun = true })
-	must(t, err)
+	applytest.Must(t, err)
 	for i := range dry.Steps {
 		e.crashAt(t, f, i)
 		if _, err := Remove(context.Background(), e.opts()); err != nil {
@@ -136,22 +138,22 @@ func TestRemoveAfterCrash(t *testing.T) {
 
 // renamed is f with partition from renamed to to: its slice and services
 // are other units, the old ones are no longer planned.
-func renamed(f *fixture, from, to string) *fixture {
-	g := newFixture(len(f.plan.Partitions))
+func renamed(f *applytest.Fixture, from, to string) *applytest.Fixture {
+	g := applytest.NewFixture(len(f.Plan.Partitions))
 	swap := func(s string) string { return strings.ReplaceAll(s, from, to) }
-	for i := range g.bundle.Files {
-		g.bundle.Files[i].Path = swap(g.bundle.Files[i].Path)
-		g.bundle.Files[i].Content = []byte(swap(string(g.bundle.Files[i].Content)))
+	for i := range g.Bundle.Files {
+		g.Bundle.Files[i].Path = swap(g.Bundle.Files[i].Path)
+		g.Bundle.Files[i].Content = []byte(swap(string(g.Bundle.Files[i].Content)))
 	}
-	for i := range g.bundle.Units {
-		u := &g.bundle.Units[i]
+	for i := range g.Bundle.Units {
+		u := &g.Bundle.Units[i]
 		u.Name, u.Partition = swap(u.Name), swap(u.Partition)
 		for j := range u.Files {
 			u.Files[j] = swap(u.Files[j])
 		}
 	}
-	for i := range g.plan.Partitions {
-		p := &g.plan.Partitions[i]
+	for i := range g.Plan.Partitions {
+		p := &g.Plan.Partitions[i]
 		p.Name, p.Slice = swap(p.Name), swap(p.Slice)
 	}
 	return g
@@ -162,36 +164,36 @@ func renamed(f *fixture, from, to string) *fixture {
 // leaves nothing of either generation.
 func TestRepartitionForgetsTheOldSlice(t *testing.T) {
 	e := newEnv(t)
-	gen1 := newFixture(2)
+	gen1 := applytest.NewFixture(2)
 	gen2 := renamed(gen1, "tnode1", "talpha")
 	pristine1, pristine2 := e.settled(t, gen1), e.settled(t, gen2)
 	_, err := e.apply(t, gen1, nil)
-	must(t, err)
-	mode, err := DetectCgroupMode(e.sb.Root)
-	must(t, err)
+	applytest.Must(t, err)
+	mode, err := transaction.DetectCgroupMode(e.sb.Root)
+	applytest.Must(t, err)
 	// What gen1 left of tnode1.slice besides its files.
-	before := sliceLeftovers(e.sb.Root, mode, "tnode1.slice")
+	before := transaction.SliceLeftovers(e.sb.Root, mode, "tnode1.slice")
 	if len(before) == 0 {
 		t.Fatalf("gen1 left nothing of tnode1.slice to forget (%s host): the test tests nothing", mode)
 	}
 	rep, err := e.apply(t, gen2, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	if !strings.Contains(strings.Join(rep.Steps, "\n"), "forget-slice tnode1.slice") {
 		t.Errorf("no forget-slice step for tnode1.slice (it had %d leftovers): %v", len(before), rep.Steps)
 	}
-	if left := sliceLeftovers(e.sb.Root, mode, "tnode1.slice"); len(left) > 0 {
-		t.Errorf("after repartitioning, tnode1.slice still has: %v", left[0].what)
+	if left := transaction.SliceLeftovers(e.sb.Root, mode, "tnode1.slice"); len(left) > 0 {
+		t.Errorf("after repartitioning, tnode1.slice still has: %v", left[0].What)
 	}
 	if _, err := Remove(context.Background(), e.opts()); err != nil {
 		t.Fatal(err)
 	}
 	for _, unit := range []string{"tnode0.slice", "tnode1.slice", "talpha.slice"} {
-		if left := sliceLeftovers(e.sb.Root, mode, unit); len(left) > 0 {
-			t.Errorf("after remove, %s still has: %v", unit, left[0].what)
+		if left := transaction.SliceLeftovers(e.sb.Root, mode, unit); len(left) > 0 {
+			t.Errorf("after remove, %s still has: %v", unit, left[0].What)
 		}
 	}
 	for i, want := range []hostState{pristine1, pristine2} {
-		if d := diffStates(want, e.settled(t, []*fixture{gen1, gen2}[i])); len(d) > 0 {
+		if d := diffStates(want, e.settled(t, []*applytest.Fixture{gen1, gen2}[i])); len(d) > 0 {
 			t.Errorf("remove left of generation %d:\n%s", i+1, strings.Join(d, "\n"))
 		}
 	}
@@ -200,14 +202,14 @@ func TestRepartitionForgetsTheOldSlice(t *testing.T) {
 // remove --dry-run lists what remove would do and changes nothing.
 func TestRemoveDryRun(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(2)
+	f := applytest.NewFixture(2)
 	_, err := e.apply(t, f, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	before := e.snapshot(t, f)
 	o := e.opts()
 	o.DryRun = true
 	rep, err := Remove(context.Background(), o)
-	must(t, err)
+	applytest.Must(t, err)
 	if !rep.DryRun || rep.Generation != 1 {
 		t.Fatalf("report: %+v", rep)
 	}

@@ -1,37 +1,20 @@
-// Package apply puts a rendered Bundle on a host, transactionally, through
-// systemd's D-Bus API, and reports (Status) and undoes (Remove) it.
+// Package apply puts a rendered Bundle on a host, transactionally, and
+// undoes it (Remove): the orchestration on top of the host transaction.
 //
-// The work is split the functional-core way: Gather reads the host (files,
-// unit states, hugepages, cgroup mode) into a Current; Plan, a pure
-// function of (Desired, Current), turns the difference into an ordered list
-// of Steps; an Executor runs the steps with an undo journal and, on any
-// failure, rolls the host back to the files and unit states it found.
-//
-// A kind of step is a type in its own file, step_*.go: its Kind, its words
-// in the report, how it runs and how it is undone. Plan's phases (plan.go,
-// one table) decide which steps are needed and in what order:
-//
-//  1. stop, then disable, units of the previous generation that are gone
-//  2. write changed files atomically (temp file, fsync, rename), remove
-//     obsolete ones, forget the runtime state of slices no longer planned
-//  3. daemon-reload, only when a file changed; then remove the network
-//     objects no longer planned
-//  4. size the hugepage pools per node, read back
-//  5. start slices, set their CPUs/memory nodes live (runtime properties;
-//     on cgroup v1 also their cpuset v1 group)
-//  6. enable, then start or restart changed services by phase: hugepages
-//     oneshot (started, never restarted: step 4 did its work, and every
-//     kubelet Requires= it; bundle.Unit.KeepOnChange), runtime, allocator,
-//     kubelet, each waiting for its job result;
-//     a kubelet whose managers' settings changed is stopped, its state
-//     moved aside, and started; on cgroup v1 a started service joins its
-//     partition's cpuset group
-//  7. record the applied generation (file hashes, units, slices) in
-//     /var/lib/numa-partition/applied.json
+// Apply is: the preflight checks (slices/preflight), the apply lock, the
+// host transaction (package transaction: gather, plan, execute with
+// rollback under a record written ahead), and the Nodes the steps disrupt
+// (package nodes): in a dry run only reported, with --drain drained first,
+// in rolling waves when the caller gives the bundles on the way
+// (rolling.go). Remove runs its own phases (remove.go) and undoes the
+// record's files, units, slices and network with the transaction's
+// ownership checks, leftovers and executor.
 //
 // What the transaction, status and remove share lives in leaves of their
 // own, so that each reads the host and the record one way:
 //
+//   - transaction: the host transaction, its steps (one type per kind,
+//     step_*.go there) and the phases that order them;
 //   - record: the applied record's types, reading and writing it;
 //   - host: the host below a root (files through fsutil.Root, network
 //     namespaces, a kubelet's credentials);

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/systemd/systemdtest"
 )
 
@@ -20,15 +22,15 @@ func TestFaultAtEveryStep(t *testing.T) {
 	for _, update := range []bool{false, true} {
 		t.Run(map[bool]string{false: "fresh", true: "update"}[update], func(t *testing.T) {
 			e := newEnv(t)
-			f := newFixture(2)
+			f := applytest.NewFixture(2)
 			if update {
 				_, err := e.apply(t, f, nil)
-				must(t, err)
+				applytest.Must(t, err)
 				changeEverything(f)
 			}
 			before := e.snapshot(t, f)
 			dry, err := e.apply(t, f, func(o *Options) { o.DryRun = true })
-			must(t, err)
+			applytest.Must(t, err)
 			n := len(dry.Steps)
 			if n < 10 {
 				t.Fatalf("only %d steps planned: %v", n, dry.Steps)
@@ -36,14 +38,14 @@ func TestFaultAtEveryStep(t *testing.T) {
 			for i := range n {
 				injected := fmt.Errorf("fault at step %d", i+1)
 				_, err := e.apply(t, f, func(o *Options) {
-					o.BeforeStep = func(j int, s Step) error {
+					o.BeforeStep = func(j int, s transaction.Step) error {
 						if j == i {
 							return injected
 						}
 						return nil
 					}
 				})
-				var se *StepError
+				var se *transaction.StepError
 				if !errors.As(err, &se) || se.Index != i || !errors.Is(err, injected) || se.Rollback != nil {
 					t.Fatalf("fault at step %d (%s): err = %v; want a StepError at that step with a complete rollback", i+1, dry.Steps[i], err)
 				}
@@ -56,7 +58,7 @@ func TestFaultAtEveryStep(t *testing.T) {
 			}
 			// And the same apply without faults still works afterwards.
 			_, err = e.apply(t, f, nil)
-			must(t, err)
+			applytest.Must(t, err)
 		})
 	}
 }
@@ -66,29 +68,29 @@ func TestFaultAtEveryStep(t *testing.T) {
 // job ran but its result was lost).
 func TestSystemdFaultAtEveryCall(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(2)
+	f := applytest.NewFixture(2)
 	_, err := e.apply(t, f, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	changeEverything(f)
 	// Count the update's systemd calls with a fault that never fires.
 	counting := &systemdtest.Faulty{Manager: e.m, FailAt: -1}
 	_, err = e.apply(t, f, func(o *Options) { o.Systemd = counting })
-	must(t, err)
+	applytest.Must(t, err)
 	calls := counting.Calls
 	if len(calls) < 8 {
 		t.Fatalf("only %d systemd calls: %v", len(calls), calls)
 	}
 	// Back to generation 1 of the unchanged fixture.
 	_, err = Remove(context.Background(), e.opts())
-	must(t, err)
-	_, err = e.apply(t, newFixture(2), nil)
-	must(t, err)
+	applytest.Must(t, err)
+	_, err = e.apply(t, applytest.NewFixture(2), nil)
+	applytest.Must(t, err)
 	before := e.snapshot(t, f)
 	for _, after := range []bool{false, true} {
 		for k := 1; k <= len(calls); k++ {
 			fm := &systemdtest.Faulty{Manager: e.m, FailAt: k, After: after}
 			_, err := e.apply(t, f, func(o *Options) { o.Systemd = fm })
-			var se *StepError
+			var se *transaction.StepError
 			if !errors.As(err, &se) || !errors.Is(err, systemdtest.ErrInjected) || se.Rollback != nil {
 				t.Fatalf("fault at call %d (%s, after=%v): err = %v; want a StepError with a complete rollback", k, calls[k-1], after, err)
 			}
@@ -101,13 +103,13 @@ func TestSystemdFaultAtEveryCall(t *testing.T) {
 
 // changeEverything edits every kind of file of the fixture: slice CPUs,
 // services, and it drops the last partition's units and adds a file.
-func changeEverything(f *fixture) {
-	f.setSliceCPUs("tnode0", "0-1")
+func changeEverything(f *applytest.Fixture) {
+	f.SetSliceCPUs("tnode0", "0-1")
 	for _, n := range []string{"kubelet-tnode0.service", "containerd-tnode1.service", "tnuma-hugepages.service"} {
-		k := f.file(n)
+		k := f.File(n)
 		k.Content = append(k.Content, []byte("# generation 2\n")...)
 	}
-	f.plan.Partitions[0].Memory[0].Hugepages[0].Count = 7
+	f.Plan.Partitions[0].Memory[0].Hugepages[0].Count = 7
 }
 
 // TestUnitFailureRollsBack: a kubelet that fails to start and one whose
@@ -122,12 +124,12 @@ func TestUnitFailureRollsBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.m.JobTimeout = 2 * time.Second
-			f := newFixture(2)
+			f := applytest.NewFixture(2)
 			_, err := e.apply(t, f, nil)
-			must(t, err)
+			applytest.Must(t, err)
 			// Generation 2 replaces a running kubelet with a broken one.
 			before := e.snapshot(t, f)
-			k := f.file("kubelet-tnode1.service")
+			k := f.File("kubelet-tnode1.service")
 			k.Content = []byte("[Unit]\nDescription=broken kubelet\n" + tc.service + "[Install]\nWantedBy=multi-user.target\n")
 			_, err = e.apply(t, f, nil)
 			if err == nil || !strings.Contains(err.Error(), strings.Replace(tc.want, "start", "restart", 1)) {
@@ -138,7 +140,7 @@ func TestUnitFailureRollsBack(t *testing.T) {
 			}
 			// A fresh host: the failing unit is new, rollback removes everything.
 			_, err = Remove(context.Background(), e.opts())
-			must(t, err)
+			applytest.Must(t, err)
 			empty := e.snapshot(t, f)
 			_, err = e.apply(t, f, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -154,9 +156,9 @@ func TestUnitFailureRollsBack(t *testing.T) {
 // TestConcurrentApplyIsRefused: the loser names the holder.
 func TestConcurrentApplyIsRefused(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(1)
+	f := applytest.NewFixture(1)
 	l, err := AcquireLock(e.sb.Root)
-	must(t, err)
+	applytest.Must(t, err)
 	_, err = e.apply(t, f, nil)
 	var le *LockedError
 	if !errors.As(err, &le) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
@@ -166,26 +168,26 @@ func TestConcurrentApplyIsRefused(t *testing.T) {
 	if !errors.As(err, &le) {
 		t.Fatalf("remove under a held lock: %v; want a LockedError", err)
 	}
-	must(t, l.Release())
+	applytest.Must(t, l.Release())
 	_, err = e.apply(t, f, nil)
-	must(t, err)
+	applytest.Must(t, err)
 }
 
 // TestPortInUseRefused: a planned port taken by another process stops
 // apply before it touches anything; our own kubelet holding it does not.
 func TestPortInUseRefused(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(1)
+	f := applytest.NewFixture(1)
 	ctx := context.Background()
 	squat := "etc/systemd/system/tsquatter.service"
-	must(t, os.WriteFile(e.sb.Path(squat), []byte("[Service]\n"+fakeKubeletExec(20248)+"\n"), 0o644))
+	applytest.Must(t, os.WriteFile(e.sb.Path(squat), []byte("[Service]\n"+fakeKubeletExec(20248)+"\n"), 0o644))
 	t.Cleanup(func() {
 		_ = e.m.StopUnit(ctx, "tsquatter.service")
 		os.Remove(e.sb.Path(squat))
 		_ = e.m.Reload(ctx)
 	})
-	must(t, e.m.Reload(ctx))
-	must(t, e.m.StartUnit(ctx, "tsquatter.service"))
+	applytest.Must(t, e.m.Reload(ctx))
+	applytest.Must(t, e.m.StartUnit(ctx, "tsquatter.service"))
 	before := e.snapshot(t, f)
 	var err error
 	for range 50 { // the squatter needs a moment to listen

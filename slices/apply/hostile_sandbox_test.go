@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/internal/hostiletest"
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
 )
@@ -23,7 +24,7 @@ import (
 // out is resolved inside the root.
 func TestApplyThroughHostileLinksWritesNothingOutside(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(1)
+	f := applytest.NewFixture(1)
 	o := newOutsideMounted(t, "outside the root\n")
 	unit := "etc/systemd/system/containerd-tnode0.service"
 	for name, target := range hostiletest.LinksOut(t, e.sb.Root, filepath.Dir(unit), o.Canary) {
@@ -31,7 +32,7 @@ func TestApplyThroughHostileLinksWritesNothingOutside(t *testing.T) {
 		err := hostiletest.Within(t, "apply via "+name, func() error { _, err := e.apply(t, f, nil); return err })
 		wantNamed(t, "apply with the unit file a link ("+name+")", err, e.sb.Path(unit))
 	}
-	must(t, os.Remove(e.sb.Path(unit)))
+	applytest.Must(t, os.Remove(e.sb.Path(unit)))
 	o.Check(t)
 
 	recordDir := e.sb.Path(filepath.Dir(record.Path))
@@ -46,7 +47,7 @@ func TestApplyThroughHostileLinksWritesNothingOutside(t *testing.T) {
 	wantNamed(t, "apply with the record's directory a link out, dangling inside the root", err, recordDir)
 	o.Check(t)
 	// There inside the root: the record goes there.
-	must(t, os.MkdirAll(e.sb.Path(o.Dir), 0o755))
+	applytest.Must(t, os.MkdirAll(e.sb.Path(o.Dir), 0o755))
 	t.Cleanup(func() { _ = os.RemoveAll(e.sb.Path(o.Dir)) })
 	if _, err := e.apply(t, f, nil); err != nil {
 		t.Fatalf("apply with the record's directory a link out: %v", err)
@@ -56,7 +57,7 @@ func TestApplyThroughHostileLinksWritesNothingOutside(t *testing.T) {
 	}
 	o.Check(t)
 	_, err = Remove(context.Background(), e.opts())
-	must(t, err)
+	applytest.Must(t, err)
 	o.Check(t)
 }
 
@@ -65,10 +66,10 @@ func TestApplyThroughHostileLinksWritesNothingOutside(t *testing.T) {
 // target, and a record naming a "../.." path deletes nothing outside.
 func TestStatusAndRemoveThroughHostileLinksTouchNothingOutside(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(1)
+	f := applytest.NewFixture(1)
 	o := newOutsideMounted(t, "outside the root\n")
 	_, err := e.apply(t, f, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	slice := "etc/systemd/system/tnode0.slice"
 	for name, target := range hostiletest.LinksOut(t, e.sb.Root, filepath.Dir(slice), o.Canary) {
 		plant(t, e.sb.Root, slice, target)
@@ -90,20 +91,20 @@ func TestStatusAndRemoveThroughHostileLinksTouchNothingOutside(t *testing.T) {
 	// A record naming a path that climbs out of the root: refused,
 	// naming it, before remove changes anything.
 	good, err := os.ReadFile(e.sb.Path(record.Path))
-	must(t, err)
+	applytest.Must(t, err)
 	rec, err := record.Read(e.sb.Root)
-	must(t, err)
+	applytest.Must(t, err)
 	climb := strings.Repeat("../", 40) + strings.TrimPrefix(o.Canary, "/")
 	rec.Files = append(rec.Files, record.File{Path: climb, SHA256: "x", Mode: 0o644})
 	raw, err := json.Marshal(rec)
-	must(t, err)
-	must(t, os.WriteFile(e.sb.Path(record.Path), raw, 0o644))
+	applytest.Must(t, err)
+	applytest.Must(t, os.WriteFile(e.sb.Path(record.Path), raw, 0o644))
 	_, err = Remove(context.Background(), e.opts())
 	wantNamed(t, "remove with a record entry climbing out", err, climb)
 	o.Check(t)
 	// The link is not what apply wrote: kept (deleting it would lose
 	// where it led) and reported (#38), and its target untouched.
-	must(t, os.WriteFile(e.sb.Path(record.Path), good, 0o644))
+	applytest.Must(t, os.WriteFile(e.sb.Path(record.Path), good, 0o644))
 	rep, err := Remove(context.Background(), e.opts())
 	if err != nil {
 		t.Fatalf("remove: %v", err)
@@ -114,6 +115,6 @@ func TestStatusAndRemoveThroughHostileLinksTouchNothingOutside(t *testing.T) {
 	if _, err := os.Lstat(e.sb.Path(slice)); err != nil {
 		t.Errorf("remove took the link at %s: %v", slice, err)
 	}
-	must(t, os.Remove(e.sb.Path(slice)))
+	applytest.Must(t, os.Remove(e.sb.Path(slice)))
 	o.Check(t)
 }

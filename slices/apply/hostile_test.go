@@ -13,7 +13,9 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/hostiletest"
 	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
 )
@@ -25,7 +27,7 @@ import (
 func newOutsideMounted(t testing.TB, content string) *hostiletest.Outside {
 	t.Helper()
 	dir := t.TempDir()
-	must(t, unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"))
+	applytest.Must(t, unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"))
 	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
 	return hostiletest.NewOutsideIn(t, dir, content)
 }
@@ -34,9 +36,9 @@ func newOutsideMounted(t testing.TB, content string) *hostiletest.Outside {
 func plant(t testing.TB, root, rel, target string) {
 	t.Helper()
 	p := filepath.Join(root, rel)
-	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	applytest.Must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 	_ = os.Remove(p) // the previous case's link
-	must(t, os.Symlink(target, p))
+	applytest.Must(t, os.Symlink(target, p))
 }
 
 // wantNamed fails t unless err is an error naming path.
@@ -52,8 +54,8 @@ func wantNamed(t testing.TB, what string, err error, path string) {
 func TestLockThroughHostileLinkTruncatesNothingOutside(t *testing.T) {
 	root := t.TempDir()
 	o := hostiletest.NewOutside(t, "a file outside the root\n")
-	for name, target := range hostiletest.LinksOut(t, root, filepath.Dir(LockPath), o.Canary) {
-		plant(t, root, LockPath, target)
+	for name, target := range hostiletest.LinksOut(t, root, filepath.Dir(transaction.LockPath), o.Canary) {
+		plant(t, root, transaction.LockPath, target)
 		err := hostiletest.Within(t, "lock via "+name, func() error {
 			l, err := AcquireLock(root)
 			if err == nil {
@@ -61,14 +63,14 @@ func TestLockThroughHostileLinkTruncatesNothingOutside(t *testing.T) {
 			}
 			return err
 		})
-		wantNamed(t, "lock via a link ("+name+")", err, filepath.Join(root, LockPath))
+		wantNamed(t, "lock via a link ("+name+")", err, filepath.Join(root, transaction.LockPath))
 	}
 	o.Check(t)
 	// A FIFO at the lock's path (not a link) blocks nothing and is refused.
-	must(t, os.Remove(filepath.Join(root, LockPath)))
-	hostiletest.FIFO(t, filepath.Join(root, LockPath))
+	applytest.Must(t, os.Remove(filepath.Join(root, transaction.LockPath)))
+	hostiletest.FIFO(t, filepath.Join(root, transaction.LockPath))
 	err := hostiletest.Within(t, "lock on a FIFO", func() error { _, err := AcquireLock(root); return err })
-	wantNamed(t, "lock on a FIFO", err, filepath.Join(root, LockPath))
+	wantNamed(t, "lock on a FIFO", err, filepath.Join(root, transaction.LockPath))
 }
 
 // The record is read and written by apply, status, remove and diff: a
@@ -83,13 +85,13 @@ func TestRecordThroughHostileLinkReadsNothingOutside(t *testing.T) {
 		err := hostiletest.Within(t, "record via "+name, func() error { _, err := record.Read(root); return err })
 		wantNamed(t, "record via a link ("+name+")", err, filepath.Join(root, record.Path))
 	}
-	must(t, os.Remove(filepath.Join(root, record.Path)))
+	applytest.Must(t, os.Remove(filepath.Join(root, record.Path)))
 	// The record's directory is a link to the canary's: resolved in the root.
-	must(t, os.Remove(filepath.Join(root, filepath.Dir(record.Path))))
+	applytest.Must(t, os.Remove(filepath.Join(root, filepath.Dir(record.Path))))
 	plant(t, root, filepath.Dir(record.Path), o.Dir)
-	must(t, os.Rename(o.Canary, filepath.Join(o.Dir, "applied.json")))
+	applytest.Must(t, os.Rename(o.Canary, filepath.Join(o.Dir, "applied.json")))
 	rec, err := record.Read(root)
-	must(t, os.Rename(filepath.Join(o.Dir, "applied.json"), o.Canary))
+	applytest.Must(t, os.Rename(filepath.Join(o.Dir, "applied.json"), o.Canary))
 	if err != nil || rec != nil {
 		t.Errorf("record through a linked directory: %+v, %v; want none (there is none inside the root)", rec, err)
 	}
@@ -100,17 +102,17 @@ func TestRecordThroughHostileLinkReadsNothingOutside(t *testing.T) {
 // through a linked unit directory or etc/numa-partition, and a record
 // naming "../.." paths had diff read (and remove delete) files outside.
 func TestDiffThroughHostileLinksPrintsNothingOutside(t *testing.T) {
-	f := newFixture(1)
-	f.bundle.Files = append(f.bundle.Files, bundle.File{Path: "etc/numa-partition/tnode0.conf", Mode: 0o644, Content: []byte("mine\n")})
-	b, err := f.typed()
-	must(t, err)
+	f := applytest.NewFixture(1)
+	f.Bundle.Files = append(f.Bundle.Files, bundle.File{Path: "etc/numa-partition/tnode0.conf", Mode: 0o644, Content: []byte("mine\n")})
+	b, err := f.Typed()
+	applytest.Must(t, err)
 	secret := "SECRET outside the root\n"
 	for _, dir := range []string{"etc/systemd/system", "etc/numa-partition"} {
 		root := t.TempDir()
 		o := hostiletest.NewOutside(t, secret)
 		// The outside directory holds the files diff would compare.
 		for _, name := range []string{"containerd-tnode0.service", "tnode0.conf"} {
-			must(t, os.WriteFile(filepath.Join(o.Dir, name), []byte(secret), 0o644))
+			applytest.Must(t, os.WriteFile(filepath.Join(o.Dir, name), []byte(secret), 0o644))
 		}
 		for name, target := range hostiletest.LinksOut(t, root, filepath.Dir(dir), o.Canary) {
 			if name == "device" || name == "fifo" {
@@ -121,7 +123,7 @@ func TestDiffThroughHostileLinksPrintsNothingOutside(t *testing.T) {
 				target = strings.Repeat("../", 40) + strings.TrimPrefix(o.Dir, "/")
 			}
 			plant(t, root, dir, target)
-			out, _, err := FileDiff(root, b, CgroupV2)
+			out, _, err := transaction.FileDiff(root, b, transaction.CgroupV2)
 			if err != nil {
 				t.Errorf("diff with %s linked out (%s): %v", dir, name, err)
 			}
@@ -137,19 +139,19 @@ func TestDiffThroughHostileLinksPrintsNothingOutside(t *testing.T) {
 	unit := "etc/systemd/system/containerd-tnode0.service"
 	for name, target := range hostiletest.LinksOut(t, root, filepath.Dir(unit), o.Canary) {
 		plant(t, root, unit, target)
-		out, _, err := within2(t, "diff via "+name, func() (string, bool, error) { return FileDiff(root, b, CgroupV2) })
+		out, _, err := within2(t, "diff via "+name, func() (string, bool, error) { return transaction.FileDiff(root, b, transaction.CgroupV2) })
 		wantNamed(t, "diff with the unit a link ("+name+")", err, filepath.Join(root, unit))
 		if strings.Contains(out, "SECRET") {
 			t.Errorf("diff printed the file outside (%s)", name)
 		}
 	}
-	must(t, os.Remove(filepath.Join(root, unit)))
+	applytest.Must(t, os.Remove(filepath.Join(root, unit)))
 	// A record naming a path out of the root: refused, naming it, and
 	// nothing read.
 	rel, err := filepath.Rel(root, o.Canary)
-	must(t, err)
+	applytest.Must(t, err)
 	writeRecord(t, root, &record.Record{Generation: 1, Files: []record.File{{Path: rel, SHA256: "x", Mode: 0o644}}})
-	out, _, err := FileDiff(root, b, CgroupV2)
+	out, _, err := transaction.FileDiff(root, b, transaction.CgroupV2)
 	wantNamed(t, "diff of a record naming "+rel, err, rel)
 	if strings.Contains(out, "SECRET") {
 		t.Errorf("diff of a record naming %s printed the file outside:\n%s", rel, out)
@@ -161,9 +163,9 @@ func TestDiffThroughHostileLinksPrintsNothingOutside(t *testing.T) {
 func writeRecord(t testing.TB, root string, rec *record.Record) {
 	t.Helper()
 	raw, err := rec.Marshal()
-	must(t, err)
-	must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(record.Path)), 0o755))
-	must(t, os.WriteFile(filepath.Join(root, record.Path), raw, 0o644))
+	applytest.Must(t, err)
+	applytest.Must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(record.Path)), 0o755))
+	applytest.Must(t, os.WriteFile(filepath.Join(root, record.Path), raw, 0o644))
 }
 
 // Repro (#38, item 2, the record half): a record entry for etc/hostname,
@@ -175,8 +177,8 @@ func writeRecord(t testing.TB, root string, rec *record.Record) {
 func TestRecordEntryOutsideWhatApplyWritesIsRefused(t *testing.T) {
 	root := t.TempDir()
 	hostname := filepath.Join(root, "etc/hostname")
-	must(t, os.MkdirAll(filepath.Dir(hostname), 0o755))
-	must(t, os.WriteFile(hostname, []byte("precious\n"), 0o644))
+	applytest.Must(t, os.MkdirAll(filepath.Dir(hostname), 0o755))
+	applytest.Must(t, os.WriteFile(hostname, []byte("precious\n"), 0o644))
 	for _, bad := range []string{"etc/hostname", "etc/systemd/system", "etc/systemd/user/x.service", "var/lib/numa-partition/applied.json",
 		"var/lib/numa-partition/originals/etc/hostname", "../etc/hostname", "/etc/hostname", "etc/numa-partition/../hostname", ""} {
 		writeRecord(t, root, &record.Record{Generation: 1, Files: []record.File{
@@ -225,10 +227,10 @@ func TestNetworkNamespacesThroughHostileLinksTouchNothingOutside(t *testing.T) {
 	netnsRel := strings.TrimPrefix(bundle.NetnsDir, "/")
 	removeAll := func(root string) {
 		for _, l := range networkLeftovers(root, rec) {
-			if strings.Contains(l.what, name) {
-				t.Errorf("a leftover names the file outside: %q", l.what)
+			if strings.Contains(l.What, name) {
+				t.Errorf("a leftover names the file outside: %q", l.What)
 			}
-			_ = hostiletest.Within(t, l.what, l.remove)
+			_ = hostiletest.Within(t, l.What, l.Remove)
 		}
 	}
 	inspect := func(root string) (pnetns.State, error) {

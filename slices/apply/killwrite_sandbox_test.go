@@ -11,21 +11,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
 // killedWritePath is the file a step was writing when a kill came in the
 // middle of it: the bundle file, the record or a kubelet's stamp; "" for
 // a step that writes no file.
-func killedWritePath(s Step) string {
+func killedWritePath(s transaction.Step) string {
 	switch a := s.Action.(type) {
-	case WriteFile:
+	case transaction.WriteFile:
 		return a.Path
-	case WriteRecord:
+	case transaction.WriteRecord:
 		return record.Path
-	case PrepareKubeletState:
-		return path.Join(a.KubeletState.Dir, KubeletStampName)
+	case transaction.PrepareKubeletState:
+		return path.Join(a.KubeletState.Dir, transaction.KubeletStampName)
 	}
 	return ""
 }
@@ -33,7 +35,7 @@ func killedWritePath(s Step) string {
 // crashInWrite applies f and "kills" it in the middle of step i's file
 // write: after the write made its directories and its temporary file
 // (half written), before the rename, as fsutil.WriteFile would leave it.
-func (e *env) crashInWrite(t *testing.T, f *fixture, i int) {
+func (e *env) crashInWrite(t *testing.T, f *applytest.Fixture, i int) {
 	t.Helper()
 	defer func() {
 		if c, ok := recover().(errCrash); !ok || c.step != i {
@@ -41,13 +43,13 @@ func (e *env) crashInWrite(t *testing.T, f *fixture, i int) {
 		}
 	}()
 	_, err := e.apply(t, f, func(o *Options) {
-		o.BeforeStep = func(j int, s Step) error {
+		o.BeforeStep = func(j int, s transaction.Step) error {
 			if j != i {
 				return nil
 			}
 			p := e.sb.Path(killedWritePath(s))
-			must(t, os.MkdirAll(filepath.Dir(p), 0o755))
-			must(t, os.WriteFile(filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".numa-partition-4242"), []byte("half"), 0o600))
+			applytest.Must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			applytest.Must(t, os.WriteFile(filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".numa-partition-4242"), []byte("half"), 0o600))
 			panic(errCrash{i})
 		}
 	})
@@ -81,7 +83,7 @@ func (e *env) tree(t *testing.T, dirs ...string) map[string]string {
 			}
 			return nil
 		})
-		must(t, err)
+		applytest.Must(t, err)
 	}
 	return out
 }
@@ -110,17 +112,17 @@ func treeDiff(a, b map[string]string) []string {
 // apply then remove, leave the host's files and directories as they were.
 func TestKillDuringAWriteLeavesNothing(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(1)
-	f.bundle.Files = append(f.bundle.Files, bundle.File{Path: "etc/numa-partition/sysfs-tnode0/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", Mode: 0o644, Content: []byte("4\n")})
+	f := applytest.NewFixture(1)
+	f.Bundle.Files = append(f.Bundle.Files, bundle.File{Path: "etc/numa-partition/sysfs-tnode0/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", Mode: 0o644, Content: []byte("4\n")})
 	watched := []string{"etc/numa-partition", "etc/systemd/system", "var/lib/numa-partition", "var/lib/kubelet-tnode0"}
 	pristine := e.tree(t, watched...)
-	var steps []Step
+	var steps []transaction.Step
 	_, err := e.apply(t, f, func(o *Options) {
-		o.BeforeStep = func(_ int, s Step) error { steps = append(steps, s); return nil }
+		o.BeforeStep = func(_ int, s transaction.Step) error { steps = append(steps, s); return nil }
 	})
-	must(t, err)
+	applytest.Must(t, err)
 	_, err = Remove(context.Background(), e.opts())
-	must(t, err)
+	applytest.Must(t, err)
 	killed := 0
 	for i, s := range steps {
 		if killedWritePath(s) == "" {
@@ -155,7 +157,7 @@ func TestKillDuringAWriteLeavesNothing(t *testing.T) {
 func (e *env) temps(t *testing.T, dirs ...string) []string {
 	var out []string
 	for p := range e.tree(t, dirs...) {
-		if strings.Contains(filepath.Base(p), ".numa-partition-") && !strings.HasSuffix(p, StaleSuffix) {
+		if strings.Contains(filepath.Base(p), ".numa-partition-") && !strings.HasSuffix(p, transaction.StaleSuffix) {
 			out = append(out, p)
 		}
 	}

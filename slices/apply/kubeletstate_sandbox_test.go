@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 )
 
 // writeState gives kubelet-tnode0 manager checkpoints like kubelet's,
@@ -25,21 +28,21 @@ func writeStateOf(t *testing.T, e *env, partition string, running []string, pods
 		memEntries = append(memEntries, `"`+p+`":{"app":[{"numaAffinity":[0],"type":"memory","size":1073741824}]}`)
 	}
 	dir := e.sb.Path("var/lib/kubelet-" + partition)
-	must(t, os.MkdirAll(dir, 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "cpu_manager_state"),
+	applytest.Must(t, os.MkdirAll(dir, 0o755))
+	applytest.Must(t, os.WriteFile(filepath.Join(dir, "cpu_manager_state"),
 		[]byte(`{"policyName":"static","defaultCpuSet":"0","entries":{`+strings.Join(cpuEntries, ",")+`},"checksum":1}`), 0o600))
-	must(t, os.WriteFile(filepath.Join(dir, "memory_manager_state"),
+	applytest.Must(t, os.WriteFile(filepath.Join(dir, "memory_manager_state"),
 		[]byte(`{"policyName":"Static","machineState":{},"entries":{`+strings.Join(memEntries, ",")+`},"checksum":2}`), 0o600))
-	must(t, os.RemoveAll(filepath.Join(dir, "pods")))
+	applytest.Must(t, os.RemoveAll(filepath.Join(dir, "pods")))
 	for _, p := range running {
-		must(t, os.MkdirAll(filepath.Join(dir, "pods", p, "volumes"), 0o755))
+		applytest.Must(t, os.MkdirAll(filepath.Join(dir, "pods", p, "volumes"), 0o755))
 	}
 }
 
 func readStamp(t *testing.T, e *env) string {
 	t.Helper()
-	b, err := os.ReadFile(e.sb.Path("var/lib/kubelet-tnode0/" + KubeletStampName))
-	must(t, err)
+	b, err := os.ReadFile(e.sb.Path("var/lib/kubelet-tnode0/" + transaction.KubeletStampName))
+	applytest.Must(t, err)
 	return strings.TrimSpace(string(b))
 }
 
@@ -50,11 +53,11 @@ func readStamp(t *testing.T, e *env) string {
 // the pods and says to drain, and changes nothing, unless told to reset.
 func TestKubeletStateReset(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(2)
+	f := applytest.NewFixture(2)
 	before := e.snapshot(t, f)
 	_, err := e.apply(t, f, nil)
-	must(t, err)
-	if got := readStamp(t, e); got != kubeletSettings(f.plan.Partitions[0].CPUs) {
+	applytest.Must(t, err)
+	if got := readStamp(t, e); got != applytest.KubeletSettings(f.Plan.Partitions[0].CPUs) {
 		t.Fatalf("first apply stamped %q", got)
 	}
 	// kubelet ran, wrote its state, and pods were pinned.
@@ -62,9 +65,9 @@ func TestKubeletStateReset(t *testing.T) {
 	changed := e.snapshot(t, f)
 
 	// tnode0's CPUs change, and with them its kubelet's reserved CPUs.
-	f.setSliceCPUs("tnode0", "0-1")
+	f.SetSliceCPUs("tnode0", "0-1")
 	rep, err := e.apply(t, f, func(o *Options) { o.DryRun = true })
-	must(t, err)
+	applytest.Must(t, err)
 	if w := strings.Join(rep.Warnings, "\n"); !strings.Contains(w, "apply would refuse: kubelet-tnode0.service") {
 		t.Errorf("dry run: warnings %q, want the refusal", w)
 	}
@@ -84,7 +87,7 @@ func TestKubeletStateReset(t *testing.T) {
 
 	// Told to, it moves the state aside around a stop and a start.
 	rep, err = e.apply(t, f, func(o *Options) { o.ResetKubeletState = true })
-	must(t, err)
+	applytest.Must(t, err)
 	steps := strings.Join(rep.Steps, "\n")
 	for _, want := range []string{
 		"stop kubelet-tnode0.service (its managers' settings changed)\n" +
@@ -103,15 +106,15 @@ func TestKubeletStateReset(t *testing.T) {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s still there: %v", p, err)
 		}
-		if _, err := os.Stat(p + StaleSuffix); err != nil {
-			t.Errorf("%s not kept aside: %v", p+StaleSuffix, err)
+		if _, err := os.Stat(p + transaction.StaleSuffix); err != nil {
+			t.Errorf("%s not kept aside: %v", p+transaction.StaleSuffix, err)
 		}
 	}
-	if got := readStamp(t, e); got != kubeletSettings(f.plan.Partitions[0].CPUs.Union(f.plan.Partitions[1].CPUs)) {
+	if got := readStamp(t, e); got != applytest.KubeletSettings(f.Plan.Partitions[0].CPUs.Union(f.Plan.Partitions[1].CPUs)) {
 		t.Errorf("stamp %q after the change", got)
 	}
 	rep, err = e.apply(t, f, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	if rep.Changed {
 		t.Errorf("re-apply changed: %v", rep.Steps)
 	}
@@ -120,15 +123,15 @@ func TestKubeletStateReset(t *testing.T) {
 	// keeps their entries until its next admission) is moved aside
 	// without being told to.
 	writeState(t, e, nil, "pod-a")
-	f.setSliceCPUs("tnode0", "0")
+	f.SetSliceCPUs("tnode0", "0")
 	rep, err = e.apply(t, f, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	if !strings.Contains(strings.Join(rep.Steps, "\n"), "kubelet-state kubelet-tnode0.service: move") {
 		t.Errorf("a drained kubelet's stale state was not moved aside:\n%s", strings.Join(rep.Steps, "\n"))
 	}
 
 	_, err = Remove(context.Background(), e.opts())
-	must(t, err)
+	applytest.Must(t, err)
 	// remove takes its stamp away; kubelet's own files (and the ones kept
 	// aside) stay in kubelet's root dir, as kubelet's.
 	after := e.snapshot(t, f)
@@ -136,7 +139,7 @@ func TestKubeletStateReset(t *testing.T) {
 		if !strings.Contains(d, "var/lib/kubelet-tnode0") {
 			t.Errorf("remove left: %s", d)
 		}
-		if strings.Contains(d, KubeletStampName) {
+		if strings.Contains(d, transaction.KubeletStampName) {
 			t.Errorf("remove left the stamp: %s", d)
 		}
 	}

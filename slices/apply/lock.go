@@ -9,6 +9,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 )
 
 // Lock is the exclusive lock that keeps applies and removes from
@@ -29,11 +30,11 @@ func (e *LockedError) Error() string {
 // writes the holder's PID and command line into it.
 func AcquireLock(root string) (*Lock, error) {
 	r := host.Root(root)
-	p := r.Path(LockPath)
-	if err := r.MkdirAll(path.Dir(LockPath), 0o755); err != nil {
+	p := r.Path(transaction.LockPath)
+	if err := r.MkdirAll(path.Dir(transaction.LockPath), 0o755); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	l, err := r.TryLock(LockPath, 0o644, fmt.Sprintf("pid %d: %s", os.Getpid(), strings.Join(os.Args, " ")))
+	l, err := r.TryLock(transaction.LockPath, 0o644, fmt.Sprintf("pid %d: %s", os.Getpid(), strings.Join(os.Args, " ")))
 	var locked *fsutil.LockedError
 	if errors.As(err, &locked) {
 		h := locked.Holder

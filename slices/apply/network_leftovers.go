@@ -11,6 +11,7 @@ import (
 	"github.com/numa-partition/numa-partition/internal/fsutil"
 	"github.com/numa-partition/numa-partition/slices/apply/host"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
 )
@@ -24,11 +25,11 @@ import (
 // sandboxes of the partitions' containerds (containerd mounts them in its
 // own mount namespace, gone with it; the empty files stay and `ip netns`
 // lists them).
-func networkLeftovers(root string, rec *record.Record) []leftover {
+func networkLeftovers(root string, rec *record.Record) []transaction.Leftover {
 	dir := filepath.Join(root, bundle.NetnsDir)
 	h, done, err := host.NetnsHost(root, netns.None())
 	if err != nil {
-		return []leftover{{"read " + dir, func() error { return err }}}
+		return []transaction.Leftover{{What: "read " + dir, Remove: func() error { return err }}}
 	}
 	defer done()
 	out := namespaceLeftovers(root, h, rec)
@@ -40,11 +41,11 @@ func networkLeftovers(root string, rec *record.Record) []leftover {
 	}
 	stale, err := h.StaleEntries()
 	if err != nil {
-		return append(out, leftover{"list " + dir, func() error { return err }})
+		return append(out, transaction.Leftover{What: "list " + dir, Remove: func() error { return err }})
 	}
 	for _, name := range stale {
 		rel := path.Join(strings.TrimPrefix(bundle.NetnsDir, "/"), name)
-		out = append(out, leftover{"remove the stale " + filepath.Join(dir, name) + " (a pod sandbox's namespace, gone)", func() error { return host.RemoveFile(root, rel) }})
+		out = append(out, transaction.Leftover{What: "remove the stale " + filepath.Join(dir, name) + " (a pod sandbox's namespace, gone)", Remove: func() error { return host.RemoveFile(root, rel) }})
 	}
 	return out
 }
@@ -52,8 +53,8 @@ func networkLeftovers(root string, rec *record.Record) []leftover {
 // namespaceLeftovers are the recorded partitions' namespaces still there
 // (their ExecStop= did not run); removing one gives its devices back to
 // the host and removes its host link.
-func namespaceLeftovers(root string, h *pnetns.Host, rec *record.Record) []leftover {
-	var out []leftover
+func namespaceLeftovers(root string, h *pnetns.Host, rec *record.Record) []transaction.Leftover {
+	var out []transaction.Leftover
 	for _, p := range rec.Partitions {
 		n := p.Network
 		if n == nil {
@@ -61,8 +62,8 @@ func namespaceLeftovers(root string, h *pnetns.Host, rec *record.Record) []lefto
 		}
 		if st, err := h.Inspect(pnetns.Partition{Namespace: n.Namespace, Interface: n.Interface}); err == nil && st.Namespace {
 			part := pnetns.Partition{Namespace: n.Namespace, HostLink: n.HostLink, Interface: n.Interface, Devices: rec.DevicesOf(n.Namespace)}
-			out = append(out, leftover{"remove network namespace " + n.Namespace, func() error {
-				return inRootNetwork(root, func(host *pnetns.Host) error { return host.DownPartition(part) })
+			out = append(out, transaction.Leftover{What: "remove network namespace " + n.Namespace, Remove: func() error {
+				return transaction.InRootNetwork(root, func(host *pnetns.Host) error { return host.DownPartition(part) })
 			}})
 		}
 	}
@@ -73,21 +74,21 @@ func namespaceLeftovers(root string, h *pnetns.Host, rec *record.Record) []lefto
 // uplink's ExecStop= left, and the forwarding it did not restore;
 // namespaces are the namespace leftovers, whose removal takes their host
 // links with them.
-func uplinkLeftovers(root string, rn *record.Network, namespaces []leftover) []leftover {
-	var out []leftover
-	var objs []StaleNetwork
-	err := inRootNetwork(root, func(h *pnetns.Host) error {
+func uplinkLeftovers(root string, rn *record.Network, namespaces []transaction.Leftover) []transaction.Leftover {
+	var out []transaction.Leftover
+	var objs []transaction.StaleNetwork
+	err := transaction.InRootNetwork(root, func(h *pnetns.Host) error {
 		for _, b := range rn.Bridges {
 			ok, err := h.HasBridge(b)
 			if err != nil {
 				return err
 			}
 			if ok {
-				objs = append(objs, StaleNetwork{Bridge: b})
+				objs = append(objs, transaction.StaleNetwork{Bridge: b})
 			}
 		}
 		for _, ns := range rn.Namespaces {
-			if slices.ContainsFunc(namespaces, func(l leftover) bool { return l.what == "remove network namespace "+ns.Name }) {
+			if slices.ContainsFunc(namespaces, func(l transaction.Leftover) bool { return l.What == "remove network namespace "+ns.Name }) {
 				continue // DownPartition removes its host link
 			}
 			ok, err := h.HasLink(ns.HostLink)
@@ -95,7 +96,7 @@ func uplinkLeftovers(root string, rn *record.Network, namespaces []leftover) []l
 				return err
 			}
 			if ok {
-				objs = append(objs, StaleNetwork{HostLink: ns.HostLink})
+				objs = append(objs, transaction.StaleNetwork{HostLink: ns.HostLink})
 			}
 		}
 		if !rn.NAT {
@@ -103,15 +104,15 @@ func uplinkLeftovers(root string, rn *record.Network, namespaces []leftover) []l
 		}
 		ok, err := h.HasNAT()
 		if ok {
-			objs = append(objs, StaleNetwork{NAT: true})
+			objs = append(objs, transaction.StaleNetwork{NAT: true})
 		}
 		return err
 	})
 	if err != nil {
-		out = append(out, leftover{"read the host's network", func() error { return err }})
+		out = append(out, transaction.Leftover{What: "read the host's network", Remove: func() error { return err }})
 	}
 	for _, o := range objs {
-		out = append(out, leftover{"remove " + o.String(), func() error { return removeStaleNetwork(root, o) }})
+		out = append(out, transaction.Leftover{What: "remove " + o.String(), Remove: func() error { return transaction.RemoveStaleNetwork(root, o) }})
 	}
 	return append(out, forwardingLeftover(root)...)
 }
@@ -120,16 +121,16 @@ func uplinkLeftovers(root string, rn *record.Network, namespaces []leftover) []l
 // found before the uplink's first start is still kept: its ExecStop=,
 // which restores and forgets it, did not run (a rollback stopped it
 // after its file was gone, #38 item 4), and forwarding stayed on.
-func forwardingLeftover(root string) []leftover {
+func forwardingLeftover(root string) []transaction.Leftover {
 	r := fsutil.NewRoot(root)
 	before, ok, err := pnetns.SavedForwarding(r)
 	switch {
 	case err != nil:
-		return []leftover{{"read " + r.Path(pnetns.ForwardingFile), func() error { return err }}}
+		return []transaction.Leftover{{What: "read " + r.Path(pnetns.ForwardingFile), Remove: func() error { return err }}}
 	case !ok:
 		return nil
 	}
-	return []leftover{{"restore net.ipv4.ip_forward to " + before + " (the uplink stopped without restoring it)", func() error {
-		return inRootNetwork(root, func(h *pnetns.Host) error { return h.RestoreForwarding(r) })
+	return []transaction.Leftover{{What: "restore net.ipv4.ip_forward to " + before + " (the uplink stopped without restoring it)", Remove: func() error {
+		return transaction.InRootNetwork(root, func(h *pnetns.Host) error { return h.RestoreForwarding(r) })
 	}}}
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
@@ -23,15 +24,15 @@ import (
 // their own generation's objects only (the uplink's removes nothing
 // when keepBridge), and the namespace's requires the uplink, so that its
 // start starts the uplink too (templates/netns.service.tmpl).
-func withNetwork(f *fixture, bridge, device string, keepBridge bool) *fixture {
+func withNetwork(f *applytest.Fixture, bridge, device string, keepBridge bool) *applytest.Fixture {
 	g := *f
-	g.bundle.Files = append([]bundle.File(nil), f.bundle.Files...)
-	g.bundle.Units = append([]bundle.Unit(nil), f.bundle.Units...)
+	g.Bundle.Files = append([]bundle.File(nil), f.Bundle.Files...)
+	g.Bundle.Units = append([]bundle.Unit(nil), f.Bundle.Units...)
 	add := func(u bundle.Unit, content string) {
 		p := "etc/systemd/system/" + u.Name
 		u.Files = []string{p}
-		g.bundle.Files = append(g.bundle.Files, bundle.File{Path: p, Mode: 0o644, Content: []byte(content)})
-		g.bundle.Units = append(g.bundle.Units, u)
+		g.Bundle.Files = append(g.Bundle.Files, bundle.File{Path: p, Mode: 0o644, Content: []byte(content)})
+		g.Bundle.Units = append(g.Bundle.Units, u)
 	}
 	stop := "/usr/sbin/ip link del " + bridge
 	if keepBridge {
@@ -47,7 +48,7 @@ func withNetwork(f *fixture, bridge, device string, keepBridge bool) *fixture {
 	}
 	add(bundle.Unit{Name: "tnetns-tnode0.service", Phase: bundle.PhaseNetwork, Partition: "tnode0", Enable: true, Start: true},
 		fmt.Sprintf("[Unit]\nDescription=test namespace\nRequires=tnuma-network.service\nAfter=tnuma-network.service\nPartOf=tnuma-network.service\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=%s\nExecStop=/usr/sbin/ip netns del np-tnode0\n[Install]\nWantedBy=multi-user.target\n", up))
-	g.bundle.Network = &bundle.Network{Bridge: bridge, Namespaces: []bundle.Namespace{ns}}
+	g.Bundle.Network = &bundle.Network{Bridge: bridge, Namespaces: []bundle.Namespace{ns}}
 	return &g
 }
 
@@ -55,13 +56,13 @@ func withNetwork(f *fixture, bridge, device string, keepBridge bool) *fixture {
 func sandboxLinks(t *testing.T, e *env) []string {
 	t.Helper()
 	ns, err := host.RootNetnsHandle(e.sb.Root)
-	must(t, err)
+	applytest.Must(t, err)
 	defer ns.Close()
 	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
-	must(t, err)
+	applytest.Must(t, err)
 	defer h.Close()
 	links, err := h.LinkList()
-	must(t, err)
+	applytest.Must(t, err)
 	var names []string
 	for _, l := range links {
 		names = append(names, l.Attrs().Name)
@@ -78,23 +79,23 @@ func sandboxLinks(t *testing.T, e *env) []string {
 // uplink's ExecStop= left.
 func TestNetworkObjectsThePlanNoLongerHasAreRemoved(t *testing.T) {
 	e := newEnv(t)
-	base := newFixture(1)
+	base := applytest.NewFixture(1)
 	gen1 := withNetwork(base, "nptbr0", "nptdev0", false)
 	_, err := e.apply(t, gen1, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	links := sandboxLinks(t, e)
 	if !slices.Contains(links, "nptbr0") || slices.Contains(links, "nptdev0") {
 		t.Fatalf("after gen1 the sandbox has %v: want nptbr0, and nptdev0 in np-tnode0", links)
 	}
 	rec, err := record.Read(e.sb.Root)
-	must(t, err)
+	applytest.Must(t, err)
 	if rec.Network == nil || strings.Join(rec.Network.Bridges, ",") != "nptbr0" || strings.Join(rec.DevicesOf("np-tnode0"), ",") != "nptdev0" {
 		t.Fatalf("the record's network is %+v, want bridge nptbr0 and device nptdev0 in np-tnode0", rec.Network)
 	}
 
 	gen2 := withNetwork(base, "nptbr1", "", true)
 	rep, err := e.apply(t, gen2, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	steps := strings.Join(rep.Steps, "\n")
 	for _, want := range []string{"forget-network bridge nptbr0", "forget-network devices nptdev0 of namespace np-tnode0"} {
 		if !strings.Contains(steps, want) {
@@ -107,24 +108,24 @@ func TestNetworkObjectsThePlanNoLongerHasAreRemoved(t *testing.T) {
 	}
 
 	ns, err := host.RootNetnsHandle(e.sb.Root)
-	must(t, err)
+	applytest.Must(t, err)
 	defer ns.Close()
 	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
-	must(t, err)
+	applytest.Must(t, err)
 	defer h.Close()
 	// The host end of a partition's veth that outlived its namespace (a
 	// process held the namespace when it was unmounted).
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name = "np-tnode0"
-	must(t, h.LinkAdd(&netlink.Veth{LinkAttrs: attrs, PeerName: "np-tnode0x"}))
+	applytest.Must(t, h.LinkAdd(&netlink.Veth{LinkAttrs: attrs, PeerName: "np-tnode0x"}))
 
 	rm, err := Remove(context.Background(), e.opts())
-	must(t, err)
+	applytest.Must(t, err)
 	if links := sandboxLinks(t, e); slices.Contains(links, "nptbr1") || slices.Contains(links, "np-tnode0") {
 		t.Errorf("after remove the sandbox still has the recorded bridge nptbr1 or host link np-tnode0: %v\n%s", links, strings.Join(rm.Actions, "\n"))
 	}
 	// nptdev0 is the test's NIC: remove leaves it on the host.
 	if l, err := h.LinkByName("nptdev0"); err == nil {
-		must(t, h.LinkDel(l))
+		applytest.Must(t, h.LinkDel(l))
 	}
 }

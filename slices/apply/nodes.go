@@ -3,6 +3,7 @@ package apply
 import (
 	"github.com/numa-partition/numa-partition/kubeapi"
 	"github.com/numa-partition/numa-partition/slices/apply/nodes"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -31,10 +32,10 @@ func (o Options) newEvents(host string) *kubeapi.EventRecorder {
 // for nodes.SettleCordoned: a kubelet, or a unit whose restart re-creates
 // its partition's pods; key "" when a host-wide unit's does it for every
 // partition.
-func restartedPartitions(steps []Step, units []bundle.Unit) map[string]bool {
+func restartedPartitions(steps []transaction.Step, units []bundle.Unit) map[string]bool {
 	restarted := map[string]bool{}
 	for _, s := range steps {
-		unit, ok := s.startedUnit()
+		unit, ok := s.StartedUnit()
 		if !ok {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 )
 
 // Offline: apply --dry-run, remove --dry-run and status of a root tree no
@@ -38,7 +39,7 @@ func (o Options) offlineDryRun() error {
 // cgroupMode is the host's cgroup mode: Options.CgroupMode when given,
 // else read from Root's sys/fs/cgroup; offline, where a tree has no
 // cgroup file system, the applied record's before that.
-func (o Options) cgroupMode() (CgroupMode, error) {
+func (o Options) cgroupMode() (transaction.CgroupMode, error) {
 	if o.CgroupMode != "" {
 		return o.CgroupMode, nil
 	}

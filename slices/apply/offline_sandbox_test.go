@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
@@ -22,7 +24,7 @@ import (
 // and change nothing; apply and remove themselves are refused.
 func TestOfflineReadsWhatTheTreeHolds(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(2)
+	f := applytest.NewFixture(2)
 	_, err := e.apply(t, f, nil)
 	require.NoError(t, err)
 	before := e.snapshot(t, f)
@@ -68,7 +70,7 @@ func TestOfflineReadsWhatTheTreeHolds(t *testing.T) {
 
 	// apply --dry-run: the file diff as online, unit states unknown (so
 	// every unit starts), marked offline.
-	bnd, err := f.typed()
+	bnd, err := f.Typed()
 	require.NoError(t, err)
 	o := offOpts()
 	o.DryRun = true
@@ -99,7 +101,7 @@ func TestOfflineReadsWhatTheTreeHolds(t *testing.T) {
 }
 
 // recordMode is the cgroup mode the sandbox's apply recorded.
-func (e *env) recordMode(t testing.TB) CgroupMode {
+func (e *env) recordMode(t testing.TB) transaction.CgroupMode {
 	t.Helper()
 	rec, err := record.Read(e.sb.Root)
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/preflight"
 )
@@ -17,7 +18,7 @@ type PortInUseError = preflight.PortInUseError
 // apply (a *preflight.Error), and a dry run lists them and goes on, but
 // for the cgroup mode, which NewDesired refuses anyway (listed once, by
 // the preflight).
-func (o Options) preflight(mode CgroupMode, b bundle.Bundle) (*preflight.Report, error) {
+func (o Options) preflight(mode transaction.CgroupMode, b bundle.Bundle) (*preflight.Report, error) {
 	prev, err := record.Read(o.Root)
 	if err != nil {
 		return nil, err

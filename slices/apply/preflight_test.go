@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/numa/numatest"
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/preflight"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
@@ -20,11 +21,11 @@ import (
 // file is made), naming each check; a dry run lists the same errors and
 // goes on.
 func TestApplyRefusedByPreflightBeforeAnyChange(t *testing.T) {
-	h := newBigHost(t, numatest.BigHosts[0])
+	h := applytest.NewBigHost(t, numatest.BigHosts[0])
 	root := t.TempDir()
-	o := Options{Root: root, Sysfs: h.sysfs, Systemd: systemd.NewOffline(root), CgroupMode: h.mode,
+	o := Options{Root: root, Sysfs: h.Sysfs, Systemd: systemd.NewOffline(root), CgroupMode: h.Mode,
 		Version: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	_, err := Apply(context.Background(), o, h.bundle)
+	_, err := Apply(context.Background(), o, h.Bundle)
 	var pe *preflight.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("want a preflight refusal, got %v", err)
@@ -35,7 +36,7 @@ func TestApplyRefusedByPreflightBeforeAnyChange(t *testing.T) {
 		}
 	}
 	var made []string
-	must(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	applytest.Must(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if p != root {
 			made = append(made, p)
 		}
@@ -46,8 +47,8 @@ func TestApplyRefusedByPreflightBeforeAnyChange(t *testing.T) {
 	}
 
 	o.DryRun, o.Offline = true, true
-	rep, err := Apply(context.Background(), o, h.bundle)
-	must(t, err)
+	rep, err := Apply(context.Background(), o, h.Bundle)
+	applytest.Must(t, err)
 	if rep.Preflight == nil || rep.Preflight.Err() == nil {
 		t.Fatalf("the dry run's preflight: %+v", rep.Preflight)
 	}
@@ -60,9 +61,9 @@ func TestApplyRefusedByPreflightBeforeAnyChange(t *testing.T) {
 
 	// Ignored, the errors are warnings.
 	o.IgnorePreflightErrors, err = preflight.ParseIgnore([]string{"all"})
-	must(t, err)
-	rep, err = Apply(context.Background(), o, h.bundle)
-	must(t, err)
+	applytest.Must(t, err)
+	rep, err = Apply(context.Background(), o, h.Bundle)
+	applytest.Must(t, err)
 	if rep.Preflight.Err() != nil || slicesContainsPrefix(rep.Warnings, "apply would refuse: preflight") ||
 		!slicesContainsPrefix(rep.Warnings, "preflight [WARNING KubeletBinary]: partition ") {
 		t.Errorf("ignored: %v\n%s", rep.Preflight.Err(), strings.Join(rep.Warnings, "\n"))

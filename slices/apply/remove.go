@@ -11,6 +11,7 @@ import (
 	"github.com/numa-partition/numa-partition/slices/apply/host"
 	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/hugepool"
 	"github.com/numa-partition/numa-partition/slices/systemd"
@@ -73,40 +74,6 @@ func widenHostCPUs(ctx context.Context, o Options, rec *record.Record) error {
 	return errors.Join(errs...)
 }
 
-// runtimeControlDirs are where systemd keeps `set-property --runtime`
-// drop-ins: of ordinary units, and of transient ones (init.scope).
-var runtimeControlDirs = []string{"run/systemd/system.control", "run/systemd/transient"}
-
-// leftover is something a slice leaves outside its unit files.
-type leftover struct {
-	what   string
-	remove func() error
-}
-
-// sliceLeftovers are what systemd and the kernel keep of a slice apply
-// set up beyond its files: the runtime drop-ins of its AllowedCPUs= and
-// AllowedMemoryNodes=, and on v1 its cpuset and hugetlb groups.
-func sliceLeftovers(root string, mode CgroupMode, unit string) []leftover {
-	var out []leftover
-	for _, dir := range runtimeControlDirs {
-		for _, prop := range []string{"AllowedCPUs", "AllowedMemoryNodes"} {
-			rel := path.Join(dir, unit+".d", "50-"+prop+".conf")
-			if host.Exists(root, rel) {
-				out = append(out, leftover{"drop runtime " + prop + " of " + unit, func() error { return host.RemoveFile(root, rel) }})
-			}
-		}
-	}
-	if mode != CgroupV2 {
-		if g := cpusetV1Group(root, sliceCgroup(unit)); g.exists() {
-			out = append(out, leftover{"remove the cpuset v1 group of " + unit, g.remove})
-		}
-		if d := hugetlbV1Dir(sliceCgroup(unit)); dirExists(root, d) {
-			out = append(out, leftover{"remove the hugetlb v1 group of " + unit, func() error { return removeV1Group(root, d) }})
-		}
-	}
-	return out
-}
-
 // keep reports the recorded file f kept for the reason given, in the
 // report and as a warning (remove prints those on standard error).
 func (rep *RemoveReport) keep(f record.File, reason string) {
@@ -114,7 +81,7 @@ func (rep *RemoveReport) keep(f record.File, reason string) {
 	rep.Kept = append(rep.Kept, k)
 	w := fmt.Sprintf("kept %s: it was %s, and deleting it would lose what is there; delete it by hand if it is no longer wanted", k.Path, reason)
 	if f.Original {
-		w += fmt.Sprintf(" (the file it replaced at the first apply is kept at /%s)", path.Join(OriginalsDir, f.Path))
+		w += fmt.Sprintf(" (the file it replaced at the first apply is kept at /%s)", path.Join(transaction.OriginalsDir, f.Path))
 	}
 	rep.Warnings = append(rep.Warnings, w)
 }
@@ -170,7 +137,7 @@ func Remove(ctx context.Context, o Options) (*RemoveReport, error) {
 		return rep, fmt.Errorf("remove of generation %d incomplete (the record is kept, run remove again): %w", rec.Generation, err)
 	}
 	r.do("delete the record", func() error { return host.RemoveFile(o.Root, record.Path) })
-	r.do("remove the directories apply created", func() error { return removeEmptyDirs(o.Root, rec.Dirs) })
+	r.do("remove the directories apply created", func() error { return transaction.RemoveEmptyDirs(o.Root, rec.Dirs) })
 	rep.Seconds = time.Since(t0).Seconds()
 	return rep, errors.Join(r.errs...)
 }
@@ -219,7 +186,7 @@ func (r *removal) do(what string, f func() error) {
 func (r *removal) stopUnits(ctx context.Context) {
 	m := r.o.Systemd
 	for _, u := range slices.Backward(r.rec.Units) {
-		if u.Partition == "" && isCgroupUnit(u.Name) {
+		if u.Partition == "" && transaction.IsCgroupUnit(u.Name) {
 			continue
 		}
 		st, err := m.Unit(ctx, u.Name)
@@ -237,7 +204,7 @@ func (r *removal) stopUnits(ctx context.Context) {
 			r.do("kill the processes left in "+u.Name+" (its shims: KillMode=process)", nil)
 			continue
 		}
-		pids, err := killLeftovers(ctx, r.o.Root, r.rec.CgroupMode, st.ControlGroup)
+		pids, err := transaction.KillLeftovers(ctx, r.o.Root, r.rec.CgroupMode, st.ControlGroup)
 		if len(pids) > 0 || err != nil {
 			r.do(fmt.Sprintf("kill %d processes left in %s (its shims: KillMode=process)", len(pids), u.Name), func() error { return err })
 		}
@@ -250,7 +217,7 @@ func (r *removal) removeNetwork(context.Context) {
 		return
 	}
 	for _, f := range networkLeftovers(r.o.Root, r.rec) {
-		r.do(f.what, f.remove)
+		r.do(f.What, f.Remove)
 	}
 }
 
@@ -286,7 +253,7 @@ func (r *removal) sweepTemps(context.Context) {
 	if r.o.DryRun {
 		return
 	}
-	swept, err := sweepTemps(r.o.Root, ownPaths(nil, nil, r.rec))
+	swept, err := transaction.SweepTemps(r.o.Root, transaction.OwnPaths(nil, nil, r.rec))
 	for _, p := range swept {
 		r.rep.Actions = append(r.rep.Actions, "delete "+p+" (the temporary file of an interrupted write)")
 	}
@@ -301,7 +268,7 @@ func (r *removal) deleteStamps(context.Context) {
 		if u.KubeletState == nil {
 			continue
 		}
-		rel := path.Join(u.KubeletState.Dir, KubeletStampName)
+		rel := path.Join(u.KubeletState.Dir, transaction.KubeletStampName)
 		if host.Exists(r.o.Root, rel) {
 			r.do("delete /"+rel, func() error { return host.RemoveFile(r.o.Root, rel) })
 		}
@@ -311,9 +278,9 @@ func (r *removal) deleteStamps(context.Context) {
 // deleteFiles deletes the recorded files, last first, putting back the
 // originals they replaced; a file no longer what apply wrote is kept.
 func (r *removal) deleteFiles(context.Context) {
-	ex := &Executor{Root: r.o.Root, Systemd: r.o.Systemd}
+	ex := &transaction.Executor{Root: r.o.Root, Systemd: r.o.Systemd}
 	for _, f := range slices.Backward(r.rec.Files) {
-		kept, err := keptReason(r.o.Root, f)
+		kept, err := transaction.KeptReason(r.o.Root, f)
 		switch {
 		case err != nil:
 			r.errs = append(r.errs, err)
@@ -326,7 +293,7 @@ func (r *removal) deleteFiles(context.Context) {
 		if f.Original {
 			what = "restore the original /" + f.Path
 		}
-		r.do(what, func() error { return ex.removeOwned(f) })
+		r.do(what, func() error { return ex.RemoveOwned(f) })
 	}
 }
 
@@ -336,7 +303,7 @@ func (r *removal) deleteFiles(context.Context) {
 // CPUs after remove); dropping the runtime files in forgetSlices then
 // leaves their cpusets there, as they were before apply.
 func (r *removal) widenHostCPUs(ctx context.Context) {
-	if r.rec.CgroupMode == CgroupV2 {
+	if r.rec.CgroupMode == transaction.CgroupV2 {
 		r.do("widen the host units' cpusets to the whole machine", func() error { return widenHostCPUs(ctx, r.o, r.rec) })
 	}
 }
@@ -344,8 +311,8 @@ func (r *removal) widenHostCPUs(ctx context.Context) {
 // forgetSlices drops the slices' runtime properties and v1 groups.
 func (r *removal) forgetSlices(context.Context) {
 	for _, s := range r.rec.Slices {
-		for _, f := range sliceLeftovers(r.o.Root, r.rec.CgroupMode, s.Unit) {
-			r.do(f.what, f.remove)
+		for _, f := range transaction.SliceLeftovers(r.o.Root, r.rec.CgroupMode, s.Unit) {
+			r.do(f.What, f.Remove)
 		}
 	}
 }

@@ -3,11 +3,14 @@ package apply
 import (
 	"context"
 	"errors"
-	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"os"
 	"path"
 	"strings"
 	"testing"
+
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
+	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 )
 
 // Repro (#38, item 2): a rendered unit the admin edited after apply was
@@ -17,40 +20,40 @@ import (
 // replaced stays kept; every other file goes as before.
 func TestRemoveKeepsAUnitEditedAfterApply(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(1)
+	f := applytest.NewFixture(1)
 	edited := "etc/systemd/system/kubelet-tnode0.service"
 	replaced := "etc/systemd/system/tnode0.slice" // an original was there
-	must(t, os.WriteFile(e.sb.Path(replaced), []byte("[Slice]\n# the admin's own slice\n"), 0o644))
+	applytest.Must(t, os.WriteFile(e.sb.Path(replaced), []byte("[Slice]\n# the admin's own slice\n"), 0o644))
 	t.Cleanup(func() { _ = os.Remove(e.sb.Path(edited)); _ = os.Remove(e.sb.Path(replaced)) })
 	_, err := e.apply(t, f, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	for _, rel := range []string{edited, replaced} {
 		b, err := os.ReadFile(e.sb.Path(rel))
-		must(t, err)
-		must(t, os.WriteFile(e.sb.Path(rel), append(b, "# the admin's edit\n"...), 0o644))
+		applytest.Must(t, err)
+		applytest.Must(t, os.WriteFile(e.sb.Path(rel), append(b, "# the admin's edit\n"...), 0o644))
 	}
 	want := map[string]string{}
 	for _, rel := range []string{edited, replaced} {
 		b, err := os.ReadFile(e.sb.Path(rel))
-		must(t, err)
+		applytest.Must(t, err)
 		want[rel] = string(b)
 	}
 
 	o := e.opts()
 	o.DryRun = true
 	dry, err := Remove(context.Background(), o)
-	must(t, err)
+	applytest.Must(t, err)
 	checkKept(t, "dry run", dry, edited, replaced)
 
 	rep, err := Remove(context.Background(), e.opts())
-	must(t, err)
+	applytest.Must(t, err)
 	checkKept(t, "remove", rep, edited, replaced)
 	for rel, content := range want {
 		if b, err := os.ReadFile(e.sb.Path(rel)); err != nil || string(b) != content {
 			t.Errorf("remove changed the edited /%s: %q %v", rel, b, err)
 		}
 	}
-	if _, err := os.Stat(e.sb.Path(path.Join(OriginalsDir, replaced))); err != nil {
+	if _, err := os.Stat(e.sb.Path(path.Join(transaction.OriginalsDir, replaced))); err != nil {
 		t.Errorf("remove dropped the original of the edited /%s: %v", replaced, err)
 	}
 	for _, rel := range []string{"etc/systemd/system/containerd-tnode0.service", record.Path} {
@@ -58,7 +61,7 @@ func TestRemoveKeepsAUnitEditedAfterApply(t *testing.T) {
 			t.Errorf("remove left /%s (not edited): %v", rel, err)
 		}
 	}
-	must(t, os.RemoveAll(e.sb.Path(OriginalsDir)))
+	applytest.Must(t, os.RemoveAll(e.sb.Path(transaction.OriginalsDir)))
 }
 
 // checkKept checks that rep keeps exactly the files rels, reported and
@@ -93,15 +96,15 @@ func TestApplyKeepsAnEditedFileNoLongerRendered(t *testing.T) {
 	e := newEnv(t)
 	edited := "etc/systemd/system/kubelet-tnode1.service"
 	t.Cleanup(func() { _ = os.Remove(e.sb.Path(edited)) })
-	_, err := e.apply(t, newFixture(2), nil)
-	must(t, err)
+	_, err := e.apply(t, applytest.NewFixture(2), nil)
+	applytest.Must(t, err)
 	b, err := os.ReadFile(e.sb.Path(edited))
-	must(t, err)
+	applytest.Must(t, err)
 	content := append(b, "# the admin's edit\n"...)
-	must(t, os.WriteFile(e.sb.Path(edited), content, 0o644))
+	applytest.Must(t, os.WriteFile(e.sb.Path(edited), content, 0o644))
 
-	_, err = e.apply(t, newFixture(1), nil)
-	var kept *KeptError
+	_, err = e.apply(t, applytest.NewFixture(1), nil)
+	var kept *transaction.KeptError
 	if !errors.As(err, &kept) || kept.Path != e.sb.Path(edited) || !strings.Contains(kept.Reason, "changed after apply") {
 		t.Fatalf("apply dropping the edited /%s: %v; want it kept, named", edited, err)
 	}

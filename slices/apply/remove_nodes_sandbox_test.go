@@ -22,19 +22,19 @@ import (
 // and removes everything, and deletes both Nodes; the report says so.
 func TestRemoveNodes(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(2)
-	for i := range f.plan.Partitions {
-		p := &f.plan.Partitions[i]
+	f := applytest.NewFixture(2)
+	for i := range f.Plan.Partitions {
+		p := &f.Plan.Partitions[i]
 		p.Memory = nil
 		p.NodeName = "sandbox-" + p.Name
 		p.Kubelet.Kubeconfig = "/etc/kubernetes/kubelet-" + p.Name + ".conf"
 	}
 	useFakeKubelets(f)
 	_, err := e.apply(t, f, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	ctx := context.Background()
 	s := kubeapitest.NewServer(t, kubeapitest.Options{})
-	for _, p := range f.plan.Partitions {
+	for _, p := range f.Plan.Partitions {
 		s.SetNode(kubeapitest.Node(p.NodeName, corev1.ConditionTrue, "KubeletReady", ""))
 		s.SetPod(applytest.DrainPod("kube-system", "flannel-"+p.Name, p.NodeName, "DaemonSet", nil))
 	}
@@ -46,7 +46,7 @@ func TestRemoveNodes(t *testing.T) {
 	// to an API server in the root's network namespace.
 	k := kubeapitest.NewServer(t, kubeapitest.Options{Listener: listenIn(t, e.sb.Root)})
 	k.SetPod(applytest.DrainPod("shop", "web-0", "sandbox-tnode1", "ReplicaSet", map[string]string{"app": "web"}))
-	for _, p := range f.plan.Partitions {
+	for _, p := range f.Plan.Partitions {
 		cert, key := k.CA.Client(t, "system:node:"+p.NodeName, "system:nodes")
 		pem := "/var/lib/kubelet-" + p.Name + "/pki/kubelet-client-current.pem"
 		writeInSandbox(t, e, pem, append(cert, key...))
@@ -80,7 +80,7 @@ func TestRemoveNodes(t *testing.T) {
 	if got := strings.Join(s.Evictions(), " "); got != "shop/web-0" {
 		t.Errorf("evictions %q", got)
 	}
-	for _, p := range f.plan.Partitions {
+	for _, p := range f.Plan.Partitions {
 		if s.GetNode(p.NodeName) != nil {
 			t.Errorf("Node %s not deleted", p.NodeName)
 		}
@@ -101,13 +101,13 @@ func TestRemoveNodes(t *testing.T) {
 	// The Events on the Nodes (#40), with the identity that drained them;
 	// none for the refused removes, and none through the kubelets'.
 	var want []string
-	for _, p := range f.plan.Partitions {
+	for _, p := range f.Plan.Partitions {
 		pods := map[string]string{"tnode0": "0", "tnode1": "1"}[p.Name]
 		want = append(want,
 			"sandbox-"+p.Name+" Normal DrainStarted: numa-partition remove: cordoned, evicting "+pods+" pods within 5m0s (partition "+p.Name+" is removed)",
 			"sandbox-"+p.Name+" Normal Drained: numa-partition remove: drained: "+pods+" pods evicted in D")
 	}
-	for _, p := range f.plan.Partitions {
+	for _, p := range f.Plan.Partitions {
 		want = append(want, "sandbox-"+p.Name+" Normal PartitionRemoved: numa-partition remove: partition "+p.Name+" removed (generation "+itoa(rep.Generation)+"), its kubelet stopped for good; the Node is deleted next")
 	}
 	applytest.SameLines(t, "events", applytest.EventLines(s), want)

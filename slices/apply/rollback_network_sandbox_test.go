@@ -13,8 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	pnetns "github.com/numa-partition/numa-partition/slices/netns"
 	"github.com/numa-partition/numa-partition/slices/systemd/systemdtest"
 )
@@ -25,8 +27,8 @@ import (
 func brokenNetnsDir(t *testing.T, e *env) {
 	t.Helper()
 	p := e.sb.Path("run/netns")
-	must(t, os.RemoveAll(p))
-	must(t, os.WriteFile(p, []byte("not a directory\n"), 0o644))
+	applytest.Must(t, os.RemoveAll(p))
+	applytest.Must(t, os.WriteFile(p, []byte("not a directory\n"), 0o644))
 	t.Cleanup(func() { _ = os.Remove(p) })
 }
 
@@ -39,11 +41,11 @@ func brokenNetnsDir(t *testing.T, e *env) {
 // host is as before.
 func TestRollbackStopsTheUplinkItsStartPulledIn(t *testing.T) {
 	e := newEnv(t)
-	f := withNetwork(newFixture(1), "nptbr0", "", false)
+	f := withNetwork(applytest.NewFixture(1), "nptbr0", "", false)
 	before := e.snapshot(t, f)
 	brokenNetnsDir(t, e)
 	_, err := e.apply(t, f, nil)
-	var se *StepError
+	var se *transaction.StepError
 	if !errors.As(err, &se) || se.Rollback != nil || !strings.Contains(se.Step.String(), "tnetns-tnode0") {
 		t.Fatalf("apply with run/netns a file: %v; want a failed start of tnetns-tnode0.service, rolled back completely", err)
 	}
@@ -62,7 +64,7 @@ func TestRollbackStopsTheUplinkItsStartPulledIn(t *testing.T) {
 // put back said nothing was applied and remove left it (#38 item 4).
 func TestIncompleteRollbackKeepsThePendingRecord(t *testing.T) {
 	e := newEnv(t)
-	f := withForwarding(withNetwork(newFixture(1), "nptbr0", "", false))
+	f := withForwarding(withNetwork(applytest.NewFixture(1), "nptbr0", "", false))
 	before := e.snapshot(t, f)
 	require.Equal(t, "0", sandboxForwarding(t, e), "the sandbox forwards before apply")
 	brokenNetnsDir(t, e)
@@ -77,17 +79,17 @@ func TestIncompleteRollbackKeepsThePendingRecord(t *testing.T) {
 	}
 	fm := &systemdtest.Faulty{Manager: e.m, FailAt: stop + 1}
 	_, err = e.apply(t, f, func(o *Options) { o.Systemd = fm })
-	var se *StepError
+	var se *transaction.StepError
 	if !errors.As(err, &se) || !errors.Is(se.Rollback, systemdtest.ErrInjected) || !strings.Contains(err.Error(), "stays pending") {
 		t.Fatalf("apply whose rollback cannot stop the uplink: %v; want ROLLBACK INCOMPLETE naming the pending record", err)
 	}
 	rec, err := record.Read(e.sb.Root)
-	must(t, err)
+	applytest.Must(t, err)
 	if rec == nil || !rec.Pending {
 		t.Fatalf("after an incomplete rollback the record is %+v; want the pending one", rec)
 	}
 	st, err := status.Read(context.Background(), status.Options{Root: e.sb.Root, Sysfs: e.sysfs, Systemd: e.m, NoAPI: true})
-	must(t, err)
+	applytest.Must(t, err)
 	if !slices.ContainsFunc(st.Problems, func(p string) bool { return strings.Contains(p, "was interrupted") }) {
 		t.Errorf("status after an incomplete rollback does not name it: %v", st.Problems)
 	}
@@ -98,7 +100,7 @@ func TestIncompleteRollbackKeepsThePendingRecord(t *testing.T) {
 		t.Fatalf("the fault did not leave forwarding on (ip_forward %s): the test proves nothing", v)
 	}
 	rm, err := Remove(context.Background(), e.opts())
-	must(t, err)
+	applytest.Must(t, err)
 	if links := sandboxLinks(t, e); slices.Contains(links, "nptbr0") {
 		t.Errorf("remove left the bridge nptbr0: %v\n%s", links, strings.Join(rm.Actions, "\n"))
 	}
@@ -124,16 +126,16 @@ func TestIncompleteRollbackKeepsThePendingRecord(t *testing.T) {
 // (pnetns.ForwardingFile) the first time, and restore nothing when it stops: as an
 // uplink stopped after its unit file was gone, whose ExecStop= did not
 // run (#38 item 4).
-func withForwarding(f *fixture) *fixture {
+func withForwarding(f *applytest.Fixture) *applytest.Fixture {
 	g := *f
-	g.bundle.Files = slices.Clone(f.bundle.Files)
+	g.Bundle.Files = slices.Clone(f.Bundle.Files)
 	saved := "/" + pnetns.ForwardingFile
-	for i, bf := range g.bundle.Files {
+	for i, bf := range g.Bundle.Files {
 		if bf.Path != "etc/systemd/system/tnuma-network.service" {
 			continue
 		}
 		up := fmt.Sprintf("ExecStartPre=/bin/sh -c 'mkdir -p %[1]s && { [ -e %[2]s ] || cat /proc/sys/net/ipv4/ip_forward > %[2]s; } && echo 1 > /proc/sys/net/ipv4/ip_forward'\nExecStart=", path.Dir(saved), saved)
-		g.bundle.Files[i].Content = []byte(strings.Replace(string(bf.Content), "ExecStart=", up, 1))
+		g.Bundle.Files[i].Content = []byte(strings.Replace(string(bf.Content), "ExecStart=", up, 1))
 	}
 	return &g
 }
@@ -144,7 +146,7 @@ func sandboxForwarding(t *testing.T, e *env) string {
 	t.Helper()
 	var b []byte
 	var err error
-	must(t, host.InNetns(e.sb.Root, host.RootNetns(e.sb.Root), func() { b, err = os.ReadFile("/proc/sys/net/ipv4/ip_forward") }))
-	must(t, err)
+	applytest.Must(t, host.InNetns(e.sb.Root, host.RootNetns(e.sb.Root), func() { b, err = os.ReadFile("/proc/sys/net/ipv4/ip_forward") }))
+	applytest.Must(t, err)
 	return strings.TrimSpace(string(b))
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/numa-partition/numa-partition/slices/apply/nodes"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -93,7 +94,7 @@ func (a *attempt) waveBundle(prev []byte, waves [][]string, i int) (bundle.Bundl
 
 // applyRolling applies first's plan in waves (under the lock Apply
 // holds): one transaction per wave, each gathered anew.
-func applyRolling(ctx context.Context, o Options, mode CgroupMode, first *attempt, waves [][]string, t0 time.Time) (*Report, error) {
+func applyRolling(ctx context.Context, o Options, mode transaction.CgroupMode, first *attempt, waves [][]string, t0 time.Time) (*Report, error) {
 	prev, err := first.previousPlan()
 	if err != nil {
 		return nil, err

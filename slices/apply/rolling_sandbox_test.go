@@ -19,6 +19,7 @@ import (
 	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/nodes"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 	"github.com/numa-partition/numa-partition/slices/preflight"
 )
@@ -31,9 +32,9 @@ func renderNodeFixture(n int) func(*planner.Plan) (bundle.Bundle, error) {
 	return func(plan *planner.Plan) (bundle.Bundle, error) {
 		f := nodeFixture(n)
 		for _, p := range plan.Partitions {
-			for i, u := range f.bundle.Units {
+			for i, u := range f.Bundle.Units {
 				if u.Partition == p.Name && u.KubeletState != nil {
-					f.bundle.Units[i].KubeletState = &bundle.KubeletState{Dir: u.KubeletState.Dir,
+					f.Bundle.Units[i].KubeletState = &bundle.KubeletState{Dir: u.KubeletState.Dir,
 						Settings: "cpu=" + p.Kubelet.CPUManagerPolicy + " partitionCPUs=" + p.CPUs.String()}
 				}
 			}
@@ -42,9 +43,9 @@ func renderNodeFixture(n int) func(*planner.Plan) (bundle.Bundle, error) {
 		if err != nil {
 			return bundle.Bundle{}, err
 		}
-		f.bundle.Files = append(f.bundle.Files, bundle.File{Path: bundle.PlanPath, Mode: 0o644, Content: append(data, '\n')})
-		f.plan = plan
-		return f.typed()
+		f.Bundle.Files = append(f.Bundle.Files, bundle.File{Path: bundle.PlanPath, Mode: 0o644, Content: append(data, '\n')})
+		f.Plan = plan
+		return f.Typed()
 	}
 }
 
@@ -55,12 +56,12 @@ func planApplier(t *testing.T, e *env, render func(*planner.Plan) (bundle.Bundle
 	return func(plan *planner.Plan, mod func(*Options)) (*Report, error) {
 		t.Helper()
 		b, err := render(plan)
-		must(t, err)
+		applytest.Must(t, err)
 		o := e.opts()
 		// The fixture's plan names no kubelet binary, kubeconfig or CA:
 		// its stand-in kubelets join no cluster (as test/sandbox's).
 		ig, err := preflight.ParseIgnore([]string{"all"})
-		must(t, err)
+		applytest.Must(t, err)
 		o.IgnorePreflightErrors = ig
 		// As cmd's: the plan on the way from the host's, rendered.
 		o.WaveBundle = func(previous []byte, take func(string) bool) (bundle.Bundle, error) {
@@ -80,7 +81,7 @@ func planApplier(t *testing.T, e *env, render func(*planner.Plan) (bundle.Bundle
 // withPolicy is nodeFixture(n)'s plan with every kubelet's CPU Manager
 // policy set to policy.
 func withPolicy(n int, policy string) *planner.Plan {
-	p := nodeFixture(n).plan
+	p := nodeFixture(n).Plan
 	for i := range p.Partitions {
 		p.Partitions[i].Kubelet.CPUManagerPolicy = policy
 	}
@@ -101,7 +102,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	applyPlan := planApplier(t, e, render)
 	old, next := withPolicy(2, "static"), withPolicy(2, "none")
 	_, err := applyPlan(old, nil)
-	must(t, err)
+	applytest.Must(t, err)
 
 	s := kubeapitest.NewServer(t, kubeapitest.Options{})
 	for _, p := range old.Partitions {
@@ -154,8 +155,8 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 						s.SetPDB(applytest.Budget(1))
 					}
 				}}
-			o.BeforeStep = func(_ int, st Step) error {
-				if st.Kind() == KindKubeletState {
+			o.BeforeStep = func(_ int, st transaction.Step) error {
+				if st.Kind() == transaction.KindKubeletState {
 					seen = append(seen, st.String()+": cordoned tnode0="+
 						boolText(cordoned("sandbox-tnode0"))+" tnode1="+boolText(cordoned("sandbox-tnode1"))+
 						" evicted="+strings.Join(s.Evictions(), ","))
@@ -166,7 +167,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	}
 	gen := func() int {
 		rec, err := record.Read(e.sb.Root)
-		must(t, err)
+		applytest.Must(t, err)
 		return rec.Generation
 	}
 	g0 := gen()
@@ -179,7 +180,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 		return all[seenEvents:]
 	}
 	rep, err := applyPlan(next, func(o *Options) { drained(time.Minute)(o); o.DryRun = true })
-	must(t, err)
+	applytest.Must(t, err)
 	if !reflect.DeepEqual(rep.Waves, [][]string{{"tnode0"}, {"tnode1"}}) || len(s.Evictions()) != 0 {
 		t.Errorf("dry run: waves %v, evictions %v", rep.Waves, s.Evictions())
 	}
@@ -212,7 +213,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	s.SetPDB(applytest.Budget(1))
 
 	rep, err = applyPlan(next, drained(time.Minute))
-	must(t, err)
+	applytest.Must(t, err)
 	if !reflect.DeepEqual(rep.Waves, [][]string{{"tnode0"}, {"tnode1"}}) {
 		t.Errorf("waves %v", rep.Waves)
 	}
@@ -241,7 +242,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	}
 	applytest.SameLines(t, "the rolling apply's Events", events(), slices.Concat(wave("tnode0", g0+1, "1m0s"), wave("tnode1", g0+2, "1m0s")))
 	host, err := os.ReadFile(e.sb.Path(bundle.PlanPath))
-	must(t, err)
+	applytest.Must(t, err)
 	if want, _ := render(next); !slices.ContainsFunc(want.Files, func(f bundle.File) bool { return f.Path == bundle.PlanPath && string(f.Content) == string(host) }) {
 		t.Error("after the last wave the host does not run the new plan")
 	}
@@ -258,8 +259,8 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	holdSecond := func(o *Options) {
 		drained(500 * time.Millisecond)(o)
 		before := o.BeforeStep
-		o.BeforeStep = func(i int, st Step) error {
-			if st.Kind() == KindKubeletState && strings.Contains(st.String(), "tnode0") {
+		o.BeforeStep = func(i int, st transaction.Step) error {
+			if st.Kind() == transaction.KindKubeletState && strings.Contains(st.String(), "tnode0") {
 				s.SetPDB(applytest.Budget(0)) // tnode1's drain comes after this wave
 			}
 			return before(i, st)
@@ -280,7 +281,7 @@ func TestApplyRollsOutOneNodeAtATime(t *testing.T) {
 	s.SetPDB(applytest.Budget(1))
 	seen = nil
 	rep, err = applyPlan(old, drained(time.Minute))
-	must(t, err)
+	applytest.Must(t, err)
 	if len(rep.Waves) != 0 || len(rep.Nodes) != 1 || rep.Nodes[0].Partition != "tnode1" || !rep.Nodes[0].Uncordoned {
 		t.Errorf("apply again: waves %v, nodes %+v", rep.Waves, rep.Nodes)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/numa-partition/numa-partition/slices/apply/nodes"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -37,7 +38,7 @@ func (a *attempt) run(ctx context.Context, t0 time.Time) (*Report, error) {
 func (a *attempt) offlineDryRun() {
 	a.rep.Offline = true
 	a.rep.Warnings = append(a.rep.Warnings, offlineApplyWarning)
-	a.rep.Diff = Diff(a.steps, a.cur)
+	a.rep.Diff = transaction.Diff(a.steps, a.cur)
 }
 
 // dryRun reports the steps, the files' diff and what the Nodes the steps
@@ -50,7 +51,7 @@ func (a *attempt) dryRun(ctx context.Context) error {
 	disrupted.Close()
 	a.rep.Warnings = append(a.rep.Warnings, warnings...)
 	a.rep.Nodes = disrupted.Report()
-	a.rep.Diff = Diff(a.steps, a.cur)
+	a.rep.Diff = transaction.Diff(a.steps, a.cur)
 	return nil
 }
 
@@ -74,12 +75,12 @@ func (a *attempt) change(ctx context.Context) error {
 	// Steps without a record step (a crashed unit started again) change
 	// nothing the record lists: the record on disk stays as it is, not
 	// pending, unless the Nodes this apply cordoned had to go into it.
-	if !w.written() && writesRecord(a.steps) {
+	if !w.written() && transaction.WritesRecord(a.steps) {
 		if err := w.write(nil); err != nil {
 			return err
 		}
 	}
-	ex := &Executor{Root: a.o.Root, Sysfs: a.o.Sysfs, Systemd: a.o.Systemd, Record: w.rec, BeforeStep: a.o.BeforeStep, PoolWriter: a.o.PoolWriter, Log: a.o.Log}
+	ex := &transaction.Executor{Root: a.o.Root, Sysfs: a.o.Sysfs, Systemd: a.o.Systemd, Record: w.rec, BeforeStep: a.o.BeforeStep, PoolWriter: a.o.PoolWriter, Log: a.o.Log}
 	started := a.o.Now()
 	res, err := ex.Run(ctx, a.steps, a.cur)
 	changes := a.partitionChanges()
@@ -113,7 +114,7 @@ func (a *attempt) drain(ctx context.Context, w *writeAhead) (*nodes.Run, error) 
 		disrupted.Close()
 		return nil, errors.Join(err, w.restore())
 	}
-	a.cur, a.steps = cur, Plan(a.d, cur)
+	a.cur, a.steps = cur, transaction.Plan(a.d, cur)
 	return disrupted, nil
 }
 
@@ -132,11 +133,11 @@ func (a *attempt) partitionChanges() map[string][]string {
 // is the truth again, and the Nodes this apply drained run their old
 // kubelets.
 func (a *attempt) rolledBack(ctx context.Context, w *writeAhead, disrupted *nodes.Run, changes map[string][]string, err error) error {
-	disrupted.ApplyFailed(ctx, recordPartitions(a.d), changes, fmt.Sprintf("generation %d failed and was rolled back: %v", w.rec.Generation, err))
+	disrupted.ApplyFailed(ctx, transaction.RecordPartitions(a.d), changes, fmt.Sprintf("generation %d failed and was rolled back: %v", w.rec.Generation, err))
 	if uerr := disrupted.Uncordon(ctx, "the apply failed and was rolled back"); uerr != nil {
 		err = errors.Join(err, fmt.Errorf("uncordoning the Nodes this apply cordoned: %w", uerr))
 	}
-	if se := (*StepError)(nil); errors.As(err, &se) && se.Rollback != nil && w.written() {
+	if se := (*transaction.StepError)(nil); errors.As(err, &se) && se.Rollback != nil && w.written() {
 		// What the rollback could not undo is on the host: the pending
 		// record keeps it listed, as after a kill, so that status names
 		// it and apply or remove finish it (#38: the previous record put
@@ -153,9 +154,9 @@ func (a *attempt) rolledBack(ctx context.Context, w *writeAhead, disrupted *node
 // finish completes an applied host: its record, and its Nodes deleted,
 // told and let back in. The host is applied: what is left to do with the
 // Nodes cannot undo it, so its failures are warnings.
-func (a *attempt) finish(ctx context.Context, w *writeAhead, disrupted *nodes.Run, res *Result, changes map[string][]string, started time.Time) error {
+func (a *attempt) finish(ctx context.Context, w *writeAhead, disrupted *nodes.Run, res *transaction.Result, changes map[string][]string, started time.Time) error {
 	rep := a.rep
-	recorded := writesRecord(a.steps)
+	recorded := transaction.WritesRecord(a.steps)
 	if !recorded && w.written() {
 		// The pending record holds the Nodes this apply cordoned, and no
 		// record step replaced it: the finished record is written here.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/numa-partition/numa-partition/kubeapi/kubeapitest"
 	"github.com/numa-partition/numa-partition/slices/apply/host"
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
 )
 
@@ -23,16 +24,16 @@ import (
 // from this machine; --no-api skips it all.
 func TestStatusNodes(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(2)
-	for i := range f.plan.Partitions {
-		p := &f.plan.Partitions[i]
+	f := applytest.NewFixture(2)
+	for i := range f.Plan.Partitions {
+		p := &f.Plan.Partitions[i]
 		p.Memory = nil // status reads the real /sys here
 		p.NodeName = "sandbox-" + p.Name
 		p.Kubelet.Kubeconfig = "/etc/kubernetes/kubelet-" + p.Name + ".conf"
 	}
 	useFakeKubelets(f)
 	_, err := e.apply(t, f, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	ctx := context.Background()
 	so := status.Options{Root: e.sb.Root, Sysfs: "/sys", Systemd: e.m}
 
@@ -50,7 +51,7 @@ func TestStatusNodes(t *testing.T) {
 
 	// The kubelets answer but have no kubeconfig: they have not joined.
 	st, err = status.Read(ctx, so)
-	must(t, err)
+	applytest.Must(t, err)
 	wantProblems(t, st, "kubelet of tnode0 is healthy but has not joined: /etc/kubernetes/kubelet-tnode0.conf does not exist",
 		"kubelet of tnode1 is healthy but has not joined: /etc/kubernetes/kubelet-tnode1.conf does not exist")
 
@@ -59,21 +60,21 @@ func TestStatusNodes(t *testing.T) {
 	s := kubeapitest.NewServer(t, kubeapitest.Options{Listener: listenIn(t, e.sb.Root)})
 	s.SetNode(kubeapitest.Node("sandbox-tnode0", corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"))
 	s.SetNode(kubeapitest.Node("sandbox-tnode1", corev1.ConditionFalse, "KubeletNotReady", "container runtime network not ready"))
-	for _, p := range f.plan.Partitions {
+	for _, p := range f.Plan.Partitions {
 		cert, key := s.CA.Client(t, "system:node:"+p.NodeName, "system:nodes")
 		pem := "/var/lib/kubelet-" + p.Name + "/pki/kubelet-client-current.pem"
 		writeInSandbox(t, e, pem, append(cert, key...))
 		writeInSandbox(t, e, p.Kubelet.Kubeconfig, s.Kubeconfig(t, map[string]string{"client-certificate": pem, "client-key": pem}))
 	}
 	st, err = status.Read(ctx, so)
-	must(t, err)
+	applytest.Must(t, err)
 	wantProblems(t, st, "Node sandbox-tnode1 NotReady: KubeletNotReady (container runtime network not ready)")
 	if n := st.Partitions[0].Node; !n.Ready || n.Condition != "True" || n.Allocatable["cpu"] != "4" || n.Capacity["memory"] != "16Gi" {
 		t.Errorf("node of tnode0: %+v", n)
 	}
 	s.SetNode(kubeapitest.Node("sandbox-tnode1", corev1.ConditionTrue, "KubeletReady", ""))
 	st, err = status.Read(ctx, so)
-	must(t, err)
+	applytest.Must(t, err)
 	if st.Health != status.Healthy {
 		t.Errorf("both Nodes Ready: %s, problems %q", st.Health, st.Problems)
 	}
@@ -84,12 +85,12 @@ func TestStatusNodes(t *testing.T) {
 	admin.SetNode(kubeapitest.Node("sandbox-tnode0", corev1.ConditionTrue, "KubeletReady", ""))
 	cert, key := admin.CA.Client(t, "admin", "system:masters")
 	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, "admin.pem"), append(cert, key...), 0o600))
+	applytest.Must(t, os.WriteFile(filepath.Join(dir, "admin.pem"), append(cert, key...), 0o600))
 	withAdmin := so
 	withAdmin.Kubeconfig = filepath.Join(dir, "config")
-	must(t, os.WriteFile(withAdmin.Kubeconfig, admin.Kubeconfig(t, map[string]string{"client-certificate": "admin.pem", "client-key": "admin.pem"}), 0o600))
+	applytest.Must(t, os.WriteFile(withAdmin.Kubeconfig, admin.Kubeconfig(t, map[string]string{"client-certificate": "admin.pem", "client-key": "admin.pem"}), 0o600))
 	st, err = status.Read(ctx, withAdmin)
-	must(t, err)
+	applytest.Must(t, err)
 	wantProblems(t, st, `Node sandbox-tnode1 of tnode1: Node not registered: GET `+admin.URL+`/api/v1/nodes/sandbox-tnode1: 404 Not Found: nodes "sandbox-tnode1" not found`)
 	if n := st.Partitions[1].Node; n.Reason != status.NodeNotRegistered || n.Kubeconfig != withAdmin.Kubeconfig {
 		t.Errorf("node of tnode1 with --kubeconfig: %+v", n)
@@ -120,8 +121,8 @@ func writeInSandbox(t *testing.T, e *env, p string, b []byte) {
 		}
 		made = append(made, d)
 	}
-	must(t, os.MkdirAll(filepath.Dir(full), 0o755))
-	must(t, os.WriteFile(full, b, 0o600))
+	applytest.Must(t, os.MkdirAll(filepath.Dir(full), 0o755))
+	applytest.Must(t, os.WriteFile(full, b, 0o600))
 	t.Cleanup(func() {
 		os.Remove(full)
 		for _, d := range made { // deepest first
@@ -136,7 +137,7 @@ func listenIn(t *testing.T, root string) net.Listener {
 	t.Helper()
 	var l net.Listener
 	var err error
-	must(t, host.InNetns(root, host.RootNetns(root), func() { l, err = net.Listen("tcp", "127.0.0.1:0") }))
-	must(t, err)
+	applytest.Must(t, host.InNetns(root, host.RootNetns(root), func() { l, err = net.Listen("tcp", "127.0.0.1:0") }))
+	applytest.Must(t, err)
 	return l
 }

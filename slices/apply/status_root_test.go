@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/numa-partition/numa-partition/internal/hostiletest"
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/record"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/systemd"
 )
 
@@ -27,18 +29,18 @@ func offlineStatus(root string) (*status.Status, error) {
 // are drift now, said the same way, and remove keeps both.
 func TestSocketAtARenderedPathIsDriftAsAFIFOIs(t *testing.T) {
 	root, err := os.MkdirTemp("", "np") // short: a socket's path has 108 bytes
-	must(t, err)
+	applytest.Must(t, err)
 	t.Cleanup(func() { os.RemoveAll(root) })
 	fifo, sock := "etc/systemd/system/f.service", "etc/systemd/system/s.service"
-	rec := &record.Record{Generation: 1, CgroupMode: CgroupV2, Files: []record.File{{Path: fifo, SHA256: record.Hash(nil)}, {Path: sock, SHA256: record.Hash(nil)}}}
+	rec := &record.Record{Generation: 1, CgroupMode: transaction.CgroupV2, Files: []record.File{{Path: fifo, SHA256: record.Hash(nil)}, {Path: sock, SHA256: record.Hash(nil)}}}
 	b, err := rec.Marshal()
-	must(t, err)
-	must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(record.Path)), 0o755))
-	must(t, os.WriteFile(filepath.Join(root, record.Path), b, 0o644))
-	must(t, os.MkdirAll(filepath.Join(root, "etc/systemd/system"), 0o755))
+	applytest.Must(t, err)
+	applytest.Must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(record.Path)), 0o755))
+	applytest.Must(t, os.WriteFile(filepath.Join(root, record.Path), b, 0o644))
+	applytest.Must(t, os.MkdirAll(filepath.Join(root, "etc/systemd/system"), 0o755))
 	hostiletest.FIFO(t, filepath.Join(root, fifo))
 	l, err := net.Listen("unix", filepath.Join(root, sock))
-	must(t, err)
+	applytest.Must(t, err)
 	defer l.Close()
 
 	st, err := offlineStatus(root)
@@ -50,7 +52,7 @@ func TestSocketAtARenderedPathIsDriftAsAFIFOIs(t *testing.T) {
 			t.Errorf("no drift %q…is not a regular file in %q", want, st.Drift)
 		}
 	}
-	kept, err := keptReason(root, rec.Files[1])
+	kept, err := transaction.KeptReason(root, rec.Files[1])
 	if err != nil || !strings.Contains(kept, "a socket") {
 		t.Errorf("remove's check of the socket: %q, %v; want it kept as replaced by a socket", kept, err)
 	}
@@ -60,7 +62,7 @@ func TestSocketAtARenderedPathIsDriftAsAFIFOIs(t *testing.T) {
 // not a directory is an error naming it.
 func TestStatusOfARootThatIsNoDirectoryIsAnError(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
-	must(t, os.WriteFile(file, nil, 0o644))
+	applytest.Must(t, os.WriteFile(file, nil, 0o644))
 	for _, root := range []string{filepath.Join(t.TempDir(), "nonexistent"), file} {
 		st, err := offlineStatus(root)
 		if err == nil || !strings.Contains(err.Error(), root) {

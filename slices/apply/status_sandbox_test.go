@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/status"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 )
 
 // TestStatus: healthy when everything runs and answers, degraded with a
@@ -14,13 +16,13 @@ import (
 // not-applied after remove.
 func TestStatus(t *testing.T) {
 	e := newEnv(t)
-	f := newFixture(2)
-	for i := range f.plan.Partitions {
-		f.plan.Partitions[i].Memory = nil // status reads the real /sys here
+	f := applytest.NewFixture(2)
+	for i := range f.Plan.Partitions {
+		f.Plan.Partitions[i].Memory = nil // status reads the real /sys here
 	}
 	useFakeKubelets(f)
 	_, err := e.apply(t, f, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	ctx := context.Background()
 	so := status.Options{Root: e.sb.Root, Sysfs: "/sys", Systemd: e.m}
 
@@ -35,7 +37,7 @@ func TestStatus(t *testing.T) {
 		if !p.Kubelet.OK || len(p.Units) != 3 || len(p.Nodes) != 1 || p.Nodes[0].TotalBytes == 0 {
 			t.Errorf("partition %s: %+v", p.Name, p)
 		}
-		if st.CgroupMode != CgroupV2 {
+		if st.CgroupMode != transaction.CgroupV2 {
 			want := map[string]string{"tnode0": "0", "tnode1": "1"}[p.Name]
 			if p.EffectiveCPUs != want || p.EffectiveMems != "0" {
 				t.Errorf("%s effective cpus/mems %q/%q, want %s/0", p.Name, p.EffectiveCPUs, p.EffectiveMems, want)
@@ -44,13 +46,13 @@ func TestStatus(t *testing.T) {
 	}
 
 	// Break three things.
-	must(t, e.m.StopUnit(ctx, "kubelet-tnode1.service"))
+	applytest.Must(t, e.m.StopUnit(ctx, "kubelet-tnode1.service"))
 	slice := e.sb.Path("etc/systemd/system/tnode0.slice")
 	b, err := os.ReadFile(slice)
-	must(t, err)
-	must(t, os.WriteFile(slice, append(b, "# edited by hand\n"...), 0o644))
+	applytest.Must(t, err)
+	applytest.Must(t, os.WriteFile(slice, append(b, "# edited by hand\n"...), 0o644))
 	st, err = status.Read(ctx, so)
-	must(t, err)
+	applytest.Must(t, err)
 	problems := strings.Join(st.Problems, "\n")
 	for _, want := range []string{
 		"kubelet-tnode1.service is inactive/dead",
@@ -67,11 +69,11 @@ func TestStatus(t *testing.T) {
 
 	// apply repairs it.
 	_, err = e.apply(t, f, nil)
-	must(t, err)
+	applytest.Must(t, err)
 	_, err = Remove(ctx, e.opts())
-	must(t, err)
+	applytest.Must(t, err)
 	st, err = status.Read(ctx, so)
-	must(t, err)
+	applytest.Must(t, err)
 	if st.Health != status.NotApplied {
 		t.Errorf("after remove: %s, want not-applied", st.Health)
 	}

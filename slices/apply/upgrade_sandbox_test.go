@@ -15,6 +15,7 @@ import (
 	"github.com/numa-partition/numa-partition/partition/planner"
 	"github.com/numa-partition/numa-partition/slices/apply/internal/applytest"
 	"github.com/numa-partition/numa-partition/slices/apply/nodes"
+	"github.com/numa-partition/numa-partition/slices/apply/transaction"
 	"github.com/numa-partition/numa-partition/slices/bundle"
 )
 
@@ -62,16 +63,16 @@ func TestApplyDrainRollsANewKubelet(t *testing.T) {
 	applyPlan := planApplier(t, e, renderWithKubelets(2))
 	const old, canary = "/usr/bin/kubelet", "/opt/kubernetes/v1.37.3/kubelet"
 	_, err := applyPlan(withKubelets(old, old), nil)
-	must(t, err)
+	applytest.Must(t, err)
 
 	s := kubeapitest.NewServer(t, kubeapitest.Options{})
 	setPods := func() {
-		for _, p := range nodeFixture(2).plan.Partitions {
+		for _, p := range nodeFixture(2).Plan.Partitions {
 			s.SetPod(applytest.DrainPod("kube-system", "flannel-"+p.Name, p.NodeName, "DaemonSet", nil))
 			s.SetPod(applytest.DrainPod("shop", "web-"+p.Name, p.NodeName, "ReplicaSet", map[string]string{"app": "web"}))
 		}
 	}
-	for _, p := range nodeFixture(2).plan.Partitions {
+	for _, p := range nodeFixture(2).Plan.Partitions {
 		s.SetNode(kubeapitest.Node(p.NodeName, corev1.ConditionTrue, "KubeletReady", ""))
 		applytest.Heartbeat(s, p.NodeName, time.Now().Add(time.Hour))
 	}
@@ -89,8 +90,8 @@ func TestApplyDrainRollsANewKubelet(t *testing.T) {
 					s.SetPDB(applytest.Budget(1))
 				}
 			}}
-		o.BeforeStep = func(_ int, st Step) error {
-			if r, ok := st.Action.(RestartUnit); ok && strings.HasPrefix(r.Unit, "kubelet-") {
+		o.BeforeStep = func(_ int, st transaction.Step) error {
+			if r, ok := st.Action.(transaction.RestartUnit); ok && strings.HasPrefix(r.Unit, "kubelet-") {
 				seen = append(seen, r.Unit+": cordoned tnode0="+boolText(cordoned("sandbox-tnode0"))+
 					" tnode1="+boolText(cordoned("sandbox-tnode1"))+" evicted="+strings.Join(s.Evictions(), ","))
 			}
@@ -100,7 +101,7 @@ func TestApplyDrainRollsANewKubelet(t *testing.T) {
 
 	// Without --drain: restarted in place, nothing evicted or cordoned.
 	rep, err := applyPlan(withKubelets(old, canary), nil)
-	must(t, err)
+	applytest.Must(t, err)
 	// (The fixture's kubelets are stand-ins: preflight warns of binaries
 	// and kubeconfigs; none says anything of a drain.)
 	if len(rep.Nodes) != 0 || len(s.Evictions()) != 0 || cordoned("sandbox-tnode1") ||
@@ -108,17 +109,17 @@ func TestApplyDrainRollsANewKubelet(t *testing.T) {
 		t.Errorf("apply without --drain: nodes %+v, evictions %q, warnings %q", rep.Nodes, s.Evictions(), rep.Warnings)
 	}
 	_, err = applyPlan(withKubelets(old, old), nil)
-	must(t, err)
+	applytest.Must(t, err)
 
 	// The canary's dry run names its Node only, and why.
 	rep, err = applyPlan(withKubelets(old, canary), func(o *Options) { drained(o); o.DryRun = true })
-	must(t, err)
+	applytest.Must(t, err)
 	dryRunDisrupts(t, s, rep, "sandbox-tnode1", nodes.ReasonNewSoftware,
 		"cordon; evict 1 pods (shop/web-tnode1); evictions of shop/web-tnode1 gated by PodDisruptionBudget shop/web (needs 1 healthy pods, has 2, allows 1 disruptions); restart on the new executables (kubelet "+old+" → "+canary+"); uncordon once Ready")
 
 	// The canary: tnode1 drained, restarted, uncordoned; tnode0 untouched.
 	rep, err = applyPlan(withKubelets(old, canary), drained)
-	must(t, err)
+	applytest.Must(t, err)
 	want := []string{"kubelet-tnode1.service: cordoned tnode0=no tnode1=yes evicted=shop/web-tnode1"}
 	if !reflect.DeepEqual(seen, want) {
 		t.Errorf("the canary's kubelet restart saw:\n%s\nwant:\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
@@ -139,7 +140,7 @@ func TestApplyDrainRollsANewKubelet(t *testing.T) {
 	setPods()
 	s.SetPDB(applytest.Budget(1))
 	rep, err = applyPlan(withKubelets(canary, canary), drained)
-	must(t, err)
+	applytest.Must(t, err)
 	if len(seen) != 1 || !strings.HasPrefix(seen[0], "kubelet-tnode0.service: cordoned tnode0=yes tnode1=no evicted=") ||
 		!strings.HasSuffix(seen[0], ",shop/web-tnode0") || len(rep.Nodes) != 1 || rep.Nodes[0].Partition != "tnode0" {
 		t.Errorf("rolled to tnode0: restarts saw %q, nodes %+v", seen, rep.Nodes)
@@ -150,7 +151,7 @@ func TestApplyDrainRollsANewKubelet(t *testing.T) {
 	setPods()
 	s.SetPDB(applytest.Budget(1))
 	rep, err = applyPlan(withKubelets(old, old), drained)
-	must(t, err)
+	applytest.Must(t, err)
 	if !reflect.DeepEqual(rep.Waves, [][]string{{"tnode0"}, {"tnode1"}}) || len(seen) != 2 ||
 		!strings.Contains(seen[0], "kubelet-tnode0.service: cordoned tnode0=yes tnode1=no") ||
 		!strings.Contains(seen[1], "kubelet-tnode1.service: cordoned tnode0=no tnode1=yes") {

@@ -12,7 +12,7 @@ import (
 
 // CgroupModeCheck is the bundle's cgroup-mode constraints against the
 // host's mode (CheckCgroupMode): the one rule apply refuses a bundle
-// by (slices/apply.NewDesired), listed here so that the preflight names
+// by (slices/apply/transaction.NewDesired), listed here so that the preflight names
 // it with the rest. It cannot be ignored.
 type CgroupModeCheck struct {
 	Bundle *bundle.Bundle

@@ -20,7 +20,7 @@ const (
 	NameCgroupDriver     = "CgroupDriver"
 	// NameCgroupMode cannot be ignored: the bundle was rendered for
 	// another cgroup mode, and apply refuses it whatever the preflight
-	// says (slices/apply.NewDesired).
+	// says (slices/apply/transaction.NewDesired).
 	NameCgroupMode = "CgroupMode"
 )
 

@@ -1,6 +1,8 @@
 // Package applytest holds the test helpers that slices/apply's tests and
-// its parts' (slices/apply/nodes) share: pods, budgets and kubeconfigs of
-// a fake API server (kubeapi/kubeapitest), and its Events as lines.
+// its parts' (slices/apply/nodes, slices/apply/transaction) share: pods,
+// budgets and kubeconfigs of a fake API server (kubeapi/kubeapitest), and
+// its Events as lines; the hand-built plan and bundle the transaction's
+// and the sandbox's tests apply (Fixture), and the big hosts' (BigHost).
 package applytest
 
 import (
