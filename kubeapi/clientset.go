@@ -1,7 +1,6 @@
 package kubeapi
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,11 +21,9 @@ import (
 // come one by one, and the API server's priority and fairness is the
 // limit that matters.
 func (c *Client) clientsetFor(hc *http.Client) (*kubernetes.Clientset, error) {
+	// NewClient set err whenever it has no rest.Config to give.
 	if c.err != nil {
 		return nil, c.err
-	}
-	if c.rest == nil {
-		return nil, errors.New("kubeapi: a Config from Load or Target.Config is needed")
 	}
 	rc := rest.CopyConfig(c.rest)
 	rc.UserAgent = "numa-partition"

@@ -61,8 +61,9 @@ func (c *Config) Endpoint() string { return c.endpoint }
 // Errors are *KubeconfigError naming the file and the field; a missing
 // kubeconfig is one with Field "" that errors.Is(err, fs.ErrNotExist).
 func Load(root, path string) (*Config, error) {
+	local := root == "" || filepath.Clean(root) == "/"
 	read := func(p string) ([]byte, error) {
-		if root == "" || filepath.Clean(root) == "/" {
+		if local {
 			return fsutil.ReadFileBounded(p, maxKubeconfigFile)
 		}
 		// Another host's root: its links (kubelet-client-current.pem is
@@ -77,7 +78,7 @@ func Load(root, path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.CredField != "" && root != "" && filepath.Clean(root) != "/" {
+	if t.CredField != "" && !local {
 		// An exec plugin is a command of this host, an auth provider
 		// reads files and reaches an issuer as this host.
 		return nil, &KubeconfigError{File: path, Field: t.CredField, Err: fmt.Errorf("runs as this host, not as the root %s: give a kubeconfig with a certificate or a token", root)}
